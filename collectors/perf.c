@@ -1,0 +1,351 @@
+/*
+ * perf.c: opening events, their ring buffers and their counters (perf.h).
+ *
+ * For every (event, CPU) pair one fd.  On each CPU the first event that
+ * opens gets the ring buffer (mmap of 1 + ring_pages pages); every other
+ * event on that CPU is redirected into it.  The drain walks record headers
+ * only: record does no per-sample work beyond copying.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "sigprof/perf.h"
+#include "sigprof/util.h"
+
+#define MAX_CPUS 4096
+
+int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd, unsigned long flags)
+{
+	long fd = syscall(SYS_perf_event_open, attr, pid, cpu, group_fd, flags);
+	return fd < 0 ? -errno : (int)fd;
+}
+
+int perf_event_probe(const struct perf_event_attr *attr)
+{
+	struct perf_event_attr probe = *attr;
+	probe.disabled = 1;
+	probe.inherit = 0;
+	probe.enable_on_exec = 0;
+	int fd = sys_perf_event_open(&probe, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return fd;
+	close(fd);
+	return 0;
+}
+
+int online_cpus(int *cpus, int max)
+{
+	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
+	int n = 0;
+	if (f) {
+		int a, b;
+		char sep;
+		while (fscanf(f, "%d", &a) == 1) {
+			b = a;
+			if (fscanf(f, "%c", &sep) == 1 && sep == '-') {
+				if (fscanf(f, "%d", &b) != 1)
+					break;
+				if (fscanf(f, "%c", &sep) != 1)
+					sep = '\n';
+			}
+			for (int c = a; c <= b && n < max; c++)
+				cpus[n++] = c;
+			if (sep != ',')
+				break;
+		}
+		fclose(f);
+	}
+	if (n == 0) {
+		long conf = sysconf(_SC_NPROCESSORS_ONLN);
+		for (int c = 0; c < conf && n < max; c++)
+			cpus[n++] = c;
+	}
+	return n;
+}
+
+const char *perf_open_reason(int err, const struct perf_event_attr *attr)
+{
+	switch (-err) {
+	case ENOENT:
+	case EOPNOTSUPP:
+	case ENODEV:
+		if (attr->type == PERF_TYPE_HARDWARE || attr->type == PERF_TYPE_HW_CACHE || attr->type >= 6)
+			return "no hardware PMU for it on this machine (a VM without PMU passthrough?)";
+		return "this kernel does not support it";
+	case EACCES:
+	case EPERM:
+		return "permission denied: run as root, or lower /proc/sys/kernel/perf_event_paranoid";
+	case EINVAL:
+		return "the kernel rejected its settings (frequency above kernel.perf_event_max_sample_rate?)";
+	case EMFILE:
+		return "too many open files: raise the limit with ulimit -n";
+	case EBUSY:
+		return "the PMU is busy (another tool holds it exclusively)";
+	default:
+		return strerror(-err);
+	}
+}
+
+struct cpu_fds {
+	int cpu;
+	int *fds;          /* one per event, -1 when not open */
+	int ring_fd;       /* the fd whose buffer this CPU writes into */
+	struct ring ring;
+	size_t map_len;
+};
+
+struct perf_session {
+	struct opened_event *events;
+	size_t nevents;
+	struct cpu_fds *cpus;
+	size_t ncpus;
+};
+
+static int map_ring(struct cpu_fds *c, unsigned ring_pages)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	for (unsigned pages = ring_pages; pages >= 8; pages /= 2) {
+		size_t len = (size_t)page * (1 + pages);
+		void *base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, c->ring_fd, 0);
+		if (base == MAP_FAILED) {
+			if (errno == EPERM || errno == ENOMEM)
+				continue; /* over perf_event_mlock_kb: try a smaller ring */
+			return -errno;
+		}
+		c->ring.page = base;
+		c->ring.data = (unsigned char *)base + page;
+		c->ring.size = (uint64_t)page * pages;
+		c->map_len = len;
+		return 0;
+	}
+	return -ENOMEM;
+}
+
+static int open_one(struct perf_session *s, size_t e, struct cpu_fds *c, const struct perf_target *t)
+{
+	struct perf_event_attr attr = s->events[e].spec->attr;
+	attr.size = sizeof(attr);
+	attr.inherit = t->inherit;
+	int fd = sys_perf_event_open(&attr, t->system_wide ? -1 : t->pid, c->cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return fd;
+	uint64_t id;
+	if (ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0) {
+		int err = -errno;
+		close(fd);
+		return err;
+	}
+	c->fds[e] = fd;
+	struct opened_event *oe = &s->events[e];
+	oe->ids[oe->nr_ids++] = id;
+	return 0;
+}
+
+static int attach_to_ring(struct cpu_fds *c, int fd, unsigned ring_pages)
+{
+	if (c->ring_fd < 0) {
+		c->ring_fd = fd;
+		return map_ring(c, ring_pages);
+	}
+	return ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, c->ring_fd) < 0 ? -errno : 0;
+}
+
+static int open_event_everywhere(struct perf_session *s, size_t e, const struct perf_target *t,
+				 unsigned ring_pages, char *err, size_t errlen)
+{
+	struct opened_event *oe = &s->events[e];
+	const struct event_spec *spec = oe->spec;
+	int ret = 0;
+	for (size_t i = 0; i < s->ncpus && !ret; i++) {
+		ret = open_one(s, e, &s->cpus[i], t);
+		if (!ret && (ret = attach_to_ring(&s->cpus[i], s->cpus[i].fds[e], ring_pages)) < 0)
+			snprintf(err, errlen, "cannot map the ring buffer for %s on CPU %d: %s", spec->name,
+				 s->cpus[i].cpu, strerror(-ret));
+		else if (ret < 0)
+			snprintf(err, errlen, "cannot open event %s: %s", spec->name, perf_open_reason(ret, &spec->attr));
+	}
+	if (ret < 0 && spec->optional) {
+		for (size_t i = 0; i < s->ncpus; i++) {
+			struct cpu_fds *c = &s->cpus[i];
+			if (c->fds[e] >= 0 && c->fds[e] != c->ring_fd)
+				close(c->fds[e]);
+			if (c->fds[e] != c->ring_fd)
+				c->fds[e] = -1;
+		}
+		oe->failed = true;
+		oe->error = ret;
+		oe->nr_ids = 0;
+		err[0] = '\0';
+		return 0;
+	}
+	return ret;
+}
+
+int perf_session_open(const struct event_spec *specs, size_t n, const struct perf_target *target,
+		      unsigned ring_pages, struct perf_session **out, char *err, size_t errlen)
+{
+	static int cpu_list[MAX_CPUS];
+	struct perf_session *s = xcalloc(1, sizeof(*s));
+	int ncpu = target->system_wide || target->inherit ? online_cpus(cpu_list, MAX_CPUS) : 1;
+	if (!target->system_wide && !target->inherit)
+		cpu_list[0] = -1;
+	s->ncpus = (size_t)ncpu;
+	s->cpus = xcalloc(s->ncpus, sizeof(*s->cpus));
+	s->nevents = n;
+	s->events = xcalloc(n ? n : 1, sizeof(*s->events));
+	for (size_t i = 0; i < s->ncpus; i++) {
+		s->cpus[i].cpu = cpu_list[i];
+		s->cpus[i].ring_fd = -1;
+		s->cpus[i].fds = xmalloc((n ? n : 1) * sizeof(int));
+		for (size_t e = 0; e < n; e++)
+			s->cpus[i].fds[e] = -1;
+	}
+	int ret = 0;
+	for (size_t e = 0; e < n && !ret; e++) {
+		s->events[e].spec = &specs[e];
+		s->events[e].ids = xcalloc(s->ncpus, sizeof(uint64_t));
+		ret = open_event_everywhere(s, e, target, ring_pages, err, errlen);
+	}
+	if (ret < 0) {
+		perf_session_close(s);
+		return ret;
+	}
+	*out = s;
+	return 0;
+}
+
+size_t perf_session_events(const struct perf_session *s, const struct opened_event **events)
+{
+	*events = s->events;
+	return s->nevents;
+}
+
+size_t perf_session_poll_fds(const struct perf_session *s, int *fds, size_t max)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < s->ncpus && n < max; i++)
+		if (s->cpus[i].ring.page)
+			fds[n++] = s->cpus[i].ring_fd;
+	return n;
+}
+
+/* Copy len bytes at ring offset pos (modulo size) to dst. */
+static void ring_copy(const struct ring *r, uint64_t pos, void *dst, size_t len)
+{
+	uint64_t off = pos & (r->size - 1);
+	size_t first = len < r->size - off ? len : (size_t)(r->size - off);
+	memcpy(dst, r->data + off, first);
+	memcpy((char *)dst + first, r->data, len - first);
+}
+
+static void count_record(const struct ring *r, uint64_t pos, const struct perf_event_header *h,
+			 struct ring_stats *stats)
+{
+	stats->records++;
+	stats->bytes += h->size;
+	if (h->type == PERF_RECORD_SAMPLE) {
+		stats->samples++;
+	} else if (h->type == PERF_RECORD_LOST && h->size >= 24) {
+		uint64_t lost;
+		ring_copy(r, pos + 16, &lost, sizeof(lost));
+		stats->lost += lost;
+	} else if (h->type == PERF_RECORD_LOST_SAMPLES && h->size >= 16) {
+		uint64_t lost;
+		ring_copy(r, pos + 8, &lost, sizeof(lost));
+		stats->lost_samples += lost;
+	}
+}
+
+int ring_drain(struct ring *r, ring_sink_fn sink, void *ctx, struct ring_stats *stats)
+{
+	uint64_t head = __atomic_load_n(&r->page->data_head, __ATOMIC_ACQUIRE);
+	uint64_t tail = r->page->data_tail;
+	uint64_t pos = tail;
+	/* Walk whole records; a record the kernel is still writing is not past head. */
+	while (head - pos >= sizeof(struct perf_event_header)) {
+		struct perf_event_header h;
+		ring_copy(r, pos, &h, sizeof(h));
+		if (h.size < sizeof(h) || head - pos < h.size)
+			break;
+		count_record(r, pos, &h, stats);
+		pos += h.size;
+	}
+	int ret = 0;
+	uint64_t done = tail;
+	while (done < pos && !ret) {
+		uint64_t off = done & (r->size - 1);
+		uint64_t len = pos - done;
+		if (len > r->size - off)
+			len = r->size - off;
+		ret = sink(ctx, r->data + off, (size_t)len);
+		done += len;
+	}
+	__atomic_store_n(&r->page->data_tail, pos, __ATOMIC_RELEASE);
+	return ret;
+}
+
+int perf_session_drain(struct perf_session *s, ring_sink_fn sink, void *ctx, struct ring_stats *stats)
+{
+	for (size_t i = 0; i < s->ncpus; i++) {
+		if (!s->cpus[i].ring.page)
+			continue;
+		int ret = ring_drain(&s->cpus[i].ring, sink, ctx, stats);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+int perf_session_disable(struct perf_session *s)
+{
+	for (size_t i = 0; i < s->ncpus; i++)
+		for (size_t e = 0; e < s->nevents; e++)
+			if (s->cpus[i].fds[e] >= 0)
+				ioctl(s->cpus[i].fds[e], PERF_EVENT_IOC_DISABLE, 0);
+	return 0;
+}
+
+int perf_session_read_total(struct perf_session *s, size_t e, uint64_t *value, uint64_t *enabled,
+			    uint64_t *running)
+{
+	*value = *enabled = *running = 0;
+	for (size_t i = 0; i < s->ncpus; i++) {
+		int fd = s->cpus[i].fds[e];
+		if (fd < 0)
+			continue;
+		uint64_t v[3];
+		ssize_t n = read(fd, v, sizeof(v));
+		if (n < (ssize_t)sizeof(v))
+			return n < 0 ? -errno : -EIO;
+		*value += v[0];
+		*enabled += v[1];
+		*running += v[2];
+	}
+	return 0;
+}
+
+void perf_session_close(struct perf_session *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->ncpus; i++) {
+		struct cpu_fds *c = &s->cpus[i];
+		if (c->ring.page)
+			munmap(c->ring.page, c->map_len);
+		for (size_t e = 0; e < s->nevents; e++)
+			if (c->fds[e] >= 0)
+				close(c->fds[e]);
+		free(c->fds);
+	}
+	for (size_t e = 0; e < s->nevents; e++)
+		free(s->events[e].ids);
+	free(s->events);
+	free(s->cpus);
+	free(s);
+}

@@ -1,0 +1,66 @@
+/*
+ * registry.c: the table of collectors and the helpers they share for
+ * building their events.
+ */
+#include <string.h>
+#include <stdlib.h>
+
+#include "sigprof/collector.h"
+#include "sigprof/util.h"
+
+extern const struct collector cpu_collector;
+
+const struct collector *const collector_table[] = {
+	&cpu_collector,
+};
+const size_t collector_count = ARRAY_SIZE(collector_table);
+
+const struct collector *collector_find(const char *name)
+{
+	for (size_t i = 0; i < collector_count; i++)
+		if (strcmp(collector_table[i]->name, name) == 0)
+			return collector_table[i];
+	return NULL;
+}
+
+struct event_spec *event_list_add(struct event_list *list, const char *name, const char *collector)
+{
+	GROW(list->specs, list->cap, list->count + 1);
+	struct event_spec *spec = &list->specs[list->count++];
+	memset(spec, 0, sizeof(*spec));
+	snprintf(spec->name, sizeof(spec->name), "%s", name);
+	snprintf(spec->collector, sizeof(spec->collector), "%s", collector);
+	return spec;
+}
+
+void event_list_free(struct event_list *list)
+{
+	free(list->specs);
+	memset(list, 0, sizeof(*list));
+}
+
+void sampling_attr_init(struct perf_event_attr *attr, const struct record_options *opts, uint32_t type,
+			uint64_t config)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->size = sizeof(*attr);
+	attr->type = type;
+	attr->config = config;
+	attr->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+			    PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
+	if (opts->call_graph == CALL_GRAPH_FP)
+		attr->sample_type |= PERF_SAMPLE_CALLCHAIN;
+	attr->read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+	if (opts->period) {
+		attr->sample_period = opts->period;
+	} else {
+		attr->freq = 1;
+		attr->sample_freq = opts->frequency;
+	}
+	attr->disabled = 1;
+	attr->enable_on_exec = 1;
+	attr->sample_id_all = 1;
+	attr->exclude_kernel = opts->exclude_kernel;
+	attr->exclude_hv = 1;
+	attr->exclude_guest = 1;
+}

@@ -1,0 +1,61 @@
+/*
+ * collector.h: what a collector is.
+ *
+ * A collector owns one subject (CPU time, scheduler waits, signals, ...):
+ * on the record side it says which events to open; on the report side it
+ * names what its samples mean.  Collectors are listed once, in
+ * collectors/registry.c; record and report iterate that table.
+ */
+#ifndef SIGPROF_COLLECTOR_H
+#define SIGPROF_COLLECTOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sigprof/perf.h"
+
+enum call_graph_mode {
+	CALL_GRAPH_FP,   /* the kernel's callchain: kernel frames + frame-pointer user frames */
+	CALL_GRAPH_NONE, /* the sampled IP only */
+};
+
+struct record_options {
+	uint64_t frequency;         /* samples per second per CPU, when period is 0 */
+	uint64_t period;            /* sample every period events; 0: use frequency */
+	enum call_graph_mode call_graph;
+	bool exclude_kernel;        /* set when the kernel may not be sampled (not root, paranoid > 1) */
+};
+
+/* A growable list of event specs that collectors append to. */
+struct event_list {
+	struct event_spec *specs;
+	size_t count, cap;
+};
+
+struct collector {
+	const char *name;
+	const char *description;
+	/*
+	 * Append this collector's events.  0 when added; a negative errno when
+	 * this machine cannot support the collector, with the reason in
+	 * reason (the recording goes on without it).
+	 */
+	int (*add_events)(const struct record_options *opts, struct event_list *events, char *reason,
+			  size_t reasonlen);
+	/* What one sample of this collector counts, for report headings ("samples", "misses"). */
+	const char *unit;
+};
+
+extern const struct collector *const collector_table[];
+extern const size_t collector_count;
+const struct collector *collector_find(const char *name);
+
+/* Shared helpers for collectors. */
+struct event_spec *event_list_add(struct event_list *list, const char *name, const char *collector);
+void event_list_free(struct event_list *list);
+/* The attr every sampling event starts from: identifier, tid, time, cpu, period, callchain per opts. */
+void sampling_attr_init(struct perf_event_attr *attr, const struct record_options *opts, uint32_t type,
+			uint64_t config);
+
+#endif

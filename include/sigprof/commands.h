@@ -1,0 +1,17 @@
+/*
+ * commands.h: one entry point per sigprof command (profiler/<command>.c),
+ * called by main.c's command table with the arguments after the command
+ * name (argv[0] is the command name).  Each returns the process exit status.
+ */
+#ifndef SIGPROF_COMMANDS_H
+#define SIGPROF_COMMANDS_H
+
+int cmd_record(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+
+/* Exit statuses shared by the commands. */
+#define EXIT_USAGE 2        /* bad option, bad input file */
+#define EXIT_CANNOT_RUN 127 /* the workload could not be found, like a shell */
+#define EXIT_NOT_EXEC 126   /* found but not executable */
+
+#endif

@@ -1,0 +1,112 @@
+/*
+ * format.h: the sigprof.data container, as specified in docs/data-format.md.
+ *
+ * The writer appends; the reader streams records one at a time with a
+ * bounded buffer, so reading a file of any size needs the memory of one
+ * record (at most 64 KiB) plus the buffer.  The reader knows nothing of
+ * what kernel records mean: decoding is in sample.h.
+ */
+#ifndef SIGPROF_FORMAT_H
+#define SIGPROF_FORMAT_H
+
+#include <linux/perf_event.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define SP_MAGIC "SIGPROF"  /* 8 bytes with its NUL */
+#define SP_VERSION 1
+#define SP_BYTE_ORDER 0x01020304u
+
+struct sp_file_header {
+	char magic[8];         /* "SIGPROF\0" */
+	uint32_t version;      /* SP_VERSION */
+	uint32_t header_size;  /* sizeof(struct sp_file_header); records start here */
+	uint32_t byte_order;   /* SP_BYTE_ORDER as the recorder wrote it */
+	uint32_t flags;        /* 0 */
+	uint8_t reserved[40];  /* zero */
+};
+
+enum sp_record_type {
+	SP_REC_META = 0x5301,
+	SP_REC_EVENT = 0x5302,
+	SP_REC_TOTALS = 0x5303,
+	SP_REC_FINISH = 0x5304,
+};
+
+#define SP_EVENT_NAME_LEN 64
+#define SP_COLLECTOR_NAME_LEN 32
+
+struct sp_event_record {
+	struct perf_event_header header;
+	uint32_t attr_size;                      /* bytes of perf_event_attr after this struct (padded to 8) */
+	uint32_t nr_ids;                         /* u64 ids after the attr */
+	char name[SP_EVENT_NAME_LEN];            /* NUL-terminated */
+	char collector[SP_COLLECTOR_NAME_LEN];   /* NUL-terminated */
+	/* u8 attr[ALIGN_UP(attr_size, 8)]; u64 ids[nr_ids]; */
+};
+
+struct sp_totals_record {
+	struct perf_event_header header;
+	uint32_t event_index;   /* position among the EVENT records */
+	uint32_t reserved;
+	uint64_t value;         /* exact total over CPUs, threads and children */
+	uint64_t time_enabled;  /* ns, summed over CPUs */
+	uint64_t time_running;  /* ns, summed over CPUs */
+};
+
+#define SP_FINISH_INTERRUPTED 1u
+
+struct sp_finish_record {
+	struct perf_event_header header;
+	uint64_t end_realtime_ns; /* wall clock at the end */
+	uint64_t duration_ns;     /* workload release to exit */
+	int32_t wait_status;      /* as waitpid() returned it */
+	uint32_t flags;           /* SP_FINISH_* */
+	uint64_t kernel_records;  /* kernel records written */
+	uint64_t samples;         /* of which PERF_RECORD_SAMPLE */
+	uint64_t lost;            /* sum of PERF_RECORD_LOST.lost */
+	uint64_t lost_samples;    /* sum of PERF_RECORD_LOST_SAMPLES.lost */
+	uint64_t data_bytes;      /* bytes of kernel records */
+};
+
+/* ---- writer (record side) ---- */
+struct sp_writer;
+/* Create path (mode 0600, renaming an existing one to path.old); 0 or -errno. */
+int sp_writer_create(const char *path, struct sp_writer **out);
+/* Append a META record: key then nvalues strings. */
+int sp_writer_meta(struct sp_writer *w, const char *key, const char *const *values, uint32_t nvalues);
+int sp_writer_event(struct sp_writer *w, const char *name, const char *collector,
+		    const struct perf_event_attr *attr, const uint64_t *ids, uint32_t nr_ids);
+/* Append bytes that are already whole records (the ring buffer's contents). */
+int sp_writer_raw(struct sp_writer *w, const void *data, size_t len);
+int sp_writer_record(struct sp_writer *w, const void *rec); /* a record with its header filled in */
+/* Flush buffered bytes to the file (the drain loop does this between polls). */
+int sp_writer_flush(struct sp_writer *w);
+uint64_t sp_writer_bytes(const struct sp_writer *w);
+/* Flush, fsync and close; 0 or -errno.  Frees w in every case. */
+int sp_writer_close(struct sp_writer *w);
+
+/* ---- reader (report side) ---- */
+struct sp_reader;
+/*
+ * Open and check the header.  On failure returns -errno or -EINVAL with a
+ * one-line reason in err (without the file name).
+ */
+int sp_reader_open(const char *path, struct sp_reader **out, char *err, size_t errlen);
+/*
+ * The next record: 1 with *rec pointing at it (valid until the next call),
+ * 0 at the end.  A corrupt record ends the stream: sp_reader_problem() says
+ * what and where.  A partial record at the end is not returned.
+ */
+int sp_reader_next(struct sp_reader *r, const struct perf_event_header **rec);
+/* NULL, or a description of why reading stopped before the end of the file. */
+const char *sp_reader_problem(const struct sp_reader *r);
+/* Offset of the record last returned. */
+uint64_t sp_reader_offset(const struct sp_reader *r);
+void sp_reader_close(struct sp_reader *r);
+
+/* The strings of a META record: returns count, fills up to max pointers into the record. */
+uint32_t sp_meta_strings(const struct perf_event_header *rec, const char **strings, uint32_t max);
+
+#endif

@@ -1,0 +1,98 @@
+/*
+ * perf.h: perf_event_open, per-CPU ring buffers and counting reads.
+ *
+ * A perf_session opens a list of event specs for one target.  The target is
+ * a task (the forked workload, followed into its threads and children with
+ * inherit) or, later, an existing pid or the whole system; the opener loops
+ * over (event, cpu) pairs whatever the target, so those are new targets,
+ * not a new opener.  The first event opened on a CPU owns that CPU's ring
+ * buffer; the other events' fds on that CPU are redirected into it with
+ * PERF_EVENT_IOC_SET_OUTPUT, so records of one CPU stay in time order.
+ *
+ * ring_drain() is separate from the mmap so the tests can drive it over a
+ * buffer of their own, wrap-around included.
+ */
+#ifndef SIGPROF_PERF_H
+#define SIGPROF_PERF_H
+
+#include <linux/perf_event.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct event_spec {
+	char name[64];              /* as the user knows it */
+	char collector[32];         /* who asked for it */
+	struct perf_event_attr attr;
+	bool optional;              /* failing to open it disables its collector instead of failing the run */
+};
+
+struct perf_target {
+	pid_t pid;          /* the task to follow; -1 with system_wide */
+	bool inherit;       /* follow its threads and children */
+	bool system_wide;   /* every task on every CPU (not exposed yet) */
+};
+
+/* Counters of what a drain moved (record headers only are read). */
+struct ring_stats {
+	uint64_t records;      /* kernel records */
+	uint64_t samples;      /* of which PERF_RECORD_SAMPLE */
+	uint64_t lost;         /* sum of PERF_RECORD_LOST.lost */
+	uint64_t lost_samples; /* sum of PERF_RECORD_LOST_SAMPLES.lost */
+	uint64_t bytes;
+};
+
+/* A ring buffer: the kernel's control page and the data area after it. */
+struct ring {
+	struct perf_event_mmap_page *page;
+	unsigned char *data;
+	uint64_t size; /* bytes of data, a power of two */
+};
+
+/* Whole records are handed to sink in at most two contiguous chunks per wrap. */
+typedef int (*ring_sink_fn)(void *ctx, const void *data, size_t len);
+/*
+ * Copy every complete record between data_tail and data_head to sink,
+ * counting them into stats, then advance data_tail.  0, or the sink's error.
+ */
+int ring_drain(struct ring *ring, ring_sink_fn sink, void *ctx, struct ring_stats *stats);
+
+struct perf_session;
+
+struct opened_event {
+	const struct event_spec *spec;
+	uint64_t *ids;     /* one per CPU opened */
+	uint32_t nr_ids;
+	bool failed;       /* optional and could not open */
+	int error;         /* -errno of the failure */
+};
+
+/*
+ * Open specs[0..n) for target on every online CPU and map the rings
+ * (ring_pages data pages per CPU, a power of two).  A required event that
+ * cannot open fails the whole session: -errno, with the event's name and
+ * the reason in err.  An optional one is marked failed.
+ */
+int perf_session_open(const struct event_spec *specs, size_t n, const struct perf_target *target,
+		      unsigned ring_pages, struct perf_session **out, char *err, size_t errlen);
+size_t perf_session_events(const struct perf_session *s, const struct opened_event **events);
+/* fds to poll, one per ring. */
+size_t perf_session_poll_fds(const struct perf_session *s, int *fds, size_t max);
+int perf_session_drain(struct perf_session *s, ring_sink_fn sink, void *ctx, struct ring_stats *stats);
+int perf_session_disable(struct perf_session *s);
+/* The event's counter summed over CPUs (value, time enabled, time running). */
+int perf_session_read_total(struct perf_session *s, size_t event, uint64_t *value, uint64_t *enabled,
+			    uint64_t *running);
+void perf_session_close(struct perf_session *s);
+
+/* A raw perf_event_open(2), -errno on failure. */
+int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd, unsigned long flags);
+/* Whether the event can open at all on this machine (on the calling thread, disabled). 0 or -errno. */
+int perf_event_probe(const struct perf_event_attr *attr);
+/* Online CPUs, from /sys/devices/system/cpu/online; fills up to max, returns the count. */
+int online_cpus(int *cpus, int max);
+/* A one-line reason for a perf_event_open failure, naming what to do. */
+const char *perf_open_reason(int err, const struct perf_event_attr *attr);
+
+#endif

@@ -1,0 +1,80 @@
+/*
+ * profile.h: a recording as the report sees it.
+ *
+ * profile_load() streams a data file once: META/EVENT/TOTALS/FINISH fill
+ * in what ran and the exact totals; COMM/MMAP2/FORK/EXIT feed the process
+ * table; every sample is symbolized, its stack interned and counted.
+ * Nothing per-sample is kept, so memory follows the number of distinct
+ * stacks.  The output writers (report_text.c, report_json.c) read a loaded
+ * profile and never the file.
+ */
+#ifndef SIGPROF_PROFILE_H
+#define SIGPROF_PROFILE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sigprof/format.h"
+#include "sigprof/sample.h"
+#include "sigprof/stacks.h"
+
+#define PROFILE_MAX_COLLECTORS 16
+
+struct collector_info {
+	char name[32];
+	bool ok;                /* opened */
+	char reason[256];       /* why not, when !ok */
+	char event[64];         /* the event its samples come from, e.g. cpu-clock */
+	uint64_t samples;       /* decoded samples attributed to it */
+	uint64_t weight;        /* sum of their periods */
+	uint64_t path_samples[PATH_COUNT];
+};
+
+struct profile_options {
+	const char *kallsyms;            /* NULL: /proc/kallsyms */
+	const struct path_rules *rules;  /* NULL: built-in rules only */
+};
+
+struct profile {
+	const char *file;
+	/* META */
+	char **argv;
+	int argc;
+	char hostname[256], kernel[256], arch[64], version[32], call_graph[16];
+	int ncpus;
+	uint64_t start_realtime_ns, start_monotonic_ns;
+	char **notes;
+	int nnotes;
+	struct collector_info collectors[PROFILE_MAX_COLLECTORS];
+	int ncollectors;
+	/* EVENT + TOTALS */
+	struct sp_event_set events;
+	/* FINISH, when the file has one */
+	bool has_finish;
+	struct sp_finish_record finish;
+	/* what the stream held */
+	bool truncated;              /* no FINISH record: cut short */
+	char problem[200];           /* why reading stopped early, if it did */
+	uint64_t records, samples, lost, lost_samples;
+	uint64_t unknown_samples;    /* id matches no EVENT */
+	uint64_t bad_samples;        /* malformed for their event */
+	uint64_t first_time, last_time;
+	char kernel_symbols_problem[200];
+	/* aggregation */
+	struct proc_table *procs;
+	struct stack_table stacks;
+};
+
+/* 0, or -errno/-EINVAL with a one-line reason in err (without the file name). */
+int profile_load(const char *file, const struct profile_options *opts, struct profile *p, char *err,
+		 size_t errlen);
+void profile_free(struct profile *p);
+
+/* Duration in seconds: from FINISH, else from the first to the last sample. */
+double profile_duration_s(const struct profile *p);
+/* The workload's exit status as a shell reports it, or -1 when unknown (truncated). */
+int profile_exit_status(const struct profile *p);
+/* Lost records (LOST + LOST_SAMPLES) and their share of samples + lost, in percent. */
+uint64_t profile_lost(const struct profile *p, double *share_percent);
+
+#endif

@@ -1,0 +1,48 @@
+/*
+ * report.h: the views that every report output shares, and the outputs.
+ *
+ * report.c parses options, loads the profile and picks a writer; the
+ * writers (report_text.c, report_json.c, and folded stacks in report.c)
+ * use the same sorted views so the terminal and JSON never disagree.
+ */
+#ifndef SIGPROF_REPORT_H
+#define SIGPROF_REPORT_H
+
+#include <stdio.h>
+
+#include "sigprof/profile.h"
+
+enum report_format { REPORT_TEXT, REPORT_JSON, REPORT_FOLDED };
+enum function_sort { SORT_SELF, SORT_TOTAL, SORT_NAME };
+
+struct report_options {
+	const char *input;
+	enum report_format format;
+	unsigned top_functions;     /* -n */
+	unsigned stacks_per_path;   /* --stacks; 0 in JSON: all */
+	bool stacks_limit_given;
+	enum function_sort sort;
+	unsigned max_frames;        /* frames shown per stack in text */
+	const char *collector;      /* --collector for --folded; NULL: the first with samples */
+};
+
+struct function_row {
+	uint32_t frame;
+	uint64_t self;   /* samples whose leaf is this function */
+	uint64_t total;  /* samples with this function anywhere on the stack */
+};
+
+/* Functions of one collector, sorted; returns the count, *rows to free. */
+size_t report_functions(const struct profile *p, int collector, enum function_sort sort,
+			struct function_row **rows);
+/* Stack ids of one collector (and one path, or -1 for all), by count descending. */
+size_t report_stacks(const struct profile *p, int collector, int path, uint32_t **ids);
+/* "sym" or "dso+0xoffset" for a frame. */
+const char *frame_label(const struct frame *f, char *buf, size_t buflen);
+/* The last component of a dso path. */
+const char *dso_short_name(const char *dso);
+
+void report_text(const struct profile *p, const struct report_options *o, FILE *out);
+void report_json(const struct profile *p, const struct report_options *o, FILE *out);
+
+#endif

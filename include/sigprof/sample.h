@@ -1,0 +1,93 @@
+/*
+ * sample.h: decoding the kernel's records.
+ *
+ * An event set holds what the EVENT records of a file say about each event
+ * (its attr, ids, name, collector), indexed by id.  sample_decode() turns a
+ * PERF_RECORD_SAMPLE into a struct sp_sample whose pointers point into the
+ * record itself (no copies); record_sample_id() reads the sample_id trailer
+ * that sample_id_all appends to every other record.  The decoder reads every
+ * sample field sigprof may ask for and rejects records that claim more bytes
+ * than they hold.
+ */
+#ifndef SIGPROF_SAMPLE_H
+#define SIGPROF_SAMPLE_H
+
+#include <linux/perf_event.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The sample fields the decoder understands; others make an event undecodable. */
+#define SP_SAMPLE_SUPPORTED                                                                                   \
+	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR |     \
+	 PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |                      \
+	 PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER |            \
+	 PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT | PERF_SAMPLE_DATA_SRC | PERF_SAMPLE_PHYS_ADDR)
+
+struct sp_event {
+	unsigned index;             /* position among the file's EVENT records */
+	char name[64];              /* "cpu-clock", "sched:sched_switch" */
+	char collector[32];         /* "cpu", "sched", ... */
+	struct perf_event_attr attr;
+	uint64_t *ids;
+	uint32_t nr_ids;
+	bool decodable;             /* sample_type within SP_SAMPLE_SUPPORTED */
+	/* exact totals from the TOTALS record, when the file has one */
+	bool has_totals;
+	uint64_t total_value, time_enabled, time_running;
+};
+
+struct sp_event_set {
+	struct sp_event *events;
+	size_t count, cap;
+	uint64_t *slot_ids;   /* open-addressing id -> event index + 1 */
+	uint32_t *slot_index;
+	size_t nslots;
+};
+
+/* Add the event an SP_REC_EVENT record describes; 0 or -EINVAL (malformed record). */
+int event_set_add(struct sp_event_set *set, const struct perf_event_header *rec);
+struct sp_event *event_set_find(const struct sp_event_set *set, uint64_t id);
+void event_set_free(struct sp_event_set *set);
+
+struct sp_sample {
+	struct sp_event *event;
+	uint64_t id;
+	uint64_t ip;
+	uint32_t pid, tid;
+	uint64_t time;
+	uint64_t addr;
+	uint32_t cpu;
+	uint64_t period;
+	uint64_t nr_callchain;
+	const uint64_t *callchain;   /* into the record; PERF_CONTEXT_* markers included */
+	uint32_t raw_size;
+	const void *raw;
+	uint64_t regs_abi;           /* PERF_SAMPLE_REGS_ABI_*; 0 when none */
+	const uint64_t *regs;        /* one u64 per bit of attr.sample_regs_user */
+	uint32_t nr_regs;
+	uint64_t stack_size;         /* bytes copied (stack_user_size) */
+	const void *stack;
+	uint64_t stack_dyn_size;     /* bytes of it that are valid */
+	uint64_t weight;             /* PERF_SAMPLE_WEIGHT, or var1_dw of WEIGHT_STRUCT */
+	uint64_t data_src;
+	uint64_t phys_addr;
+};
+
+/* The trailer of a non-sample record (sample_id_all). */
+struct sp_sample_id {
+	struct sp_event *event;
+	uint32_t pid, tid;
+	uint64_t time;
+	uint32_t cpu;
+	bool valid;
+};
+
+/*
+ * 0 on success; -ENOENT when the id matches no event (the caller counts it);
+ * -EINVAL when the record is malformed for its event's sample_type.
+ */
+int sample_decode(const struct sp_event_set *set, const struct perf_event_header *rec, struct sp_sample *out);
+int record_sample_id(const struct sp_event_set *set, const struct perf_event_header *rec, struct sp_sample_id *out);
+
+#endif

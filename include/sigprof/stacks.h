@@ -1,0 +1,73 @@
+/*
+ * stacks.h: interned frames and stacks, the report's unit of aggregation.
+ *
+ * A frame is a function in a dso ((dso, symbol)), or an address in a dso
+ * when no symbol covers it.  A stack is a collector's list of frame ids,
+ * leaf first.  Both are interned: the millions of samples of a recording
+ * become a few thousand distinct stacks, each with a count, so the report's
+ * memory grows with distinct stacks, not with the file.  Each frame carries
+ * its path (a rule match, or -1) and each stack the path of its frame
+ * nearest the leaf.
+ */
+#ifndef SIGPROF_STACKS_H
+#define SIGPROF_STACKS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sigprof/paths.h"
+#include "sigprof/symbolize.h"
+
+struct frame {
+	const char *sym;  /* function name, or NULL */
+	const char *dso;  /* dso name: a path, [kernel], [vdso], [unknown] */
+	uint64_t addr;    /* offset in the dso when sym is NULL, else the symbol's start */
+	bool kernel;
+	int path;         /* the rule this frame matches, or -1 */
+};
+
+struct stack {
+	uint32_t collector; /* index in the recording's collector list */
+	uint32_t nframes;
+	size_t frames_at;   /* its frame ids, leaf first, start here in the table's frame_arena */
+	int path;
+	uint64_t count;     /* samples */
+	uint64_t weight;    /* sum of sample periods (ns of CPU for cpu-clock) */
+};
+
+struct stack_table {
+	struct frame *frames;
+	size_t nframes, frames_cap;
+	struct stack *stacks;
+	size_t nstacks, stacks_cap;
+	/* interning indexes (open addressing; slot value = id + 1) */
+	uint32_t *frame_slots;
+	size_t frame_nslots;
+	uint32_t *stack_slots;
+	size_t stack_nslots;
+	/* (dso, address) -> frame id, so each address is symbolized once */
+	struct addr_cache_entry *addr_cache;
+	size_t addr_nslots, addr_count;
+	uint32_t *frame_arena; /* frame id lists of all stacks */
+	size_t arena_used, arena_cap;
+	const struct path_rules *rules;
+	struct string_pool *strings;
+};
+
+static inline const uint32_t *stack_frames(const struct stack_table *t, const struct stack *s)
+{
+	return t->frame_arena + s->frames_at;
+}
+
+void stack_table_init(struct stack_table *t, const struct path_rules *rules);
+void stack_table_free(struct stack_table *t);
+/* The frame for addr in dso (addr in the dso's own address space); symbolizes on first sight. */
+uint32_t frame_for_address(struct stack_table *t, struct dso *dso, uint64_t addr);
+/* A frame that has no dso: "[unknown]" at a raw address. */
+uint32_t frame_unknown(struct stack_table *t, uint64_t addr, bool kernel);
+/* Intern a stack and add count/weight to it; returns its id. */
+uint32_t stack_add(struct stack_table *t, uint32_t collector, const uint32_t *frames, uint32_t nframes,
+		   uint64_t count, uint64_t weight);
+
+#endif

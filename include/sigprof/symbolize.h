@@ -1,0 +1,95 @@
+/*
+ * symbolize.h: addresses to names.
+ *
+ * A symtab is the symbol table of one ELF file (its .symtab, else its
+ * .dynsym), of an in-memory ELF image (the vDSO) or of the kernel
+ * (/proc/kallsyms).  Function and data symbols are kept apart: code
+ * addresses are looked up among functions, data addresses (futex words,
+ * cachelines) among objects.  Addresses are in the file's own virtual
+ * address space (st_value); symtab_offset_to_vaddr() converts the file
+ * offsets that MMAP2 records give into that space through the PT_LOAD
+ * program headers.
+ *
+ * The process table (maps.c) follows the workload's address spaces through
+ * COMM/MMAP2/FORK/EXIT records and turns a (pid, address) into a mapping:
+ * its dso and the address within that dso's file.
+ */
+#ifndef SIGPROF_SYMBOLIZE_H
+#define SIGPROF_SYMBOLIZE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum sym_kind {
+	SYM_FUNC, /* STT_FUNC, STT_GNU_IFUNC; kallsyms t/T/w/W */
+	SYM_DATA, /* STT_OBJECT, STT_TLS excluded; kallsyms d/D/b/B/r/R */
+};
+
+struct sym {
+	uint64_t start; /* in the file's virtual address space */
+	uint64_t size;  /* 0 in the table means "up to the next symbol"; lookups fill it */
+	const char *name;
+};
+
+struct symtab;
+
+/* 0, or -errno (-ENOENT: no such file; -ENOEXEC: not an ELF file we can read). */
+int symtab_from_elf_file(const char *path, struct symtab **out);
+int symtab_from_elf_memory(const void *image, size_t size, struct symtab **out);
+/* Parse a kallsyms-format file; modules' symbols keep their "[module]" name in module_of(). */
+int symtab_from_kallsyms(const char *path, struct symtab **out);
+
+/* The symbol of the given kind that covers addr, or NULL. */
+const struct sym *symtab_lookup(const struct symtab *tab, enum sym_kind kind, uint64_t addr);
+size_t symtab_count(const struct symtab *tab, enum sym_kind kind);
+
+/* Map a file offset (as in an MMAP2 record's pgoff + delta) to the file's vaddr; -ENOENT if no PT_LOAD covers it. */
+int symtab_offset_to_vaddr(const struct symtab *tab, uint64_t file_offset, uint64_t *vaddr);
+/* ELF e_type is ET_DYN (PIE or shared library) */
+bool symtab_is_relocatable(const struct symtab *tab);
+/* The GNU build-id as lowercase hex, or NULL when the file has none. */
+const char *symtab_build_id(const struct symtab *tab);
+void symtab_free(struct symtab *tab);
+
+/* ---- the workload's processes and their mappings (maps.c) ---- */
+
+struct dso {
+	const char *name;        /* the path as the MMAP2 record gave it, or [vdso], [kernel], ... */
+	struct symtab *symtab;   /* loaded on first use; NULL if it could not be */
+	int load_error;          /* 0, or the -errno of the failed load */
+	bool load_tried;
+	bool is_kernel;
+	void *image;             /* the in-memory copy its symbols were read from (the vDSO), or NULL */
+};
+
+struct mapping {
+	uint64_t start, end; /* [start, end) in the process */
+	uint64_t pgoff;      /* file offset of start */
+	uint32_t prot, flags;
+	struct dso *dso;
+};
+
+struct proc_table;
+
+struct proc_table *proc_table_new(void);
+void proc_table_free(struct proc_table *pt);
+/* The record handlers; pid is the process (tgid). */
+void proc_table_comm(struct proc_table *pt, uint32_t pid, uint32_t tid, const char *comm, bool exec);
+void proc_table_mmap(struct proc_table *pt, uint32_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
+		     uint32_t prot, uint32_t flags, const char *filename);
+void proc_table_fork(struct proc_table *pt, uint32_t ppid, uint32_t pid);
+void proc_table_exit(struct proc_table *pt, uint32_t pid, uint32_t tid);
+const char *proc_table_comm_of(struct proc_table *pt, uint32_t pid);
+/* The mapping that covers addr in pid, or NULL. */
+const struct mapping *proc_table_find(struct proc_table *pt, uint32_t pid, uint64_t addr);
+/* The dso's symbol table, loaded once; NULL when it cannot be (dso->load_error says why). */
+struct symtab *dso_symtab(struct dso *dso);
+/* The kernel dso (symbols from /proc/kallsyms, or the path set with proc_table_set_kallsyms). */
+struct dso *proc_table_kernel(struct proc_table *pt);
+void proc_table_set_kallsyms(struct proc_table *pt, const char *path);
+
+/* Convert an address inside a mapping into the dso's own address space. */
+bool mapping_to_dso_addr(const struct mapping *map, uint64_t addr, uint64_t *dso_addr);
+
+#endif

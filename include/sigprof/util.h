@@ -1,0 +1,71 @@
+/*
+ * util.h: the few helpers every module uses.
+ *
+ * Errors: library code returns 0 or a negative errno and never prints; the
+ * command at the edge turns that into one line with sp_error().  Memory:
+ * x*alloc() abort with a message on exhaustion instead of returning NULL, so
+ * callers need no out-of-memory branches.  strbuf is a growable string.
+ */
+#ifndef SIGPROF_UTIL_H
+#define SIGPROF_UTIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define SIGPROF_VERSION "0.1.0"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define ALIGN_UP(x, a) (((x) + ((a) - 1)) & ~((uint64_t)(a) - 1))
+
+/* One line on stderr, prefixed with "sigprof: ". */
+void sp_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void sp_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t nmemb, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+/* Grow *array (of *cap elements of elem_size) to hold at least need elements. */
+void grow_array(void **array, size_t *cap, size_t need, size_t elem_size);
+#define GROW(arr, cap, need) grow_array((void **)&(arr), &(cap), (need), sizeof(*(arr)))
+
+struct strbuf {
+	char *buf;  /* always NUL-terminated once anything was added */
+	size_t len; /* bytes used, without the NUL */
+	size_t cap; /* bytes allocated */
+};
+void sb_addf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sb_add(struct strbuf *sb, const char *s, size_t n);
+void sb_addstr(struct strbuf *sb, const char *s);
+void sb_reset(struct strbuf *sb);
+void sb_free(struct strbuf *sb);
+
+/* 64-bit hashing for the interning tables. */
+uint64_t hash_bytes(const void *data, size_t len, uint64_t seed);
+static inline uint64_t hash_u64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}
+
+/* Interned strings: equal strings get the same pointer, alive until string_pool_free(). */
+struct string_pool;
+struct string_pool *string_pool_new(void);
+const char *string_intern(struct string_pool *pool, const char *s);
+void string_pool_free(struct string_pool *pool);
+
+/* Monotonic and wall clocks in nanoseconds. */
+uint64_t now_monotonic_ns(void);
+uint64_t now_realtime_ns(void);
+
+/* Parse a whole decimal number in [min, max]; 0 or -EINVAL/-ERANGE. */
+int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+
+#endif

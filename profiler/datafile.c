@@ -1,0 +1,356 @@
+/*
+ * datafile.c: the sigprof.data container (docs/data-format.md).
+ *
+ * The writer keeps a 1 MiB buffer in front of write(2) and only appends, so a
+ * file cut short at any moment holds whole records up to some point, plus at
+ * most one partial record that the reader ignores.
+ *
+ * The reader streams: it keeps a buffer of at least two maximal records
+ * (64 KiB each) and refills it as records are consumed, so a report reads a
+ * file of any size in constant memory.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sigprof/format.h"
+#include "sigprof/util.h"
+
+#define WRITE_BUFFER_SIZE (1u << 20)
+#define READ_BUFFER_SIZE (1u << 20)
+
+struct sp_writer {
+	int fd;
+	char *buf;
+	size_t used;
+	uint64_t bytes; /* written to the file or buffered */
+	int error;      /* first write error, sticky */
+};
+
+int sp_writer_create(const char *path, struct sp_writer **out)
+{
+	struct stat st;
+	if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+		char old[4096];
+		snprintf(old, sizeof(old), "%s.old", path);
+		if (rename(path, old) < 0)
+			return -errno;
+	}
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	struct sp_writer *w = xcalloc(1, sizeof(*w));
+	w->fd = fd;
+	w->buf = xmalloc(WRITE_BUFFER_SIZE);
+
+	struct sp_file_header hdr = { .version = SP_VERSION,
+				      .header_size = sizeof(hdr),
+				      .byte_order = SP_BYTE_ORDER };
+	memcpy(hdr.magic, SP_MAGIC, sizeof(SP_MAGIC));
+	int err = sp_writer_raw(w, &hdr, sizeof(hdr));
+	if (!err)
+		err = sp_writer_flush(w);
+	if (err) {
+		sp_writer_close(w);
+		return err;
+	}
+	*out = w;
+	return 0;
+}
+
+static int write_all(int fd, const void *data, size_t len)
+{
+	const char *p = data;
+	while (len) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int sp_writer_flush(struct sp_writer *w)
+{
+	if (w->error)
+		return w->error;
+	if (w->used) {
+		w->error = write_all(w->fd, w->buf, w->used);
+		w->used = 0;
+	}
+	return w->error;
+}
+
+int sp_writer_raw(struct sp_writer *w, const void *data, size_t len)
+{
+	if (w->error)
+		return w->error;
+	w->bytes += len;
+	if (w->used + len > WRITE_BUFFER_SIZE) {
+		if (sp_writer_flush(w))
+			return w->error;
+		if (len >= WRITE_BUFFER_SIZE)
+			return w->error = write_all(w->fd, data, len);
+	}
+	memcpy(w->buf + w->used, data, len);
+	w->used += len;
+	return 0;
+}
+
+int sp_writer_record(struct sp_writer *w, const void *rec)
+{
+	const struct perf_event_header *h = rec;
+	return sp_writer_raw(w, rec, h->size);
+}
+
+int sp_writer_meta(struct sp_writer *w, const char *key, const char *const *values, uint32_t nvalues)
+{
+	size_t len = sizeof(struct perf_event_header) + sizeof(uint32_t) + strlen(key) + 1;
+	for (uint32_t i = 0; i < nvalues; i++)
+		len += strlen(values[i]) + 1;
+	len = ALIGN_UP(len, 8);
+	if (len > UINT16_MAX)
+		return -E2BIG;
+	char *rec = xcalloc(1, len);
+	struct perf_event_header *h = (void *)rec;
+	h->type = SP_REC_META;
+	h->size = (uint16_t)len;
+	uint32_t count = nvalues + 1;
+	memcpy(rec + sizeof(*h), &count, sizeof(count));
+	char *p = rec + sizeof(*h) + sizeof(count);
+	p = stpcpy(p, key) + 1;
+	for (uint32_t i = 0; i < nvalues; i++)
+		p = stpcpy(p, values[i]) + 1;
+	int err = sp_writer_raw(w, rec, len);
+	free(rec);
+	return err;
+}
+
+int sp_writer_event(struct sp_writer *w, const char *name, const char *collector,
+		    const struct perf_event_attr *attr, const uint64_t *ids, uint32_t nr_ids)
+{
+	size_t attr_bytes = ALIGN_UP(attr->size, 8);
+	size_t len = sizeof(struct sp_event_record) + attr_bytes + nr_ids * sizeof(uint64_t);
+	if (len > UINT16_MAX)
+		return -E2BIG;
+	char *rec = xcalloc(1, len);
+	struct sp_event_record *ev = (void *)rec;
+	ev->header.type = SP_REC_EVENT;
+	ev->header.size = (uint16_t)len;
+	ev->attr_size = attr->size;
+	ev->nr_ids = nr_ids;
+	snprintf(ev->name, sizeof(ev->name), "%s", name);
+	snprintf(ev->collector, sizeof(ev->collector), "%s", collector);
+	memcpy(rec + sizeof(*ev), attr, attr->size);
+	memcpy(rec + sizeof(*ev) + attr_bytes, ids, nr_ids * sizeof(uint64_t));
+	int err = sp_writer_raw(w, rec, len);
+	free(rec);
+	return err;
+}
+
+uint64_t sp_writer_bytes(const struct sp_writer *w)
+{
+	return w->bytes;
+}
+
+int sp_writer_close(struct sp_writer *w)
+{
+	int err = sp_writer_flush(w);
+	if (fsync(w->fd) < 0 && !err && errno != EINVAL)
+		err = -errno;
+	if (close(w->fd) < 0 && !err)
+		err = -errno;
+	free(w->buf);
+	free(w);
+	return err;
+}
+
+uint32_t sp_meta_strings(const struct perf_event_header *rec, const char **strings, uint32_t max)
+{
+	const char *p = (const char *)rec + sizeof(*rec);
+	const char *end = (const char *)rec + rec->size;
+	uint32_t count;
+	if (rec->size < sizeof(*rec) + sizeof(count))
+		return 0;
+	memcpy(&count, p, sizeof(count));
+	p += sizeof(count);
+	uint32_t found = 0;
+	while (found < count && p < end) {
+		const char *nul = memchr(p, '\0', (size_t)(end - p));
+		if (!nul)
+			break;
+		if (found < max)
+			strings[found] = p;
+		found++;
+		p = nul + 1;
+	}
+	return found;
+}
+
+/* ---- reader ---- */
+
+struct sp_reader {
+	int fd;
+	char *buf;
+	size_t start, end; /* unread bytes are buf[start, end) */
+	uint64_t buf_offset; /* file offset of buf[0] */
+	uint64_t record_offset;
+	bool eof;
+	char problem[160];
+};
+
+static int reader_fill(struct sp_reader *r)
+{
+	if (r->start > 0) {
+		memmove(r->buf, r->buf + r->start, r->end - r->start);
+		r->buf_offset += r->start;
+		r->end -= r->start;
+		r->start = 0;
+	}
+	while (!r->eof && r->end < READ_BUFFER_SIZE) {
+		ssize_t n = read(r->fd, r->buf + r->end, READ_BUFFER_SIZE - r->end);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			r->eof = true;
+		r->end += (size_t)n;
+	}
+	return 0;
+}
+
+static int check_header(const struct sp_file_header *hdr, char *err, size_t errlen)
+{
+	if (memcmp(hdr->magic, SP_MAGIC, sizeof(SP_MAGIC)) != 0) {
+		if (memcmp(hdr->magic, "PERFILE2", 8) == 0)
+			snprintf(err, errlen, "a perf.data file, not a sigprof recording (use perf report)");
+		else
+			snprintf(err, errlen, "not a sigprof data file (bad magic)");
+		return -EINVAL;
+	}
+	if (hdr->byte_order != SP_BYTE_ORDER) {
+		snprintf(err, errlen, "recorded on a machine of the other byte order");
+		return -EINVAL;
+	}
+	if (hdr->version > SP_VERSION || hdr->version == 0) {
+		snprintf(err, errlen, "format version %u is newer than this sigprof reads (%u)", hdr->version,
+			 SP_VERSION);
+		return -EINVAL;
+	}
+	if (hdr->header_size < sizeof(*hdr) || hdr->header_size % 8 || hdr->header_size > 4096) {
+		snprintf(err, errlen, "corrupt file header (header size %u)", hdr->header_size);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int sp_reader_open(const char *path, struct sp_reader **out, char *err, size_t errlen)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+		snprintf(err, errlen, "%s", strerror(e));
+		return -e;
+	}
+	struct stat st;
+	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "is a directory, not a sigprof recording");
+		close(fd);
+		return -EISDIR;
+	}
+	struct sp_reader *r = xcalloc(1, sizeof(*r));
+	r->fd = fd;
+	r->buf = xmalloc(READ_BUFFER_SIZE);
+	int ret = reader_fill(r);
+	if (ret < 0) {
+		snprintf(err, errlen, "%s", strerror(-ret));
+	} else if (r->end == 0) {
+		snprintf(err, errlen, "empty file, not a sigprof recording");
+		ret = -EINVAL;
+	} else if (r->end < sizeof(struct sp_file_header)) {
+		snprintf(err, errlen, "too short for a sigprof file header (%zu bytes)", r->end);
+		ret = -EINVAL;
+	} else {
+		struct sp_file_header hdr;
+		memcpy(&hdr, r->buf, sizeof(hdr));
+		ret = check_header(&hdr, err, errlen);
+		if (!ret && hdr.header_size > r->end) {
+			snprintf(err, errlen, "too short for its header");
+			ret = -EINVAL;
+		}
+		if (!ret)
+			r->start = hdr.header_size;
+	}
+	if (ret < 0) {
+		sp_reader_close(r);
+		return ret;
+	}
+	*out = r;
+	return 0;
+}
+
+int sp_reader_next(struct sp_reader *r, const struct perf_event_header **rec)
+{
+	if (r->problem[0])
+		return 0;
+	if (!r->eof && r->end - r->start < UINT16_MAX + 1u) {
+		int ret = reader_fill(r);
+		if (ret < 0) {
+			snprintf(r->problem, sizeof(r->problem), "read error at offset %llu: %s",
+				 (unsigned long long)(r->buf_offset + r->end), strerror(-ret));
+			return 0;
+		}
+	}
+	size_t avail = r->end - r->start;
+	uint64_t offset = r->buf_offset + r->start;
+	if (avail == 0)
+		return 0;
+	if (avail < sizeof(struct perf_event_header)) {
+		snprintf(r->problem, sizeof(r->problem), "partial record at offset %llu (file cut short)",
+			 (unsigned long long)offset);
+		return 0;
+	}
+	const struct perf_event_header *h = (const void *)(r->buf + r->start);
+	if (h->size < sizeof(*h) || h->size % 8) {
+		snprintf(r->problem, sizeof(r->problem), "corrupt record at offset %llu (size %u)",
+			 (unsigned long long)offset, h->size);
+		return 0;
+	}
+	if (h->size > avail) {
+		snprintf(r->problem, sizeof(r->problem), "partial record at offset %llu (file cut short)",
+			 (unsigned long long)offset);
+		return 0;
+	}
+	r->record_offset = offset;
+	r->start += h->size;
+	*rec = h;
+	return 1;
+}
+
+const char *sp_reader_problem(const struct sp_reader *r)
+{
+	return r->problem[0] ? r->problem : NULL;
+}
+
+uint64_t sp_reader_offset(const struct sp_reader *r)
+{
+	return r->record_offset;
+}
+
+void sp_reader_close(struct sp_reader *r)
+{
+	if (!r)
+		return;
+	close(r->fd);
+	free(r->buf);
+	free(r);
+}

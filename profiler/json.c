@@ -1,0 +1,159 @@
+/*
+ * json.c: the streaming JSON writer (json.h).  Strings are escaped per
+ * RFC 8259; bytes that are not valid UTF-8 become U+FFFD so that a symbol
+ * name with odd bytes never makes the document unparseable.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "sigprof/json.h"
+
+void json_init(struct json_writer *w, FILE *out)
+{
+	memset(w, 0, sizeof(*w));
+	w->out = out;
+}
+
+static void indent(struct json_writer *w)
+{
+	fputc('\n', w->out);
+	for (int i = 0; i < w->depth; i++)
+		fputs("  ", w->out);
+}
+
+/* The length of the valid UTF-8 sequence at s, or 0. */
+static int utf8_length(const unsigned char *s)
+{
+	if (s[0] < 0x80)
+		return 1;
+	int n = (s[0] & 0xe0) == 0xc0 ? 2 : (s[0] & 0xf0) == 0xe0 ? 3 : (s[0] & 0xf8) == 0xf0 ? 4 : 0;
+	for (int i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	return n;
+}
+
+static void write_string(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (const unsigned char *p = (const unsigned char *)s; *p;) {
+		unsigned char c = *p;
+		if (c == '"' || c == '\\') {
+			fputc('\\', out);
+			fputc(c, out);
+		} else if (c == '\n') {
+			fputs("\\n", out);
+		} else if (c == '\t') {
+			fputs("\\t", out);
+		} else if (c < 0x20) {
+			fprintf(out, "\\u%04x", c);
+		} else {
+			int n = utf8_length(p);
+			if (n == 0) {
+				fputs("\\ufffd", out);
+				p++;
+				continue;
+			}
+			fwrite(p, 1, (size_t)n, out);
+			p += n;
+			continue;
+		}
+		p++;
+	}
+	fputc('"', out);
+}
+
+static void begin_value(struct json_writer *w, const char *key)
+{
+	if (w->depth > 0) {
+		if (w->has_items[w->depth])
+			fputc(',', w->out);
+		indent(w);
+	}
+	w->has_items[w->depth] = true;
+	if (key) {
+		write_string(w->out, key);
+		fputs(": ", w->out);
+	}
+}
+
+static void open_container(struct json_writer *w, const char *key, char opener, char closer)
+{
+	begin_value(w, key);
+	fputc(opener, w->out);
+	if (w->depth + 1 < JSON_MAX_DEPTH)
+		w->depth++;
+	w->has_items[w->depth] = false;
+	w->closer[w->depth] = closer;
+}
+
+void json_object_begin(struct json_writer *w, const char *key)
+{
+	open_container(w, key, '{', '}');
+}
+
+void json_array_begin(struct json_writer *w, const char *key)
+{
+	open_container(w, key, '[', ']');
+}
+
+void json_end(struct json_writer *w)
+{
+	if (w->depth == 0)
+		return;
+	bool had = w->has_items[w->depth];
+	char closer = w->closer[w->depth];
+	w->depth--;
+	if (had)
+		indent(w);
+	fputc(closer, w->out);
+}
+
+void json_string(struct json_writer *w, const char *key, const char *value)
+{
+	begin_value(w, key);
+	if (value)
+		write_string(w->out, value);
+	else
+		fputs("null", w->out);
+}
+
+void json_u64(struct json_writer *w, const char *key, uint64_t value)
+{
+	begin_value(w, key);
+	fprintf(w->out, "%llu", (unsigned long long)value);
+}
+
+void json_i64(struct json_writer *w, const char *key, int64_t value)
+{
+	begin_value(w, key);
+	fprintf(w->out, "%lld", (long long)value);
+}
+
+void json_double(struct json_writer *w, const char *key, double value, int decimals)
+{
+	begin_value(w, key);
+	if (isfinite(value))
+		fprintf(w->out, "%.*f", decimals, value);
+	else
+		fputs("null", w->out);
+}
+
+void json_bool(struct json_writer *w, const char *key, bool value)
+{
+	begin_value(w, key);
+	fputs(value ? "true" : "false", w->out);
+}
+
+void json_null(struct json_writer *w, const char *key)
+{
+	begin_value(w, key);
+	fputs("null", w->out);
+}
+
+void json_finish(struct json_writer *w)
+{
+	while (w->depth > 0)
+		json_end(w);
+	fputc('\n', w->out);
+}

@@ -1,0 +1,361 @@
+/*
+ * profile.c: one streaming pass over a data file into a struct profile
+ * (profile.h).  The container reader (datafile.c) yields records; this file
+ * dispatches them: sigprof's own records describe the run, task records
+ * feed the process table, samples are symbolized and counted.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "sigprof/collector.h"
+#include "sigprof/profile.h"
+#include "sigprof/util.h"
+
+struct loader {
+	struct profile *p;
+	int *event_collector; /* event index -> collector index, -1 not yet known */
+	size_t event_collector_cap;
+	uint32_t *frames;
+	size_t frames_cap;
+	struct dso *kernel;
+};
+
+static int collector_index(struct profile *p, const char *name)
+{
+	for (int i = 0; i < p->ncollectors; i++)
+		if (strcmp(p->collectors[i].name, name) == 0)
+			return i;
+	if (p->ncollectors == PROFILE_MAX_COLLECTORS)
+		return PROFILE_MAX_COLLECTORS - 1;
+	struct collector_info *c = &p->collectors[p->ncollectors];
+	memset(c, 0, sizeof(*c));
+	snprintf(c->name, sizeof(c->name), "%s", name);
+	c->ok = true;
+	return p->ncollectors++;
+}
+
+static void load_meta(struct profile *p, const struct perf_event_header *rec)
+{
+	const char *s[1024];
+	uint32_t n = sp_meta_strings(rec, s, ARRAY_SIZE(s));
+	if (n > ARRAY_SIZE(s))
+		n = ARRAY_SIZE(s);
+	if (n < 2)
+		return;
+	const char *key = s[0], *v = s[1];
+	if (strcmp(key, "argv") == 0) {
+		p->argv = xcalloc(n, sizeof(char *));
+		for (uint32_t i = 1; i < n; i++)
+			p->argv[i - 1] = xstrdup(s[i]);
+		p->argc = (int)n - 1;
+	} else if (strcmp(key, "hostname") == 0) {
+		snprintf(p->hostname, sizeof(p->hostname), "%s", v);
+	} else if (strcmp(key, "kernel") == 0) {
+		snprintf(p->kernel, sizeof(p->kernel), "%s", v);
+	} else if (strcmp(key, "arch") == 0) {
+		snprintf(p->arch, sizeof(p->arch), "%s", v);
+	} else if (strcmp(key, "sigprof_version") == 0) {
+		snprintf(p->version, sizeof(p->version), "%s", v);
+	} else if (strcmp(key, "call_graph") == 0) {
+		snprintf(p->call_graph, sizeof(p->call_graph), "%s", v);
+	} else if (strcmp(key, "ncpus") == 0) {
+		p->ncpus = atoi(v);
+	} else if (strcmp(key, "start_realtime_ns") == 0) {
+		p->start_realtime_ns = strtoull(v, NULL, 10);
+	} else if (strcmp(key, "start_monotonic_ns") == 0) {
+		p->start_monotonic_ns = strtoull(v, NULL, 10);
+	} else if (strcmp(key, "note") == 0) {
+		p->notes = xrealloc(p->notes, (size_t)(p->nnotes + 1) * sizeof(char *));
+		p->notes[p->nnotes++] = xstrdup(v);
+	} else if (strcmp(key, "collector_status") == 0 && n >= 4) {
+		struct collector_info *c = &p->collectors[collector_index(p, v)];
+		c->ok = strcmp(s[2], "ok") == 0;
+		snprintf(c->reason, sizeof(c->reason), "%s", s[3]);
+	}
+}
+
+static int load_event(struct loader *l, const struct perf_event_header *rec)
+{
+	struct profile *p = l->p;
+	if (event_set_add(&p->events, rec) < 0)
+		return -EINVAL;
+	const struct sp_event *ev = &p->events.events[p->events.count - 1];
+	struct collector_info *c = &p->collectors[collector_index(p, ev->collector)];
+	if (!c->event[0])
+		snprintf(c->event, sizeof(c->event), "%s", ev->name);
+	GROW(l->event_collector, l->event_collector_cap, p->events.count);
+	l->event_collector[p->events.count - 1] = (int)(c - p->collectors);
+	return 0;
+}
+
+static void load_totals(struct profile *p, const struct perf_event_header *rec)
+{
+	const struct sp_totals_record *t = (const void *)rec;
+	if (rec->size < sizeof(*t) || t->event_index >= p->events.count)
+		return;
+	struct sp_event *ev = &p->events.events[t->event_index];
+	ev->has_totals = true;
+	ev->total_value = t->value;
+	ev->time_enabled = t->time_enabled;
+	ev->time_running = t->time_running;
+}
+
+static uint32_t *frame_buffer(struct loader *l, size_t n)
+{
+	GROW(l->frames, l->frames_cap, n + 1);
+	return l->frames;
+}
+
+static uint32_t user_frame(struct loader *l, uint32_t pid, uint64_t ip)
+{
+	struct profile *p = l->p;
+	const struct mapping *map = proc_table_find(p->procs, pid, ip);
+	uint64_t dso_addr;
+	if (map && mapping_to_dso_addr(map, ip, &dso_addr))
+		return frame_for_address(&p->stacks, map->dso, dso_addr);
+	return frame_unknown(&p->stacks, ip, false);
+}
+
+static uint32_t kernel_frame(struct loader *l, uint64_t ip)
+{
+	return frame_for_address(&l->p->stacks, l->kernel, ip);
+}
+
+/*
+ * The callchain's entries after a context marker: the first is an exact
+ * IP, the rest are return addresses, looked up one byte back so that a call
+ * at the very end of a function is charged to that function.
+ */
+static uint32_t chain_to_frames(struct loader *l, const struct sp_sample *s, uint32_t *frames)
+{
+	uint32_t n = 0;
+	enum { CTX_NONE, CTX_KERNEL, CTX_USER } ctx = CTX_NONE;
+	bool first = true;
+	for (uint64_t i = 0; i < s->nr_callchain; i++) {
+		uint64_t ip = s->callchain[i];
+		if (ip >= (uint64_t)PERF_CONTEXT_MAX) {
+			ctx = ip == (uint64_t)PERF_CONTEXT_KERNEL ? CTX_KERNEL
+			      : ip == (uint64_t)PERF_CONTEXT_USER ? CTX_USER
+								  : CTX_NONE;
+			first = true;
+			continue;
+		}
+		if (ctx == CTX_NONE)
+			continue;
+		uint64_t lookup = first ? ip : ip - 1;
+		first = false;
+		frames[n++] = ctx == CTX_KERNEL ? kernel_frame(l, lookup) : user_frame(l, s->pid, lookup);
+	}
+	return n;
+}
+
+static void load_sample(struct loader *l, const struct perf_event_header *rec)
+{
+	struct profile *p = l->p;
+	struct sp_sample s;
+	p->samples++;
+	int err = sample_decode(&p->events, rec, &s);
+	if (err == -ENOENT) {
+		p->unknown_samples++;
+		return;
+	}
+	if (err) {
+		p->bad_samples++;
+		return;
+	}
+	if (s.time) {
+		if (!p->first_time || s.time < p->first_time)
+			p->first_time = s.time;
+		if (s.time > p->last_time)
+			p->last_time = s.time;
+	}
+	uint32_t *frames = frame_buffer(l, s.nr_callchain + 1);
+	uint32_t n = chain_to_frames(l, &s, frames);
+	if (n == 0) {
+		bool kernel = (rec->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
+		frames[n++] = kernel ? kernel_frame(l, s.ip) : user_frame(l, s.pid, s.ip);
+	}
+	int ci = l->event_collector[s.event->index];
+	uint64_t period = s.period ? s.period : 1;
+	uint32_t id = stack_add(&p->stacks, (uint32_t)ci, frames, n, 1, period);
+	struct collector_info *c = &p->collectors[ci];
+	c->samples++;
+	c->weight += period;
+	c->path_samples[p->stacks.stacks[id].path]++;
+}
+
+static const char *record_string(const struct perf_event_header *rec, size_t offset, char *buf, size_t buflen)
+{
+	size_t avail = rec->size > offset ? rec->size - offset : 0;
+	size_t len = strnlen((const char *)rec + offset, avail);
+	if (len >= buflen)
+		len = buflen - 1;
+	memcpy(buf, (const char *)rec + offset, len);
+	buf[len] = '\0';
+	return buf;
+}
+
+static void load_task_record(struct loader *l, const struct perf_event_header *rec)
+{
+	struct proc_table *pt = l->p->procs;
+	const uint32_t *u32 = (const void *)(rec + 1);
+	const uint64_t *u64 = (const void *)(rec + 1);
+	char name[4096];
+	switch (rec->type) {
+	case PERF_RECORD_COMM:
+		if (rec->size >= 24)
+			proc_table_comm(pt, u32[0], u32[1], record_string(rec, 16, name, sizeof(name)),
+					rec->misc & PERF_RECORD_MISC_COMM_EXEC);
+		break;
+	case PERF_RECORD_MMAP:
+		if (rec->size >= 40)
+			proc_table_mmap(pt, u32[0], u64[1], u64[2], u64[3], 4 /* PROT_EXEC */, 0,
+					record_string(rec, 40, name, sizeof(name)));
+		break;
+	case PERF_RECORD_MMAP2:
+		if (rec->size >= 72)
+			proc_table_mmap(pt, u32[0], u64[1], u64[2], u64[3], u32[14], u32[15],
+					record_string(rec, 72, name, sizeof(name)));
+		break;
+	case PERF_RECORD_FORK:
+		if (rec->size >= 24)
+			proc_table_fork(pt, u32[1], u32[0]);
+		break;
+	case PERF_RECORD_EXIT:
+		if (rec->size >= 24)
+			proc_table_exit(pt, u32[0], u32[2]);
+		break;
+	case PERF_RECORD_LOST:
+		if (rec->size >= 24)
+			l->p->lost += u64[1];
+		break;
+	case PERF_RECORD_LOST_SAMPLES:
+		if (rec->size >= 16)
+			l->p->lost_samples += u64[0];
+		break;
+	default:
+		break;
+	}
+}
+
+static int load_record(struct loader *l, const struct perf_event_header *rec)
+{
+	struct profile *p = l->p;
+	switch (rec->type) {
+	case SP_REC_META:
+		load_meta(p, rec);
+		return 0;
+	case SP_REC_EVENT:
+		return load_event(l, rec);
+	case SP_REC_TOTALS:
+		load_totals(p, rec);
+		return 0;
+	case SP_REC_FINISH:
+		if (rec->size >= sizeof(p->finish)) {
+			memcpy(&p->finish, rec, sizeof(p->finish));
+			p->has_finish = true;
+		}
+		return 0;
+	case PERF_RECORD_SAMPLE:
+		p->records++;
+		load_sample(l, rec);
+		return 0;
+	default:
+		if (rec->type < PERF_RECORD_MAX)
+			p->records++;
+		load_task_record(l, rec);
+		return 0;
+	}
+}
+
+static void note_kernel_symbols(struct profile *p, struct dso *kernel, const char *kallsyms)
+{
+	if (kernel->load_error == -EPERM)
+		snprintf(p->kernel_symbols_problem, sizeof(p->kernel_symbols_problem),
+			 "kernel symbols hidden in %s: run as root or set kernel.kptr_restrict=0", kallsyms);
+	else if (kernel->load_error)
+		snprintf(p->kernel_symbols_problem, sizeof(p->kernel_symbols_problem), "cannot read %s: %s", kallsyms,
+			 strerror(-kernel->load_error));
+}
+
+int profile_load(const char *file, const struct profile_options *opts, struct profile *p, char *err,
+		 size_t errlen)
+{
+	memset(p, 0, sizeof(*p));
+	p->file = file;
+	p->procs = proc_table_new();
+	stack_table_init(&p->stacks, opts ? opts->rules : NULL);
+	const char *kallsyms = opts && opts->kallsyms ? opts->kallsyms : "/proc/kallsyms";
+	proc_table_set_kallsyms(p->procs, kallsyms);
+
+	struct sp_reader *r;
+	int ret = sp_reader_open(file, &r, err, errlen);
+	if (ret < 0)
+		return ret;
+	struct loader l = { .p = p };
+	l.kernel = proc_table_kernel(p->procs);
+	note_kernel_symbols(p, l.kernel, kallsyms);
+	const struct perf_event_header *rec;
+	while (sp_reader_next(r, &rec) == 1) {
+		if (load_record(&l, rec) < 0) {
+			snprintf(p->problem, sizeof(p->problem), "corrupt EVENT record at offset %llu",
+				 (unsigned long long)sp_reader_offset(r));
+			break;
+		}
+	}
+	if (!p->problem[0] && sp_reader_problem(r))
+		snprintf(p->problem, sizeof(p->problem), "%s", sp_reader_problem(r));
+	p->truncated = !p->has_finish;
+	sp_reader_close(r);
+	free(l.event_collector);
+	free(l.frames);
+	if (!p->events.count && !p->has_finish && !p->ncollectors) {
+		snprintf(err, errlen, "holds no recording (%s)", p->problem[0] ? p->problem : "no records");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+void profile_free(struct profile *p)
+{
+	for (int i = 0; i < p->argc; i++)
+		free(p->argv[i]);
+	free(p->argv);
+	for (int i = 0; i < p->nnotes; i++)
+		free(p->notes[i]);
+	free(p->notes);
+	event_set_free(&p->events);
+	stack_table_free(&p->stacks);
+	proc_table_free(p->procs);
+	memset(p, 0, sizeof(*p));
+}
+
+double profile_duration_s(const struct profile *p)
+{
+	if (p->has_finish)
+		return (double)p->finish.duration_ns / 1e9;
+	return p->last_time > p->first_time ? (double)(p->last_time - p->first_time) / 1e9 : 0.0;
+}
+
+int profile_exit_status(const struct profile *p)
+{
+	if (!p->has_finish)
+		return -1;
+	int st = p->finish.wait_status;
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st);
+	if (WIFSIGNALED(st))
+		return 128 + WTERMSIG(st);
+	return -1;
+}
+
+uint64_t profile_lost(const struct profile *p, double *share_percent)
+{
+	uint64_t lost = p->lost + p->lost_samples;
+	uint64_t all = p->samples + lost;
+	if (share_percent)
+		*share_percent = all ? 100.0 * (double)lost / (double)all : 0.0;
+	return lost;
+}

@@ -1,0 +1,620 @@
+/*
+ * record.c: `sigprof record`, running a workload under the collectors.
+ *
+ * The order of a run:
+ *   1. check the command exists (before touching any file, so a typo costs
+ *      no previous recording);
+ *   2. ask each collector for its events; open the data file, write META;
+ *   3. fork the workload blocked on a pipe, open the events for it on every
+ *      CPU (inherit + enable_on_exec), write EVENT records;
+ *   4. release it; a second, close-on-exec pipe tells whether exec worked;
+ *   5. drain the ring buffers into the file until the workload exits,
+ *      forwarding SIGINT/SIGTERM/SIGHUP to it;
+ *   6. read the exact totals, write TOTALS and FINISH, print one line.
+ * Signals are blocked except inside ppoll(), so the drain loop wakes for
+ * them without races.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "sigprof/collector.h"
+#include "sigprof/commands.h"
+#include "sigprof/format.h"
+#include "sigprof/util.h"
+
+#define DEFAULT_FREQUENCY 4000
+#define DEFAULT_RING_PAGES 256 /* 1 MiB per CPU */
+
+struct record_args {
+	const char *output;
+	struct record_options opts;
+	char **argv; /* the workload */
+	unsigned ring_pages;
+	bool quiet;
+};
+
+static volatile sig_atomic_t child_exited;
+static volatile sig_atomic_t interrupt_signal;
+
+static void on_sigchld(int sig)
+{
+	(void)sig;
+	child_exited = 1;
+}
+
+static void on_interrupt(int sig)
+{
+	interrupt_signal = sig;
+}
+
+static void record_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: sigprof record [-o FILE] [-F HZ | -c PERIOD] [--call-graph fp|none] [-m PAGES] [--] CMD [ARGS...]\n"
+		"\n"
+		"Run CMD under the collectors and write what they gather to FILE (sigprof.data).\n"
+		"\n"
+		"  -o, --output FILE      write to FILE; an existing one is renamed FILE.old\n"
+		"  -F, --freq HZ          samples per second per CPU (default %d)\n"
+		"  -c, --count PERIOD     sample every PERIOD events instead of a frequency\n"
+		"  -g                     same as --call-graph fp (the default)\n"
+		"      --call-graph MODE  fp: kernel and frame-pointer user stacks; none: the sampled IP only\n"
+		"  -m, --mmap-pages N     ring buffer data pages per CPU, a power of two (default %d)\n"
+		"  -q, --quiet            no closing line\n"
+		"  -h, --help             this text\n"
+		"\n"
+		"The exit status is the workload's (128+N if signal N killed it); 127 if CMD cannot be found.\n",
+		DEFAULT_FREQUENCY, DEFAULT_RING_PAGES);
+}
+
+static int parse_call_graph(const char *s, enum call_graph_mode *mode)
+{
+	if (strcmp(s, "fp") == 0)
+		*mode = CALL_GRAPH_FP;
+	else if (strcmp(s, "none") == 0)
+		*mode = CALL_GRAPH_NONE;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static int max_sample_rate(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "re");
+	int rate = 100000;
+	if (f) {
+		if (fscanf(f, "%d", &rate) != 1)
+			rate = 100000;
+		fclose(f);
+	}
+	return rate;
+}
+
+static int parse_record_args(int argc, char **argv, struct record_args *a)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },  { "freq", required_argument, NULL, 'F' },
+		{ "count", required_argument, NULL, 'c' },   { "call-graph", required_argument, NULL, 'G' },
+		{ "mmap-pages", required_argument, NULL, 'm' }, { "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },          { NULL, 0, NULL, 0 },
+	};
+	a->output = "sigprof.data";
+	a->opts.frequency = DEFAULT_FREQUENCY;
+	a->opts.call_graph = CALL_GRAPH_FP;
+	a->ring_pages = DEFAULT_RING_PAGES;
+	int c;
+	uint64_t v;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+o:F:c:gm:qh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			a->output = optarg;
+			break;
+		case 'F':
+			if (parse_u64(optarg, 1, (uint64_t)max_sample_rate(), &v) < 0) {
+				sp_error("record: -F %s: not a frequency between 1 and %d Hz (kernel.perf_event_max_sample_rate)",
+					 optarg, max_sample_rate());
+				return -EINVAL;
+			}
+			a->opts.frequency = v;
+			a->opts.period = 0;
+			break;
+		case 'c':
+			if (parse_u64(optarg, 1, UINT64_MAX >> 1, &v) < 0) {
+				sp_error("record: -c %s: not a positive period", optarg);
+				return -EINVAL;
+			}
+			a->opts.period = v;
+			break;
+		case 'g':
+			a->opts.call_graph = CALL_GRAPH_FP;
+			break;
+		case 'G':
+			if (parse_call_graph(optarg, &a->opts.call_graph) < 0) {
+				sp_error("record: --call-graph %s: expected fp or none", optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'm':
+			if (parse_u64(optarg, 8, 1u << 20, &v) < 0 || (v & (v - 1))) {
+				sp_error("record: -m %s: expected a power of two from 8 to 1048576", optarg);
+				return -EINVAL;
+			}
+			a->ring_pages = (unsigned)v;
+			break;
+		case 'q':
+			a->quiet = true;
+			break;
+		case 'h':
+			record_usage(stdout);
+			exit(0);
+		default:
+			fprintf(stderr, "Try 'sigprof record --help'.\n");
+			return -EINVAL;
+		}
+	}
+	if (optind >= argc) {
+		sp_error("record: no command to run (sigprof record [options] -- CMD [ARGS...])");
+		return -EINVAL;
+	}
+	a->argv = argv + optind;
+	return 0;
+}
+
+/* Look cmd up as execvp() would: 0, -ENOENT (not found) or -EACCES (found, not executable). */
+static int find_command(const char *cmd)
+{
+	struct stat st;
+	if (strchr(cmd, '/')) {
+		if (stat(cmd, &st) < 0)
+			return -errno;
+		return S_ISREG(st.st_mode) && access(cmd, X_OK) == 0 ? 0 : -EACCES;
+	}
+	const char *path = getenv("PATH");
+	if (!path || !*path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	int found = -ENOENT;
+	while (*path) {
+		size_t len = strcspn(path, ":");
+		char file[4096];
+		snprintf(file, sizeof(file), "%.*s/%s", (int)(len ? len : 1), len ? path : ".", cmd);
+		if (stat(file, &st) == 0 && S_ISREG(st.st_mode)) {
+			if (access(file, X_OK) == 0)
+				return 0;
+			found = -EACCES;
+		}
+		path += len + (path[len] == ':');
+	}
+	return found;
+}
+
+static int paranoid_level(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
+	int level = 2;
+	if (f) {
+		if (fscanf(f, "%d", &level) != 1)
+			level = 2;
+		fclose(f);
+	}
+	return level;
+}
+
+struct collector_state {
+	const struct collector *collector;
+	int error;
+	char reason[256];
+};
+
+static void gather_events(const struct record_options *opts, struct event_list *events,
+			  struct collector_state *states)
+{
+	for (size_t i = 0; i < collector_count; i++) {
+		states[i].collector = collector_table[i];
+		states[i].error = collector_table[i]->add_events(opts, events, states[i].reason,
+								 sizeof(states[i].reason));
+	}
+	for (size_t e = 0; e < events->count; e++) {
+		struct perf_event_attr *attr = &events->specs[e].attr;
+		attr->watermark = 1;
+		attr->wakeup_watermark = 64 * 1024;
+	}
+	if (events->count) {
+		/* The first event carries the records that describe the workload's tasks and mappings. */
+		struct perf_event_attr *attr = &events->specs[0].attr;
+		attr->mmap = attr->mmap2 = attr->comm = attr->comm_exec = attr->task = 1;
+	}
+}
+
+static int write_meta(struct sp_writer *w, const struct record_args *a, const struct collector_state *states,
+		      uint64_t start_real, uint64_t start_mono)
+{
+	struct utsname u;
+	uname(&u);
+	char ncpus[32], real[32], mono[32];
+	snprintf(ncpus, sizeof(ncpus), "%ld", sysconf(_SC_NPROCESSORS_ONLN));
+	snprintf(real, sizeof(real), "%llu", (unsigned long long)start_real);
+	snprintf(mono, sizeof(mono), "%llu", (unsigned long long)start_mono);
+	uint32_t argc = 0;
+	while (a->argv[argc])
+		argc++;
+	const char *cg = a->opts.call_graph == CALL_GRAPH_FP ? "fp" : "none";
+	const char *version = SIGPROF_VERSION;
+	const char *hostname = u.nodename, *release = u.release, *machine = u.machine;
+	int err = sp_writer_meta(w, "argv", (const char *const *)a->argv, argc);
+	if (err == -E2BIG) {
+		const char *just_cmd[] = { a->argv[0] };
+		err = sp_writer_meta(w, "argv", just_cmd, 1);
+	}
+	err = err ? err : sp_writer_meta(w, "hostname", &hostname, 1);
+	err = err ? err : sp_writer_meta(w, "kernel", &release, 1);
+	err = err ? err : sp_writer_meta(w, "arch", &machine, 1);
+	err = err ? err : sp_writer_meta(w, "ncpus", (const char *const[]){ ncpus }, 1);
+	err = err ? err : sp_writer_meta(w, "start_realtime_ns", (const char *const[]){ real }, 1);
+	err = err ? err : sp_writer_meta(w, "start_monotonic_ns", (const char *const[]){ mono }, 1);
+	err = err ? err : sp_writer_meta(w, "sigprof_version", &version, 1);
+	err = err ? err : sp_writer_meta(w, "call_graph", &cg, 1);
+	if (a->opts.exclude_kernel) {
+		const char *why = "kernel frames excluded: not root and kernel.perf_event_paranoid > 1";
+		err = err ? err : sp_writer_meta(w, "note", &why, 1);
+	}
+	for (size_t i = 0; i < collector_count && !err; i++) {
+		const char *v[] = { states[i].collector->name, states[i].error ? "unavailable" : "ok",
+				    states[i].error ? states[i].reason : "" };
+		err = sp_writer_meta(w, "collector_status", v, 3);
+	}
+	return err;
+}
+
+/* The workload's side of the fork: wait for the go, then exec. */
+static void __attribute__((noreturn)) run_child(char **argv, int go_fd, int exec_err_fd)
+{
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	signal(SIGCHLD, SIG_DFL);
+	char go;
+	if (read(go_fd, &go, 1) != 1)
+		_exit(EXIT_CANNOT_RUN); /* sigprof gave up before releasing us */
+	close(go_fd);
+	execvp(argv[0], argv);
+	int err = errno;
+	if (write(exec_err_fd, &err, sizeof(err)) < 0)
+		_exit(EXIT_CANNOT_RUN);
+	_exit(err == ENOENT ? EXIT_CANNOT_RUN : EXIT_NOT_EXEC);
+}
+
+struct drain_state {
+	struct sp_writer *writer;
+	struct ring_stats stats;
+};
+
+static int sink_to_writer(void *ctx, const void *data, size_t len)
+{
+	struct drain_state *d = ctx;
+	return sp_writer_raw(d->writer, data, len);
+}
+
+static int status_to_exit(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return 1;
+}
+
+/* Drain until the workload exits; returns its wait status, or -errno on a write error. */
+static int drain_until_exit(struct perf_session *session, pid_t child, struct drain_state *d,
+			    const sigset_t *waitmask)
+{
+	int fds[4096];
+	size_t nfds = perf_session_poll_fds(session, fds, ARRAY_SIZE(fds));
+	struct pollfd *pfds = xcalloc(nfds ? nfds : 1, sizeof(*pfds));
+	for (size_t i = 0; i < nfds; i++)
+		pfds[i] = (struct pollfd){ .fd = fds[i], .events = POLLIN };
+	int status = 0, ret = 0;
+	int forwarded = 0;
+	for (;;) {
+		if (interrupt_signal && interrupt_signal != forwarded) {
+			forwarded = interrupt_signal;
+			kill(child, forwarded);
+		}
+		if (child_exited) {
+			pid_t p = waitpid(child, &status, WNOHANG);
+			if (p == child)
+				break;
+			child_exited = 0;
+		}
+		struct timespec timeout = { 0, 100 * 1000 * 1000 };
+		int n = ppoll(pfds, nfds, &timeout, waitmask);
+		if (n < 0 && errno != EINTR) {
+			ret = -errno;
+			break;
+		}
+		for (size_t i = 0; i < nfds; i++)
+			if (pfds[i].revents & (POLLHUP | POLLERR))
+				pfds[i].fd = -1; /* its task is gone: stop polling, keep draining */
+		ret = perf_session_drain(session, sink_to_writer, d, &d->stats);
+		if (!ret)
+			ret = sp_writer_flush(d->writer);
+		if (ret)
+			break;
+	}
+	free(pfds);
+	if (ret < 0) {
+		kill(child, SIGKILL);
+		waitpid(child, &status, 0);
+		return ret;
+	}
+	return status;
+}
+
+static int write_closing(struct sp_writer *w, struct perf_session *session, const struct drain_state *d,
+			 int status, uint64_t duration_ns)
+{
+	const struct opened_event *events;
+	size_t n = perf_session_events(session, &events);
+	int err = 0;
+	unsigned index = 0;
+	for (size_t e = 0; e < n && !err; e++) {
+		if (events[e].failed)
+			continue;
+		struct sp_totals_record t = { .header = { .type = SP_REC_TOTALS, .size = sizeof(t) },
+					      .event_index = index++ };
+		if (perf_session_read_total(session, e, &t.value, &t.time_enabled, &t.time_running) == 0)
+			err = sp_writer_record(w, &t);
+	}
+	struct sp_finish_record f = {
+		.header = { .type = SP_REC_FINISH, .size = sizeof(f) },
+		.end_realtime_ns = now_realtime_ns(),
+		.duration_ns = duration_ns,
+		.wait_status = status,
+		.flags = interrupt_signal ? SP_FINISH_INTERRUPTED : 0,
+		.kernel_records = d->stats.records,
+		.samples = d->stats.samples,
+		.lost = d->stats.lost,
+		.lost_samples = d->stats.lost_samples,
+		.data_bytes = d->stats.bytes,
+	};
+	return err ? err : sp_writer_record(w, &f);
+}
+
+static int write_events(struct sp_writer *w, struct perf_session *session, struct collector_state *states)
+{
+	const struct opened_event *events;
+	size_t n = perf_session_events(session, &events);
+	int err = 0;
+	for (size_t e = 0; e < n && !err; e++) {
+		const struct event_spec *spec = events[e].spec;
+		if (events[e].failed) {
+			for (size_t i = 0; i < collector_count; i++)
+				if (strcmp(states[i].collector->name, spec->collector) == 0 && !states[i].error) {
+					states[i].error = events[e].error;
+					snprintf(states[i].reason, sizeof(states[i].reason), "cannot open %s: %s",
+						 spec->name, perf_open_reason(events[e].error, &spec->attr));
+				}
+			continue;
+		}
+		struct perf_event_attr attr = spec->attr;
+		attr.size = sizeof(attr);
+		err = sp_writer_event(w, spec->name, spec->collector, &attr, events[e].ids, events[e].nr_ids);
+	}
+	return err;
+}
+
+static void print_closing_line(const struct record_args *a, const struct drain_state *d, uint64_t duration_ns,
+			       uint64_t bytes)
+{
+	if (a->quiet)
+		return;
+	uint64_t lost = d->stats.lost + d->stats.lost_samples;
+	double share = d->stats.samples + lost ? 100.0 * (double)lost / (double)(d->stats.samples + lost) : 0.0;
+	fprintf(stderr, "sigprof: recorded %.2f s, %llu samples, %llu lost (%.2f%%), %.1f MB written to %s\n",
+		(double)duration_ns / 1e9, (unsigned long long)d->stats.samples, (unsigned long long)lost, share,
+		(double)bytes / 1e6, a->output);
+}
+
+static void install_handlers(sigset_t *waitmask)
+{
+	struct sigaction sa = { 0 };
+	sa.sa_handler = on_sigchld;
+	sigaction(SIGCHLD, &sa, NULL);
+	sa.sa_handler = on_interrupt;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sigset_t block;
+	sigemptyset(&block);
+	sigaddset(&block, SIGCHLD);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
+	sigprocmask(SIG_BLOCK, &block, waitmask);
+	sigdelset(waitmask, SIGCHLD);
+	sigdelset(waitmask, SIGINT);
+	sigdelset(waitmask, SIGTERM);
+	sigdelset(waitmask, SIGHUP);
+}
+
+/* The writer's file is discarded and the previous recording put back: the run never started. */
+static void discard_output(const char *path)
+{
+	char old[4096];
+	snprintf(old, sizeof(old), "%s.old", path);
+	unlink(path);
+	if (access(old, F_OK) == 0)
+		rename(old, path);
+}
+
+static int start_workload(char **argv, pid_t *child, int *go_fd, int *exec_err_fd)
+{
+	int go[2], exec_err[2];
+	if (pipe2(go, O_CLOEXEC) < 0)
+		return -errno;
+	if (pipe2(exec_err, O_CLOEXEC) < 0) {
+		int err = -errno;
+		close(go[0]);
+		close(go[1]);
+		return err;
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		int err = -errno;
+		close(go[0]);
+		close(go[1]);
+		close(exec_err[0]);
+		close(exec_err[1]);
+		return err;
+	}
+	if (pid == 0) {
+		close(go[1]);
+		close(exec_err[0]);
+		run_child(argv, go[0], exec_err[1]);
+	}
+	close(go[0]);
+	close(exec_err[1]);
+	*child = pid;
+	*go_fd = go[1];
+	*exec_err_fd = exec_err[0];
+	return 0;
+}
+
+/* Release the workload; 0 when it exec'd, else the exec errno (negated). */
+static int release_workload(int go_fd, int exec_err_fd)
+{
+	char go = 'g';
+	ssize_t n = write(go_fd, &go, 1);
+	close(go_fd);
+	if (n != 1)
+		return -EPIPE;
+	int err = 0;
+	n = read(exec_err_fd, &err, sizeof(err));
+	close(exec_err_fd);
+	return n == sizeof(err) ? -err : 0;
+}
+
+static int record_run(struct record_args *a)
+{
+	int found = find_command(a->argv[0]);
+	if (found < 0) {
+		sp_error("record: cannot run '%s': %s", a->argv[0],
+			 found == -ENOENT ? "command not found" : strerror(-found));
+		return found == -ENOENT ? EXIT_CANNOT_RUN : EXIT_NOT_EXEC;
+	}
+	if (geteuid() != 0 && paranoid_level() > 1)
+		a->opts.exclude_kernel = true;
+
+	struct event_list events = { 0 };
+	struct collector_state states[64] = { 0 };
+	gather_events(&a->opts, &events, states);
+	if (!events.count) {
+		sp_error("record: no collector can run here: %s", states[0].reason);
+		event_list_free(&events);
+		return EXIT_USAGE;
+	}
+
+	sigset_t waitmask;
+	install_handlers(&waitmask);
+	pid_t child = -1;
+	int go_fd = -1, exec_err_fd = -1;
+	int err = start_workload(a->argv, &child, &go_fd, &exec_err_fd);
+	if (err < 0) {
+		sp_error("record: cannot start the workload: %s", strerror(-err));
+		event_list_free(&events);
+		return EXIT_USAGE;
+	}
+
+	char errbuf[512] = "";
+	struct perf_target target = { .pid = child, .inherit = true };
+	struct perf_session *session = NULL;
+	struct sp_writer *writer = NULL;
+	err = perf_session_open(events.specs, events.count, &target, a->ring_pages, &session, errbuf, sizeof(errbuf));
+	if (err < 0) {
+		sp_error("record: %s", errbuf);
+		goto fail_child;
+	}
+	err = sp_writer_create(a->output, &writer);
+	if (err < 0) {
+		sp_error("record: cannot create %s: %s", a->output, strerror(-err));
+		goto fail_child;
+	}
+	uint64_t start_real = now_realtime_ns(), start_mono = now_monotonic_ns();
+	err = write_events(writer, session, states);
+	err = err ? err : write_meta(writer, a, states, start_real, start_mono);
+	err = err ? err : sp_writer_flush(writer);
+	if (err < 0) {
+		sp_error("record: cannot write %s: %s", a->output, strerror(-err));
+		goto fail_child;
+	}
+	for (size_t i = 0; i < collector_count; i++)
+		if (states[i].error && !a->quiet)
+			fprintf(stderr, "sigprof: collector %s unavailable: %s\n", states[i].collector->name,
+				states[i].reason);
+
+	err = release_workload(go_fd, exec_err_fd);
+	go_fd = exec_err_fd = -1;
+	if (err < 0) {
+		sp_error("record: cannot run '%s': %s", a->argv[0], strerror(-err));
+		waitpid(child, NULL, 0);
+		sp_writer_close(writer);
+		discard_output(a->output);
+		perf_session_close(session);
+		event_list_free(&events);
+		return err == -ENOENT ? EXIT_CANNOT_RUN : EXIT_NOT_EXEC;
+	}
+
+	struct drain_state d = { .writer = writer };
+	int status = drain_until_exit(session, child, &d, &waitmask);
+	uint64_t duration = now_monotonic_ns() - start_mono;
+	perf_session_disable(session);
+	err = status < 0 ? status : perf_session_drain(session, sink_to_writer, &d, &d.stats);
+	err = err ? err : write_closing(writer, session, &d, status, duration);
+	uint64_t bytes = sp_writer_bytes(writer);
+	int close_err = sp_writer_close(writer);
+	err = err ? err : close_err;
+	perf_session_close(session);
+	event_list_free(&events);
+	if (err < 0) {
+		sp_error("record: writing %s failed: %s (the file holds what was written before)", a->output,
+			 strerror(-err));
+		return EXIT_USAGE;
+	}
+	print_closing_line(a, &d, duration, bytes);
+	return status_to_exit(status);
+
+fail_child:
+	kill(child, SIGKILL);
+	if (go_fd >= 0)
+		close(go_fd);
+	if (exec_err_fd >= 0)
+		close(exec_err_fd);
+	waitpid(child, NULL, 0);
+	if (writer) {
+		sp_writer_close(writer);
+		discard_output(a->output);
+	}
+	perf_session_close(session);
+	event_list_free(&events);
+	return EXIT_USAGE;
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct record_args a = { 0 };
+	if (parse_record_args(argc, argv, &a) < 0)
+		return EXIT_USAGE;
+	return record_run(&a);
+}

@@ -1,0 +1,304 @@
+/*
+ * report.c: `sigprof report`, the options, the shared sorted views
+ * (report.h) and the folded-stacks writer.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sigprof/commands.h"
+#include "sigprof/report.h"
+#include "sigprof/util.h"
+
+static void report_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: sigprof report [-i FILE] [--json | --folded] [-n N] [--stacks N] [--sort self|total|name]\n"
+		"                      [--path-rule GLOB=PATH]... [--path-rules FILE] [--kallsyms FILE]\n"
+		"\n"
+		"Show where the samples of a recording land: the share of each path (sigreturn, signal-deliver,\n"
+		"signal-generate, futex-wait, futex-wake, futex-requeue, futex-other, other), the top functions\n"
+		"and the top call stacks of each path.\n"
+		"\n"
+		"  -i, --input FILE        the recording (default sigprof.data)\n"
+		"      --json              one JSON object (docs/report-json.md)\n"
+		"      --folded            folded stacks, root first, for flame graphs\n"
+		"  -n, --top N             functions to list (default 15)\n"
+		"      --stacks N          stacks per path (default 3 in text, all in JSON)\n"
+		"      --sort KEY          order functions by self (default), total or name\n"
+		"      --max-frames N      frames printed per stack in text (default 24)\n"
+		"      --collector NAME    the collector whose stacks --folded prints (default: cpu)\n"
+		"      --path-rule R       add a path rule GLOB=PATH, checked before the built-in ones\n"
+		"      --path-rules FILE   add the rules of FILE, one 'GLOB PATH' per line\n"
+		"      --kallsyms FILE     kernel symbols from FILE instead of /proc/kallsyms\n"
+		"  -h, --help              this text\n");
+}
+
+enum { OPT_JSON = 256, OPT_FOLDED, OPT_STACKS, OPT_SORT, OPT_PATH_RULE, OPT_PATH_RULES, OPT_KALLSYMS,
+       OPT_MAX_FRAMES, OPT_COLLECTOR };
+
+static int parse_count(const char *opt, const char *arg, uint64_t max, unsigned *out)
+{
+	uint64_t v;
+	if (parse_u64(arg, 0, max, &v) < 0) {
+		sp_error("report: %s %s: expected a number from 0 to %llu", opt, arg, (unsigned long long)max);
+		return -EINVAL;
+	}
+	*out = (unsigned)v;
+	return 0;
+}
+
+static int parse_report_args(int argc, char **argv, struct report_options *o, struct path_rules *rules,
+			     struct profile_options *po)
+{
+	static const struct option longopts[] = {
+		{ "input", required_argument, NULL, 'i' },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "folded", no_argument, NULL, OPT_FOLDED },
+		{ "top", required_argument, NULL, 'n' },
+		{ "stacks", required_argument, NULL, OPT_STACKS },
+		{ "sort", required_argument, NULL, OPT_SORT },
+		{ "max-frames", required_argument, NULL, OPT_MAX_FRAMES },
+		{ "collector", required_argument, NULL, OPT_COLLECTOR },
+		{ "path-rule", required_argument, NULL, OPT_PATH_RULE },
+		{ "path-rules", required_argument, NULL, OPT_PATH_RULES },
+		{ "kallsyms", required_argument, NULL, OPT_KALLSYMS },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char err[512];
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "i:n:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			o->input = optarg;
+			break;
+		case OPT_JSON:
+			o->format = REPORT_JSON;
+			break;
+		case OPT_FOLDED:
+			o->format = REPORT_FOLDED;
+			break;
+		case 'n':
+			if (parse_count("-n", optarg, 1000000, &o->top_functions) < 0)
+				return -EINVAL;
+			break;
+		case OPT_STACKS:
+			if (parse_count("--stacks", optarg, 1000000, &o->stacks_per_path) < 0)
+				return -EINVAL;
+			o->stacks_limit_given = true;
+			break;
+		case OPT_MAX_FRAMES:
+			if (parse_count("--max-frames", optarg, 100000, &o->max_frames) < 0)
+				return -EINVAL;
+			break;
+		case OPT_SORT:
+			if (strcmp(optarg, "self") == 0)
+				o->sort = SORT_SELF;
+			else if (strcmp(optarg, "total") == 0)
+				o->sort = SORT_TOTAL;
+			else if (strcmp(optarg, "name") == 0)
+				o->sort = SORT_NAME;
+			else {
+				sp_error("report: --sort %s: expected self, total or name", optarg);
+				return -EINVAL;
+			}
+			break;
+		case OPT_COLLECTOR:
+			o->collector = optarg;
+			break;
+		case OPT_PATH_RULE:
+			if (path_rules_add(rules, optarg, err, sizeof(err)) < 0) {
+				sp_error("report: --path-rule: %s", err);
+				return -EINVAL;
+			}
+			break;
+		case OPT_PATH_RULES:
+			if (path_rules_load(rules, optarg, err, sizeof(err)) < 0) {
+				sp_error("report: --path-rules: %s", err);
+				return -EINVAL;
+			}
+			break;
+		case OPT_KALLSYMS:
+			po->kallsyms = optarg;
+			break;
+		case 'h':
+			report_usage(stdout);
+			exit(0);
+		default:
+			fprintf(stderr, "Try 'sigprof report --help'.\n");
+			return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		sp_error("report: unexpected argument '%s' (the recording is named with -i FILE)", argv[optind]);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+const char *dso_short_name(const char *dso)
+{
+	const char *slash = strrchr(dso, '/');
+	return slash && slash[1] ? slash + 1 : dso;
+}
+
+const char *frame_label(const struct frame *f, char *buf, size_t buflen)
+{
+	if (f->sym)
+		return f->sym;
+	snprintf(buf, buflen, "%s+0x%llx", dso_short_name(f->dso), (unsigned long long)f->addr);
+	return buf;
+}
+
+static const struct profile *sort_profile;
+static enum function_sort sort_key;
+
+static int compare_functions(const void *a, const void *b)
+{
+	const struct function_row *x = a, *y = b;
+	if (sort_key == SORT_NAME) {
+		char bx[128], by[128];
+		const struct frame *fx = &sort_profile->stacks.frames[x->frame];
+		const struct frame *fy = &sort_profile->stacks.frames[y->frame];
+		int c = strcmp(frame_label(fx, bx, sizeof(bx)), frame_label(fy, by, sizeof(by)));
+		if (c)
+			return c;
+	}
+	uint64_t kx = sort_key == SORT_TOTAL ? x->total : x->self;
+	uint64_t ky = sort_key == SORT_TOTAL ? y->total : y->self;
+	if (kx != ky)
+		return kx < ky ? 1 : -1;
+	if (x->total != y->total)
+		return x->total < y->total ? 1 : -1;
+	return x->frame < y->frame ? -1 : x->frame > y->frame;
+}
+
+size_t report_functions(const struct profile *p, int collector, enum function_sort sort,
+			struct function_row **rows)
+{
+	const struct stack_table *t = &p->stacks;
+	struct function_row *all = xcalloc(t->nframes + 1, sizeof(*all));
+	uint32_t *seen = xcalloc(t->nframes + 1, sizeof(*seen));
+	for (size_t s = 0; s < t->nstacks; s++) {
+		const struct stack *st = &t->stacks[s];
+		if ((int)st->collector != collector || !st->nframes)
+			continue;
+		const uint32_t *frames = stack_frames(t, st);
+		all[frames[0]].self += st->count;
+		for (uint32_t i = 0; i < st->nframes; i++) {
+			if (seen[frames[i]] == s + 1)
+				continue; /* recursion: count a function once per stack */
+			seen[frames[i]] = (uint32_t)s + 1;
+			all[frames[i]].total += st->count;
+		}
+	}
+	size_t n = 0;
+	for (size_t f = 0; f < t->nframes; f++)
+		if (all[f].total) {
+			all[n] = all[f];
+			all[n++].frame = (uint32_t)f;
+		}
+	free(seen);
+	sort_profile = p;
+	sort_key = sort;
+	qsort(all, n, sizeof(*all), compare_functions);
+	*rows = all;
+	return n;
+}
+
+static int compare_stack_ids(const void *a, const void *b)
+{
+	const struct stack *x = &sort_profile->stacks.stacks[*(const uint32_t *)a];
+	const struct stack *y = &sort_profile->stacks.stacks[*(const uint32_t *)b];
+	if (x->count != y->count)
+		return x->count < y->count ? 1 : -1;
+	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+size_t report_stacks(const struct profile *p, int collector, int path, uint32_t **ids)
+{
+	const struct stack_table *t = &p->stacks;
+	uint32_t *out = xmalloc((t->nstacks + 1) * sizeof(*out));
+	size_t n = 0;
+	for (size_t s = 0; s < t->nstacks; s++)
+		if ((int)t->stacks[s].collector == collector && (path < 0 || t->stacks[s].path == path))
+			out[n++] = (uint32_t)s;
+	sort_profile = p;
+	qsort(out, n, sizeof(*out), compare_stack_ids);
+	*ids = out;
+	return n;
+}
+
+static int folded_collector(const struct profile *p, const char *name)
+{
+	for (int c = 0; c < p->ncollectors; c++)
+		if (name ? strcmp(p->collectors[c].name, name) == 0 : p->collectors[c].samples > 0)
+			return c;
+	return -1;
+}
+
+static int report_folded(const struct profile *p, const struct report_options *o, FILE *out)
+{
+	int c = folded_collector(p, o->collector);
+	if (c < 0) {
+		sp_error("report: %s: no samples from collector %s", p->file, o->collector ? o->collector : "any");
+		return -ENOENT;
+	}
+	uint32_t *ids;
+	size_t n = report_stacks(p, c, -1, &ids);
+	char buf[256];
+	for (size_t i = 0; i < n; i++) {
+		const struct stack *s = &p->stacks.stacks[ids[i]];
+		const uint32_t *frames = stack_frames(&p->stacks, s);
+		for (uint32_t k = s->nframes; k-- > 0;) {
+			const struct frame *f = &p->stacks.frames[frames[k]];
+			fprintf(out, "%s%s%s", frame_label(f, buf, sizeof(buf)), f->kernel ? "_[k]" : "", k ? ";" : "");
+		}
+		fprintf(out, " %llu\n", (unsigned long long)s->count);
+	}
+	free(ids);
+	return 0;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	struct report_options o = { .input = "sigprof.data", .top_functions = 15, .stacks_per_path = 3,
+				    .max_frames = 24 };
+	struct path_rules *rules = path_rules_new();
+	struct profile_options po = { .rules = rules };
+	if (parse_report_args(argc, argv, &o, rules, &po) < 0) {
+		path_rules_free(rules);
+		return EXIT_USAGE;
+	}
+	struct profile p;
+	char err[512];
+	int ret = profile_load(o.input, &po, &p, err, sizeof(err));
+	if (ret < 0) {
+		sp_error("report: %s: %s", o.input, err);
+		profile_free(&p);
+		path_rules_free(rules);
+		return EXIT_USAGE;
+	}
+	if (p.truncated)
+		sp_warn("%s was cut short (%s); reporting the %llu samples it holds",
+			o.input, p.problem[0] ? p.problem : "no closing section", (unsigned long long)p.samples);
+	else if (p.problem[0])
+		sp_warn("%s: %s; reporting what came before", o.input, p.problem);
+	ret = 0;
+	if (o.format == REPORT_JSON)
+		report_json(&p, &o, stdout);
+	else if (o.format == REPORT_FOLDED)
+		ret = report_folded(&p, &o, stdout);
+	else
+		report_text(&p, &o, stdout);
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		sp_error("report: writing the report failed: %s", strerror(errno));
+		ret = -EIO;
+	}
+	profile_free(&p);
+	path_rules_free(rules);
+	return ret < 0 ? EXIT_USAGE : 0;
+}

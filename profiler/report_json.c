@@ -1,0 +1,162 @@
+/*
+ * report_json.c: `sigprof report --json`, one object documented in
+ * docs/report-json.md.  Top-level keys are added by later collectors
+ * (signals, futexes, sched, cachelines) beside these; existing keys keep
+ * their meaning.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sigprof/json.h"
+#include "sigprof/report.h"
+
+static void write_collectors(struct json_writer *w, const struct profile *p)
+{
+	json_array_begin(w, "collectors");
+	for (int c = 0; c < p->ncollectors; c++) {
+		const struct collector_info *ci = &p->collectors[c];
+		json_object_begin(w, NULL);
+		json_string(w, "name", ci->name);
+		json_string(w, "event", ci->event[0] ? ci->event : NULL);
+		json_string(w, "status", ci->ok ? "ok" : "unavailable");
+		if (!ci->ok)
+			json_string(w, "reason", ci->reason);
+		json_u64(w, "samples", ci->samples);
+		json_end(w);
+	}
+	json_end(w);
+}
+
+static void write_meta(struct json_writer *w, const struct profile *p)
+{
+	json_object_begin(w, "meta");
+	json_string(w, "file", p->file);
+	json_array_begin(w, "command");
+	for (int i = 0; i < p->argc; i++)
+		json_string(w, NULL, p->argv[i]);
+	json_end(w);
+	json_string(w, "hostname", p->hostname);
+	json_string(w, "kernel", p->kernel);
+	json_string(w, "arch", p->arch);
+	json_i64(w, "ncpus", p->ncpus);
+	json_u64(w, "start_time_ns", p->start_realtime_ns);
+	json_double(w, "duration_s", profile_duration_s(p), 3);
+	int status = profile_exit_status(p);
+	if (status >= 0)
+		json_i64(w, "exit_status", status);
+	else
+		json_null(w, "exit_status");
+	json_bool(w, "interrupted", p->has_finish && (p->finish.flags & SP_FINISH_INTERRUPTED));
+	json_u64(w, "samples", p->samples);
+	double share;
+	json_u64(w, "lost", profile_lost(p, &share));
+	json_double(w, "lost_percent", share, 3);
+	json_bool(w, "truncated", p->truncated);
+	json_string(w, "call_graph", p->call_graph);
+	json_string(w, "sigprof_version", p->version);
+	json_u64(w, "unknown_event_samples", p->unknown_samples);
+	json_u64(w, "malformed_samples", p->bad_samples);
+	json_array_begin(w, "notes");
+	for (int i = 0; i < p->nnotes; i++)
+		json_string(w, NULL, p->notes[i]);
+	if (p->kernel_symbols_problem[0])
+		json_string(w, NULL, p->kernel_symbols_problem);
+	if (p->problem[0])
+		json_string(w, NULL, p->problem);
+	json_end(w);
+	write_collectors(w, p);
+	json_end(w);
+}
+
+static void write_paths(struct json_writer *w, const struct profile *p)
+{
+	json_array_begin(w, "paths");
+	for (int path = 0; path < PATH_COUNT; path++) {
+		json_object_begin(w, NULL);
+		json_string(w, "path", path_name(path));
+		json_object_begin(w, "samples");
+		for (int c = 0; c < p->ncollectors; c++)
+			if (p->collectors[c].ok)
+				json_u64(w, p->collectors[c].name, p->collectors[c].path_samples[path]);
+		json_end(w);
+		json_end(w);
+	}
+	json_end(w);
+}
+
+static void write_frame(struct json_writer *w, const struct frame *f)
+{
+	char buf[256];
+	json_object_begin(w, NULL);
+	json_string(w, "sym", frame_label(f, buf, sizeof(buf)));
+	json_string(w, "dso", f->dso);
+	if (!f->sym) {
+		snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)f->addr);
+		json_string(w, "offset", buf);
+	}
+	json_end(w);
+}
+
+static void write_stacks(struct json_writer *w, const struct profile *p, const struct report_options *o)
+{
+	json_array_begin(w, "stacks");
+	for (int c = 0; c < p->ncollectors; c++) {
+		for (int path = 0; path < PATH_COUNT; path++) {
+			uint32_t *ids;
+			size_t n = report_stacks(p, c, path, &ids);
+			if (o->stacks_limit_given && n > o->stacks_per_path)
+				n = o->stacks_per_path;
+			for (size_t i = 0; i < n; i++) {
+				const struct stack *s = &p->stacks.stacks[ids[i]];
+				const uint32_t *frames = stack_frames(&p->stacks, s);
+				json_object_begin(w, NULL);
+				json_string(w, "collector", p->collectors[c].name);
+				json_string(w, "path", path_name(s->path));
+				json_u64(w, "count", s->count);
+				json_u64(w, "weight", s->weight);
+				json_array_begin(w, "frames");
+				for (uint32_t k = 0; k < s->nframes; k++)
+					write_frame(w, &p->stacks.frames[frames[k]]);
+				json_end(w);
+				json_end(w);
+			}
+			free(ids);
+		}
+	}
+	json_end(w);
+}
+
+static void write_functions(struct json_writer *w, const struct profile *p, const struct report_options *o)
+{
+	json_array_begin(w, "functions");
+	char buf[256];
+	for (int c = 0; c < p->ncollectors; c++) {
+		struct function_row *rows;
+		size_t n = report_functions(p, c, o->sort, &rows);
+		for (size_t i = 0; i < n && i < o->top_functions; i++) {
+			const struct frame *f = &p->stacks.frames[rows[i].frame];
+			json_object_begin(w, NULL);
+			json_string(w, "collector", p->collectors[c].name);
+			json_string(w, "sym", frame_label(f, buf, sizeof(buf)));
+			json_string(w, "dso", f->dso);
+			json_u64(w, "self", rows[i].self);
+			json_u64(w, "total", rows[i].total);
+			json_end(w);
+		}
+		free(rows);
+	}
+	json_end(w);
+}
+
+void report_json(const struct profile *p, const struct report_options *o, FILE *out)
+{
+	struct json_writer w;
+	json_init(&w, out);
+	json_object_begin(&w, NULL);
+	json_u64(&w, "version", 1);
+	write_meta(&w, p);
+	write_paths(&w, p);
+	write_functions(&w, p, o);
+	write_stacks(&w, p, o);
+	json_finish(&w);
+}

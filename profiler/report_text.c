@@ -1,0 +1,143 @@
+/*
+ * report_text.c: the terminal report.
+ *
+ *   header      what ran, for how long, samples and lost records
+ *   paths       one row per path, a samples column and a share per collector
+ *   functions   the top functions by self samples (or --sort), per collector
+ *   stacks      the top stacks of each path that has samples, leaf first
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sigprof/report.h"
+
+static double percent(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+static void print_header(const struct profile *p, FILE *out)
+{
+	fprintf(out, "# sigprof report of %s\n", p->file);
+	fprintf(out, "# command:    ");
+	for (int i = 0; i < p->argc; i++)
+		fprintf(out, "%s%s", i ? " " : "", p->argv[i]);
+	fprintf(out, "\n");
+	char when[64] = "?";
+	time_t t = (time_t)(p->start_realtime_ns / 1000000000ULL);
+	struct tm tm;
+	if (p->start_realtime_ns && localtime_r(&t, &tm))
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
+	fprintf(out, "# recorded:   %s on %s (Linux %s, %s, %d CPUs)\n", when, p->hostname, p->kernel, p->arch,
+		p->ncpus);
+	int status = profile_exit_status(p);
+	if (status >= 0)
+		fprintf(out, "# duration:   %.3f s, exit status %d%s\n", profile_duration_s(p), status,
+			p->finish.flags & SP_FINISH_INTERRUPTED ? " (interrupted)" : "");
+	else
+		fprintf(out, "# duration:   %.3f s between first and last sample (recording cut short)\n",
+			profile_duration_s(p));
+	double share;
+	uint64_t lost = profile_lost(p, &share);
+	fprintf(out, "# samples:    %llu, lost %llu (%.2f%%)%s\n", (unsigned long long)p->samples,
+		(unsigned long long)lost, share, p->truncated ? ", file truncated" : "");
+	for (int c = 0; c < p->ncollectors; c++) {
+		const struct collector_info *ci = &p->collectors[c];
+		if (ci->ok)
+			fprintf(out, "# collector:  %-8s %s, %llu samples\n", ci->name, ci->event,
+				(unsigned long long)ci->samples);
+		else
+			fprintf(out, "# collector:  %-8s unavailable: %s\n", ci->name, ci->reason);
+	}
+	if (p->unknown_samples || p->bad_samples)
+		fprintf(out, "# undecoded:  %llu samples of unknown events, %llu malformed\n",
+			(unsigned long long)p->unknown_samples, (unsigned long long)p->bad_samples);
+	for (int i = 0; i < p->nnotes; i++)
+		fprintf(out, "# note:       %s\n", p->notes[i]);
+	if (p->kernel_symbols_problem[0])
+		fprintf(out, "# note:       %s\n", p->kernel_symbols_problem);
+}
+
+static void print_paths(const struct profile *p, FILE *out)
+{
+	fprintf(out, "\n%-18s", "Path");
+	for (int c = 0; c < p->ncollectors; c++)
+		if (p->collectors[c].ok)
+			fprintf(out, " %12s %7s", p->collectors[c].name, "%");
+	fprintf(out, "\n");
+	for (int path = 0; path < PATH_COUNT; path++) {
+		fprintf(out, "  %-16s", path_name(path));
+		for (int c = 0; c < p->ncollectors; c++) {
+			const struct collector_info *ci = &p->collectors[c];
+			if (!ci->ok)
+				continue;
+			fprintf(out, " %12llu %6.2f%%", (unsigned long long)ci->path_samples[path],
+				percent(ci->path_samples[path], ci->samples));
+		}
+		fprintf(out, "\n");
+	}
+}
+
+static void print_functions(const struct profile *p, int c, const struct report_options *o, FILE *out)
+{
+	const struct collector_info *ci = &p->collectors[c];
+	struct function_row *rows;
+	size_t n = report_functions(p, c, o->sort, &rows);
+	fprintf(out, "\nTop functions, %s samples (%s)\n", ci->name,
+		o->sort == SORT_TOTAL ? "by total" : o->sort == SORT_NAME ? "by name" : "by self");
+	fprintf(out, "  %10s %7s %10s %7s  %-40s %s\n", "self", "%", "total", "%", "function", "dso");
+	char buf[256];
+	for (size_t i = 0; i < n && i < o->top_functions; i++) {
+		const struct frame *f = &p->stacks.frames[rows[i].frame];
+		fprintf(out, "  %10llu %6.2f%% %10llu %6.2f%%  %-40s %s\n", (unsigned long long)rows[i].self,
+			percent(rows[i].self, ci->samples), (unsigned long long)rows[i].total,
+			percent(rows[i].total, ci->samples), frame_label(f, buf, sizeof(buf)), dso_short_name(f->dso));
+	}
+	free(rows);
+}
+
+static void print_stack(const struct profile *p, const struct stack *s, unsigned max_frames, FILE *out)
+{
+	const uint32_t *frames = stack_frames(&p->stacks, s);
+	char buf[256];
+	for (uint32_t i = 0; i < s->nframes && i < max_frames; i++) {
+		const struct frame *f = &p->stacks.frames[frames[i]];
+		fprintf(out, "        %-48s %s\n", frame_label(f, buf, sizeof(buf)), dso_short_name(f->dso));
+	}
+	if (s->nframes > max_frames)
+		fprintf(out, "        ... %u more frames\n", s->nframes - max_frames);
+}
+
+static void print_stacks(const struct profile *p, int c, const struct report_options *o, FILE *out)
+{
+	const struct collector_info *ci = &p->collectors[c];
+	fprintf(out, "\nTop stacks per path, %s samples (leaf first)\n", ci->name);
+	for (int path = 0; path < PATH_COUNT; path++) {
+		if (!ci->path_samples[path])
+			continue;
+		uint32_t *ids;
+		size_t n = report_stacks(p, c, path, &ids);
+		fprintf(out, "\n  %s: %llu samples (%.2f%%), %zu distinct stacks\n", path_name(path),
+			(unsigned long long)ci->path_samples[path], percent(ci->path_samples[path], ci->samples), n);
+		for (size_t i = 0; i < n && i < o->stacks_per_path; i++) {
+			const struct stack *s = &p->stacks.stacks[ids[i]];
+			fprintf(out, "    %llu samples (%.2f%% of %s)\n", (unsigned long long)s->count,
+				percent(s->count, ci->path_samples[path]), path_name(path));
+			print_stack(p, s, o->max_frames, out);
+		}
+		free(ids);
+	}
+}
+
+void report_text(const struct profile *p, const struct report_options *o, FILE *out)
+{
+	print_header(p, out);
+	print_paths(p, out);
+	for (int c = 0; c < p->ncollectors; c++) {
+		if (!p->collectors[c].samples)
+			continue;
+		print_functions(p, c, o, out);
+		print_stacks(p, c, o, out);
+	}
+}

@@ -1,0 +1,187 @@
+/*
+ * stacks.c: frame and stack interning (stacks.h).
+ *
+ * Three open-addressing tables: (dso, address) -> frame, frame key ->
+ * frame, stack key -> stack.  The first is a cache in front of symbol
+ * lookup; it is what keeps a report's cost per sample to a few hash probes.
+ * Frame id lists of all stacks live in one arena, addressed by offset.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sigprof/stacks.h"
+#include "sigprof/util.h"
+
+struct addr_cache_entry {
+	const struct dso *dso; /* NULL: empty slot */
+	uint64_t addr;
+	uint32_t frame;
+};
+
+void stack_table_init(struct stack_table *t, const struct path_rules *rules)
+{
+	memset(t, 0, sizeof(*t));
+	t->rules = rules;
+	t->strings = string_pool_new();
+	t->frame_nslots = t->stack_nslots = t->addr_nslots = 1024;
+	t->frame_slots = xcalloc(t->frame_nslots, sizeof(uint32_t));
+	t->stack_slots = xcalloc(t->stack_nslots, sizeof(uint32_t));
+	t->addr_cache = xcalloc(t->addr_nslots, sizeof(*t->addr_cache));
+}
+
+void stack_table_free(struct stack_table *t)
+{
+	free(t->frames);
+	free(t->stacks);
+	free(t->frame_slots);
+	free(t->stack_slots);
+	free(t->addr_cache);
+	free(t->frame_arena);
+	string_pool_free(t->strings);
+	memset(t, 0, sizeof(*t));
+}
+
+static uint64_t frame_hash(const struct frame *f)
+{
+	uint64_t h = hash_u64((uintptr_t)f->sym ^ ((uintptr_t)f->dso << 1));
+	return f->sym ? h : hash_u64(h ^ f->addr);
+}
+
+static bool frame_equal(const struct frame *a, const struct frame *b)
+{
+	return a->sym == b->sym && a->dso == b->dso && a->kernel == b->kernel && (a->sym || a->addr == b->addr);
+}
+
+/* Rehash a table of ids (value = id + 1) into twice the slots. */
+static void rehash_ids(uint32_t **slots, size_t *nslots, uint64_t (*hash_of)(void *ctx, uint32_t id), void *ctx)
+{
+	size_t n = *nslots * 2;
+	uint32_t *fresh = xcalloc(n, sizeof(uint32_t));
+	for (size_t i = 0; i < *nslots; i++) {
+		uint32_t v = (*slots)[i];
+		if (!v)
+			continue;
+		size_t j = hash_of(ctx, v - 1) & (n - 1);
+		while (fresh[j])
+			j = (j + 1) & (n - 1);
+		fresh[j] = v;
+	}
+	free(*slots);
+	*slots = fresh;
+	*nslots = n;
+}
+
+static uint64_t frame_hash_of(void *ctx, uint32_t id)
+{
+	return frame_hash(&((struct stack_table *)ctx)->frames[id]);
+}
+
+static uint32_t frame_intern(struct stack_table *t, const struct frame *f)
+{
+	size_t mask = t->frame_nslots - 1;
+	size_t i = frame_hash(f) & mask;
+	for (; t->frame_slots[i]; i = (i + 1) & mask)
+		if (frame_equal(&t->frames[t->frame_slots[i] - 1], f))
+			return t->frame_slots[i] - 1;
+	GROW(t->frames, t->frames_cap, t->nframes + 1);
+	uint32_t id = (uint32_t)t->nframes++;
+	t->frames[id] = *f;
+	t->frames[id].path = path_rules_match(t->rules, f->sym);
+	t->frame_slots[i] = id + 1;
+	if (t->nframes * 2 > t->frame_nslots)
+		rehash_ids(&t->frame_slots, &t->frame_nslots, frame_hash_of, t);
+	return id;
+}
+
+static void addr_cache_grow(struct stack_table *t)
+{
+	size_t n = t->addr_nslots * 2;
+	struct addr_cache_entry *fresh = xcalloc(n, sizeof(*fresh));
+	for (size_t i = 0; i < t->addr_nslots; i++) {
+		struct addr_cache_entry *e = &t->addr_cache[i];
+		if (!e->dso)
+			continue;
+		size_t j = hash_u64(e->addr ^ (uintptr_t)e->dso) & (n - 1);
+		while (fresh[j].dso)
+			j = (j + 1) & (n - 1);
+		fresh[j] = *e;
+	}
+	free(t->addr_cache);
+	t->addr_cache = fresh;
+	t->addr_nslots = n;
+}
+
+uint32_t frame_for_address(struct stack_table *t, struct dso *dso, uint64_t addr)
+{
+	size_t mask = t->addr_nslots - 1;
+	size_t i = hash_u64(addr ^ (uintptr_t)dso) & mask;
+	for (; t->addr_cache[i].dso; i = (i + 1) & mask)
+		if (t->addr_cache[i].dso == dso && t->addr_cache[i].addr == addr)
+			return t->addr_cache[i].frame;
+
+	struct frame f = { .dso = dso->name, .kernel = dso->is_kernel, .addr = addr };
+	struct symtab *tab = dso_symtab(dso);
+	const struct sym *s = tab ? symtab_lookup(tab, SYM_FUNC, addr) : NULL;
+	if (s) {
+		f.sym = string_intern(t->strings, s->name);
+		f.addr = s->start;
+	}
+	uint32_t id = frame_intern(t, &f);
+	t->addr_cache[i] = (struct addr_cache_entry){ dso, addr, id };
+	if (++t->addr_count * 2 > t->addr_nslots)
+		addr_cache_grow(t);
+	return id;
+}
+
+uint32_t frame_unknown(struct stack_table *t, uint64_t addr, bool kernel)
+{
+	struct frame f = { .dso = string_intern(t->strings, "[unknown]"), .addr = addr, .kernel = kernel };
+	return frame_intern(t, &f);
+}
+
+static uint64_t stack_hash(uint32_t collector, const uint32_t *frames, uint32_t n)
+{
+	return hash_bytes(frames, n * sizeof(uint32_t), collector);
+}
+
+static uint64_t stack_hash_of(void *ctx, uint32_t id)
+{
+	struct stack_table *t = ctx;
+	const struct stack *s = &t->stacks[id];
+	return stack_hash(s->collector, stack_frames(t, s), s->nframes);
+}
+
+static int stack_path(const struct stack_table *t, const uint32_t *frames, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (t->frames[frames[i]].path >= 0)
+			return t->frames[frames[i]].path;
+	return PATH_OTHER;
+}
+
+uint32_t stack_add(struct stack_table *t, uint32_t collector, const uint32_t *frames, uint32_t nframes,
+		   uint64_t count, uint64_t weight)
+{
+	size_t mask = t->stack_nslots - 1;
+	size_t i = stack_hash(collector, frames, nframes) & mask;
+	for (; t->stack_slots[i]; i = (i + 1) & mask) {
+		struct stack *s = &t->stacks[t->stack_slots[i] - 1];
+		if (s->collector == collector && s->nframes == nframes &&
+		    memcmp(stack_frames(t, s), frames, nframes * sizeof(uint32_t)) == 0) {
+			s->count += count;
+			s->weight += weight;
+			return t->stack_slots[i] - 1;
+		}
+	}
+	GROW(t->frame_arena, t->arena_cap, t->arena_used + nframes);
+	memcpy(t->frame_arena + t->arena_used, frames, nframes * sizeof(uint32_t));
+	GROW(t->stacks, t->stacks_cap, t->nstacks + 1);
+	uint32_t id = (uint32_t)t->nstacks++;
+	t->stacks[id] = (struct stack){ .collector = collector, .nframes = nframes, .frames_at = t->arena_used,
+					.path = stack_path(t, frames, nframes), .count = count, .weight = weight };
+	t->arena_used += nframes;
+	t->stack_slots[i] = id + 1;
+	if (t->nstacks * 2 > t->stack_nslots)
+		rehash_ids(&t->stack_slots, &t->stack_nslots, stack_hash_of, t);
+	return id;
+}

@@ -1,0 +1,266 @@
+/*
+ * util.c: error lines, checked allocation, strbuf, hashing and string
+ * interning.  Everything here is small and used by every other module.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sigprof/util.h"
+
+static void vmessage(const char *prefix, const char *fmt, va_list ap)
+{
+	char line[4096];
+	vsnprintf(line, sizeof(line), fmt, ap);
+	fprintf(stderr, "sigprof: %s%s\n", prefix, line);
+}
+
+void sp_error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmessage("", fmt, ap);
+	va_end(ap);
+}
+
+void sp_warn(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmessage("warning: ", fmt, ap);
+	va_end(ap);
+}
+
+static void out_of_memory(size_t n)
+{
+	fprintf(stderr, "sigprof: out of memory (allocating %zu bytes)\n", n);
+	abort();
+}
+
+void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p)
+		out_of_memory(n);
+	return p;
+}
+
+void *xcalloc(size_t nmemb, size_t size)
+{
+	void *p = calloc(nmemb ? nmemb : 1, size ? size : 1);
+	if (!p)
+		out_of_memory(nmemb * size);
+	return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+	if (!q)
+		out_of_memory(n);
+	return q;
+}
+
+char *xstrdup(const char *s)
+{
+	return xstrndup(s, strlen(s));
+}
+
+char *xstrndup(const char *s, size_t n)
+{
+	char *p = xmalloc(n + 1);
+	memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
+void grow_array(void **array, size_t *cap, size_t need, size_t elem_size)
+{
+	if (need <= *cap)
+		return;
+	size_t n = *cap ? *cap : 8;
+	while (n < need)
+		n *= 2;
+	*array = xrealloc(*array, n * elem_size);
+	*cap = n;
+}
+
+static void sb_reserve(struct strbuf *sb, size_t extra)
+{
+	size_t need = sb->len + extra + 1;
+	if (need <= sb->cap)
+		return;
+	size_t n = sb->cap ? sb->cap : 64;
+	while (n < need)
+		n *= 2;
+	sb->buf = xrealloc(sb->buf, n);
+	sb->cap = n;
+}
+
+void sb_add(struct strbuf *sb, const char *s, size_t n)
+{
+	sb_reserve(sb, n);
+	memcpy(sb->buf + sb->len, s, n);
+	sb->len += n;
+	sb->buf[sb->len] = '\0';
+}
+
+void sb_addstr(struct strbuf *sb, const char *s)
+{
+	sb_add(sb, s, strlen(s));
+}
+
+void sb_addf(struct strbuf *sb, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	sb_reserve(sb, (size_t)n);
+	va_start(ap, fmt);
+	vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	sb->len += (size_t)n;
+}
+
+void sb_reset(struct strbuf *sb)
+{
+	sb->len = 0;
+	if (sb->buf)
+		sb->buf[0] = '\0';
+}
+
+void sb_free(struct strbuf *sb)
+{
+	free(sb->buf);
+	sb->buf = NULL;
+	sb->len = sb->cap = 0;
+}
+
+uint64_t hash_bytes(const void *data, size_t len, uint64_t seed)
+{
+	/* FNV-1a, finished with a mixer so that short keys spread well. */
+	const unsigned char *p = data;
+	uint64_t h = 0xcbf29ce484222325ULL ^ seed;
+	for (size_t i = 0; i < len; i++) {
+		h ^= p[i];
+		h *= 0x100000001b3ULL;
+	}
+	return hash_u64(h);
+}
+
+/*
+ * The string pool is an open-addressing table of pointers into chunked
+ * storage; strings are never freed one by one.
+ */
+struct string_pool {
+	const char **slots;
+	size_t nslots; /* a power of two */
+	size_t count;
+	char **chunks;
+	size_t nchunks, chunks_cap;
+	size_t chunk_used, chunk_size;
+};
+
+struct string_pool *string_pool_new(void)
+{
+	struct string_pool *pool = xcalloc(1, sizeof(*pool));
+	pool->nslots = 1024;
+	pool->slots = xcalloc(pool->nslots, sizeof(*pool->slots));
+	return pool;
+}
+
+static char *pool_store(struct string_pool *pool, const char *s, size_t len)
+{
+	if (!pool->nchunks || pool->chunk_used + len + 1 > pool->chunk_size) {
+		size_t size = len + 1 > 65536 ? len + 1 : 65536;
+		GROW(pool->chunks, pool->chunks_cap, pool->nchunks + 1);
+		pool->chunks[pool->nchunks++] = xmalloc(size);
+		pool->chunk_size = size;
+		pool->chunk_used = 0;
+	}
+	char *dst = pool->chunks[pool->nchunks - 1] + pool->chunk_used;
+	memcpy(dst, s, len + 1);
+	pool->chunk_used += len + 1;
+	return dst;
+}
+
+static void pool_rehash(struct string_pool *pool)
+{
+	size_t n = pool->nslots * 2;
+	const char **slots = xcalloc(n, sizeof(*slots));
+	for (size_t i = 0; i < pool->nslots; i++) {
+		const char *s = pool->slots[i];
+		if (!s)
+			continue;
+		size_t j = hash_bytes(s, strlen(s), 0) & (n - 1);
+		while (slots[j])
+			j = (j + 1) & (n - 1);
+		slots[j] = s;
+	}
+	free(pool->slots);
+	pool->slots = slots;
+	pool->nslots = n;
+}
+
+const char *string_intern(struct string_pool *pool, const char *s)
+{
+	size_t len = strlen(s);
+	size_t i = hash_bytes(s, len, 0) & (pool->nslots - 1);
+	while (pool->slots[i]) {
+		if (strcmp(pool->slots[i], s) == 0)
+			return pool->slots[i];
+		i = (i + 1) & (pool->nslots - 1);
+	}
+	const char *stored = pool_store(pool, s, len);
+	pool->slots[i] = stored;
+	if (++pool->count * 2 > pool->nslots)
+		pool_rehash(pool);
+	return stored;
+}
+
+void string_pool_free(struct string_pool *pool)
+{
+	if (!pool)
+		return;
+	for (size_t i = 0; i < pool->nchunks; i++)
+		free(pool->chunks[i]);
+	free(pool->chunks);
+	free(pool->slots);
+	free(pool);
+}
+
+static uint64_t clock_ns(clockid_t clk)
+{
+	struct timespec ts;
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t now_monotonic_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
+}
+
+uint64_t now_realtime_ns(void)
+{
+	return clock_ns(CLOCK_REALTIME);
+}
+
+int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	if (!s || !*s || *s == '-' || *s == '+')
+		return -EINVAL;
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (*end)
+		return -EINVAL;
+	if (errno == ERANGE || v < min || v > max)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}

@@ -1,0 +1,305 @@
+/*
+ * maps.c: the workload's processes and their executable mappings.
+ *
+ * The report replays COMM, MMAP2, FORK and EXIT records into a table of
+ * processes, each with a sorted array of mappings.  A fork copies the
+ * parent's mappings (the child starts as its copy); an exec (COMM with the
+ * exec flag) clears them, since the MMAP2 records of the new image follow.
+ * A new mapping replaces whatever part of older ones it overlaps, as mmap
+ * does.  dsos are shared by every process that maps the same file, so each
+ * file's symbols are loaded once.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sigprof/symbolize.h"
+#include "sigprof/util.h"
+
+struct process {
+	uint32_t pid;
+	const char *comm;
+	struct mapping *maps; /* sorted by start, non-overlapping */
+	size_t nmaps, cap;
+	bool used;            /* slot in use */
+};
+
+struct proc_table {
+	struct process *procs; /* open addressing by pid */
+	size_t nslots, count;
+	struct dso **dsos;
+	size_t ndsos, dsos_cap;
+	struct dso *kernel;
+	const char *kallsyms_path;
+	struct string_pool *strings;
+};
+
+struct proc_table *proc_table_new(void)
+{
+	struct proc_table *pt = xcalloc(1, sizeof(*pt));
+	pt->nslots = 256;
+	pt->procs = xcalloc(pt->nslots, sizeof(*pt->procs));
+	pt->strings = string_pool_new();
+	pt->kallsyms_path = "/proc/kallsyms";
+	return pt;
+}
+
+static void dso_free(struct dso *dso)
+{
+	symtab_free(dso->symtab);
+	free(dso->image);
+	free(dso);
+}
+
+void proc_table_free(struct proc_table *pt)
+{
+	if (!pt)
+		return;
+	for (size_t i = 0; i < pt->nslots; i++)
+		free(pt->procs[i].maps);
+	free(pt->procs);
+	for (size_t i = 0; i < pt->ndsos; i++)
+		dso_free(pt->dsos[i]);
+	free(pt->dsos);
+	if (pt->kernel)
+		dso_free(pt->kernel);
+	string_pool_free(pt->strings);
+	free(pt);
+}
+
+static struct process *slot_for(struct proc_table *pt, uint32_t pid)
+{
+	size_t mask = pt->nslots - 1;
+	size_t i = hash_u64(pid) & mask;
+	while (pt->procs[i].used && pt->procs[i].pid != pid)
+		i = (i + 1) & mask;
+	return &pt->procs[i];
+}
+
+static void grow_procs(struct proc_table *pt)
+{
+	struct process *old = pt->procs;
+	size_t oldn = pt->nslots;
+	pt->nslots *= 2;
+	pt->procs = xcalloc(pt->nslots, sizeof(*pt->procs));
+	for (size_t i = 0; i < oldn; i++)
+		if (old[i].used)
+			*slot_for(pt, old[i].pid) = old[i];
+	free(old);
+}
+
+static struct process *find_process(struct proc_table *pt, uint32_t pid)
+{
+	struct process *p = slot_for(pt, pid);
+	return p->used ? p : NULL;
+}
+
+static struct process *get_process(struct proc_table *pt, uint32_t pid)
+{
+	struct process *p = slot_for(pt, pid);
+	if (p->used)
+		return p;
+	if ((pt->count + 1) * 2 > pt->nslots) {
+		grow_procs(pt);
+		p = slot_for(pt, pid);
+	}
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	p->used = true;
+	pt->count++;
+	return p;
+}
+
+static struct dso *get_dso(struct proc_table *pt, const char *name)
+{
+	const char *interned = string_intern(pt->strings, name);
+	for (size_t i = 0; i < pt->ndsos; i++)
+		if (pt->dsos[i]->name == interned)
+			return pt->dsos[i];
+	GROW(pt->dsos, pt->dsos_cap, pt->ndsos + 1);
+	struct dso *dso = xcalloc(1, sizeof(*dso));
+	dso->name = interned;
+	pt->dsos[pt->ndsos++] = dso;
+	return dso;
+}
+
+void proc_table_comm(struct proc_table *pt, uint32_t pid, uint32_t tid, const char *comm, bool exec)
+{
+	struct process *p = get_process(pt, pid);
+	if (pid == tid || !p->comm)
+		p->comm = string_intern(pt->strings, comm);
+	if (exec) {
+		p->comm = string_intern(pt->strings, comm);
+		p->nmaps = 0;
+	}
+}
+
+/* Remove [start, end) from p's mappings, splitting those that straddle it. */
+static void punch_hole(struct process *p, uint64_t start, uint64_t end)
+{
+	size_t out = 0;
+	struct mapping *kept = xmalloc((p->nmaps * 2 + 1) * sizeof(*kept));
+	for (size_t i = 0; i < p->nmaps; i++) {
+		struct mapping m = p->maps[i];
+		if (m.end <= start || m.start >= end) {
+			kept[out++] = m;
+			continue;
+		}
+		if (m.start < start) {
+			struct mapping left = m;
+			left.end = start;
+			kept[out++] = left;
+		}
+		if (m.end > end) {
+			struct mapping right = m;
+			right.pgoff += end - m.start;
+			right.start = end;
+			kept[out++] = right;
+		}
+	}
+	free(p->maps);
+	p->maps = kept;
+	p->nmaps = out;
+	p->cap = p->nmaps * 2 + 1;
+}
+
+void proc_table_mmap(struct proc_table *pt, uint32_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
+		     uint32_t prot, uint32_t flags, const char *filename)
+{
+	if (!len || start + len < start)
+		return;
+	struct process *p = get_process(pt, pid);
+	punch_hole(p, start, start + len);
+	GROW(p->maps, p->cap, p->nmaps + 1);
+	size_t i = p->nmaps;
+	while (i > 0 && p->maps[i - 1].start > start) {
+		p->maps[i] = p->maps[i - 1];
+		i--;
+	}
+	p->maps[i] = (struct mapping){ .start = start, .end = start + len, .pgoff = pgoff, .prot = prot,
+				       .flags = flags, .dso = get_dso(pt, filename) };
+	p->nmaps++;
+}
+
+void proc_table_fork(struct proc_table *pt, uint32_t ppid, uint32_t pid)
+{
+	if (ppid == pid)
+		return; /* a new thread shares its process's mappings */
+	struct process *parent = find_process(pt, ppid);
+	struct process *child = get_process(pt, pid);
+	parent = find_process(pt, ppid); /* the table may have grown */
+	if (!parent)
+		return;
+	child->comm = parent->comm;
+	child->nmaps = 0;
+	GROW(child->maps, child->cap, parent->nmaps);
+	memcpy(child->maps, parent->maps, parent->nmaps * sizeof(*child->maps));
+	child->nmaps = parent->nmaps;
+}
+
+void proc_table_exit(struct proc_table *pt, uint32_t pid, uint32_t tid)
+{
+	/*
+	 * Samples and records of an exited process may still follow (records
+	 * from other CPUs' buffers are not time-sorted), so its mappings stay.
+	 */
+	(void)pt;
+	(void)pid;
+	(void)tid;
+}
+
+const char *proc_table_comm_of(struct proc_table *pt, uint32_t pid)
+{
+	struct process *p = find_process(pt, pid);
+	return p ? p->comm : NULL;
+}
+
+const struct mapping *proc_table_find(struct proc_table *pt, uint32_t pid, uint64_t addr)
+{
+	struct process *p = find_process(pt, pid);
+	if (!p || !p->nmaps)
+		return NULL;
+	size_t lo = 0, hi = p->nmaps;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (p->maps[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < p->nmaps && p->maps[lo].start <= addr)
+		return &p->maps[lo];
+	return NULL;
+}
+
+/* The vDSO is the same image in every process of this kernel: copy it from our own memory. */
+static int load_vdso(struct dso *dso)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	if (!f)
+		return -errno;
+	char line[512];
+	unsigned long long start = 0, end = 0;
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, "[vdso]") && sscanf(line, "%llx-%llx", &start, &end) == 2)
+			break;
+	fclose(f);
+	if (end <= start)
+		return -ENOENT;
+	dso->image = xmalloc(end - start);
+	memcpy(dso->image, (const void *)(uintptr_t)start, end - start);
+	return symtab_from_elf_memory(dso->image, end - start, &dso->symtab);
+}
+
+struct symtab *dso_symtab(struct dso *dso)
+{
+	if (dso->load_tried)
+		return dso->symtab;
+	dso->load_tried = true;
+	int err;
+	if (dso->is_kernel)
+		err = -ENOENT; /* the kernel's table is loaded by proc_table_kernel() */
+	else if (strcmp(dso->name, "[vdso]") == 0)
+		err = load_vdso(dso);
+	else if (dso->name[0] == '[' || strncmp(dso->name, "//anon", 6) == 0 || strncmp(dso->name, "/memfd:", 7) == 0)
+		err = -ENOENT;
+	else
+		err = symtab_from_elf_file(dso->name, &dso->symtab);
+	dso->load_error = err;
+	if (err)
+		dso->symtab = NULL;
+	return dso->symtab;
+}
+
+struct dso *proc_table_kernel(struct proc_table *pt)
+{
+	if (pt->kernel)
+		return pt->kernel;
+	struct dso *k = xcalloc(1, sizeof(*k));
+	k->name = string_intern(pt->strings, "[kernel]");
+	k->is_kernel = true;
+	k->load_tried = true;
+	k->load_error = symtab_from_kallsyms(pt->kallsyms_path, &k->symtab);
+	if (k->load_error)
+		k->symtab = NULL;
+	pt->kernel = k;
+	return k;
+}
+
+void proc_table_set_kallsyms(struct proc_table *pt, const char *path)
+{
+	pt->kallsyms_path = string_intern(pt->strings, path);
+}
+
+bool mapping_to_dso_addr(const struct mapping *map, uint64_t addr, uint64_t *dso_addr)
+{
+	if (addr < map->start || addr >= map->end)
+		return false;
+	uint64_t file_offset = addr - map->start + map->pgoff;
+	struct symtab *tab = dso_symtab(map->dso);
+	if (tab && symtab_offset_to_vaddr(tab, file_offset, dso_addr) == 0)
+		return true;
+	*dso_addr = file_offset;
+	return true;
+}
