@@ -245,3 +245,33 @@ int record_sample_id(const struct sp_event_set *set, const struct perf_event_hea
 	out->valid = true;
 	return 0;
 }
+
+int record_time(const struct sp_event_set *set, const struct perf_event_header *rec, uint64_t *time)
+{
+	if (rec->type != PERF_RECORD_SAMPLE) {
+		struct sp_sample_id sid;
+		int err = record_sample_id(set, rec, &sid);
+		if (err)
+			return err;
+		if (!(sid.event->attr.sample_type & PERF_SAMPLE_TIME))
+			return -ENOENT;
+		*time = sid.time;
+		return 0;
+	}
+	/* IDENTIFIER, then IP and TID when present, then TIME */
+	uint64_t id;
+	if (rec->size < sizeof(*rec) + 8)
+		return -EINVAL;
+	memcpy(&id, rec + 1, 8);
+	const struct sp_event *ev = event_set_find(set, id);
+	if (!ev)
+		return -ENOENT;
+	uint64_t type = ev->attr.sample_type;
+	if (!(type & PERF_SAMPLE_TIME))
+		return -ENOENT;
+	size_t off = sizeof(*rec) + 8 + ((type & PERF_SAMPLE_IP) ? 8 : 0) + ((type & PERF_SAMPLE_TID) ? 8 : 0);
+	if (off + 8 > rec->size)
+		return -EINVAL;
+	memcpy(time, (const char *)rec + off, 8);
+	return 0;
+}

@@ -3,6 +3,11 @@
  * (profile.h).  The container reader (datafile.c) yields records; this file
  * dispatches them: sigprof's own records describe the run, task records
  * feed the process table, samples are symbolized and counted.
+ *
+ * Kernel records reach the file per CPU buffer, not in time order.  They
+ * are queued and replayed in time order one ROUND behind the drain loop
+ * (docs/data-format.md, ROUND), so the queue holds about two drain passes
+ * of records, never the file.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -13,8 +18,29 @@
 #include "sigprof/profile.h"
 #include "sigprof/util.h"
 
+struct queued_record {
+	uint64_t time;
+	uint64_t seq;    /* arrival order, to keep equal times stable */
+	size_t offset;   /* in the queue's arena */
+};
+
+/* Kernel records waiting to be processed in time order. */
+struct order_queue {
+	unsigned char *arena;
+	size_t used, cap;
+	struct queued_record *items;
+	size_t count, items_cap;
+	uint64_t seq;
+	uint64_t newest;            /* the newest time queued so far */
+	uint64_t flushable;         /* the newest time at the previous ROUND */
+};
+
+/* Past this, the queue is processed whatever the ROUNDs say: memory stays bounded. */
+#define ORDER_QUEUE_MAX_BYTES (256u << 20)
+
 struct loader {
 	struct profile *p;
+	struct order_queue queue;
 	int *event_collector; /* event index -> collector index, -1 not yet known */
 	size_t event_collector_cap;
 	uint32_t *frames;
@@ -240,6 +266,64 @@ static void load_task_record(struct loader *l, const struct perf_event_header *r
 	}
 }
 
+static void process_kernel_record(struct loader *l, const struct perf_event_header *rec)
+{
+	struct profile *p = l->p;
+	p->records++;
+	if (rec->type == PERF_RECORD_SAMPLE)
+		load_sample(l, rec);
+	else
+		load_task_record(l, rec);
+}
+
+static void queue_record(struct loader *l, const struct perf_event_header *rec)
+{
+	struct order_queue *q = &l->queue;
+	uint64_t time;
+	if (record_time(&l->p->events, rec, &time) < 0)
+		time = q->newest; /* no timestamp: keep its place in arrival order */
+	if (time > q->newest)
+		q->newest = time;
+	GROW(q->arena, q->cap, q->used + rec->size);
+	memcpy(q->arena + q->used, rec, rec->size);
+	GROW(q->items, q->items_cap, q->count + 1);
+	q->items[q->count++] = (struct queued_record){ time, q->seq++, q->used };
+	q->used += rec->size;
+}
+
+static int compare_queued(const void *a, const void *b)
+{
+	const struct queued_record *x = a, *y = b;
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Process, in time order, every queued record up to limit; keep the rest. */
+static void flush_queue(struct loader *l, uint64_t limit)
+{
+	struct order_queue *q = &l->queue;
+	qsort(q->items, q->count, sizeof(*q->items), compare_queued);
+	size_t done = 0;
+	while (done < q->count && q->items[done].time <= limit) {
+		process_kernel_record(l, (const void *)(q->arena + q->items[done].offset));
+		done++;
+	}
+	unsigned char *rest = xmalloc(q->cap ? q->cap : 1);
+	size_t used = 0;
+	for (size_t i = done; i < q->count; i++) {
+		const struct perf_event_header *h = (const void *)(q->arena + q->items[i].offset);
+		memcpy(rest + used, h, h->size);
+		q->items[i - done] = q->items[i];
+		q->items[i - done].offset = used;
+		used += h->size;
+	}
+	free(q->arena);
+	q->arena = rest;
+	q->used = used;
+	q->count -= done;
+}
+
 static int load_record(struct loader *l, const struct perf_event_header *rec)
 {
 	struct profile *p = l->p;
@@ -258,14 +342,16 @@ static int load_record(struct loader *l, const struct perf_event_header *rec)
 			p->has_finish = true;
 		}
 		return 0;
-	case PERF_RECORD_SAMPLE:
-		p->records++;
-		load_sample(l, rec);
+	case SP_REC_ROUND:
+		flush_queue(l, l->queue.flushable);
+		l->queue.flushable = l->queue.newest;
 		return 0;
 	default:
-		if (rec->type < PERF_RECORD_MAX)
-			p->records++;
-		load_task_record(l, rec);
+		if (rec->type >= PERF_RECORD_MAX)
+			return 0; /* a record type of a later version */
+		queue_record(l, rec);
+		if (l->queue.used > ORDER_QUEUE_MAX_BYTES)
+			flush_queue(l, UINT64_MAX);
 		return 0;
 	}
 }
@@ -305,12 +391,15 @@ int profile_load(const char *file, const struct profile_options *opts, struct pr
 			break;
 		}
 	}
+	flush_queue(&l, UINT64_MAX);
 	if (!p->problem[0] && sp_reader_problem(r))
 		snprintf(p->problem, sizeof(p->problem), "%s", sp_reader_problem(r));
 	p->truncated = !p->has_finish;
 	sp_reader_close(r);
 	free(l.event_collector);
 	free(l.frames);
+	free(l.queue.arena);
+	free(l.queue.items);
 	if (!p->events.count && !p->has_finish && !p->ncollectors) {
 		snprintf(err, errlen, "holds no recording (%s)", p->problem[0] ? p->problem : "no records");
 		return -EINVAL;

@@ -307,6 +307,18 @@ static int sink_to_writer(void *ctx, const void *data, size_t len)
 	return sp_writer_raw(d->writer, data, len);
 }
 
+/* One pass over every ring, closed by a ROUND record when it copied anything. */
+static int drain_round(struct perf_session *session, struct drain_state *d)
+{
+	uint64_t before = d->stats.records;
+	int ret = perf_session_drain(session, sink_to_writer, d, &d->stats);
+	if (!ret && d->stats.records != before) {
+		struct perf_event_header round = { .type = SP_REC_ROUND, .size = sizeof(round) };
+		ret = sp_writer_record(d->writer, &round);
+	}
+	return ret;
+}
+
 static int status_to_exit(int status)
 {
 	if (WIFEXITED(status))
@@ -347,7 +359,7 @@ static int drain_until_exit(struct perf_session *session, pid_t child, struct dr
 		for (size_t i = 0; i < nfds; i++)
 			if (pfds[i].revents & (POLLHUP | POLLERR))
 				pfds[i].fd = -1; /* its task is gone: stop polling, keep draining */
-		ret = perf_session_drain(session, sink_to_writer, d, &d->stats);
+		ret = drain_round(session, d);
 		if (!ret)
 			ret = sp_writer_flush(d->writer);
 		if (ret)
@@ -580,7 +592,7 @@ static int record_run(struct record_args *a)
 	int status = drain_until_exit(session, child, &d, &waitmask);
 	uint64_t duration = now_monotonic_ns() - start_mono;
 	perf_session_disable(session);
-	err = status < 0 ? status : perf_session_drain(session, sink_to_writer, &d, &d.stats);
+	err = status < 0 ? status : drain_round(session, &d);
 	err = err ? err : write_closing(writer, session, &d, status, duration);
 	uint64_t bytes = sp_writer_bytes(writer);
 	int close_err = sp_writer_close(writer);

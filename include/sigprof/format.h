@@ -32,6 +32,7 @@ enum sp_record_type {
 	SP_REC_EVENT = 0x5302,
 	SP_REC_TOTALS = 0x5303,
 	SP_REC_FINISH = 0x5304,
+	SP_REC_ROUND = 0x5305, /* header only: the end of one pass over every ring buffer */
 };
 
 #define SP_EVENT_NAME_LEN 64

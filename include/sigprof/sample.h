@@ -89,5 +89,7 @@ struct sp_sample_id {
  */
 int sample_decode(const struct sp_event_set *set, const struct perf_event_header *rec, struct sp_sample *out);
 int record_sample_id(const struct sp_event_set *set, const struct perf_event_header *rec, struct sp_sample_id *out);
+/* The time of any kernel record (a sample's TIME, or the sample_id trailer's); 0 or -ENOENT/-EINVAL. */
+int record_time(const struct sp_event_set *set, const struct perf_event_header *rec, uint64_t *time);
 
 #endif

@@ -1,0 +1,27 @@
+/*
+ * harness.h: helpers for the integration tests, which run ./sigprof on the
+ * bundled workloads (build/workloads/) and check its output against what
+ * the workloads are known to do.  JSON is queried with jq.
+ */
+#ifndef SIGPROF_TEST_HARNESS_H
+#define SIGPROF_TEST_HARNESS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Run a shell command; its stdout (and stderr when merge) into *out (malloc'd); returns the exit status. */
+int run_cmd(char **out, bool merge_stderr, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* jq FILTER over `sigprof report --json -i FILE`, as a number; -1 when jq printed nothing/null. */
+double json_number(const char *data_file, const char *filter);
+/* A fresh temporary directory for one test (removed at exit). */
+const char *test_dir(void);
+/* Skip the test (criterion's skip) unless perf_event_open of cpu-clock works for a child; returns true if usable. */
+void require_perf_events(void);
+/* Skip unless root (kernel callchains, kallsyms). */
+void require_root(void);
+/* The sigprof binary under test (SIGPROF env, default ./sigprof). */
+const char *sigprof_bin(void);
+/* Lines in a string. */
+int count_lines(const char *s);
+
+#endif

@@ -1,0 +1,110 @@
+/*
+ * harness.c: see harness.h.
+ */
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "harness.h"
+
+int run_cmd(char **out, bool merge_stderr, const char *fmt, ...)
+{
+	char cmd[8192];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	if (merge_stderr)
+		strncat(cmd, " 2>&1", sizeof(cmd) - strlen(cmd) - 1);
+	FILE *p = popen(cmd, "r");
+	cr_assert(p, "popen(%s) failed", cmd);
+	size_t cap = 4096, len = 0;
+	char *buf = malloc(cap);
+	size_t n;
+	while ((n = fread(buf + len, 1, cap - len - 1, p)) > 0) {
+		len += n;
+		if (cap - len < 1024) {
+			cap *= 2;
+			buf = realloc(buf, cap);
+		}
+	}
+	buf[len] = '\0';
+	int status = pclose(p);
+	if (out)
+		*out = buf;
+	else
+		free(buf);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+double json_number(const char *data_file, const char *filter)
+{
+	char *out;
+	int st = run_cmd(&out, false, "%s report --json -i '%s' 2>/dev/null | jq -r '%s'", sigprof_bin(), data_file, filter);
+	cr_assert_eq(st, 0, "jq '%s' over the report of %s failed", filter, data_file);
+	double v = -1;
+	if (out[0] && strncmp(out, "null", 4) != 0)
+		v = strtod(out, NULL);
+	free(out);
+	return v;
+}
+
+static char dir_template[64];
+
+static void remove_dir(void)
+{
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir_template);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", dir_template);
+}
+
+const char *test_dir(void)
+{
+	if (!dir_template[0]) {
+		snprintf(dir_template, sizeof(dir_template), "/tmp/sigprof-test-XXXXXX");
+		cr_assert(mkdtemp(dir_template), "mkdtemp: %s", strerror(errno));
+		atexit(remove_dir);
+	}
+	return dir_template;
+}
+
+void require_perf_events(void)
+{
+	struct perf_event_attr attr = { .size = sizeof(attr), .type = PERF_TYPE_SOFTWARE,
+					.config = PERF_COUNT_SW_CPU_CLOCK, .disabled = 1, .exclude_kernel = 1 };
+	long fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+	if (fd < 0) {
+		cr_skip_test("perf_event_open(cpu-clock) is not available here (%s): "
+			     "run as root or lower kernel.perf_event_paranoid", strerror(errno));
+	}
+	close((int)fd);
+}
+
+void require_root(void)
+{
+	if (geteuid() != 0)
+		cr_skip_test("needs root (kernel callchains and kernel symbols)");
+}
+
+const char *sigprof_bin(void)
+{
+	const char *s = getenv("SIGPROF");
+	return s && *s ? s : "./sigprof";
+}
+
+int count_lines(const char *s)
+{
+	int n = 0;
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}

@@ -1,0 +1,269 @@
+/*
+ * test_record_report.c: `sigprof record` and `sigprof report` end to end on
+ * the bundled workloads, checked against what each workload is known to do.
+ * Needs perf_event_open (root on our machines); skipped, not passed,
+ * where it is not available.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "harness.h"
+
+#define W "build/workloads/"
+
+static const char *data_path(const char *name)
+{
+	static char path[256];
+	snprintf(path, sizeof(path), "%s/%s", test_dir(), name);
+	return path;
+}
+
+Test(record, cpu_burner_samples_land_in_burn_cpu)
+{
+	require_perf_events();
+	const char *data = data_path("burn.data");
+	int st = run_cmd(NULL, false, "%s record -q -o %s -- " W "cpu_burner 800 >/dev/null", sigprof_bin(), data);
+	cr_assert_eq(st, 0, "record exited %d", st);
+	double samples = json_number(data, ".meta.collectors[] | select(.name==\"cpu\") | .samples");
+	double burn = json_number(data, "[.functions[] | select(.collector==\"cpu\" and .sym==\"burn_cpu\") | .self] | add");
+	/* 800 ms at 4000 Hz on one CPU is ~3200 samples; allow for a busy shared machine. */
+	cr_assert_gt(samples, 400, "only %.0f cpu samples in 800 ms at 4000 Hz", samples);
+	cr_assert_gt(burn / samples, 0.8, "burn_cpu holds %.0f of %.0f samples", burn, samples);
+	/* the text report names it too, with the same count */
+	char *text;
+	run_cmd(&text, false, "%s report -i %s -n 3", sigprof_bin(), data);
+	char expect[64];
+	snprintf(expect, sizeof(expect), "%.0f", burn);
+	cr_assert(strstr(text, "burn_cpu") && strstr(text, expect), "text report lacks burn_cpu %s:\n%s", expect, text);
+	free(text);
+}
+
+Test(record, signal_storm_sigreturn_has_kernel_frames)
+{
+	require_perf_events();
+	require_root();
+	const char *data = data_path("sig.data");
+	char *out;
+	int st = run_cmd(&out, false, "%s record -q -o %s -- " W "signal_storm 200000", sigprof_bin(), data);
+	cr_assert_eq(st, 0, "record exited %d: %s", st, out);
+	cr_assert(strstr(out, "handled 200000"), "workload output: %s", out);
+	free(out);
+	double sigreturn = json_number(data, ".paths[] | select(.path==\"sigreturn\") | .samples.cpu");
+	double deliver = json_number(data, ".paths[] | select(.path==\"signal-deliver\") | .samples.cpu");
+	cr_assert_gt(sigreturn, 0, "no samples on the sigreturn path");
+	cr_assert_gt(deliver, 0, "no samples on the signal-deliver path");
+	double kernel_frames = json_number(data, "[.stacks[] | select(.path==\"sigreturn\") | .frames[] | "
+						 "select(.dso==\"[kernel]\")] | length");
+	cr_assert_gt(kernel_frames, 0, "sigreturn stacks hold no kernel frames");
+	double rt_sigreturn = json_number(data, "[.stacks[] | select(.path==\"sigreturn\") | .frames[] | "
+						"select(.sym | test(\"sys_rt_sigreturn\"))] | length");
+	cr_assert_gt(rt_sigreturn, 0, "no sigreturn stack passes through the rt_sigreturn system call");
+	/* the paths add up to the samples */
+	double total = json_number(data, "[.paths[].samples.cpu] | add");
+	double samples = json_number(data, ".meta.collectors[] | select(.name==\"cpu\") | .samples");
+	cr_assert_eq(total, samples, "paths sum to %.0f, collector has %.0f", total, samples);
+}
+
+Test(record, follows_threads_and_children)
+{
+	require_perf_events();
+	const char *data = data_path("tf.data");
+	int st = run_cmd(NULL, false, "%s record -q -o %s -- " W "threads_fork 400", sigprof_bin(), data);
+	cr_assert_eq(st, 0);
+	double thread = json_number(data, "[.stacks[] | select(any(.frames[]; .sym==\"thread_spin\")) | .count] | add");
+	double child = json_number(data, "[.stacks[] | select(any(.frames[]; .sym==\"child_spin\")) | .count] | add");
+	cr_assert_gt(thread, 100, "thread_spin has %.0f samples", thread);
+	cr_assert_gt(child, 100, "child_spin (in a forked child) has %.0f samples", child);
+}
+
+Test(record, exit_status_passes_through)
+{
+	require_perf_events();
+	const char *data = data_path("exit.data");
+	int st = run_cmd(NULL, false, "%s record -q -o %s -- " W "exit_with 7", sigprof_bin(), data);
+	cr_assert_eq(st, 7);
+	cr_assert_eq(json_number(data, ".meta.exit_status"), 7);
+	st = run_cmd(NULL, false, "%s record -q -o %s -- " W "exit_with -%d", sigprof_bin(), data, SIGKILL);
+	cr_assert_eq(st, 128 + SIGKILL);
+	cr_assert_eq(json_number(data, ".meta.exit_status"), 128 + SIGKILL);
+	cr_assert_eq(json_number(data, ".meta.truncated | if . then 1 else 0 end"), 0);
+}
+
+Test(record, missing_command_is_127_and_keeps_old_data)
+{
+	require_perf_events();
+	const char *data = data_path("keep.data");
+	int st = run_cmd(NULL, false, "%s record -q -o %s -- " W "exit_with 0", sigprof_bin(), data);
+	cr_assert_eq(st, 0);
+	struct stat before, after;
+	cr_assert_eq(stat(data, &before), 0);
+	char *err;
+	st = run_cmd(&err, true, "%s record -o %s -- /nonexistent/sigprof-no-such-command", sigprof_bin(), data);
+	cr_assert_eq(st, 127, "exit %d: %s", st, err);
+	cr_assert_eq(count_lines(err), 1, "expected one error line, got: %s", err);
+	cr_assert(strstr(err, "no-such-command"), "the error does not name the command: %s", err);
+	free(err);
+	st = run_cmd(&err, true, "%s record -o %s -- sigprof-no-such-command-in-path", sigprof_bin(), data);
+	cr_assert_eq(st, 127, "exit %d: %s", st, err);
+	free(err);
+	cr_assert_eq(stat(data, &after), 0, "the previous recording is gone");
+	cr_assert_eq(before.st_size, after.st_size);
+	cr_assert_eq(before.st_ino, after.st_ino, "the previous recording was replaced");
+}
+
+Test(record, output_is_private_and_old_one_kept)
+{
+	require_perf_events();
+	const char *data = data_path("rot.data");
+	cr_assert_eq(run_cmd(NULL, false, "%s record -q -o %s -- " W "exit_with 0", sigprof_bin(), data), 0);
+	cr_assert_eq(run_cmd(NULL, false, "%s record -q -o %s -- " W "exit_with 0", sigprof_bin(), data), 0);
+	struct stat st;
+	cr_assert_eq(stat(data, &st), 0);
+	cr_assert_eq(st.st_mode & 0777, 0600, "mode %o", st.st_mode & 0777);
+	char old[300];
+	snprintf(old, sizeof(old), "%s.old", data);
+	cr_assert_eq(stat(old, &st), 0, "no %s", old);
+}
+
+Test(record, killed_recorder_leaves_a_readable_file)
+{
+	require_perf_events();
+	const char *data = data_path("killed.data");
+	/* sigprof is SIGKILLed mid-run; its workload is left to finish on its own */
+	int st = run_cmd(NULL, false,
+			 "%s record -q -o %s -- " W "cpu_burner 2500 >/dev/null & pid=$!; sleep 1; kill -KILL $pid; "
+			 "wait $pid 2>/dev/null; exit 0",
+			 sigprof_bin(), data);
+	cr_assert_eq(st, 0);
+	char *out;
+	st = run_cmd(&out, true, "%s report -i %s -n 3", sigprof_bin(), data);
+	cr_assert_eq(st, 0, "report of a cut recording failed: %s", out);
+	cr_assert(strstr(out, "cut short"), "no truncation warning: %s", out);
+	free(out);
+	cr_assert_eq(json_number(data, ".meta.truncated | if . then 1 else 0 end"), 1);
+	cr_assert_gt(json_number(data, ".meta.samples"), 100, "the cut file lost its samples");
+	cr_assert_gt(json_number(data, "[.functions[] | select(.sym==\"burn_cpu\") | .self] | add"), 100);
+}
+
+Test(record, interrupt_reaches_workload_and_file_is_complete)
+{
+	require_perf_events();
+	const char *data = data_path("int.data");
+	int st = run_cmd(NULL, false,
+			 "%s record -q -o %s -- " W "cpu_burner 20000 >/dev/null & pid=$!; sleep 1; kill -INT $pid; "
+			 "wait $pid",
+			 sigprof_bin(), data);
+	cr_assert_eq(st, 128 + SIGINT, "exit %d", st);
+	cr_assert_eq(json_number(data, ".meta.truncated | if . then 1 else 0 end"), 0);
+	cr_assert_eq(json_number(data, ".meta.interrupted | if . then 1 else 0 end"), 1);
+	cr_assert_eq(json_number(data, ".meta.exit_status"), 128 + SIGINT);
+	double d = json_number(data, ".meta.duration_s");
+	cr_assert(d > 0.5 && d < 10, "duration %.2f s", d);
+}
+
+Test(record, closing_line_counts_match_the_file)
+{
+	require_perf_events();
+	const char *data = data_path("close.data");
+	char *err;
+	int st = run_cmd(&err, false, "%s record -o %s -- " W "cpu_burner 300 2>&1 >/dev/null", sigprof_bin(), data);
+	cr_assert_eq(st, 0);
+	unsigned long long samples = 0, lost = 0;
+	const char *line = strstr(err, "sigprof: recorded");
+	cr_assert(line, "no closing line: %s", err);
+	cr_assert_eq(sscanf(strchr(line, ',') + 1, " %llu samples, %llu lost", &samples, &lost), 2, "%s", line);
+	free(err);
+	cr_assert_eq((double)samples, json_number(data, ".meta.samples"));
+	cr_assert_eq((double)lost, json_number(data, ".meta.lost"));
+}
+
+Test(record, bad_options_are_one_line_errors)
+{
+	const char *cases[] = { "record", "record -F 0 -- true", "record -F abc -- true", "record --call-graph xyz -- true",
+				"record -m 3 -- true", "nosuchcommand" };
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *err;
+		int st = run_cmd(&err, true, "%s %s", sigprof_bin(), cases[i]);
+		cr_assert_eq(st, 2, "'%s' exited %d: %s", cases[i], st, err);
+		cr_assert(strncmp(err, "sigprof: ", 9) == 0, "'%s': %s", cases[i], err);
+		free(err);
+	}
+}
+
+Test(report, bad_input_files_are_one_line_errors)
+{
+	const char *dir = test_dir();
+	char *out;
+	run_cmd(NULL, false, "cd %s && : > empty && head -c 5000 /dev/urandom > garbage && "
+			     "printf 'PERFILE2xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx' > perf.data && "
+			     "mkdir -p adir",
+		dir);
+	const char *files[] = { "empty", "garbage", "perf.data", "adir", "missing" };
+	const char *says[] = { "empty", "not a sigprof", "perf.data", "directory", "No such file" };
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		int st = run_cmd(&out, true, "%s report -i %s/%s", sigprof_bin(), dir, files[i]);
+		cr_assert_eq(st, 2, "%s: exit %d", files[i], st);
+		cr_assert_eq(count_lines(out), 1, "%s: %s", files[i], out);
+		cr_assert(strstr(out, says[i]), "%s: message '%s' lacks '%s'", files[i], out, says[i]);
+		free(out);
+	}
+}
+
+Test(report, truncated_and_corrupt_recordings_report_what_they_hold)
+{
+	require_perf_events();
+	const char *dir = test_dir();
+	char data[300];
+	snprintf(data, sizeof(data), "%s/whole.data", dir);
+	cr_assert_eq(run_cmd(NULL, false, "%s record -q -o %s -- " W "cpu_burner 300 >/dev/null", sigprof_bin(), data), 0);
+	double whole = json_number(data, ".meta.samples");
+	/* cut in the middle of the kernel records: fewer samples, flagged truncated, no crash */
+	char *out;
+	int st = run_cmd(&out, false, "size=$(stat -c %%s %s); head -c $((size / 2 + 3)) %s > %s/half.data && "
+				      "%s report -i %s/half.data --json 2>&1 > /dev/null",
+			 data, data, dir, sigprof_bin(), dir);
+	cr_assert_eq(st, 0, "%s", out);
+	cr_assert(strstr(out, "cut short"), "%s", out);
+	free(out);
+	char half[300];
+	snprintf(half, sizeof(half), "%s/half.data", dir);
+	double part = json_number(half, ".meta.samples");
+	cr_assert(part > 0 && part < whole, "half file: %.0f of %.0f samples", part, whole);
+	/* overwrite bytes in the middle with garbage: the report stops there with a warning */
+	st = run_cmd(&out, true, "cp %s %s/bad.data && size=$(stat -c %%s %s) && "
+				 "printf '\\001\\000\\000\\000\\000\\000\\003\\000' | dd of=%s/bad.data bs=1 seek=$(( (size / 2) & ~7 )) conv=notrunc status=none && "
+				 "%s report -i %s/bad.data > /dev/null",
+			 data, dir, data, dir, sigprof_bin(), dir);
+	cr_assert_eq(st, 0, "%s", out);
+	free(out);
+}
+
+Test(report, asan_build_reports_cleanly)
+{
+	require_perf_events();
+	const char *data = data_path("asan.data");
+	cr_assert_eq(run_cmd(NULL, false, "%s record -q -o %s -- " W "signal_storm 20000 >/dev/null", sigprof_bin(), data), 0);
+	char *out;
+	int st = run_cmd(&out, true, "build/sigprof-asan report -i %s > /dev/null && build/sigprof-asan report --json -i %s | jq -e .version > /dev/null && build/sigprof-asan report --folded -i %s > /dev/null",
+			 data, data, data);
+	cr_assert_eq(st, 0, "the ASan build failed: %s", out);
+	free(out);
+}
+
+Test(report, folded_stacks_sum_to_samples)
+{
+	require_perf_events();
+	const char *data = data_path("fold.data");
+	cr_assert_eq(run_cmd(NULL, false, "%s record -q -o %s -- " W "cpu_burner 300 >/dev/null", sigprof_bin(), data), 0);
+	char *out;
+	run_cmd(&out, false, "%s report --folded -i %s | awk '{s += $NF} END {print s}'", sigprof_bin(), data);
+	double folded = strtod(out, NULL);
+	free(out);
+	cr_assert_eq(folded, json_number(data, ".meta.collectors[] | select(.name==\"cpu\") | .samples"));
+}
