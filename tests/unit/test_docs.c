@@ -1,0 +1,48 @@
+/*
+ * test_docs.c: the documents that describe tables in the code list exactly
+ * what the code holds.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "sigprof/paths.h"
+
+static char *read_whole(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	cr_assert(f, "cannot open %s", path);
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	char *buf = malloc((size_t)n + 1);
+	cr_assert_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+Test(docs, paths_md_lists_every_builtin_rule_under_its_path)
+{
+	char *doc = read_whole("docs/paths.md");
+	for (unsigned i = 0; i < builtin_path_rule_count; i++) {
+		char heading[64], item[160];
+		snprintf(heading, sizeof(heading), "\n### %s\n", path_name(builtin_path_rules[i].path));
+		snprintf(item, sizeof(item), "\n- `%s`\n", builtin_path_rules[i].pattern);
+		const char *section = strstr(doc, heading);
+		cr_assert(section, "docs/paths.md has no section for %s", path_name(builtin_path_rules[i].path));
+		const char *next = strstr(section + 1, "\n### ");
+		const char *at = strstr(section, item);
+		cr_assert(at && (!next || at < next), "docs/paths.md does not list %s under %s",
+			  builtin_path_rules[i].pattern, path_name(builtin_path_rules[i].path));
+	}
+	/* and nothing the code does not hold */
+	unsigned listed = 0;
+	for (const char *p = strstr(doc, "## The built-in rules"); p && (p = strstr(p, "\n- `")); p++)
+		listed++;
+	cr_assert_eq(listed, builtin_path_rule_count, "docs/paths.md lists %u rules, the code has %u", listed,
+		     builtin_path_rule_count);
+	free(doc);
+}
