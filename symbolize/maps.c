@@ -48,7 +48,6 @@ struct proc_table *proc_table_new(void)
 static void dso_free(struct dso *dso)
 {
 	symtab_free(dso->symtab);
-	free(dso->image);
 	free(dso);
 }
 
@@ -247,9 +246,7 @@ static int load_vdso(struct dso *dso)
 	fclose(f);
 	if (end <= start)
 		return -ENOENT;
-	dso->image = xmalloc(end - start);
-	memcpy(dso->image, (const void *)(uintptr_t)start, end - start);
-	return symtab_from_elf_memory(dso->image, end - start, &dso->symtab);
+	return symtab_from_elf_memory((const void *)(uintptr_t)start, end - start, &dso->symtab);
 }
 
 struct symtab *dso_symtab(struct dso *dso)

@@ -28,16 +28,20 @@ enum sym_kind {
 
 struct sym {
 	uint64_t start; /* in the file's virtual address space */
-	uint64_t size;  /* 0 in the table means "up to the next symbol"; lookups fill it */
+	uint64_t size;  /* known or inferred at load; 0 only for a last symbol of unknown extent (matches its own address) */
 	const char *name;
 };
 
 struct symtab;
 
-/* 0, or -errno (-ENOENT: no such file; -ENOEXEC: not an ELF file we can read). */
+/* 0, or -errno (-ENOENT: no such file; -EISDIR; -ENOEXEC: not an ELF file we can read, or truncated). */
 int symtab_from_elf_file(const char *path, struct symtab **out);
+/* The same for an ELF image in memory (the vDSO); the image is copied, the caller may free it. */
 int symtab_from_elf_memory(const void *image, size_t size, struct symtab **out);
-/* Parse a kallsyms-format file; modules' symbols keep their "[module]" name in module_of(). */
+/*
+ * Parse a kallsyms-format file; a module's symbols are named "name [module]".
+ * -EPERM when every address is 0 (hidden from this user), -ENOEXEC when no line parses.
+ */
 int symtab_from_kallsyms(const char *path, struct symtab **out);
 
 /* The symbol of the given kind that covers addr, or NULL. */
@@ -60,7 +64,6 @@ struct dso {
 	int load_error;          /* 0, or the -errno of the failed load */
 	bool load_tried;
 	bool is_kernel;
-	void *image;             /* the in-memory copy its symbols were read from (the vDSO), or NULL */
 };
 
 struct mapping {

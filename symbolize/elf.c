@@ -1,0 +1,336 @@
+/*
+ * elf.c: symbol tables from ELF files and from in-memory ELF images (the
+ * vDSO), read with libelf's gelf interface so that 32- and 64-bit files of
+ * either byte order look the same.
+ *
+ * From a file we take three things, then let the libelf handle go:
+ *   - the symbols of .symtab, or of .dynsym when the file was stripped.
+ *     Functions (STT_FUNC, STT_GNU_IFUNC) and objects (STT_OBJECT,
+ *     STT_COMMON) are kept; undefined symbols, symbols at address 0, TLS
+ *     offsets and section/file markers are not.  "memcpy@@GLIBC_2.14"
+ *     becomes "memcpy".  Each symbol's section end bounds it if its size is
+ *     0 (see symtab.c for the rest of the sizing rules);
+ *   - the PT_LOAD program headers, to turn MMAP2 file offsets into vaddrs;
+ *   - the NT_GNU_BUILD_ID note, as lowercase hex.
+ *
+ * Anything that is not a readable ELF file (a text file, an empty or
+ * truncated file, an archive, a directory) is an error code, never a crash:
+ * libelf checks every offset against the file size before using it.  Files
+ * are read with ELF_C_READ rather than mapped, so that a library rebuilt
+ * while we read it cannot kill us with SIGBUS.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sigprof/util.h"
+#include "symtab_internal.h"
+
+#define ANY_SECTION SIZE_MAX
+
+/* One symbol section being read, and what reading it needs. */
+struct symbol_source {
+	Elf *elf;
+	Elf_Data *symbols;          /* the symbol section's entries */
+	Elf_Data *extended_indexes; /* SHT_SYMTAB_SHNDX for files with more than 65279 sections, or NULL */
+	size_t count;               /* entries in symbols, the null entry 0 included */
+	size_t string_section;      /* sh_link: the section that holds the names */
+	uint64_t *section_ends;     /* sh_addr + sh_size of each section, by section index */
+	size_t section_count;
+	struct strbuf scratch;      /* a name with its @version cut off */
+};
+
+/* The first section of the given type; unless linked_to is ANY_SECTION, only one whose sh_link is linked_to. */
+static Elf_Scn *find_section(Elf *elf, GElf_Word type, size_t linked_to)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != type)
+			continue;
+		if (linked_to == ANY_SECTION || shdr.sh_link == linked_to)
+			return scn;
+	}
+	return NULL;
+}
+
+static int read_section_ends(struct symbol_source *src)
+{
+	size_t count;
+	if (elf_getshdrnum(src->elf, &count) != 0)
+		return -ENOEXEC;
+	src->section_ends = xcalloc(count, sizeof(*src->section_ends));
+	src->section_count = count;
+	for (size_t i = 0; i < count; i++) {
+		GElf_Shdr shdr;
+		Elf_Scn *scn = elf_getscn(src->elf, i);
+		bool known = scn && gelf_getshdr(scn, &shdr);
+		src->section_ends[i] = known ? shdr.sh_addr + shdr.sh_size : UINT64_MAX;
+	}
+	return 0;
+}
+
+static int open_symbol_source(Elf *elf, Elf_Scn *symbol_section, struct symbol_source *src)
+{
+	GElf_Shdr shdr;
+	size_t entry_size = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
+
+	src->elf = elf;
+	if (!gelf_getshdr(symbol_section, &shdr) || entry_size == 0)
+		return -ENOEXEC;
+	src->symbols = elf_getdata(symbol_section, NULL);
+	if (!src->symbols)
+		return -ENOEXEC;
+	src->count = src->symbols->d_size / entry_size;
+	src->string_section = shdr.sh_link;
+
+	Elf_Scn *indexes = find_section(elf, SHT_SYMTAB_SHNDX, elf_ndxscn(symbol_section));
+	src->extended_indexes = indexes ? elf_getdata(indexes, NULL) : NULL;
+	return read_section_ends(src);
+}
+
+static bool kind_of_elf_type(unsigned type, enum sym_kind *kind)
+{
+	switch (type) {
+	case STT_FUNC:
+	case STT_GNU_IFUNC:
+		*kind = SYM_FUNC;
+		return true;
+	case STT_OBJECT:
+	case STT_COMMON:
+		*kind = SYM_DATA;
+		return true;
+	default:
+		return false;
+	}
+}
+
+static enum symbol_binding binding_of_elf(unsigned bind)
+{
+	switch (bind) {
+	case STB_GLOBAL:
+	case STB_GNU_UNIQUE:
+		return BINDING_GLOBAL;
+	case STB_WEAK:
+		return BINDING_WEAK;
+	default:
+		return BINDING_LOCAL;
+	}
+}
+
+/* The end of the symbol's section, or UINT64_MAX for absolute and common symbols. */
+static uint64_t section_limit(const struct symbol_source *src, const GElf_Sym *sym, GElf_Word extended_index)
+{
+	bool extended = sym->st_shndx == SHN_XINDEX;
+	if (sym->st_shndx >= SHN_LORESERVE && !extended)
+		return UINT64_MAX;
+	size_t section = extended ? extended_index : sym->st_shndx;
+	return section < src->section_count ? src->section_ends[section] : UINT64_MAX;
+}
+
+static const char *intern_unversioned(struct symtab *tab, struct strbuf *scratch, const char *name)
+{
+	size_t length = strcspn(name, "@");
+	if (name[length] == '\0' || length == 0)
+		return symtab_intern(tab, name);
+	sb_reset(scratch);
+	sb_add(scratch, name, length);
+	return symtab_intern(tab, scratch->buf);
+}
+
+static void add_elf_symbol(struct symtab *tab, struct symbol_source *src, size_t index)
+{
+	GElf_Sym sym;
+	GElf_Word extended_index = 0;
+	enum sym_kind kind;
+
+	if (!gelf_getsymshndx(src->symbols, src->extended_indexes, (int)index, &sym, &extended_index))
+		return;
+	if (!kind_of_elf_type(GELF_ST_TYPE(sym.st_info), &kind) || sym.st_shndx == SHN_UNDEF || sym.st_value == 0)
+		return;
+	const char *name = elf_strptr(src->elf, src->string_section, sym.st_name);
+	if (!name || !*name)
+		return;
+
+	struct symbol_candidate candidate = {
+		.sym = { .start = sym.st_value, .size = sym.st_size,
+			 .name = intern_unversioned(tab, &src->scratch, name) },
+		.limit = section_limit(src, &sym, extended_index),
+		.binding = binding_of_elf(GELF_ST_BIND(sym.st_info)),
+	};
+	symtab_add(tab, kind, &candidate);
+}
+
+static int read_symbols(Elf *elf, struct symtab *tab)
+{
+	Elf_Scn *scn = find_section(elf, SHT_SYMTAB, ANY_SECTION);
+	if (!scn)
+		scn = find_section(elf, SHT_DYNSYM, ANY_SECTION);
+	if (!scn)
+		return 0; /* no symbols at all is a valid, if useless, file */
+
+	struct symbol_source src = { 0 };
+	int err = open_symbol_source(elf, scn, &src);
+	for (size_t i = 1; !err && i < src.count; i++)
+		add_elf_symbol(tab, &src, i);
+	free(src.section_ends);
+	sb_free(&src.scratch);
+	return err;
+}
+
+static int read_load_segments(Elf *elf, struct symtab *tab)
+{
+	size_t count;
+	if (elf_getphdrnum(elf, &count) != 0)
+		return -ENOEXEC;
+	for (size_t i = 0; i < count; i++) {
+		GElf_Phdr phdr;
+		if (!gelf_getphdr(elf, (int)i, &phdr))
+			return -ENOEXEC;
+		if (phdr.p_type != PT_LOAD)
+			continue;
+		struct load_segment segment = {
+			.offset = phdr.p_offset,
+			.file_size = phdr.p_filesz,
+			.memory_size = phdr.p_memsz > phdr.p_filesz ? phdr.p_memsz : phdr.p_filesz,
+			.vaddr = phdr.p_vaddr,
+		};
+		symtab_add_segment(tab, &segment);
+	}
+	return 0;
+}
+
+static const char *intern_hex(struct symtab *tab, const unsigned char *bytes, size_t length)
+{
+	static const char digits[] = "0123456789abcdef";
+	struct strbuf hex = { 0 };
+	for (size_t i = 0; i < length; i++) {
+		char pair[2] = { digits[bytes[i] >> 4], digits[bytes[i] & 0xf] };
+		sb_add(&hex, pair, 2);
+	}
+	const char *interned = symtab_intern(tab, hex.buf);
+	sb_free(&hex);
+	return interned;
+}
+
+static const char *build_id_in_notes(struct symtab *tab, Elf_Data *data)
+{
+	GElf_Nhdr note;
+	size_t offset = 0, next, name_offset, desc_offset;
+	while ((next = gelf_getnote(data, offset, &note, &name_offset, &desc_offset)) > 0) {
+		const char *note_name = (const char *)data->d_buf + name_offset;
+		if (note.n_type == NT_GNU_BUILD_ID && note.n_namesz == sizeof(ELF_NOTE_GNU) &&
+		    memcmp(note_name, ELF_NOTE_GNU, sizeof(ELF_NOTE_GNU)) == 0 && note.n_descsz > 0)
+			return intern_hex(tab, (const unsigned char *)data->d_buf + desc_offset, note.n_descsz);
+		offset = next;
+	}
+	return NULL;
+}
+
+static const char *read_build_id(Elf *elf, struct symtab *tab)
+{
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr shdr;
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_NOTE)
+			continue;
+		Elf_Data *data = elf_getdata(scn, NULL);
+		const char *build_id = data ? build_id_in_notes(tab, data) : NULL;
+		if (build_id)
+			return build_id;
+	}
+	return NULL;
+}
+
+/*
+ * libelf quietly reports 0 program or section headers when their table lies
+ * past the end of the file; a truncated file would then load as an empty
+ * table instead of failing.
+ */
+static bool header_tables_present(Elf *elf, const GElf_Ehdr *ehdr)
+{
+	size_t program_headers, sections;
+	if (elf_getphdrnum(elf, &program_headers) != 0 || elf_getshdrnum(elf, &sections) != 0)
+		return false;
+	if (ehdr->e_phnum != 0 && program_headers == 0)
+		return false;
+	return ehdr->e_shoff == 0 || sections != 0;
+}
+
+static int load_from_elf(Elf *elf, struct symtab **out)
+{
+	GElf_Ehdr ehdr;
+	if (elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &ehdr) || !header_tables_present(elf, &ehdr))
+		return -ENOEXEC;
+
+	struct symtab *tab = symtab_new();
+	tab->relocatable = ehdr.e_type == ET_DYN;
+	int err = read_load_segments(elf, tab);
+	if (!err)
+		err = read_symbols(elf, tab);
+	if (err) {
+		symtab_free(tab);
+		return err;
+	}
+	tab->build_id = read_build_id(elf, tab);
+	symtab_finish(tab);
+	*out = tab;
+	return 0;
+}
+
+static int load_from_descriptor(int fd, struct symtab **out)
+{
+	struct stat st;
+	if (fstat(fd, &st) != 0)
+		return -errno;
+	if (S_ISDIR(st.st_mode))
+		return -EISDIR;
+	if (!S_ISREG(st.st_mode))
+		return -ENOEXEC;
+
+	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf)
+		return -ENOEXEC;
+	int err = load_from_elf(elf, out);
+	elf_end(elf);
+	return err;
+}
+
+int symtab_from_elf_file(const char *path, struct symtab **out)
+{
+	*out = NULL;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOEXEC;
+	/* O_NONBLOCK: a FIFO given by mistake must not hang the open. */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	int err = load_from_descriptor(fd, out);
+	close(fd);
+	return err;
+}
+
+/*
+ * libelf wants a writable image and may keep pointing into it while the
+ * handle lives, so it reads a private copy: the caller's buffer stays const
+ * and need not outlive the call.  Images are small (the vDSO is two pages).
+ */
+int symtab_from_elf_memory(const void *image, size_t size, struct symtab **out)
+{
+	*out = NULL;
+	if (!image || size == 0 || elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOEXEC;
+
+	char *copy = xmalloc(size);
+	memcpy(copy, image, size);
+	Elf *elf = elf_memory(copy, size);
+	int err = elf ? load_from_elf(elf, out) : -ENOEXEC;
+	elf_end(elf);
+	free(copy);
+	return err;
+}

@@ -1,0 +1,69 @@
+/*
+ * symtab_internal.h: the inside of a struct symtab, shared by the loaders.
+ *
+ * Two loaders fill a symtab: elf.c (ELF files and in-memory images) and
+ * kallsyms.c (/proc/kallsyms).  Both go through the same builder:
+ * symtab_new(), then symtab_intern() for each name and symtab_add() for each
+ * symbol in any order, then symtab_finish(), which sorts each kind by
+ * address, keeps one symbol per address and gives size-0 symbols the room up
+ * to the next symbol.  After that the table is read-only and symtab.c answers
+ * every lookup the same way whatever loaded it.
+ *
+ * This header is private to symbolize/; the public contract is
+ * include/sigprof/symbolize.h.
+ */
+#ifndef SIGPROF_SYMTAB_INTERNAL_H
+#define SIGPROF_SYMTAB_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sigprof/symbolize.h"
+
+#define SYM_KIND_COUNT 2
+
+/* When several symbols share an address, the lowest binding wins. */
+enum symbol_binding {
+	BINDING_GLOBAL,
+	BINDING_WEAK,
+	BINDING_LOCAL,
+};
+
+/* A symbol as a loader hands it over, before the table is finished. */
+struct symbol_candidate {
+	struct sym sym;           /* sym.name from symtab_intern() */
+	uint64_t limit;           /* a size-0 symbol never extends past this address (its section's end) */
+	enum symbol_binding binding;
+};
+
+/* A PT_LOAD program header: the file range [offset, offset + file_size) sits at vaddr. */
+struct load_segment {
+	uint64_t offset;
+	uint64_t file_size;
+	uint64_t memory_size; /* >= file_size; the rest is .bss */
+	uint64_t vaddr;
+};
+
+struct symtab {
+	struct sym *syms[SYM_KIND_COUNT];                  /* sorted by start, one per address, once finished */
+	size_t count[SYM_KIND_COUNT];
+	struct symbol_candidate *pending[SYM_KIND_COUNT]; /* symbols added but not yet finished */
+	size_t pending_count[SYM_KIND_COUNT];
+	size_t pending_cap[SYM_KIND_COUNT];
+	struct string_pool *strings;                       /* owns every name and the build-id */
+	struct load_segment *segments;                     /* empty for kallsyms */
+	size_t segment_count, segment_cap;
+	bool relocatable;                                  /* ELF e_type == ET_DYN */
+	const char *build_id;                              /* lowercase hex, or NULL */
+};
+
+struct symtab *symtab_new(void);
+/* A copy of s owned by the symtab, alive until symtab_free(). */
+const char *symtab_intern(struct symtab *tab, const char *s);
+void symtab_add(struct symtab *tab, enum sym_kind kind, const struct symbol_candidate *candidate);
+void symtab_add_segment(struct symtab *tab, const struct load_segment *segment);
+/* Sort, deduplicate and size the added symbols; call once, after the last symtab_add(). */
+void symtab_finish(struct symtab *tab);
+
+#endif
