@@ -11,7 +11,7 @@
 
 #include "sigprof/collector.h"
 
-static int cpu_add_events(const struct record_options *opts, struct event_list *events, char *reason,
+static int cpu_add_events(struct record_options *opts, struct event_list *events, char *reason,
 			  size_t reasonlen)
 {
 	struct perf_event_attr attr;

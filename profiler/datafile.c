@@ -155,6 +155,25 @@ int sp_writer_event(struct sp_writer *w, const char *name, const char *collector
 	return err;
 }
 
+int sp_writer_tracepoint(struct sp_writer *w, uint64_t id, const char *system, const char *format)
+{
+	size_t flen = strlen(format);
+	size_t len = ALIGN_UP(sizeof(struct sp_tracepoint_record) + flen, 8);
+	if (len > UINT16_MAX)
+		return -E2BIG;
+	char *rec = xcalloc(1, len);
+	struct sp_tracepoint_record *tp = (void *)rec;
+	tp->header.type = SP_REC_TRACEPOINT;
+	tp->header.size = (uint16_t)len;
+	tp->id = id;
+	snprintf(tp->system, sizeof(tp->system), "%s", system);
+	tp->format_len = (uint32_t)flen;
+	memcpy(rec + sizeof(*tp), format, flen);
+	int err = sp_writer_raw(w, rec, len);
+	free(rec);
+	return err;
+}
+
 uint64_t sp_writer_bytes(const struct sp_writer *w)
 {
 	return w->bytes;

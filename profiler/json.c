@@ -21,15 +21,23 @@ static void indent(struct json_writer *w)
 		fputs("  ", w->out);
 }
 
-/* The length of the valid UTF-8 sequence at s, or 0. */
+/*
+ * The length of the valid UTF-8 sequence at s, or 0.  Valid as RFC 3629
+ * says: no overlong forms (C0, C1, E0 80-9F, F0 80-8F), no UTF-16
+ * surrogates (ED A0-BF) and nothing past U+10FFFF (F4 90-BF, F5-FF), which
+ * strict parsers reject as readily as stray bytes.
+ */
 static int utf8_length(const unsigned char *s)
 {
 	if (s[0] < 0x80)
 		return 1;
-	int n = (s[0] & 0xe0) == 0xc0 ? 2 : (s[0] & 0xf0) == 0xe0 ? 3 : (s[0] & 0xf8) == 0xf0 ? 4 : 0;
+	int n = s[0] >= 0xc2 && s[0] <= 0xdf ? 2 : (s[0] & 0xf0) == 0xe0 ? 3 : s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : 0;
 	for (int i = 1; i < n; i++)
 		if ((s[i] & 0xc0) != 0x80)
 			return 0;
+	if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0) || (s[0] == 0xf0 && s[1] < 0x90) ||
+	    (s[0] == 0xf4 && s[1] >= 0x90))
+		return 0;
 	return n;
 }
 

@@ -59,7 +59,18 @@ static int collector_index(struct profile *p, const char *name)
 	memset(c, 0, sizeof(*c));
 	snprintf(c->name, sizeof(c->name), "%s", name);
 	c->ok = true;
+	c->impl = collector_find(name);
+	if (c->impl && c->impl->analyzer)
+		c->state = c->impl->analyzer->create(p);
 	return p->ncollectors++;
+}
+
+int profile_collector(const struct profile *p, const char *name)
+{
+	for (int i = 0; i < p->ncollectors; i++)
+		if (strcmp(p->collectors[i].name, name) == 0)
+			return i;
+	return -1;
 }
 
 static void load_meta(struct profile *p, const struct perf_event_header *rec)
@@ -204,9 +215,13 @@ static void load_sample(struct loader *l, const struct perf_event_header *rec)
 		frames[n++] = kernel ? kernel_frame(l, s.ip) : user_frame(l, s.pid, s.ip);
 	}
 	int ci = l->event_collector[s.event->index];
-	uint64_t period = s.period ? s.period : 1;
-	uint32_t id = stack_add(&p->stacks, (uint32_t)ci, frames, n, 1, period);
 	struct collector_info *c = &p->collectors[ci];
+	const struct collector_analyzer *an = c->impl ? c->impl->analyzer : NULL;
+	uint64_t period = s.period ? s.period : 1;
+	int path = an && an->path_of ? an->path_of(c->state, p, &s) : -1;
+	uint32_t id = stack_add_on_path(&p->stacks, (uint32_t)ci, frames, n, 1, period, path);
+	if (an && an->sample)
+		an->sample(c->state, p, &s, id);
 	c->samples++;
 	c->weight += period;
 	c->path_samples[p->stacks.stacks[id].path]++;
@@ -336,6 +351,8 @@ static int load_record(struct loader *l, const struct perf_event_header *rec)
 	case SP_REC_TOTALS:
 		load_totals(p, rec);
 		return 0;
+	case SP_REC_TRACEPOINT:
+		return tracepoint_set_add(&p->tracepoints, rec) < 0 ? -EINVAL : 0;
 	case SP_REC_FINISH:
 		if (rec->size >= sizeof(p->finish)) {
 			memcpy(&p->finish, rec, sizeof(p->finish));
@@ -386,12 +403,15 @@ int profile_load(const char *file, const struct profile_options *opts, struct pr
 	const struct perf_event_header *rec;
 	while (sp_reader_next(r, &rec) == 1) {
 		if (load_record(&l, rec) < 0) {
-			snprintf(p->problem, sizeof(p->problem), "corrupt EVENT record at offset %llu",
+			snprintf(p->problem, sizeof(p->problem), "corrupt EVENT or TRACEPOINT record at offset %llu",
 				 (unsigned long long)sp_reader_offset(r));
 			break;
 		}
 	}
 	flush_queue(&l, UINT64_MAX);
+	for (int c = 0; c < p->ncollectors; c++)
+		if (p->collectors[c].state && p->collectors[c].impl->analyzer->finish)
+			p->collectors[c].impl->analyzer->finish(p->collectors[c].state, p);
 	if (!p->problem[0] && sp_reader_problem(r))
 		snprintf(p->problem, sizeof(p->problem), "%s", sp_reader_problem(r));
 	p->truncated = !p->has_finish;
@@ -415,7 +435,11 @@ void profile_free(struct profile *p)
 	for (int i = 0; i < p->nnotes; i++)
 		free(p->notes[i]);
 	free(p->notes);
+	for (int c = 0; c < p->ncollectors; c++)
+		if (p->collectors[c].state)
+			p->collectors[c].impl->analyzer->destroy(p->collectors[c].state);
 	event_set_free(&p->events);
+	tracepoint_set_free(&p->tracepoints);
 	stack_table_free(&p->stacks);
 	proc_table_free(p->procs);
 	memset(p, 0, sizeof(*p));

@@ -40,6 +40,7 @@ struct record_args {
 	char **argv; /* the workload */
 	unsigned ring_pages;
 	bool quiet;
+	const char *collectors; /* -e/--collectors: a comma-separated subset, NULL for all */
 };
 
 static volatile sig_atomic_t child_exited;
@@ -59,11 +60,15 @@ static void on_interrupt(int sig)
 static void record_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: sigprof record [-o FILE] [-F HZ | -c PERIOD] [--call-graph fp|none] [-m PAGES] [--] CMD [ARGS...]\n"
+		"usage: sigprof record [-o FILE] [-e COLLECTORS] [-F HZ | -c PERIOD] [--call-graph fp|none]\n"
+		"                      [--futex trace|sample|count] [-m PAGES] [--] CMD [ARGS...]\n"
 		"\n"
 		"Run CMD under the collectors and write what they gather to FILE (sigprof.data).\n"
 		"\n"
 		"  -o, --output FILE      write to FILE; an existing one is renamed FILE.old\n"
+		"  -e, --collectors LIST  only these collectors (comma-separated; default: all this machine supports)\n"
+		"      --futex MODE       trace: every futex call; sample (default): every call up to a rate bound,\n"
+		"                         weighted samples above it; count: exact totals per operation only\n"
 		"  -F, --freq HZ          samples per second per CPU (default %d)\n"
 		"  -c, --count PERIOD     sample every PERIOD events instead of a frequency\n"
 		"  -g                     same as --call-graph fp (the default)\n"
@@ -99,13 +104,46 @@ static int max_sample_rate(void)
 	return rate;
 }
 
+/* Whether name is an item of the comma-separated list. */
+static bool in_list(const char *list, const char *name)
+{
+	size_t len = strlen(name);
+	for (const char *p = list; *p;) {
+		size_t n = strcspn(p, ",");
+		if (n == len && strncmp(p, name, len) == 0)
+			return true;
+		p += n + (p[n] == ',');
+	}
+	return false;
+}
+
+static int check_collector_list(const char *list)
+{
+	for (const char *p = list; *p;) {
+		size_t n = strcspn(p, ",");
+		char name[64];
+		snprintf(name, sizeof(name), "%.*s", (int)n, p);
+		if (!collector_find(name)) {
+			char known[256] = "";
+			for (size_t i = 0; i < collector_count; i++)
+				snprintf(known + strlen(known), sizeof(known) - strlen(known), "%s%s", i ? ", " : "",
+					 collector_table[i]->name);
+			sp_error("record: -e %s: no collector '%s' (collectors: %s)", list, name, known);
+			return -EINVAL;
+		}
+		p += n + (p[n] == ',');
+	}
+	return 0;
+}
+
 static int parse_record_args(int argc, char **argv, struct record_args *a)
 {
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },  { "freq", required_argument, NULL, 'F' },
 		{ "count", required_argument, NULL, 'c' },   { "call-graph", required_argument, NULL, 'G' },
 		{ "mmap-pages", required_argument, NULL, 'm' }, { "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },          { NULL, 0, NULL, 0 },
+		{ "help", no_argument, NULL, 'h' },          { "collectors", required_argument, NULL, 'e' },
+		{ "futex", required_argument, NULL, 'X' },   { NULL, 0, NULL, 0 },
 	};
 	a->output = "sigprof.data";
 	a->opts.frequency = DEFAULT_FREQUENCY;
@@ -114,8 +152,25 @@ static int parse_record_args(int argc, char **argv, struct record_args *a)
 	int c;
 	uint64_t v;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+o:F:c:gm:qh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+o:F:c:gm:qhe:", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'e':
+			if (check_collector_list(optarg) < 0)
+				return -EINVAL;
+			a->collectors = optarg;
+			break;
+		case 'X':
+			if (strcmp(optarg, "trace") == 0)
+				a->opts.futex = FUTEX_TRACE;
+			else if (strcmp(optarg, "sample") == 0)
+				a->opts.futex = FUTEX_SAMPLE;
+			else if (strcmp(optarg, "count") == 0)
+				a->opts.futex = FUTEX_COUNT;
+			else {
+				sp_error("record: --futex %s: expected trace, sample or count", optarg);
+				return -EINVAL;
+			}
+			break;
 		case 'o':
 			a->output = optarg;
 			break;
@@ -215,13 +270,25 @@ struct collector_state {
 	char reason[256];
 };
 
-static void gather_events(const struct record_options *opts, struct event_list *events,
-			  struct collector_state *states)
+/* Ask every selected collector for its events; returns the number of states filled. */
+static size_t gather_events(struct record_options *opts, const char *selected, struct event_list *events,
+			    struct collector_state *states)
 {
+	size_t n = 0;
 	for (size_t i = 0; i < collector_count; i++) {
-		states[i].collector = collector_table[i];
-		states[i].error = collector_table[i]->add_events(opts, events, states[i].reason,
-								 sizeof(states[i].reason));
+		if (selected && !in_list(selected, collector_table[i]->name))
+			continue;
+		size_t before = events->count;
+		states[n].collector = collector_table[i];
+		states[n].error = collector_table[i]->add_events(opts, events, states[n].reason,
+								 sizeof(states[n].reason));
+		if (states[n].error) {
+			/* a collector is whole or absent: drop what it added before failing */
+			for (size_t e = before; e < events->count; e++)
+				free(events->specs[e].tracepoint_format);
+			events->count = before;
+		}
+		n++;
 	}
 	for (size_t e = 0; e < events->count; e++) {
 		struct perf_event_attr *attr = &events->specs[e].attr;
@@ -232,11 +299,13 @@ static void gather_events(const struct record_options *opts, struct event_list *
 		/* The first event carries the records that describe the workload's tasks and mappings. */
 		struct perf_event_attr *attr = &events->specs[0].attr;
 		attr->mmap = attr->mmap2 = attr->comm = attr->comm_exec = attr->task = 1;
+		attr->mmap_data = opts->want_data_mmaps;
 	}
+	return n;
 }
 
 static int write_meta(struct sp_writer *w, const struct record_args *a, const struct collector_state *states,
-		      uint64_t start_real, uint64_t start_mono)
+		      size_t nstates, uint64_t start_real, uint64_t start_mono)
 {
 	struct utsname u;
 	uname(&u);
@@ -267,7 +336,7 @@ static int write_meta(struct sp_writer *w, const struct record_args *a, const st
 		const char *why = "kernel frames excluded: not root and kernel.perf_event_paranoid > 1";
 		err = err ? err : sp_writer_meta(w, "note", &why, 1);
 	}
-	for (size_t i = 0; i < collector_count && !err; i++) {
+	for (size_t i = 0; i < nstates && !err; i++) {
 		const char *v[] = { states[i].collector->name, states[i].error ? "unavailable" : "ok",
 				    states[i].error ? states[i].reason : "" };
 		err = sp_writer_meta(w, "collector_status", v, 3);
@@ -404,7 +473,8 @@ static int write_closing(struct sp_writer *w, struct perf_session *session, cons
 	return err ? err : sp_writer_record(w, &f);
 }
 
-static int write_events(struct sp_writer *w, struct perf_session *session, struct collector_state *states)
+static int write_events(struct sp_writer *w, struct perf_session *session, struct collector_state *states,
+			size_t nstates)
 {
 	const struct opened_event *events;
 	size_t n = perf_session_events(session, &events);
@@ -412,7 +482,7 @@ static int write_events(struct sp_writer *w, struct perf_session *session, struc
 	for (size_t e = 0; e < n && !err; e++) {
 		const struct event_spec *spec = events[e].spec;
 		if (events[e].failed) {
-			for (size_t i = 0; i < collector_count; i++)
+			for (size_t i = 0; i < nstates; i++)
 				if (strcmp(states[i].collector->name, spec->collector) == 0 && !states[i].error) {
 					states[i].error = events[e].error;
 					snprintf(states[i].reason, sizeof(states[i].reason), "cannot open %s: %s",
@@ -422,7 +492,10 @@ static int write_events(struct sp_writer *w, struct perf_session *session, struc
 		}
 		struct perf_event_attr attr = spec->attr;
 		attr.size = sizeof(attr);
-		err = sp_writer_event(w, spec->name, spec->collector, &attr, events[e].ids, events[e].nr_ids);
+		if (spec->tracepoint_format)
+			err = sp_writer_tracepoint(w, attr.config, spec->tracepoint_system, spec->tracepoint_format);
+		if (!err)
+			err = sp_writer_event(w, spec->name, spec->collector, &attr, events[e].ids, events[e].nr_ids);
 	}
 	return err;
 }
@@ -531,7 +604,7 @@ static int record_run(struct record_args *a)
 
 	struct event_list events = { 0 };
 	struct collector_state states[64] = { 0 };
-	gather_events(&a->opts, &events, states);
+	size_t nstates = gather_events(&a->opts, a->collectors, &events, states);
 	if (!events.count) {
 		sp_error("record: no collector can run here: %s", states[0].reason);
 		event_list_free(&events);
@@ -564,14 +637,14 @@ static int record_run(struct record_args *a)
 		goto fail_child;
 	}
 	uint64_t start_real = now_realtime_ns(), start_mono = now_monotonic_ns();
-	err = write_events(writer, session, states);
-	err = err ? err : write_meta(writer, a, states, start_real, start_mono);
+	err = write_events(writer, session, states, nstates);
+	err = err ? err : write_meta(writer, a, states, nstates, start_real, start_mono);
 	err = err ? err : sp_writer_flush(writer);
 	if (err < 0) {
 		sp_error("record: cannot write %s: %s", a->output, strerror(-err));
 		goto fail_child;
 	}
-	for (size_t i = 0; i < collector_count; i++)
+	for (size_t i = 0; i < nstates; i++)
 		if (states[i].error && !a->quiet)
 			fprintf(stderr, "sigprof: collector %s unavailable: %s\n", states[i].collector->name,
 				states[i].reason);

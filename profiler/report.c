@@ -32,11 +32,12 @@ static void report_usage(FILE *out)
 		"      --path-rule R       add a path rule GLOB=PATH, checked before the built-in ones\n"
 		"      --path-rules FILE   add the rules of FILE, one 'GLOB PATH' per line\n"
 		"      --kallsyms FILE     kernel symbols from FILE instead of /proc/kallsyms\n"
+		"      --sched-keys lkp    key sched stacks like LKP's perf-sched figures (leaf first, five frames)\n"
 		"  -h, --help              this text\n");
 }
 
 enum { OPT_JSON = 256, OPT_FOLDED, OPT_STACKS, OPT_SORT, OPT_PATH_RULE, OPT_PATH_RULES, OPT_KALLSYMS,
-       OPT_MAX_FRAMES, OPT_COLLECTOR };
+       OPT_MAX_FRAMES, OPT_COLLECTOR, OPT_SCHED_KEYS };
 
 static int parse_count(const char *opt, const char *arg, uint64_t max, unsigned *out)
 {
@@ -64,6 +65,7 @@ static int parse_report_args(int argc, char **argv, struct report_options *o, st
 		{ "path-rule", required_argument, NULL, OPT_PATH_RULE },
 		{ "path-rules", required_argument, NULL, OPT_PATH_RULES },
 		{ "kallsyms", required_argument, NULL, OPT_KALLSYMS },
+		{ "sched-keys", required_argument, NULL, OPT_SCHED_KEYS },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -123,6 +125,14 @@ static int parse_report_args(int argc, char **argv, struct report_options *o, st
 			break;
 		case OPT_KALLSYMS:
 			po->kallsyms = optarg;
+			break;
+		case OPT_SCHED_KEYS:
+			if (strcmp(optarg, "lkp") == 0) {
+				o->sched_keys_lkp = true;
+			} else if (strcmp(optarg, "stack") != 0) {
+				sp_error("report: --sched-keys %s: expected lkp or stack", optarg);
+				return -EINVAL;
+			}
 			break;
 		case 'h':
 			report_usage(stdout);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sigprof/collector.h"
 #include "sigprof/json.h"
 #include "sigprof/report.h"
 
@@ -156,6 +157,11 @@ void report_json(const struct profile *p, const struct report_options *o, FILE *
 	json_u64(&w, "version", 1);
 	write_meta(&w, p);
 	write_paths(&w, p);
+	for (int c = 0; c < p->ncollectors; c++) {
+		const struct collector_info *ci = &p->collectors[c];
+		if (ci->state && ci->impl->analyzer->json)
+			ci->impl->analyzer->json(ci->state, p, o, &w);
+	}
 	write_functions(&w, p, o);
 	write_stacks(&w, p, o);
 	json_finish(&w);

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "sigprof/collector.h"
 #include "sigprof/report.h"
 
 static double percent(uint64_t part, uint64_t whole)
@@ -135,7 +136,12 @@ void report_text(const struct profile *p, const struct report_options *o, FILE *
 	print_header(p, out);
 	print_paths(p, out);
 	for (int c = 0; c < p->ncollectors; c++) {
-		if (!p->collectors[c].samples)
+		const struct collector_info *ci = &p->collectors[c];
+		if (ci->state && ci->impl->analyzer->text)
+			ci->impl->analyzer->text(ci->state, p, o, out);
+	}
+	for (int c = 0; c < p->ncollectors; c++) {
+		if (!p->collectors[c].samples || p->collectors[c].state)
 			continue;
 		print_functions(p, c, o, out);
 		print_stacks(p, c, o, out);

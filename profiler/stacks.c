@@ -162,11 +162,19 @@ static int stack_path(const struct stack_table *t, const uint32_t *frames, uint3
 uint32_t stack_add(struct stack_table *t, uint32_t collector, const uint32_t *frames, uint32_t nframes,
 		   uint64_t count, uint64_t weight)
 {
+	return stack_add_on_path(t, collector, frames, nframes, count, weight, -1);
+}
+
+uint32_t stack_add_on_path(struct stack_table *t, uint32_t collector, const uint32_t *frames, uint32_t nframes,
+			   uint64_t count, uint64_t weight, int path)
+{
+	if (path < 0 || path >= PATH_COUNT)
+		path = stack_path(t, frames, nframes);
 	size_t mask = t->stack_nslots - 1;
 	size_t i = stack_hash(collector, frames, nframes) & mask;
 	for (; t->stack_slots[i]; i = (i + 1) & mask) {
 		struct stack *s = &t->stacks[t->stack_slots[i] - 1];
-		if (s->collector == collector && s->nframes == nframes &&
+		if (s->collector == collector && s->nframes == nframes && s->path == path &&
 		    memcmp(stack_frames(t, s), frames, nframes * sizeof(uint32_t)) == 0) {
 			s->count += count;
 			s->weight += weight;
@@ -178,7 +186,7 @@ uint32_t stack_add(struct stack_table *t, uint32_t collector, const uint32_t *fr
 	GROW(t->stacks, t->stacks_cap, t->nstacks + 1);
 	uint32_t id = (uint32_t)t->nstacks++;
 	t->stacks[id] = (struct stack){ .collector = collector, .nframes = nframes, .frames_at = t->arena_used,
-					.path = stack_path(t, frames, nframes), .count = count, .weight = weight };
+					.path = path, .count = count, .weight = weight };
 	t->arena_used += nframes;
 	t->stack_slots[i] = id + 1;
 	if (t->nstacks * 2 > t->stack_nslots)

@@ -7,6 +7,18 @@
 #define SIGPROF_TEST_HARNESS_H
 
 #include <stdbool.h>
+
+/* Set by the GNUmakefile: the binary under test, its ASan build, the workloads' directory (with '/'). */
+#ifndef SIGPROF_BIN
+#define SIGPROF_BIN "./sigprof"
+#endif
+#ifndef SIGPROF_ASAN_BIN
+#define SIGPROF_ASAN_BIN "build/sigprof-asan"
+#endif
+#ifndef WORKLOADS_DIR
+#define WORKLOADS_DIR "build/workloads/"
+#endif
+#define W WORKLOADS_DIR
 #include <stddef.h>
 
 /* Run a shell command; its stdout (and stderr when merge) into *out (malloc'd); returns the exit status. */
@@ -19,7 +31,7 @@ const char *test_dir(void);
 void require_perf_events(void);
 /* Skip unless root (kernel callchains, kallsyms). */
 void require_root(void);
-/* The sigprof binary under test (SIGPROF env, default ./sigprof). */
+/* The sigprof binary under test (SIGPROF env, default SIGPROF_BIN). */
 const char *sigprof_bin(void);
 /* Lines in a string. */
 int count_lines(const char *s);

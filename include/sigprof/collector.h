@@ -12,12 +12,24 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "sigprof/perf.h"
+#include "sigprof/sample.h"
+
+struct profile;
+struct report_options;
+struct json_writer;
 
 enum call_graph_mode {
 	CALL_GRAPH_FP,   /* the kernel's callchain: kernel frames + frame-pointer user frames */
 	CALL_GRAPH_NONE, /* the sampled IP only */
+};
+
+enum futex_mode {
+	FUTEX_SAMPLE, /* every call up to a rate bound, a bounded rate with weights above it */
+	FUTEX_TRACE,  /* every call */
+	FUTEX_COUNT,  /* exact totals per op only */
 };
 
 struct record_options {
@@ -25,6 +37,8 @@ struct record_options {
 	uint64_t period;            /* sample every period events; 0: use frequency */
 	enum call_graph_mode call_graph;
 	bool exclude_kernel;        /* set when the kernel may not be sampled (not root, paranoid > 1) */
+	enum futex_mode futex;      /* --futex */
+	bool want_data_mmaps;       /* a collector names data addresses (futex words): record data mappings too */
 };
 
 /* A growable list of event specs that collectors append to. */
@@ -41,10 +55,30 @@ struct collector {
 	 * this machine cannot support the collector, with the reason in
 	 * reason (the recording goes on without it).
 	 */
-	int (*add_events)(const struct record_options *opts, struct event_list *events, char *reason,
+	int (*add_events)(struct record_options *opts, struct event_list *events, char *reason,
 			  size_t reasonlen);
 	/* What one sample of this collector counts, for report headings ("samples", "misses"). */
 	const char *unit;
+	/* The report side, NULL for collectors whose samples are only counted per stack (cpu). */
+	const struct collector_analyzer *analyzer;
+};
+
+/*
+ * A collector's report side.  The loader calls, for each of the
+ * collector's samples in time order: path_of() (the path the sample is
+ * charged to, or -1 to take its stack's path from the frames), then
+ * sample() with the interned stack.  finish() runs once after the last
+ * record; text() prints the collector's section after the path table, json()
+ * writes its top-level key(s).
+ */
+struct collector_analyzer {
+	void *(*create)(struct profile *p);
+	int (*path_of)(void *state, struct profile *p, const struct sp_sample *s);
+	void (*sample)(void *state, struct profile *p, const struct sp_sample *s, uint32_t stack);
+	void (*finish)(void *state, struct profile *p);
+	void (*text)(void *state, const struct profile *p, const struct report_options *o, FILE *out);
+	void (*json)(void *state, const struct profile *p, const struct report_options *o, struct json_writer *w);
+	void (*destroy)(void *state);
 };
 
 extern const struct collector *const collector_table[];

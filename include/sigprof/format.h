@@ -33,6 +33,7 @@ enum sp_record_type {
 	SP_REC_TOTALS = 0x5303,
 	SP_REC_FINISH = 0x5304,
 	SP_REC_ROUND = 0x5305, /* header only: the end of one pass over every ring buffer */
+	SP_REC_TRACEPOINT = 0x5306,
 };
 
 #define SP_EVENT_NAME_LEN 64
@@ -45,6 +46,15 @@ struct sp_event_record {
 	char name[SP_EVENT_NAME_LEN];            /* NUL-terminated */
 	char collector[SP_COLLECTOR_NAME_LEN];   /* NUL-terminated */
 	/* u8 attr[ALIGN_UP(attr_size, 8)]; u64 ids[nr_ids]; */
+};
+
+struct sp_tracepoint_record {
+	struct perf_event_header header;
+	uint64_t id;          /* the tracepoint's id on the recording machine (its attr.config) */
+	char system[32];      /* NUL-terminated */
+	uint32_t format_len;  /* bytes of format text that follow (no NUL), padded to 8 */
+	uint32_t reserved;
+	/* char format[format_len]; */
 };
 
 struct sp_totals_record {
@@ -79,6 +89,8 @@ int sp_writer_create(const char *path, struct sp_writer **out);
 int sp_writer_meta(struct sp_writer *w, const char *key, const char *const *values, uint32_t nvalues);
 int sp_writer_event(struct sp_writer *w, const char *name, const char *collector,
 		    const struct perf_event_attr *attr, const uint64_t *ids, uint32_t nr_ids);
+/* A TRACEPOINT record: the format file of tracepoint id in system. */
+int sp_writer_tracepoint(struct sp_writer *w, uint64_t id, const char *system, const char *format);
 /* Append bytes that are already whole records (the ring buffer's contents). */
 int sp_writer_raw(struct sp_writer *w, const void *data, size_t len);
 int sp_writer_record(struct sp_writer *w, const void *rec); /* a record with its header filled in */

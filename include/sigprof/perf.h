@@ -26,6 +26,8 @@ struct event_spec {
 	char collector[32];         /* who asked for it */
 	struct perf_event_attr attr;
 	bool optional;              /* failing to open it disables its collector instead of failing the run */
+	char *tracepoint_format;    /* a tracepoint's tracefs `format` text (owned by the event list), or NULL */
+	char tracepoint_system[32]; /* and its system ("sched", "syscalls") */
 };
 
 struct perf_target {

@@ -17,6 +17,9 @@
 #include "sigprof/format.h"
 #include "sigprof/sample.h"
 #include "sigprof/stacks.h"
+#include "sigprof/tracepoint.h"
+
+struct collector;
 
 #define PROFILE_MAX_COLLECTORS 16
 
@@ -28,6 +31,8 @@ struct collector_info {
 	uint64_t samples;       /* decoded samples attributed to it */
 	uint64_t weight;        /* sum of their periods */
 	uint64_t path_samples[PATH_COUNT];
+	const struct collector *impl; /* this sigprof's collector of that name, or NULL */
+	void *state;                  /* its analyzer's state, when it has an analyzer */
 };
 
 struct profile_options {
@@ -47,8 +52,9 @@ struct profile {
 	int nnotes;
 	struct collector_info collectors[PROFILE_MAX_COLLECTORS];
 	int ncollectors;
-	/* EVENT + TOTALS */
+	/* EVENT + TOTALS, TRACEPOINT */
 	struct sp_event_set events;
+	struct tracepoint_set tracepoints;
 	/* FINISH, when the file has one */
 	bool has_finish;
 	struct sp_finish_record finish;
@@ -69,6 +75,9 @@ struct profile {
 int profile_load(const char *file, const struct profile_options *opts, struct profile *p, char *err,
 		 size_t errlen);
 void profile_free(struct profile *p);
+
+/* The collector index of a name (as in stack->collector), or -1. */
+int profile_collector(const struct profile *p, const char *name);
 
 /* Duration in seconds: from FINISH, else from the first to the last sample. */
 double profile_duration_s(const struct profile *p);

@@ -24,6 +24,7 @@ struct report_options {
 	enum function_sort sort;
 	unsigned max_frames;        /* frames shown per stack in text */
 	const char *collector;      /* --collector for --folded; NULL: the first with samples */
+	bool sched_keys_lkp;        /* --sched-keys lkp: sched stacks keyed like LKP's perf-sched figures */
 };
 
 struct function_row {

@@ -66,8 +66,11 @@ void stack_table_free(struct stack_table *t);
 uint32_t frame_for_address(struct stack_table *t, struct dso *dso, uint64_t addr);
 /* A frame that has no dso: "[unknown]" at a raw address. */
 uint32_t frame_unknown(struct stack_table *t, uint64_t addr, bool kernel);
-/* Intern a stack and add count/weight to it; returns its id. */
+/* Intern a stack and add count/weight to it; returns its id.  Its path comes from its frames. */
 uint32_t stack_add(struct stack_table *t, uint32_t collector, const uint32_t *frames, uint32_t nframes,
 		   uint64_t count, uint64_t weight);
+/* The same with the path given (a collector that knows it from its event); path -1: from the frames. */
+uint32_t stack_add_on_path(struct stack_table *t, uint32_t collector, const uint32_t *frames, uint32_t nframes,
+			   uint64_t count, uint64_t weight, int path);
 
 #endif

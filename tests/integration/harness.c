@@ -98,7 +98,7 @@ void require_root(void)
 const char *sigprof_bin(void)
 {
 	const char *s = getenv("SIGPROF");
-	return s && *s ? s : "./sigprof";
+	return s && *s ? s : SIGPROF_BIN;
 }
 
 int count_lines(const char *s)

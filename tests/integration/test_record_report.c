@@ -15,7 +15,6 @@
 
 #include "harness.h"
 
-#define W "build/workloads/"
 
 static const char *data_path(const char *name)
 {
@@ -250,8 +249,8 @@ Test(report, asan_build_reports_cleanly)
 	const char *data = data_path("asan.data");
 	cr_assert_eq(run_cmd(NULL, false, "%s record -q -o %s -- " W "signal_storm 20000 >/dev/null", sigprof_bin(), data), 0);
 	char *out;
-	int st = run_cmd(&out, true, "build/sigprof-asan report -i %s > /dev/null && build/sigprof-asan report --json -i %s | jq -e .version > /dev/null && build/sigprof-asan report --folded -i %s > /dev/null",
-			 data, data, data);
+	int st = run_cmd(&out, true, "%s report -i %s > /dev/null && %s report --json -i %s | jq -e .version > /dev/null && %s report --folded -i %s > /dev/null",
+			 SIGPROF_ASAN_BIN, data, SIGPROF_ASAN_BIN, data, SIGPROF_ASAN_BIN, data);
 	cr_assert_eq(st, 0, "the ASan build failed: %s", out);
 	free(out);
 }

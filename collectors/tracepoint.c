@@ -1,0 +1,196 @@
+/*
+ * tracepoint.c: tracefs on the record side, libtraceevent on the report
+ * side (tracepoint.h).  Shared by every collector built on tracepoints
+ * (sched, signal, futex).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include <traceevent/event-parse.h>
+
+#include "sigprof/format.h"
+#include "sigprof/tracepoint.h"
+#include "sigprof/util.h"
+
+#define TRACEFS_MAGIC_NUMBER 0x74726163
+#define TRACEFS_PATH "/sys/kernel/tracing"
+#define DEBUGFS_TRACING "/sys/kernel/debug/tracing"
+
+static bool is_tracefs(const char *path)
+{
+	struct statfs st;
+	return statfs(path, &st) == 0 && (unsigned long)st.f_type == TRACEFS_MAGIC_NUMBER;
+}
+
+int tracefs_find(char *buf, size_t buflen, char *err, size_t errlen)
+{
+	static const char *const candidates[] = { TRACEFS_PATH, DEBUGFS_TRACING };
+	for (size_t i = 0; i < ARRAY_SIZE(candidates); i++) {
+		if (is_tracefs(candidates[i])) {
+			snprintf(buf, buflen, "%s", candidates[i]);
+			return 0;
+		}
+	}
+	if (geteuid() != 0) {
+		snprintf(err, errlen, "tracefs is not mounted; as root run: mount -t tracefs nodev %s", TRACEFS_PATH);
+		return -ENOENT;
+	}
+	if (mount("nodev", TRACEFS_PATH, "tracefs", 0, NULL) < 0 && !is_tracefs(TRACEFS_PATH)) {
+		int e = errno;
+		snprintf(err, errlen, "cannot mount tracefs at %s: %s", TRACEFS_PATH, strerror(e));
+		return -e;
+	}
+	snprintf(buf, buflen, "%s", TRACEFS_PATH);
+	return 0;
+}
+
+static char *read_small_file(const char *path, size_t max)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	char *buf = xmalloc(max + 1);
+	size_t len = 0;
+	ssize_t n;
+	while (len < max && (n = read(fd, buf + len, max - len)) > 0)
+		len += (size_t)n;
+	close(fd);
+	buf[len] = '\0';
+	return buf;
+}
+
+int tracepoint_add(struct event_list *events, const struct record_options *opts, const char *collector,
+		   const char *system, const char *name, bool with_callchain, char *reason, size_t reasonlen)
+{
+	char root[256], path[512];
+	int err = tracefs_find(root, sizeof(root), reason, reasonlen);
+	if (err)
+		return err;
+	snprintf(path, sizeof(path), "%s/events/%s/%s/id", root, system, name);
+	char *id_text = read_small_file(path, 64);
+	if (!id_text) {
+		int e = errno;
+		snprintf(reason, reasonlen, "no tracepoint %s:%s in this kernel (%s)", system, name, strerror(e));
+		return -ENOENT;
+	}
+	uint64_t id = strtoull(id_text, NULL, 10);
+	free(id_text);
+	snprintf(path, sizeof(path), "%s/events/%s/%s/format", root, system, name);
+	char *format = read_small_file(path, 60000);
+	if (!format) {
+		int e = errno;
+		snprintf(reason, reasonlen, "cannot read %s: %s", path, strerror(e));
+		return -e;
+	}
+	char full[96];
+	snprintf(full, sizeof(full), "%s:%s", system, name);
+	struct event_spec *spec = event_list_add(events, full, collector);
+	struct record_options every_hit = *opts;
+	every_hit.period = 1;
+	every_hit.call_graph = with_callchain ? opts->call_graph : CALL_GRAPH_NONE;
+	sampling_attr_init(&spec->attr, &every_hit, PERF_TYPE_TRACEPOINT, id);
+	spec->attr.sample_type |= PERF_SAMPLE_RAW;
+	spec->tracepoint_format = format;
+	snprintf(spec->tracepoint_system, sizeof(spec->tracepoint_system), "%s", system);
+	return 0;
+}
+
+/* ---- report side ---- */
+
+int tracepoint_set_add(struct tracepoint_set *set, const struct perf_event_header *rec)
+{
+	const struct sp_tracepoint_record *tp = (const void *)rec;
+	if (rec->size < sizeof(*tp) || sizeof(*tp) + tp->format_len > rec->size)
+		return -EINVAL;
+	if (!set->tep) {
+		set->tep = tep_alloc();
+		if (!set->tep)
+			return -ENOMEM;
+		tep_set_flag(set->tep, TEP_NSEC_OUTPUT);
+	}
+	char system[sizeof(tp->system) + 1];
+	memcpy(system, tp->system, sizeof(tp->system));
+	system[sizeof(tp->system)] = '\0';
+	struct tep_event *ev = NULL;
+	if (tep_parse_format(set->tep, &ev, (const char *)(tp + 1), tp->format_len, system) != 0 || !ev)
+		return -EINVAL;
+	set->count++;
+	return 0;
+}
+
+void tracepoint_set_free(struct tracepoint_set *set)
+{
+	if (set->tep)
+		tep_free(set->tep);
+	memset(set, 0, sizeof(*set));
+}
+
+struct tep_event *tracepoint_of(const struct tracepoint_set *set, const struct sp_sample *s)
+{
+	if (!set->tep || !s->event || s->event->attr.type != PERF_TYPE_TRACEPOINT || !s->raw)
+		return NULL;
+	return tep_find_event(set->tep, (int)s->event->attr.config);
+}
+
+const char *tracepoint_name(const struct tep_event *ev, char *buf, size_t buflen)
+{
+	snprintf(buf, buflen, "%s:%s", ev->system, ev->name);
+	return buf;
+}
+
+static struct tep_format_field *field_in_raw(const struct tep_event *ev, const struct sp_sample *s,
+					     const char *name)
+{
+	struct tep_format_field *f = tep_find_field((struct tep_event *)ev, name);
+	if (!f)
+		f = tep_find_common_field((struct tep_event *)ev, name);
+	if (!f || f->offset < 0 || f->size <= 0 || (uint64_t)f->offset + (uint64_t)f->size > s->raw_size)
+		return NULL;
+	return f;
+}
+
+bool tp_field_u64(const struct tep_event *ev, const struct sp_sample *s, const char *field, uint64_t *value)
+{
+	struct tep_format_field *f = field_in_raw(ev, s, field);
+	if (!f || f->size > 8)
+		return false;
+	unsigned long long v = 0;
+	if (tep_read_number_field(f, s->raw, &v) != 0)
+		return false;
+	*value = v;
+	return true;
+}
+
+bool tp_field_i64(const struct tep_event *ev, const struct sp_sample *s, const char *field, int64_t *value)
+{
+	uint64_t v;
+	struct tep_format_field *f = field_in_raw(ev, s, field);
+	if (!f || !tp_field_u64(ev, s, field, &v))
+		return false;
+	if ((f->flags & TEP_FIELD_IS_SIGNED) && f->size < 8) {
+		unsigned shift = 64 - 8 * (unsigned)f->size;
+		*value = (int64_t)(v << shift) >> shift;
+	} else {
+		*value = (int64_t)v;
+	}
+	return true;
+}
+
+bool tp_field_str(const struct tep_event *ev, const struct sp_sample *s, const char *field, char *buf,
+		  size_t buflen)
+{
+	struct tep_format_field *f = field_in_raw(ev, s, field);
+	if (!f || !buflen)
+		return false;
+	size_t n = (size_t)f->size < buflen - 1 ? (size_t)f->size : buflen - 1;
+	memcpy(buf, (const char *)s->raw + f->offset, n);
+	buf[n] = '\0';
+	buf[strnlen(buf, n)] = '\0';
+	return true;
+}

@@ -1,0 +1,59 @@
+/*
+ * tracepoint.h: tracepoints, from tracefs at record time to decoded fields
+ * at report time.
+ *
+ * Record side: tracefs is found (mounted at /sys/kernel/tracing when it is
+ * not and we are root), a tracepoint's id and `format` file are read, and
+ * an event spec is built that samples every hit with its raw data.  The
+ * format text travels in the data file (a TRACEPOINT record), so a report
+ * decodes fields without tracefs, on another machine.
+ *
+ * Report side: the formats are parsed with libtraceevent into one
+ * tep_handle; tp_field_*() read named fields of a sample's raw data.
+ */
+#ifndef SIGPROF_TRACEPOINT_H
+#define SIGPROF_TRACEPOINT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sigprof/collector.h"
+#include "sigprof/sample.h"
+
+/* The tracefs mount point into buf; mounts it when root.  0, or -errno with what to do in err. */
+int tracefs_find(char *buf, size_t buflen, char *err, size_t errlen);
+
+/*
+ * Append an event spec for SYSTEM:NAME that records every hit (period 1)
+ * with its raw fields, and its callchain when with_callchain.  -ENOENT
+ * (and the reason) when this kernel has no such tracepoint.
+ */
+int tracepoint_add(struct event_list *events, const struct record_options *opts, const char *collector,
+		   const char *system, const char *name, bool with_callchain, char *reason, size_t reasonlen);
+
+/* ---- report side ---- */
+struct tep_handle;
+struct tep_event;
+struct tep_format_field;
+
+struct tracepoint_set {
+	struct tep_handle *tep;
+	unsigned count;
+};
+
+/* Parse the format of a TRACEPOINT record; 0 or -EINVAL. */
+int tracepoint_set_add(struct tracepoint_set *set, const struct perf_event_header *rec);
+void tracepoint_set_free(struct tracepoint_set *set);
+/* The tracepoint a sample's raw data belongs to (by its common_type), or NULL. */
+struct tep_event *tracepoint_of(const struct tracepoint_set *set, const struct sp_sample *s);
+/* "system:name" of a tep_event, into buf. */
+const char *tracepoint_name(const struct tep_event *ev, char *buf, size_t buflen);
+/* A field's value as an integer (sign-extended per its format); false when absent or out of the raw data. */
+bool tp_field_i64(const struct tep_event *ev, const struct sp_sample *s, const char *field, int64_t *value);
+bool tp_field_u64(const struct tep_event *ev, const struct sp_sample *s, const char *field, uint64_t *value);
+/* A char-array field (comm) into buf, NUL-terminated. */
+bool tp_field_str(const struct tep_event *ev, const struct sp_sample *s, const char *field, char *buf,
+		  size_t buflen);
+
+#endif
