@@ -94,14 +94,7 @@ static int parse_call_graph(const char *s, enum call_graph_mode *mode)
 
 static int max_sample_rate(void)
 {
-	FILE *f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "re");
-	int rate = 100000;
-	if (f) {
-		if (fscanf(f, "%d", &rate) != 1)
-			rate = 100000;
-		fclose(f);
-	}
-	return rate;
+	return read_int_file("/proc/sys/kernel/perf_event_max_sample_rate", 100000);
 }
 
 /* Whether name is an item of the comma-separated list. */
@@ -254,14 +247,7 @@ static int find_command(const char *cmd)
 
 static int paranoid_level(void)
 {
-	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
-	int level = 2;
-	if (f) {
-		if (fscanf(f, "%d", &level) != 1)
-			level = 2;
-		fclose(f);
-	}
-	return level;
+	return read_int_file("/proc/sys/kernel/perf_event_paranoid", 2);
 }
 
 struct collector_state {
@@ -501,15 +487,25 @@ static int write_events(struct sp_writer *w, struct perf_session *session, struc
 }
 
 static void print_closing_line(const struct record_args *a, const struct drain_state *d, uint64_t duration_ns,
-			       uint64_t bytes)
+			       uint64_t bytes, const struct collector_state *states, size_t nstates)
 {
 	if (a->quiet)
 		return;
 	uint64_t lost = d->stats.lost + d->stats.lost_samples;
 	double share = d->stats.samples + lost ? 100.0 * (double)lost / (double)(d->stats.samples + lost) : 0.0;
-	fprintf(stderr, "sigprof: recorded %.2f s, %llu samples, %llu lost (%.2f%%), %.1f MB written to %s\n",
+	struct strbuf line = { 0 };
+	sb_addf(&line, "sigprof: recorded %.2f s, %llu samples, %llu lost (%.2f%%), %.1f MB written to %s",
 		(double)duration_ns / 1e9, (unsigned long long)d->stats.samples, (unsigned long long)lost, share,
 		(double)bytes / 1e6, a->output);
+	const char *sep = "; unavailable: ";
+	for (size_t i = 0; i < nstates; i++) {
+		if (!states[i].error)
+			continue;
+		sb_addf(&line, "%s%s (%s)", sep, states[i].collector->name, states[i].reason);
+		sep = ", ";
+	}
+	fprintf(stderr, "%s\n", line.buf);
+	sb_free(&line);
 }
 
 static void install_handlers(sigset_t *waitmask)
@@ -644,10 +640,6 @@ static int record_run(struct record_args *a)
 		sp_error("record: cannot write %s: %s", a->output, strerror(-err));
 		goto fail_child;
 	}
-	for (size_t i = 0; i < nstates; i++)
-		if (states[i].error && !a->quiet)
-			fprintf(stderr, "sigprof: collector %s unavailable: %s\n", states[i].collector->name,
-				states[i].reason);
 
 	err = release_workload(go_fd, exec_err_fd);
 	go_fd = exec_err_fd = -1;
@@ -677,7 +669,7 @@ static int record_run(struct record_args *a)
 			 strerror(-err));
 		return EXIT_USAGE;
 	}
-	print_closing_line(a, &d, duration, bytes);
+	print_closing_line(a, &d, duration, bytes, states, nstates);
 	return status_to_exit(status);
 
 fail_child:

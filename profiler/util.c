@@ -264,3 +264,15 @@ int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 	*out = v;
 	return 0;
 }
+
+int read_int_file(const char *path, int fallback)
+{
+	FILE *f = fopen(path, "re");
+	int value = fallback;
+	if (f) {
+		if (fscanf(f, "%d", &value) != 1)
+			value = fallback;
+		fclose(f);
+	}
+	return value;
+}

@@ -65,6 +65,9 @@ void string_pool_free(struct string_pool *pool);
 uint64_t now_monotonic_ns(void);
 uint64_t now_realtime_ns(void);
 
+/* The integer at the start of a (proc/sys) file, or fallback when it cannot be read. */
+int read_int_file(const char *path, int fallback);
+
 /* Parse a whole decimal number in [min, max]; 0 or -EINVAL/-ERANGE. */
 int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 
