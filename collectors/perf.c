@@ -130,9 +130,10 @@ static int map_ring(struct cpu_fds *c, unsigned ring_pages)
 static int open_one(struct perf_session *s, size_t e, struct cpu_fds *c, const struct perf_target *t)
 {
 	struct perf_event_attr attr = s->events[e].spec->attr;
+	bool system_wide = t->system_wide || s->events[e].spec->system_wide;
 	attr.size = sizeof(attr);
-	attr.inherit = t->inherit;
-	int fd = sys_perf_event_open(&attr, t->system_wide ? -1 : t->pid, c->cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	attr.inherit = system_wide ? 0 : t->inherit;
+	int fd = sys_perf_event_open(&attr, system_wide ? -1 : t->pid, c->cpu, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0)
 		return fd;
 	uint64_t id;
@@ -192,8 +193,11 @@ int perf_session_open(const struct event_spec *specs, size_t n, const struct per
 {
 	static int cpu_list[MAX_CPUS];
 	struct perf_session *s = xcalloc(1, sizeof(*s));
-	int ncpu = target->system_wide || target->inherit ? online_cpus(cpu_list, MAX_CPUS) : 1;
-	if (!target->system_wide && !target->inherit)
+	bool per_cpu = target->system_wide || target->inherit;
+	for (size_t e = 0; e < n; e++)
+		per_cpu = per_cpu || specs[e].system_wide;
+	int ncpu = per_cpu ? online_cpus(cpu_list, MAX_CPUS) : 1;
+	if (!per_cpu)
 		cpu_list[0] = -1;
 	s->ncpus = (size_t)ncpu;
 	s->cpus = xcalloc(s->ncpus, sizeof(*s->cpus));

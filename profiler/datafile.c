@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <lz4.h>
 
 #include "sigprof/format.h"
 #include "sigprof/util.h"
@@ -171,6 +172,47 @@ int sp_writer_tracepoint(struct sp_writer *w, uint64_t id, const char *system, c
 	memcpy(rec + sizeof(*tp), format, flen);
 	int err = sp_writer_raw(w, rec, len);
 	free(rec);
+	return err;
+}
+
+/*
+ * The text is cut in blocks of SP_KALLSYMS_CHUNK bytes, each compressed as
+ * one block of an LZ4 stream (each may refer back to the previous 64 KiB),
+ * one record per block: a reader decompresses record by record straight
+ * into one buffer.
+ */
+int sp_writer_kallsyms(struct sp_writer *w, const char *text, size_t len)
+{
+	if (len > (size_t)LZ4_MAX_INPUT_SIZE)
+		return -E2BIG;
+	LZ4_stream_t *stream = LZ4_createStream();
+	if (!stream)
+		return -ENOMEM;
+	size_t cap = sizeof(struct sp_kallsyms_record) + (size_t)LZ4_compressBound(SP_KALLSYMS_CHUNK) + 8;
+	char *rec = xmalloc(cap);
+	int err = 0;
+	uint32_t seq = 0;
+	for (size_t done = 0; done < len && !err; seq++) {
+		int n = (int)(len - done < SP_KALLSYMS_CHUNK ? len - done : SP_KALLSYMS_CHUNK);
+		struct sp_kallsyms_record *k = (void *)rec;
+		int z = LZ4_compress_fast_continue(stream, text + done, rec + sizeof(*k), n,
+						   LZ4_compressBound(SP_KALLSYMS_CHUNK), 1);
+		size_t size = ALIGN_UP(sizeof(*k) + (size_t)z, 8);
+		if (z <= 0 || size > UINT16_MAX) {
+			err = -ENOMEM;
+			break;
+		}
+		memset(rec + sizeof(*k) + z, 0, size - sizeof(*k) - (size_t)z);
+		*k = (struct sp_kallsyms_record){ .header = { .type = SP_REC_KALLSYMS, .size = (uint16_t)size },
+						  .sequence = seq,
+						  .flags = done + (size_t)n == len ? SP_KALLSYMS_LAST : 0,
+						  .text_size = len,
+						  .chunk_size = (uint32_t)z };
+		err = sp_writer_raw(w, rec, size);
+		done += (size_t)n;
+	}
+	free(rec);
+	LZ4_freeStream(stream);
 	return err;
 }
 

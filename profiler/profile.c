@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <lz4.h>
 
 #include "sigprof/collector.h"
 #include "sigprof/profile.h"
@@ -41,6 +42,11 @@ struct order_queue {
 struct loader {
 	struct profile *p;
 	struct order_queue queue;
+	LZ4_streamDecode_t kallsyms_decoder;
+	char *kallsyms_text;      /* the recording's kallsyms, decompressed so far */
+	size_t kallsyms_size, kallsyms_used;
+	uint32_t kallsyms_next;   /* the sequence number expected next */
+	bool skip_kallsyms;       /* the user named a kallsyms file: it wins */
 	int *event_collector; /* event index -> collector index, -1 not yet known */
 	size_t event_collector_cap;
 	uint32_t *frames;
@@ -202,6 +208,12 @@ static void load_sample(struct loader *l, const struct perf_event_header *rec)
 		p->bad_samples++;
 		return;
 	}
+	int ci = l->event_collector[s.event->index];
+	struct collector_info *c = &p->collectors[ci];
+	const struct collector_analyzer *an = c->impl ? c->impl->analyzer : NULL;
+	int path = an && an->path_of ? an->path_of(c->state, p, &s) : -1;
+	if (path == PATH_NOT_WORKLOAD)
+		return;
 	if (s.time) {
 		if (!p->first_time || s.time < p->first_time)
 			p->first_time = s.time;
@@ -214,11 +226,7 @@ static void load_sample(struct loader *l, const struct perf_event_header *rec)
 		bool kernel = (rec->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
 		frames[n++] = kernel ? kernel_frame(l, s.ip) : user_frame(l, s.pid, s.ip);
 	}
-	int ci = l->event_collector[s.event->index];
-	struct collector_info *c = &p->collectors[ci];
-	const struct collector_analyzer *an = c->impl ? c->impl->analyzer : NULL;
 	uint64_t period = s.period ? s.period : 1;
-	int path = an && an->path_of ? an->path_of(c->state, p, &s) : -1;
 	uint32_t id = stack_add_on_path(&p->stacks, (uint32_t)ci, frames, n, 1, period, path);
 	if (an && an->sample)
 		an->sample(c->state, p, &s, id);
@@ -281,14 +289,29 @@ static void load_task_record(struct loader *l, const struct perf_event_header *r
 	}
 }
 
+/* Hand a non-sample record to every analyzer that asked for them (collector.h, record). */
+static void analyzers_see_record(struct profile *p, const struct perf_event_header *rec)
+{
+	struct sp_sample_id id;
+	if (record_sample_id(&p->events, rec, &id) < 0)
+		id.valid = false;
+	for (int c = 0; c < p->ncollectors; c++) {
+		const struct collector_info *ci = &p->collectors[c];
+		if (ci->state && ci->impl->analyzer->record)
+			ci->impl->analyzer->record(ci->state, p, rec, &id);
+	}
+}
+
 static void process_kernel_record(struct loader *l, const struct perf_event_header *rec)
 {
 	struct profile *p = l->p;
 	p->records++;
-	if (rec->type == PERF_RECORD_SAMPLE)
+	if (rec->type == PERF_RECORD_SAMPLE) {
 		load_sample(l, rec);
-	else
+	} else {
 		load_task_record(l, rec);
+		analyzers_see_record(p, rec);
+	}
 }
 
 static void queue_record(struct loader *l, const struct perf_event_header *rec)
@@ -339,6 +362,43 @@ static void flush_queue(struct loader *l, uint64_t limit)
 	q->count -= done;
 }
 
+/* Decompress the recording's copy of kallsyms record by record; install it once whole. */
+static void load_kallsyms(struct loader *l, const struct perf_event_header *rec)
+{
+	const struct sp_kallsyms_record *k = (const void *)rec;
+	if (l->skip_kallsyms)
+		return;
+	if (rec->size < sizeof(*k) || sizeof(*k) + k->chunk_size > rec->size || k->sequence != l->kallsyms_next++ ||
+	    k->text_size == 0 || k->text_size > (1u << 30))
+		goto drop;
+	if (k->sequence == 0) {
+		l->kallsyms_text = xmalloc_large(k->text_size + 1);
+		l->kallsyms_size = k->text_size;
+		l->kallsyms_used = 0;
+		LZ4_setStreamDecode(&l->kallsyms_decoder, NULL, 0);
+	}
+	if (!l->kallsyms_text || k->text_size != l->kallsyms_size)
+		goto drop;
+	int n = LZ4_decompress_safe_continue(&l->kallsyms_decoder, (const char *)(k + 1),
+					     l->kallsyms_text + l->kallsyms_used, (int)k->chunk_size,
+					     (int)(l->kallsyms_size - l->kallsyms_used));
+	if (n <= 0)
+		goto drop;
+	l->kallsyms_used += (size_t)n;
+	if (!(k->flags & SP_KALLSYMS_LAST))
+		return;
+	struct symtab *tab = NULL;
+	if (l->kallsyms_used == l->kallsyms_size &&
+	    symtab_from_kallsyms_buffer(l->kallsyms_text, l->kallsyms_used, &tab) == 0) {
+		l->kallsyms_text = NULL; /* the symtab owns it now */
+		proc_table_set_kernel_symbols(l->p->procs, tab);
+	}
+drop:
+	free(l->kallsyms_text);
+	l->kallsyms_text = NULL;
+	l->skip_kallsyms = true; /* a broken copy: the kernel's own table will be read instead */
+}
+
 static int load_record(struct loader *l, const struct perf_event_header *rec)
 {
 	struct profile *p = l->p;
@@ -350,6 +410,9 @@ static int load_record(struct loader *l, const struct perf_event_header *rec)
 		return load_event(l, rec);
 	case SP_REC_TOTALS:
 		load_totals(p, rec);
+		return 0;
+	case SP_REC_KALLSYMS:
+		load_kallsyms(l, rec);
 		return 0;
 	case SP_REC_TRACEPOINT:
 		return tracepoint_set_add(&p->tracepoints, rec) < 0 ? -EINVAL : 0;
@@ -375,6 +438,8 @@ static int load_record(struct loader *l, const struct perf_event_header *rec)
 
 static void note_kernel_symbols(struct profile *p, struct dso *kernel, const char *kallsyms)
 {
+	if (!kernel->load_tried)
+		return; /* no kernel frame needed a name */
 	if (kernel->load_error == -EPERM)
 		snprintf(p->kernel_symbols_problem, sizeof(p->kernel_symbols_problem),
 			 "kernel symbols hidden in %s: run as root or set kernel.kptr_restrict=0", kallsyms);
@@ -391,15 +456,15 @@ int profile_load(const char *file, const struct profile_options *opts, struct pr
 	p->procs = proc_table_new();
 	stack_table_init(&p->stacks, opts ? opts->rules : NULL);
 	const char *kallsyms = opts && opts->kallsyms ? opts->kallsyms : "/proc/kallsyms";
-	proc_table_set_kallsyms(p->procs, kallsyms);
+	if (opts && opts->kallsyms)
+		proc_table_set_kallsyms(p->procs, kallsyms);
 
 	struct sp_reader *r;
 	int ret = sp_reader_open(file, &r, err, errlen);
 	if (ret < 0)
 		return ret;
-	struct loader l = { .p = p };
+	struct loader l = { .p = p, .skip_kallsyms = opts && opts->kallsyms };
 	l.kernel = proc_table_kernel(p->procs);
-	note_kernel_symbols(p, l.kernel, kallsyms);
 	const struct perf_event_header *rec;
 	while (sp_reader_next(r, &rec) == 1) {
 		if (load_record(&l, rec) < 0) {
@@ -409,6 +474,7 @@ int profile_load(const char *file, const struct profile_options *opts, struct pr
 		}
 	}
 	flush_queue(&l, UINT64_MAX);
+	note_kernel_symbols(p, l.kernel, kallsyms);
 	for (int c = 0; c < p->ncollectors; c++)
 		if (p->collectors[c].state && p->collectors[c].impl->analyzer->finish)
 			p->collectors[c].impl->analyzer->finish(p->collectors[c].state, p);
@@ -420,6 +486,7 @@ int profile_load(const char *file, const struct profile_options *opts, struct pr
 	free(l.frames);
 	free(l.queue.arena);
 	free(l.queue.items);
+	free(l.kallsyms_text);
 	if (!p->events.count && !p->has_finish && !p->ncollectors) {
 		snprintf(err, errlen, "holds no recording (%s)", p->problem[0] ? p->problem : "no records");
 		return -EINVAL;

@@ -41,6 +41,7 @@ struct record_args {
 	unsigned ring_pages;
 	bool quiet;
 	const char *collectors; /* -e/--collectors: a comma-separated subset, NULL for all */
+	bool no_kallsyms;       /* --no-kallsyms: do not carry the kernel's symbol table */
 };
 
 static volatile sig_atomic_t child_exited;
@@ -74,6 +75,8 @@ static void record_usage(FILE *out)
 		"  -g                     same as --call-graph fp (the default)\n"
 		"      --call-graph MODE  fp: kernel and frame-pointer user stacks; none: the sampled IP only\n"
 		"  -m, --mmap-pages N     ring buffer data pages per CPU, a power of two (default %d)\n"
+		"      --no-kallsyms      do not copy the kernel's symbol table into FILE (reports then read\n"
+		"                         /proc/kallsyms, which is only right on this machine and this boot)\n"
 		"  -q, --quiet            no closing line\n"
 		"  -h, --help             this text\n"
 		"\n"
@@ -136,7 +139,8 @@ static int parse_record_args(int argc, char **argv, struct record_args *a)
 		{ "count", required_argument, NULL, 'c' },   { "call-graph", required_argument, NULL, 'G' },
 		{ "mmap-pages", required_argument, NULL, 'm' }, { "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },          { "collectors", required_argument, NULL, 'e' },
-		{ "futex", required_argument, NULL, 'X' },   { NULL, 0, NULL, 0 },
+		{ "futex", required_argument, NULL, 'X' },   { "no-kallsyms", no_argument, NULL, 'K' },
+		{ NULL, 0, NULL, 0 },
 	};
 	a->output = "sigprof.data";
 	a->opts.frequency = DEFAULT_FREQUENCY;
@@ -201,6 +205,9 @@ static int parse_record_args(int argc, char **argv, struct record_args *a)
 			break;
 		case 'q':
 			a->quiet = true;
+			break;
+		case 'K':
+			a->no_kallsyms = true;
 			break;
 		case 'h':
 			record_usage(stdout);
@@ -327,6 +334,25 @@ static int write_meta(struct sp_writer *w, const struct record_args *a, const st
 				    states[i].error ? states[i].reason : "" };
 		err = sp_writer_meta(w, "collector_status", v, 3);
 	}
+	return err;
+}
+
+/*
+ * The kernel's symbol table travels in the recording, so that a report
+ * names kernel frames right on another machine or after a reboot, and does
+ * not pay for reading /proc/kallsyms (slow: the kernel formats it anew on
+ * every read).  Hidden addresses (not root) are not worth carrying.
+ */
+static int write_kallsyms(struct sp_writer *w)
+{
+	size_t len;
+	char *text = read_whole_file("/proc/kallsyms", &len);
+	if (!text)
+		return 0;
+	int err = 0;
+	if (len > 16 && strncmp(text, "0000000000000000", 16) != 0)
+		err = sp_writer_kallsyms(w, text, len);
+	free(text);
 	return err;
 }
 
@@ -635,6 +661,8 @@ static int record_run(struct record_args *a)
 	uint64_t start_real = now_realtime_ns(), start_mono = now_monotonic_ns();
 	err = write_events(writer, session, states, nstates);
 	err = err ? err : write_meta(writer, a, states, nstates, start_real, start_mono);
+	if (!err && !a->no_kallsyms && !a->opts.exclude_kernel)
+		err = write_kallsyms(writer);
 	err = err ? err : sp_writer_flush(writer);
 	if (err < 0) {
 		sp_error("record: cannot write %s: %s", a->output, strerror(-err));

@@ -3,6 +3,9 @@
  * interning.  Everything here is small and used by every other module.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -60,6 +63,18 @@ void *xrealloc(void *p, size_t n)
 	if (!q)
 		out_of_memory(n);
 	return q;
+}
+
+void *xmalloc_large(size_t n)
+{
+	const size_t huge = 2u << 20;
+	void *p = NULL;
+	if (n < huge)
+		return xmalloc(n);
+	if (posix_memalign(&p, huge, ALIGN_UP(n, huge)) != 0)
+		out_of_memory(n);
+	madvise(p, ALIGN_UP(n, huge), MADV_HUGEPAGE);
+	return p;
 }
 
 char *xstrdup(const char *s)
@@ -183,9 +198,15 @@ static char *pool_store(struct string_pool *pool, const char *s, size_t len)
 		pool->chunk_used = 0;
 	}
 	char *dst = pool->chunks[pool->nchunks - 1] + pool->chunk_used;
-	memcpy(dst, s, len + 1);
+	memcpy(dst, s, len);
+	dst[len] = '\0';
 	pool->chunk_used += len + 1;
 	return dst;
+}
+
+const char *string_store(struct string_pool *pool, const char *s, size_t len)
+{
+	return pool_store(pool, s, len);
 }
 
 static void pool_rehash(struct string_pool *pool)
@@ -275,4 +296,67 @@ int read_int_file(const char *path, int fallback)
 		fclose(f);
 	}
 	return value;
+}
+
+char *read_whole_file(const char *path, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	size_t cap = 1 << 20, used = 0;
+	char *buf = xmalloc(cap + 1);
+	for (;;) {
+		if (used == cap) {
+			cap *= 2;
+			buf = xrealloc(buf, cap + 1);
+		}
+		ssize_t n = read(fd, buf + used, cap - used);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int e = errno;
+			free(buf);
+			close(fd);
+			errno = e;
+			return NULL;
+		}
+		if (n == 0)
+			break;
+		used += (size_t)n;
+	}
+	close(fd);
+	buf[used] = '\0';
+	*len = used;
+	return buf;
+}
+
+/* Insertion sort: linear for an array with a few elements out of place. */
+static void insertion_sort(char *base, size_t count, size_t size, int (*compare)(const void *, const void *))
+{
+	char *held = xmalloc(size);
+	for (size_t i = 1; i < count; i++) {
+		if (compare(base + (i - 1) * size, base + i * size) <= 0)
+			continue;
+		memcpy(held, base + i * size, size);
+		size_t j = i;
+		while (j > 0 && compare(base + (j - 1) * size, held) > 0)
+			j--;
+		memmove(base + (j + 1) * size, base + j * size, (i - j) * size);
+		memcpy(base + j * size, held, size);
+	}
+	free(held);
+}
+
+void sort_unless_sorted(void *base, size_t count, size_t size, int (*compare)(const void *, const void *))
+{
+	const char *p = base;
+	size_t descents = 0;
+	for (size_t i = 1; i < count; i++)
+		descents += compare(p + (i - 1) * size, p + i * size) > 0;
+	if (descents == 0)
+		return;
+	if (descents <= count / 64)
+		insertion_sort(base, count, size, compare);
+	else
+		qsort(base, count, size, compare);
 }

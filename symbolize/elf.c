@@ -183,6 +183,45 @@ static int read_symbols(Elf *elf, struct symtab *tab)
 	return err;
 }
 
+/*
+ * The x86-64 signal return trampoline, `mov $15, %rax; syscall`
+ * (rt_sigreturn), is a local symbol that stripped libraries (Debian's
+ * libc.so.6) lose with their .symtab.  Without its name a sigreturn stack's
+ * user frame is an anonymous offset, so every copy of the sequence in
+ * executable code gets a synthetic local `__restore_rt`.  It starts one
+ * byte early, because unwinders look a return address up one byte back and
+ * the handler's return address is the trampoline's first byte, and it
+ * covers the padding after the syscall, where the interrupted IP of a
+ * sample taken in the system call points.
+ */
+static const unsigned char x86_64_rt_sigreturn[] = { 0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05 };
+#define TRAMPOLINE_SPAN 17 /* one byte before, the 9 of the sequence, 7 of padding after */
+
+static void add_sigreturn_trampolines(Elf *elf, struct symtab *tab)
+{
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr shdr;
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_PROGBITS || !(shdr.sh_flags & SHF_EXECINSTR))
+			continue;
+		Elf_Data *data = elf_getdata(scn, NULL);
+		if (!data || !data->d_buf || data->d_size < sizeof(x86_64_rt_sigreturn))
+			continue;
+		const unsigned char *code = data->d_buf, *end = code + data->d_size, *at = code;
+		while ((at = memmem(at, (size_t)(end - at), x86_64_rt_sigreturn, sizeof(x86_64_rt_sigreturn)))) {
+			struct symbol_candidate candidate = {
+				.sym = { .start = shdr.sh_addr + (uint64_t)(at - code) - 1, .size = TRAMPOLINE_SPAN,
+					 .name = symtab_intern(tab, "__restore_rt") },
+				.limit = shdr.sh_addr + shdr.sh_size,
+				.binding = BINDING_LOCAL,
+			};
+			if (at > code)
+				symtab_add(tab, SYM_FUNC, &candidate);
+			at += sizeof(x86_64_rt_sigreturn);
+		}
+	}
+}
+
 static int read_load_segments(Elf *elf, struct symtab *tab)
 {
 	size_t count;
@@ -278,6 +317,8 @@ static int load_from_elf(Elf *elf, struct symtab **out)
 		return err;
 	}
 	tab->build_id = read_build_id(elf, tab);
+	if (ehdr.e_machine == EM_X86_64)
+		add_sigreturn_trampolines(elf, tab);
 	symtab_finish(tab);
 	*out = tab;
 	return 0;

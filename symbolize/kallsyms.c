@@ -17,8 +17,9 @@
  * that is -EPERM, not an empty table, so the command can say how to fix it.
  *
  * The real file is 10 MB and more: it is read in one pass with one line
- * buffer, and the only memory per symbol is its interned name and one entry
- * in a growing array.
+ * buffer, and the only memory per symbol is its name (stored, not interned:
+ * kernel symbol names are nearly all distinct, and hashing 100k+ names was
+ * most of a report's start-up time) and one entry in a growing array.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -26,11 +27,12 @@
 #include <string.h>
 
 #include "sigprof/util.h"
+#include "sigprof/stats.h"
 #include "symtab_internal.h"
 
 struct kallsyms_entry {
 	uint64_t address;
-	const char *name; /* interned in the symtab */
+	const char *name; /* stored in the symtab's strings */
 	enum sym_kind kind;
 	enum symbol_binding binding;
 };
@@ -124,7 +126,7 @@ static enum symbol_binding binding_of_kallsyms_type(char type)
 	return type >= 'A' && type <= 'Z' ? BINDING_GLOBAL : BINDING_LOCAL;
 }
 
-static const char *intern_name(struct kallsyms_reader *reader, const struct kallsyms_line *line)
+static const char *store_name(struct kallsyms_reader *reader, const struct kallsyms_line *line)
 {
 	struct strbuf *sb = &reader->scratch;
 	sb_reset(sb);
@@ -134,7 +136,7 @@ static const char *intern_name(struct kallsyms_reader *reader, const struct kall
 		sb_add(sb, line->module, line->module_length);
 		sb_add(sb, "]", 1);
 	}
-	return symtab_intern(reader->tab, sb->buf);
+	return symtab_store(reader->tab, sb->buf, sb->len);
 }
 
 static void read_line(struct kallsyms_reader *reader, const char *text)
@@ -154,7 +156,7 @@ static void read_line(struct kallsyms_reader *reader, const char *text)
 	GROW(reader->entries, reader->cap, reader->count + 1);
 	reader->entries[reader->count++] = (struct kallsyms_entry){
 		.address = line.address,
-		.name = intern_name(reader, &line),
+		.name = store_name(reader, &line),
 		.kind = kind,
 		.binding = binding_of_kallsyms_type(line.type),
 	};
@@ -190,7 +192,7 @@ static void add_sized_entries(struct kallsyms_reader *reader)
 	size_t count = reader->count, next = 0;
 
 	if (count)
-		qsort(entries, count, sizeof(*entries), compare_entries);
+		sort_unless_sorted(entries, count, sizeof(*entries), compare_entries);
 	for (size_t i = 0; i < count; i++) {
 		while (next < count && entries[next].address <= entries[i].address)
 			next++;
@@ -204,16 +206,10 @@ static void add_sized_entries(struct kallsyms_reader *reader)
 	}
 }
 
-int symtab_from_kallsyms(const char *path, struct symtab **out)
+static int load_from_stream(FILE *file, struct symtab **out)
 {
-	*out = NULL;
-	FILE *file = fopen(path, "re");
-	if (!file)
-		return -errno;
-
 	struct kallsyms_reader reader = { .tab = symtab_new() };
 	int err = read_lines(file, &reader);
-	fclose(file);
 	if (!err && !reader.saw_symbol)
 		err = -ENOEXEC;
 	if (!err && !reader.saw_address)
@@ -228,4 +224,240 @@ int symtab_from_kallsyms(const char *path, struct symtab **out)
 	free(reader.entries);
 	sb_free(&reader.scratch);
 	return err;
+}
+
+/* ---- searching a sorted text in place ---- */
+
+/*
+ * The kernel writes kallsyms sorted by address.  Building a table of its
+ * 100k+ symbols costs a report more than everything else it does (and, in a
+ * VM, thousands of page faults), while a report looks up a few thousand
+ * distinct kernel addresses at most.  So when one pass finds the text well
+ * formed and sorted, lookups binary-search the text itself, and only the
+ * symbols actually found are materialised (and cached).  Otherwise the text
+ * goes through the table builder above.
+ */
+struct kallsyms_text {
+	char *text;                  /* owned, NUL-terminated */
+	size_t len;
+	size_t count[SYM_KIND_COUNT];
+	struct u64_map found;        /* line offset * 2 + kind -> struct sym * */
+	struct string_pool *names;
+	struct sym **syms;           /* every materialised sym, for freeing */
+	size_t nsyms, syms_cap;
+};
+
+static size_t line_start(const char *text, size_t at)
+{
+	const char *nl = at ? memrchr(text, '\n', at) : NULL;
+	return nl ? (size_t)(nl - text) + 1 : 0;
+}
+
+static size_t next_line(const struct kallsyms_text *k, size_t start)
+{
+	const char *nl = memchr(k->text + start, '\n', k->len - start);
+	return nl ? (size_t)(nl - k->text) + 1 : k->len;
+}
+
+/* A line known to be well formed (the scan checked every one). */
+static void line_at(const struct kallsyms_text *k, size_t start, struct kallsyms_line *line)
+{
+	if (!parse_line(k->text + start, line))
+		memset(line, 0, sizeof(*line));
+}
+
+static bool line_kind(const struct kallsyms_line *line, enum sym_kind *kind)
+{
+	return line->address && kind_of_kallsyms_type(line->type, kind);
+}
+
+/* One pass: every line well formed, typed lines in address order; counts each kind's addresses. */
+static int scan_sorted(struct kallsyms_text *k)
+{
+	uint64_t last = 0, last_of_kind[SYM_KIND_COUNT] = { 0 };
+	bool any_line = false, any_address = false;
+	for (size_t at = 0; at < k->len; at = next_line(k, at)) {
+		struct kallsyms_line line;
+		enum sym_kind kind;
+		if (k->text[at] == '\n')
+			continue;
+		if (!parse_line(k->text + at, &line))
+			return -EINVAL;
+		any_line = true;
+		any_address |= line.address != 0;
+		if (!line_kind(&line, &kind))
+			continue;
+		if (line.address < last)
+			return -EINVAL;
+		last = line.address;
+		if (line.address != last_of_kind[kind])
+			k->count[kind]++; /* aliases at one address are one symbol */
+		last_of_kind[kind] = line.address;
+	}
+	return !any_line ? -ENOEXEC : !any_address ? -EPERM : 0;
+}
+
+static const struct sym *materialise(struct kallsyms_text *k, size_t start, enum sym_kind kind, uint64_t size)
+{
+	uint64_t key = (uint64_t)start * 2 + kind;
+	struct sym *sym = u64_map_get(&k->found, key);
+	if (sym)
+		return sym;
+	struct kallsyms_line line;
+	line_at(k, start, &line);
+	struct strbuf name = { 0 };
+	sb_add(&name, line.name, line.name_length);
+	if (line.module)
+		sb_addf(&name, " [%.*s]", (int)line.module_length, line.module);
+	sym = xmalloc(sizeof(*sym));
+	*sym = (struct sym){ .start = line.address, .size = size, .name = string_store(k->names, name.buf, name.len) };
+	sb_free(&name);
+	u64_map_put(&k->found, key, sym);
+	GROW(k->syms, k->syms_cap, k->nsyms + 1);
+	k->syms[k->nsyms++] = sym;
+	return sym;
+}
+
+/* Of the run of lines at one address starting at run, the preferred one of kind (as the table builder picks). */
+static size_t preferred_in_run(const struct kallsyms_text *k, size_t run, uint64_t address, enum sym_kind kind,
+			       size_t *after_run)
+{
+	size_t best = SIZE_MAX;
+	enum symbol_binding best_binding = BINDING_LOCAL;
+	struct kallsyms_line best_line = { 0 };
+	size_t at = run;
+	for (; at < k->len; at = next_line(k, at)) {
+		struct kallsyms_line line;
+		enum sym_kind line_kind_found;
+		line_at(k, at, &line);
+		if (!line_kind(&line, &line_kind_found))
+			continue;
+		if (line.address != address)
+			break;
+		if (line_kind_found != kind)
+			continue;
+		enum symbol_binding b = binding_of_kallsyms_type(line.type);
+		size_t shorter = line.name_length < best_line.name_length ? line.name_length : best_line.name_length;
+		int order = best == SIZE_MAX ? -1 : strncmp(line.name, best_line.name, shorter + 1);
+		if (best == SIZE_MAX || b < best_binding || (b == best_binding && order < 0)) {
+			best = at;
+			best_binding = b;
+			best_line = line;
+		}
+	}
+	*after_run = at;
+	return best;
+}
+
+static const struct sym *kallsyms_text_lookup(struct kallsyms_text *k, enum sym_kind kind, uint64_t addr)
+{
+	/* the last typed line at or below addr */
+	size_t lo = 0, hi = k->len, found = SIZE_MAX;
+	while (lo < hi) {
+		size_t start = line_start(k->text, lo + (hi - lo) / 2);
+		struct kallsyms_line line;
+		line_at(k, start, &line);
+		if (line.address <= addr) {
+			found = start;
+			lo = next_line(k, start);
+		} else {
+			hi = start;
+		}
+	}
+	if (found == SIZE_MAX)
+		return NULL;
+	/* untyped lines (absolute, undefined) are no boundary: step back to a typed one */
+	struct kallsyms_line line;
+	enum sym_kind ignored;
+	for (line_at(k, found, &line); !line_kind(&line, &ignored); line_at(k, found, &line)) {
+		if (found == 0)
+			return NULL;
+		found = line_start(k->text, found - 1);
+	}
+	uint64_t address = line.address;
+	size_t run = found;
+	while (run > 0) {
+		size_t prev = line_start(k->text, run - 1);
+		struct kallsyms_line p;
+		line_at(k, prev, &p);
+		if (line_kind(&p, &ignored) && p.address != address)
+			break;
+		run = prev;
+	}
+	size_t after;
+	size_t best = preferred_in_run(k, run, address, kind, &after);
+	if (best == SIZE_MAX)
+		return NULL;
+	uint64_t size = 0;
+	for (size_t at = after; at < k->len; at = next_line(k, at)) {
+		struct kallsyms_line next;
+		line_at(k, at, &next);
+		if (line_kind(&next, &ignored)) {
+			size = next.address - address;
+			break;
+		}
+	}
+	if (addr - address < size || addr == address)
+		return materialise(k, best, kind, size);
+	return NULL;
+}
+
+const struct sym *kallsyms_index_lookup(const struct symtab *tab, enum sym_kind kind, uint64_t addr)
+{
+	return kallsyms_text_lookup(tab->text_index, kind, addr);
+}
+
+size_t kallsyms_index_count(const struct symtab *tab, enum sym_kind kind)
+{
+	return tab->text_index->count[kind];
+}
+
+void kallsyms_index_free(struct kallsyms_text *k)
+{
+	if (!k)
+		return;
+	for (size_t i = 0; i < k->nsyms; i++)
+		free(k->syms[i]);
+	free(k->syms);
+	u64_map_free(&k->found);
+	string_pool_free(k->names);
+	free(k->text);
+	free(k);
+}
+
+int symtab_from_kallsyms_buffer(char *text, size_t len, struct symtab **out)
+{
+	*out = NULL;
+	text[len] = '\0';
+	struct kallsyms_text *k = xcalloc(1, sizeof(*k));
+	k->text = text;
+	k->len = len;
+	int err = scan_sorted(k);
+	if (err == 0) {
+		k->names = string_pool_new();
+		struct symtab *tab = symtab_new();
+		tab->text_index = k;
+		*out = tab;
+		return 0;
+	}
+	free(k);
+	if (err == -EINVAL) {
+		/* unsorted or with odd lines: build the table */
+		FILE *file = fmemopen(text, len ? len : 1, "r");
+		err = file ? load_from_stream(file, out) : -errno;
+		if (file)
+			fclose(file);
+	}
+	free(text);
+	return err;
+}
+
+int symtab_from_kallsyms(const char *path, struct symtab **out)
+{
+	*out = NULL;
+	size_t len;
+	char *text = read_whole_file(path, &len);
+	if (!text)
+		return -errno;
+	return symtab_from_kallsyms_buffer(text, len, out);
 }

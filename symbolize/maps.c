@@ -31,7 +31,7 @@ struct proc_table {
 	struct dso **dsos;
 	size_t ndsos, dsos_cap;
 	struct dso *kernel;
-	const char *kallsyms_path;
+	const char *kallsyms_path;   /* named by the user: wins over the recording's copy */
 	struct string_pool *strings;
 };
 
@@ -41,7 +41,6 @@ struct proc_table *proc_table_new(void)
 	pt->nslots = 256;
 	pt->procs = xcalloc(pt->nslots, sizeof(*pt->procs));
 	pt->strings = string_pool_new();
-	pt->kallsyms_path = "/proc/kallsyms";
 	return pt;
 }
 
@@ -137,8 +136,8 @@ void proc_table_comm(struct proc_table *pt, uint32_t pid, uint32_t tid, const ch
 /* Remove [start, end) from p's mappings, splitting those that straddle it. */
 static void punch_hole(struct process *p, uint64_t start, uint64_t end)
 {
-	size_t out = 0;
-	struct mapping *kept = xmalloc((p->nmaps * 2 + 1) * sizeof(*kept));
+	size_t out = 0, cap = p->nmaps * 2 + 1; /* a hole splits at most one mapping in two */
+	struct mapping *kept = xmalloc(cap * sizeof(*kept));
 	for (size_t i = 0; i < p->nmaps; i++) {
 		struct mapping m = p->maps[i];
 		if (m.end <= start || m.start >= end) {
@@ -160,7 +159,7 @@ static void punch_hole(struct process *p, uint64_t start, uint64_t end)
 	free(p->maps);
 	p->maps = kept;
 	p->nmaps = out;
-	p->cap = p->nmaps * 2 + 1;
+	p->cap = cap; /* what was allocated: fork's GROW trusts it */
 }
 
 void proc_table_mmap(struct proc_table *pt, uint32_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
@@ -256,7 +255,7 @@ struct symtab *dso_symtab(struct dso *dso)
 	dso->load_tried = true;
 	int err;
 	if (dso->is_kernel)
-		err = -ENOENT; /* the kernel's table is loaded by proc_table_kernel() */
+		err = symtab_from_kallsyms("/proc/kallsyms", &dso->symtab);
 	else if (strcmp(dso->name, "[vdso]") == 0)
 		err = load_vdso(dso);
 	else if (dso->name[0] == '[' || strncmp(dso->name, "//anon", 6) == 0 || strncmp(dso->name, "/memfd:", 7) == 0)
@@ -276,10 +275,6 @@ struct dso *proc_table_kernel(struct proc_table *pt)
 	struct dso *k = xcalloc(1, sizeof(*k));
 	k->name = string_intern(pt->strings, "[kernel]");
 	k->is_kernel = true;
-	k->load_tried = true;
-	k->load_error = symtab_from_kallsyms(pt->kallsyms_path, &k->symtab);
-	if (k->load_error)
-		k->symtab = NULL;
 	pt->kernel = k;
 	return k;
 }
@@ -287,6 +282,21 @@ struct dso *proc_table_kernel(struct proc_table *pt)
 void proc_table_set_kallsyms(struct proc_table *pt, const char *path)
 {
 	pt->kallsyms_path = string_intern(pt->strings, path);
+	struct dso *k = proc_table_kernel(pt);
+	k->load_tried = true;
+	k->load_error = symtab_from_kallsyms(path, &k->symtab);
+}
+
+void proc_table_set_kernel_symbols(struct proc_table *pt, struct symtab *tab)
+{
+	struct dso *k = proc_table_kernel(pt);
+	if (pt->kallsyms_path || k->load_tried) {
+		symtab_free(tab);
+		return;
+	}
+	k->symtab = tab;
+	k->load_tried = true;
+	k->load_error = 0;
 }
 
 bool mapping_to_dso_addr(const struct mapping *map, uint64_t addr, uint64_t *dso_addr)

@@ -39,6 +39,11 @@ const char *symtab_intern(struct symtab *tab, const char *s)
 	return string_intern(tab->strings, s);
 }
 
+const char *symtab_store(struct symtab *tab, const char *s, size_t len)
+{
+	return string_store(tab->strings, s, len);
+}
+
 void symtab_add(struct symtab *tab, enum sym_kind kind, const struct symbol_candidate *candidate)
 {
 	GROW(tab->pending[kind], tab->pending_cap[kind], tab->pending_count[kind] + 1);
@@ -100,7 +105,7 @@ static void finish_kind(struct symtab *tab, enum sym_kind kind)
 	size_t count = tab->pending_count[kind];
 
 	if (count)
-		qsort(candidates, count, sizeof(*candidates), compare_candidates);
+		sort_unless_sorted(candidates, count, sizeof(*candidates), compare_candidates);
 	count = keep_one_per_address(candidates, count);
 	size_open_symbols(candidates, count);
 
@@ -129,6 +134,8 @@ const struct sym *symtab_lookup(const struct symtab *tab, enum sym_kind kind, ui
 {
 	if (!tab || !valid_kind(kind))
 		return NULL;
+	if (tab->text_index)
+		return kallsyms_index_lookup(tab, kind, addr);
 
 	/* Find the first symbol that starts above addr; the candidate is the one before it. */
 	const struct sym *syms = tab->syms[kind];
@@ -153,6 +160,8 @@ size_t symtab_count(const struct symtab *tab, enum sym_kind kind)
 {
 	if (!tab || !valid_kind(kind))
 		return 0;
+	if (tab->text_index)
+		return kallsyms_index_count(tab, kind);
 	return tab->count[kind];
 }
 
@@ -201,6 +210,7 @@ void symtab_free(struct symtab *tab)
 		free(tab->pending[kind]);
 	}
 	free(tab->segments);
+	kallsyms_index_free(tab->text_index);
 	string_pool_free(tab->strings);
 	free(tab);
 }

@@ -45,6 +45,8 @@ struct load_segment {
 	uint64_t vaddr;
 };
 
+struct kallsyms_text;
+
 struct symtab {
 	struct sym *syms[SYM_KIND_COUNT];                  /* sorted by start, one per address, once finished */
 	size_t count[SYM_KIND_COUNT];
@@ -56,11 +58,19 @@ struct symtab {
 	size_t segment_count, segment_cap;
 	bool relocatable;                                  /* ELF e_type == ET_DYN */
 	const char *build_id;                              /* lowercase hex, or NULL */
+	struct kallsyms_text *text_index;                  /* a sorted kallsyms text searched in place (kallsyms.c) */
 };
+
+/* Lookups and counts of a symtab backed by a kallsyms text (kallsyms.c). */
+const struct sym *kallsyms_index_lookup(const struct symtab *tab, enum sym_kind kind, uint64_t addr);
+size_t kallsyms_index_count(const struct symtab *tab, enum sym_kind kind);
+void kallsyms_index_free(struct kallsyms_text *index);
 
 struct symtab *symtab_new(void);
 /* A copy of s owned by the symtab, alive until symtab_free(). */
 const char *symtab_intern(struct symtab *tab, const char *s);
+/* The same without looking for an equal string first: for sources whose names are (nearly) all distinct. */
+const char *symtab_store(struct symtab *tab, const char *s, size_t len);
 void symtab_add(struct symtab *tab, enum sym_kind kind, const struct symbol_candidate *candidate);
 void symtab_add_segment(struct symtab *tab, const struct load_segment *segment);
 /* Sort, deduplicate and size the added symbols; call once, after the last symtab_add(). */

@@ -67,9 +67,9 @@ struct collector {
  * A collector's report side.  The loader calls, for each of the
  * collector's samples in time order: path_of() (the path the sample is
  * charged to, or -1 to take its stack's path from the frames), then
- * sample() with the interned stack.  finish() runs once after the last
- * record; text() prints the collector's section after the path table, json()
- * writes its top-level key(s).
+ * sample() with the interned stack (unless path_of() said PATH_NOT_WORKLOAD).
+ * finish() runs once after the last record; text() prints the collector's
+ * section after the path table, json() writes its top-level key(s).
  */
 struct collector_analyzer {
 	void *(*create)(struct profile *p);
@@ -79,7 +79,23 @@ struct collector_analyzer {
 	void (*text)(void *state, const struct profile *p, const struct report_options *o, FILE *out);
 	void (*json)(void *state, const struct profile *p, const struct report_options *o, struct json_writer *w);
 	void (*destroy)(void *state);
+	/*
+	 * Optional: every kernel record that is not a sample (COMM, FORK, EXIT,
+	 * SWITCH, ...), in time order among the samples, with its sample_id
+	 * trailer decoded (id->valid is false when it has none).  Every
+	 * analyzer with this hook sees every such record, whichever event
+	 * carried it: the task records come with the first event of the run.
+	 */
+	void (*record)(void *state, struct profile *p, const struct perf_event_header *rec,
+		       const struct sp_sample_id *id);
 };
+
+/*
+ * What path_of() returns for a sample that concerns no task of the
+ * workload (a system-wide event's hit on some other task): the loader
+ * drops it, neither interned nor counted, and sample() is not called.
+ */
+#define PATH_NOT_WORKLOAD (-2)
 
 extern const struct collector *const collector_table[];
 extern const size_t collector_count;

@@ -34,6 +34,7 @@ enum sp_record_type {
 	SP_REC_FINISH = 0x5304,
 	SP_REC_ROUND = 0x5305, /* header only: the end of one pass over every ring buffer */
 	SP_REC_TRACEPOINT = 0x5306,
+	SP_REC_KALLSYMS = 0x5307,
 };
 
 #define SP_EVENT_NAME_LEN 64
@@ -55,6 +56,19 @@ struct sp_tracepoint_record {
 	uint32_t format_len;  /* bytes of format text that follow (no NUL), padded to 8 */
 	uint32_t reserved;
 	/* char format[format_len]; */
+};
+
+#define SP_KALLSYMS_LAST 1u
+#define SP_KALLSYMS_CHUNK 60000u /* bytes of text per record before compression */
+
+struct sp_kallsyms_record {
+	struct perf_event_header header;
+	uint32_t sequence;   /* 0, 1, 2, ... */
+	uint32_t flags;      /* SP_KALLSYMS_LAST on the last chunk */
+	uint64_t text_size;  /* bytes of the whole text once uncompressed */
+	uint32_t chunk_size; /* bytes of this record's block of the LZ4 stream */
+	uint32_t reserved;
+	/* uint8_t lz4[chunk_size]; padded to 8 */
 };
 
 struct sp_totals_record {
@@ -91,6 +105,8 @@ int sp_writer_event(struct sp_writer *w, const char *name, const char *collector
 		    const struct perf_event_attr *attr, const uint64_t *ids, uint32_t nr_ids);
 /* A TRACEPOINT record: the format file of tracepoint id in system. */
 int sp_writer_tracepoint(struct sp_writer *w, uint64_t id, const char *system, const char *format);
+/* KALLSYMS records: the kernel's symbol table text as an LZ4 stream, one block per record. */
+int sp_writer_kallsyms(struct sp_writer *w, const char *text, size_t len);
 /* Append bytes that are already whole records (the ring buffer's contents). */
 int sp_writer_raw(struct sp_writer *w, const void *data, size_t len);
 int sp_writer_record(struct sp_writer *w, const void *rec); /* a record with its header filled in */

@@ -28,6 +28,8 @@ struct event_spec {
 	bool optional;              /* failing to open it disables its collector instead of failing the run */
 	char *tracepoint_format;    /* a tracepoint's tracefs `format` text (owned by the event list), or NULL */
 	char tracepoint_system[32]; /* and its system ("sched", "syscalls") */
+	bool system_wide;           /* every task on every CPU (pid -1, no inherit) whatever the target; such a
+				       spec must be enabled at open: enable_on_exec works only for task events */
 };
 
 struct perf_target {

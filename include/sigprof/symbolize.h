@@ -43,6 +43,13 @@ int symtab_from_elf_memory(const void *image, size_t size, struct symtab **out);
  * -EPERM when every address is 0 (hidden from this user), -ENOEXEC when no line parses.
  */
 int symtab_from_kallsyms(const char *path, struct symtab **out);
+/*
+ * The same from the file's text in memory (the copy a recording carries).
+ * The symtab takes ownership of text (malloc'd, len bytes plus one for a
+ * NUL) in every case: when the text is sorted, as the kernel writes it,
+ * lookups search it in place and nothing is built per symbol.
+ */
+int symtab_from_kallsyms_buffer(char *text, size_t len, struct symtab **out);
 
 /* The symbol of the given kind that covers addr, or NULL. */
 const struct sym *symtab_lookup(const struct symtab *tab, enum sym_kind kind, uint64_t addr);
@@ -88,9 +95,16 @@ const char *proc_table_comm_of(struct proc_table *pt, uint32_t pid);
 const struct mapping *proc_table_find(struct proc_table *pt, uint32_t pid, uint64_t addr);
 /* The dso's symbol table, loaded once; NULL when it cannot be (dso->load_error says why). */
 struct symtab *dso_symtab(struct dso *dso);
-/* The kernel dso (symbols from /proc/kallsyms, or the path set with proc_table_set_kallsyms). */
+/*
+ * The kernel dso.  Its symbols come, in this order of preference, from the
+ * file named with proc_table_set_kallsyms(), the table installed with
+ * proc_table_set_kernel_symbols() (the recording's copy), /proc/kallsyms;
+ * loaded on first use.
+ */
 struct dso *proc_table_kernel(struct proc_table *pt);
 void proc_table_set_kallsyms(struct proc_table *pt, const char *path);
+/* Install the kernel's table (taking ownership) unless a kallsyms file was named. */
+void proc_table_set_kernel_symbols(struct proc_table *pt, struct symtab *tab);
 
 /* Convert an address inside a mapping into the dso's own address space. */
 bool mapping_to_dso_addr(const struct mapping *map, uint64_t addr, uint64_t *dso_addr);

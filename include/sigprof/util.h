@@ -27,6 +27,8 @@ void *xmalloc(size_t n);
 void *xcalloc(size_t nmemb, size_t size);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
+/* For buffers of megabytes: transparent huge pages where the kernel offers them (fewer page faults); free() it. */
+void *xmalloc_large(size_t n);
 char *xstrndup(const char *s, size_t n);
 /* Grow *array (of *cap elements of elem_size) to hold at least need elements. */
 void grow_array(void **array, size_t *cap, size_t need, size_t elem_size);
@@ -59,11 +61,23 @@ static inline uint64_t hash_u64(uint64_t x)
 struct string_pool;
 struct string_pool *string_pool_new(void);
 const char *string_intern(struct string_pool *pool, const char *s);
+/* A copy of s[0..len) in the pool's storage, NUL-terminated, without interning: for many unique strings. */
+const char *string_store(struct string_pool *pool, const char *s, size_t len);
 void string_pool_free(struct string_pool *pool);
+
+/*
+ * Sort like qsort, cheaply when the array is already in order or nearly
+ * (kallsyms is, but for aliases at one address): a linear check first, then
+ * an insertion sort when few elements are out of place.
+ */
+void sort_unless_sorted(void *base, size_t count, size_t size, int (*compare)(const void *, const void *));
 
 /* Monotonic and wall clocks in nanoseconds. */
 uint64_t now_monotonic_ns(void);
 uint64_t now_realtime_ns(void);
+
+/* The whole of a file (procfs too) in a malloc'd NUL-terminated buffer; NULL with errno set on failure. */
+char *read_whole_file(const char *path, size_t *len);
 
 /* The integer at the start of a (proc/sys) file, or fallback when it cannot be read. */
 int read_int_file(const char *path, int fallback);

@@ -589,20 +589,6 @@ static void expect_load_error(const char *path, int expected)
 	cr_expect_null(tab);
 }
 
-static void *read_whole_file(const char *path, size_t *size)
-{
-	FILE *file = fopen(path, "rb");
-	cr_assert_not_null(file, "%s: %s", path, strerror(errno));
-	struct strbuf contents = { 0 };
-	char chunk[4096];
-	size_t n;
-	while ((n = fread(chunk, 1, sizeof(chunk), file)) > 0)
-		sb_add(&contents, chunk, n);
-	fclose(file);
-	*size = contents.len;
-	return contents.buf;
-}
-
 Test(elf, unreadable_files_are_errors_not_crashes)
 {
 	expect_load_error("build/fixtures/no-such-file", -ENOENT);
@@ -616,6 +602,7 @@ Test(elf, unreadable_files_are_errors_not_crashes)
 
 	size_t size;
 	char *image = read_whole_file(FIXTURE, &size);
+	cr_assert_not_null(image, "%s: %s", FIXTURE, strerror(errno));
 	char *truncated = write_temp_file(image, 100);
 	struct symtab *tab = NULL;
 	cr_expect_lt(symtab_from_elf_file(truncated, &tab), 0, "a 100-byte ELF file loaded");
@@ -629,6 +616,7 @@ Test(elf, every_truncation_of_the_fixture_is_handled)
 {
 	size_t size;
 	char *image = read_whole_file(FIXTURE, &size);
+	cr_assert_not_null(image, "%s: %s", FIXTURE, strerror(errno));
 	for (size_t length = 0; length < size; length += length < 4096 ? 7 : 61) {
 		struct symtab *tab = NULL;
 		int err = symtab_from_elf_memory(image, length, &tab);

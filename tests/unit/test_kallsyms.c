@@ -242,3 +242,71 @@ Test(kallsyms, ten_megabyte_file_loads_quickly)
 	cr_expect_lt(elapsed, 5.0, "loading 10 MB took %.2f s", elapsed);
 	symtab_free(tab);
 }
+
+/*
+ * The in-place search of a sorted text and the table built from an
+ * unsorted one must answer every lookup alike: the same kallsyms lines,
+ * once in the kernel's order (searched in place) and once reversed (which
+ * forces the table builder).
+ */
+Test(kallsyms, sorted_text_search_agrees_with_the_table)
+{
+	size_t len;
+	char *text = read_whole_file("/proc/kallsyms", &len);
+	if (!text || len < 64 || strncmp(text, "0000000000000000", 16) == 0) {
+		free(text);
+		cr_skip_test("/proc/kallsyms is not readable with real addresses here (needs root)");
+	}
+	/* keep it quick: the first 20000 lines */
+	size_t cut = 0;
+	for (int lines = 0; cut < len && lines < 20000; cut++)
+		lines += text[cut] == '\n';
+	char *sorted = xmalloc(cut + 1), *reversed = xmalloc(cut + 1);
+	memcpy(sorted, text, cut);
+	size_t out = 0;
+	for (size_t end = cut; end > 0;) {
+		size_t start = end - 1;
+		while (start > 0 && text[start - 1] != '\n')
+			start--;
+		memcpy(reversed + out, text + start, end - start);
+		out += end - start;
+		end = start;
+	}
+	free(text);
+	struct symtab *in_place, *table;
+	cr_assert_eq(symtab_from_kallsyms_buffer(sorted, cut, &in_place), 0);
+	cr_assert_eq(symtab_from_kallsyms_buffer(reversed, out, &table), 0);
+	cr_assert_eq(symtab_count(in_place, SYM_FUNC), symtab_count(table, SYM_FUNC));
+	cr_assert_eq(symtab_count(in_place, SYM_DATA), symtab_count(table, SYM_DATA));
+	uint64_t lo = UINT64_MAX, hi = 0;
+	for (uint64_t probe = 0xffffffff80000000ull; probe; probe += 0x1000) {
+		const struct sym *s = symtab_lookup(table, SYM_FUNC, probe);
+		if (s) {
+			lo = s->start < lo ? s->start : lo;
+			hi = s->start > hi ? s->start : hi;
+		}
+		if (probe > 0xffffffffc0000000ull)
+			break;
+	}
+	cr_assert(lo < hi, "no kernel text found to probe");
+	uint64_t step = (hi - lo) / 50000 + 1;
+	unsigned compared = 0;
+	for (uint64_t addr = lo - 64; addr < hi + 64; addr += step) {
+		for (int kind = SYM_FUNC; kind <= SYM_DATA; kind++) {
+			const struct sym *a = symtab_lookup(in_place, (enum sym_kind)kind, addr);
+			const struct sym *b = symtab_lookup(table, (enum sym_kind)kind, addr);
+			cr_assert_eq(!a, !b, "0x%llx kind %d: in place %s, table %s", (unsigned long long)addr, kind,
+				     a ? a->name : "-", b ? b->name : "-");
+			if (a) {
+				cr_assert_str_eq(a->name, b->name, "0x%llx", (unsigned long long)addr);
+				cr_assert_eq(a->start, b->start);
+				cr_assert_eq(a->size, b->size, "%s: size %llu vs %llu", a->name,
+					     (unsigned long long)a->size, (unsigned long long)b->size);
+				compared++;
+			}
+		}
+	}
+	cr_assert_gt(compared, 1000);
+	symtab_free(in_place);
+	symtab_free(table);
+}
