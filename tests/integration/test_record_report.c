@@ -220,7 +220,9 @@ Test(report, truncated_and_corrupt_recordings_report_what_they_hold)
 	const char *dir = test_dir();
 	char data[300];
 	snprintf(data, sizeof(data), "%s/whole.data", dir);
-	cr_assert_eq(run_cmd(NULL, false, "%s record -q -o %s -- " W "cpu_burner 300 >/dev/null", sigprof_bin(), data), 0);
+	/* without the kernel's symbol table, the kernel records are most of the file */
+	cr_assert_eq(run_cmd(NULL, false, "%s record -q --no-kallsyms -o %s -- " W "cpu_burner 300 >/dev/null",
+			     sigprof_bin(), data), 0);
 	double whole = json_number(data, ".meta.samples");
 	/* cut in the middle of the kernel records: fewer samples, flagged truncated, no crash */
 	char *out;
@@ -241,6 +243,29 @@ Test(report, truncated_and_corrupt_recordings_report_what_they_hold)
 			 data, dir, data, dir, sigprof_bin(), dir);
 	cr_assert_eq(st, 0, "%s", out);
 	free(out);
+}
+
+Test(report, recording_cut_inside_its_kernel_symbols_still_reports)
+{
+	require_perf_events();
+	require_root();
+	const char *dir = test_dir();
+	char data[300], cut[300];
+	snprintf(data, sizeof(data), "%s/ks.data", dir);
+	snprintf(cut, sizeof(cut), "%s/ks-cut.data", dir);
+	cr_assert_eq(run_cmd(NULL, false, "%s record -q -o %s -- " W "exit_with 0", sigprof_bin(), data), 0);
+	/* 100 KB in: past the header and META, inside the compressed copy of kallsyms */
+	char *out;
+	int st = run_cmd(&out, false, "head -c 100000 %s > %s && %s report -i %s 2>&1 >/dev/null", data, cut,
+			 sigprof_bin(), cut);
+	cr_assert_eq(st, 0, "%s", out);
+	cr_assert(strstr(out, "cut short"), "%s", out);
+	free(out);
+	/* and the whole file names kernel frames from its own copy, as /proc/kallsyms would */
+	double named = json_number(data, "[.stacks[].frames[] | select(.dso==\"[kernel]\" and (.sym | test(\"^\\\\[kernel\\\\]\") | not))] | length");
+	double kernel = json_number(data, "[.stacks[].frames[] | select(.dso==\"[kernel]\")] | length");
+	/* (a frame in code kallsyms does not list, a BPF trampoline, may stay unnamed) */
+	cr_assert(kernel > 0 && named >= 0.9 * kernel, "%.0f of %.0f kernel frames named", named, kernel);
 }
 
 Test(report, asan_build_reports_cleanly)
