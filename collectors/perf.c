@@ -288,9 +288,11 @@ int ring_drain(struct ring *r, ring_sink_fn sink, void *ctx, struct ring_stats *
 		if (len > r->size - off)
 			len = r->size - off;
 		ret = sink(ctx, r->data + off, (size_t)len);
-		done += len;
+		if (!ret)
+			done += len;
 	}
-	__atomic_store_n(&r->page->data_tail, pos, __ATOMIC_RELEASE);
+	/* what the sink refused stays in the ring */
+	__atomic_store_n(&r->page->data_tail, done, __ATOMIC_RELEASE);
 	return ret;
 }
 

@@ -4,6 +4,7 @@
  * name with odd bytes never makes the document unparseable.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sigprof/json.h"
@@ -89,8 +90,10 @@ static void open_container(struct json_writer *w, const char *key, char opener, 
 {
 	begin_value(w, key);
 	fputc(opener, w->out);
-	if (w->depth + 1 < JSON_MAX_DEPTH)
-		w->depth++;
+	/* the report's shape is fixed and shallow: nesting this deep is a bug in the caller, not bad input */
+	if (w->depth + 1 >= JSON_MAX_DEPTH)
+		abort();
+	w->depth++;
 	w->has_items[w->depth] = false;
 	w->closer[w->depth] = closer;
 }

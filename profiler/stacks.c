@@ -175,14 +175,15 @@ uint32_t stack_add_on_path(struct stack_table *t, uint32_t collector, const uint
 	for (; t->stack_slots[i]; i = (i + 1) & mask) {
 		struct stack *s = &t->stacks[t->stack_slots[i] - 1];
 		if (s->collector == collector && s->nframes == nframes && s->path == path &&
-		    memcmp(stack_frames(t, s), frames, nframes * sizeof(uint32_t)) == 0) {
+		    (!nframes || memcmp(stack_frames(t, s), frames, nframes * sizeof(uint32_t)) == 0)) {
 			s->count += count;
 			s->weight += weight;
 			return t->stack_slots[i] - 1;
 		}
 	}
-	GROW(t->frame_arena, t->arena_cap, t->arena_used + nframes);
-	memcpy(t->frame_arena + t->arena_used, frames, nframes * sizeof(uint32_t));
+	GROW(t->frame_arena, t->arena_cap, t->arena_used + nframes + 1);
+	if (nframes)
+		memcpy(t->frame_arena + t->arena_used, frames, nframes * sizeof(uint32_t));
 	GROW(t->stacks, t->stacks_cap, t->nstacks + 1);
 	uint32_t id = (uint32_t)t->nstacks++;
 	t->stacks[id] = (struct stack){ .collector = collector, .nframes = nframes, .frames_at = t->arena_used,

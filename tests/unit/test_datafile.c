@@ -1,0 +1,589 @@
+/*
+ * test_datafile.c: the sigprof.data container (profiler/datafile.c,
+ * docs/data-format.md).
+ *
+ * Files are written with sp_writer_* into a temporary directory and read
+ * back with sp_reader_*; the expected records are laid out independently
+ * from the specification, and the header of the bad files is written by
+ * hand.  Truncation is tried at every byte offset of a small file, and a
+ * file of several MiB makes the reader refill its buffer with records that
+ * straddle the refill points.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "sigprof/format.h"
+#include "sigprof/util.h"
+#include "unit_helpers.h"
+
+#define HEADER_SIZE 64 /* the specification's header size */
+
+static char *dir;
+
+static void make_dir(void)
+{
+	dir = temp_dir_new();
+}
+
+static void remove_dir(void)
+{
+	temp_dir_remove(dir);
+	dir = NULL;
+}
+
+TestSuite(datafile, .init = make_dir, .fini = remove_dir);
+
+/* The header as the specification's table lays it out. */
+static void build_file_header(struct byte_builder *b, const char *magic, uint32_t version, uint32_t header_size,
+			      uint32_t byte_order)
+{
+	char m[8] = { 0 };
+	memcpy(m, magic, strnlen(magic, 8));
+	bb_bytes(b, m, 8);
+	bb_u32(b, version);
+	bb_u32(b, header_size);
+	bb_u32(b, byte_order);
+	bb_u32(b, 0);
+	bb_zeros(b, 40);
+}
+
+/* A META record per the specification: u32 count, then NUL-terminated strings padded to 8. */
+static void build_meta(struct byte_builder *b, const char *key, const char *const *values, uint32_t n)
+{
+	size_t at = bb_begin_record(b, SP_REC_META, 0);
+	bb_u32(b, n + 1);
+	bb_bytes(b, key, strlen(key) + 1);
+	for (uint32_t i = 0; i < n; i++)
+		bb_bytes(b, values[i], strlen(values[i]) + 1);
+	bb_pad8(b);
+	bb_end_record(b, at);
+}
+
+static void build_event(struct byte_builder *b, const char *name, const char *collector,
+			const struct perf_event_attr *attr, const uint64_t *ids, uint32_t n)
+{
+	size_t at = bb_begin_record(b, SP_REC_EVENT, 0);
+	bb_u32(b, attr->size);
+	bb_u32(b, n);
+	char fixed[SP_EVENT_NAME_LEN] = { 0 };
+	snprintf(fixed, sizeof(fixed), "%s", name);
+	bb_bytes(b, fixed, SP_EVENT_NAME_LEN);
+	char coll[SP_COLLECTOR_NAME_LEN] = { 0 };
+	snprintf(coll, sizeof(coll), "%s", collector);
+	bb_bytes(b, coll, SP_COLLECTOR_NAME_LEN);
+	bb_bytes(b, attr, attr->size);
+	bb_pad8(b);
+	for (uint32_t i = 0; i < n; i++)
+		bb_u64(b, ids[i]);
+	bb_end_record(b, at);
+}
+
+/* A kernel-like record of the given size whose bytes depend on seq. */
+static void build_record(struct byte_builder *b, uint32_t type, uint16_t size, uint32_t seq)
+{
+	size_t at = bb_begin_record(b, type, (uint16_t)seq);
+	for (size_t i = 8; i < size; i++) {
+		unsigned char c = (unsigned char)(seq * 13 + i);
+		bb_bytes(b, &c, 1);
+	}
+	bb_end_record(b, at);
+}
+
+static struct perf_event_attr test_attr(void)
+{
+	struct perf_event_attr attr;
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_CPU_CLOCK;
+	attr.sample_period = 1000000;
+	attr.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID;
+	attr.sample_id_all = 1;
+	return attr;
+}
+
+/* Every record of path, concatenated; the reader's problem (or NULL) copied into problem. */
+static void read_all(const char *path, struct byte_builder *out, unsigned *count, char *problem, size_t plen)
+{
+	struct sp_reader *r = NULL;
+	char err[256] = "";
+	cr_assert_eq(sp_reader_open(path, &r, err, sizeof(err)), 0, "open %s: %s", path, err);
+	const struct perf_event_header *h;
+	uint64_t expect_offset = HEADER_SIZE;
+	*count = 0;
+	int ret;
+	while ((ret = sp_reader_next(r, &h)) == 1) {
+		cr_assert_eq(sp_reader_offset(r), expect_offset);
+		cr_assert(h->size >= 8 && h->size % 8 == 0);
+		bb_bytes(out, h, h->size);
+		expect_offset += h->size;
+		(*count)++;
+	}
+	cr_assert_eq(ret, 0);
+	const char *p = sp_reader_problem(r);
+	snprintf(problem, plen, "%s", p ? p : "");
+	sp_reader_close(r);
+}
+
+/* The standard test file, written with the writer; the same bytes built by hand in *expect. */
+static void write_sample_file(const char *path, struct byte_builder *expect)
+{
+	const char *argv_values[] = { "./workload", "--flag", "an argument with spaces", "" };
+	const char *host[] = { "testhost" };
+	const char *status[] = { "cpu", "ok", "" };
+	struct perf_event_attr attr = test_attr();
+	uint64_t ids[] = { 101, 102, 103 };
+
+	struct sp_writer *w = NULL;
+	cr_assert_eq(sp_writer_create(path, &w), 0);
+	build_file_header(expect, SP_MAGIC, SP_VERSION, HEADER_SIZE, SP_BYTE_ORDER);
+	cr_assert_eq(sp_writer_bytes(w), HEADER_SIZE);
+
+	cr_assert_eq(sp_writer_event(w, "cpu-clock", "cpu", &attr, ids, 3), 0);
+	build_event(expect, "cpu-clock", "cpu", &attr, ids, 3);
+	cr_assert_eq(sp_writer_meta(w, "argv", argv_values, 4), 0);
+	build_meta(expect, "argv", argv_values, 4);
+	cr_assert_eq(sp_writer_meta(w, "hostname", host, 1), 0);
+	build_meta(expect, "hostname", host, 1);
+	cr_assert_eq(sp_writer_meta(w, "collector_status", status, 3), 0);
+	build_meta(expect, "collector_status", status, 3);
+	cr_assert_eq(sp_writer_meta(w, "nothing", NULL, 0), 0);
+	build_meta(expect, "nothing", NULL, 0);
+
+	/* kernel records, as a ring buffer chunk */
+	struct byte_builder chunk = { 0 };
+	build_record(&chunk, PERF_RECORD_SAMPLE, 40, 1);
+	build_record(&chunk, PERF_RECORD_MMAP2, 96, 2);
+	build_record(&chunk, PERF_RECORD_SAMPLE, 8, 3);
+	cr_assert_eq(sp_writer_raw(w, chunk.buf, chunk.len), 0);
+	bb_bytes(expect, chunk.buf, chunk.len);
+	bb_free(&chunk);
+	cr_assert_eq(sp_writer_flush(w), 0);
+
+	struct sp_totals_record totals;
+	memset(&totals, 0, sizeof(totals));
+	totals.header.type = SP_REC_TOTALS;
+	totals.header.size = sizeof(totals);
+	totals.event_index = 0;
+	totals.value = 123456789;
+	totals.time_enabled = 2000;
+	totals.time_running = 1500;
+	cr_assert_eq(sp_writer_record(w, &totals), 0);
+	bb_bytes(expect, &totals, sizeof(totals));
+
+	struct sp_finish_record fin;
+	memset(&fin, 0, sizeof(fin));
+	fin.header.type = SP_REC_FINISH;
+	fin.header.size = sizeof(fin);
+	fin.duration_ns = 5555;
+	fin.wait_status = 3 << 8;
+	fin.kernel_records = 3;
+	fin.samples = 2;
+	fin.data_bytes = 144;
+	cr_assert_eq(sp_writer_record(w, &fin), 0);
+	bb_bytes(expect, &fin, sizeof(fin));
+	cr_assert_eq(sp_writer_bytes(w), expect->len);
+	cr_assert_eq(sp_writer_close(w), 0);
+}
+
+Test(datafile, written_file_is_the_specified_bytes_and_reads_back_record_by_record)
+{
+	char *path = path_join(dir, "t.data");
+	struct byte_builder expect = { 0 };
+	write_sample_file(path, &expect);
+
+	size_t n;
+	unsigned char *file = read_file(path, &n);
+	cr_assert_eq(n, expect.len);
+	cr_assert_arr_eq(file, expect.buf, n, "the file is exactly the specified layout");
+	free(file);
+
+	struct sp_reader *r = NULL;
+	char err[256] = "";
+	cr_assert_eq(sp_reader_open(path, &r, err, sizeof(err)), 0, "%s", err);
+	const struct perf_event_header *h;
+	uint32_t types[] = { SP_REC_EVENT, SP_REC_META, SP_REC_META, SP_REC_META, SP_REC_META, PERF_RECORD_SAMPLE,
+			     PERF_RECORD_MMAP2, PERF_RECORD_SAMPLE, SP_REC_TOTALS, SP_REC_FINISH };
+	size_t off = HEADER_SIZE;
+	for (size_t i = 0; i < ARRAY_SIZE(types); i++) {
+		cr_assert_eq(sp_reader_next(r, &h), 1, "record %zu", i);
+		cr_assert_eq(h->type, types[i], "record %zu", i);
+		cr_assert_eq(sp_reader_offset(r), off);
+		cr_assert_arr_eq(h, expect.buf + off, h->size);
+		if (i == 0) {
+			const struct sp_event_record *ev = (const void *)h;
+			cr_assert_str_eq(ev->name, "cpu-clock");
+			cr_assert_str_eq(ev->collector, "cpu");
+			cr_assert_eq(ev->nr_ids, 3);
+		}
+		if (i == 8)
+			cr_assert_eq(((const struct sp_totals_record *)h)->value, 123456789);
+		if (i == 9)
+			cr_assert_eq(((const struct sp_finish_record *)h)->wait_status, 3 << 8);
+		off += h->size;
+	}
+	cr_assert_eq(sp_reader_next(r, &h), 0, "the end");
+	cr_assert_eq(sp_reader_next(r, &h), 0, "still the end");
+	cr_assert_null(sp_reader_problem(r));
+	sp_reader_close(r);
+	bb_free(&expect);
+	free(path);
+}
+
+Test(datafile, meta_strings)
+{
+	char *path = path_join(dir, "m.data");
+	struct byte_builder expect = { 0 };
+	write_sample_file(path, &expect);
+	bb_free(&expect);
+
+	struct sp_reader *r = NULL;
+	char err[256] = "";
+	cr_assert_eq(sp_reader_open(path, &r, err, sizeof(err)), 0, "%s", err);
+	const struct perf_event_header *h;
+	cr_assert_eq(sp_reader_next(r, &h), 1); /* EVENT */
+	cr_assert_eq(sp_reader_next(r, &h), 1); /* argv */
+	const char *s[8];
+	cr_assert_eq(sp_meta_strings(h, s, 8), 5);
+	cr_assert_str_eq(s[0], "argv");
+	cr_assert_str_eq(s[1], "./workload");
+	cr_assert_str_eq(s[2], "--flag");
+	cr_assert_str_eq(s[3], "an argument with spaces");
+	cr_assert_str_eq(s[4], "");
+	const char *two[2] = { NULL, NULL };
+	cr_assert_eq(sp_meta_strings(h, two, 2), 5, "the count, even past max");
+	cr_assert_str_eq(two[1], "./workload");
+	cr_assert_eq(sp_meta_strings(h, NULL, 0), 5);
+	cr_assert_eq(sp_reader_next(r, &h), 1); /* hostname */
+	cr_assert_eq(sp_meta_strings(h, s, 8), 2);
+	cr_assert_str_eq(s[0], "hostname");
+	cr_assert_str_eq(s[1], "testhost");
+	cr_assert_eq(sp_reader_next(r, &h), 1); /* collector_status */
+	cr_assert_eq(sp_meta_strings(h, s, 8), 4);
+	cr_assert_str_eq(s[3], "");
+	cr_assert_eq(sp_reader_next(r, &h), 1); /* a key without values */
+	cr_assert_eq(sp_meta_strings(h, s, 8), 1);
+	cr_assert_str_eq(s[0], "nothing");
+	sp_reader_close(r);
+	free(path);
+}
+
+Test(datafile, meta_strings_of_malformed_records_stay_inside_them)
+{
+	/* a count larger than the strings present, and a last string without its NUL */
+	struct byte_builder b = { 0 };
+	size_t at = bb_begin_record(&b, SP_REC_META, 0);
+	bb_u32(&b, 10);
+	bb_bytes(&b, "key\0val\0abcd", 12); /* 8 + 4 + 12 = 24: no padding, so "abcd" has no NUL */
+	bb_end_record(&b, at);
+	cr_assert_eq(b.len, 24);
+	void *rec = exact_copy(b.buf, b.len);
+	const char *s[10];
+	cr_assert_eq(sp_meta_strings(rec, s, 10), 2);
+	cr_assert_str_eq(s[0], "key");
+	cr_assert_str_eq(s[1], "val");
+	free(rec);
+	bb_free(&b);
+
+	/* a record too short for its count */
+	at = bb_begin_record(&b, SP_REC_META, 0);
+	bb_end_record(&b, at);
+	rec = exact_copy(b.buf, b.len);
+	cr_assert_eq(sp_meta_strings(rec, s, 10), 0);
+	free(rec);
+	bb_free(&b);
+}
+
+Test(datafile, meta_too_large_is_e2big)
+{
+	char *path = path_join(dir, "big-meta.data");
+	struct sp_writer *w = NULL;
+	cr_assert_eq(sp_writer_create(path, &w), 0);
+	char *huge = malloc(70000);
+	memset(huge, 'x', 69999);
+	huge[69999] = '\0';
+	const char *values[] = { huge };
+	cr_assert_eq(sp_writer_meta(w, "k", values, 1), -E2BIG);
+	free(huge);
+	cr_assert_eq(sp_writer_close(w), 0);
+	free(path);
+}
+
+Test(datafile, existing_file_becomes_old_and_the_new_one_is_private)
+{
+	char *path = path_join(dir, "r.data");
+	char *old = path_join(dir, "r.data.old");
+	write_file(path, "previous recording", 18);
+	chmod(path, 0644);
+	struct sp_writer *w = NULL;
+	cr_assert_eq(sp_writer_create(path, &w), 0);
+	cr_assert_eq(sp_writer_close(w), 0);
+
+	size_t n;
+	unsigned char *prev = read_file(old, &n);
+	cr_assert_eq(n, 18);
+	cr_assert_arr_eq(prev, "previous recording", 18);
+	free(prev);
+	struct stat st;
+	cr_assert_eq(stat(path, &st), 0);
+	cr_assert_eq(st.st_mode & 07777, 0600, "mode %o", (unsigned)(st.st_mode & 07777));
+	cr_assert_eq(st.st_size, HEADER_SIZE);
+
+	/* a second time: the .old is replaced by the previous new file */
+	cr_assert_eq(sp_writer_create(path, &w), 0);
+	cr_assert_eq(sp_writer_close(w), 0);
+	cr_assert_eq(stat(old, &st), 0);
+	cr_assert_eq(st.st_size, HEADER_SIZE);
+	free(path);
+	free(old);
+}
+
+Test(datafile, writer_create_in_a_missing_directory_fails)
+{
+	char *path = path_join(dir, "no/such/dir/x.data");
+	struct sp_writer *w = NULL;
+	cr_assert_eq(sp_writer_create(path, &w), -ENOENT);
+	free(path);
+}
+
+/* Open a file holding bytes; expect failure with ret and a message containing want. */
+static void expect_open_error(const char *name, const void *bytes, size_t n, int ret, const char *want)
+{
+	char *path = path_join(dir, name);
+	write_file(path, bytes, n);
+	struct sp_reader *r = NULL;
+	char err[256] = "";
+	cr_assert_eq(sp_reader_open(path, &r, err, sizeof(err)), ret, "%s: %s", name, err);
+	cr_assert_null(r);
+	cr_assert(strstr(err, want) != NULL, "%s: message '%s' should say '%s'", name, err, want);
+	cr_assert_null(strstr(err, path), "the message does not repeat the file name");
+	free(path);
+}
+
+Test(datafile, bad_files_are_errors_with_a_reason)
+{
+	expect_open_error("empty", "", 0, -EINVAL, "empty file, not a sigprof recording");
+	expect_open_error("ten", "SIGPROF\0\1\0", 10, -EINVAL, "too short");
+
+	struct byte_builder b = { 0 };
+	build_file_header(&b, "NOTMINE", SP_VERSION, HEADER_SIZE, SP_BYTE_ORDER);
+	expect_open_error("magic", b.buf, b.len, -EINVAL, "not a sigprof data file (bad magic)");
+	bb_free(&b);
+
+	build_file_header(&b, "PERFILE2", SP_VERSION, HEADER_SIZE, SP_BYTE_ORDER);
+	bb_zeros(&b, 64);
+	expect_open_error("perf", b.buf, b.len, -EINVAL, "perf.data");
+	bb_free(&b);
+
+	build_file_header(&b, SP_MAGIC, SP_VERSION, HEADER_SIZE, __builtin_bswap32(SP_BYTE_ORDER));
+	expect_open_error("swapped", b.buf, b.len, -EINVAL, "recorded on a machine of the other byte order");
+	bb_free(&b);
+
+	build_file_header(&b, SP_MAGIC, SP_VERSION + 1, HEADER_SIZE, SP_BYTE_ORDER);
+	char want[128];
+	snprintf(want, sizeof(want), "format version %u is newer than this sigprof reads (%u)", SP_VERSION + 1,
+		 SP_VERSION);
+	expect_open_error("future", b.buf, b.len, -EINVAL, want);
+	bb_free(&b);
+
+	build_file_header(&b, SP_MAGIC, 0, HEADER_SIZE, SP_BYTE_ORDER);
+	expect_open_error("version0", b.buf, b.len, -EINVAL, "format version 0");
+	bb_free(&b);
+
+	build_file_header(&b, SP_MAGIC, SP_VERSION, 60, SP_BYTE_ORDER);
+	expect_open_error("small-header", b.buf, b.len, -EINVAL, "corrupt file header");
+	bb_free(&b);
+
+	build_file_header(&b, SP_MAGIC, SP_VERSION, 128, SP_BYTE_ORDER);
+	expect_open_error("short-of-header", b.buf, b.len, -EINVAL, "too short");
+	bb_free(&b);
+}
+
+Test(datafile, directory_and_missing_file_are_errors)
+{
+	struct sp_reader *r = NULL;
+	char err[256] = "";
+	cr_assert_eq(sp_reader_open(dir, &r, err, sizeof(err)), -EISDIR);
+	cr_assert(strstr(err, "directory") != NULL, "%s", err);
+	cr_assert_null(r);
+
+	char *missing = path_join(dir, "missing.data");
+	err[0] = '\0';
+	cr_assert_eq(sp_reader_open(missing, &r, err, sizeof(err)), -ENOENT);
+	cr_assert_str_eq(err, strerror(ENOENT));
+	cr_assert_null(r);
+	free(missing);
+}
+
+Test(datafile, a_larger_header_is_skipped)
+{
+	/* a later version 1 writer may grow the header; records start at header_size */
+	struct byte_builder b = { 0 };
+	build_file_header(&b, SP_MAGIC, SP_VERSION, 128, SP_BYTE_ORDER);
+	bb_zeros(&b, 64);
+	build_record(&b, PERF_RECORD_SAMPLE, 24, 9);
+	char *path = path_join(dir, "wide.data");
+	write_file(path, b.buf, b.len);
+	struct sp_reader *r = NULL;
+	char err[256] = "";
+	cr_assert_eq(sp_reader_open(path, &r, err, sizeof(err)), 0, "%s", err);
+	const struct perf_event_header *h;
+	cr_assert_eq(sp_reader_next(r, &h), 1);
+	cr_assert_eq(sp_reader_offset(r), 128);
+	cr_assert_arr_eq(h, b.buf + 128, 24);
+	cr_assert_eq(sp_reader_next(r, &h), 0);
+	cr_assert_null(sp_reader_problem(r));
+	sp_reader_close(r);
+	bb_free(&b);
+	free(path);
+}
+
+Test(datafile, file_cut_at_every_offset_reads_whole_records_then_stops)
+{
+	char *full = path_join(dir, "full.data");
+	struct byte_builder expect = { 0 };
+	write_sample_file(full, &expect);
+
+	/* where each record ends */
+	size_t ends[64], nends = 0;
+	for (size_t off = HEADER_SIZE; off < expect.len;) {
+		uint16_t size;
+		memcpy(&size, expect.buf + off + 6, 2);
+		off += size;
+		ends[nends++] = off;
+	}
+	cr_assert_eq(ends[nends - 1], expect.len);
+
+	char *cut = path_join(dir, "cut.data");
+	for (size_t len = 0; len <= expect.len; len++) {
+		write_file(cut, expect.buf, len);
+		if (len < HEADER_SIZE) {
+			struct sp_reader *r = NULL;
+			char err[256] = "";
+			cr_assert_eq(sp_reader_open(cut, &r, err, sizeof(err)), -EINVAL, "cut at %zu", len);
+			const char *want = len ? "too short" : "empty file, not a sigprof recording";
+			cr_assert(strstr(err, want) != NULL, "cut at %zu: '%s'", len, err);
+			cr_assert_null(r);
+			continue;
+		}
+		struct byte_builder got = { 0 };
+		unsigned count;
+		char problem[256];
+		read_all(cut, &got, &count, problem, sizeof(problem));
+		size_t whole = 0, last_end = HEADER_SIZE;
+		for (size_t i = 0; i < nends && ends[i] <= len; i++) {
+			whole++;
+			last_end = ends[i];
+		}
+		cr_assert_eq(count, whole, "cut at %zu", len);
+		cr_assert_eq(got.len, last_end - HEADER_SIZE);
+		if (got.len)
+			cr_assert_arr_eq(got.buf, expect.buf + HEADER_SIZE, got.len);
+		if (len == last_end) {
+			cr_assert_str_eq(problem, "", "cut at a record boundary (%zu) is a clean end", len);
+		} else {
+			char want[96];
+			snprintf(want, sizeof(want), "partial record at offset %zu", last_end);
+			cr_assert(strstr(problem, want) != NULL, "cut at %zu: '%s'", len, problem);
+		}
+		bb_free(&got);
+	}
+	bb_free(&expect);
+	free(cut);
+	free(full);
+}
+
+Test(datafile, record_of_size_0_or_not_a_multiple_of_8_is_corrupt)
+{
+	uint16_t bad_sizes[] = { 0, 4, 7, 12, 33 };
+	for (size_t i = 0; i < ARRAY_SIZE(bad_sizes); i++) {
+		struct byte_builder b = { 0 };
+		build_file_header(&b, SP_MAGIC, SP_VERSION, HEADER_SIZE, SP_BYTE_ORDER);
+		build_record(&b, PERF_RECORD_SAMPLE, 32, 1);
+		build_record(&b, PERF_RECORD_COMM, 16, 2);
+		size_t bad_at = b.len;
+		struct perf_event_header bad = { .type = PERF_RECORD_SAMPLE, .size = bad_sizes[i] };
+		bb_bytes(&b, &bad, sizeof(bad));
+		bb_zeros(&b, 64);
+		build_record(&b, PERF_RECORD_SAMPLE, 32, 3); /* never reached */
+		char *path = path_join(dir, "corrupt.data");
+		write_file(path, b.buf, b.len);
+
+		struct byte_builder got = { 0 };
+		unsigned count;
+		char problem[256];
+		read_all(path, &got, &count, problem, sizeof(problem));
+		cr_assert_eq(count, 2, "the records before it are read");
+		cr_assert_arr_eq(got.buf, b.buf + HEADER_SIZE, 48);
+		char want[96];
+		snprintf(want, sizeof(want), "corrupt record at offset %zu (size %u)", bad_at, bad_sizes[i]);
+		cr_assert_str_eq(problem, want);
+		bb_free(&got);
+		bb_free(&b);
+		free(path);
+	}
+}
+
+/* A pseudo-random record size in [8, 65528], a multiple of 8, often large. */
+static uint16_t next_size(uint32_t *state)
+{
+	*state = *state * 1664525u + 1013904223u;
+	uint32_t r = *state >> 8;
+	if (r % 3 == 0)
+		return (uint16_t)(65528 - 8 * (r % 64));
+	return (uint16_t)(8 * (1 + r % 2000));
+}
+
+Test(datafile, large_file_with_records_across_every_buffer_refill)
+{
+	char *path = path_join(dir, "large.data");
+	struct sp_writer *w = NULL;
+	cr_assert_eq(sp_writer_create(path, &w), 0);
+	struct byte_builder expect = { 0 };
+	uint32_t state = 7, seq = 0;
+	size_t straddles = 0, offset = HEADER_SIZE; /* file offset of the next record */
+	/* records one by one, and every 50th time a chunk of whole records larger than the writer's 1 MiB buffer */
+	for (unsigned round = 0; offset < (5u << 20); round++) {
+		struct byte_builder chunk = { 0 };
+		size_t target = round % 50 == 49 ? (3u << 19) : 1;
+		while (chunk.len < target) {
+			uint16_t size = next_size(&state);
+			build_record(&chunk, seq % 2 ? PERF_RECORD_SAMPLE : PERF_RECORD_MMAP2, size, seq);
+			if (offset >> 20 != (offset + size - 1) >> 20)
+				straddles++;
+			offset += size;
+			seq++;
+		}
+		if (target == 1)
+			cr_assert_eq(sp_writer_record(w, chunk.buf), 0);
+		else
+			cr_assert_eq(sp_writer_raw(w, chunk.buf, chunk.len), 0);
+		bb_bytes(&expect, chunk.buf, chunk.len);
+		bb_free(&chunk);
+	}
+	cr_assert_eq(sp_writer_bytes(w), HEADER_SIZE + expect.len);
+	cr_assert_eq(sp_writer_close(w), 0);
+	cr_assert_geq(straddles, 4, "records straddle MiB boundaries (%zu)", straddles);
+
+	struct stat st;
+	cr_assert_eq(stat(path, &st), 0);
+	cr_assert_eq((size_t)st.st_size, HEADER_SIZE + expect.len);
+
+	struct byte_builder got = { 0 };
+	unsigned count;
+	char problem[256];
+	read_all(path, &got, &count, problem, sizeof(problem));
+	cr_assert_str_eq(problem, "");
+	cr_assert_eq(count, seq);
+	cr_assert_eq(got.len, expect.len);
+	cr_assert(memcmp(got.buf, expect.buf, expect.len) == 0, "every record byte-identical");
+	bb_free(&got);
+	bb_free(&expect);
+	free(path);
+}
