@@ -76,8 +76,11 @@ int tracepoint_add(struct event_list *events, const struct record_options *opts,
 	char *id_text = read_small_file(path, 64);
 	if (!id_text) {
 		int e = errno;
-		snprintf(reason, reasonlen, "no tracepoint %s:%s in this kernel (%s)", system, name, strerror(e));
-		return -ENOENT;
+		if (e == EACCES || e == EPERM)
+			snprintf(reason, reasonlen, "tracepoint %s:%s: %s is readable by root only", system, name, path);
+		else
+			snprintf(reason, reasonlen, "no tracepoint %s:%s in this kernel (%s)", system, name, strerror(e));
+		return e == ENOENT ? -ENOENT : -e;
 	}
 	uint64_t id = strtoull(id_text, NULL, 10);
 	free(id_text);
@@ -96,6 +99,14 @@ int tracepoint_add(struct event_list *events, const struct record_options *opts,
 	every_hit.call_graph = with_callchain ? opts->call_graph : CALL_GRAPH_NONE;
 	sampling_attr_init(&spec->attr, &every_hit, PERF_TYPE_TRACEPOINT, id);
 	spec->attr.sample_type |= PERF_SAMPLE_RAW;
+	/*
+	 * A system call's entry/exit tracepoint always sits under the same
+	 * kernel frames (entry_SYSCALL_64, do_syscall_64): walking them tells
+	 * nothing and costs as much as the user part.  Only the user stack is
+	 * taken there.
+	 */
+	if (strcmp(system, "syscalls") == 0)
+		spec->attr.exclude_callchain_kernel = 1;
 	spec->tracepoint_format = format;
 	snprintf(spec->tracepoint_system, sizeof(spec->tracepoint_system), "%s", system);
 	return 0;

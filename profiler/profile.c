@@ -208,6 +208,7 @@ static void load_sample(struct loader *l, const struct perf_event_header *rec)
 		p->bad_samples++;
 		return;
 	}
+	s.event->samples++;
 	int ci = l->event_collector[s.event->index];
 	struct collector_info *c = &p->collectors[ci];
 	const struct collector_analyzer *an = c->impl ? c->impl->analyzer : NULL;
@@ -279,6 +280,9 @@ static void load_task_record(struct loader *l, const struct perf_event_header *r
 	case PERF_RECORD_LOST:
 		if (rec->size >= 24)
 			l->p->lost += u64[1];
+		break;
+	case PERF_RECORD_THROTTLE:
+		l->p->throttle_records++;
 		break;
 	case PERF_RECORD_LOST_SAMPLES:
 		if (rec->size >= 16)
@@ -529,6 +533,17 @@ int profile_exit_status(const struct profile *p)
 	if (WIFSIGNALED(st))
 		return 128 + WTERMSIG(st);
 	return -1;
+}
+
+uint64_t profile_unsampled_hits(const struct profile *p)
+{
+	uint64_t missing = 0;
+	for (size_t e = 0; e < p->events.count; e++) {
+		const struct sp_event *ev = &p->events.events[e];
+		if (ev->has_totals && !ev->attr.freq && ev->attr.sample_period == 1 && ev->total_value > ev->samples)
+			missing += ev->total_value - ev->samples;
+	}
+	return missing;
 }
 
 uint64_t profile_lost(const struct profile *p, double *share_percent)

@@ -32,7 +32,7 @@
 #include "sigprof/util.h"
 
 #define DEFAULT_FREQUENCY 4000
-#define DEFAULT_RING_PAGES 256 /* 1 MiB per CPU */
+#define DEFAULT_RING_PAGES 1024 /* 4 MiB per CPU: tracepoint bursts (a signal storm) outrun smaller ones */
 
 struct record_args {
 	const char *output;

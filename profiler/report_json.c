@@ -53,6 +53,8 @@ static void write_meta(struct json_writer *w, const struct profile *p)
 	json_u64(w, "lost", profile_lost(p, &share));
 	json_double(w, "lost_percent", share, 3);
 	json_bool(w, "truncated", p->truncated);
+	json_u64(w, "unsampled_hits", profile_unsampled_hits(p));
+	json_u64(w, "throttle_records", p->throttle_records);
 	json_string(w, "call_graph", p->call_graph);
 	json_string(w, "sigprof_version", p->version);
 	json_u64(w, "unknown_event_samples", p->unknown_samples);
@@ -85,7 +87,7 @@ static void write_paths(struct json_writer *w, const struct profile *p)
 	json_end(w);
 }
 
-static void write_frame(struct json_writer *w, const struct frame *f)
+void report_json_frame(struct json_writer *w, const struct frame *f)
 {
 	char buf[256];
 	json_object_begin(w, NULL);
@@ -117,7 +119,7 @@ static void write_stacks(struct json_writer *w, const struct profile *p, const s
 				json_u64(w, "weight", s->weight);
 				json_array_begin(w, "frames");
 				for (uint32_t k = 0; k < s->nframes; k++)
-					write_frame(w, &p->stacks.frames[frames[k]]);
+					report_json_frame(w, &p->stacks.frames[frames[k]]);
 				json_end(w);
 				json_end(w);
 			}

@@ -62,6 +62,7 @@ struct profile {
 	bool truncated;              /* no FINISH record: cut short */
 	char problem[200];           /* why reading stopped early, if it did */
 	uint64_t records, samples, lost, lost_samples;
+	uint64_t throttle_records;   /* PERF_RECORD_THROTTLE: the kernel stopped sampling an event for a while */
 	uint64_t unknown_samples;    /* id matches no EVENT */
 	uint64_t bad_samples;        /* malformed for their event */
 	uint64_t first_time, last_time;
@@ -83,6 +84,13 @@ int profile_collector(const struct profile *p, const char *name);
 double profile_duration_s(const struct profile *p);
 /* The workload's exit status as a shell reports it, or -1 when unknown (truncated). */
 int profile_exit_status(const struct profile *p);
+/*
+ * Hits of every-hit events (tracepoints sampled with period 1) that have no
+ * sample in the file: their exact total minus their samples.  The kernel
+ * drops them without a LOST record while it throttles an event that fires
+ * faster than kernel.perf_event_max_sample_rate.  0 without TOTALS.
+ */
+uint64_t profile_unsampled_hits(const struct profile *p);
 /* Lost records (LOST + LOST_SAMPLES) and their share of samples + lost, in percent. */
 uint64_t profile_lost(const struct profile *p, double *share_percent);
 

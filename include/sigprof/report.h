@@ -43,6 +43,10 @@ const char *frame_label(const struct frame *f, char *buf, size_t buflen);
 /* The last component of a dso path. */
 const char *dso_short_name(const char *dso);
 
+struct json_writer;
+/* One frame as every JSON list of frames writes it: {"sym", "dso"[, "offset"]}. */
+void report_json_frame(struct json_writer *w, const struct frame *f);
+
 void report_text(const struct profile *p, const struct report_options *o, FILE *out);
 void report_json(const struct profile *p, const struct report_options *o, FILE *out);
 

@@ -32,6 +32,7 @@ struct sp_event {
 	uint64_t *ids;
 	uint32_t nr_ids;
 	bool decodable;             /* sample_type within SP_SAMPLE_SUPPORTED */
+	uint64_t samples;           /* decoded samples of this event in the file */
 	/* exact totals from the TOTALS record, when the file has one */
 	bool has_totals;
 	uint64_t total_value, time_enabled, time_running;
