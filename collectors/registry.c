@@ -9,9 +9,16 @@
 #include "sigprof/util.h"
 
 extern const struct collector cpu_collector;
+extern const struct collector signal_collector;
+extern const struct collector futex_collector;
+extern const struct collector sched_collector;
 
+/* The order is the order of the report's sections: signal, futex, sched after the path table. */
 const struct collector *const collector_table[] = {
 	&cpu_collector,
+	&signal_collector,
+	&futex_collector,
+	&sched_collector,
 };
 const size_t collector_count = ARRAY_SIZE(collector_table);
 
@@ -35,6 +42,8 @@ struct event_spec *event_list_add(struct event_list *list, const char *name, con
 
 void event_list_free(struct event_list *list)
 {
+	for (size_t i = 0; i < list->count; i++)
+		free(list->specs[i].tracepoint_format);
 	free(list->specs);
 	memset(list, 0, sizeof(*list));
 }

@@ -154,7 +154,7 @@ static uint32_t *frame_buffer(struct loader *l, size_t n)
 static uint32_t user_frame(struct loader *l, uint32_t pid, uint64_t ip)
 {
 	struct profile *p = l->p;
-	const struct mapping *map = proc_table_find(p->procs, pid, ip);
+	const struct mapping *map = proc_table_find_code(p->procs, pid, ip);
 	uint64_t dso_addr;
 	if (map && mapping_to_dso_addr(map, ip, &dso_addr))
 		return frame_for_address(&p->stacks, map->dso, dso_addr);

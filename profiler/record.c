@@ -288,11 +288,18 @@ static size_t gather_events(struct record_options *opts, const char *selected, s
 		attr->watermark = 1;
 		attr->wakeup_watermark = 64 * 1024;
 	}
-	if (events->count) {
-		/* The first event carries the records that describe the workload's tasks and mappings. */
-		struct perf_event_attr *attr = &events->specs[0].attr;
+	/*
+	 * The first event that follows the workload (not a system-wide one,
+	 * which would describe every process) carries the records that
+	 * describe its tasks and mappings.
+	 */
+	for (size_t e = 0; e < events->count; e++) {
+		if (events->specs[e].system_wide)
+			continue;
+		struct perf_event_attr *attr = &events->specs[e].attr;
 		attr->mmap = attr->mmap2 = attr->comm = attr->comm_exec = attr->task = 1;
 		attr->mmap_data = opts->want_data_mmaps;
+		break;
 	}
 	return n;
 }

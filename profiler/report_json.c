@@ -100,6 +100,16 @@ void report_json_frame(struct json_writer *w, const struct frame *f)
 	json_end(w);
 }
 
+void report_json_stack_frames(struct json_writer *w, const struct profile *p, uint32_t stack)
+{
+	const struct stack *s = &p->stacks.stacks[stack];
+	const uint32_t *frames = stack_frames(&p->stacks, s);
+	json_array_begin(w, "frames");
+	for (uint32_t k = 0; k < s->nframes; k++)
+		report_json_frame(w, &p->stacks.frames[frames[k]]);
+	json_end(w);
+}
+
 static void write_stacks(struct json_writer *w, const struct profile *p, const struct report_options *o)
 {
 	json_array_begin(w, "stacks");
@@ -111,16 +121,12 @@ static void write_stacks(struct json_writer *w, const struct profile *p, const s
 				n = o->stacks_per_path;
 			for (size_t i = 0; i < n; i++) {
 				const struct stack *s = &p->stacks.stacks[ids[i]];
-				const uint32_t *frames = stack_frames(&p->stacks, s);
 				json_object_begin(w, NULL);
 				json_string(w, "collector", p->collectors[c].name);
 				json_string(w, "path", path_name(s->path));
 				json_u64(w, "count", s->count);
 				json_u64(w, "weight", s->weight);
-				json_array_begin(w, "frames");
-				for (uint32_t k = 0; k < s->nframes; k++)
-					report_json_frame(w, &p->stacks.frames[frames[k]]);
-				json_end(w);
+				report_json_stack_frames(w, p, ids[i]);
 				json_end(w);
 			}
 			free(ids);

@@ -8,11 +8,18 @@
  * A new mapping replaces whatever part of older ones it overlaps, as mmap
  * does.  dsos are shared by every process that maps the same file, so each
  * file's symbols are loaded once.
+ *
+ * When a collector names data addresses (futex words), the recording also
+ * holds the data mappings (heap, stacks, anonymous memory, a file's .data
+ * and .bss).  Mappings never overlap, so code addresses still find the
+ * executable mapping they did before; proc_table_data_name() names an
+ * address by the data symbol that covers it, or by its mapping.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "sigprof/symbolize.h"
 #include "sigprof/util.h"
@@ -231,6 +238,12 @@ const struct mapping *proc_table_find(struct proc_table *pt, uint32_t pid, uint6
 	return NULL;
 }
 
+const struct mapping *proc_table_find_code(struct proc_table *pt, uint32_t pid, uint64_t addr)
+{
+	const struct mapping *map = proc_table_find(pt, pid, addr);
+	return map && (map->prot & PROT_EXEC) ? map : NULL;
+}
+
 /* The vDSO is the same image in every process of this kernel: copy it from our own memory. */
 static int load_vdso(struct dso *dso)
 {
@@ -309,4 +322,81 @@ bool mapping_to_dso_addr(const struct mapping *map, uint64_t addr, uint64_t *dso
 		return true;
 	*dso_addr = file_offset;
 	return true;
+}
+
+static bool dso_is_anonymous(const struct dso *dso)
+{
+	return !dso->name[0] || strncmp(dso->name, "//anon", 6) == 0;
+}
+
+static bool dso_is_file(const struct dso *dso)
+{
+	return !dso_is_anonymous(dso) && dso->name[0] != '[';
+}
+
+/*
+ * The file mapping whose data holds addr: map itself, or, for an anonymous
+ * mapping that starts where a file mapping ends, that file (the kernel maps
+ * the .bss past the file's last page as anonymous memory).  NULL if none.
+ */
+static const struct mapping *file_owner(const struct process *p, const struct mapping *map)
+{
+	if (dso_is_file(map->dso))
+		return map;
+	if (dso_is_anonymous(map->dso) && map != p->maps && map[-1].end == map->start && dso_is_file(map[-1].dso))
+		return &map[-1];
+	return NULL;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash ? slash + 1 : path;
+}
+
+/* Name addr by the file that holds it: its data symbol (0), else BASENAME+0xADDR (-ENOENT). */
+static int file_data_name(const struct mapping *owner, const struct mapping *map, uint64_t addr, char *buf,
+			  size_t len)
+{
+	uint64_t file_offset = addr - owner->start + owner->pgoff, vaddr;
+	struct symtab *tab = dso_symtab(owner->dso);
+	if (!tab || symtab_offset_to_vaddr(tab, file_offset, &vaddr) < 0) {
+		if (owner != map)
+			snprintf(buf, len, "[anon]+0x%llx", (unsigned long long)(addr - map->start));
+		else
+			snprintf(buf, len, "%s+0x%llx", base_name(owner->dso->name), (unsigned long long)file_offset);
+		return -ENOENT;
+	}
+	const struct sym *sym = symtab_lookup(tab, SYM_DATA, vaddr);
+	if (!sym) {
+		snprintf(buf, len, "%s+0x%llx", base_name(owner->dso->name), (unsigned long long)vaddr);
+		return -ENOENT;
+	}
+	if (vaddr == sym->start)
+		snprintf(buf, len, "%s", sym->name);
+	else
+		snprintf(buf, len, "%s+0x%llx", sym->name, (unsigned long long)(vaddr - sym->start));
+	return 0;
+}
+
+int proc_table_data_name(struct proc_table *pt, uint32_t pid, uint64_t addr, char *buf, size_t len,
+			 const char **dso)
+{
+	const struct mapping *map = proc_table_find(pt, pid, addr);
+	if (dso)
+		*dso = map ? map->dso->name : NULL;
+	if (!map) {
+		snprintf(buf, len, "0x%llx", (unsigned long long)addr);
+		return -ENOENT;
+	}
+	const struct mapping *owner = file_owner(find_process(pt, pid), map);
+	if (owner) {
+		int ret = file_data_name(owner, map, addr, buf, len);
+		if (dso && (ret == 0 || buf[0] != '['))
+			*dso = owner->dso->name;
+		return ret;
+	}
+	snprintf(buf, len, "%s+0x%llx", dso_is_anonymous(map->dso) ? "[anon]" : map->dso->name,
+		 (unsigned long long)(addr - map->start));
+	return -ENOENT;
 }

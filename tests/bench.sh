@@ -13,7 +13,7 @@
 #   Each workload runs in three modes:
 #     bare     the workload alone;
 #     perf     perf record -g -F 4000 -o FILE -- WORKLOAD
-#     sigprof  ./sigprof record -F 4000 -o FILE -- WORKLOAD     (default --call-graph fp, same rate)
+#     sigprof  ./sigprof record -e cpu -F 4000 -o FILE -- WORKLOAD  (the cpu collector alone: what perf -g records)
 #   A round runs every mode once; the order of the modes rotates from round to round
 #   (bare/perf/sigprof, perf/sigprof/bare, sigprof/bare/perf, ...) so that drift on a shared machine does
 #   not always hit the same mode.  BENCH_REPEAT rounds (default 3); the table shows the median throughput
@@ -159,7 +159,7 @@ run_one() { # WORKLOAD MODE ROUND
     case $mode in
         bare) (cd "$TMP" && "${cmd[@]}") >"$log" 2>&1 || rc=$? ;;
         perf) (cd "$TMP" && perf record -g -F "$FREQ" -o "$data" -- "${cmd[@]}") >"$log" 2>&1 || rc=$? ;;
-        sigprof) (cd "$TMP" && "$SIGPROF" record -F "$FREQ" -o "$data" -- "${cmd[@]}") >"$log" 2>&1 || rc=$? ;;
+        sigprof) (cd "$TMP" && "$SIGPROF" record -e cpu -F "$FREQ" -o "$data" -- "${cmd[@]}") >"$log" 2>&1 || rc=$? ;;
     esac
     ((rc == 0)) || fail_log "$wl under $mode exited with status $rc" "$log"
     ops=$(parse_ops "$wl" "$log")

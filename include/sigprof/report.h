@@ -46,6 +46,8 @@ const char *dso_short_name(const char *dso);
 struct json_writer;
 /* One frame as every JSON list of frames writes it: {"sym", "dso"[, "offset"]}. */
 void report_json_frame(struct json_writer *w, const struct frame *f);
+/* "frames": [...] of an interned stack, leaf first. */
+void report_json_stack_frames(struct json_writer *w, const struct profile *p, uint32_t stack);
 
 void report_text(const struct profile *p, const struct report_options *o, FILE *out);
 void report_json(const struct profile *p, const struct report_options *o, FILE *out);

@@ -93,6 +93,12 @@ void proc_table_exit(struct proc_table *pt, uint32_t pid, uint32_t tid);
 const char *proc_table_comm_of(struct proc_table *pt, uint32_t pid);
 /* The mapping that covers addr in pid, or NULL. */
 const struct mapping *proc_table_find(struct proc_table *pt, uint32_t pid, uint64_t addr);
+/*
+ * The same for a code address: only an executable mapping answers, so that
+ * a return address that points into data (a broken frame-pointer chain)
+ * stays unknown when the recording also holds data mappings.
+ */
+const struct mapping *proc_table_find_code(struct proc_table *pt, uint32_t pid, uint64_t addr);
 /* The dso's symbol table, loaded once; NULL when it cannot be (dso->load_error says why). */
 struct symtab *dso_symtab(struct dso *dso);
 /*
@@ -108,5 +114,21 @@ void proc_table_set_kernel_symbols(struct proc_table *pt, struct symtab *tab);
 
 /* Convert an address inside a mapping into the dso's own address space. */
 bool mapping_to_dso_addr(const struct mapping *map, uint64_t addr, uint64_t *dso_addr);
+
+/*
+ * Name a data address of pid (a futex word, a cacheline) into buf: the ELF
+ * data symbol that covers it ("wake_word", "table+0x10"; an anonymous
+ * mapping right after a file's data is taken as that file's .bss), else its
+ * mapping: "BASENAME+0xADDR" in a file (ADDR in the file's own address space,
+ * as nm shows it, or the file offset when the file cannot be read),
+ * "[heap]+0xOFF" and "[stack]+0xOFF" (OFF from the mapping's start),
+ * "[anon]+0xOFF" for other anonymous memory; else "0xADDR".  *dso (when dso
+ * is not NULL) is the dso name the address belongs to, or NULL when no
+ * mapping covers it.  Data mappings are known only when the recording has
+ * them (attr.mmap_data).  0 when a symbol names the address, -ENOENT when buf
+ * holds a fallback name.
+ */
+int proc_table_data_name(struct proc_table *pt, uint32_t pid, uint64_t addr, char *buf, size_t len,
+			 const char **dso);
 
 #endif

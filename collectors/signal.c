@@ -1,0 +1,856 @@
+/*
+ * signal.c: the signal collector, the lifecycle of every signal the
+ * workload sends or receives.
+ *
+ * Record side: four tracepoints, every hit with its callchain and raw
+ * fields: signal:signal_generate (in the sender's context: the sending
+ * stack), signal:signal_deliver (in the receiver's, on its way back to
+ * user mode: the interrupted stack), and the entry and exit of the
+ * rt_sigreturn system call.  Nothing else happens at record time.
+ *
+ * Report side: the hits are decoded into struct signal_event and fed, in
+ * time order, to the state machine of signal.h, which pairs generations
+ * with deliveries (latency) and deliveries with sigreturns (handler time)
+ * per signal number.  The per-signal sending and interrupted stacks are
+ * counts over the profile's interned stacks.  The text section is one row
+ * per signal and the top stacks of the busiest ones; the JSON key is
+ * "signals" (docs/signal.md, docs/report-json.md).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sigprof/collector.h"
+#include "sigprof/json.h"
+#include "sigprof/profile.h"
+#include "sigprof/report.h"
+#include "sigprof/signal.h"
+#include "sigprof/tracepoint.h"
+#include "sigprof/util.h"
+
+/* ---- signal numbers (the kernel's generic numbering: x86, arm64, riscv, ...) ---- */
+
+/* glibc's SIGRTMIN: the kernel's first RT signal is 32, glibc keeps 32 and 33 for itself. */
+#define GLIBC_SIGRTMIN 34
+#define KERNEL_SIGRTMIN 32
+
+static const char *const standard_names[KERNEL_SIGRTMIN] = {
+	NULL,      "SIGHUP",  "SIGINT",    "SIGQUIT", "SIGILL",    "SIGTRAP", "SIGABRT", "SIGBUS",
+	"SIGFPE",  "SIGKILL", "SIGUSR1",   "SIGSEGV", "SIGUSR2",   "SIGPIPE", "SIGALRM", "SIGTERM",
+	"SIGSTKFLT", "SIGCHLD", "SIGCONT", "SIGSTOP", "SIGTSTP",   "SIGTTIN", "SIGTTOU", "SIGURG",
+	"SIGXCPU", "SIGXFSZ", "SIGVTALRM", "SIGPROF", "SIGWINCH",  "SIGIO",   "SIGPWR",  "SIGSYS",
+};
+
+const char *signal_name(int signo, char *buf, unsigned buflen)
+{
+	if (signo >= 1 && signo < KERNEL_SIGRTMIN)
+		snprintf(buf, buflen, "%s", standard_names[signo]);
+	else if (signo >= KERNEL_SIGRTMIN && signo < GLIBC_SIGRTMIN)
+		snprintf(buf, buflen, "SIGRTMIN-%d", GLIBC_SIGRTMIN - signo);
+	else if (signo == GLIBC_SIGRTMIN)
+		snprintf(buf, buflen, "SIGRTMIN");
+	else if (signo > GLIBC_SIGRTMIN && signo <= SIGNAL_MAX)
+		snprintf(buf, buflen, "SIGRTMIN+%d", signo - GLIBC_SIGRTMIN);
+	else
+		snprintf(buf, buflen, "SIG%d", signo);
+	return buf;
+}
+
+bool signal_default_is_fatal(int signo)
+{
+	switch (signo) {
+	case 17: /* SIGCHLD */
+	case 18: /* SIGCONT */
+	case 19: /* SIGSTOP */
+	case 20: /* SIGTSTP */
+	case 21: /* SIGTTIN */
+	case 22: /* SIGTTOU */
+	case 23: /* SIGURG */
+	case 28: /* SIGWINCH */
+		return false;
+	default:
+		return signo >= 1 && signo <= SIGNAL_MAX;
+	}
+}
+
+#define SIGKILL_NUMBER 9
+
+/* ---- the state machine (signal.h) ---- */
+
+/* Past these, the oldest entry is dropped (and counted): a bound on memory for pathological runs. */
+#define MAX_QUEUED_GENERATIONS (1u << 16)
+#define MAX_HANDLER_NESTING 64
+
+/* The generation times, oldest first, of one signal for one thread or one process: a ring. */
+struct pending_queue {
+	uint64_t *times;
+	uint32_t head, count, cap;
+};
+
+struct handler_frame {
+	int sig;
+	uint64_t time; /* of the delivery */
+};
+
+struct thread_state {
+	uint32_t pid;                 /* its process, as its samples say */
+	uint32_t depth;
+	size_t cap;
+	struct handler_frame *frames; /* running handlers, innermost last */
+};
+
+struct signal_analysis {
+	struct signal_figures *figures[SIGNAL_MAX + 1];
+	struct u64_map threads; /* tid -> struct thread_state */
+	struct u64_map queues;  /* queue_key() -> struct pending_queue */
+	uint64_t unmatched_sigreturns;
+	uint64_t bad_events;
+};
+
+/* A thread's own queue for sig, or (shared) its process's. */
+static uint64_t queue_key(bool shared, uint32_t id, int sig)
+{
+	return (uint64_t)shared << 40 | (uint64_t)id << 8 | (uint64_t)sig;
+}
+
+struct signal_analysis *signal_analysis_new(void)
+{
+	return xcalloc(1, sizeof(struct signal_analysis));
+}
+
+static struct signal_figures *figures_of(struct signal_analysis *a, int sig)
+{
+	if (sig < 1 || sig > SIGNAL_MAX) {
+		a->bad_events++;
+		return NULL;
+	}
+	if (!a->figures[sig]) {
+		a->figures[sig] = xcalloc(1, sizeof(struct signal_figures));
+		a->figures[sig]->signo = sig;
+	}
+	return a->figures[sig];
+}
+
+const struct signal_figures *signal_analysis_figures(const struct signal_analysis *a, int signo)
+{
+	return signo >= 1 && signo <= SIGNAL_MAX ? a->figures[signo] : NULL;
+}
+
+uint64_t signal_analysis_unmatched_sigreturns(const struct signal_analysis *a)
+{
+	return a->unmatched_sigreturns;
+}
+
+uint64_t signal_analysis_bad_events(const struct signal_analysis *a)
+{
+	return a->bad_events;
+}
+
+/* The u64_map values of the stack counters are the counts themselves (never 0 once present). */
+static void count_stack(struct u64_map *counts, uint32_t stack)
+{
+	if (stack == SIGNAL_NO_STACK)
+		return;
+	uintptr_t n = (uintptr_t)u64_map_get(counts, stack);
+	u64_map_put(counts, stack, (void *)(n + 1));
+}
+
+static void queue_push(struct pending_queue *q, uint64_t time)
+{
+	if (q->count == q->cap) {
+		uint32_t cap = q->cap ? q->cap * 2 : 4;
+		uint64_t *times = xmalloc(cap * sizeof(*times));
+		for (uint32_t i = 0; i < q->count; i++)
+			times[i] = q->times[(q->head + i) % q->cap];
+		free(q->times);
+		q->times = times;
+		q->cap = cap;
+		q->head = 0;
+	}
+	q->times[(q->head + q->count) % q->cap] = time;
+	q->count++;
+}
+
+static uint64_t queue_pop(struct pending_queue *q)
+{
+	uint64_t time = q->times[q->head];
+	q->head = (q->head + 1) % q->cap;
+	q->count--;
+	return time;
+}
+
+/* Drop a queue; its generations were never delivered. */
+static void queue_discard(struct signal_analysis *a, uint64_t key)
+{
+	struct pending_queue *q = u64_map_remove(&a->queues, key);
+	if (!q)
+		return;
+	a->figures[key & 0xff]->unmatched_generations += q->count;
+	free(q->times);
+	free(q);
+}
+
+static void thread_discard(struct signal_analysis *a, uint32_t tid)
+{
+	struct thread_state *t = u64_map_remove(&a->threads, tid);
+	if (!t)
+		return;
+	for (uint32_t i = 0; i < t->depth; i++)
+		a->figures[t->frames[i].sig]->unreturned++;
+	free(t->frames);
+	free(t);
+}
+
+void signal_analysis_thread_exit(struct signal_analysis *a, uint32_t pid, uint32_t tid)
+{
+	for (int sig = 1; sig <= SIGNAL_MAX; sig++)
+		queue_discard(a, queue_key(false, tid, sig));
+	thread_discard(a, tid);
+}
+
+/* The whole process dies (a fatal signal, a group exit): its shared pending signals go with it. */
+static void process_exit(struct signal_analysis *a, uint32_t pid)
+{
+	for (int sig = 1; sig <= SIGNAL_MAX; sig++)
+		queue_discard(a, queue_key(true, pid, sig));
+}
+
+/* The state of thread tid; a tid seen before in another process is a new thread: the old one exited. */
+static struct thread_state *thread_of(struct signal_analysis *a, uint32_t pid, uint32_t tid)
+{
+	struct thread_state *t = u64_map_get(&a->threads, tid);
+	if (t && t->pid != pid) {
+		signal_analysis_thread_exit(a, t->pid, tid);
+		t = NULL;
+	}
+	if (!t) {
+		t = xcalloc(1, sizeof(*t));
+		t->pid = pid;
+		u64_map_put(&a->threads, tid, t);
+	}
+	return t;
+}
+
+static struct pending_queue *queue_get(struct signal_analysis *a, uint64_t key, bool create)
+{
+	struct pending_queue *q = u64_map_get(&a->queues, key);
+	if (!q && create) {
+		q = xcalloc(1, sizeof(*q));
+		u64_map_put(&a->queues, key, q);
+	}
+	return q;
+}
+
+/*
+ * A standard signal is pending at most once per queue (the kernel reports
+ * a second one as already pending), so a queued one still here when a new
+ * one is queued was taken where no signal_deliver fires (sigwaitinfo,
+ * signalfd) or its record was lost: it is dropped, not matched.
+ */
+static void on_generate(struct signal_analysis *a, struct signal_figures *f, const struct signal_event *e)
+{
+	f->generated++;
+	if (e->result >= 0 && e->result < SIGNAL_RESULT_COUNT)
+		f->results[e->result]++;
+	count_stack(&f->senders, e->stack);
+	if (e->result != SIGNAL_RESULT_DELIVERED && e->result != SIGNAL_RESULT_LOSE_INFO)
+		return;
+	uint32_t owner = e->target;
+	if (e->group) {
+		const struct thread_state *t = u64_map_get(&a->threads, e->target);
+		owner = t ? t->pid : e->target; /* unknown thread: a process-directed signal names the leader */
+	}
+	struct pending_queue *q = queue_get(a, queue_key(e->group, owner, e->sig), true);
+	if (q->count && (e->sig < KERNEL_SIGRTMIN || q->count >= MAX_QUEUED_GENERATIONS)) {
+		queue_pop(q);
+		f->unmatched_generations++;
+	}
+	queue_push(q, e->time);
+}
+
+/* As the kernel dequeues: the thread's own pending signals first, then its process's. */
+static bool take_generation(struct signal_analysis *a, const struct signal_event *e, uint64_t *time)
+{
+	struct pending_queue *q = queue_get(a, queue_key(false, e->tid, e->sig), false);
+	if (!q || !q->count)
+		q = queue_get(a, queue_key(true, e->pid, e->sig), false);
+	if (!q || !q->count)
+		return false;
+	*time = queue_pop(q);
+	return true;
+}
+
+static void push_handler(struct signal_analysis *a, struct thread_state *t, const struct signal_event *e)
+{
+	if (t->depth == MAX_HANDLER_NESTING) {
+		/* handlers left by longjmp pile up: forget the outermost */
+		a->figures[t->frames[0].sig]->unreturned++;
+		memmove(t->frames, t->frames + 1, (t->depth - 1) * sizeof(*t->frames));
+		t->depth--;
+	}
+	GROW(t->frames, t->cap, t->depth + 1);
+	t->frames[t->depth++] = (struct handler_frame){ e->sig, e->time };
+}
+
+static void on_deliver(struct signal_analysis *a, struct signal_figures *f, const struct signal_event *e)
+{
+	struct thread_state *t = thread_of(a, e->pid, e->tid);
+	f->delivered++;
+	count_stack(&f->interrupted, e->stack);
+	uint64_t generated;
+	if (take_generation(a, e, &generated))
+		duration_add(&f->latency, e->time > generated ? e->time - generated : 0);
+	else
+		f->unmatched_deliveries++;
+	if (e->sa_handler == SIGNAL_HANDLER_IGNORE) {
+		f->to_ignore++;
+	} else if (e->sa_handler != SIGNAL_HANDLER_DEFAULT && e->sig != SIGKILL_NUMBER) {
+		f->to_handler++;
+		push_handler(a, t, e);
+	} else {
+		f->to_default++;
+		if (e->sig == SIGKILL_NUMBER || signal_default_is_fatal(e->sig)) {
+			/* the thread dies here, and with it its process */
+			signal_analysis_thread_exit(a, e->pid, e->tid);
+			process_exit(a, e->pid);
+		}
+	}
+}
+
+static void on_sigreturn(struct signal_analysis *a, const struct signal_event *e)
+{
+	struct thread_state *t = thread_of(a, e->pid, e->tid);
+	if (!t->depth) {
+		a->unmatched_sigreturns++;
+		return;
+	}
+	struct handler_frame h = t->frames[--t->depth];
+	struct signal_figures *f = a->figures[h.sig];
+	f->sigreturns++;
+	duration_add(&f->handler, e->time > h.time ? e->time - h.time : 0);
+}
+
+void signal_analysis_event(struct signal_analysis *a, const struct signal_event *e)
+{
+	struct signal_figures *f;
+	switch (e->kind) {
+	case SIGNAL_EVENT_GENERATE:
+		if ((f = figures_of(a, e->sig))) {
+			thread_of(a, e->pid, e->tid); /* learn the sender's process */
+			on_generate(a, f, e);
+		}
+		break;
+	case SIGNAL_EVENT_DELIVER:
+		if ((f = figures_of(a, e->sig)))
+			on_deliver(a, f, e);
+		break;
+	case SIGNAL_EVENT_SIGRETURN_ENTER:
+		on_sigreturn(a, e);
+		break;
+	case SIGNAL_EVENT_SIGRETURN_EXIT:
+		thread_of(a, e->pid, e->tid);
+		break;
+	}
+}
+
+/* The keys of a map, to remove its entries without iterating it while it changes. */
+static size_t map_keys(const struct u64_map *m, uint64_t **keys)
+{
+	*keys = xmalloc((m->count + 1) * sizeof(**keys));
+	size_t n = 0, pos = 0;
+	void *value;
+	while (u64_map_next(m, &pos, &(*keys)[n], &value))
+		n++;
+	return n;
+}
+
+void signal_analysis_finish(struct signal_analysis *a)
+{
+	uint64_t *keys;
+	size_t n = map_keys(&a->queues, &keys);
+	for (size_t i = 0; i < n; i++)
+		queue_discard(a, keys[i]);
+	free(keys);
+	n = map_keys(&a->threads, &keys);
+	for (size_t i = 0; i < n; i++)
+		thread_discard(a, (uint32_t)keys[i]);
+	free(keys);
+}
+
+void signal_analysis_free(struct signal_analysis *a)
+{
+	if (!a)
+		return;
+	signal_analysis_finish(a);
+	u64_map_free(&a->queues);
+	u64_map_free(&a->threads);
+	for (int sig = 1; sig <= SIGNAL_MAX; sig++) {
+		struct signal_figures *f = a->figures[sig];
+		if (!f)
+			continue;
+		duration_free(&f->latency);
+		duration_free(&f->handler);
+		u64_map_free(&f->senders);
+		u64_map_free(&f->interrupted);
+		free(f);
+	}
+	free(a);
+}
+
+/* ---- record side ---- */
+
+/*
+ * Which stacks are worth their cost (a callchain walk costs more than the
+ * tracepoint itself): the sender's whole stack (a kill system call, a timer
+ * interrupt); only the user part at delivery, whose kernel part is always
+ * the return to user mode; none at rt_sigreturn, whose user part is the
+ * interrupted stack again and whose kernel part is the system call entry.
+ */
+enum signal_stack { STACK_ALL, STACK_USER, STACK_NONE };
+
+static const struct signal_tracepoint {
+	const char *system, *name;
+	enum signal_event_kind kind;
+	int path;
+	enum signal_stack stack;
+} signal_tracepoints[] = {
+	{ "signal", "signal_generate", SIGNAL_EVENT_GENERATE, PATH_SIGNAL_GENERATE, STACK_ALL },
+	{ "signal", "signal_deliver", SIGNAL_EVENT_DELIVER, PATH_SIGNAL_DELIVER, STACK_USER },
+	{ "syscalls", "sys_enter_rt_sigreturn", SIGNAL_EVENT_SIGRETURN_ENTER, PATH_SIGRETURN, STACK_NONE },
+	{ "syscalls", "sys_exit_rt_sigreturn", SIGNAL_EVENT_SIGRETURN_EXIT, PATH_SIGRETURN, STACK_NONE },
+};
+
+static int signal_add_events(struct record_options *opts, struct event_list *events, char *reason,
+			     size_t reasonlen)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(signal_tracepoints); i++) {
+		const struct signal_tracepoint *tp = &signal_tracepoints[i];
+		int err = tracepoint_add(events, opts, "signal", tp->system, tp->name, tp->stack != STACK_NONE, reason,
+					 reasonlen);
+		if (err)
+			return err;
+		if (tp->stack == STACK_USER)
+			events->specs[events->count - 1].attr.exclude_callchain_kernel = 1;
+	}
+	return 0;
+}
+
+/* ---- report side ---- */
+
+struct signal_report {
+	struct signal_analysis *analysis;
+	const struct signal_tracepoint **by_event; /* event index -> its tracepoint, NULL: not one of ours */
+	bool *known;                               /* by_event[i] was looked up */
+	size_t nevents;
+	uint64_t undecodable;                      /* samples whose raw fields could not be read */
+};
+
+static void *signal_create(struct profile *p)
+{
+	struct signal_report *r = xcalloc(1, sizeof(*r));
+	r->analysis = signal_analysis_new();
+	return r;
+}
+
+static const struct signal_tracepoint *tracepoint_named(const char *event_name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(signal_tracepoints); i++) {
+		const struct signal_tracepoint *tp = &signal_tracepoints[i];
+		size_t len = strlen(tp->system);
+		if (strncmp(event_name, tp->system, len) == 0 && event_name[len] == ':' &&
+		    strcmp(event_name + len + 1, tp->name) == 0)
+			return tp;
+	}
+	return NULL;
+}
+
+static const struct signal_tracepoint *tracepoint_of_sample(struct signal_report *r, const struct sp_sample *s)
+{
+	size_t i = s->event->index;
+	if (i >= r->nevents) {
+		size_t n = i + 16;
+		r->by_event = xrealloc(r->by_event, n * sizeof(*r->by_event));
+		r->known = xrealloc(r->known, n * sizeof(*r->known));
+		memset(r->known + r->nevents, 0, (n - r->nevents) * sizeof(*r->known));
+		r->nevents = n;
+	}
+	if (!r->known[i]) {
+		r->by_event[i] = tracepoint_named(s->event->name);
+		r->known[i] = true;
+	}
+	return r->by_event[i];
+}
+
+static int signal_path_of(void *state, struct profile *p, const struct sp_sample *s)
+{
+	const struct signal_tracepoint *tp = tracepoint_of_sample(state, s);
+	return tp ? tp->path : -1;
+}
+
+/* The raw fields a kind needs; false when they cannot be read. */
+static bool decode_fields(const struct tep_event *ev, const struct sp_sample *s, struct signal_event *e)
+{
+	int64_t sig, target, group, result;
+	switch (e->kind) {
+	case SIGNAL_EVENT_GENERATE:
+		if (!tp_field_i64(ev, s, "sig", &sig) || !tp_field_i64(ev, s, "pid", &target) ||
+		    !tp_field_i64(ev, s, "group", &group) || !tp_field_i64(ev, s, "result", &result))
+			return false;
+		e->target = (uint32_t)target;
+		e->group = group != 0;
+		e->result = (int)result;
+		break;
+	case SIGNAL_EVENT_DELIVER:
+		if (!tp_field_i64(ev, s, "sig", &sig) || !tp_field_u64(ev, s, "sa_handler", &e->sa_handler))
+			return false;
+		break;
+	default:
+		return true;
+	}
+	e->sig = sig < 0 || sig > SIGNAL_MAX ? -1 : (int)sig;
+	return true;
+}
+
+static void signal_sample(void *state, struct profile *p, const struct sp_sample *s, uint32_t stack)
+{
+	struct signal_report *r = state;
+	const struct signal_tracepoint *tp = tracepoint_of_sample(r, s);
+	if (!tp)
+		return;
+	struct signal_event e = { .kind = tp->kind, .time = s->time, .pid = s->pid, .tid = s->tid, .stack = stack };
+	const struct tep_event *ev = tracepoint_of(&p->tracepoints, s);
+	if (!ev || !decode_fields(ev, s, &e)) {
+		r->undecodable++;
+		return;
+	}
+	signal_analysis_event(r->analysis, &e);
+}
+
+static void signal_finish(void *state, struct profile *p)
+{
+	struct signal_report *r = state;
+	signal_analysis_finish(r->analysis);
+}
+
+static void signal_destroy(void *state)
+{
+	struct signal_report *r = state;
+	signal_analysis_free(r->analysis);
+	free(r->by_event);
+	free(r->known);
+	free(r);
+}
+
+/* ---- the stacks of one signal, by count ---- */
+
+struct stack_count {
+	uint32_t stack;
+	uint64_t count;
+};
+
+static int compare_stack_counts(const void *a, const void *b)
+{
+	const struct stack_count *x = a, *y = b;
+	if (x->count != y->count)
+		return x->count < y->count ? 1 : -1;
+	return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+/* The stacks of a counter map, most frequent first; returns how many, *out to free. */
+static size_t sorted_stacks(const struct u64_map *counts, struct stack_count **out)
+{
+	struct stack_count *rows = xmalloc((counts->count + 1) * sizeof(*rows));
+	size_t n = 0, pos = 0;
+	uint64_t key;
+	void *value;
+	while (u64_map_next(counts, &pos, &key, &value))
+		rows[n++] = (struct stack_count){ (uint32_t)key, (uintptr_t)value };
+	qsort(rows, n, sizeof(*rows), compare_stack_counts);
+	*out = rows;
+	return n;
+}
+
+static uint64_t not_delivered(const struct signal_figures *f)
+{
+	return f->results[SIGNAL_RESULT_IGNORED] + f->results[SIGNAL_RESULT_ALREADY_PENDING] +
+	       f->results[SIGNAL_RESULT_OVERFLOW_FAIL] + f->results[SIGNAL_RESULT_LOSE_INFO];
+}
+
+/* ---- text ---- */
+
+/* Frames per stack in the text section: the point is which code, not the whole chain. */
+#define TEXT_FRAMES 4
+/* Signals whose stacks the text section shows. */
+#define TEXT_BUSIEST 3
+
+static double micros(uint64_t ns)
+{
+	return (double)ns / 1000.0;
+}
+
+static void text_row(const struct signal_figures *f, FILE *out)
+{
+	char name[32];
+	fprintf(out, "  %-13s %10llu %10llu %10llu %10llu", signal_name(f->signo, name, sizeof(name)),
+		(unsigned long long)f->generated, (unsigned long long)f->delivered,
+		(unsigned long long)f->sigreturns, (unsigned long long)not_delivered(f));
+	const struct duration_stats *d[] = { &f->latency, &f->handler };
+	for (int i = 0; i < 2; i++) {
+		if (!d[i]->count) {
+			fprintf(out, "  %9s %9s %9s", "-", "-", "-");
+			continue;
+		}
+		fprintf(out, "  %9.2f %9.2f %9.2f", micros(duration_quantile(d[i], 0.5)),
+			micros(duration_quantile(d[i], 0.99)), micros(d[i]->max));
+	}
+	fprintf(out, "\n");
+}
+
+/*
+ * One stack on one line, leaf first: its user frames (where the program
+ * was), or its kernel frames when it has no user frames (a kernel thread,
+ * an interrupt with no user context).
+ */
+static void text_stack(const struct profile *p, const struct stack_count *row, FILE *out)
+{
+	const struct stack *s = &p->stacks.stacks[row->stack];
+	const uint32_t *frames = stack_frames(&p->stacks, s);
+	uint32_t first = 0;
+	while (first < s->nframes && p->stacks.frames[frames[first]].kernel)
+		first++;
+	if (first == s->nframes)
+		first = 0;
+	fprintf(out, "      %10llu  ", (unsigned long long)row->count);
+	char buf[256];
+	uint32_t shown = 0;
+	for (uint32_t i = first; i < s->nframes && shown < TEXT_FRAMES; i++, shown++)
+		fprintf(out, "%s%s", shown ? " <- " : "", frame_label(&p->stacks.frames[frames[i]], buf, sizeof(buf)));
+	if (first + shown < s->nframes)
+		fprintf(out, " <- ...");
+	fprintf(out, "\n");
+}
+
+static void text_stacks(const struct profile *p, const char *title, const struct u64_map *counts, unsigned limit,
+			FILE *out)
+{
+	struct stack_count *rows;
+	size_t n = sorted_stacks(counts, &rows);
+	fprintf(out, "    %s (%zu distinct stacks)\n", title, n);
+	for (size_t i = 0; i < n && i < limit; i++)
+		text_stack(p, &rows[i], out);
+	free(rows);
+}
+
+static uint64_t busyness(const struct signal_figures *f)
+{
+	return f->generated + f->delivered;
+}
+
+static int compare_busyness(const void *a, const void *b)
+{
+	const struct signal_figures *const *x = a, *const *y = b;
+	if (busyness(*x) != busyness(*y))
+		return busyness(*x) < busyness(*y) ? 1 : -1;
+	return (*x)->signo - (*y)->signo;
+}
+
+/* Every signal seen, busiest first; returns how many. */
+static int signals_by_busyness(const struct signal_analysis *a, const struct signal_figures **out)
+{
+	int n = 0;
+	for (int sig = 1; sig <= SIGNAL_MAX; sig++)
+		if (signal_analysis_figures(a, sig))
+			out[n++] = signal_analysis_figures(a, sig);
+	qsort(out, (size_t)n, sizeof(*out), compare_busyness);
+	return n;
+}
+
+/* Why a delivery has no generation: SIGKILL's is usually a group exit, which the kernel raises without a trace. */
+static const char *unmatched_delivery_reason(int signo)
+{
+	return signo == SIGKILL_NUMBER ? "a group exit: a fatal signal, exit_group() or execve() in another thread; "
+					 "or a sender outside the workload"
+				       : "the sender was not recorded: another process, an interrupt, a child's exit";
+}
+
+static void text_notes(const struct signal_report *r, FILE *out)
+{
+	char name[32];
+	for (int sig = 1; sig <= SIGNAL_MAX; sig++) {
+		const struct signal_figures *f = signal_analysis_figures(r->analysis, sig);
+		if (!f)
+			continue;
+		signal_name(sig, name, sizeof(name));
+		if (f->unmatched_deliveries)
+			fprintf(out, "  note: %s: %llu deliveries without a generation (%s)\n", name,
+				(unsigned long long)f->unmatched_deliveries, unmatched_delivery_reason(sig));
+		if (f->unmatched_generations)
+			fprintf(out, "  note: %s: %llu generations never delivered (the target exited or was killed, the "
+				     "run ended, or sigwaitinfo/signalfd took it)\n",
+				name, (unsigned long long)f->unmatched_generations);
+		if (f->unreturned)
+			fprintf(out, "  note: %s: %llu handlers never returned (left by longjmp, or the thread exited)\n",
+				name, (unsigned long long)f->unreturned);
+	}
+	uint64_t stray = signal_analysis_unmatched_sigreturns(r->analysis);
+	if (stray)
+		fprintf(out, "  note: %llu rt_sigreturn calls with no handler running\n", (unsigned long long)stray);
+	uint64_t bad = r->undecodable + signal_analysis_bad_events(r->analysis);
+	if (bad)
+		fprintf(out, "  note: %llu signal events could not be decoded\n", (unsigned long long)bad);
+}
+
+static void signal_text(void *state, const struct profile *p, const struct report_options *o, FILE *out)
+{
+	struct signal_report *r = state;
+	int c = profile_collector(p, "signal");
+	if (c < 0 || !p->collectors[c].ok)
+		return; /* the header says why */
+	const struct signal_figures *top[SIGNAL_MAX];
+	int seen = signals_by_busyness(r->analysis, top);
+	fprintf(out, "\nSignals (generated -> delivered: latency; delivered -> rt_sigreturn: handler; in µs)\n");
+	if (!seen) {
+		fprintf(out, "  no signal events\n");
+		return;
+	}
+	fprintf(out, "  %-13s %10s %10s %10s %10s  %9s %9s %9s  %9s %9s %9s\n", "signal", "generated", "delivered",
+		"sigreturns", "not-deliv", "lat p50", "p99", "max", "hdl p50", "p99", "max");
+	for (int sig = 1; sig <= SIGNAL_MAX; sig++)
+		if (signal_analysis_figures(r->analysis, sig))
+			text_row(signal_analysis_figures(r->analysis, sig), out);
+	text_notes(r, out);
+	char name[32];
+	for (int i = 0; i < seen && i < TEXT_BUSIEST; i++) {
+		fprintf(out, "\n  %s stacks (leaf first, user frames)\n", signal_name(top[i]->signo, name, sizeof(name)));
+		text_stacks(p, "sent from", &top[i]->senders, o->stacks_per_path, out);
+		text_stacks(p, "interrupted at", &top[i]->interrupted, o->stacks_per_path, out);
+	}
+}
+
+/* ---- JSON ---- */
+
+/* Stacks per list in JSON when --stacks does not say. */
+#define JSON_STACKS 10
+
+static void json_stacks(struct json_writer *w, const char *key, const struct profile *p,
+			const struct u64_map *counts, unsigned limit)
+{
+	struct stack_count *rows;
+	size_t n = sorted_stacks(counts, &rows);
+	json_array_begin(w, key);
+	for (size_t i = 0; i < n && i < limit; i++) {
+		json_object_begin(w, NULL);
+		json_u64(w, "count", rows[i].count);
+		report_json_stack_frames(w, p, rows[i].stack);
+		json_end(w);
+	}
+	json_end(w);
+	free(rows);
+}
+
+static void json_durations(struct json_writer *w, const char *key, const struct duration_stats *d)
+{
+	json_object_begin(w, key);
+	json_u64(w, "count", d->count);
+	json_u64(w, "p50", duration_quantile(d, 0.5));
+	json_u64(w, "p99", duration_quantile(d, 0.99));
+	json_u64(w, "max", d->max);
+	json_end(w);
+}
+
+/* The exact counts of the four tracepoints, from the TOTALS records; null when the file has none. */
+static void json_totals(struct json_writer *w, const struct profile *p)
+{
+	json_object_begin(w, "totals");
+	for (size_t t = 0; t < ARRAY_SIZE(signal_tracepoints); t++) {
+		const struct sp_event *found = NULL;
+		for (size_t e = 0; e < p->events.count && !found; e++) {
+			const struct sp_event *ev = &p->events.events[e];
+			if (strcmp(ev->collector, "signal") == 0 && tracepoint_named(ev->name) == &signal_tracepoints[t])
+				found = ev;
+		}
+		if (found && found->has_totals)
+			json_u64(w, signal_tracepoints[t].name, found->total_value);
+		else
+			json_null(w, signal_tracepoints[t].name);
+	}
+	json_end(w);
+}
+
+static void json_signal(struct json_writer *w, const struct profile *p, const struct signal_figures *f,
+			unsigned limit)
+{
+	char name[32];
+	json_object_begin(w, NULL);
+	json_i64(w, "signo", f->signo);
+	json_string(w, "name", signal_name(f->signo, name, sizeof(name)));
+	json_u64(w, "generated", f->generated);
+	json_u64(w, "delivered", f->delivered);
+	json_u64(w, "sigreturns", f->sigreturns);
+	json_object_begin(w, "not_delivered");
+	json_u64(w, "ignored", f->results[SIGNAL_RESULT_IGNORED]);
+	json_u64(w, "already_pending", f->results[SIGNAL_RESULT_ALREADY_PENDING]);
+	json_u64(w, "overflow", f->results[SIGNAL_RESULT_OVERFLOW_FAIL]);
+	json_u64(w, "lose_info", f->results[SIGNAL_RESULT_LOSE_INFO]);
+	json_end(w);
+	json_object_begin(w, "delivered_to");
+	json_u64(w, "handler", f->to_handler);
+	json_u64(w, "default", f->to_default);
+	json_u64(w, "ignore", f->to_ignore);
+	json_end(w);
+	json_u64(w, "unmatched_deliveries", f->unmatched_deliveries);
+	json_u64(w, "unmatched_generations", f->unmatched_generations);
+	json_u64(w, "unreturned", f->unreturned);
+	json_durations(w, "latency_ns", &f->latency);
+	json_durations(w, "handler_ns", &f->handler);
+	json_stacks(w, "senders", p, &f->senders, limit);
+	json_stacks(w, "interrupted", p, &f->interrupted, limit);
+	json_totals(w, p);
+	json_end(w);
+}
+
+static void signal_json(void *state, const struct profile *p, const struct report_options *o,
+			struct json_writer *w)
+{
+	struct signal_report *r = state;
+	unsigned limit = o->stacks_limit_given ? o->stacks_per_path : JSON_STACKS;
+	json_array_begin(w, "signals");
+	for (int sig = 1; sig <= SIGNAL_MAX; sig++) {
+		const struct signal_figures *f = signal_analysis_figures(r->analysis, sig);
+		if (f)
+			json_signal(w, p, f, limit);
+	}
+	json_end(w);
+}
+
+/* A thread that exits (inside a handler, say) ends its state, so a later thread reusing its tid starts clean. */
+static void signal_record(void *state, struct profile *p, const struct perf_event_header *rec,
+			  const struct sp_sample_id *id)
+{
+	(void)p;
+	(void)id;
+	struct signal_report *r = state;
+	const uint32_t *u32 = (const void *)(rec + 1);
+	if (rec->type == PERF_RECORD_EXIT && rec->size >= 24)
+		signal_analysis_thread_exit(r->analysis, u32[0], u32[2]);
+}
+
+static const struct collector_analyzer signal_analyzer = {
+	.create = signal_create,
+	.path_of = signal_path_of,
+	.sample = signal_sample,
+	.finish = signal_finish,
+	.text = signal_text,
+	.json = signal_json,
+	.destroy = signal_destroy,
+	.record = signal_record,
+};
+
+const struct collector signal_collector = {
+	.name = "signal",
+	.description = "signal lifecycle: signal_generate, signal_deliver, rt_sigreturn entry and exit",
+	.add_events = signal_add_events,
+	.unit = "events",
+	.analyzer = &signal_analyzer,
+};

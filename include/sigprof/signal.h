@@ -1,0 +1,106 @@
+/*
+ * signal.h: the signal collector's lifecycle analysis, as a state machine
+ * that the collector (collectors/signal.c) feeds with decoded tracepoint
+ * hits and the unit tests feed with synthetic ones.
+ *
+ * Events arrive in time order.  A generation whose result leaves the
+ * signal pending (delivered/queued, or queued without its siginfo) joins a
+ * FIFO: the target thread's own queue, or its process's shared queue when
+ * the signal is process-directed.  A delivery takes, as the kernel's
+ * dequeue does, the oldest generation of that signal from the delivering
+ * thread's queue first, else from its process's queue; the difference of
+ * their times is the latency.  A delivery to a user handler pushes onto
+ * the thread's stack of running handlers; an rt_sigreturn entry pops the
+ * innermost one, and that difference is the handler time.  A thread that
+ * exits (or dies of a signal) drops its queue and stack: what they held is
+ * counted, never matched to a later thread that reuses the tid.
+ *
+ * docs/signal.md explains every figure and its limits.
+ */
+#ifndef SIGPROF_SIGNAL_H
+#define SIGPROF_SIGNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sigprof/stats.h"
+
+/* Signal numbers 1..SIGNAL_MAX (the kernel's _NSIG). */
+#define SIGNAL_MAX 64
+/* A stack id meaning "no stack" (synthetic events in tests). */
+#define SIGNAL_NO_STACK UINT32_MAX
+
+/* signal_generate's result field: the kernel's enum trace_signal_result. */
+enum signal_result {
+	SIGNAL_RESULT_DELIVERED,       /* TRACE_SIGNAL_DELIVERED: queued (or made pending) for delivery */
+	SIGNAL_RESULT_IGNORED,         /* TRACE_SIGNAL_IGNORED: the target ignores it; dropped */
+	SIGNAL_RESULT_ALREADY_PENDING, /* TRACE_SIGNAL_ALREADY_PENDING: a standard signal already pending; merged */
+	SIGNAL_RESULT_OVERFLOW_FAIL,   /* TRACE_SIGNAL_OVERFLOW_FAIL: RT queue full; dropped, sender got EAGAIN */
+	SIGNAL_RESULT_LOSE_INFO,       /* TRACE_SIGNAL_LOSE_INFO: queue full; made pending without its siginfo */
+	SIGNAL_RESULT_COUNT,
+};
+
+enum signal_event_kind {
+	SIGNAL_EVENT_GENERATE,        /* signal:signal_generate */
+	SIGNAL_EVENT_DELIVER,         /* signal:signal_deliver */
+	SIGNAL_EVENT_SIGRETURN_ENTER, /* syscalls:sys_enter_rt_sigreturn */
+	SIGNAL_EVENT_SIGRETURN_EXIT,  /* syscalls:sys_exit_rt_sigreturn */
+};
+
+/* sa_handler values that signal_deliver reports for the two dispositions without a handler. */
+#define SIGNAL_HANDLER_DEFAULT 0 /* SIG_DFL */
+#define SIGNAL_HANDLER_IGNORE 1  /* SIG_IGN */
+
+/* One tracepoint hit, decoded. */
+struct signal_event {
+	enum signal_event_kind kind;
+	uint64_t time;        /* ns, the sample's time */
+	uint32_t pid, tid;    /* the task the event ran in (for a generation: the sender, or whoever an interrupt hit) */
+	int sig;              /* generate, deliver */
+	uint32_t target;      /* generate: the pid field, the target thread's tid */
+	bool group;           /* generate: process-directed (kill, timers) rather than thread-directed (tgkill) */
+	int result;           /* generate: enum signal_result */
+	uint64_t sa_handler;  /* deliver: the handler, or SIGNAL_HANDLER_DEFAULT / _IGNORE */
+	uint32_t stack;       /* the interned stack of the sample, or SIGNAL_NO_STACK */
+};
+
+/* What a signal number went through. */
+struct signal_figures {
+	int signo;
+	uint64_t generated;                      /* signal_generate hits */
+	uint64_t results[SIGNAL_RESULT_COUNT];   /* of which, by result */
+	uint64_t delivered;                      /* signal_deliver hits */
+	uint64_t to_handler, to_default, to_ignore; /* of which, by the disposition at delivery */
+	uint64_t sigreturns;                     /* rt_sigreturn entries that closed a handler of this signal */
+	uint64_t unmatched_deliveries;           /* deliveries with no recorded generation pending */
+	uint64_t unmatched_generations;          /* pending generations no delivery took (target gone, run ended, ...) */
+	uint64_t unreturned;                     /* handler deliveries no sigreturn closed (thread exited, longjmp, run ended) */
+	struct duration_stats latency;           /* generation -> delivery, ns */
+	struct duration_stats handler;           /* delivery -> rt_sigreturn entry, ns (nested handlers included) */
+	struct u64_map senders;                  /* generation stack id -> count (the value is the count) */
+	struct u64_map interrupted;              /* delivery stack id -> count */
+};
+
+struct signal_analysis;
+
+struct signal_analysis *signal_analysis_new(void);
+void signal_analysis_free(struct signal_analysis *a);
+/* Feed one event; events must come in time order.  Out-of-range signal numbers are counted and skipped. */
+void signal_analysis_event(struct signal_analysis *a, const struct signal_event *e);
+/* The thread tid of process pid has exited: drop its pending signals and running handlers. */
+void signal_analysis_thread_exit(struct signal_analysis *a, uint32_t pid, uint32_t tid);
+/* The end of the recording: whatever is still pending or running is counted as unmatched/unreturned. */
+void signal_analysis_finish(struct signal_analysis *a);
+
+/* The figures of signal signo, or NULL when no event named it. */
+const struct signal_figures *signal_analysis_figures(const struct signal_analysis *a, int signo);
+/* rt_sigreturn entries with no handler running on their thread; events with a signal number outside 1..64. */
+uint64_t signal_analysis_unmatched_sigreturns(const struct signal_analysis *a);
+uint64_t signal_analysis_bad_events(const struct signal_analysis *a);
+
+/* "SIGUSR1", "SIGRTMIN+3" (glibc's SIGRTMIN, 34), "SIGRTMIN-2" for 32; "SIG99" out of range; into buf. */
+const char *signal_name(int signo, char *buf, unsigned buflen);
+/* Whether the default action of signo ends the process (terminate or core dump). */
+bool signal_default_is_fatal(int signo);
+
+#endif

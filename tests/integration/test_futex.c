@@ -1,0 +1,224 @@
+/*
+ * test_futex.c: the futex collector end to end, on workloads whose futex
+ * calls are known: futex_wake_many (N wakes on wake_word), futex_waiter
+ * (K waits of about T ms on gate, counted by the waiter itself),
+ * futex_futex2 (the futex2 system calls) and perf bench futex hash.
+ * The counts the report must show come from the test's arguments or from
+ * what the workload printed.  Needs root (tracepoints); skipped otherwise.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "harness.h"
+
+static const char *data_path(const char *name)
+{
+	static char path[256];
+	snprintf(path, sizeof(path), "%s/%s", test_dir(), name);
+	return path;
+}
+
+static void require_tracepoints(void)
+{
+	require_perf_events();
+	require_root();
+	char *out;
+	run_cmd(&out, true, "%s record -e futex -o %s -- true", sigprof_bin(), data_path("probe.data"));
+	char *why = strstr(out, "futex unavailable");
+	if (why) {
+		why[strcspn(why, "\n")] = '\0';
+		cr_skip_test("the futex collector cannot run here: %s", why);
+	}
+	free(out);
+}
+
+/* The word named sym: jq over the report's futexes. */
+static double word_number(const char *data, const char *sym, const char *field)
+{
+	char filter[512];
+	snprintf(filter, sizeof(filter), "[.futexes[] | select(.symbol==\"%s\")] | first | %s", sym, field);
+	return json_number(data, filter);
+}
+
+Test(futex, trace_counts_every_wake_on_wake_word)
+{
+	require_tracepoints();
+	const long n = 1237;
+	const char *data = data_path("wake.data");
+	char *out;
+	int st = run_cmd(&out, false, "%s record -q --futex=trace -o %s -- " W "futex_wake_many %ld", sigprof_bin(),
+			 data, n);
+	cr_assert_eq(st, 0, "record exited %d: %s", st, out);
+	free(out);
+	cr_assert_eq(word_number(data, "wake_word", ".ops.WAKE"), n);
+	cr_assert_eq(word_number(data, "wake_word", ".calls"), n);
+	cr_assert_eq(word_number(data, "wake_word", ".flags.PRIVATE"), n);
+	cr_assert_eq(word_number(data, "wake_word", "if .estimated then 1 else 0 end"), 0);
+	cr_assert_eq(word_number(data, "wake_word", "if (.dso | endswith(\"futex_wake_many\")) then 1 else 0 end"), 1);
+	cr_assert_eq(word_number(data, "wake_word", ".wakers | map(.count) | add"), n);
+	/* the exact count of the tracepoint agrees with the records */
+	cr_assert_eq(json_number(data, ".futex_summary.syscalls.sys_enter_futex.total"), n);
+	cr_assert_eq(json_number(data, ".futex_ops.WAKE"), n);
+	cr_assert_eq(json_number(data, "if .futex_summary.exact then 1 else 0 end"), 1);
+	cr_assert_eq(json_number(data, ".futex_summary.mode == \"trace\" | if . then 1 else 0 end"), 1);
+	/* every entry and exit is on the futex-wake path */
+	cr_assert_eq(json_number(data, ".paths[] | select(.path==\"futex-wake\") | .samples.futex"), 2 * n);
+	char *text;
+	run_cmd(&text, false, "%s report -i %s", sigprof_bin(), data);
+	char expect[64];
+	snprintf(expect, sizeof(expect), "WAKE %ld", n);
+	cr_assert(strstr(text, "wake_word") && strstr(text, expect), "text report lacks wake_word / %s:\n%s", expect,
+		  text);
+	free(text);
+}
+
+Test(futex, count_mode_keeps_exact_totals_only)
+{
+	require_tracepoints();
+	const long n = 777;
+	const char *data = data_path("count.data");
+	int st = run_cmd(NULL, false, "%s record -q -e futex --futex=count -o %s -- " W "futex_wake_many %ld >/dev/null",
+			 sigprof_bin(), data, n);
+	cr_assert_eq(st, 0);
+	cr_assert_eq(json_number(data, ".futex_ops.futex"), n);
+	cr_assert_eq(json_number(data, ".futexes | length"), 0);
+	cr_assert_eq(json_number(data, ".meta.samples"), 0, "count mode writes no per-call records");
+}
+
+/* Parse "waits W blocked B eagain E opened K" from the waiter's output. */
+static void waiter_tally(const char *out, int *calls, int *blocked, int *eagain)
+{
+	const char *line = strstr(out, "waits ");
+	cr_assert_not_null(line, "waiter output: %s", out);
+	int opened;
+	cr_assert_eq(sscanf(line, "waits %d blocked %d eagain %d opened %d", calls, blocked, eagain, &opened), 4);
+}
+
+static void check_waiter(const char *mode_option, const char *name)
+{
+	require_tracepoints();
+	const int k = 20, t_ms = 10;
+	const char *data = data_path(name);
+	char *out;
+	int st = run_cmd(&out, false, "%s record -q %s -o %s -- " W "futex_waiter %d %d", sigprof_bin(), mode_option,
+			 data, k, t_ms);
+	cr_assert_eq(st, 0, "record exited %d: %s", st, out);
+	int calls, blocked, eagain;
+	waiter_tally(out, &calls, &blocked, &eagain);
+	free(out);
+	cr_assert_geq(blocked, k - 2, "the waiter blocked only %d of %d times", blocked, k);
+	/*
+	 * A quiet program is recorded exactly in both modes (docs/futex.md); should
+	 * sampling set in all the same, the word says so and the invariants hold.
+	 */
+	double estimated = word_number(data, "gate", "if .estimated then 1 else 0 end");
+	double waits = word_number(data, "gate", ".ops.WAIT");
+	double count = word_number(data, "gate", ".wait_ns.count");
+	double unmeasured = word_number(data, "gate", ".unmeasured_waits");
+	double unfinished = word_number(data, "gate", ".unfinished");
+	cr_assert_eq(count + unmeasured + unfinished, waits, "%.0f measured + %.0f unmeasured + %.0f unfinished != %.0f",
+		     count, unmeasured, unfinished, waits);
+	double on_wait_path = json_number(data, "[.stacks[] | select(.collector==\"futex\" and .path==\"futex-wait\" "
+						"and any(.frames[]; .sym==\"wait_on_gate\")) | .count] | add");
+	double wakes = word_number(data, "gate", "[.wakers[] | select(any(.frames[]; .sym==\"open_gate\")) | .count] | add");
+	if (estimated == 0) {
+		cr_assert_eq(waits, calls, "WAIT calls: report %.0f, waiter %d", waits, calls);
+		cr_assert_eq(count, calls, "%.0f measured waits, the waiter made %d", count, calls);
+		cr_assert_eq(on_wait_path, calls, "futex-wait entries through wait_on_gate: %.0f", on_wait_path);
+		cr_assert_eq(wakes, k, "the main thread opened the gate %d times, wakers show %.0f", k, wakes);
+		cr_assert_eq(word_number(data, "gate", ".errors.EAGAIN // 0"), eagain);
+	} else {
+		cr_assert_gt(count, 0);
+		cr_assert_gt(on_wait_path, 0);
+	}
+	/* About T ms each: only the waits that blocked take time. */
+	double total_ns = word_number(data, "gate", ".wait_ns.total");
+	double measured_blocked = estimated == 0 ? blocked : count;
+	double mean_ms = total_ns / 1e6 / (measured_blocked > 0 ? measured_blocked : 1);
+	cr_assert(mean_ms >= 0.5 * t_ms && mean_ms <= 3.0 * t_ms, "mean blocked wait %.2f ms for %d ms gates", mean_ms,
+		  t_ms);
+	/* the waiter stack through wait_on_gate holds the word's blocking time */
+	double stack_total = word_number(data, "gate", "[.waiters[] | select(any(.frames[]; .sym==\"wait_on_gate\")) "
+						      "| .wait_ns.total] | add");
+	cr_assert_eq(stack_total, total_ns, "waiter stack %.0f ns vs word %.0f ns", stack_total, total_ns);
+	cr_assert_eq(json_number(data, ".paths[] | select(.path==\"futex-wait\") | .samples.futex") > 0, 1);
+}
+
+Test(futex, waiter_blocks_k_times_sample_mode)
+{
+	check_waiter("", "waiter.data");
+}
+
+Test(futex, waiter_blocks_k_times_trace_mode)
+{
+	check_waiter("--futex=trace", "waiter-trace.data");
+}
+
+Test(futex, futex2_system_calls)
+{
+	require_tracepoints();
+	const long n = 300, m = 40;
+	const char *data = data_path("futex2.data");
+	char *out;
+	int st = run_cmd(&out, false, "%s record -q --futex=trace -o %s -- " W "futex_futex2 %ld %ld", sigprof_bin(),
+			 data, n, m);
+	if (st == 77 || json_number(data, ".futex_summary.syscalls.sys_enter_futex_wake.total") < 0) {
+		free(out);
+		cr_skip_test("this kernel has no futex_wake/futex_waitv system calls or tracepoints");
+	}
+	cr_assert_eq(st, 0, "record exited %d: %s", st, out);
+	free(out);
+	cr_assert_eq(word_number(data, "futex2_word", ".ops.futex_wake"), n);
+	cr_assert_eq(json_number(data, ".futex_ops.futex_wake"), n);
+	cr_assert_eq(json_number(data, ".futex_ops.futex_waitv"), m);
+	cr_assert_eq(json_number(data, "[.futexes[] | select(.waitv_array) | .errors.EAGAIN] | add"), m);
+	cr_assert_eq(json_number(data, ".paths[] | select(.path==\"futex-wait\") | .samples.futex"), 2 * m);
+}
+
+Test(futex, perf_bench_hash_is_futex_wait_without_lost_records, .timeout = 120)
+{
+	require_tracepoints();
+	char *out;
+	if (run_cmd(&out, true, "perf bench futex hash -r 1 -t 1 2>&1") != 0) {
+		free(out);
+		cr_skip_test("perf bench futex is not available here");
+	}
+	free(out);
+	const char *data = data_path("hash.data");
+	int st = run_cmd(&out, true, "%s record -q -o %s -- perf bench futex hash -r 2 -t 2", sigprof_bin(), data);
+	cr_assert_eq(st, 0, "record exited %d: %s", st, out);
+	free(out);
+	cr_assert_eq(json_number(data, ".meta.lost"), 0, "records were lost at the default settings");
+	double wait = json_number(data, ".paths[] | select(.path==\"futex-wait\") | .samples.futex");
+	double others = json_number(data, "[.paths[] | select(.path!=\"futex-wait\") | .samples.futex] | add");
+	cr_assert_gt(wait, 10 * others, "futex-wait %.0f samples, other paths %.0f", wait, others);
+	/* sampling set in: the report says so, and the weights add up to the exact count */
+	cr_assert_eq(json_number(data, "if .futex_summary.exact then 1 else 0 end"), 0);
+	cr_assert_gt(json_number(data, "[.futexes[] | select(.estimated)] | length"), 0);
+	double total = json_number(data, ".futex_summary.syscalls.sys_enter_futex.total");
+	double weighted = json_number(data, "[.futex_ops[]] | add");
+	cr_assert(fabs(weighted - total) <= 0.02 * total, "weighted calls %.0f vs exact %.0f", weighted, total);
+	double eagain = json_number(data, "[.futex_summary.ops[] | select(.op==\"WAIT\") | .errors.EAGAIN] | add");
+	cr_assert_gt(eagain, 0.5 * total, "perf bench futex hash waits fail with EAGAIN: %.0f of %.0f", eagain, total);
+}
+
+Test(futex, report_side_under_asan)
+{
+	require_tracepoints();
+	if (access(SIGPROF_ASAN_BIN, X_OK) != 0)
+		cr_skip_test("no ASan build at %s (make BUILD=... %s)", SIGPROF_ASAN_BIN, SIGPROF_ASAN_BIN);
+	const char *data = data_path("asan.data");
+	int st = run_cmd(NULL, false, "%s record -q --futex=trace -o %s -- " W "futex_waiter 5 2 >/dev/null",
+			 sigprof_bin(), data);
+	cr_assert_eq(st, 0);
+	char *out;
+	st = run_cmd(&out, true, "%s report -i %s >/dev/null && %s report --json -i %s >/dev/null", SIGPROF_ASAN_BIN,
+		     data, SIGPROF_ASAN_BIN, data);
+	cr_assert_eq(st, 0, "ASan report failed:\n%s", out);
+	free(out);
+}

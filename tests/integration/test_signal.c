@@ -1,0 +1,216 @@
+/*
+ * test_signal.c: the signal collector end to end.  Each test records a
+ * workload whose signals are known (it sends them itself and checks that
+ * its handlers ran) and compares the report's "signals" figures with that
+ * ground truth: counts exactly, durations against what the workload's
+ * handlers spin.  Needs root (tracepoints); skipped, not passed, without.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "harness.h"
+
+static const char *data_path(const char *name)
+{
+	static char path[256];
+	snprintf(path, sizeof(path), "%s/%s", test_dir(), name);
+	return path;
+}
+
+/* Record cmd (after `--`) into data with sigprof's options opts; asserts that it ran and exited 0. */
+static void record(const char *data, const char *opts, const char *cmd)
+{
+	char *out;
+	int st = run_cmd(&out, true, "%s record -q %s -o %s -- %s", sigprof_bin(), opts, data, cmd);
+	cr_assert_eq(st, 0, "recording %s exited %d: %s", cmd, st, out);
+	free(out);
+	double ok = json_number(data, ".meta.collectors[] | select(.name==\"signal\") | "
+				      "if .status==\"ok\" then 1 else 0 end");
+	if (ok != 1)
+		cr_skip_test("the signal collector is unavailable here (see sigprof report -i %s)", data);
+}
+
+/* The JSON report of data, written once to data.json; returns that file's name. */
+static const char *json_report(const char *data)
+{
+	static char json[300];
+	snprintf(json, sizeof(json), "%s.json", data);
+	int st = run_cmd(NULL, false, "%s report --json -i %s > %s", sigprof_bin(), data, json);
+	cr_assert_eq(st, 0, "report --json of %s exited %d", data, st);
+	return json;
+}
+
+/* jq filter over a JSON file, as a number; -1 for null or nothing. */
+static double jq(const char *json, const char *filter)
+{
+	char *out;
+	int st = run_cmd(&out, false, "jq -r '%s' %s", filter, json);
+	cr_assert_eq(st, 0, "jq '%s' failed", filter);
+	double v = out[0] && strncmp(out, "null", 4) != 0 ? strtod(out, NULL) : -1;
+	free(out);
+	return v;
+}
+
+/* A field of one signal's object, by name ("SIGUSR1"); -1 when the signal is absent. */
+static double signal_field(const char *json, const char *name, const char *field)
+{
+	char filter[256];
+	snprintf(filter, sizeof(filter), "[.signals[] | select(.name==\"%s\") | %s] | first", name, field);
+	return jq(json, filter);
+}
+
+static void require_tracing(void)
+{
+	require_perf_events();
+	require_root();
+}
+
+Test(signal, storm_counts_are_exact_and_nothing_is_lost, .timeout = 300)
+{
+	require_tracing();
+	const long n = 200000;
+	const char *data = data_path("storm.data");
+	char cmd[256];
+	snprintf(cmd, sizeof(cmd), W "signal_storm %ld", n);
+	record(data, "", cmd);
+	const char *json = json_report(data);
+	double lost = jq(json, ".meta.lost");
+	cr_assert_eq(lost, 0, "%.0f records lost at the default ring size (%.3f%%)", lost, jq(json, ".meta.lost_percent"));
+	cr_assert_eq(jq(json, ".meta.truncated | if . then 1 else 0 end"), 0);
+	const char *fields[] = { ".generated", ".delivered", ".sigreturns", ".latency_ns.count", ".handler_ns.count",
+				 ".delivered_to.handler" };
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+		cr_assert_eq(signal_field(json, "SIGUSR1", fields[i]), n, "SIGUSR1 %s is %.0f, sent %ld", fields[i],
+			     signal_field(json, "SIGUSR1", fields[i]), n);
+	cr_assert_eq(signal_field(json, "SIGUSR1", ".signo"), 10);
+	cr_assert_eq(signal_field(json, "SIGUSR1", "[.not_delivered[]] | add"), 0);
+	cr_assert_eq(signal_field(json, "SIGUSR1", ".unmatched_deliveries + .unmatched_generations + .unreturned"),
+		     0);
+	cr_assert_eq(jq(json, ".signals | length"), 1, "signal_storm sends nothing but SIGUSR1");
+	/* the exact counting totals agree with the per-event detail */
+	cr_assert_eq(signal_field(json, "SIGUSR1", ".totals.signal_generate"), n);
+	cr_assert_eq(signal_field(json, "SIGUSR1", ".totals.signal_deliver"), n);
+	cr_assert_eq(signal_field(json, "SIGUSR1", ".totals.sys_enter_rt_sigreturn"), n);
+	/* every event is on its path */
+	cr_assert_eq(jq(json, ".paths[] | select(.path==\"signal-generate\") | .samples.signal"), n);
+	cr_assert_eq(jq(json, ".paths[] | select(.path==\"signal-deliver\") | .samples.signal"), n);
+	cr_assert_eq(jq(json, ".paths[] | select(.path==\"sigreturn\") | .samples.signal"), n);
+	/* latency and handler time are real durations, ordered */
+	double p50 = signal_field(json, "SIGUSR1", ".latency_ns.p50");
+	double p99 = signal_field(json, "SIGUSR1", ".latency_ns.p99");
+	double max = signal_field(json, "SIGUSR1", ".latency_ns.max");
+	cr_assert(p50 > 0 && p50 <= p99 && p99 <= max, "latency p50 %.0f p99 %.0f max %.0f", p50, p99, max);
+	/* the sending stack runs through the workload's main; the interrupted one is in kill() */
+	cr_assert_gt(signal_field(json, "SIGUSR1", "[.senders[0].frames[] | select(.sym==\"main\")] | length"), 0);
+	cr_assert_eq(signal_field(json, "SIGUSR1", ".senders[0].count"), n);
+	cr_assert_eq(signal_field(json, "SIGUSR1", ".interrupted[0].count"), n);
+}
+
+Test(signal, text_section_has_a_row_per_signal)
+{
+	require_tracing();
+	const char *data = data_path("text.data");
+	record(data, "-e signal", W "signal_storm 3000");
+	char *text;
+	int st = run_cmd(&text, false, "%s report -i %s", sigprof_bin(), data);
+	cr_assert_eq(st, 0);
+	const char *row = strstr(text, "\n  SIGUSR1 ");
+	cr_assert(row, "no SIGUSR1 row in:\n%s", text);
+	long generated, delivered, sigreturns, not_delivered;
+	cr_assert_eq(sscanf(row, " SIGUSR1 %ld %ld %ld %ld", &generated, &delivered, &sigreturns, &not_delivered), 4,
+		     "unreadable row: %.200s", row);
+	cr_assert_eq(generated, 3000);
+	cr_assert_eq(delivered, 3000);
+	cr_assert_eq(sigreturns, 3000);
+	cr_assert_eq(not_delivered, 0);
+	cr_assert(strstr(text, "sent from") && strstr(text, "interrupted at"), "no stacks in:\n%s", text);
+	free(text);
+}
+
+Test(signal, already_pending_signal_is_delivered_once)
+{
+	require_tracing();
+	const char *data = data_path("pending.data");
+	record(data, "-e signal", W "sig_pending 1");
+	const char *json = json_report(data);
+	cr_assert_eq(signal_field(json, "SIGUSR2", ".generated"), 2);
+	cr_assert_eq(signal_field(json, "SIGUSR2", ".not_delivered.already_pending"), 1);
+	cr_assert_eq(signal_field(json, "SIGUSR2", ".delivered"), 1);
+	cr_assert_eq(signal_field(json, "SIGUSR2", ".sigreturns"), 1);
+	cr_assert_eq(signal_field(json, "SIGUSR2", ".latency_ns.count"), 1);
+	cr_assert_eq(signal_field(json, "SIGUSR2", ".unmatched_generations + .unmatched_deliveries"), 0);
+	/* and many rounds add up */
+	record(data, "-e signal", W "sig_pending 300");
+	json = json_report(data);
+	cr_assert_eq(signal_field(json, "SIGUSR2", ".generated"), 600);
+	cr_assert_eq(signal_field(json, "SIGUSR2", ".not_delivered.already_pending"), 300);
+	cr_assert_eq(signal_field(json, "SIGUSR2", ".delivered"), 300);
+	cr_assert_eq(signal_field(json, "SIGUSR2", ".handler_ns.count"), 300);
+}
+
+Test(signal, nested_handlers_are_timed_innermost_first)
+{
+	require_tracing();
+	const long n = 200, inner_us = 200, outer_us = 500;
+	const char *data = data_path("nested.data");
+	char cmd[256];
+	snprintf(cmd, sizeof(cmd), W "sig_nested %ld %ld %ld", n, inner_us, outer_us);
+	record(data, "-e signal", cmd);
+	const char *json = json_report(data);
+	const char *names[] = { "SIGUSR1", "SIGUSR2" };
+	for (int i = 0; i < 2; i++) {
+		cr_assert_eq(signal_field(json, names[i], ".generated"), n, "%s", names[i]);
+		cr_assert_eq(signal_field(json, names[i], ".delivered"), n, "%s", names[i]);
+		cr_assert_eq(signal_field(json, names[i], ".sigreturns"), n, "%s", names[i]);
+		cr_assert_eq(signal_field(json, names[i], ".handler_ns.count"), n, "%s", names[i]);
+		cr_assert_eq(signal_field(json, names[i], ".unreturned"), 0, "%s", names[i]);
+	}
+	/* the histogram is within 1.6%: allow 2% below the spin times */
+	double inner = signal_field(json, "SIGUSR2", ".handler_ns.p50");
+	double outer = signal_field(json, "SIGUSR1", ".handler_ns.p50");
+	cr_assert_geq(inner, 0.98 * inner_us * 1000, "inner handler p50 %.0f ns, spins %ld us", inner, inner_us);
+	cr_assert_lt(inner, (inner_us + outer_us) * 1000.0,
+		     "inner handler p50 %.0f ns: charged the outer one's time (popped the wrong handler)", inner);
+	cr_assert_geq(outer, 0.98 * (inner_us + outer_us) * 1000, "outer handler p50 %.0f ns: misses the nested one",
+		      outer);
+}
+
+Test(signal, threads_leaving_a_handler_by_longjmp_then_exiting)
+{
+	require_tracing();
+	const long threads = 100, returns = 50;
+	const char *data = data_path("thread_exit.data");
+	char cmd[256];
+	snprintf(cmd, sizeof(cmd), W "sig_thread_exit %ld %ld", threads, returns);
+	record(data, "-e signal", cmd);
+	const char *json = json_report(data);
+	cr_assert_eq(signal_field(json, "SIGUSR1", ".delivered"), threads);
+	cr_assert_eq(signal_field(json, "SIGUSR1", ".sigreturns"), 0);
+	cr_assert_eq(signal_field(json, "SIGUSR1", ".handler_ns.count"), 0);
+	cr_assert_eq(signal_field(json, "SIGUSR1", ".unreturned"), threads);
+	cr_assert_eq(signal_field(json, "SIGUSR1", ".latency_ns.count"), threads, "pthread_kill generations match");
+	cr_assert_eq(signal_field(json, "SIGUSR2", ".delivered"), returns);
+	cr_assert_eq(signal_field(json, "SIGUSR2", ".sigreturns"), returns);
+	cr_assert_eq(signal_field(json, "SIGUSR2", ".handler_ns.count"), returns);
+}
+
+Test(signal, stress_ng_timer_signal_returns_once_per_delivery, .timeout = 120)
+{
+	require_tracing();
+	if (system("command -v stress-ng >/dev/null 2>&1") != 0)
+		cr_skip_test("stress-ng is not installed (apt-get install stress-ng)");
+	const char *data = data_path("timer.data");
+	record(data, "-e signal", "stress-ng --timer 1 --timer-freq 10000 -t 2 >/dev/null");
+	const char *json = json_report(data);
+	/* stress-ng's timer stressor uses SIGRTMIN (34 with glibc) for its POSIX timer */
+	double delivered = signal_field(json, "SIGRTMIN", ".delivered");
+	double sigreturns = signal_field(json, "SIGRTMIN", ".sigreturns");
+	cr_assert_gt(delivered, 1000, "SIGRTMIN delivered %.0f times in 2 s at 10 kHz", delivered);
+	cr_assert_eq(delivered, sigreturns, "SIGRTMIN delivered %.0f, sigreturns %.0f", delivered, sigreturns);
+	cr_assert_eq(signal_field(json, "SIGRTMIN", ".handler_ns.count"), delivered);
+	cr_assert_eq(signal_field(json, "SIGRTMIN", ".signo"), 34);
+}

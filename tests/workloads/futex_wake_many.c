@@ -1,0 +1,29 @@
+/*
+ * futex_wake_many N: makes exactly N FUTEX_WAKE_PRIVATE calls on the global
+ * word wake_word (in .bss), through libc's syscall(), with nobody waiting:
+ * each returns 0.  Ground truth for the futex collector: the word named
+ * wake_word, WAKE = N.  It prints "woke N".
+ */
+#include <linux/futex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+int wake_word;
+
+__attribute__((noinline)) static long wake_many(long n)
+{
+	long woken = 0;
+	for (long i = 0; i < n; i++)
+		woken += syscall(SYS_futex, &wake_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	return woken;
+}
+
+int main(int argc, char **argv)
+{
+	long n = argc > 1 ? atol(argv[1]) : 1000;
+	long woken = wake_many(n);
+	printf("woke %ld (woken %ld)\n", n, woken);
+	return woken == 0 ? 0 : 1;
+}
