@@ -760,6 +760,7 @@ struct futex_summary {
 	uint64_t bound;          /* sample mode's sample_freq */
 	bool any_event;
 	bool exact;              /* every call was recorded with weight 1 */
+	uint64_t hits;           /* exact hits of all the futex tracepoints (0: the workload made no futex call) */
 };
 
 static struct futex_summary summarize(struct futex_state *st, const struct profile *p)
@@ -779,6 +780,7 @@ static struct futex_summary summarize(struct futex_state *st, const struct profi
 		}
 		if (!ev->has_totals || info->samples != ev->total_value || info->weight != ev->total_value)
 			sum.exact = false;
+		sum.hits += ev->has_totals ? ev->total_value : info->samples;
 	}
 	if (sum.mode == FUTEX_COUNT || !sum.any_event)
 		sum.exact = false;
@@ -955,6 +957,10 @@ static void futex_text(void *state, const struct profile *p, const struct report
 	struct futex_summary sum = summarize(st, p);
 	if (!sum.any_event)
 		return;
+	if (!sum.hits) {
+		fprintf(out, "\nFutex operations: none (the workload made no futex system call)\n");
+		return;
+	}
 	fprintf(out, "\nFutex operations\n");
 	text_mode_line(&sum, out);
 	text_syscall_totals(st, p, sum.mode, out);

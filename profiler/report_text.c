@@ -53,9 +53,9 @@ static void print_header(const struct profile *p, FILE *out)
 	}
 	uint64_t unsampled = profile_unsampled_hits(p);
 	if (unsampled || p->throttle_records)
-		fprintf(out, "# throttled:  %llu tracepoint hits have no sample (%llu throttle records): the kernel drops "
-			     "samples, without a LOST record, of an event firing faster than "
-			     "kernel.perf_event_max_sample_rate; the totals stay exact\n",
+		fprintf(out, "# unsampled:  %llu tracepoint hits counted by the kernel have no sample (%llu throttle "
+			     "records; the kernel drops samples without a LOST record while it throttles an event "
+			     "firing faster than kernel.perf_event_max_sample_rate); the totals stay exact\n",
 			(unsigned long long)unsampled, (unsigned long long)p->throttle_records);
 	if (p->unknown_samples || p->bad_samples)
 		fprintf(out, "# undecoded:  %llu samples of unknown events, %llu malformed\n",
