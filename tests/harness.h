@@ -27,6 +27,12 @@ int run_cmd(char **out, bool merge_stderr, const char *fmt, ...) __attribute__((
 double json_number(const char *data_file, const char *filter);
 /* A fresh temporary directory for one test (removed at exit). */
 const char *test_dir(void);
+/* test_dir()/name; the last four results stay valid. */
+const char *test_path(const char *name);
+/* `sigprof report --json OPTIONS -i data` into a file beside data, for many jq queries; returns its name. */
+const char *report_json_file(const char *data, const char *options);
+/* jq FILTER over a JSON file, as a number; -1 when jq printed nothing or null. */
+double jq_file(const char *json, const char *filter);
 /* Skip the test (criterion's skip) unless perf_event_open of cpu-clock works for a child; returns true if usable. */
 void require_perf_events(void);
 /* Skip unless root (kernel callchains, kallsyms). */

@@ -45,16 +45,52 @@ int run_cmd(char **out, bool merge_stderr, const char *fmt, ...)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+/* What jq printed as a number: -1 for nothing or null. */
+static double jq_output_number(char *out)
+{
+	double v = out[0] && strncmp(out, "null", 4) != 0 ? strtod(out, NULL) : -1;
+	free(out);
+	return v;
+}
+
 double json_number(const char *data_file, const char *filter)
 {
 	char *out;
 	int st = run_cmd(&out, false, "%s report --json -i '%s' 2>/dev/null | jq -r '%s'", sigprof_bin(), data_file, filter);
 	cr_assert_eq(st, 0, "jq '%s' over the report of %s failed", filter, data_file);
-	double v = -1;
-	if (out[0] && strncmp(out, "null", 4) != 0)
-		v = strtod(out, NULL);
-	free(out);
-	return v;
+	return jq_output_number(out);
+}
+
+double jq_file(const char *json, const char *filter)
+{
+	char *out;
+	int st = run_cmd(&out, false, "jq -r '%s' '%s'", filter, json);
+	cr_assert_eq(st, 0, "jq '%s' failed on %s", filter, json);
+	return jq_output_number(out);
+}
+
+static const char *rotating_path(const char *fmt, const char *a, const char *b)
+{
+	static char paths[4][512];
+	static int next;
+	char *p = paths[next++ % 4];
+	snprintf(p, sizeof(paths[0]), fmt, a, b);
+	return p;
+}
+
+const char *test_path(const char *name)
+{
+	return rotating_path("%s/%s", test_dir(), name);
+}
+
+const char *report_json_file(const char *data, const char *options)
+{
+	const char *json = rotating_path("%s%s.json", data, options[0] ? "-options" : "");
+	char *err;
+	int st = run_cmd(&err, true, "%s report --json %s -i '%s' > '%s'", sigprof_bin(), options, data, json);
+	cr_assert_eq(st, 0, "report --json %s of %s failed: %s", options, data, err);
+	free(err);
+	return json;
 }
 
 static char dir_template[64];

@@ -16,19 +16,12 @@
 
 #include "harness.h"
 
-static const char *data_path(const char *name)
-{
-	static char path[256];
-	snprintf(path, sizeof(path), "%s/%s", test_dir(), name);
-	return path;
-}
-
 static void require_tracepoints(void)
 {
 	require_perf_events();
 	require_root();
 	char *out;
-	run_cmd(&out, true, "%s record -e futex -o %s -- true", sigprof_bin(), data_path("probe.data"));
+	run_cmd(&out, true, "%s record -e futex -o %s -- true", sigprof_bin(), test_path("probe.data"));
 	char *why = strstr(out, "futex unavailable");
 	if (why) {
 		why[strcspn(why, "\n")] = '\0';
@@ -49,7 +42,7 @@ Test(futex, trace_counts_every_wake_on_wake_word)
 {
 	require_tracepoints();
 	const long n = 1237;
-	const char *data = data_path("wake.data");
+	const char *data = test_path("wake.data");
 	char *out;
 	int st = run_cmd(&out, false, "%s record -q --futex=trace -o %s -- " W "futex_wake_many %ld", sigprof_bin(),
 			 data, n);
@@ -81,7 +74,7 @@ Test(futex, count_mode_keeps_exact_totals_only)
 {
 	require_tracepoints();
 	const long n = 777;
-	const char *data = data_path("count.data");
+	const char *data = test_path("count.data");
 	int st = run_cmd(NULL, false, "%s record -q -e futex --futex=count -o %s -- " W "futex_wake_many %ld >/dev/null",
 			 sigprof_bin(), data, n);
 	cr_assert_eq(st, 0);
@@ -103,7 +96,7 @@ static void check_waiter(const char *mode_option, const char *name)
 {
 	require_tracepoints();
 	const int k = 20, t_ms = 10;
-	const char *data = data_path(name);
+	const char *data = test_path(name);
 	char *out;
 	int st = run_cmd(&out, false, "%s record -q %s -o %s -- " W "futex_waiter %d %d", sigprof_bin(), mode_option,
 			 data, k, t_ms);
@@ -163,7 +156,7 @@ Test(futex, futex2_system_calls)
 {
 	require_tracepoints();
 	const long n = 300, m = 40;
-	const char *data = data_path("futex2.data");
+	const char *data = test_path("futex2.data");
 	char *out;
 	int st = run_cmd(&out, false, "%s record -q --futex=trace -o %s -- " W "futex_futex2 %ld %ld", sigprof_bin(),
 			 data, n, m);
@@ -189,7 +182,7 @@ Test(futex, perf_bench_hash_is_futex_wait_without_lost_records, .timeout = 120)
 		cr_skip_test("perf bench futex is not available here");
 	}
 	free(out);
-	const char *data = data_path("hash.data");
+	const char *data = test_path("hash.data");
 	int st = run_cmd(&out, true, "%s record -q -o %s -- perf bench futex hash -r 2 -t 2", sigprof_bin(), data);
 	cr_assert_eq(st, 0, "record exited %d: %s", st, out);
 	free(out);
@@ -212,7 +205,7 @@ Test(futex, report_side_under_asan)
 	require_tracepoints();
 	if (access(SIGPROF_ASAN_BIN, X_OK) != 0)
 		cr_skip_test("no ASan build at %s (make BUILD=... %s)", SIGPROF_ASAN_BIN, SIGPROF_ASAN_BIN);
-	const char *data = data_path("asan.data");
+	const char *data = test_path("asan.data");
 	int st = run_cmd(NULL, false, "%s record -q --futex=trace -o %s -- " W "futex_waiter 5 2 >/dev/null",
 			 sigprof_bin(), data);
 	cr_assert_eq(st, 0);

@@ -16,17 +16,10 @@
 #include "harness.h"
 
 
-static const char *data_path(const char *name)
-{
-	static char path[256];
-	snprintf(path, sizeof(path), "%s/%s", test_dir(), name);
-	return path;
-}
-
 Test(record, cpu_burner_samples_land_in_burn_cpu)
 {
 	require_perf_events();
-	const char *data = data_path("burn.data");
+	const char *data = test_path("burn.data");
 	int st = run_cmd(NULL, false, "%s record -q -o %s -- " W "cpu_burner 800 >/dev/null", sigprof_bin(), data);
 	cr_assert_eq(st, 0, "record exited %d", st);
 	double samples = json_number(data, ".meta.collectors[] | select(.name==\"cpu\") | .samples");
@@ -47,7 +40,7 @@ Test(record, signal_storm_sigreturn_has_kernel_frames)
 {
 	require_perf_events();
 	require_root();
-	const char *data = data_path("sig.data");
+	const char *data = test_path("sig.data");
 	char *out;
 	int st = run_cmd(&out, false, "%s record -q -o %s -- " W "signal_storm 200000", sigprof_bin(), data);
 	cr_assert_eq(st, 0, "record exited %d: %s", st, out);
@@ -72,7 +65,7 @@ Test(record, signal_storm_sigreturn_has_kernel_frames)
 Test(record, follows_threads_and_children)
 {
 	require_perf_events();
-	const char *data = data_path("tf.data");
+	const char *data = test_path("tf.data");
 	int st = run_cmd(NULL, false, "%s record -q -o %s -- " W "threads_fork 400", sigprof_bin(), data);
 	cr_assert_eq(st, 0);
 	double thread = json_number(data, "[.stacks[] | select(any(.frames[]; .sym==\"thread_spin\")) | .count] | add");
@@ -84,7 +77,7 @@ Test(record, follows_threads_and_children)
 Test(record, exit_status_passes_through)
 {
 	require_perf_events();
-	const char *data = data_path("exit.data");
+	const char *data = test_path("exit.data");
 	int st = run_cmd(NULL, false, "%s record -q -o %s -- " W "exit_with 7", sigprof_bin(), data);
 	cr_assert_eq(st, 7);
 	cr_assert_eq(json_number(data, ".meta.exit_status"), 7);
@@ -97,7 +90,7 @@ Test(record, exit_status_passes_through)
 Test(record, missing_command_is_127_and_keeps_old_data)
 {
 	require_perf_events();
-	const char *data = data_path("keep.data");
+	const char *data = test_path("keep.data");
 	int st = run_cmd(NULL, false, "%s record -q -o %s -- " W "exit_with 0", sigprof_bin(), data);
 	cr_assert_eq(st, 0);
 	struct stat before, after;
@@ -119,7 +112,7 @@ Test(record, missing_command_is_127_and_keeps_old_data)
 Test(record, output_is_private_and_old_one_kept)
 {
 	require_perf_events();
-	const char *data = data_path("rot.data");
+	const char *data = test_path("rot.data");
 	cr_assert_eq(run_cmd(NULL, false, "%s record -q -o %s -- " W "exit_with 0", sigprof_bin(), data), 0);
 	cr_assert_eq(run_cmd(NULL, false, "%s record -q -o %s -- " W "exit_with 0", sigprof_bin(), data), 0);
 	struct stat st;
@@ -133,7 +126,7 @@ Test(record, output_is_private_and_old_one_kept)
 Test(record, killed_recorder_leaves_a_readable_file)
 {
 	require_perf_events();
-	const char *data = data_path("killed.data");
+	const char *data = test_path("killed.data");
 	/* sigprof is SIGKILLed mid-run; its workload is left to finish on its own */
 	int st = run_cmd(NULL, false,
 			 "%s record -q -o %s -- " W "cpu_burner 2500 >/dev/null & pid=$!; sleep 1; kill -KILL $pid; "
@@ -153,7 +146,7 @@ Test(record, killed_recorder_leaves_a_readable_file)
 Test(record, interrupt_reaches_workload_and_file_is_complete)
 {
 	require_perf_events();
-	const char *data = data_path("int.data");
+	const char *data = test_path("int.data");
 	int st = run_cmd(NULL, false,
 			 "%s record -q -o %s -- " W "cpu_burner 20000 >/dev/null & pid=$!; sleep 1; kill -INT $pid; "
 			 "wait $pid",
@@ -169,7 +162,7 @@ Test(record, interrupt_reaches_workload_and_file_is_complete)
 Test(record, closing_line_counts_match_the_file)
 {
 	require_perf_events();
-	const char *data = data_path("close.data");
+	const char *data = test_path("close.data");
 	char *err;
 	int st = run_cmd(&err, false, "%s record -o %s -- " W "cpu_burner 300 2>&1 >/dev/null", sigprof_bin(), data);
 	cr_assert_eq(st, 0);
@@ -271,7 +264,7 @@ Test(report, recording_cut_inside_its_kernel_symbols_still_reports)
 Test(report, asan_build_reports_cleanly)
 {
 	require_perf_events();
-	const char *data = data_path("asan.data");
+	const char *data = test_path("asan.data");
 	cr_assert_eq(run_cmd(NULL, false, "%s record -q -o %s -- " W "signal_storm 20000 >/dev/null", sigprof_bin(), data), 0);
 	char *out;
 	int st = run_cmd(&out, true, "%s report -i %s > /dev/null && %s report --json -i %s | jq -e .version > /dev/null && %s report --folded -i %s > /dev/null",
@@ -283,7 +276,7 @@ Test(report, asan_build_reports_cleanly)
 Test(report, folded_stacks_sum_to_samples)
 {
 	require_perf_events();
-	const char *data = data_path("fold.data");
+	const char *data = test_path("fold.data");
 	cr_assert_eq(run_cmd(NULL, false, "%s record -q -o %s -- " W "cpu_burner 300 >/dev/null", sigprof_bin(), data), 0);
 	char *out;
 	run_cmd(&out, false, "%s report --folded -i %s | awk '{s += $NF} END {print s}'", sigprof_bin(), data);

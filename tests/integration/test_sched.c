@@ -22,38 +22,6 @@
 #define SLEEPS 20
 #define SLEEP_MS 20
 
-static const char *path_in_test_dir(const char *name)
-{
-	static char path[4][256];
-	static int next;
-	char *p = path[next++ % 4];
-	snprintf(p, sizeof(path[0]), "%s/%s", test_dir(), name);
-	return p;
-}
-
-/* `report --json OPTIONS` of data into a file, once, for many jq queries. */
-static const char *report_json(const char *data, const char *options)
-{
-	const char *json = path_in_test_dir(options[0] ? "report-opts.json" : "report.json");
-	char *err;
-	int st = run_cmd(&err, true, "%s report --json %s -i %s > %s", sigprof_bin(), options, data, json);
-	cr_assert_eq(st, 0, "report --json %s failed: %s", options, err);
-	free(err);
-	return json;
-}
-
-static double jq_number(const char *json, const char *filter)
-{
-	char *out;
-	int st = run_cmd(&out, false, "jq -r '%s' %s", filter, json);
-	cr_assert_eq(st, 0, "jq '%s' failed on %s", filter, json);
-	double v = -1;
-	if (out[0] && strncmp(out, "null", 4) != 0)
-		v = strtod(out, NULL);
-	free(out);
-	return v;
-}
-
 /* Skip unless the recording holds an opened sched collector. */
 static void require_sched(const char *json)
 {
@@ -85,12 +53,12 @@ Test(sched, sleeper_waits_land_on_sleep_once)
 {
 	require_perf_events();
 	require_root();
-	const char *data = path_in_test_dir("sleep.data");
+	const char *data = test_path("sleep.data");
 	double mean_ms = record_sleeper(data, "-e sched");
-	const char *json = report_json(data, "");
+	const char *json = report_json_file(data, "");
 	require_sched(json);
-	double count = jq_number(json, "[" SLEEP_ROWS " | .wait_time.count] | add");
-	double total = jq_number(json, "[" SLEEP_ROWS " | .wait_time.total_ms] | add");
+	double count = jq_file(json, "[" SLEEP_ROWS " | .wait_time.count] | add");
+	double total = jq_file(json, "[" SLEEP_ROWS " | .wait_time.total_ms] | add");
 	/* one switch-out per nanosleep; +2 for a preemption inside do_nanosleep's loop on a busy machine */
 	cr_assert(count >= SLEEPS && count <= SLEEPS + 2, "%.0f waits through sleep_once, expected %d", count, SLEEPS);
 	/*
@@ -109,9 +77,9 @@ Test(sched, sleeper_waits_land_on_sleep_once)
 	 * an idle CPU misses the timer wake-ups until that CPU's next tick (docs/sched.md).  Such a wait is
 	 * still counted, without a delay; every one must be explained by a waking the kernel did not sample.
 	 */
-	cr_expect_eq(jq_number(json, "if .sched.wakings == \"system-wide\" then 1 else 0 end"), 1);
-	double delays = jq_number(json, "[" SLEEP_ROWS " | .sch_delay.count] | add");
-	double unsampled = jq_number(json, ".sched.total.unsampled_wakings");
+	cr_expect_eq(jq_file(json, "if .sched.wakings == \"system-wide\" then 1 else 0 end"), 1);
+	double delays = jq_file(json, "[" SLEEP_ROWS " | .sch_delay.count] | add");
+	double unsampled = jq_file(json, ".sched.total.unsampled_wakings");
 	cr_expect_leq(delays, count);
 	cr_expect_geq(unsampled, count - delays, "%.0f of %.0f timer wake-ups seen, %.0f wakings not sampled", delays,
 		      count, unsampled);
@@ -119,37 +87,37 @@ Test(sched, sleeper_waits_land_on_sleep_once)
 		/* a note, not cr_log_warn: criterion exits non-zero after a warning even when every test passed */
 		fprintf(stderr, "note: sched: %.0f of %.0f timer wake-ups seen: the kernel throttled %.0f wakings\n",
 			delays, count, unsampled);
-	cr_expect_leq(jq_number(json, "[" SLEEP_ROWS " | .sch_delay.max_ms] | max"),
-		      jq_number(json, "[" SLEEP_ROWS " | .wait_time.max_ms] | max"));
+	cr_expect_leq(jq_file(json, "[" SLEEP_ROWS " | .sch_delay.max_ms] | max"),
+		      jq_file(json, "[" SLEEP_ROWS " | .wait_time.max_ms] | max"));
 	/* the path of a sleep is not a futex or signal path */
-	cr_expect_eq(jq_number(json, "[" SLEEP_ROWS " | select(.path != \"other\")] | length"), 0);
+	cr_expect_eq(jq_file(json, "[" SLEEP_ROWS " | select(.path != \"other\")] | length"), 0);
 	/* the totals hold every stack's waits */
-	cr_expect_eq(jq_number(json, ".sched.total.wait_time.count"), jq_number(json, "[.sched.stacks[].wait_time.count] | add"));
+	cr_expect_eq(jq_file(json, ".sched.total.wait_time.count"), jq_file(json, "[.sched.stacks[].wait_time.count] | add"));
 }
 
 Test(sched, lkp_keys_start_at_the_leaf_below_schedule)
 {
 	require_perf_events();
 	require_root();
-	const char *data = path_in_test_dir("lkp.data");
+	const char *data = test_path("lkp.data");
 	record_sleeper(data, "-e cpu,sched");
-	const char *json = report_json(data, "--sched-keys lkp");
+	const char *json = report_json_file(data, "--sched-keys lkp");
 	require_sched(json);
-	cr_expect_eq(jq_number(json, "if .sched.keys == \"lkp\" then 1 else 0 end"), 1);
+	cr_expect_eq(jq_file(json, "if .sched.keys == \"lkp\" then 1 else 0 end"), 1);
 	/* the sleeps: one key from do_nanosleep down, five '.'-parts, all K waits under it */
-	double count = jq_number(json, "[.sched.stacks[] | select(.key | startswith(\"do_nanosleep.hrtimer_nanosleep.\")) "
+	double count = jq_file(json, "[.sched.stacks[] | select(.key | startswith(\"do_nanosleep.hrtimer_nanosleep.\")) "
 				       "| .wait_time.count] | add");
 	cr_expect(count >= SLEEPS && count <= SLEEPS + 2, "%.0f waits under do_nanosleep.hrtimer_nanosleep.*", count);
-	cr_expect_eq(jq_number(json, "[.sched.stacks[] | select(.key | startswith(\"do_nanosleep.hrtimer_nanosleep.\")) "
+	cr_expect_eq(jq_file(json, "[.sched.stacks[] | select(.key | startswith(\"do_nanosleep.hrtimer_nanosleep.\")) "
 				     "| .key | split(\".\") | length] | max"),
 		     5);
 	/* no key keeps the frames perf sched leaves out, none has more than five parts */
-	cr_expect_eq(jq_number(json, "[.sched.stacks[] | .key | split(\".\") | select(any(.[]; . == \"schedule\" or "
+	cr_expect_eq(jq_file(json, "[.sched.stacks[] | .key | split(\".\") | select(any(.[]; . == \"schedule\" or "
 				     ". == \"__schedule\" or . == \"preempt_schedule\"))] | length"),
 		     0);
-	cr_expect_eq(jq_number(json, "[.sched.stacks[] | .key | split(\".\") | select(length > 5)] | length"), 0);
+	cr_expect_eq(jq_file(json, "[.sched.stacks[] | .key | split(\".\") | select(length > 5)] | length"), 0);
 	/* keys are unique: stacks that share a key are merged */
-	cr_expect_eq(jq_number(json, "[.sched.stacks[].key] | length"), jq_number(json, "[.sched.stacks[].key] | unique | length"));
+	cr_expect_eq(jq_file(json, "[.sched.stacks[].key] | length"), jq_file(json, "[.sched.stacks[].key] | unique | length"));
 	/* the text report names the same key */
 	char *text;
 	run_cmd(&text, false, "%s report --sched-keys lkp -i %s", sigprof_bin(), data);
@@ -162,7 +130,7 @@ Test(sched, pingpong_delays_are_within_waits)
 {
 	require_perf_events();
 	require_root();
-	const char *data = path_in_test_dir("pingpong.data");
+	const char *data = test_path("pingpong.data");
 	char *out;
 	int rounds = 20000;
 	int st = run_cmd(&out, false, "%s record -q -o %s -- " W "sched_pingpong %d", sigprof_bin(), data, rounds);
@@ -171,29 +139,29 @@ Test(sched, pingpong_delays_are_within_waits)
 	const char *w = strstr(out, "woken ");
 	cr_assert(w && sscanf(w, "woken %ld", &woken) == 1, "workload output: %s", out);
 	free(out);
-	const char *json = report_json(data, "");
+	const char *json = report_json_file(data, "");
 	require_sched(json);
-	double futex_waits = jq_number(json, "[.sched.stacks[] | select(.path == \"futex-wait\") | .wait_time.count] | add");
+	double futex_waits = jq_file(json, "[.sched.stacks[] | select(.path == \"futex-wait\") | .wait_time.count] | add");
 	/* at least some FUTEX_WAITs blocked, and at most two switch-outs per round and thread */
 	cr_expect_gt(futex_waits, 0, "no wait on the futex-wait path (%ld FUTEX_WAITs were woken)", woken);
 	cr_expect_leq(futex_waits, 2.0 * 2 * rounds, "%.0f futex waits for %d rounds", futex_waits, rounds);
 	/* every futex wait is ended by the other thread: its waking is seen, so its delay is known */
-	cr_expect_eq(jq_number(json, "[.sched.stacks[] | select(.path == \"futex-wait\") | .sch_delay.count] | add"),
+	cr_expect_eq(jq_file(json, "[.sched.stacks[] | select(.path == \"futex-wait\") | .sch_delay.count] | add"),
 		     futex_waits);
 	/* per stack: delays are non-negative and never exceed the waits they end */
-	cr_expect_eq(jq_number(json, "[.sched.stacks[] | select(.sch_delay.total_ms > .wait_time.total_ms + 1e-6 or "
+	cr_expect_eq(jq_file(json, "[.sched.stacks[] | select(.sch_delay.total_ms > .wait_time.total_ms + 1e-6 or "
 				     ".sch_delay.max_ms > .wait_time.max_ms + 1e-6 or .sch_delay.total_ms < 0 or "
 				     ".sch_delay.avg_ms < 0)] | length"),
 		     0);
-	double delay = jq_number(json, ".sched.total.sch_delay.total_ms");
-	double wait = jq_number(json, ".sched.total.wait_time.total_ms");
+	double delay = jq_file(json, ".sched.total.sch_delay.total_ms");
+	double wait = jq_file(json, ".sched.total.wait_time.total_ms");
 	cr_expect(delay > 0 && delay <= wait, "sch_delay %.3f ms, wait %.3f ms", delay, wait);
 	/* wait_and_delay is their sum, wait by wait */
-	double sum = jq_number(json, ".sched.total.wait_and_delay.total_ms");
+	double sum = jq_file(json, ".sched.total.wait_and_delay.total_ms");
 	cr_expect(sum > wait + delay - 0.01 && sum < wait + delay + 0.01, "wait_and_delay %.3f != %.3f + %.3f", sum,
 		  wait, delay);
 	/* sorted by wait_and_delay total */
-	cr_expect_eq(jq_number(json, "if [.sched.stacks[].wait_and_delay.total_ms] == ([.sched.stacks[].wait_and_delay.total_ms] | sort | reverse) then 1 else 0 end"),
+	cr_expect_eq(jq_file(json, "if [.sched.stacks[].wait_and_delay.total_ms] == ([.sched.stacks[].wait_and_delay.total_ms] | sort | reverse) then 1 else 0 end"),
 		     1);
 }
 
@@ -201,7 +169,7 @@ Test(sched, asan_build_reports_sched_cleanly)
 {
 	require_perf_events();
 	require_root();
-	const char *data = path_in_test_dir("asan.data");
+	const char *data = test_path("asan.data");
 	record_sleeper(data, "");
 	char *out;
 	int st = run_cmd(&out, true,

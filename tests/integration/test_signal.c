@@ -14,13 +14,6 @@
 
 #include "harness.h"
 
-static const char *data_path(const char *name)
-{
-	static char path[256];
-	snprintf(path, sizeof(path), "%s/%s", test_dir(), name);
-	return path;
-}
-
 /* Record cmd (after `--`) into data with sigprof's options opts; asserts that it ran and exited 0. */
 static void record(const char *data, const char *opts, const char *cmd)
 {
@@ -34,33 +27,12 @@ static void record(const char *data, const char *opts, const char *cmd)
 		cr_skip_test("the signal collector is unavailable here (see sigprof report -i %s)", data);
 }
 
-/* The JSON report of data, written once to data.json; returns that file's name. */
-static const char *json_report(const char *data)
-{
-	static char json[300];
-	snprintf(json, sizeof(json), "%s.json", data);
-	int st = run_cmd(NULL, false, "%s report --json -i %s > %s", sigprof_bin(), data, json);
-	cr_assert_eq(st, 0, "report --json of %s exited %d", data, st);
-	return json;
-}
-
-/* jq filter over a JSON file, as a number; -1 for null or nothing. */
-static double jq(const char *json, const char *filter)
-{
-	char *out;
-	int st = run_cmd(&out, false, "jq -r '%s' %s", filter, json);
-	cr_assert_eq(st, 0, "jq '%s' failed", filter);
-	double v = out[0] && strncmp(out, "null", 4) != 0 ? strtod(out, NULL) : -1;
-	free(out);
-	return v;
-}
-
 /* A field of one signal's object, by name ("SIGUSR1"); -1 when the signal is absent. */
 static double signal_field(const char *json, const char *name, const char *field)
 {
 	char filter[256];
 	snprintf(filter, sizeof(filter), "[.signals[] | select(.name==\"%s\") | %s] | first", name, field);
-	return jq(json, filter);
+	return jq_file(json, filter);
 }
 
 static void require_tracing(void)
@@ -73,14 +45,14 @@ Test(signal, storm_counts_are_exact_and_nothing_is_lost, .timeout = 300)
 {
 	require_tracing();
 	const long n = 200000;
-	const char *data = data_path("storm.data");
+	const char *data = test_path("storm.data");
 	char cmd[256];
 	snprintf(cmd, sizeof(cmd), W "signal_storm %ld", n);
 	record(data, "", cmd);
-	const char *json = json_report(data);
-	double lost = jq(json, ".meta.lost");
-	cr_assert_eq(lost, 0, "%.0f records lost at the default ring size (%.3f%%)", lost, jq(json, ".meta.lost_percent"));
-	cr_assert_eq(jq(json, ".meta.truncated | if . then 1 else 0 end"), 0);
+	const char *json = report_json_file(data, "");
+	double lost = jq_file(json, ".meta.lost");
+	cr_assert_eq(lost, 0, "%.0f records lost at the default ring size (%.3f%%)", lost, jq_file(json, ".meta.lost_percent"));
+	cr_assert_eq(jq_file(json, ".meta.truncated | if . then 1 else 0 end"), 0);
 	const char *fields[] = { ".generated", ".delivered", ".sigreturns", ".latency_ns.count", ".handler_ns.count",
 				 ".delivered_to.handler" };
 	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
@@ -90,15 +62,15 @@ Test(signal, storm_counts_are_exact_and_nothing_is_lost, .timeout = 300)
 	cr_assert_eq(signal_field(json, "SIGUSR1", "[.not_delivered[]] | add"), 0);
 	cr_assert_eq(signal_field(json, "SIGUSR1", ".unmatched_deliveries + .unmatched_generations + .unreturned"),
 		     0);
-	cr_assert_eq(jq(json, ".signals | length"), 1, "signal_storm sends nothing but SIGUSR1");
+	cr_assert_eq(jq_file(json, ".signals | length"), 1, "signal_storm sends nothing but SIGUSR1");
 	/* the exact counting totals agree with the per-event detail */
 	cr_assert_eq(signal_field(json, "SIGUSR1", ".totals.signal_generate"), n);
 	cr_assert_eq(signal_field(json, "SIGUSR1", ".totals.signal_deliver"), n);
 	cr_assert_eq(signal_field(json, "SIGUSR1", ".totals.sys_enter_rt_sigreturn"), n);
 	/* every event is on its path */
-	cr_assert_eq(jq(json, ".paths[] | select(.path==\"signal-generate\") | .samples.signal"), n);
-	cr_assert_eq(jq(json, ".paths[] | select(.path==\"signal-deliver\") | .samples.signal"), n);
-	cr_assert_eq(jq(json, ".paths[] | select(.path==\"sigreturn\") | .samples.signal"), n);
+	cr_assert_eq(jq_file(json, ".paths[] | select(.path==\"signal-generate\") | .samples.signal"), n);
+	cr_assert_eq(jq_file(json, ".paths[] | select(.path==\"signal-deliver\") | .samples.signal"), n);
+	cr_assert_eq(jq_file(json, ".paths[] | select(.path==\"sigreturn\") | .samples.signal"), n);
 	/* latency and handler time are real durations, ordered */
 	double p50 = signal_field(json, "SIGUSR1", ".latency_ns.p50");
 	double p99 = signal_field(json, "SIGUSR1", ".latency_ns.p99");
@@ -113,7 +85,7 @@ Test(signal, storm_counts_are_exact_and_nothing_is_lost, .timeout = 300)
 Test(signal, text_section_has_a_row_per_signal)
 {
 	require_tracing();
-	const char *data = data_path("text.data");
+	const char *data = test_path("text.data");
 	record(data, "-e signal", W "signal_storm 3000");
 	char *text;
 	int st = run_cmd(&text, false, "%s report -i %s", sigprof_bin(), data);
@@ -134,9 +106,9 @@ Test(signal, text_section_has_a_row_per_signal)
 Test(signal, already_pending_signal_is_delivered_once)
 {
 	require_tracing();
-	const char *data = data_path("pending.data");
+	const char *data = test_path("pending.data");
 	record(data, "-e signal", W "sig_pending 1");
-	const char *json = json_report(data);
+	const char *json = report_json_file(data, "");
 	cr_assert_eq(signal_field(json, "SIGUSR2", ".generated"), 2);
 	cr_assert_eq(signal_field(json, "SIGUSR2", ".not_delivered.already_pending"), 1);
 	cr_assert_eq(signal_field(json, "SIGUSR2", ".delivered"), 1);
@@ -145,7 +117,7 @@ Test(signal, already_pending_signal_is_delivered_once)
 	cr_assert_eq(signal_field(json, "SIGUSR2", ".unmatched_generations + .unmatched_deliveries"), 0);
 	/* and many rounds add up */
 	record(data, "-e signal", W "sig_pending 300");
-	json = json_report(data);
+	json = report_json_file(data, "");
 	cr_assert_eq(signal_field(json, "SIGUSR2", ".generated"), 600);
 	cr_assert_eq(signal_field(json, "SIGUSR2", ".not_delivered.already_pending"), 300);
 	cr_assert_eq(signal_field(json, "SIGUSR2", ".delivered"), 300);
@@ -156,11 +128,11 @@ Test(signal, nested_handlers_are_timed_innermost_first)
 {
 	require_tracing();
 	const long n = 200, inner_us = 200, outer_us = 500;
-	const char *data = data_path("nested.data");
+	const char *data = test_path("nested.data");
 	char cmd[256];
 	snprintf(cmd, sizeof(cmd), W "sig_nested %ld %ld %ld", n, inner_us, outer_us);
 	record(data, "-e signal", cmd);
-	const char *json = json_report(data);
+	const char *json = report_json_file(data, "");
 	const char *names[] = { "SIGUSR1", "SIGUSR2" };
 	for (int i = 0; i < 2; i++) {
 		cr_assert_eq(signal_field(json, names[i], ".generated"), n, "%s", names[i]);
@@ -183,11 +155,11 @@ Test(signal, threads_leaving_a_handler_by_longjmp_then_exiting)
 {
 	require_tracing();
 	const long threads = 100, returns = 50;
-	const char *data = data_path("thread_exit.data");
+	const char *data = test_path("thread_exit.data");
 	char cmd[256];
 	snprintf(cmd, sizeof(cmd), W "sig_thread_exit %ld %ld", threads, returns);
 	record(data, "-e signal", cmd);
-	const char *json = json_report(data);
+	const char *json = report_json_file(data, "");
 	cr_assert_eq(signal_field(json, "SIGUSR1", ".delivered"), threads);
 	cr_assert_eq(signal_field(json, "SIGUSR1", ".sigreturns"), 0);
 	cr_assert_eq(signal_field(json, "SIGUSR1", ".handler_ns.count"), 0);
@@ -203,9 +175,9 @@ Test(signal, stress_ng_timer_signal_returns_once_per_delivery, .timeout = 120)
 	require_tracing();
 	if (system("command -v stress-ng >/dev/null 2>&1") != 0)
 		cr_skip_test("stress-ng is not installed (apt-get install stress-ng)");
-	const char *data = data_path("timer.data");
+	const char *data = test_path("timer.data");
 	record(data, "-e signal", "stress-ng --timer 1 --timer-freq 10000 -t 2 >/dev/null");
-	const char *json = json_report(data);
+	const char *json = report_json_file(data, "");
 	/* stress-ng's timer stressor uses SIGRTMIN (34 with glibc) for its POSIX timer */
 	double delivered = signal_field(json, "SIGRTMIN", ".delivered");
 	double sigreturns = signal_field(json, "SIGRTMIN", ".sigreturns");
