@@ -652,6 +652,20 @@ static double ms(uint64_t ns)
 	return (double)ns / 1e6;
 }
 
+/* The path table's sched column: wait time in ms of the waits that began on the path's stacks. */
+static double sched_path_figure(void *state, const struct profile *p, int path)
+{
+	struct sched_state *st = state;
+	uint32_t *ids;
+	size_t n = sched_stacks_with_waits(st->tracker, &ids);
+	uint64_t total = 0;
+	for (size_t i = 0; i < n; i++)
+		if (p->stacks.stacks[ids[i]].path == path)
+			total += sched_stack_stats_of(st->tracker, ids[i])->wait_time.total;
+	free(ids);
+	return ms(total);
+}
+
 static double figure_avg_ms(const struct sched_figure *f)
 {
 	return f->count ? ms(f->total) / (double)f->count : 0.0;
@@ -861,6 +875,8 @@ static const struct collector_analyzer sched_analyzer = {
 	.json = sched_json,
 	.destroy = sched_destroy,
 	.record = sched_record,
+	.path_figure = sched_path_figure,
+	.path_column = "wait ms",
 };
 
 const struct collector sched_collector = {

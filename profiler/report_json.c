@@ -82,6 +82,17 @@ static void write_paths(struct json_writer *w, const struct profile *p)
 			if (p->collectors[c].ok)
 				json_u64(w, p->collectors[c].name, p->collectors[c].path_samples[path]);
 		json_end(w);
+		for (int c = 0; c < p->ncollectors; c++) {
+			const struct collector_info *ci = &p->collectors[c];
+			const struct collector_analyzer *an = ci->state && ci->impl ? ci->impl->analyzer : NULL;
+			if (!an || !an->path_figure)
+				continue;
+			char key[96];
+			snprintf(key, sizeof(key), "%s_%s", ci->name, an->path_column);
+			for (char *k = key; *k; k++)
+				*k = *k == ' ' ? '_' : *k;
+			json_double(w, key, an->path_figure(ci->state, p, path), 3);
+		}
 		json_end(w);
 	}
 	json_end(w);

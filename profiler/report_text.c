@@ -66,12 +66,22 @@ static void print_header(const struct profile *p, FILE *out)
 		fprintf(out, "# note:       %s\n", p->kernel_symbols_problem);
 }
 
+static const struct collector_analyzer *analyzer_of(const struct collector_info *ci)
+{
+	return ci->state && ci->impl ? ci->impl->analyzer : NULL;
+}
+
 static void print_paths(const struct profile *p, FILE *out)
 {
 	fprintf(out, "\n%-18s", "Path");
-	for (int c = 0; c < p->ncollectors; c++)
-		if (p->collectors[c].ok)
-			fprintf(out, " %12s %7s", p->collectors[c].name, "%");
+	for (int c = 0; c < p->ncollectors; c++) {
+		const struct collector_info *ci = &p->collectors[c];
+		if (!ci->ok)
+			continue;
+		fprintf(out, " %12s %7s", ci->name, "%");
+		if (analyzer_of(ci) && analyzer_of(ci)->path_figure)
+			fprintf(out, " %12s", analyzer_of(ci)->path_column);
+	}
 	fprintf(out, "\n");
 	for (int path = 0; path < PATH_COUNT; path++) {
 		fprintf(out, "  %-16s", path_name(path));
@@ -81,6 +91,8 @@ static void print_paths(const struct profile *p, FILE *out)
 				continue;
 			fprintf(out, " %12llu %6.2f%%", (unsigned long long)ci->path_samples[path],
 				percent(ci->path_samples[path], ci->samples));
+			if (analyzer_of(ci) && analyzer_of(ci)->path_figure)
+				fprintf(out, " %12.3f", analyzer_of(ci)->path_figure(ci->state, p, path));
 		}
 		fprintf(out, "\n");
 	}

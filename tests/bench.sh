@@ -1,54 +1,90 @@
 #!/usr/bin/env bash
-# tests/bench.sh - sigprof against `perf record`: recording overhead, lost records and report time.
+# tests/bench.sh - sigprof against perf: recording overhead, lost records and report time.
 #
 # Run from the repository root after `make sigprof workloads` (`make bench` does both).
+# Two tables come out of one run: the cpu collector against `perf record -g` (table 1), and the tracepoint
+# collectors (signal, futex, sched) against perf recording the same tracepoints (table 2, issue 3).
 #
 # Method
-#   Workloads (each runs for a fixed time and reports its own throughput):
-#     timer  stress-ng --timer 1 --timer-freq 100000 -t $BENCH_SECONDS --metrics-brief
+#   Every workload runs for a fixed time and reports its own throughput; a tool's cost shows as the
+#   throughput it takes away.
+#   Table 1 (BENCH_SECONDS per run, default 5):
+#     timer  stress-ng --timer 1 --timer-freq 100000 -t S --metrics-brief
 #            one process taking POSIX timer signals as fast as it can (signal deliver/sigreturn paths);
 #            throughput = the timer line's "bogo ops/s (real time)" column.
-#     futex  perf bench futex hash -r $BENCH_SECONDS -t 2
+#     futex  perf bench futex hash -r S -t 2
 #            two threads hammering the futex hash table; throughput = "Averaged N operations/sec".
-#   Each workload runs in three modes:
-#     bare     the workload alone;
-#     perf     perf record -g -F 4000 -o FILE -- WORKLOAD
-#     sigprof  ./sigprof record -e cpu -F 4000 -o FILE -- WORKLOAD  (the cpu collector alone: what perf -g records)
-#   A round runs every mode once; the order of the modes rotates from round to round
-#   (bare/perf/sigprof, perf/sigprof/bare, sigprof/bare/perf, ...) so that drift on a shared machine does
-#   not always hit the same mode.  BENCH_REPEAT rounds (default 3); the table shows the median throughput
-#   of each mode, overhead = median(tool) / median(bare) and the throughput lost (1 - ratio).
-#   Samples: median over the rounds (perf: SAMPLE events of `perf report --stats`; sigprof: meta.samples
-#   of `sigprof report --json`).  Lost: the sum over all rounds (perf: the larger of the summed
-#   PERF_RECORD_LOST "lost:" counts and the summed PERF_RECORD_LOST_SAMPLES counts in `perf report -D`,
-#   which count the same losses two ways; sigprof: meta.lost).
-#   Report time: on the last round's recordings of each workload, `perf report --stdio -i F >/dev/null`
-#   and `./sigprof report -i F >/dev/null`, each run once untimed to warm the page cache and then
-#   BENCH_REPORT_REPEAT times (default 3), wall clock; the median is shown with the ratio perf/sigprof.
+#     modes: bare (the workload alone); perf = perf record -g -F 4000 -o FILE -- WORKLOAD;
+#            sigprof = ./sigprof record -e cpu -F 4000 -o FILE -- WORKLOAD (the cpu collector: what perf -g records)
+#   Table 2 (BENCH_TRACE_SECONDS per run, default 3; BENCH_TRACE=0 skips it):
+#     timer       stress-ng --timer 1 -t S --metrics-brief       (default 1 MHz timer; signal paths)
+#     sng-futex   stress-ng --futex 2 -t S --metrics-brief       (futex waits and wakes with context switches;
+#                 throughput = the futex line's "bogo ops/s (real time)")
+#     futex-hash  perf bench futex hash -r S -t 2                (futex calls that never block)
+#     modes (every workload):
+#       bare        the workload alone
+#       sp-all      ./sigprof record -e signal,futex,sched -o FILE -- WORKLOAD  (defaults: --futex sample)
+#       perf-all    perf record -g -o FILE  with the tracepoints those collectors open, per task:
+#                   signal:signal_generate signal:signal_deliver syscalls:sys_enter_rt_sigreturn
+#                   syscalls:sys_enter_futex syscalls:sys_exit_futex sched:sched_switch sched:sched_waking
+#                   sched:sched_wakeup_new sched:sched_migrate_task   (a callchain on every event)
+#       perf-fit    the same, with call-graph=no on the events sigprof records without a callchain
+#                   (sys_enter_rt_sigreturn, sys_exit_futex, sched_waking, sched_wakeup_new, sched_migrate_task)
+#     modes on the futex workloads (sng-futex, futex-hash):
+#       sp-futex    ./sigprof record -e futex -o FILE -- WORKLOAD
+#       perf-trace  perf trace -s -e futex -- WORKLOAD                  (live per-thread futex summary)
+#     modes on sng-futex (the one with context switches):
+#       sp-sched    ./sigprof record -e sched -o FILE -- WORKLOAD
+#       perf-sched  perf sched record -o FILE -- WORKLOAD               (system-wide, no callchains)
+#       perf-schedg perf sched record -g -o FILE -- WORKLOAD            (system-wide, callchains on every event)
+#   A round runs every mode of every workload once; the order of the modes rotates from round to round
+#   so that drift on a shared machine does not always hit the same mode.  BENCH_REPEAT rounds (default 3)
+#   for both tables.  ratio = median over the rounds of (ops/s under the tool / bare ops/s of the same
+#   round); lost-thr = 1 - ratio.  Samples and file size: median per run.
+#   Lost: the sum over all rounds.  perf record: the per-event "LOST_SAMPLES events" of
+#   `perf report --stats` (the kernel's lost counters, written by perf >= 6.0; `perf report -D` is read for
+#   the PERF_RECORD_LOST sums only when a file has LOST records but no such counters); perf trace: its
+#   "LOST N events!" lines; sigprof: meta.lost of `sigprof report --json`.  Table 2 also sums
+#   sigprof's meta.unsampled_hits (tracepoint hits the kernel throttled: exact totals minus samples) and the
+#   THROTTLE records of both tools (perf: "THROTTLE events" of --stats; sigprof: meta.throttle_records).
+#   Report time: on the last round's recordings (table 1: perf/sigprof of each workload; table 2: perf-all
+#   and sp-all of each workload), `perf report --stdio -i F >/dev/null` and `./sigprof report -i F >/dev/null`,
+#   each run once untimed to warm the page cache and then BENCH_REPORT_REPEAT times (default 3), wall
+#   clock; the median is shown with the ratio perf/sigprof.
 #
 # Targets (printed as PASS/MISS with the margin; a miss does not change the exit status, this is a
-# measurement): sigprof overhead <= perf overhead; 0 lost at the default rate; sigprof report >= 3x
-# faster than perf report.
+# measurement): table 1: sigprof overhead <= perf overhead, 0 lost at the default rate, sigprof report >= 3x
+# faster than perf report.  Table 2: throughput under sp-all >= under perf-all (and perf-fit), sp-futex >=
+# perf-trace, sp-sched >= perf-sched (and perf-schedg); no lost records in any sigprof mode at defaults
+# (lost = 0; unsampled hits are printed beside it and count as a miss too).
 #
-# Environment: BENCH_SECONDS (default 5) seconds per run, BENCH_REPEAT (default 3) rounds,
-# BENCH_REPORT_REPEAT (default 3), BENCH_FREQ (default 4000) sampling rate, SIGPROF (default ./sigprof).
-# Defaults take about 3 minutes.  A missing perf or stress-ng skips its column/workload with a note.
+# Environment: BENCH_SECONDS (default 5) seconds per table-1 run, BENCH_TRACE_SECONDS (default 3) per
+# table-2 run, BENCH_REPEAT (default 3) rounds, BENCH_REPORT_REPEAT (default 3), BENCH_FREQ (default 4000)
+# sampling rate of table 1, BENCH_TRACE (default 1; 0 skips table 2), SIGPROF (default ./sigprof).
+# Defaults take about 6 minutes (table 1 about 2, table 2 about 4).  A missing perf, stress-ng or jq skips
+# what needs it with a note.
 # Exit status: 0 when every measurement was taken, 1 when a tool or workload fails or its output
 # cannot be parsed, 2 on bad usage.
 set -euo pipefail
 
 SECONDS_PER_RUN=${BENCH_SECONDS:-5}
+TRACE_SECONDS=${BENCH_TRACE_SECONDS:-3}
 REPEAT=${BENCH_REPEAT:-3}
 REPORT_REPEAT=${BENCH_REPORT_REPEAT:-3}
 FREQ=${BENCH_FREQ:-4000}
+TRACE=${BENCH_TRACE:-1}
 SIGPROF=${SIGPROF:-./sigprof}
 
-for v in SECONDS_PER_RUN REPEAT REPORT_REPEAT FREQ; do
+for v in SECONDS_PER_RUN TRACE_SECONDS REPEAT REPORT_REPEAT FREQ; do
     if ! [[ ${!v} =~ ^[1-9][0-9]*$ ]]; then
         echo "bench: $v must be a positive integer (got '${!v}')" >&2
         exit 2
     fi
 done
+if ! [[ $TRACE =~ ^[01]$ ]]; then
+    echo "bench: BENCH_TRACE must be 0 or 1 (got '$TRACE')" >&2
+    exit 2
+fi
 if [[ ! -x $SIGPROF ]]; then
     echo "bench: $SIGPROF not found; run 'make sigprof workloads' (or 'make bench') first" >&2
     exit 1
@@ -57,6 +93,7 @@ SIGPROF=$(cd "$(dirname "$SIGPROF")" && pwd)/$(basename "$SIGPROF")
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/sigprof-bench.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
+T_START=$(date +%s)
 
 die() {
     echo "bench: $*" >&2
@@ -77,18 +114,20 @@ NOTES=()
 if command -v perf >/dev/null 2>&1 && perf --version >/dev/null 2>&1; then
     HAVE_PERF=1
 else
-    NOTES+=("perf not found or not working: the perf column and the futex workload (perf bench) are skipped")
+    NOTES+=("perf not found or not working: the perf modes and the perf bench workloads are skipped")
 fi
 if command -v stress-ng >/dev/null 2>&1; then
     HAVE_STRESS=1
 else
-    NOTES+=("stress-ng not found: the timer workload is skipped")
+    NOTES+=("stress-ng not found: the stress-ng workloads are skipped")
 fi
 if command -v jq >/dev/null 2>&1; then
     HAVE_JQ=1
 else
-    NOTES+=("jq not found: sigprof samples/lost are read from its closing line instead of report --json")
+    NOTES+=("jq not found: sigprof samples/lost of table 1 are read from its closing line instead of report --json;" \
+        "table 2 (which needs meta.unsampled_hits) is skipped")
 fi
+((TRACE)) || NOTES+=("BENCH_TRACE=0: table 2 (tracepoint collectors) skipped")
 
 WORKLOADS=()
 ((HAVE_STRESS)) && WORKLOADS+=(timer)
@@ -97,24 +136,72 @@ MODES=(bare)
 ((HAVE_PERF)) && MODES+=(perf)
 MODES+=(sigprof)
 
+TWORKLOADS=()
+if ((TRACE && HAVE_JQ)); then
+    ((HAVE_STRESS)) && TWORKLOADS+=(ttimer sfutex)
+    ((HAVE_PERF)) && TWORKLOADS+=(fhash)
+fi
+
 if ((${#WORKLOADS[@]} == 0)); then
     printf 'bench: %s\n' "${NOTES[@]}" >&2
     echo "bench: no workload can run; nothing measured" >&2
     exit 0
 fi
 
+# table-2 modes of a workload
+tmodes() {
+    local m=(bare sp-all)
+    ((HAVE_PERF)) && m+=(perf-all perf-fit)
+    case $1 in
+        sfutex | fhash)
+            m+=(sp-futex)
+            ((HAVE_PERF)) && m+=(perf-trace)
+            ;;
+    esac
+    if [[ $1 == sfutex ]]; then
+        m+=(sp-sched)
+        ((HAVE_PERF)) && m+=(perf-sched perf-schedg)
+    fi
+    echo "${m[@]}"
+}
+
+wl_name() {
+    case $1 in
+        ttimer) echo timer ;;
+        sfutex) echo sng-futex ;;
+        fhash) echo futex-hash ;;
+        *) echo "$1" ;;
+    esac
+}
+
 workload_cmd() {
     case $1 in
         timer) echo "stress-ng --timer 1 --timer-freq 100000 -t $SECONDS_PER_RUN --metrics-brief" ;;
         futex) echo "perf bench futex hash -r $SECONDS_PER_RUN -t 2" ;;
+        ttimer) echo "stress-ng --timer 1 -t $TRACE_SECONDS --metrics-brief" ;;
+        sfutex) echo "stress-ng --futex 2 -t $TRACE_SECONDS --metrics-brief" ;;
+        fhash) echo "perf bench futex hash -r $TRACE_SECONDS -t 2" ;;
     esac
+}
+
+# the tracepoints of sigprof's signal, futex and sched collectors, for perf record; FIT=1 turns the
+# callchain off on the events sigprof records without one
+perf_tracepoints() { # FIT
+    local nocg='' ev
+    (($1)) && nocg=/call-graph=no/
+    for ev in signal:signal_generate signal:signal_deliver "syscalls:sys_enter_rt_sigreturn$nocg" \
+        syscalls:sys_enter_futex "syscalls:sys_exit_futex$nocg" sched:sched_switch "sched:sched_waking$nocg" \
+        "sched:sched_wakeup_new$nocg" "sched:sched_migrate_task$nocg"; do
+        printf -- '-e %s ' "$ev"
+    done
 }
 
 # throughput from a workload's output (stdout+stderr, possibly mixed with the profiler's)
 parse_ops() {
     case $1 in
-        timer) awk '$2 == "metrc:" && $4 == "timer" && $5 ~ /^[0-9]+$/ { v = $(NF - 1) } END { if (v != "") print v }' "$2" ;;
-        futex) awk '$1 == "Averaged" && $3 == "operations/sec" { v = $2 } END { if (v != "") print v }' "$2" ;;
+        timer | ttimer) awk '$2 == "metrc:" && $4 == "timer" && $5 ~ /^[0-9]+$/ { v = $(NF - 1) } END { if (v != "") print v }' "$2" ;;
+        sfutex) awk '$2 == "metrc:" && $4 == "futex" && $5 ~ /^[0-9]+$/ { v = $(NF - 1) } END { if (v != "") print v }' "$2" ;;
+        futex | fhash) awk '$1 == "Averaged" && $3 == "operations/sec" { v = $2 } END { if (v != "") print v }' "$2" ;;
     esac
 }
 
@@ -124,18 +211,26 @@ median() { # numbers as arguments
 
 now_ns() { date +%s%N; }
 
-perf_samples() {
-    perf report -i "$1" --stats 2>/dev/null | awk '$1 == "SAMPLE" && $2 == "events:" { print $3; exit }'
-}
-
-perf_lost() {
-    # PERF_RECORD_LOST: ring-buffer overflows as the kernel reported them while recording;
-    # PERF_RECORD_LOST_SAMPLES: perf >= 6.0 also writes the kernel's own lost counter at the end.
-    # Both count the same losses, so take the larger sum.
-    perf report -D -i "$1" 2>/dev/null | awk '
-        /PERF_RECORD_LOST_SAMPLES/ { n = split($0, f, ":"); s += f[n] + 0; next }
-        /PERF_RECORD_LOST:/        { n = split($0, f, "lost:"); l += f[n] + 0 }
-        END { print (l > s ? l : s) + 0 }'
+# samples, lost and THROTTLE records of a perf.data, from `perf report --stats` (which does not decode the
+# samples: a fraction of a second on a 100 MB file).  Lost: perf >= 6.0 writes the kernel's lost counter
+# of each event at the end (PERF_RECORD_LOST_SAMPLES, summed per event by --stats); PERF_RECORD_LOST
+# records count the same losses as they happened.  Only when a file has LOST records but no per-event lost
+# counters (an older perf wrote it) are the LOST records summed from `perf report -D` (slow).
+perf_stats() { # FILE -> "samples lost throttle"
+    local out s l t lr
+    out=$(perf report -i "$1" --stats 2>/dev/null)
+    read -r s l t lr < <(awk '
+        /^Aggregated stats/ { agg = 1; next }
+        / stats:$/ { agg = 0; next }
+        agg && $1 == "SAMPLE" && $2 == "events:" { s = $3 }
+        agg && $1 == "THROTTLE" && $2 == "events:" { t = $3 }
+        agg && $1 == "LOST" && $2 == "events:" { lr = $3 }
+        !agg && $1 == "LOST_SAMPLES" && $2 == "events:" { l += $3 }
+        END { print s + 0, l + 0, t + 0, lr + 0 }' <<<"$out")
+    if ((lr > 0 && l == 0)); then
+        l=$(perf report -D -i "$1" 2>/dev/null | awk '/PERF_RECORD_LOST:/ { n = split($0, f, "lost:"); v += f[n] + 0 } END { print v + 0 }')
+    fi
+    echo "$s $l $t"
 }
 
 sigprof_field() { # FILE FIELD(samples|lost) RECORD-LOG
@@ -147,7 +242,12 @@ sigprof_field() { # FILE FIELD(samples|lost) RECORD-LOG
     fi
 }
 
-# ---------------------------------------------------------------- one run
+# samples lost unsampled_hits throttle_records, and the names of collectors that were not "ok"
+sigprof_meta() { # FILE
+    "$SIGPROF" report -i "$1" --json | jq -r '.meta | "\(.samples) \(.lost) \(.unsampled_hits) \(.throttle_records) \([.collectors[] | select(.status != "ok") | .name] | join(","))"'
+}
+
+# ---------------------------------------------------------------- table 1: one run
 declare -A OPS SAMPLES LOST LASTFILE
 
 run_one() { # WORKLOAD MODE ROUND
@@ -166,10 +266,7 @@ run_one() { # WORKLOAD MODE ROUND
     [[ -n $ops ]] || fail_log "no throughput found in the output of $wl under $mode" "$log"
     OPS[$wl.$mode]+="$ops "
     case $mode in
-        perf)
-            s=$(perf_samples "$data")
-            l=$(perf_lost "$data")
-            ;;
+        perf) read -r s l _ < <(perf_stats "$data") ;;
         sigprof)
             s=$(sigprof_field "$data" samples "$log")
             l=$(sigprof_field "$data" lost "$log")
@@ -186,18 +283,78 @@ run_one() { # WORKLOAD MODE ROUND
         "$([[ $mode == bare ]] || echo "   samples $s, lost $l")"
 }
 
+# ---------------------------------------------------------------- table 2: one run
+declare -A TOPS TSAMPLES TLOST TUNS TTHR TMB TLAST
+declare -a TNOTES=()
+
+trun_one() { # WORKLOAD MODE ROUND
+    local wl=$1 mode=$2 round=$3 cmd log data rc ops s='-' l=0 u='-' t='-' mb='-' bad='' tp
+    read -r -a cmd <<<"$(workload_cmd "$wl")"
+    log=$TMP/t.$wl.$mode.$round.log
+    data=$TMP/t.$wl.$mode.$round.data
+    rc=0
+    case $mode in
+        bare) (cd "$TMP" && "${cmd[@]}") >"$log" 2>&1 || rc=$? ;;
+        sp-all) (cd "$TMP" && "$SIGPROF" record -e signal,futex,sched -o "$data" -- "${cmd[@]}") >"$log" 2>&1 || rc=$? ;;
+        sp-futex) (cd "$TMP" && "$SIGPROF" record -e futex -o "$data" -- "${cmd[@]}") >"$log" 2>&1 || rc=$? ;;
+        sp-sched) (cd "$TMP" && "$SIGPROF" record -e sched -o "$data" -- "${cmd[@]}") >"$log" 2>&1 || rc=$? ;;
+        perf-all | perf-fit)
+            read -r -a tp <<<"$(perf_tracepoints "$([[ $mode == perf-fit ]] && echo 1 || echo 0)")"
+            (cd "$TMP" && perf record -g "${tp[@]}" -o "$data" -- "${cmd[@]}") >"$log" 2>&1 || rc=$?
+            ;;
+        perf-trace) (cd "$TMP" && perf trace -s -e futex -- "${cmd[@]}") >"$log" 2>&1 || rc=$? ;;
+        perf-sched) (cd "$TMP" && perf sched record -o "$data" -- "${cmd[@]}") >"$log" 2>&1 || rc=$? ;;
+        perf-schedg) (cd "$TMP" && perf sched record -g -o "$data" -- "${cmd[@]}") >"$log" 2>&1 || rc=$? ;;
+    esac
+    ((rc == 0)) || fail_log "$(wl_name "$wl") under $mode exited with status $rc" "$log"
+    ops=$(parse_ops "$wl" "$log")
+    [[ -n $ops ]] || fail_log "no throughput found in the output of $(wl_name "$wl") under $mode" "$log"
+    TOPS[$wl.$mode]+="$ops "
+    case $mode in
+        sp-*)
+            read -r s l u t bad < <(sigprof_meta "$data")
+            [[ -n $bad ]] && TNOTES+=("$(wl_name "$wl") $mode round $round: collector(s) not recorded: $bad")
+            ;;
+        perf-trace)
+            # per thread: "NAME (TID), N events, P%"; losses: "LOST N events!"
+            s=$(awk '/^ .* \([0-9]+\), [0-9]+ events, / { for (i = 1; i < NF; i++) if ($(i + 1) == "events,") v += $i } END { print v + 0 }' "$log")
+            l=$(awk '/LOST [0-9]+ events!/ { for (i = 1; i < NF; i++) if ($i == "LOST") v += $(i + 1) } END { print v + 0 }' "$log")
+            ;;
+        perf-*) read -r s l t < <(perf_stats "$data") ;;
+    esac
+    if [[ $mode != bare ]]; then
+        [[ $s =~ ^[0-9]+$ && $l =~ ^[0-9]+$ ]] || die "cannot read samples/lost of $(wl_name "$wl") under $mode: '$s' '$l'"
+        TSAMPLES[$wl.$mode]+="$s "
+        TLOST[$wl.$mode]=$((${TLOST[$wl.$mode]:-0} + l))
+        [[ $u =~ ^[0-9]+$ ]] && TUNS[$wl.$mode]=$((${TUNS[$wl.$mode]:-0} + u))
+        [[ $t =~ ^[0-9]+$ ]] && TTHR[$wl.$mode]=$((${TTHR[$wl.$mode]:-0} + t))
+        if [[ -f $data ]]; then
+            mb=$(awk -v b="$(stat -c %s "$data")" 'BEGIN { printf "%.1f", b / 1048576 }')
+            TMB[$wl.$mode]+="$mb "
+            # keep the last recording of sp-all and perf-all for the report timing, drop the others
+            [[ -n ${TLAST[$wl.$mode]:-} ]] && rm -f "${TLAST[$wl.$mode]}"
+            if [[ $mode == sp-all || $mode == perf-all ]]; then TLAST[$wl.$mode]=$data; else rm -f "$data"; fi
+        fi
+    fi
+    printf '  round %d  %-10s %-11s %12s ops/s%s\n' "$round" "$(wl_name "$wl")" "$mode" "$ops" \
+        "$([[ $mode == bare ]] || echo "   samples $s, lost $l, unsampled $u, throttle $t, $mb MB")"
+}
+
 # ---------------------------------------------------------------- header
 rate_before=$(cat /proc/sys/kernel/perf_event_max_sample_rate 2>/dev/null || echo '?')
-echo "sigprof bench: ${SECONDS_PER_RUN}s per run, $REPEAT rounds, -F $FREQ, report timed x$REPORT_REPEAT"
+echo "sigprof bench: $REPEAT rounds; table 1 ${SECONDS_PER_RUN}s per run, -F $FREQ;" \
+    "table 2 $( ((${#TWORKLOADS[@]})) && echo "${TRACE_SECONDS}s per run" || echo skipped); report timed x$REPORT_REPEAT"
 echo "  machine: $(nproc) CPUs, kernel $(uname -r); sigprof: $SIGPROF"
 ((HAVE_PERF)) && echo "  $(perf --version)"
 ((HAVE_STRESS)) && echo "  $(stress-ng --version | head -n 1)"
 echo "  kernel.perf_event_max_sample_rate: $rate_before"
+LOAD0=$(cut -d ' ' -f 1-3 /proc/loadavg)
+echo "  load average at start: $LOAD0"
 for n in "${NOTES[@]}"; do echo "  note: $n"; done
 echo
 
-# ---------------------------------------------------------------- throughput rounds
-echo "throughput runs:"
+# ---------------------------------------------------------------- table 1: throughput rounds
+echo "table 1 throughput runs (cpu collector):"
 for ((r = 1; r <= REPEAT; r++)); do
     nm=${#MODES[@]}
     for wl in "${WORKLOADS[@]}"; do
@@ -206,10 +363,29 @@ for ((r = 1; r <= REPEAT; r++)); do
         done
     done
 done
+LOAD1=$(cut -d ' ' -f 1-3 /proc/loadavg)
+echo "  load average after table 1: $LOAD1"
 echo
 
+# ---------------------------------------------------------------- table 2: throughput rounds
+if ((${#TWORKLOADS[@]})); then
+    echo "table 2 throughput runs (tracepoint collectors):"
+    for ((r = 1; r <= REPEAT; r++)); do
+        for wl in "${TWORKLOADS[@]}"; do
+            read -r -a tm <<<"$(tmodes "$wl")"
+            nm=${#tm[@]}
+            for ((i = 0; i < nm; i++)); do
+                trun_one "$wl" "${tm[$(((i + r - 1) % nm))]}" "$r"
+            done
+        done
+    done
+    LOAD2=$(cut -d ' ' -f 1-3 /proc/loadavg)
+    echo "  load average after table 2: $LOAD2"
+    echo
+fi
+
 # ---------------------------------------------------------------- report time
-declare -A RTIME
+declare -A RTIME TRTIME
 time_cmd_ms() { # CMD... -> median wall ms over REPORT_REPEAT timed runs (one untimed warm-up)
     local t0 t1 i times=()
     "$@" >/dev/null 2>"$TMP/report.err" || fail_log "'$*' failed" "$TMP/report.err"
@@ -221,22 +397,32 @@ time_cmd_ms() { # CMD... -> median wall ms over REPORT_REPEAT timed runs (one un
     done
     median "${times[@]}"
 }
+kb() { echo $(($(stat -c %s "$1") / 1024)); }
 echo "report time (median of $REPORT_REPEAT, ms):"
 for wl in "${WORKLOADS[@]}"; do
     if ((HAVE_PERF)); then
         RTIME[$wl.perf]=$(time_cmd_ms perf report --stdio -i "${LASTFILE[$wl.perf]}")
     fi
     RTIME[$wl.sigprof]=$(time_cmd_ms "$SIGPROF" report -i "${LASTFILE[$wl.sigprof]}")
-    printf '  %-6s perf report %s ms, sigprof report %s ms  (files: perf %s KB, sigprof %s KB)\n' "$wl" \
+    printf '  table 1 %-10s perf report %s ms, sigprof report %s ms  (files: perf %s KB, sigprof %s KB)\n' "$wl" \
         "${RTIME[$wl.perf]:--}" "${RTIME[$wl.sigprof]}" \
-        "$( ((HAVE_PERF)) && echo $(($(stat -c %s "${LASTFILE[$wl.perf]}") / 1024)) || echo -)" \
-        "$(($(stat -c %s "${LASTFILE[$wl.sigprof]}") / 1024))"
+        "$( ((HAVE_PERF)) && kb "${LASTFILE[$wl.perf]}" || echo -)" "$(kb "${LASTFILE[$wl.sigprof]}")"
+done
+for wl in "${TWORKLOADS[@]}"; do
+    ((HAVE_PERF)) || break
+    TRTIME[$wl.perf-all]=$(time_cmd_ms perf report --stdio -i "${TLAST[$wl.perf-all]}")
+    TRTIME[$wl.sp-all]=$(time_cmd_ms "$SIGPROF" report -i "${TLAST[$wl.sp-all]}")
+    printf '  table 2 %-10s perf report %s ms, sigprof report %s ms  (files: perf-all %s KB, sp-all %s KB)\n' \
+        "$(wl_name "$wl")" "${TRTIME[$wl.perf-all]}" "${TRTIME[$wl.sp-all]}" \
+        "$(kb "${TLAST[$wl.perf-all]}")" "$(kb "${TLAST[$wl.sp-all]}")"
 done
 echo
 
-# ---------------------------------------------------------------- table
+# ---------------------------------------------------------------- table 1
 calc() { awk "BEGIN { printf $1 }"; }
-declare -A RATIO
+rng() { printf '%s\n' "$@" | sort -g | awk -v f="$FMT" 'NR == 1 { lo = $1 } { hi = $1 } END { printf f "-" f, lo, hi }'; }
+declare -A RATIO TRATIO
+echo "table 1: the cpu collector against perf record -g, -F $FREQ, ${SECONDS_PER_RUN}s runs"
 printf '%-7s %-8s %13s %17s %7s %13s %8s %8s %6s %9s\n' workload mode "ops/s(med)" "ops/s(min-max)" ratio \
     "ratio(min-max)" lost-thr samples lost report-ms
 for wl in "${WORKLOADS[@]}"; do
@@ -244,7 +430,7 @@ for wl in "${WORKLOADS[@]}"; do
     for mode in "${MODES[@]}"; do
         read -r -a ops <<<"${OPS[$wl.$mode]}"
         m=$(median "${ops[@]}")
-        range=$(printf '%s\n' "${ops[@]}" | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.0f-%.0f", lo, hi }')
+        range=$(FMT=%.0f rng "${ops[@]}")
         if [[ $mode == bare ]]; then
             printf '%-7s %-8s %13.0f %17s %7s %13s %8s %8s %6s %9s\n' "$wl" "$mode" "$m" "$range" 1.000 - - - - -
             continue
@@ -255,7 +441,7 @@ for wl in "${WORKLOADS[@]}"; do
             ratios+=("$(calc "\"%.4f\", ${ops[$i]} / ${bare_ops[$i]}")")
         done
         RATIO[$wl.$mode]=$(median "${ratios[@]}")
-        rrange=$(printf '%s\n' "${ratios[@]}" | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.2f-%.2f", lo, hi }')
+        rrange=$(FMT=%.2f rng "${ratios[@]}")
         # shellcheck disable=SC2086
         printf '%-7s %-8s %13.0f %17s %7.3f %13s %7.1f%% %8.0f %6s %9s\n' "$wl" "$mode" "$m" "$range" \
             "${RATIO[$wl.$mode]}" "$rrange" "$(calc "\"%.1f\", 100 * (1 - ${RATIO[$wl.$mode]})")" \
@@ -267,15 +453,59 @@ echo "ratio: median over the $REPEAT rounds of (ops/s under the tool / bare ops/
 echo "lost: sum over the $REPEAT runs; report-ms: median wall time of the text report of the last run's file"
 echo
 
+# ---------------------------------------------------------------- table 2
+if ((${#TWORKLOADS[@]})); then
+    echo "table 2: the tracepoint collectors against perf on the same tracepoints, ${TRACE_SECONDS}s runs"
+    printf '%-10s %-11s %11s %17s %6s %11s %8s %9s %6s %9s %8s %7s %9s\n' workload mode "ops/s(med)" \
+        "ops/s(min-max)" ratio ratio-range lost-thr samples lost unsampled throttle MB report-ms
+    for wl in "${TWORKLOADS[@]}"; do
+        read -r -a bare_ops <<<"${TOPS[$wl.bare]}"
+        read -r -a tm <<<"$(tmodes "$wl")"
+        for mode in "${tm[@]}"; do
+            read -r -a ops <<<"${TOPS[$wl.$mode]}"
+            m=$(median "${ops[@]}")
+            range=$(FMT=%.0f rng "${ops[@]}")
+            if [[ $mode == bare ]]; then
+                printf '%-10s %-11s %11.0f %17s %6s %11s %8s %9s %6s %9s %8s %7s %9s\n' "$(wl_name "$wl")" "$mode" \
+                    "$m" "$range" 1.000 - - - - - - - -
+                continue
+            fi
+            ratios=()
+            for ((i = 0; i < ${#ops[@]}; i++)); do
+                ratios+=("$(calc "\"%.4f\", ${ops[$i]} / ${bare_ops[$i]}")")
+            done
+            TRATIO[$wl.$mode]=$(median "${ratios[@]}")
+            rrange=$(FMT=%.2f rng "${ratios[@]}")
+            # shellcheck disable=SC2086
+            mb=$([[ -n ${TMB[$wl.$mode]:-} ]] && median ${TMB[$wl.$mode]} || echo -)
+            # shellcheck disable=SC2086
+            printf '%-10s %-11s %11.0f %17s %6.3f %11s %7.1f%% %9.0f %6s %9s %8s %7s %9s\n' "$(wl_name "$wl")" "$mode" \
+                "$m" "$range" "${TRATIO[$wl.$mode]}" "$rrange" "$(calc "\"%.1f\", 100 * (1 - ${TRATIO[$wl.$mode]})")" \
+                "$(median ${TSAMPLES[$wl.$mode]})" "${TLOST[$wl.$mode]}" "${TUNS[$wl.$mode]:--}" \
+                "${TTHR[$wl.$mode]:--}" "$mb" "${TRTIME[$wl.$mode]:--}"
+        done
+    done
+    echo "ratio, lost-thr: as in table 1; samples (perf trace: events counted), MB: median per run;" \
+        "lost, unsampled, throttle: sums over the $REPEAT runs;"
+    echo "unsampled: sigprof's meta.unsampled_hits (hits the kernel throttled, exact totals minus samples);" \
+        "throttle: THROTTLE records; report-ms: as in table 1, on the last run's file"
+    for n in "${TNOTES[@]}"; do echo "note: $n"; done
+    echo
+fi
+
 # ---------------------------------------------------------------- targets
-echo "targets:"
+margin() { # SP PF -> "sigprof X points better|worse"
+    calc "\"%s\", ($1 >= $2) ? sprintf(\"sigprof %.1f points better\", 100 * ($1 - $2)) : sprintf(\"sigprof %.1f points worse\", 100 * ($2 - $1))"
+}
+verdict() { calc "\"%s\", ($1 >= $2) ? \"PASS\" : \"MISS\""; }
+lostpct() { calc "\"%.1f%%\", 100 * (1 - $1)"; }
+
+echo "targets, table 1 (cpu collector):"
 for wl in "${WORKLOADS[@]}"; do
     if ((HAVE_PERF)); then
         sp=${RATIO[$wl.sigprof]} pf=${RATIO[$wl.perf]}
-        verdict=$(calc "\"%s\", ($sp >= $pf) ? \"PASS\" : \"MISS\"")
-        printf '  [%s] %-6s sigprof overhead <= perf overhead: throughput lost sigprof %.1f%%, perf %.1f%% (sigprof %s)\n' \
-            "$verdict" "$wl" "$(calc "\"%.1f\", 100 * (1 - $sp)")" "$(calc "\"%.1f\", 100 * (1 - $pf)")" \
-            "$(calc "\"%s\", ($sp >= $pf) ? sprintf(\"%.1f points better\", 100 * ($sp - $pf)) : sprintf(\"%.1f points worse\", 100 * ($pf - $sp))")"
+        printf '  [%s] %-6s sigprof overhead <= perf overhead: throughput lost sigprof %s, perf %s (%s)\n' \
+            "$(verdict "$sp" "$pf")" "$wl" "$(lostpct "$sp")" "$(lostpct "$pf")" "$(margin "$sp" "$pf")"
     else
         echo "  [SKIP] $wl    sigprof overhead <= perf overhead: no perf"
     fi
@@ -286,19 +516,65 @@ for wl in "${WORKLOADS[@]}"; do
     printf '  [%s] %-6s 0 lost at -F %s: sigprof lost %s records over %s runs (perf lost %s)\n' \
         "$([[ $l == 0 ]] && echo PASS || echo MISS)" "$wl" "$FREQ" "$l" "$REPEAT" "${LOST[$wl.perf]:--}"
 done
+report_target() { # LABEL PERF-MS SIGPROF-MS
+    local pr=$2 sr=$3 x
+    ((sr > 0)) || sr=1
+    x=$(calc "\"%.2f\", $pr / $sr")
+    printf '  [%s] %-10s report >= 3x faster than perf report: %sx (perf %s ms, sigprof %s ms; %s)\n' \
+        "$(calc "\"%s\", ($x >= 3) ? \"PASS\" : \"MISS\"")" "$1" "$x" "$pr" "$3" \
+        "$(calc "\"%s\", ($x >= 3) ? sprintf(\"%.2fx beyond the target\", $x - 3) : sprintf(\"%.2fx short\", 3 - $x)")"
+}
 for wl in "${WORKLOADS[@]}"; do
     if ((HAVE_PERF)); then
-        pr=${RTIME[$wl.perf]} sr=${RTIME[$wl.sigprof]}
-        ((sr > 0)) || sr=1
-        x=$(calc "\"%.2f\", $pr / $sr")
-        verdict=$(calc "\"%s\", ($x >= 3) ? \"PASS\" : \"MISS\"")
-        printf '  [%s] %-6s report >= 3x faster than perf report: %sx (perf %s ms, sigprof %s ms; %s)\n' \
-            "$verdict" "$wl" "$x" "$pr" "${RTIME[$wl.sigprof]}" \
-            "$(calc "\"%s\", ($x >= 3) ? \"target met\" : sprintf(\"%.2fx short\", 3 - $x)")"
+        report_target "$wl" "${RTIME[$wl.perf]}" "${RTIME[$wl.sigprof]}"
     else
         echo "  [SKIP] $wl    report >= 3x faster than perf report: no perf"
     fi
 done
+
+if ((${#TWORKLOADS[@]})); then
+    echo
+    echo "targets, table 2 (tracepoint collectors; issue 3: lower overhead than perf for the same information," \
+        "no lost records at defaults):"
+    pair() { # WORKLOAD SP-MODE PERF-MODE WHAT
+        local sp=${TRATIO[$1.$2]} pf=${TRATIO[$1.$3]}
+        printf '  [%s] %-10s %-11s >= %-11s throughput kept %.3f vs %.3f, lost %s vs %s (%s)\n' \
+            "$(verdict "$sp" "$pf")" "$(wl_name "$1")" "$2" "$3" "$sp" "$pf" "$(lostpct "$sp")" "$(lostpct "$pf")" \
+            "$(margin "$sp" "$pf")"
+    }
+    if ((HAVE_PERF)); then
+        for wl in "${TWORKLOADS[@]}"; do
+            pair "$wl" sp-all perf-all
+            pair "$wl" sp-all perf-fit
+        done
+        for wl in "${TWORKLOADS[@]}"; do
+            [[ -n ${TRATIO[$wl.sp-futex]:-} ]] && pair "$wl" sp-futex perf-trace
+        done
+        for wl in "${TWORKLOADS[@]}"; do
+            if [[ -n ${TRATIO[$wl.sp-sched]:-} ]]; then
+                pair "$wl" sp-sched perf-sched
+                pair "$wl" sp-sched perf-schedg
+            fi
+        done
+    else
+        echo "  [SKIP] overhead against perf: no perf"
+    fi
+    for wl in "${TWORKLOADS[@]}"; do
+        read -r -a tm <<<"$(tmodes "$wl")"
+        for mode in "${tm[@]}"; do
+            [[ $mode == sp-* ]] || continue
+            l=${TLOST[$wl.$mode]} u=${TUNS[$wl.$mode]:-0}
+            printf '  [%s] %-10s %-11s no lost records: lost %s, unsampled hits %s over %s runs (perf-all lost %s)\n' \
+                "$([[ $l == 0 && $u == 0 ]] && echo PASS || echo MISS)" "$(wl_name "$wl")" "$mode" "$l" "$u" \
+                "$REPEAT" "${TLOST[$wl.perf-all]:--}"
+        done
+    done
+    if ((HAVE_PERF)); then
+        for wl in "${TWORKLOADS[@]}"; do
+            report_target "$(wl_name "$wl")" "${TRTIME[$wl.perf-all]}" "${TRTIME[$wl.sp-all]}"
+        done
+    fi
+fi
 
 rate_after=$(cat /proc/sys/kernel/perf_event_max_sample_rate 2>/dev/null || echo '?')
 if [[ $rate_after != "$rate_before" ]]; then
@@ -306,4 +582,7 @@ if [[ $rate_after != "$rate_before" ]]; then
     echo "note: the kernel lowered perf_event_max_sample_rate from $rate_before to $rate_after during the run" \
         "(sampling interrupts took too long); later runs sampled at a lower rate"
 fi
+echo
+echo "load average: at start $LOAD0, after table 1 $LOAD1${LOAD2:+, after table 2 $LOAD2}; now $(cut -d ' ' -f 1-3 /proc/loadavg)"
+echo "bench took $(($(date +%s) - T_START)) s"
 exit 0

@@ -88,6 +88,13 @@ struct collector_analyzer {
 	 */
 	void (*record)(void *state, struct profile *p, const struct perf_event_header *rec,
 		       const struct sp_sample_id *id);
+	/*
+	 * Optional: a figure of this collector per path, printed as an extra
+	 * column of the path table (sched: wait time in ms) and written in
+	 * JSON beside the path's samples.  The column is named by path_column.
+	 */
+	double (*path_figure)(void *state, const struct profile *p, int path);
+	const char *path_column;  /* "wait ms" in text; JSON key: the collector name and "_" and this, spaces as '_' */
 };
 
 /*

@@ -178,3 +178,26 @@ Test(sched, asan_build_reports_sched_cleanly)
 	cr_assert_eq(st, 0, "the ASan build failed: %s", out);
 	free(out);
 }
+
+/* The path table's sched column holds every wait, each on the path of the stack it began on. */
+Test(sched, path_table_wait_column_adds_up)
+{
+	require_perf_events();
+	require_root();
+	const char *data = test_path("paths.data");
+	char *out;
+	int st = run_cmd(&out, true, "%s record -q -e sched,futex -o %s -- " W "futex_waiter", sigprof_bin(), data);
+	cr_assert_eq(st, 0, "%s", out);
+	free(out);
+	const char *json = report_json_file(data, "");
+	require_sched(json);
+	double by_path = jq_file(json, "[.paths[].sched_wait_ms] | add");
+	double total = jq_file(json, ".sched.total.wait_time.total_ms");
+	cr_assert_gt(total, 0);
+	cr_assert(by_path > total - 0.01 && by_path < total + 0.01, "paths hold %.3f ms, total %.3f ms", by_path, total);
+	double futex_wait = jq_file(json, ".paths[] | select(.path==\"futex-wait\") | .sched_wait_ms");
+	double rows = jq_file(json, "[.sched.stacks[] | select(.path==\"futex-wait\") | .wait_time.total_ms] | add");
+	cr_assert(futex_wait > rows - 0.01 && futex_wait < rows + 0.01, "futex-wait: path %.3f ms, stacks %.3f ms",
+		  futex_wait, rows);
+	cr_assert_gt(futex_wait, 0, "the waiter's futex waits are not on futex-wait");
+}
