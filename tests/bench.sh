@@ -8,7 +8,7 @@
 # Method
 #   Every workload runs for a fixed time and reports its own throughput; a tool's cost shows as the
 #   throughput it takes away.
-#   Table 1 (BENCH_SECONDS per run, default 5):
+#   Table 1 (BENCH_SECONDS per run, default 3):
 #     timer  stress-ng --timer 1 --timer-freq 100000 -t S --metrics-brief
 #            one process taking POSIX timer signals as fast as it can (signal deliver/sigreturn paths);
 #            throughput = the timer line's "bogo ops/s (real time)" column.
@@ -16,7 +16,7 @@
 #            two threads hammering the futex hash table; throughput = "Averaged N operations/sec".
 #     modes: bare (the workload alone); perf = perf record -g -F 4000 -o FILE -- WORKLOAD;
 #            sigprof = ./sigprof record -e cpu -F 4000 -o FILE -- WORKLOAD (the cpu collector: what perf -g records)
-#   Table 2 (BENCH_TRACE_SECONDS per run, default 3; BENCH_TRACE=0 skips it):
+#   Table 2 (BENCH_TRACE_SECONDS per run, default BENCH_SECONDS; BENCH_TRACE=0 skips it):
 #     timer       stress-ng --timer 1 -t S --metrics-brief       (default 1 MHz timer; signal paths)
 #     sng-futex   stress-ng --futex 2 -t S --metrics-brief       (futex waits and wakes with context switches;
 #                 throughput = the futex line's "bogo ops/s (real time)")
@@ -45,8 +45,9 @@
 #   `perf report --stats` (the kernel's lost counters, written by perf >= 6.0; `perf report -D` is read for
 #   the PERF_RECORD_LOST sums only when a file has LOST records but no such counters); perf trace: its
 #   "LOST N events!" lines; sigprof: meta.lost of `sigprof report --json`.  Table 2 also sums
-#   sigprof's meta.unsampled_hits (tracepoint hits the kernel throttled: exact totals minus samples) and the
-#   THROTTLE records of both tools (perf: "THROTTLE events" of --stats; sigprof: meta.throttle_records).
+#   sigprof's meta.unsampled_hits (tracepoint hits the kernel counted but did not sample: exact totals minus
+#   samples; throttling is one cause) and the THROTTLE records of both tools (perf: "THROTTLE events" of
+#   --stats; sigprof: meta.throttle_records).
 #   Report time: on the last round's recordings (table 1: perf/sigprof of each workload; table 2: perf-all
 #   and sp-all of each workload), `perf report --stdio -i F >/dev/null` and `./sigprof report -i F >/dev/null`,
 #   each run once untimed to warm the page cache and then BENCH_REPORT_REPEAT times (default 3), wall
@@ -56,19 +57,19 @@
 # measurement): table 1: sigprof overhead <= perf overhead, 0 lost at the default rate, sigprof report >= 3x
 # faster than perf report.  Table 2: throughput under sp-all >= under perf-all (and perf-fit), sp-futex >=
 # perf-trace, sp-sched >= perf-sched (and perf-schedg); no lost records in any sigprof mode at defaults
-# (lost = 0; unsampled hits are printed beside it and count as a miss too).
+# (meta.lost = 0), and, as a separate line, every tracepoint hit sampled (meta.unsampled_hits = 0).
 #
-# Environment: BENCH_SECONDS (default 5) seconds per table-1 run, BENCH_TRACE_SECONDS (default 3) per
+# Environment: BENCH_SECONDS (default 3) seconds per run, BENCH_TRACE_SECONDS (default BENCH_SECONDS) per
 # table-2 run, BENCH_REPEAT (default 3) rounds, BENCH_REPORT_REPEAT (default 3), BENCH_FREQ (default 4000)
 # sampling rate of table 1, BENCH_TRACE (default 1; 0 skips table 2), SIGPROF (default ./sigprof).
-# Defaults take about 6 minutes (table 1 about 2, table 2 about 4).  A missing perf, stress-ng or jq skips
-# what needs it with a note.
+# Defaults take about 6 minutes (table 1 about 1.5, table 2 about 4, the report timings about 0.5).
+# A missing perf, stress-ng or jq skips what needs it with a note.
 # Exit status: 0 when every measurement was taken, 1 when a tool or workload fails or its output
 # cannot be parsed, 2 on bad usage.
 set -euo pipefail
 
-SECONDS_PER_RUN=${BENCH_SECONDS:-5}
-TRACE_SECONDS=${BENCH_TRACE_SECONDS:-3}
+SECONDS_PER_RUN=${BENCH_SECONDS:-3}
+TRACE_SECONDS=${BENCH_TRACE_SECONDS:-$SECONDS_PER_RUN}
 REPEAT=${BENCH_REPEAT:-3}
 REPORT_REPEAT=${BENCH_REPORT_REPEAT:-3}
 FREQ=${BENCH_FREQ:-4000}
@@ -150,19 +151,19 @@ fi
 
 # table-2 modes of a workload
 tmodes() {
-    local m=(bare sp-all)
-    ((HAVE_PERF)) && m+=(perf-all perf-fit)
+    local ml=(bare sp-all)
+    ((HAVE_PERF)) && ml+=(perf-all perf-fit)
     case $1 in
         sfutex | fhash)
-            m+=(sp-futex)
-            ((HAVE_PERF)) && m+=(perf-trace)
+            ml+=(sp-futex)
+            ((HAVE_PERF)) && ml+=(perf-trace)
             ;;
     esac
     if [[ $1 == sfutex ]]; then
-        m+=(sp-sched)
-        ((HAVE_PERF)) && m+=(perf-sched perf-schedg)
+        ml+=(sp-sched)
+        ((HAVE_PERF)) && ml+=(perf-sched perf-schedg)
     fi
-    echo "${m[@]}"
+    echo "${ml[@]}"
 }
 
 wl_name() {
@@ -487,7 +488,7 @@ if ((${#TWORKLOADS[@]})); then
     done
     echo "ratio, lost-thr: as in table 1; samples (perf trace: events counted), MB: median per run;" \
         "lost, unsampled, throttle: sums over the $REPEAT runs;"
-    echo "unsampled: sigprof's meta.unsampled_hits (hits the kernel throttled, exact totals minus samples);" \
+    echo "unsampled: sigprof's meta.unsampled_hits (hits the kernel counted but did not sample: exact totals minus samples);" \
         "throttle: THROTTLE records; report-ms: as in table 1, on the last run's file"
     for n in "${TNOTES[@]}"; do echo "note: $n"; done
     echo
@@ -559,14 +560,37 @@ if ((${#TWORKLOADS[@]})); then
     else
         echo "  [SKIP] overhead against perf: no perf"
     fi
+    # what perf lost on the same workload, beside each sigprof mode
+    perf_lost_of() { # WORKLOAD SP-MODE
+        local m out=''
+        case $2 in
+            sp-all) m='perf-all perf-fit' ;;
+            sp-futex) m='perf-trace' ;;
+            sp-sched) m='perf-sched perf-schedg' ;;
+        esac
+        for m in $m; do
+            [[ -n ${TLOST[$1.$m]:-} ]] && out+="${out:+, }$m ${TLOST[$1.$m]}"
+        done
+        echo "${out:-no perf}"
+    }
     for wl in "${TWORKLOADS[@]}"; do
         read -r -a tm <<<"$(tmodes "$wl")"
         for mode in "${tm[@]}"; do
             [[ $mode == sp-* ]] || continue
-            l=${TLOST[$wl.$mode]} u=${TUNS[$wl.$mode]:-0}
-            printf '  [%s] %-10s %-11s no lost records: lost %s, unsampled hits %s over %s runs (perf-all lost %s)\n' \
-                "$([[ $l == 0 && $u == 0 ]] && echo PASS || echo MISS)" "$(wl_name "$wl")" "$mode" "$l" "$u" \
-                "$REPEAT" "${TLOST[$wl.perf-all]:--}"
+            l=${TLOST[$wl.$mode]}
+            printf '  [%s] %-10s %-11s no lost records: %s lost over %s runs (perf lost: %s)\n' \
+                "$([[ $l == 0 ]] && echo PASS || echo MISS)" "$(wl_name "$wl")" "$mode" "$l" "$REPEAT" \
+                "$(perf_lost_of "$wl" "$mode")"
+        done
+    done
+    for wl in "${TWORKLOADS[@]}"; do
+        read -r -a tm <<<"$(tmodes "$wl")"
+        for mode in "${tm[@]}"; do
+            [[ $mode == sp-* ]] || continue
+            u=${TUNS[$wl.$mode]:-0}
+            printf '  [%s] %-10s %-11s every hit sampled: %s unsampled hits over %s runs, %s THROTTLE records\n' \
+                "$([[ $u == 0 ]] && echo PASS || echo MISS)" "$(wl_name "$wl")" "$mode" "$u" "$REPEAT" \
+                "${TTHR[$wl.$mode]:-0}"
         done
     done
     if ((HAVE_PERF)); then
