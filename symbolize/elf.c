@@ -197,6 +197,26 @@ static int read_symbols(Elf *elf, struct symtab *tab)
 static const unsigned char x86_64_rt_sigreturn[] = { 0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05 };
 #define TRAMPOLINE_SPAN 17 /* one byte before, the 9 of the sequence, 7 of padding after */
 
+/*
+ * Only a C library carries the trampoline (it installs it with every
+ * sigaction()); scanning the code of every other file would read
+ * megabytes for nothing.  A file that defines sigaction, or one with no
+ * symbols at all (a stripped static binary), is scanned.
+ */
+static bool may_hold_trampoline(const struct symtab *tab)
+{
+	static const char *const names[] = { "sigaction", "__sigaction", "__libc_sigaction" };
+	size_t symbols = 0;
+	for (int kind = 0; kind < SYM_KIND_COUNT; kind++) {
+		symbols += tab->pending_count[kind];
+		for (size_t i = 0; i < tab->pending_count[kind]; i++)
+			for (size_t n = 0; n < ARRAY_SIZE(names); n++)
+				if (strcmp(tab->pending[kind][i].sym.name, names[n]) == 0)
+					return true;
+	}
+	return symbols == 0;
+}
+
 static void add_sigreturn_trampolines(Elf *elf, struct symtab *tab)
 {
 	Elf_Scn *scn = NULL;
@@ -317,7 +337,7 @@ static int load_from_elf(Elf *elf, struct symtab **out)
 		return err;
 	}
 	tab->build_id = read_build_id(elf, tab);
-	if (ehdr.e_machine == EM_X86_64)
+	if (ehdr.e_machine == EM_X86_64 && may_hold_trampoline(tab))
 		add_sigreturn_trampolines(elf, tab);
 	symtab_finish(tab);
 	*out = tab;
