@@ -3,6 +3,7 @@
  * side (tracepoint.h).  Shared by every collector built on tracepoints
  * (sched, signal, futex).
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -114,6 +115,38 @@ int tracepoint_add(struct event_list *events, const struct record_options *opts,
 
 /* ---- report side ---- */
 
+/*
+ * What libtraceevent is given of a format text: the text up to its "print
+ * fmt:" line, then an empty print format (malloc'd, its length in *len); NULL
+ * when the text holds a byte that is neither printable ASCII nor white space,
+ * as no kernel's format file does.  A report reads fields by name and never
+ * prints an event, and libtraceevent's parser crashes on damaged texts: its
+ * tokenizer returns no token for such a byte, which some of its callers hand
+ * to strcmp(); its print format parser dereferences NULL for __print_flags()
+ * of a name that is no field, and raises SIGFPE on a constant division by 0.
+ */
+static char *format_for_parser(const char *text, size_t n, size_t *len)
+{
+	static const char marker[] = "print fmt:", empty[] = "print fmt: \"\"\n";
+	for (size_t i = 0; i < n; i++)
+		if (!isprint((unsigned char)text[i]) && !isspace((unsigned char)text[i]))
+			return NULL;
+	size_t keep = n;
+	for (const char *p = text; (p = memmem(p, (size_t)(text + n - p), marker, sizeof(marker) - 1)); p++) {
+		if (p == text || p[-1] == '\n') {
+			keep = (size_t)(p - text);
+			break;
+		}
+	}
+	char *out = xmalloc(keep + 1 + sizeof(empty));
+	memcpy(out, text, keep);
+	if (keep && out[keep - 1] != '\n')
+		out[keep++] = '\n';
+	memcpy(out + keep, empty, sizeof(empty));
+	*len = keep + sizeof(empty) - 1;
+	return out;
+}
+
 int tracepoint_set_add(struct tracepoint_set *set, const struct perf_event_header *rec)
 {
 	const struct sp_tracepoint_record *tp = (const void *)rec;
@@ -128,11 +161,16 @@ int tracepoint_set_add(struct tracepoint_set *set, const struct perf_event_heade
 	char system[sizeof(tp->system) + 1];
 	memcpy(system, tp->system, sizeof(tp->system));
 	system[sizeof(tp->system)] = '\0';
-	struct tep_event *ev = NULL;
-	if (tep_parse_format(set->tep, &ev, (const char *)(tp + 1), tp->format_len, system) != 0 || !ev)
+	size_t len;
+	char *format = format_for_parser((const char *)(tp + 1), tp->format_len, &len);
+	if (!format)
 		return -EINVAL;
-	set->count++;
-	return 0;
+	struct tep_event *ev = NULL;
+	int err = tep_parse_format(set->tep, &ev, format, len, system) != 0 || !ev ? -EINVAL : 0;
+	free(format);
+	if (!err)
+		set->count++;
+	return err;
 }
 
 void tracepoint_set_free(struct tracepoint_set *set)

@@ -30,11 +30,8 @@ static void id_table_insert(struct sp_event_set *set, uint64_t id, uint32_t inde
 
 static void id_table_rebuild(struct sp_event_set *set)
 {
-	size_t total = 0;
-	for (size_t e = 0; e < set->count; e++)
-		total += set->events[e].nr_ids;
 	size_t n = 64;
-	while (n < total * 2)
+	while (n < set->nids * 4)
 		n *= 2;
 	free(set->slot_ids);
 	free(set->slot_index);
@@ -70,7 +67,13 @@ int event_set_add(struct sp_event_set *set, const struct perf_event_header *rec)
 	ev->decodable = (ev->attr.sample_type & ~(uint64_t)SP_SAMPLE_SUPPORTED) == 0 &&
 			(ev->attr.sample_type & PERF_SAMPLE_IDENTIFIER);
 	set->count++;
-	id_table_rebuild(set);
+	/* grown by doubling, not rebuilt per event: a file of many EVENT records loads in linear time */
+	set->nids += ev->nr_ids;
+	if (set->nids * 2 > set->nslots)
+		id_table_rebuild(set);
+	else
+		for (uint32_t k = 0; k < ev->nr_ids; k++)
+			id_table_insert(set, ev->ids[k], ev->index);
 	return 0;
 }
 

@@ -345,6 +345,8 @@ static int compare_queued(const void *a, const void *b)
 static void flush_queue(struct loader *l, uint64_t limit)
 {
 	struct order_queue *q = &l->queue;
+	if (!q->count)
+		return; /* nothing queued: a ROUND before the first kernel record, or a file with none */
 	qsort(q->items, q->count, sizeof(*q->items), compare_queued);
 	size_t done = 0;
 	while (done < q->count && q->items[done].time <= limit) {
@@ -392,10 +394,11 @@ static void load_kallsyms(struct loader *l, const struct perf_event_header *rec)
 	if (!(k->flags & SP_KALLSYMS_LAST))
 		return;
 	struct symtab *tab = NULL;
-	if (l->kallsyms_used == l->kallsyms_size &&
-	    symtab_from_kallsyms_buffer(l->kallsyms_text, l->kallsyms_used, &tab) == 0) {
-		l->kallsyms_text = NULL; /* the symtab owns it now */
-		proc_table_set_kernel_symbols(l->p->procs, tab);
+	if (l->kallsyms_used == l->kallsyms_size) {
+		char *text = l->kallsyms_text;
+		l->kallsyms_text = NULL; /* the symtab takes it, whether it parses or not */
+		if (symtab_from_kallsyms_buffer(text, l->kallsyms_used, &tab) == 0)
+			proc_table_set_kernel_symbols(l->p->procs, tab);
 	}
 drop:
 	free(l->kallsyms_text);

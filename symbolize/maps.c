@@ -198,6 +198,8 @@ void proc_table_fork(struct proc_table *pt, uint32_t ppid, uint32_t pid)
 		return;
 	child->comm = parent->comm;
 	child->nmaps = 0;
+	if (!parent->nmaps)
+		return; /* a parent seen only by name (COMM): nothing to copy */
 	GROW(child->maps, child->cap, parent->nmaps);
 	memcpy(child->maps, parent->maps, parent->nmaps * sizeof(*child->maps));
 	child->nmaps = parent->nmaps;

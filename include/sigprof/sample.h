@@ -44,6 +44,7 @@ struct sp_event_set {
 	uint64_t *slot_ids;   /* open-addressing id -> event index + 1 */
 	uint32_t *slot_index;
 	size_t nslots;
+	size_t nids;          /* ids of every event: the table is rebuilt, twice as large, when they fill half of it */
 };
 
 /* Add the event an SP_REC_EVENT record describes; 0 or -EINVAL (malformed record). */

@@ -17,7 +17,8 @@
 #define SIGPROF_VERSION "0.1.0"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
-#define ALIGN_UP(x, a) (((x) + ((a) - 1)) & ~((uint64_t)(a) - 1))
+/* In 64 bits whatever the type of x: a u32 from a file near UINT32_MAX must not wrap to 0. */
+#define ALIGN_UP(x, a) (((uint64_t)(x) + ((a) - 1)) & ~((uint64_t)(a) - 1))
 
 /* One line on stderr, prefixed with "sigprof: ". */
 void sp_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <criterion/criterion.h>
 
@@ -283,6 +284,45 @@ Test(decode, many_events_each_found_by_each_of_its_ids)
 	cr_assert_null(set.events);
 }
 
+/*
+ * A file of many EVENT records (one id each, as a damaged or hostile file
+ * may hold) loads in linear time: the id table grows by doubling and is not
+ * rebuilt for every event.  The first event of an id keeps it.
+ */
+Test(decode, many_event_records_load_in_linear_time)
+{
+	enum { EVENTS = 100000 };
+	struct sp_event_set set = { 0 };
+	struct perf_event_attr attr = make_attr(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP);
+	struct byte_builder b = { 0 };
+	uint64_t id = 0;
+	build_event_record(&b, "e", "cpu", &attr, attr.size, &id, 1);
+	struct sp_event_record *er = (void *)b.buf;
+	uint64_t *id_in_record = (uint64_t *)(b.buf + b.len - sizeof(uint64_t));
+	struct timespec start, end;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (unsigned e = 0; e < EVENTS; e++) {
+		*id_in_record = 1000 + e % (EVENTS - 10); /* the last 10 repeat the first ids */
+		er->nr_ids = e % 1000 == 999 ? 0 : 1;
+		cr_assert_eq(event_set_add(&set, (void *)b.buf), 0);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	double elapsed = (double)(end.tv_sec - start.tv_sec) + (double)(end.tv_nsec - start.tv_nsec) / 1e9;
+	cr_expect_lt(elapsed, 5.0, "%d EVENT records took %.2f s", EVENTS, elapsed);
+	cr_assert_eq(set.count, EVENTS);
+	for (unsigned e = 0; e < EVENTS - 10; e++) {
+		struct sp_event *ev = event_set_find(&set, 1000 + e);
+		if (e % 1000 == 999) {
+			cr_assert_null(ev, "event %u has no id", e);
+			continue;
+		}
+		cr_assert_not_null(ev, "id of event %u", e);
+		cr_assert_eq(ev->index, e);
+	}
+	bb_free(&b);
+	event_set_free(&set);
+}
+
 Test(decode, attr_of_an_older_or_newer_size_is_read_and_ids_found_after_it)
 {
 	struct sp_event_set set = { 0 };
@@ -342,6 +382,21 @@ Test(decode, malformed_event_records_are_rejected)
 	cr_assert_eq(event_set_add(&set, (void *)b.buf), -EINVAL);
 	er->nr_ids = UINT32_MAX;
 	cr_assert_eq(event_set_add(&set, (void *)b.buf), -EINVAL);
+	/* an attr_size that rounds up past 32 bits, in a record with no attr, just the fixed part and 3 ids */
+	for (uint32_t huge = UINT32_MAX - 7; huge != 0; huge++) {
+		struct byte_builder h = { 0 };
+		bb_bytes(&h, b.buf, sizeof(struct sp_event_record));
+		for (uint32_t i = 0; i < 3; i++)
+			bb_u64(&h, ids[i]);
+		struct sp_event_record *he = (void *)h.buf;
+		he->header.size = (uint16_t)h.len;
+		he->attr_size = huge;
+		he->nr_ids = 3;
+		void *rec = exact_copy(h.buf, h.len);
+		cr_assert_eq(event_set_add(&set, rec), -EINVAL, "attr_size %#x", huge);
+		free(rec);
+		bb_free(&h);
+	}
 	cr_assert_eq(set.count, 0, "nothing was added");
 	cr_assert_null(event_set_find(&set, 1));
 	bb_free(&b);

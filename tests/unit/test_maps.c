@@ -216,6 +216,20 @@ Test(maps, fork_of_a_thread_and_of_an_unknown_parent)
 	proc_table_free(pt);
 }
 
+/* A parent known only by its COMM (no MMAP2 yet, or a damaged file): the child starts, or becomes, empty. */
+Test(maps, fork_of_a_parent_without_mappings)
+{
+	struct proc_table *pt = proc_table_new();
+	proc_table_comm(pt, 40, 40, "parent", false);
+	proc_table_fork(pt, 40, 41);
+	expect_none(pt, 41, 0x1000);
+	cr_assert_str_eq(proc_table_comm_of(pt, 41), "parent");
+	add_map(pt, 42, 0x1000, 0x2000, 0, "/bin/early");
+	proc_table_fork(pt, 40, 42);
+	expect_none(pt, 42, 0x1000);
+	proc_table_free(pt);
+}
+
 /*
  * Records from different CPUs' buffers are not in time order, so a child's
  * own MMAP2 can come before its FORK; the FORK then replaces the child's

@@ -1,0 +1,153 @@
+/*
+ * test_profile.c: the report's loader (profiler/profile.c) on malformed
+ * recordings.
+ *
+ * Each test writes a small file whose sigprof records come from the writer
+ * (datafile.c, tested on its own in test_datafile.c) and whose damaged
+ * parts are laid out by hand, then loads it with profile_load().  What is
+ * checked is that a bad file is reported or skipped, never a crash: the
+ * ASan+UBSan build of these tests (make asan-test) is the one that matters.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "sigprof/format.h"
+#include "sigprof/profile.h"
+#include "sigprof/util.h"
+#include "unit_helpers.h"
+
+static char *dir;
+
+static void make_dir(void)
+{
+	dir = temp_dir_new();
+}
+
+static void remove_dir(void)
+{
+	temp_dir_remove(dir);
+	dir = NULL;
+}
+
+TestSuite(profile, .init = make_dir, .fini = remove_dir);
+
+#define TEST_ID 77
+
+static struct perf_event_attr cpu_attr(void)
+{
+	struct perf_event_attr attr;
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_CPU_CLOCK;
+	attr.sample_period = 1000000;
+	attr.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+	attr.sample_id_all = 1;
+	return attr;
+}
+
+/* A new file at dir/name with one cpu-clock EVENT (id TEST_ID); *path to free. */
+static struct sp_writer *start_file(const char *name, char **path)
+{
+	*path = path_join(dir, name);
+	struct sp_writer *w = NULL;
+	cr_assert_eq(sp_writer_create(*path, &w), 0);
+	struct perf_event_attr attr = cpu_attr();
+	uint64_t id = TEST_ID;
+	cr_assert_eq(sp_writer_event(w, "cpu-clock", "cpu", &attr, &id, 1), 0);
+	return w;
+}
+
+static void add_bytes(struct sp_writer *w, const struct byte_builder *b)
+{
+	cr_assert_eq(sp_writer_raw(w, b->buf, b->len), 0);
+}
+
+static void add_round(struct sp_writer *w)
+{
+	struct byte_builder b = { 0 };
+	bb_end_record(&b, bb_begin_record(&b, SP_REC_ROUND, 0));
+	add_bytes(w, &b);
+	bb_free(&b);
+}
+
+/* A cpu-clock sample of a kernel address, as the kernel lays it out for cpu_attr(). */
+static void add_kernel_sample(struct sp_writer *w, uint64_t ip, uint64_t time)
+{
+	struct byte_builder b = { 0 };
+	size_t at = bb_begin_record(&b, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_KERNEL);
+	bb_u64(&b, TEST_ID);
+	bb_u64(&b, ip);
+	bb_u32_pair(&b, 100, 100);
+	bb_u64(&b, time);
+	bb_end_record(&b, at);
+	add_bytes(w, &b);
+	bb_free(&b);
+}
+
+static void finish_file(struct sp_writer *w)
+{
+	struct sp_finish_record fin = { .header = { .type = SP_REC_FINISH, .size = sizeof(fin) } };
+	cr_assert_eq(sp_writer_record(w, &fin), 0);
+	cr_assert_eq(sp_writer_close(w), 0);
+}
+
+/* Load path (with the kernel's symbols from kallsyms when not NULL): 0 or the error. */
+static int load(const char *path, const char *kallsyms, struct profile *p)
+{
+	struct profile_options opts = { .kallsyms = kallsyms };
+	char err[256] = "";
+	int ret = profile_load(path, &opts, p, err, sizeof(err));
+	if (ret == 0)
+		cr_assert_eq(err[0], '\0');
+	return ret;
+}
+
+/* A copy of kallsyms that decompresses but does not parse is dropped (once): the loader goes on. */
+Test(profile, a_recorded_kallsyms_copy_that_does_not_parse_is_dropped)
+{
+	static const char *const texts[] = {
+		"0000000000000000 T _stext\n0000000000000000 t hidden\n", /* as an unprivileged reader sees it */
+		"not a symbol table\n",
+		"\n\n",
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(texts); i++) {
+		char name[32], *path;
+		snprintf(name, sizeof(name), "kallsyms%zu.data", i);
+		struct sp_writer *w = start_file(name, &path);
+		cr_assert_eq(sp_writer_kallsyms(w, texts[i], strlen(texts[i])), 0);
+		add_kernel_sample(w, 0xffffffff81000010ull, 1000);
+		add_round(w);
+		finish_file(w);
+
+		struct profile p;
+		cr_assert_eq(load(path, NULL, &p), 0, "%s", texts[i]);
+		cr_assert_eq(p.samples, 1);
+		profile_free(&p);
+		free(path);
+	}
+}
+
+/* A ROUND with nothing queued (first in the file, or twice in a row) is no work, not a crash. */
+Test(profile, round_with_nothing_queued)
+{
+	char *path;
+	struct sp_writer *w = start_file("round.data", &path);
+	add_round(w);
+	add_round(w);
+	add_kernel_sample(w, 0xffffffff81000010ull, 1000);
+	add_round(w);
+	add_round(w);
+	add_round(w);
+	finish_file(w);
+
+	struct profile p;
+	cr_assert_eq(load(path, NULL, &p), 0);
+	cr_assert_eq(p.samples, 1);
+	cr_assert(p.has_finish);
+	profile_free(&p);
+	free(path);
+}
