@@ -169,4 +169,18 @@ static inline unsigned char *read_file(const char *path, size_t *n)
 	return b.buf;
 }
 
+/* A criterion suite whose tests each get a fresh temporary directory, `dir`, removed after the test. */
+#define TEMP_DIR_SUITE(name)                          \
+	static char *dir;                             \
+	static void make_dir(void)                    \
+	{                                             \
+		dir = temp_dir_new();                 \
+	}                                             \
+	static void remove_dir(void)                  \
+	{                                             \
+		temp_dir_remove(dir);                 \
+		dir = NULL;                           \
+	}                                             \
+	TestSuite(name, .init = make_dir, .fini = remove_dir)
+
 #endif

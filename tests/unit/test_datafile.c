@@ -24,20 +24,7 @@
 
 #define HEADER_SIZE 64 /* the specification's header size */
 
-static char *dir;
-
-static void make_dir(void)
-{
-	dir = temp_dir_new();
-}
-
-static void remove_dir(void)
-{
-	temp_dir_remove(dir);
-	dir = NULL;
-}
-
-TestSuite(datafile, .init = make_dir, .fini = remove_dir);
+TEMP_DIR_SUITE(datafile);
 
 /* The header as the specification's table lays it out. */
 static void build_file_header(struct byte_builder *b, const char *magic, uint32_t version, uint32_t header_size,

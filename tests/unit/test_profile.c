@@ -19,20 +19,7 @@
 #include "sigprof/util.h"
 #include "unit_helpers.h"
 
-static char *dir;
-
-static void make_dir(void)
-{
-	dir = temp_dir_new();
-}
-
-static void remove_dir(void)
-{
-	temp_dir_remove(dir);
-	dir = NULL;
-}
-
-TestSuite(profile, .init = make_dir, .fini = remove_dir);
+TEMP_DIR_SUITE(profile);
 
 #define TEST_ID 77
 
