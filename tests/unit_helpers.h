@@ -111,6 +111,17 @@ static inline void *exact_copy(const void *data, size_t n)
 
 /* ---- temporary directories ---- */
 
+/* A temporary file holding size bytes of data; returns its malloc'd path (unlink and free it). */
+static inline char *temp_file_with(const void *data, size_t size)
+{
+	char *path = strdup("/tmp/sigprof-unit-file-XXXXXX");
+	int fd = mkstemp(path);
+	cr_assert_geq(fd, 0, "mkstemp failed");
+	cr_assert_eq(write(fd, data, size), (ssize_t)size);
+	close(fd);
+	return path;
+}
+
 static inline char *temp_dir_new(void)
 {
 	char *dir = strdup("/tmp/sigprof-unit-XXXXXX");

@@ -18,6 +18,7 @@
 
 #include "sigprof/symbolize.h"
 #include "sigprof/util.h"
+#include "unit_helpers.h"
 
 #define FIXTURE "build/fixtures/elf_fixture"
 #define STRIPPED_FIXTURE "build/fixtures/elf_fixture.stripped"
@@ -527,16 +528,6 @@ static struct vdso_range find_vdso(void)
 	return range;
 }
 
-static char *write_temp_file(const void *data, size_t size)
-{
-	char *path = xstrdup("/tmp/sigprof-test-XXXXXX");
-	int fd = mkstemp(path);
-	cr_assert_geq(fd, 0, "mkstemp: %s", strerror(errno));
-	cr_assert_eq(write(fd, data, size), (ssize_t)size);
-	close(fd);
-	return path;
-}
-
 Test(elf, vdso_copied_from_memory_names_clock_gettime)
 {
 	struct vdso_range range = find_vdso();
@@ -551,7 +542,7 @@ Test(elf, vdso_copied_from_memory_names_clock_gettime)
 	cr_assert_eq(err, 0, "symtab_from_elf_memory: %d", err);
 
 	/* readelf reads the same bytes from a file, for the expected address and build-id. */
-	char *path = write_temp_file(image, size);
+	char *path = temp_file_with(image, size);
 	struct symbol_rows rows = read_symbol_rows(path, ".dynsym");
 	const struct symbol_row *clock_gettime_row = NULL;
 	for (size_t i = 0; i < rows.count; i++)
@@ -595,7 +586,7 @@ Test(elf, unreadable_files_are_errors_not_crashes)
 	expect_load_error("tests/unit/test_elf.c", -ENOEXEC);
 	expect_load_error("build/fixtures", -EISDIR);
 
-	char *empty = write_temp_file("", 0);
+	char *empty = temp_file_with("", 0);
 	expect_load_error(empty, -ENOEXEC);
 	unlink(empty);
 	free(empty);
@@ -603,7 +594,7 @@ Test(elf, unreadable_files_are_errors_not_crashes)
 	size_t size;
 	char *image = read_whole_file(FIXTURE, &size);
 	cr_assert_not_null(image, "%s: %s", FIXTURE, strerror(errno));
-	char *truncated = write_temp_file(image, 100);
+	char *truncated = temp_file_with(image, 100);
 	struct symtab *tab = NULL;
 	cr_expect_lt(symtab_from_elf_file(truncated, &tab), 0, "a 100-byte ELF file loaded");
 	cr_expect_null(tab);

@@ -18,6 +18,7 @@
 
 #include "sigprof/symbolize.h"
 #include "sigprof/util.h"
+#include "unit_helpers.h"
 
 /* Unsorted on purpose; the comments give what each line must become. */
 static const char synthetic_kallsyms[] =
@@ -40,19 +41,9 @@ static const char synthetic_kallsyms[] =
 	"ffffffffc0001080 d mod_data\t[mymod]\n"         /* up to last_func */
 	"ffffffffc0002000 T last_func";                  /* last, no newline: size 0 */
 
-static char *write_temp_file(const char *contents, size_t size)
-{
-	char *path = xstrdup("/tmp/sigprof-kallsyms-XXXXXX");
-	int fd = mkstemp(path);
-	cr_assert_geq(fd, 0, "mkstemp: %s", strerror(errno));
-	cr_assert_eq(write(fd, contents, size), (ssize_t)size);
-	close(fd);
-	return path;
-}
-
 static int load_text(const char *contents, struct symtab **tab)
 {
-	char *path = write_temp_file(contents, strlen(contents));
+	char *path = temp_file_with(contents, strlen(contents));
 	int err = symtab_from_kallsyms(path, tab);
 	unlink(path);
 	free(path);
@@ -222,7 +213,7 @@ Test(kallsyms, ten_megabyte_file_loads_quickly)
 		sb_addf(&text, "%016llx %c kernel_function_number_%u%s\n", 0xffffffff81000000ULL + 16ULL * (LINES - i),
 			i % 5 ? 't' : 'D', i, i % 7 ? "" : "\t[some_module]");
 	cr_assert_gt(text.len, 10u << 20, "only %zu bytes", text.len);
-	char *path = write_temp_file(text.buf, text.len);
+	char *path = temp_file_with(text.buf, text.len);
 	sb_free(&text);
 
 	struct timespec start;
