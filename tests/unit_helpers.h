@@ -11,6 +11,7 @@
 #define SIGPROF_UNIT_HELPERS_H
 
 #include <ftw.h>
+#include <linux/perf_event.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,6 +111,20 @@ static inline void *exact_copy(const void *data, size_t n)
 }
 
 /* ---- temporary directories ---- */
+
+/* A cpu-clock sampling attr with the given sample_type and sample_id_all, as record lays one out. */
+static inline struct perf_event_attr cpu_clock_attr(uint64_t sample_type)
+{
+	struct perf_event_attr attr;
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_CPU_CLOCK;
+	attr.sample_period = 1000000;
+	attr.sample_type = sample_type;
+	attr.sample_id_all = 1;
+	return attr;
+}
 
 /* A temporary file holding size bytes of data; returns its malloc'd path (unlink and free it). */
 static inline char *temp_file_with(const void *data, size_t size)

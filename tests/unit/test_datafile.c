@@ -82,19 +82,6 @@ static void build_record(struct byte_builder *b, uint32_t type, uint16_t size, u
 	bb_end_record(b, at);
 }
 
-static struct perf_event_attr test_attr(void)
-{
-	struct perf_event_attr attr;
-	memset(&attr, 0, sizeof(attr));
-	attr.size = sizeof(attr);
-	attr.type = PERF_TYPE_SOFTWARE;
-	attr.config = PERF_COUNT_SW_CPU_CLOCK;
-	attr.sample_period = 1000000;
-	attr.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID;
-	attr.sample_id_all = 1;
-	return attr;
-}
-
 /* Every record of path, concatenated; the reader's problem (or NULL) copied into problem. */
 static void read_all(const char *path, struct byte_builder *out, unsigned *count, char *problem, size_t plen)
 {
@@ -124,7 +111,7 @@ static void write_sample_file(const char *path, struct byte_builder *expect)
 	const char *argv_values[] = { "./workload", "--flag", "an argument with spaces", "" };
 	const char *host[] = { "testhost" };
 	const char *status[] = { "cpu", "ok", "" };
-	struct perf_event_attr attr = test_attr();
+	struct perf_event_attr attr = cpu_clock_attr(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID);
 	uint64_t ids[] = { 101, 102, 103 };
 
 	struct sp_writer *w = NULL;

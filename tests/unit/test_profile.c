@@ -23,26 +23,13 @@ TEMP_DIR_SUITE(profile);
 
 #define TEST_ID 77
 
-static struct perf_event_attr cpu_attr(void)
-{
-	struct perf_event_attr attr;
-	memset(&attr, 0, sizeof(attr));
-	attr.size = sizeof(attr);
-	attr.type = PERF_TYPE_SOFTWARE;
-	attr.config = PERF_COUNT_SW_CPU_CLOCK;
-	attr.sample_period = 1000000;
-	attr.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
-	attr.sample_id_all = 1;
-	return attr;
-}
-
 /* A new file at dir/name with one cpu-clock EVENT (id TEST_ID); *path to free. */
 static struct sp_writer *start_file(const char *name, char **path)
 {
 	*path = path_join(dir, name);
 	struct sp_writer *w = NULL;
 	cr_assert_eq(sp_writer_create(*path, &w), 0);
-	struct perf_event_attr attr = cpu_attr();
+	struct perf_event_attr attr = cpu_clock_attr(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME);
 	uint64_t id = TEST_ID;
 	cr_assert_eq(sp_writer_event(w, "cpu-clock", "cpu", &attr, &id, 1), 0);
 	return w;
@@ -61,7 +48,7 @@ static void add_round(struct sp_writer *w)
 	bb_free(&b);
 }
 
-/* A cpu-clock sample of a kernel address, as the kernel lays it out for cpu_attr(). */
+/* A cpu-clock sample of a kernel address, as the kernel lays it out for cpu_clock_attr(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME). */
 static void add_kernel_sample(struct sp_writer *w, uint64_t ip, uint64_t time)
 {
 	struct byte_builder b = { 0 };
