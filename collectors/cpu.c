@@ -15,6 +15,9 @@ static int cpu_add_events(struct record_options *opts, struct event_list *events
 			  size_t reasonlen)
 {
 	struct perf_event_attr attr;
+	struct record_options o = *opts;
+	o.call_graph = call_graph_for(opts, CALL_GRAPH_FP);
+	opts = &o;
 	sampling_attr_init(&attr, opts, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
 	const char *name = "cycles";
 	if (perf_event_probe(&attr) < 0) {

@@ -550,9 +550,12 @@ static int futex_add_events(struct record_options *opts, struct event_list *even
 			    size_t reasonlen)
 {
 	char name[64];
+	/* Waiters blocked in glibc's lock code (no frame pointers) are named only by a DWARF unwind. */
+	struct record_options with_stacks = *opts;
+	with_stacks.call_graph = call_graph_for(opts, CALL_GRAPH_DWARF);
 	for (size_t i = 0; i < ARRAY_SIZE(futex_syscalls); i++) {
 		snprintf(name, sizeof(name), "sys_enter_%s", futex_syscalls[i]);
-		int err = add_tracepoint(events, opts, name, true, reason, reasonlen);
+		int err = add_tracepoint(events, &with_stacks, name, true, reason, reasonlen);
 		if (err == -ENOENT && i > 0)
 			continue; /* an older kernel without this futex2 call */
 		if (err)
@@ -560,7 +563,7 @@ static int futex_add_events(struct record_options *opts, struct event_list *even
 		if (opts->futex == FUTEX_COUNT)
 			continue;
 		snprintf(name, sizeof(name), "sys_exit_%s", futex_syscalls[i]);
-		err = add_tracepoint(events, opts, name, false, reason, reasonlen);
+		err = add_tracepoint(events, &with_stacks, name, false, reason, reasonlen);
 		if (err)
 			return err;
 	}

@@ -48,6 +48,11 @@ void event_list_free(struct event_list *list)
 	memset(list, 0, sizeof(*list));
 }
 
+enum call_graph_mode call_graph_for(const struct record_options *opts, enum call_graph_mode collector_default)
+{
+	return opts->call_graph_chosen ? opts->call_graph : collector_default;
+}
+
 void sampling_attr_init(struct perf_event_attr *attr, const struct record_options *opts, uint32_t type,
 			uint64_t config)
 {
@@ -59,6 +64,18 @@ void sampling_attr_init(struct perf_event_attr *attr, const struct record_option
 			    PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
 	if (opts->call_graph == CALL_GRAPH_FP)
 		attr->sample_type |= PERF_SAMPLE_CALLCHAIN;
+	if (opts->call_graph == CALL_GRAPH_DWARF) {
+		/*
+		 * The kernel walks its own frames; the user part of its chain
+		 * would be the frame-pointer walk that DWARF replaces, so it is
+		 * left out (as perf does) and the registers and stack copy
+		 * stand in for it.
+		 */
+		attr->sample_type |= PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+		attr->exclude_callchain_user = 1;
+		attr->sample_regs_user = SP_UNWIND_REGS_MASK;
+		attr->sample_stack_user = opts->stack_user_size ? opts->stack_user_size : DEFAULT_STACK_USER_SIZE;
+	}
 	attr->read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
 	if (opts->period) {
 		attr->sample_period = opts->period;

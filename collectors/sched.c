@@ -80,7 +80,10 @@ static void try_system_wide(struct event_list *events)
 static int sched_add_events(struct record_options *opts, struct event_list *events, char *reason,
 			    size_t reasonlen)
 {
-	int err = tracepoint_add(events, opts, "sched", "sched", "sched_switch", true, reason, reasonlen);
+	/* A task blocks inside glibc (no frame pointers): only a DWARF unwind names the code that waited. */
+	struct record_options with_stacks = *opts;
+	with_stacks.call_graph = call_graph_for(opts, CALL_GRAPH_DWARF);
+	int err = tracepoint_add(events, &with_stacks, "sched", "sched", "sched_switch", true, reason, reasonlen);
 	if (err)
 		return err;
 	events->specs[events->count - 1].attr.context_switch = 1;

@@ -424,9 +424,11 @@ static const struct signal_tracepoint {
 static int signal_add_events(struct record_options *opts, struct event_list *events, char *reason,
 			     size_t reasonlen)
 {
+	struct record_options o = *opts;
+	o.call_graph = call_graph_for(opts, CALL_GRAPH_FP);
 	for (size_t i = 0; i < ARRAY_SIZE(signal_tracepoints); i++) {
 		const struct signal_tracepoint *tp = &signal_tracepoints[i];
-		int err = tracepoint_add(events, opts, "signal", tp->system, tp->name, tp->stack != STACK_NONE, reason,
+		int err = tracepoint_add(events, &o, "signal", tp->system, tp->name, tp->stack != STACK_NONE, reason,
 					 reasonlen);
 		if (err)
 			return err;

@@ -61,7 +61,8 @@ static void on_interrupt(int sig)
 static void record_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: sigprof record [-o FILE] [-e COLLECTORS] [-F HZ | -c PERIOD] [--call-graph fp|none]\n"
+		"usage: sigprof record [-o FILE] [-e COLLECTORS] [-F HZ | -c PERIOD]\n"
+		"                      [--call-graph fp|dwarf[,SIZE]|none]\n"
 		"                      [--futex trace|sample|count] [-m PAGES] [--] CMD [ARGS...]\n"
 		"\n"
 		"Run CMD under the collectors and write what they gather to FILE (sigprof.data).\n"
@@ -72,8 +73,10 @@ static void record_usage(FILE *out)
 		"                         weighted samples above it; count: exact totals per operation only\n"
 		"  -F, --freq HZ          samples per second per CPU (default %d)\n"
 		"  -c, --count PERIOD     sample every PERIOD events instead of a frequency\n"
-		"  -g                     same as --call-graph fp (the default)\n"
-		"      --call-graph MODE  fp: kernel and frame-pointer user stacks; none: the sampled IP only\n"
+		"  -g                     same as --call-graph fp\n"
+		"      --call-graph MODE  fp: kernel and frame-pointer user stacks; dwarf[,SIZE]: kernel stacks and\n"
+		"                         SIZE bytes of user stack (default %u) unwound at report time; none: the\n"
+		"                         sampled IP only (default: each collector's own, see sigprof(1))\n"
 		"  -m, --mmap-pages N     ring buffer data pages per CPU, a power of two (default %d)\n"
 		"      --no-kallsyms      do not copy the kernel's symbol table into FILE (reports then read\n"
 		"                         /proc/kallsyms, which is only right on this machine and this boot)\n"
@@ -81,17 +84,26 @@ static void record_usage(FILE *out)
 		"  -h, --help             this text\n"
 		"\n"
 		"The exit status is the workload's (128+N if signal N killed it); 127 if CMD cannot be found.\n",
-		DEFAULT_FREQUENCY, DEFAULT_RING_PAGES);
+		DEFAULT_FREQUENCY, DEFAULT_STACK_USER_SIZE, DEFAULT_RING_PAGES);
 }
 
-static int parse_call_graph(const char *s, enum call_graph_mode *mode)
+/* fp | none | dwarf[,SIZE]; SIZE a multiple of 8 from 8 to MAX_STACK_USER_SIZE bytes. */
+static int parse_call_graph(const char *s, struct record_options *opts)
 {
-	if (strcmp(s, "fp") == 0)
-		*mode = CALL_GRAPH_FP;
-	else if (strcmp(s, "none") == 0)
-		*mode = CALL_GRAPH_NONE;
-	else
+	uint64_t size = DEFAULT_STACK_USER_SIZE;
+	if (strcmp(s, "fp") == 0) {
+		opts->call_graph = CALL_GRAPH_FP;
+	} else if (strcmp(s, "none") == 0) {
+		opts->call_graph = CALL_GRAPH_NONE;
+	} else if (strncmp(s, "dwarf", 5) == 0 && (s[5] == '\0' || s[5] == ',')) {
+		if (s[5] == ',' && (parse_u64(s + 6, 8, MAX_STACK_USER_SIZE, &size) < 0 || size % 8))
+			return -ERANGE;
+		opts->call_graph = CALL_GRAPH_DWARF;
+	} else {
 		return -EINVAL;
+	}
+	opts->stack_user_size = (uint32_t)size;
+	opts->call_graph_chosen = true;
 	return 0;
 }
 
@@ -145,8 +157,9 @@ static int parse_record_args(int argc, char **argv, struct record_args *a)
 	a->output = "sigprof.data";
 	a->opts.frequency = DEFAULT_FREQUENCY;
 	a->opts.call_graph = CALL_GRAPH_FP;
+	a->opts.stack_user_size = DEFAULT_STACK_USER_SIZE;
 	a->ring_pages = DEFAULT_RING_PAGES;
-	int c;
+	int c, err;
 	uint64_t v;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+o:F:c:gm:qhe:", longopts, NULL)) != -1) {
@@ -188,11 +201,17 @@ static int parse_record_args(int argc, char **argv, struct record_args *a)
 			a->opts.period = v;
 			break;
 		case 'g':
-			a->opts.call_graph = CALL_GRAPH_FP;
+			parse_call_graph("fp", &a->opts);
 			break;
 		case 'G':
-			if (parse_call_graph(optarg, &a->opts.call_graph) < 0) {
-				sp_error("record: --call-graph %s: expected fp or none", optarg);
+			err = parse_call_graph(optarg, &a->opts);
+			if (err == -ERANGE) {
+				sp_error("record: --call-graph %s: the stack size must be a multiple of 8 from 8 to %u bytes",
+					 optarg, MAX_STACK_USER_SIZE);
+				return -EINVAL;
+			}
+			if (err < 0) {
+				sp_error("record: --call-graph %s: expected fp, dwarf[,SIZE] or none", optarg);
 				return -EINVAL;
 			}
 			break;
@@ -316,7 +335,12 @@ static int write_meta(struct sp_writer *w, const struct record_args *a, const st
 	uint32_t argc = 0;
 	while (a->argv[argc])
 		argc++;
-	const char *cg = a->opts.call_graph == CALL_GRAPH_FP ? "fp" : "none";
+	char cg_text[32] = "default";
+	if (a->opts.call_graph_chosen && a->opts.call_graph == CALL_GRAPH_DWARF)
+		snprintf(cg_text, sizeof(cg_text), "dwarf,%u", a->opts.stack_user_size);
+	else if (a->opts.call_graph_chosen)
+		snprintf(cg_text, sizeof(cg_text), "%s", a->opts.call_graph == CALL_GRAPH_FP ? "fp" : "none");
+	const char *cg = cg_text;
 	const char *version = SIGPROF_VERSION;
 	const char *hostname = u.nodename, *release = u.release, *machine = u.machine;
 	int err = sp_writer_meta(w, "argv", (const char *const *)a->argv, argc);

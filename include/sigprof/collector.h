@@ -22,9 +22,16 @@ struct report_options;
 struct json_writer;
 
 enum call_graph_mode {
-	CALL_GRAPH_FP,   /* the kernel's callchain: kernel frames + frame-pointer user frames */
-	CALL_GRAPH_NONE, /* the sampled IP only */
+	CALL_GRAPH_FP,    /* the kernel's callchain: kernel frames + frame-pointer user frames */
+	CALL_GRAPH_NONE,  /* the sampled IP only */
+	CALL_GRAPH_DWARF, /* the kernel's callchain for kernel frames; user registers and a copy of the user
+			     stack, unwound with DWARF CFI at report time */
 };
+
+/* Bytes of user stack a DWARF sample copies unless --call-graph dwarf,SIZE says otherwise (perf's default). */
+#define DEFAULT_STACK_USER_SIZE 8192u
+/* The kernel's bound: a sample record's size is a u16, the stack size a multiple of 8 below it. */
+#define MAX_STACK_USER_SIZE 65528u
 
 enum futex_mode {
 	FUTEX_SAMPLE, /* every call up to a rate bound, a bounded rate with weights above it */
@@ -35,7 +42,9 @@ enum futex_mode {
 struct record_options {
 	uint64_t frequency;         /* samples per second per CPU, when period is 0 */
 	uint64_t period;            /* sample every period events; 0: use frequency */
-	enum call_graph_mode call_graph;
+	enum call_graph_mode call_graph; /* the user's --call-graph; meaningful when call_graph_chosen */
+	bool call_graph_chosen;          /* false: each collector takes its own default (call_graph_for()) */
+	uint32_t stack_user_size;        /* bytes of user stack per DWARF sample */
 	bool exclude_kernel;        /* set when the kernel may not be sampled (not root, paranoid > 1) */
 	enum futex_mode futex;      /* --futex */
 	bool want_data_mmaps;       /* a collector names data addresses (futex words): record data mappings too */
@@ -111,7 +120,16 @@ const struct collector *collector_find(const char *name);
 /* Shared helpers for collectors. */
 struct event_spec *event_list_add(struct event_list *list, const char *name, const char *collector);
 void event_list_free(struct event_list *list);
-/* The attr every sampling event starts from: identifier, tid, time, cpu, period, callchain per opts. */
+/*
+ * The call-graph mode a collector's events use: the user's --call-graph when
+ * given, else the collector's own default.
+ */
+enum call_graph_mode call_graph_for(const struct record_options *opts, enum call_graph_mode collector_default);
+/*
+ * The attr every sampling event starts from: identifier, tid, time, cpu,
+ * period, and the stack opts->call_graph asks for (callchain; with DWARF
+ * the kernel part of the callchain plus user registers and stack).
+ */
 void sampling_attr_init(struct perf_event_attr *attr, const struct record_options *opts, uint32_t type,
 			uint64_t config);
 

@@ -12,6 +12,7 @@
 #ifndef SIGPROF_SAMPLE_H
 #define SIGPROF_SAMPLE_H
 
+#include <asm/perf_regs.h>
 #include <linux/perf_event.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -23,6 +24,20 @@
 	 PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |                      \
 	 PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER |            \
 	 PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT | PERF_SAMPLE_DATA_SRC | PERF_SAMPLE_PHYS_ADDR)
+
+/*
+ * The user registers a DWARF sample carries (attr.sample_regs_user): every
+ * x86-64 register the kernel can give, as perf asks for them (the segment
+ * registers DS/ES/FS/GS are not valid in 64-bit mode and make the open
+ * fail).  A sample's regs[] holds one u64 per set bit, lowest bit first.
+ */
+#if defined(__x86_64__)
+#define SP_UNWIND_REGS_MASK                                                                                   \
+	(((1ULL << PERF_REG_X86_64_MAX) - 1) & ~((1ULL << PERF_REG_X86_DS) | (1ULL << PERF_REG_X86_ES) |       \
+						  (1ULL << PERF_REG_X86_FS) | (1ULL << PERF_REG_X86_GS)))
+#else
+#error "sigprof's DWARF call graphs support x86-64 only"
+#endif
 
 struct sp_event {
 	unsigned index;             /* position among the file's EVENT records */
