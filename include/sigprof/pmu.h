@@ -1,0 +1,90 @@
+/*
+ * pmu.h: event names to perf_event_attr, and what PMUs this machine has.
+ *
+ * One parser for every event a user names (-e of record and stat) or a
+ * collector asks for.  It takes, in this order of trial:
+ *   - tracepoints: SYSTEM:NAME (sched:sched_switch), resolved through tracefs;
+ *   - sysfs PMU syntax: PMU/TERM,TERM=VALUE,.../ (cpu/mem-loads,ldlat=30/,
+ *     ibs_op//, cpu/event=0xc0,umask=0x1/), with the terms and aliases read
+ *     from /sys/bus/event_source/devices/PMU/{type,format/,events/};
+ *   - perf's generic names: hardware (cycles, instructions, cache-misses,
+ *     cache-references, branches, branch-misses, ...), software (cpu-clock,
+ *     task-clock, page-faults, context-switches, cpu-migrations, ...) and
+ *     generic cache events (L1-dcache-load-misses, LLC-loads, ...);
+ *   - libpfm4 names (MEM_LOAD_L3_HIT_RETIRED:XSNP_HITM, perf::CACHE-MISSES,
+ *     skl::INST_RETIRED:ANY_P), encoded by pfm_get_os_event_encoding().
+ * Each may end in perf's modifiers after a colon (or after the closing '/'
+ * of the sysfs form): u, k, h, H, G, p (repeated: precise_ip 1..3), P
+ * (the highest precision the PMU accepts, found at open time).
+ *
+ * The tests point the parser at a sysfs tree of their own
+ * (pmu_set_sysfs_root) and at a PMU model of libpfm4's choosing
+ * (LIBPFM_FORCE_PMU / LIBPFM_ENCODE_INACTIVE in the environment before the
+ * first parse), so encodings for machines we do not have are checked here.
+ */
+#ifndef SIGPROF_PMU_H
+#define SIGPROF_PMU_H
+
+#include <linux/perf_event.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum pmu_event_source {
+	PMU_SOURCE_TRACEPOINT, /* SYSTEM:NAME */
+	PMU_SOURCE_SYSFS,      /* PMU/terms/ */
+	PMU_SOURCE_GENERIC,    /* perf's generic hardware, software and cache names */
+	PMU_SOURCE_LIBPFM,     /* a libpfm4 name */
+};
+
+struct pmu_event {
+	char name[128];                 /* the spec as written, modifiers included */
+	enum pmu_event_source source;
+	/*
+	 * type, config, config1, config2, precise_ip and exclude_user/kernel/hv/
+	 * host/guest as the name and its modifiers say; every sampling field
+	 * (sample_type, period, flags such as disabled) is left zero for the
+	 * caller (pmu_event_apply()).
+	 */
+	struct perf_event_attr attr;
+	bool max_precise;               /* :P: try precise_ip 3, 2, 1, 0 at open time */
+	char pmu[32];                   /* the PMU that encodes it: "cpu", "cpu_core", "ibs_op", "software",
+					   "tracepoint", or libpfm4's PMU name ("skl", "spr", "amd64_fam19h_zen3") */
+	char tracepoint_system[64];     /* SYSTEM and NAME of a tracepoint */
+	char tracepoint_name[64];
+};
+
+/*
+ * Parse one event (the caller splits a list with pmu_event_list_next()).
+ * 0, or a negative errno with one line in err naming the event and what is
+ * wrong: -ENOENT (no such event, PMU or tracepoint here), -EINVAL (bad
+ * syntax, unknown term or modifier), -EACCES (tracefs not readable).
+ */
+int pmu_event_parse(const char *spec, struct pmu_event *ev, char *err, size_t errlen);
+
+/*
+ * The next event of a comma-separated list into buf, honouring commas
+ * inside a sysfs PMU/.../ term list; *list advances past it.  false at the
+ * end of the list.
+ */
+bool pmu_event_list_next(const char **list, char *buf, size_t buflen);
+
+/* Copy what the event names (type, config*, precise_ip, exclude_*) into an attr built by sampling_attr_init(). */
+void pmu_event_apply(const struct pmu_event *ev, struct perf_event_attr *attr);
+
+/* ---- this machine's PMUs ---- */
+
+/* Read PMUs from DIR instead of /sys/bus/event_source/devices (tests); NULL restores the default. */
+void pmu_set_sysfs_root(const char *dir);
+/* The perf type of a sysfs PMU ("cpu", "cpu_core", "ibs_op"); 0 or -ENOENT. */
+int pmu_sysfs_type(const char *pmu, uint32_t *type);
+/* Whether the sysfs PMU has the named event alias (events/NAME). */
+bool pmu_sysfs_has_event(const char *pmu, const char *event);
+/*
+ * libpfm4's name for this machine's core PMU (or the forced one): "skl",
+ * "spr", "adl_glc", "amd64_fam19h_zen3", ...; NULL when it finds none (a VM
+ * without a PMU) or libpfm4 does not initialize.
+ */
+const char *pmu_core_model(void);
+
+#endif
