@@ -1,21 +1,22 @@
 /*
  * mutex_contend_nofp THREADS ITERATIONS: THREADS threads each take one
  * pthread mutex (contended_mutex) ITERATIONS times in contend_lock(),
- * holding it for a short spin.  Built without frame pointers (the
+ * holding it for a short spin (and now and then a sleep).  Built without frame pointers (the
  * GNUmakefile builds every *_nofp workload with -fomit-frame-pointer), like
  * Debian's glibc: a frame-pointer callchain from the futex wait inside
  * pthread_mutex_lock() cannot reach contend_lock(); a DWARF unwind must.
  *
  * Ground truth, printed as "acquisitions A contended C": A locks in all, C of
  * them found the mutex held (pthread_mutex_trylock failed first).  Only a
- * contended acquisition can wait in the kernel, so the FUTEX_WAIT calls on
- * contended_mutex number at most C.
+ * contended acquisition waits in the kernel (FUTEX_WAIT on contended_mutex,
+ * possibly more than once: a woken waiter may find the mutex taken again).
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 static pthread_mutex_t contended_mutex = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic long contended;
@@ -29,8 +30,14 @@ __attribute__((noinline)) static void spin(unsigned n)
 		;
 }
 
-/* The function every futex-wait stack of the workload must name. */
-__attribute__((noinline)) static void contend_lock(void)
+/*
+ * The function every futex-wait stack of the workload must name.  Every
+ * SLEEP_EVERY-th acquisition sleeps holding the mutex, so the other threads
+ * block on it even where they never run in parallel (one CPU, or a busy
+ * machine).
+ */
+#define SLEEP_EVERY 64
+__attribute__((noinline)) static void contend_lock(long iteration)
 {
 	if (pthread_mutex_trylock(&contended_mutex) == EBUSY) {
 		atomic_fetch_add_explicit(&contended, 1, memory_order_relaxed);
@@ -38,6 +45,8 @@ __attribute__((noinline)) static void contend_lock(void)
 	}
 	shared_counter++;
 	spin(400);
+	if (iteration % SLEEP_EVERY == 0)
+		usleep(100);
 	pthread_mutex_unlock(&contended_mutex);
 }
 
@@ -45,7 +54,7 @@ static void *worker(void *arg)
 {
 	(void)arg;
 	for (long i = 0; i < iterations; i++) {
-		contend_lock();
+		contend_lock(i);
 		spin(200);
 	}
 	return NULL;
