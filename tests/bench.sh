@@ -44,9 +44,12 @@
 #       sp-default  ./sigprof record -e signal,futex,sched -o FILE -- WORKLOAD   (no options: each collector's
 #                   own call graph, signal fp, futex and sched dwarf at the default stack size)
 #       sp-dwarf    ./sigprof record -e signal,futex,sched --call-graph dwarf,SIZE -o FILE -- WORKLOAD
-#       perf-dwarf  perf record --call-graph dwarf,SIZE -o FILE  with perf-fit's events: the same tracepoints,
-#                   a user stack copy of SIZE bytes (BENCH_DWARF_SIZE, default 8192, perf's default) and the
-#                   kernel's callchain on the events sigprof takes a stack on, call-graph=no on the others
+#       perf-dwarf  perf record --call-graph dwarf,SIZE -m PAGES -o FILE  with perf-fit's events: the same
+#                   tracepoints, a user stack copy of SIZE bytes (BENCH_DWARF_SIZE, default 8192, perf's default)
+#                   and the kernel's callchain on the events sigprof takes a stack on, call-graph=no on the
+#                   others; PAGES is sigprof's ring size (-m, from `sigprof record --help`, 1024 pages = 4 MiB
+#                   per CPU) because at perf's default (129 pages) perf drops most DWARF records and the
+#                   workload runs as if unprofiled: a comparison of throughput needs both tools to keep them
 #     Report time and unwinding, on one more pair of recordings per workload (the table-2 workloads and
 #     nofp-mutex: build/workloads/mutex_contend_nofp 4 N, built without frame pointers, N sized to run about
 #     BENCH_TRACE_SECONDS), taken once: the cpu collector and perf's cpu event with DWARF stacks at the same
@@ -147,6 +150,10 @@ fail_log() {
     tail -n 15 "$log" | sed 's/^/  | /' >&2
     exit 1
 }
+
+# sigprof's default ring size, which table 3 gives perf too
+RING_PAGES=$("$SIGPROF" record --help 2>&1 | sed -n 's/.*--mmap-pages N.*(default \([0-9]*\)).*/\1/p')
+[[ $RING_PAGES =~ ^[1-9][0-9]*$ ]] || die "cannot read the default ring size from '$SIGPROF record --help'"
 
 # ---------------------------------------------------------------- what can run
 HAVE_PERF=0 HAVE_STRESS=0 HAVE_JQ=0
@@ -360,7 +367,8 @@ trun_one() { # WORKLOAD MODE ROUND
             ;;
         perf-dwarf)
             read -r -a tp <<<"$(perf_tracepoints 1)"
-            (cd "$TMP" && perf record --call-graph "dwarf,$DWARF_SIZE" "${tp[@]}" -o "$data" -- "${cmd[@]}") >"$log" 2>&1 || rc=$?
+            (cd "$TMP" && perf record --call-graph "dwarf,$DWARF_SIZE" -m "$RING_PAGES" "${tp[@]}" -o "$data" -- "${cmd[@]}") \
+                >"$log" 2>&1 || rc=$?
             ;;
         perf-all | perf-fit)
             read -r -a tp <<<"$(perf_tracepoints "$([[ $mode == perf-fit ]] && echo 1 || echo 0)")"
