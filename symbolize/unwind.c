@@ -131,6 +131,7 @@ struct module {
 	uint64_t table;         /* vaddr of the first table entry */
 	uint64_t fde_count;
 	bool has_debug_frame;   /* .debug_frame, which this unwinder does not search */
+	uint64_t entry;         /* e_entry: where a program (or ld.so) starts */
 	int error;              /* -errno when the file could not be read; the rest is then empty */
 };
 
@@ -180,6 +181,7 @@ struct walk {
 	struct module_view views[MAX_VIEWS];
 	size_t nviews;
 	bool record_failures;             /* only failures inside unw_step end the walk */
+	bool outermost;                   /* the IP without unwind info is where a thread's stack begins */
 	enum unwind_failure failure;
 	char reason[192];
 };
@@ -287,6 +289,7 @@ static int read_module_headers(struct module *m)
 		elf_end(elf);
 		return -ENOEXEC;
 	}
+	m->entry = ehdr.e_entry;
 	for (size_t i = 0; i < count; i++) {
 		GElf_Phdr phdr;
 		if (!gelf_getphdr(elf, (int)i, &phdr))
@@ -495,6 +498,24 @@ static bool read_memory(struct walk *w, uint64_t addr, void *buf, size_t len)
 	return false;
 }
 
+/*
+ * Two places in a file that has unwind tables are deliberately left out of
+ * them because no frame lies beyond: the entry point (_start of a program
+ * or of ld.so, whose call returns there while the process starts), and the
+ * instructions right after the clone/clone3 system call, where a new
+ * thread's first frame runs on its empty stack.  An IP there ends the
+ * stack as the outermost frame would.
+ */
+static bool stack_begins_at(struct walk *w, const struct module *m, uint64_t vaddr)
+{
+	static const unsigned char syscall_code[] = { 0x0f, 0x05 };
+	unsigned char before[sizeof(syscall_code)];
+	if (m->entry && vaddr >= m->entry && vaddr - m->entry < 16)
+		return true;
+	return module_read(m, vaddr - sizeof(before), before, sizeof(before)) &&
+	       memcmp(before, syscall_code, sizeof(before)) == 0;
+}
+
 /* ---- libunwind's accessors ---- */
 
 static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi, int need_unwind_info, void *arg)
@@ -528,8 +549,10 @@ static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *p
 	di.u.rti.table_data = m->table + v->bias;
 	di.u.rti.table_len = m->fde_count * 8 / sizeof(unw_word_t); /* in words; each entry is two int32 */
 	int ret = dwarf_search_unwind_table(as, ip, &di, pi, need_unwind_info, w);
-	if (ret < 0 && w->failure == UNWIND_COMPLETE)
+	if (ret < 0 && w->failure == UNWIND_COMPLETE) {
+		w->outermost = w->record_failures && stack_begins_at(w, m, ip - v->bias);
 		walk_fail(w, UNWIND_NO_UNWIND_INFO, "no unwind info for %s", m->name);
+	}
 	return ret;
 }
 
@@ -759,9 +782,12 @@ static bool walk_frames(struct walk *w, unw_addr_space_t space, struct unwind_re
 			exact = false;
 		}
 		w->failure = UNWIND_COMPLETE;
+		w->outermost = false;
 		w->record_failures = true;
 		int ret = unw_step(&cursor);
 		w->record_failures = false;
+		if (w->failure == UNWIND_NO_UNWIND_INFO && w->outermost)
+			return false;
 		if (w->failure != UNWIND_COMPLETE) {
 			stop(out, w->failure, w->reason);
 			return false;
