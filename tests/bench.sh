@@ -96,7 +96,7 @@
 # sampling rate of table 1, BENCH_TRACE (default 1; 0 skips tables 2 and 3), BENCH_DWARF (default 1; 0 skips
 # table 3), BENCH_DWARF_SIZE (default 8192), BENCH_DWARF_FREQ (default 1000), BENCH_WORKLOADS (default
 # build/workloads), SIGPROF (default ./sigprof).
-# Defaults take about 6 minutes (table 1 about 1.5, table 2 about 4, the report timings about 0.5).
+# Defaults take about 10 minutes (table 1 about 1.5, tables 2 and 3 about 6, the report timings about 2).
 # A missing perf, stress-ng or jq skips what needs it with a note.
 # Exit status: 0 when every measurement was taken, 1 when a tool or workload fails or its output
 # cannot be parsed, 2 on bad usage.
