@@ -60,8 +60,8 @@
 #     --call-graph=dwarf) against `./sigprof report -i F`, like the other report times.  The tracepoint
 #     recordings of the throughput runs are not timed: at 10^5 DWARF samples perf report takes minutes.
 #     Stacks that end in [unknown], per sample, on the same pair: perf from `perf script -F ip,sym,dso`
-#     (the outermost frame of each sample), sigprof from `report --json` (the last frame of each stack,
-#     weighted by count).  Two kinds: "unmapped", an address in no mapping (perf: [unknown] ([unknown]);
+#     (the outermost frame of each sample), sigprof from `report --json` (the last frame of each stack
+#     before an [unwind: reason] frame, weighted by count).  Two kinds: "unmapped", an address in no mapping (perf: [unknown] ([unknown]);
 #     sigprof: dso [unknown]), a lost unwind; "unnamed", a mapped address without a symbol (perf:
 #     [unknown] (dso); sigprof: a frame with an offset), which for a stripped program is its own _start.
 #     The target is on their sum, which is what perf prints as [unknown].  sigprof's share of stacks with an
@@ -493,7 +493,8 @@ done
 # and how the stacks end
 declare -A DSAMPLES DRTIME DMB DUNMAPPED DUNNAMED DREASON
 # "unmapped unnamed reason": shares of the samples whose outermost frame is in no mapping, is mapped but has
-# no symbol, and (sigprof) whose stack holds an [unwind: reason] frame
+# no symbol, and (sigprof) whose stack holds an [unwind: reason] frame; sigprof's outermost frame is the last
+# one before that reason (perf ends such a stack there without one)
 perf_stack_ends() { # FILE
     perf script -i "$1" -F ip,sym,dso 2>/dev/null | awk 'BEGIN { RS = ""; FS = "\n" }
         { n++; k = split($NF, f, " "); if (f[2] == "[unknown]") { if (f[k] == "([unknown])") u++; else m++ } }
@@ -501,7 +502,7 @@ perf_stack_ends() { # FILE
 }
 sigprof_stack_ends() { # FILE
     "$SIGPROF" report --json -i "$1" | jq -r '
-        [.stacks[] | { c: .count, last: (.frames[-1] // {}),
+        [.stacks[] | { c: .count, last: ([.frames[] | select(.sym | startswith("[unwind: ") | not)][-1] // {}),
                        reason: any(.frames[]; .sym | startswith("[unwind: ")) }] as $s
         | ([$s[].c] | add // 0) as $n
         | def share(f): ([$s[] | select(f) | .c] | add // 0) / $n;
