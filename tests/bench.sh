@@ -48,7 +48,7 @@
 #                   tracepoints, a user stack copy of SIZE bytes (BENCH_DWARF_SIZE, default 8192, perf's default)
 #                   and the kernel's callchain on the events sigprof takes a stack on, call-graph=no on the
 #                   others; PAGES is sigprof's ring size (-m, from `sigprof record --help`, 1024 pages = 4 MiB
-#                   per CPU) because at perf's default (129 pages) perf drops most DWARF records and the
+#                   per CPU) because at perf's default (128 pages) perf drops most DWARF records and the
 #                   workload runs as if unprofiled: a comparison of throughput needs both tools to keep them
 #     Report time and unwinding, on one more pair of recordings per workload (the table-2 workloads and
 #     nofp-mutex: build/workloads/mutex_contend_nofp 4 N, built without frame pointers, N sized to run about
@@ -61,14 +61,14 @@
 #     recordings of the throughput runs are not timed: at 10^5 DWARF samples perf report takes minutes.
 #     Stacks that end in [unknown], per sample, on the same pair: perf from `perf script -F ip,sym,dso`
 #     (the outermost frame of each sample), sigprof from `report --json` (the last frame of each stack
-#     before an [unwind: reason] frame, weighted by count).  Two kinds: "unmapped", an address in no mapping (perf: [unknown] ([unknown]);
-#     sigprof: dso [unknown]), a lost unwind; "unnamed", a mapped address without a symbol (perf:
+#     before an [unwind: reason] frame, weighted by count).  Two kinds: "unmapped", an address in no
+#     mapping (perf: [unknown] ([unknown]); sigprof: dso [unknown]), a lost unwind; "unnamed", a mapped address without a symbol (perf:
 #     [unknown] (dso); sigprof: a frame with an offset), which for a stripped program is its own _start.
 #     The target is on their sum, which is what perf prints as [unknown].  sigprof's share of stacks with an
 #     [unwind: reason] frame (an unwind that stopped and says why; perf stops silently) is printed beside it.
 #   A round runs every mode of every workload once; the order of the modes rotates from round to round
 #   so that drift on a shared machine does not always hit the same mode.  BENCH_REPEAT rounds (default 3)
-#   for both tables.  ratio = median over the rounds of (ops/s under the tool / bare ops/s of the same
+#   for all tables.  ratio = median over the rounds of (ops/s under the tool / bare ops/s of the same
 #   round); lost-thr = 1 - ratio.  Samples and file size: median per run.
 #   Lost: the sum over all rounds.  perf record: the per-event "LOST_SAMPLES events" of
 #   `perf report --stats` (the kernel's lost counters, written by perf >= 6.0; `perf report -D` is read for
