@@ -252,9 +252,7 @@ static size_t gather_events(struct record_options *opts, const char *selected, s
 								 sizeof(states[n].reason));
 		if (states[n].error) {
 			/* a collector is whole or absent: drop what it added before failing */
-			for (size_t e = before; e < events->count; e++)
-				free(events->specs[e].tracepoint_format);
-			events->count = before;
+			event_list_truncate(events, before);
 		}
 		n++;
 	}
