@@ -782,24 +782,30 @@ static void print_text(struct stat_state *st)
 	free(scratch);
 }
 
-static void json_figure(struct json_writer *w, const struct figure_line *l, const char *event, const double *values,
-			size_t n)
+/* Whole numbers (exact counts) without decimals. */
+static int json_decimals(double v)
+{
+	return v == floor(v) && fabs(v) < 1e15 ? 0 : 6;
+}
+
+/* A figure's object: "event" for a counter, "formula" for a derived figure. */
+static void json_figure(struct json_writer *w, const struct figure_line *l, const char *key, const char *source,
+			const double *values, size_t n)
 {
 	json_object_begin(w, NULL);
 	json_string(w, "name", l->name);
-	if (event)
-		json_string(w, "event", event);
+	json_string(w, key, source);
 	json_string(w, "unit", l->unit);
 	json_bool(w, "supported", !l->not_counted);
 	if (l->not_counted) {
 		json_string(w, "reason", l->not_counted);
 	} else {
-		json_double(w, "mean", l->mean, 6);
+		json_double(w, "mean", l->mean, json_decimals(l->mean));
 		json_double(w, "stddev_percent", l->stddev_percent, 4);
 		json_double(w, "running_percent", l->running_percent, 2);
 		json_array_begin(w, "values");
 		for (size_t r = 0; r < n; r++)
-			json_double(w, NULL, values[r], 6);
+			json_double(w, NULL, values[r], json_decimals(values[r]));
 		json_end(w);
 	}
 	json_end(w);
@@ -826,7 +832,7 @@ static void print_json(struct stat_state *st)
 		if (hidden(c))
 			continue;
 		counter_line(st, c, scratch, &l);
-		json_figure(&w, &l, c->event, scratch, c->nvalues);
+		json_figure(&w, &l, "event", c->event, scratch, c->nvalues);
 	}
 	json_end(&w);
 	json_array_begin(&w, "derived");
@@ -834,7 +840,7 @@ static void print_json(struct stat_state *st)
 	for (size_t i = 0; i < derived_figure_count; i++) {
 		if (!derived_line(st, &derived_figures[i], scratch, reason, sizeof(reason), &l))
 			continue;
-		json_figure(&w, &l, NULL, scratch, l.not_counted ? 0 : st->runs_done);
+		json_figure(&w, &l, "formula", derived_figures[i].formula, scratch, l.not_counted ? 0 : st->runs_done);
 	}
 	json_end(&w);
 	for (size_t r = 0; r < st->runs_done; r++)
@@ -856,7 +862,7 @@ static void print_json(struct stat_state *st)
 			for (size_t i = 0; i < st->ncounters; i++)
 				if (!isnan(st->intervals[k].deltas[i]))
 					json_double(&w, st->counters[i].name, st->intervals[k].deltas[i],
-						    st->counters[i].divisor == 1 ? 0 : 6);
+						    json_decimals(st->intervals[k].deltas[i]));
 			json_end(&w);
 			json_end(&w);
 		}

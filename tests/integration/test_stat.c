@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <criterion/criterion.h>
 
@@ -259,5 +260,20 @@ Test(stat, missing_command_and_exit_status)
 	st = run_cmd(&out, true, "%s stat -r 2 -- " W "exit_with -15", sigprof_bin());
 	cr_assert_eq(st, 128 + 15, "killed by SIGTERM: %s", out);
 	cr_assert(strstr(out, "(2 runs"), "%s", out);
+	free(out);
+}
+
+Test(stat, asan_build_counts_cleanly, .timeout = 120)
+{
+	require_tracing();
+	if (access(SIGPROF_ASAN_BIN, X_OK) != 0)
+		cr_skip_test("no ASan build at %s (make BUILD=... %s)", SIGPROF_ASAN_BIN, SIGPROF_ASAN_BIN);
+	char *out;
+	const char *file = test_path("asan.txt");
+	int st = run_cmd(&out, true,
+			 "ASAN_OPTIONS=detect_leaks=1 %s stat -r 2 --json -o %s -- " W "futex_wake_many 100 >/dev/null && "
+			 "ASAN_OPTIONS=detect_leaks=1 %s stat -I 20 -o %s -- " W "signal_storm 20000 >/dev/null",
+			 SIGPROF_ASAN_BIN, file, SIGPROF_ASAN_BIN, file);
+	cr_assert_eq(st, 0, "ASan stat failed:\n%s", out);
 	free(out);
 }

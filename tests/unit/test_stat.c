@@ -286,3 +286,58 @@ Test(stat, interval_line_starts_with_the_time)
 	cr_assert_str_eq(name, l.name);
 	sb_free(&sb);
 }
+
+static char *read_doc(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	cr_assert(f, "cannot open %s", path);
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	char *buf = malloc((size_t)n + 1);
+	cr_assert_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+/* name as groff writes it: every '-' escaped. */
+static void groff_name(const char *name, char *buf, size_t len)
+{
+	size_t k = 0;
+	for (const char *p = name; *p && k + 3 < len; p++) {
+		if (*p == '-')
+			buf[k++] = '\\';
+		buf[k++] = *p;
+	}
+	buf[k] = '\0';
+}
+
+Test(stat, man_page_describes_every_figure)
+{
+	char *doc = read_doc("docs/sigprof.1");
+	char *section = strstr(doc, "\n.SS stat\n");
+	cr_assert(section, "docs/sigprof.1 has no stat section");
+	char *end = strstr(section + 1, "\n.S");
+	if (end)
+		*end = '\0';
+	char name[128];
+	for (size_t i = 0; i < stat_default_event_count; i++) {
+		groff_name(stat_default_events[i].name, name, sizeof(name));
+		cr_assert(strstr(section, name), "the stat section does not name %s", stat_default_events[i].name);
+		cr_assert(strstr(section, stat_default_events[i].event) ||
+				  (groff_name(stat_default_events[i].event, name, sizeof(name)), strstr(section, name)),
+			  "the stat section does not say %s counts %s", stat_default_events[i].name,
+			  stat_default_events[i].event);
+	}
+	for (size_t i = 0; i < derived_figure_count; i++) {
+		groff_name(derived_figures[i].name, name, sizeof(name));
+		cr_assert(strstr(section, name), "the stat section does not name %s", derived_figures[i].name);
+		cr_assert(strstr(section, derived_figures[i].formula), "the stat section does not give %s = %s",
+			  derived_figures[i].name, derived_figures[i].formula);
+	}
+	for (unsigned cmd = FOP_WAIT; cmd <= FOP_LOCK_PI2; cmd++)
+		cr_assert(strstr(section, futex_op_name((enum futex_op_id)cmd)), "no futex op %s",
+			  futex_op_name((enum futex_op_id)cmd));
+	free(doc);
+}
