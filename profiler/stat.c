@@ -34,6 +34,7 @@
 #include "sigprof/commands.h"
 #include "sigprof/futex.h"
 #include "sigprof/json.h"
+#include "sigprof/pmu.h"
 #include "sigprof/stat.h"
 #include "sigprof/tracepoint.h"
 #include "sigprof/util.h"
@@ -150,18 +151,18 @@ int derived_value(const struct derived_figure *f, const struct stat_inputs *in, 
 }
 
 const struct stat_default_event stat_default_events[] = {
-	{ "task-clock", "task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK },
-	{ "context-switches", "context-switches", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES },
-	{ "cpu-migrations", "cpu-migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS },
-	{ "page-faults", "page-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS },
-	{ "cycles", "cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
-	{ "instructions", "instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS },
-	{ "cache-references", "cache-references", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES },
-	{ "cache-misses", "cache-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES },
-	{ "signals-generated", "signal:signal_generate", PERF_TYPE_TRACEPOINT, 0 },
-	{ "signals-delivered", "signal:signal_deliver", PERF_TYPE_TRACEPOINT, 0 },
-	{ "sigreturns", "syscalls:sys_enter_rt_sigreturn", PERF_TYPE_TRACEPOINT, 0 },
-	{ "futex-calls", "syscalls:sys_enter_futex", PERF_TYPE_TRACEPOINT, 0 },
+	{ "task-clock", "task-clock" },
+	{ "context-switches", "context-switches" },
+	{ "cpu-migrations", "cpu-migrations" },
+	{ "page-faults", "page-faults" },
+	{ "cycles", "cycles" },
+	{ "instructions", "instructions" },
+	{ "cache-references", "cache-references" },
+	{ "cache-misses", "cache-misses" },
+	{ "signals-generated", "signal:signal_generate" },
+	{ "signals-delivered", "signal:signal_deliver" },
+	{ "sigreturns", "syscalls:sys_enter_rt_sigreturn" },
+	{ "futex-calls", "syscalls:sys_enter_futex" },
 };
 const size_t stat_default_event_count = ARRAY_SIZE(stat_default_events);
 
@@ -267,10 +268,12 @@ struct stat_state {
 static void stat_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: sigprof stat [-r N] [-I MS] [-o FILE] [--json] [--] CMD [ARGS...]\n"
+		"usage: sigprof stat [-e EVENTS] [-r N] [-I MS] [-o FILE] [--json] [--] CMD [ARGS...]\n"
 		"\n"
 		"Run CMD and count its events (its threads and children too): exact totals, no samples.\n"
 		"\n"
+		"  -e, --event LIST      count these events instead of the defaults (comma-separated; names as in\n"
+		"                        sigprof(1): perf's generic names, SYSTEM:TRACEPOINT, PMU/TERMS/, libpfm4)\n"
 		"  -r, --repeat N        run CMD N times; print each figure's mean and %%stddev (default 1)\n"
 		"  -I, --interval MS     also print the counts of every MS milliseconds while CMD runs (at least %d)\n"
 		"  -o, --output FILE     write the figures to FILE instead of stderr\n"
@@ -290,7 +293,7 @@ static void stat_usage(FILE *out)
 static int parse_stat_args(int argc, char **argv, struct stat_args *a)
 {
 	static const struct option longopts[] = {
-		{ "repeat", required_argument, NULL, 'r' },
+		{ "event", required_argument, NULL, 'e' },    { "repeat", required_argument, NULL, 'r' },
 		{ "interval", required_argument, NULL, 'I' }, { "output", required_argument, NULL, 'o' },
 		{ "json", no_argument, NULL, 'J' },           { "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -299,8 +302,15 @@ static int parse_stat_args(int argc, char **argv, struct stat_args *a)
 	uint64_t v;
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+r:I:o:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+e:r:I:o:h", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'e':
+			if (!*optarg) {
+				sp_error("stat: -e needs a list of events");
+				return -EINVAL;
+			}
+			a->events = optarg;
+			break;
 		case 'r':
 			if (parse_u64(optarg, 1, MAX_RUNS, &v) < 0) {
 				sp_error("stat: -r %s: expected a number of runs from 1 to %d", optarg, MAX_RUNS);
@@ -385,20 +395,20 @@ static void set_unit(struct counter *c, const struct perf_event_attr *attr)
 	}
 }
 
-/* A counting spec for c of the given type and config; the caller may refine its attr. */
-static struct event_spec *add_counting_spec(struct stat_state *st, struct counter *c, uint32_t type, uint64_t config,
-					    bool exclude_kernel)
+/* The counter of a parsed event. */
+static void add_parsed(struct stat_state *st, struct counter *c, const struct pmu_event *ev, bool exclude_kernel)
 {
 	struct event_spec *spec = event_list_add(&st->events, c->name, "stat");
-	spec->attr.type = type;
-	spec->attr.config = config;
+	/* the attr's own exclusions, which the event's modifiers (:u, :k, ...) override */
 	spec->attr.exclude_hv = 1;
-	spec->attr.exclude_kernel = exclude_kernel;
+	spec->attr.exclude_kernel = exclude_kernel && ev->source != PMU_SOURCE_TRACEPOINT;
+	pmu_event_apply(ev, &spec->attr);
 	make_counting(&spec->attr);
+	if (ev->max_precise)
+		pmu_event_max_precise(&spec->attr); /* when none opens, the open says why */
 	spec->optional = true;
 	c->spec = (long)(st->events.count - 1);
 	set_unit(c, &spec->attr);
-	return spec;
 }
 
 /*
@@ -430,14 +440,17 @@ static void add_default_counters(struct stat_state *st, bool exclude_kernel)
 	for (size_t i = 0; i < stat_default_event_count; i++) {
 		const struct stat_default_event *d = &stat_default_events[i];
 		struct counter *c = counter_add(st, d->name, d->event);
-		if (d->type != PERF_TYPE_TRACEPOINT) {
-			add_counting_spec(st, c, d->type, d->config, exclude_kernel);
+		const char *colon = strchr(d->event, ':');
+		if (colon) {
+			char system[64];
+			snprintf(system, sizeof(system), "%.*s", (int)(colon - d->event), d->event);
+			add_tracepoint_counter(st, c, system, colon + 1, NULL);
 			continue;
 		}
-		const char *colon = strchr(d->event, ':');
-		char system[64];
-		snprintf(system, sizeof(system), "%.*s", (int)(colon - d->event), d->event);
-		add_tracepoint_counter(st, c, system, colon + 1, NULL);
+		struct pmu_event ev;
+		c->error = pmu_event_parse(d->event, &ev, c->reason, sizeof(c->reason));
+		if (!c->error)
+			add_parsed(st, c, &ev, exclude_kernel);
 	}
 	/* futex(2) per command; the rows of commands the workload never called are left out */
 	for (unsigned cmd = FOP_WAIT; cmd <= FOP_LOCK_PI2; cmd++) {
@@ -461,6 +474,28 @@ static void add_default_counters(struct stat_state *st, bool exclude_kernel)
 		if (add_tracepoint_counter(st, c, "syscalls", tracepoint, NULL) == -ENOENT)
 			st->ncounters--; /* an older kernel without this call: not a figure here */
 	}
+}
+
+/* The user's -e list; -EINVAL (with the one line printed) when an event does not parse. */
+static int add_user_counters(struct stat_state *st, const char *list, bool exclude_kernel)
+{
+	char spec[256];
+	const char *p = list;
+	while (pmu_event_list_next(&p, spec, sizeof(spec))) {
+		struct pmu_event ev;
+		char err[256];
+		if (pmu_event_parse(spec, &ev, err, sizeof(err)) < 0) {
+			sp_error("stat: -e: %s", err);
+			return -EINVAL;
+		}
+		struct counter *c = counter_add(st, spec, spec);
+		add_parsed(st, c, &ev, exclude_kernel);
+	}
+	if (!st->ncounters) {
+		sp_error("stat: -e '%s' names no event", list);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 /* ---- one run ---- */
@@ -609,13 +644,14 @@ static int run_once(struct stat_state *st)
 	note_open_failures(st, session);
 	for (size_t i = 0; i < st->ncounters; i++)
 		st->counters[i].last = (struct counter_reading){ 0 };
+	/* from the release, as perf does: the parent may wake from the release well after the exec */
+	uint64_t start = now_monotonic_ns();
 	err = workload_release(&w);
 	if (err < 0) {
 		sp_error("stat: cannot run '%s': %s", st->args.argv[0], strerror(-err));
 		perf_session_close(session);
 		return workload_cannot_run_exit(err);
 	}
-	uint64_t start = now_monotonic_ns();
 	int status = 0;
 	err = wait_workload(st, &w, session, start, &status);
 	uint64_t elapsed = now_monotonic_ns() - start;
@@ -892,6 +928,8 @@ static int stat_run(struct stat_state *st)
 {
 	struct stat_args *a = &st->args;
 	bool exclude_kernel = geteuid() != 0 && read_int_file("/proc/sys/kernel/perf_event_paranoid", 2) > 1;
+	if (a->events && add_user_counters(st, a->events, exclude_kernel) < 0)
+		return EXIT_USAGE;
 	int found = workload_find(a->argv[0]);
 	if (found < 0) {
 		sp_error("stat: cannot run '%s': %s", a->argv[0], found == -ENOENT ? "command not found" : strerror(-found));

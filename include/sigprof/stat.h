@@ -95,9 +95,7 @@ int derived_value(const struct derived_figure *f, const struct stat_inputs *in, 
 
 struct stat_default_event {
 	const char *name;  /* the figure's name: "signals-generated" */
-	const char *event; /* the event, as perf names it: "signal:signal_generate" */
-	uint32_t type;     /* PERF_TYPE_HARDWARE, _SOFTWARE, or _TRACEPOINT (resolved in tracefs by event) */
-	uint64_t config;   /* the generic event's number; 0 for a tracepoint */
+	const char *event; /* the event in the event parser's syntax (pmu.h): "cycles", "signal:signal_generate" */
 };
 /* The fixed part; the futex rows per op (futex.WAIT, futex_wait, ...) follow them, from futex.h's ops. */
 extern const struct stat_default_event stat_default_events[];

@@ -277,3 +277,44 @@ Test(stat, asan_build_counts_cleanly, .timeout = 120)
 	cr_assert_eq(st, 0, "ASan stat failed:\n%s", out);
 	free(out);
 }
+
+Test(stat, user_events_replace_the_defaults)
+{
+	require_tracing();
+	const long n = 3000;
+	char cmd[256];
+	snprintf(cmd, sizeof(cmd), W "signal_storm %ld >/dev/null", n);
+	const char *json = stat_json("events.json", "-e signal:signal_deliver,task-clock,syscalls:sys_enter_rt_sigreturn:k",
+				     cmd);
+	cr_assert_eq(jq_file(json, ".figures | length"), 3, "only the events named");
+	cr_assert_eq(figure(json, "signal:signal_deliver", ".mean"), n);
+	cr_assert_eq(figure(json, "syscalls:sys_enter_rt_sigreturn:k", ".mean"), n);
+	cr_assert_eq(jq_file(json, "[.derived[].name] | length"), 1, "CPUs-utilized only: its input was named");
+	cr_assert_gt(figure(json, "CPUs-utilized", ".mean"), 0);
+}
+
+Test(stat, user_event_that_does_not_parse_runs_nothing)
+{
+	const char *marker = test_path("ran");
+	const char *bad[] = { "no-such-event", "signal:no_such_tracepoint", "nosuchpmu/event=1/", "task-clock:q" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char *out;
+		int st = run_cmd(&out, true, "%s stat -e task-clock,%s -- touch %s", sigprof_bin(), bad[i], marker);
+		cr_assert_eq(st, 2, "-e %s exited %d: %s", bad[i], st, out);
+		cr_assert_eq(count_lines(out), 1, "-e %s: %s", bad[i], out);
+		cr_assert(strstr(out, bad[i]), "the message names %s: %s", bad[i], out);
+		cr_assert_neq(access(marker, F_OK), 0, "-e %s: the workload ran", bad[i]);
+		free(out);
+	}
+}
+
+Test(stat, user_event_that_cannot_open_is_not_supported)
+{
+	require_perf_events();
+	const char *json = stat_json("cycles.json", "-e cycles,task-clock", W "exit_with 0");
+	if (figure(json, "cycles", "if .supported then 1 else 0 end") == 1)
+		cr_skip_test("cycles opens here (a hardware PMU)");
+	cr_assert_eq(figure(json, "cycles", ".mean"), -1, "no value for what was not counted");
+	cr_assert_eq(figure(json, "cycles", ".reason | length > 0 | if . then 1 else 0 end"), 1);
+	cr_assert_gt(figure(json, "task-clock", ".mean"), 0, "the other events still count");
+}
