@@ -4,7 +4,9 @@
  * For every (event, CPU) pair one fd.  On each CPU the first event that
  * opens gets the ring buffer (mmap of 1 + ring_pages pages); every other
  * event on that CPU is redirected into it.  The drain walks record headers
- * only: record does no per-sample work beyond copying.
+ * only: record does no per-sample work beyond copying.  A session of
+ * counters only (stat: ring_pages 0) has no rings, and follows a task with
+ * one fd per event on any CPU (cpu -1).
  */
 #include <errno.h>
 #include <stdio.h>
