@@ -36,7 +36,6 @@
 #include "sigprof/json.h"
 #include "sigprof/pmu.h"
 #include "sigprof/stat.h"
-#include "sigprof/tracepoint.h"
 #include "sigprof/util.h"
 #include "sigprof/workload.h"
 
@@ -412,46 +411,28 @@ static void add_parsed(struct stat_state *st, struct counter *c, const struct pm
 }
 
 /*
- * A default tracepoint counter through the tracepoint collector's helper
- * (which finds and mounts tracefs and names what is missing); filter, when
- * given, selects the hits counted.
+ * A default figure's counter: its event through the event parser, which
+ * resolves tracepoints in tracefs (mounting it as root) and says what is
+ * missing; filter, when given, selects the tracepoint hits counted.  0, or
+ * the parser's error with the reason in c (the figure is not supported).
  */
-static int add_tracepoint_counter(struct stat_state *st, struct counter *c, const char *system, const char *name,
-				  const char *filter)
+static int add_default_counter(struct stat_state *st, struct counter *c, const char *filter, bool exclude_kernel)
 {
-	struct record_options opts = { .period = 1, .call_graph = CALL_GRAPH_NONE };
-	int err = tracepoint_add(&st->events, &opts, "stat", system, name, false, c->reason, sizeof(c->reason));
-	if (err) {
-		c->error = err;
-		return err;
-	}
-	struct event_spec *spec = &st->events.specs[st->events.count - 1];
-	snprintf(spec->name, sizeof(spec->name), "%.63s", c->name);
-	make_counting(&spec->attr);
-	spec->optional = true;
+	struct pmu_event ev;
+	c->error = pmu_event_parse(c->event, &ev, c->reason, sizeof(c->reason));
+	if (c->error)
+		return c->error;
+	add_parsed(st, c, &ev, exclude_kernel);
 	if (filter)
-		spec->tracepoint_filter = xstrdup(filter);
-	c->spec = (long)(st->events.count - 1);
+		st->events.specs[c->spec].tracepoint_filter = xstrdup(filter);
 	return 0;
 }
 
 static void add_default_counters(struct stat_state *st, bool exclude_kernel)
 {
-	for (size_t i = 0; i < stat_default_event_count; i++) {
-		const struct stat_default_event *d = &stat_default_events[i];
-		struct counter *c = counter_add(st, d->name, d->event);
-		const char *colon = strchr(d->event, ':');
-		if (colon) {
-			char system[64];
-			snprintf(system, sizeof(system), "%.*s", (int)(colon - d->event), d->event);
-			add_tracepoint_counter(st, c, system, colon + 1, NULL);
-			continue;
-		}
-		struct pmu_event ev;
-		c->error = pmu_event_parse(d->event, &ev, c->reason, sizeof(c->reason));
-		if (!c->error)
-			add_parsed(st, c, &ev, exclude_kernel);
-	}
+	for (size_t i = 0; i < stat_default_event_count; i++)
+		add_default_counter(st, counter_add(st, stat_default_events[i].name, stat_default_events[i].event), NULL,
+				    exclude_kernel);
 	/* futex(2) per command; the rows of commands the workload never called are left out */
 	for (unsigned cmd = FOP_WAIT; cmd <= FOP_LOCK_PI2; cmd++) {
 		char name[64], filter[128];
@@ -459,19 +440,19 @@ static void add_default_counters(struct stat_state *st, bool exclude_kernel)
 		futex_op_filter(cmd, filter, sizeof(filter));
 		struct counter *c = counter_add(st, name, "syscalls:sys_enter_futex");
 		c->hide_when_zero = true;
+		add_default_counter(st, c, filter, exclude_kernel);
+		/* the event as shown: the kernel's filter is part of it */
 		snprintf(c->event, sizeof(c->event), "syscalls:sys_enter_futex if %s", filter);
-		add_tracepoint_counter(st, c, "syscalls", "sys_enter_futex", filter);
 	}
 	/* the futex2 system calls, where this kernel has them */
 	for (unsigned id = FOP_SYS_WAIT; id <= FOP_SYS_WAITV; id++) {
-		char name[64], tracepoint[64];
+		char name[64], event[96];
 		const char *call = futex_op_name((enum futex_op_id)id);
 		snprintf(name, sizeof(name), "%s-calls", call);
-		snprintf(tracepoint, sizeof(tracepoint), "sys_enter_%s", call);
-		struct counter *c = counter_add(st, name, "");
-		snprintf(c->event, sizeof(c->event), "syscalls:%s", tracepoint);
+		snprintf(event, sizeof(event), "syscalls:sys_enter_%s", call);
+		struct counter *c = counter_add(st, name, event);
 		c->hide_when_zero = true;
-		if (add_tracepoint_counter(st, c, "syscalls", tracepoint, NULL) == -ENOENT)
+		if (add_default_counter(st, c, NULL, exclude_kernel) == -ENOENT)
 			st->ncounters--; /* an older kernel without this call: not a figure here */
 	}
 }
