@@ -514,7 +514,7 @@ static void interval_header(struct stat_state *st)
 {
 	if (st->interval_header_done || st->args.json)
 		return;
-	fprintf(st->out, "#          time              counts unit figure\n");
+	fprintf(st->out, "#%13s %18s %-4s %s\n", "time", "counts", "unit", "figure");
 	st->interval_header_done = true;
 }
 

@@ -318,3 +318,18 @@ Test(stat, user_event_that_cannot_open_is_not_supported)
 	cr_assert_eq(figure(json, "cycles", ".reason | length > 0 | if . then 1 else 0 end"), 1);
 	cr_assert_gt(figure(json, "task-clock", ".mean"), 0, "the other events still count");
 }
+
+Test(stat, interrupt_ends_the_runs_with_the_figures_so_far, .timeout = 60)
+{
+	require_perf_events();
+	const char *file = test_path("interrupted.txt");
+	char *out;
+	int st = run_cmd(&out, true, "%s stat -r 5 -e task-clock -o %s -- sleep 1 & p=$!; sleep 1.5; kill -INT $p; wait $p",
+			 sigprof_bin(), file);
+	cr_assert_eq(st, 128 + 2, "sleep killed by the SIGINT passed on to it: %s", out);
+	free(out);
+	run_cmd(&out, false, "cat %s", file);
+	cr_assert(strstr(out, "interrupted after"), "%s", out);
+	cr_assert(strstr(out, "task-clock"), "the runs so far are reported: %s", out);
+	free(out);
+}
