@@ -661,6 +661,7 @@ static void shown_values(const struct counter *c, double *out)
 		out[r] = c->values[r] / c->divisor;
 }
 
+/* Whether a per-operation futex row is left out: no run counted any, or it could not count at all. */
 static bool hidden(const struct counter *c)
 {
 	if (!c->hide_when_zero)
