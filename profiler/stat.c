@@ -2,12 +2,15 @@
  * stat.c: `sigprof stat`, counting mode, like `perf stat`.
  *
  * Where record samples, stat only counts: every event is a counter
- * (sample_period 0) opened per CPU for the workload with inherit and
+ * (sample_period 0) opened for the workload with inherit and
  * enable_on_exec, so its threads and children are counted from their exec
  * on, and read once the workload has exited: exact totals, no records.
+ * Without rings the counters follow the task on any CPU (cpu -1, as perf
+ * stat opens them; perf.h says why not per CPU).
  *
  * A run:
- *   1. the command is looked up before anything else (127/126, workload.h);
+ *   1. the -e events are parsed (one that does not: exit 2, nothing runs)
+ *      and the command is looked up (127/126, workload.h);
  *   2. the counters are built: the default figures (the LKP seed reports'
  *      perf-stat figures, the signal and sigreturn tracepoints, the futex
  *      calls per operation through tracepoint filters) or the -e events;
