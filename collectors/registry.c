@@ -40,10 +40,19 @@ struct event_spec *event_list_add(struct event_list *list, const char *name, con
 	return spec;
 }
 
+void event_list_truncate(struct event_list *list, size_t count)
+{
+	for (size_t i = count; i < list->count; i++) {
+		free(list->specs[i].tracepoint_format);
+		free(list->specs[i].tracepoint_filter);
+	}
+	if (count < list->count)
+		list->count = count;
+}
+
 void event_list_free(struct event_list *list)
 {
-	for (size_t i = 0; i < list->count; i++)
-		free(list->specs[i].tracepoint_format);
+	event_list_truncate(list, 0);
 	free(list->specs);
 	memset(list, 0, sizeof(*list));
 }

@@ -126,6 +126,8 @@ const struct collector *collector_find(const char *name);
 
 /* Shared helpers for collectors. */
 struct event_spec *event_list_add(struct event_list *list, const char *name, const char *collector);
+/* Drop the specs from index count on (what a collector added before it failed). */
+void event_list_truncate(struct event_list *list, size_t count);
 void event_list_free(struct event_list *list);
 /*
  * The call-graph mode a collector's events use: the user's --call-graph when
