@@ -133,7 +133,13 @@ static int open_one(struct perf_session *s, size_t e, struct cpu_fds *c, const s
 	bool system_wide = t->system_wide || s->events[e].spec->system_wide;
 	attr.size = sizeof(attr);
 	attr.inherit = system_wide ? 0 : t->inherit;
-	int fd = sys_perf_event_open(&attr, system_wide ? -1 : t->pid, c->cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	size_t leader = e;
+	while (leader > 0 && s->events[leader].spec->group_with_previous)
+		leader--;
+	int group_fd = leader != e ? c->fds[leader] : -1;
+	if (leader != e && group_fd < 0)
+		return -EBADF; /* the leader did not open here */
+	int fd = sys_perf_event_open(&attr, system_wide ? -1 : t->pid, c->cpu, group_fd, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0)
 		return fd;
 	uint64_t id;

@@ -30,6 +30,8 @@ struct event_spec {
 	char tracepoint_system[32]; /* and its system ("sched", "syscalls") */
 	bool system_wide;           /* every task on every CPU (pid -1, no inherit) whatever the target; such a
 				       spec must be enabled at open: enable_on_exec works only for task events */
+	bool group_with_previous;   /* opened in the group of the spec before it (whose leader is the nearest
+				       earlier spec without this flag): mem-loads after its mem-loads-aux leader */
 };
 
 struct perf_target {
