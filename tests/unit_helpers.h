@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <criterion/criterion.h>
@@ -323,6 +324,26 @@ static inline unsigned char *read_file(const char *path, size_t *n)
 	if (!b.buf)
 		b.buf = calloc(1, 1);
 	return b.buf;
+}
+
+/*
+ * A file of a fake sysfs PMU tree: root/pmu/rel holding text (type,
+ * format/FIELD, events/ALIAS), the directories made on the way.
+ */
+static inline void sysfs_pmu_file(const char *root, const char *pmu, const char *rel, const char *text)
+{
+	char *dir = path_join(root, pmu);
+	mkdir(dir, 0755);
+	char *sub = path_join(dir, "format");
+	mkdir(sub, 0755);
+	free(sub);
+	sub = path_join(dir, "events");
+	mkdir(sub, 0755);
+	free(sub);
+	char *file = path_join(dir, rel);
+	write_file(file, text, strlen(text));
+	free(file);
+	free(dir);
 }
 
 /* A criterion suite whose tests each get a fresh temporary directory, `dir`, removed after the test. */
