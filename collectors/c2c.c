@@ -772,7 +772,8 @@ static int settle_precision(const struct event_spec *leader, struct event_spec *
 	return err;
 }
 
-static int c2c_add_events(struct record_options *opts, struct event_list *events, char *reason, size_t reasonlen)
+int c2c_build_events(const struct record_options *opts, struct event_list *events, bool *max_precise, char *reason,
+		     size_t reasonlen)
 {
 	struct c2c_event plan[C2C_MAX_EVENTS];
 	size_t n = 0;
@@ -781,7 +782,6 @@ static int c2c_add_events(struct record_options *opts, struct event_list *events
 		return err;
 	struct record_options o = *opts;
 	o.call_graph = call_graph_for(opts, CALL_GRAPH_FP);
-	size_t first = events->count;
 	for (size_t i = 0; i < n; i++) {
 		struct pmu_event ev;
 		char perr[256];
@@ -793,26 +793,40 @@ static int c2c_add_events(struct record_options *opts, struct event_list *events
 		struct event_spec *spec = event_list_add(events, plan[i].spec, "c2c");
 		sampling_attr_init(&spec->attr, &o, ev.attr.type, ev.attr.config);
 		pmu_event_apply(&ev, &spec->attr);
-		const struct event_spec *leader = NULL;
-		if (plan[i].leader >= 0) {
-			spec->group_with_previous = true;
-			leader = &events->specs[first + (size_t)plan[i].leader];
-		}
-		if (!plan[i].sampling) {
-			/* A leader that only counts: its member's samples are the ones read; it is probed with it. */
+		spec->group_with_previous = plan[i].leader >= 0;
+		if (max_precise)
+			max_precise[i] = ev.max_precise;
+		if (plan[i].sampling) {
+			spec->attr.sample_type |= C2C_SAMPLE_TYPE;
+		} else {
+			/* a leader that only counts: its member's samples are the ones read */
 			spec->attr.freq = 0;
 			spec->attr.sample_period = 0;
-			continue;
 		}
-		spec->attr.sample_type |= C2C_SAMPLE_TYPE;
-		err = settle_precision(leader, spec, ev.max_precise);
+	}
+	return 0;
+}
+
+static int c2c_add_events(struct record_options *opts, struct event_list *events, char *reason, size_t reasonlen)
+{
+	size_t first = events->count;
+	bool max_precise[C2C_MAX_EVENTS];
+	int err = c2c_build_events(opts, events, max_precise, reason, reasonlen);
+	if (err)
+		return err;
+	for (size_t i = first; i < events->count; i++) {
+		struct event_spec *spec = &events->specs[i];
+		if (i + 1 < events->count && events->specs[i + 1].group_with_previous)
+			continue; /* a leader is probed with its member, next */
+		const struct event_spec *leader = spec->group_with_previous ? &events->specs[i - 1] : NULL;
+		err = settle_precision(leader, spec, max_precise[i - first]);
 		if (err == -EINVAL && (spec->attr.sample_type & PERF_SAMPLE_WEIGHT_STRUCT)) {
 			/* before Linux 5.12: the plain weight */
 			spec->attr.sample_type ^= PERF_SAMPLE_WEIGHT_STRUCT | PERF_SAMPLE_WEIGHT;
-			err = settle_precision(leader, spec, ev.max_precise);
+			err = settle_precision(leader, spec, max_precise[i - first]);
 		}
 		if (err) {
-			snprintf(reason, reasonlen, "cannot open %s: %s", plan[i].spec, perf_open_reason(err, &spec->attr));
+			snprintf(reason, reasonlen, "cannot open %s: %s", spec->name, perf_open_reason(err, &spec->attr));
 			return err;
 		}
 	}

@@ -101,6 +101,20 @@ struct c2c_event {
  */
 int c2c_plan_events(struct c2c_event *events, size_t max, size_t *count, char *reason, size_t reasonlen);
 
+struct record_options;
+struct event_list;
+/*
+ * The plan as event specs: each parsed (pmu_event_parse), its attr from
+ * sampling_attr_init() with ADDR, DATA_SRC and WEIGHT_STRUCT added, a
+ * counting-only leader with no period, a member marked group_with_previous.
+ * Nothing is opened: the collector probes them afterwards (precise_ip for
+ * :P, WEIGHT for kernels before WEIGHT_STRUCT).  max_precise (when not
+ * NULL, C2C_MAX_EVENTS long) says per event added whether it asked for :P.
+ * 0 or -errno with reason.
+ */
+int c2c_build_events(const struct record_options *opts, struct event_list *events, bool *max_precise, char *reason,
+		     size_t reasonlen);
+
 /* The cacheline size the report groups addresses by (x86). */
 #define C2C_LINE_SIZE 64u
 

@@ -25,9 +25,11 @@
 #include <criterion/criterion.h>
 
 #include "sigprof/c2c.h"
+#include "sigprof/collector.h"
 #include "sigprof/format.h"
 #include "sigprof/futex.h"
 #include "sigprof/paths.h"
+#include "sigprof/pmu.h"
 #include "sigprof/profile.h"
 #include "sigprof/report.h"
 #include "sigprof/util.h"
@@ -681,4 +683,189 @@ Test(c2c_report, cachelines_symbols_offsets_futex_mark_and_paths)
 	free(text);
 	profile_free(&p);
 	free(path);
+}
+
+/* ---- what the collector opens, on machines we do not have ---- */
+
+/*
+ * Fake sysfs trees shaped like each part, with the aliases the kernel
+ * publishes for it (arch/x86/events/intel/core.c):
+ *   Skylake:  mem-loads "event=0xcd,umask=0x1,ldlat=3" (mem_ld_hsw), mem-stores "event=0xd0,umask=0x82"
+ *             (mem_st_hsw): MEM_TRANS_RETIRED.LOAD_LATENCY and MEM_INST_RETIRED.ALL_STORES (Intel SDM
+ *             vol. 3B, ch. 19).
+ *   Sapphire Rapids: mem-loads-aux "event=0x03,umask=0x82" (mem_ld_aux), mem-loads as Skylake
+ *             (mem_ld_spr), mem-stores "event=0xcd,umask=0x2" (mem_st_spr: MEM_TRANS_RETIRED.STORE_SAMPLE).
+ *   Alder Lake (hybrid): cpu_core as Sapphire Rapids; cpu_atom mem-loads "event=0xd0,umask=0x5,ldlat=3"
+ *             and mem-stores "event=0xd0,umask=0x6" (mem_ld_adl / mem_st_adl, the small-core halves),
+ *             no mem-loads-aux (hybrid_big only).
+ *   Zen: ibs_op with no aliases; perf c2c asks for ibs_op// (config 0).
+ * The format of every Intel core PMU: event config:0-7, umask config:8-15, ldlat config1:0-15.
+ * The perf type numbers are the tree's own (the kernel assigns them at boot).
+ */
+enum part { PART_SKYLAKE, PART_SAPPHIRE_RAPIDS, PART_HYBRID, PART_ZEN, PART_NO_PMU };
+
+static void intel_core_pmu(const char *root, const char *pmu, const char *type)
+{
+	sysfs_pmu_file(root, pmu, "type", type);
+	sysfs_pmu_file(root, pmu, "format/event", "config:0-7\n");
+	sysfs_pmu_file(root, pmu, "format/umask", "config:8-15\n");
+	sysfs_pmu_file(root, pmu, "format/ldlat", "config1:0-15\n");
+}
+
+static void lay_out_part(const char *root, enum part part)
+{
+	sysfs_pmu_file(root, "software", "type", "1\n");
+	switch (part) {
+	case PART_SKYLAKE:
+		intel_core_pmu(root, "cpu", "4\n");
+		sysfs_pmu_file(root, "cpu", "events/mem-loads", "event=0xcd,umask=0x1,ldlat=3\n");
+		sysfs_pmu_file(root, "cpu", "events/mem-stores", "event=0xd0,umask=0x82\n");
+		break;
+	case PART_SAPPHIRE_RAPIDS:
+		intel_core_pmu(root, "cpu", "4\n");
+		sysfs_pmu_file(root, "cpu", "events/mem-loads-aux", "event=0x03,umask=0x82\n");
+		sysfs_pmu_file(root, "cpu", "events/mem-loads", "event=0xcd,umask=0x1,ldlat=3\n");
+		sysfs_pmu_file(root, "cpu", "events/mem-stores", "event=0xcd,umask=0x2\n");
+		break;
+	case PART_HYBRID:
+		intel_core_pmu(root, "cpu_core", "4\n");
+		sysfs_pmu_file(root, "cpu_core", "events/mem-loads-aux", "event=0x03,umask=0x82\n");
+		sysfs_pmu_file(root, "cpu_core", "events/mem-loads", "event=0xcd,umask=0x1,ldlat=3\n");
+		sysfs_pmu_file(root, "cpu_core", "events/mem-stores", "event=0xcd,umask=0x2\n");
+		intel_core_pmu(root, "cpu_atom", "10\n");
+		sysfs_pmu_file(root, "cpu_atom", "events/mem-loads", "event=0xd0,umask=0x5,ldlat=3\n");
+		sysfs_pmu_file(root, "cpu_atom", "events/mem-stores", "event=0xd0,umask=0x6\n");
+		break;
+	case PART_ZEN:
+		sysfs_pmu_file(root, "ibs_op", "type", "11\n");
+		sysfs_pmu_file(root, "ibs_op", "format/cnt_ctl", "config:19\n");
+		sysfs_pmu_file(root, "ibs_fetch", "type", "12\n");
+		break;
+	case PART_NO_PMU:
+		sysfs_pmu_file(root, "tracepoint", "type", "2\n");
+		break;
+	}
+}
+
+struct expected_event {
+	const char *spec;
+	int leader;
+	bool sampling;
+	uint32_t type;
+	uint64_t config, config1;
+};
+
+static void expect_plan(enum part part, const struct expected_event *want, size_t nwant)
+{
+	char *root = temp_dir_new();
+	lay_out_part(root, part);
+	pmu_set_sysfs_root(root);
+	struct c2c_event plan[C2C_MAX_EVENTS];
+	size_t n = 99;
+	char reason[256] = "";
+	cr_assert_eq(c2c_plan_events(plan, ARRAY_SIZE(plan), &n, reason, sizeof(reason)), 0, "%s", reason);
+	cr_assert_eq(n, nwant, "%zu events, expected %zu", n, nwant);
+	for (size_t i = 0; i < n; i++) {
+		cr_expect_str_eq(plan[i].spec, want[i].spec);
+		cr_expect_eq(plan[i].leader, want[i].leader, "%s", plan[i].spec);
+		cr_expect_eq(plan[i].sampling, want[i].sampling, "%s", plan[i].spec);
+		struct pmu_event ev;
+		char err[256] = "";
+		cr_assert_eq(pmu_event_parse(plan[i].spec, &ev, err, sizeof(err)), 0, "%s", err);
+		cr_expect_eq(ev.attr.type, want[i].type, "%s: type %u", plan[i].spec, ev.attr.type);
+		cr_expect_eq(ev.attr.config, want[i].config, "%s: config 0x%llx", plan[i].spec,
+			     (unsigned long long)ev.attr.config);
+		cr_expect_eq(ev.attr.config1, want[i].config1, "%s: config1 %llu", plan[i].spec,
+			     (unsigned long long)ev.attr.config1);
+		cr_expect_eq(ev.max_precise, strstr(plan[i].spec, "/P") != NULL, "%s", plan[i].spec);
+	}
+	pmu_set_sysfs_root(NULL);
+	temp_dir_remove(root);
+}
+
+Test(c2c_events, skylake)
+{
+	static const struct expected_event want[] = {
+		{ "cpu/mem-loads,ldlat=30/P", -1, true, 4, 0x01cd, C2C_LOAD_LATENCY },
+		{ "cpu/mem-stores/P", -1, true, 4, 0x82d0, 0 },
+	};
+	expect_plan(PART_SKYLAKE, want, ARRAY_SIZE(want));
+}
+
+Test(c2c_events, sapphire_rapids_groups_loads_under_mem_loads_aux)
+{
+	static const struct expected_event want[] = {
+		{ "cpu/mem-loads-aux/", -1, false, 4, 0x8203, 0 },
+		{ "cpu/mem-loads,ldlat=30/P", 0, true, 4, 0x01cd, C2C_LOAD_LATENCY },
+		{ "cpu/mem-stores/P", -1, true, 4, 0x02cd, 0 },
+	};
+	expect_plan(PART_SAPPHIRE_RAPIDS, want, ARRAY_SIZE(want));
+}
+
+Test(c2c_events, hybrid_samples_both_core_types)
+{
+	static const struct expected_event want[] = {
+		{ "cpu_core/mem-loads-aux/", -1, false, 4, 0x8203, 0 },
+		{ "cpu_core/mem-loads,ldlat=30/P", 0, true, 4, 0x01cd, C2C_LOAD_LATENCY },
+		{ "cpu_core/mem-stores/P", -1, true, 4, 0x02cd, 0 },
+		{ "cpu_atom/mem-loads,ldlat=30/P", -1, true, 10, 0x05d0, C2C_LOAD_LATENCY },
+		{ "cpu_atom/mem-stores/P", -1, true, 10, 0x06d0, 0 },
+	};
+	expect_plan(PART_HYBRID, want, ARRAY_SIZE(want));
+}
+
+Test(c2c_events, zen_uses_ibs_op)
+{
+	static const struct expected_event want[] = {
+		{ "ibs_op//", -1, true, 11, 0, 0 },
+	};
+	expect_plan(PART_ZEN, want, ARRAY_SIZE(want));
+}
+
+Test(c2c_events, no_pmu_says_why)
+{
+	char *root = temp_dir_new();
+	lay_out_part(root, PART_NO_PMU);
+	pmu_set_sysfs_root(root);
+	struct c2c_event plan[C2C_MAX_EVENTS];
+	size_t n = 99;
+	char reason[256] = "";
+	cr_expect_eq(c2c_plan_events(plan, ARRAY_SIZE(plan), &n, reason, sizeof(reason)), -ENODEV);
+	cr_expect_eq(n, 0);
+	cr_expect(strstr(reason, "mem-loads") && strstr(reason, "ibs_op"), "reason: %s", reason);
+	pmu_set_sysfs_root(NULL);
+	temp_dir_remove(root);
+}
+
+Test(c2c_events, specs_carry_address_source_and_weight_and_the_group)
+{
+	char *root = temp_dir_new();
+	lay_out_part(root, PART_SAPPHIRE_RAPIDS);
+	pmu_set_sysfs_root(root);
+	struct record_options opts = { .frequency = 4000, .call_graph = CALL_GRAPH_FP };
+	struct event_list events = { 0 };
+	bool max_precise[C2C_MAX_EVENTS];
+	char reason[256] = "";
+	cr_assert_eq(c2c_build_events(&opts, &events, max_precise, reason, sizeof(reason)), 0, "%s", reason);
+	cr_assert_eq(events.count, 3);
+	const struct event_spec *aux = &events.specs[0], *loads = &events.specs[1], *stores = &events.specs[2];
+	uint64_t wanted = PERF_SAMPLE_ADDR | PERF_SAMPLE_DATA_SRC | PERF_SAMPLE_WEIGHT_STRUCT | PERF_SAMPLE_CPU |
+			  PERF_SAMPLE_CALLCHAIN;
+	cr_expect(!aux->group_with_previous);
+	cr_expect_eq(aux->attr.sample_period, 0, "the leader only counts");
+	cr_expect_eq(aux->attr.freq, 0);
+	cr_expect(!max_precise[0]);
+	cr_expect(loads->group_with_previous, "mem-loads opens in mem-loads-aux's group");
+	cr_expect_eq(loads->attr.sample_type & wanted, wanted);
+	cr_expect(loads->attr.freq && loads->attr.sample_freq == 4000);
+	cr_expect_eq(loads->attr.config1, C2C_LOAD_LATENCY);
+	cr_expect(max_precise[1]);
+	cr_expect(!stores->group_with_previous);
+	cr_expect_eq(stores->attr.sample_type & wanted, wanted);
+	cr_expect(max_precise[2]);
+	for (size_t i = 0; i < events.count; i++)
+		cr_expect_str_eq(events.specs[i].collector, "c2c");
+	event_list_free(&events);
+	pmu_set_sysfs_root(NULL);
+	temp_dir_remove(root);
 }
