@@ -794,6 +794,12 @@ int c2c_build_events(const struct record_options *opts, struct event_list *event
 		sampling_attr_init(&spec->attr, &o, ev.attr.type, ev.attr.config);
 		pmu_event_apply(&ev, &spec->attr);
 		spec->group_with_previous = plan[i].leader >= 0;
+		/*
+		 * One CPU may refuse what the probe on this one accepted (a
+		 * hybrid part's other core type): the collector is then noted
+		 * unavailable, the recording goes on.
+		 */
+		spec->optional = true;
 		if (max_precise)
 			max_precise[i] = ev.max_precise;
 		if (plan[i].sampling) {
