@@ -642,8 +642,14 @@ static void c2c_json(void *state, const struct profile *p, const struct report_o
 {
 	const struct c2c_state *st = state;
 	size_t limit = o->stacks_limit_given ? o->stacks_per_path : 5;
+	if (!c2c_opened(p)) {
+		/* as every unavailable collector: null or empty, meta.collectors says why */
+		json_null(w, "c2c");
+		json_array_begin(w, "cachelines");
+		json_end(w);
+		return;
+	}
 	json_object_begin(w, "c2c");
-	json_bool(w, "opened", c2c_opened(p));
 	json_u64(w, "line_size", C2C_LINE_SIZE);
 	json_counts(w, &st->total);
 	json_u64(w, "no_address", st->no_address);
