@@ -801,11 +801,13 @@ int c2c_build_events(const struct record_options *opts, struct event_list *event
 		pmu_event_apply(&ev, &spec->attr);
 		spec->group_with_previous = plan[i].leader >= 0;
 		/*
-		 * One CPU may refuse what the probe on this one accepted (a
-		 * hybrid part's other core type): the collector is then noted
-		 * unavailable, the recording goes on.
+		 * A CPU may refuse what the probe on this one accepted: the
+		 * collector is then noted unavailable, the recording goes on.
 		 */
 		spec->optional = true;
+		/* a hybrid part's core PMU covers its own CPUs only: cpu_core's events open on the P-cores */
+		if (pmu_sysfs_cpus(ev.pmu, spec->cpus, sizeof(spec->cpus)) < 0)
+			spec->cpus[0] = '\0';
 		if (max_precise)
 			max_precise[i] = ev.max_precise;
 		if (plan[i].sampling) {

@@ -935,20 +935,12 @@ static void text_words(struct futex_state *st, const struct report_options *o, F
 static void text_stack(const struct profile *p, const struct futex_stack *fs, const char *what,
 		       const struct report_options *o, FILE *out)
 {
-	const struct stack *s = &p->stacks.stacks[fs->stack];
-	const uint32_t *frames = stack_frames(&p->stacks, s);
 	fprintf(out, "    top %s stack: %llu calls", what, (unsigned long long)fs->count);
 	if (fs->wait.count)
 		fprintf(out, ", %llu waits measured, %.3f ms blocked", (unsigned long long)fs->wait.count,
 			ms(fs->wait.total));
 	fprintf(out, "\n");
-	char buf[256];
-	for (uint32_t i = 0; i < s->nframes && i < o->max_frames; i++) {
-		const struct frame *f = &p->stacks.frames[frames[i]];
-		fprintf(out, "        %-48s %s\n", frame_label(f, buf, sizeof(buf)), dso_short_name(f->dso));
-	}
-	if (s->nframes > o->max_frames)
-		fprintf(out, "        ... %u more frames\n", s->nframes - o->max_frames);
+	report_text_stack(p, fs->stack, o->max_frames, out);
 }
 
 static void text_busiest(struct futex_state *st, const struct profile *p, const struct report_options *o, FILE *out)

@@ -732,7 +732,9 @@ static void lay_out_part(const char *root, enum part part)
 		sysfs_pmu_file(root, "cpu_core", "events/mem-loads-aux", "event=0x03,umask=0x82\n");
 		sysfs_pmu_file(root, "cpu_core", "events/mem-loads", "event=0xcd,umask=0x1,ldlat=3\n");
 		sysfs_pmu_file(root, "cpu_core", "events/mem-stores", "event=0xcd,umask=0x2\n");
+		sysfs_pmu_file(root, "cpu_core", "cpus", "0-7\n");
 		intel_core_pmu(root, "cpu_atom", "10\n");
+		sysfs_pmu_file(root, "cpu_atom", "cpus", "8-15\n");
 		sysfs_pmu_file(root, "cpu_atom", "events/mem-loads", "event=0xd0,umask=0x5,ldlat=3\n");
 		sysfs_pmu_file(root, "cpu_atom", "events/mem-stores", "event=0xd0,umask=0x6\n");
 		break;
@@ -868,4 +870,47 @@ Test(c2c_events, specs_carry_address_source_and_weight_and_the_group)
 	event_list_free(&events);
 	pmu_set_sysfs_root(NULL);
 	temp_dir_remove(root);
+}
+
+Test(c2c_events, hybrid_events_open_on_their_core_type_only)
+{
+	char *root = temp_dir_new();
+	lay_out_part(root, PART_HYBRID);
+	pmu_set_sysfs_root(root);
+	struct record_options opts = { .frequency = 4000 };
+	struct event_list events = { 0 };
+	char reason[256] = "";
+	cr_assert_eq(c2c_build_events(&opts, &events, NULL, reason, sizeof(reason)), 0, "%s", reason);
+	cr_assert_eq(events.count, 5);
+	for (size_t i = 0; i < events.count; i++) {
+		const char *want = strncmp(events.specs[i].name, "cpu_core/", 9) == 0 ? "0-7" : "8-15";
+		cr_expect_str_eq(events.specs[i].cpus, want, "%s", events.specs[i].name);
+	}
+	event_list_free(&events);
+	/* a part whose core PMU lists no CPUs covers them all */
+	temp_dir_remove(root);
+	root = temp_dir_new();
+	lay_out_part(root, PART_SKYLAKE);
+	pmu_set_sysfs_root(root);
+	cr_assert_eq(c2c_build_events(&opts, &events, NULL, reason, sizeof(reason)), 0, "%s", reason);
+	for (size_t i = 0; i < events.count; i++)
+		cr_expect_str_eq(events.specs[i].cpus, "", "%s", events.specs[i].name);
+	event_list_free(&events);
+	pmu_set_sysfs_root(NULL);
+	temp_dir_remove(root);
+}
+
+Test(c2c_events, cpu_lists_as_sysfs_writes_them)
+{
+	int cpus[16];
+	cr_expect_eq(cpu_list_parse("0-3,8,10-11\n", cpus, 16), 7);
+	static const int want[] = { 0, 1, 2, 3, 8, 10, 11 };
+	for (size_t i = 0; i < ARRAY_SIZE(want); i++)
+		cr_expect_eq(cpus[i], want[i]);
+	cr_expect_eq(cpu_list_parse("5", cpus, 16), 1);
+	cr_expect_eq(cpus[0], 5);
+	cr_expect_eq(cpu_list_parse("0-63", cpus, 16), 16, "bounded by max");
+	cr_expect_eq(cpu_list_parse("", cpus, 16), 0);
+	cr_expect_eq(cpu_list_parse("3-1", cpus, 16), 0);
+	cr_expect_eq(cpu_list_parse("x", cpus, 16), 0);
 }
