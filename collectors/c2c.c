@@ -203,6 +203,7 @@ struct c2c_line {
 	uint32_t pid;              /* 0 for kernel data, shared by every process */
 	uint64_t addr;             /* the line's first byte */
 	struct c2c_counts counts;
+	uint64_t load_latency;     /* sum of the load samples' weights: their latency in cycles */
 	struct c2c_offset *offsets;
 	size_t noffsets, offsets_cap;
 	struct c2c_line_stack *stacks;
@@ -370,6 +371,8 @@ static void c2c_sample(void *state, struct profile *p, const struct sp_sample *s
 	uint32_t pid = kernel_address(s->addr) ? 0 : s->pid;
 	struct c2c_line *l = line_of(st, pid, s->addr & ~(uint64_t)(C2C_LINE_SIZE - 1));
 	l->counts.n[cls]++;
+	if (c2c_class_is_load(cls))
+		l->load_latency += s->weight;
 	struct c2c_offset *o = offset_of(st, p, l, s->pid, s->addr);
 	bool hitm = cls == C2C_LOCAL_HITM || cls == C2C_REMOTE_HITM;
 	o->loads += c2c_class_is_load(cls);
@@ -436,7 +439,8 @@ static void c2c_finish(void *state, struct profile *p)
 		qsort(l->stacks, l->nstacks, sizeof(*l->stacks), compare_line_stacks);
 		l->futex = l->pid && futex_profile_has_word(p, l->pid, l->addr, l->addr + C2C_LINE_SIZE);
 	}
-	qsort(st->lines, st->nlines, sizeof(*st->lines), compare_lines);
+	if (st->nlines) /* qsort's array may not be NULL, even empty */
+		qsort(st->lines, st->nlines, sizeof(*st->lines), compare_lines);
 	free(st->slots); /* the order changed: no more lookups after the last sample */
 	st->slots = NULL;
 	st->nslots = 0;
@@ -450,7 +454,8 @@ static void c2c_finish(void *state, struct profile *p)
 		GROW(st->stack_order, cap, st->nstack_order + 1);
 		st->stack_order[st->nstack_order++] = (uint32_t)id;
 	}
-	qsort_r(st->stack_order, st->nstack_order, sizeof(*st->stack_order), compare_stacks, st);
+	if (st->nstack_order)
+		qsort_r(st->stack_order, st->nstack_order, sizeof(*st->stack_order), compare_stacks, st);
 }
 
 /* ---- the path table's figures ---- */
@@ -611,6 +616,8 @@ static void json_line(struct json_writer *w, const struct c2c_line *l, const str
 	json_bool(w, "kernel", l->pid == 0);
 	json_counts(w, &l->counts);
 	json_bool(w, "futex", l->futex);
+	uint64_t loads = loads_of(&l->counts);
+	json_double(w, "load_latency_avg", loads ? (double)l->load_latency / (double)loads : 0.0, 1);
 	json_classes(w, &l->counts);
 	json_array_begin(w, "offsets");
 	for (size_t i = 0; i < l->noffsets; i++) {

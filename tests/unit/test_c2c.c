@@ -194,6 +194,7 @@ TEMP_DIR_SUITE(c2c_report);
 #define HEAP_START 0x5555aaaa0000ull
 #define HEAP_LEN 0x21000ull
 #define KERNEL_DATA 0xffffffff82000000ull /* futex_queues in the test's kallsyms */
+#define SAMPLE_LATENCY 123                /* every c2c sample's weight */
 
 #define C2C_SAMPLE_TYPE                                                                                        \
 	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR |     \
@@ -362,7 +363,7 @@ static void write_c2c_sample(struct sp_writer *w, struct layout *l, const struct
 		bb_u64(&b, (uint64_t)PERF_CONTEXT_USER);
 		bb_u64(&b, l->user_ip[c->stack]);
 	}
-	bb_u64(&b, 123);       /* weight: the load's latency in cycles */
+	bb_u64(&b, SAMPLE_LATENCY); /* weight: the load's latency in cycles */
 	bb_u64(&b, c->data_src);
 	bb_end_record(&b, at);
 	add_record(w, &b);
@@ -597,6 +598,16 @@ Test(c2c_report, cachelines_symbols_offsets_futex_mark_and_paths)
 		futex_lines += want[j].futex;
 	}
 	cr_expect_eq(futex_lines, 1, "the futex word lies in exactly one line");
+
+	/* JSON: every sample was written with latency SAMPLE_LATENCY: each line's mean is it, or 0 without loads */
+	struct line_rows latency = { .count = 0 };
+	json_through_jq(&p, ".cachelines[] | if .loads > 0 then .load_latency_avg else -(.load_latency_avg) - 1 end",
+			take_line, &latency);
+	cr_expect_eq(latency.count, nwant);
+	for (size_t i = 0; i < latency.count; i++) {
+		double v = strtod(latency.rows[i], NULL);
+		cr_expect(v == SAMPLE_LATENCY || v == -1, "line latency %s", latency.rows[i]);
+	}
 
 	/* JSON: the offsets of the futex word's line, with their own names */
 	struct line_rows offsets = { .count = 0 };
