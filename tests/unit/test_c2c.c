@@ -925,3 +925,30 @@ Test(c2c_events, cpu_lists_as_sysfs_writes_them)
 	cr_expect_eq(cpu_list_parse("3-1", cpus, 16), 0);
 	cr_expect_eq(cpu_list_parse("x", cpus, 16), 0);
 }
+
+/* A recording whose c2c collector opened but sampled nothing: an empty table, zeros per path, no crash. */
+Test(c2c_report, opened_without_samples)
+{
+	char *path = path_join(dir, "empty.data");
+	struct sp_writer *w = NULL;
+	cr_assert_eq(sp_writer_create(path, &w), 0);
+	write_events(w);
+	struct sp_finish_record fin = { .header = { .type = SP_REC_FINISH, .size = sizeof(fin) } };
+	cr_assert_eq(sp_writer_record(w, &fin), 0);
+	cr_assert_eq(sp_writer_close(w), 0);
+	struct profile p;
+	load_recording(path, &p);
+	struct line_rows rows = { .count = 0 };
+	json_through_jq(&p, "[(.cachelines | length), .c2c.loads, ([.paths[] | .c2c_hitm_total] | add)]", take_line, &rows);
+	cr_assert_eq(rows.count, 1);
+	cr_expect_str_eq(rows.rows[0], "[0,0,0]");
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+	report_text(&p, &report_defaults, out);
+	fclose(out);
+	cr_expect(strstr(text, "Cachelines (64 bytes) by HITM (0 lines"), "%s", text);
+	free(text);
+	profile_free(&p);
+	free(path);
+}
