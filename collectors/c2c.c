@@ -585,13 +585,11 @@ static void c2c_text(void *state, const struct profile *p, const struct report_o
 
 /* ---- JSON ---- */
 
+/* The path figures' keys (hitm_local, ..., dram_remote), then loads and stores. */
 static void json_counts(struct json_writer *w, const struct c2c_counts *c)
 {
-	json_u64(w, "hitm_local", c->n[C2C_LOCAL_HITM]);
-	json_u64(w, "hitm_remote", c->n[C2C_REMOTE_HITM]);
-	json_u64(w, "hitm_total", hitm_of(c));
-	json_u64(w, "dram_local", c->n[C2C_LOCAL_DRAM]);
-	json_u64(w, "dram_remote", c->n[C2C_REMOTE_DRAM]);
+	for (size_t f = 0; f < ARRAY_SIZE(c2c_path_figures); f++)
+		json_u64(w, c2c_path_figures[f].key, figure_of(c, f));
 	json_u64(w, "loads", loads_of(c));
 	json_u64(w, "stores", stores_of(c));
 }
