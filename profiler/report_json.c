@@ -103,13 +103,15 @@ static void write_paths(struct json_writer *w, const struct profile *p)
 		for (int c = 0; c < p->ncollectors; c++) {
 			const struct collector_info *ci = &p->collectors[c];
 			const struct collector_analyzer *an = ci->state && ci->impl ? ci->impl->analyzer : NULL;
-			if (!an || !an->path_figure)
-				continue;
-			char key[96];
-			snprintf(key, sizeof(key), "%s_%s", ci->name, an->path_column);
-			for (char *k = key; *k; k++)
-				*k = *k == ' ' ? '_' : *k;
-			json_double(w, key, an->path_figure(ci->state, p, path), 3);
+			for (size_t f = 0; an && an->path_figure && f < an->npath_figures; f++) {
+				char key[96];
+				path_figure_key(ci->name, &an->path_figures[f], key, sizeof(key));
+				double v = an->path_figure(ci->state, p, path, f);
+				if (an->path_figures[f].decimals)
+					json_double(w, key, v, an->path_figures[f].decimals);
+				else
+					json_u64(w, key, (uint64_t)v);
+			}
 		}
 		json_end(w);
 	}

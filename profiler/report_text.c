@@ -98,8 +98,9 @@ static void print_paths(const struct profile *p, FILE *out)
 		if (!ci->ok)
 			continue;
 		fprintf(out, " %12s %7s", ci->name, "%");
-		if (analyzer_of(ci) && analyzer_of(ci)->path_figure)
-			fprintf(out, " %12s", analyzer_of(ci)->path_column);
+		const struct collector_analyzer *an = analyzer_of(ci);
+		for (size_t f = 0; an && an->path_figure && f < an->npath_figures; f++)
+			fprintf(out, " %12s", an->path_figures[f].column);
 	}
 	fprintf(out, "\n");
 	for (int path = 0; path < PATH_COUNT; path++) {
@@ -110,8 +111,10 @@ static void print_paths(const struct profile *p, FILE *out)
 				continue;
 			fprintf(out, " %12llu %6.2f%%", (unsigned long long)ci->path_samples[path],
 				percent(ci->path_samples[path], ci->samples));
-			if (analyzer_of(ci) && analyzer_of(ci)->path_figure)
-				fprintf(out, " %12.3f", analyzer_of(ci)->path_figure(ci->state, p, path));
+			const struct collector_analyzer *an = analyzer_of(ci);
+			for (size_t f = 0; an && an->path_figure && f < an->npath_figures; f++)
+				fprintf(out, " %12.*f", an->path_figures[f].decimals,
+					an->path_figure(ci->state, p, path, f));
 		}
 		fprintf(out, "\n");
 	}
@@ -135,8 +138,9 @@ static void print_functions(const struct profile *p, int c, const struct report_
 	free(rows);
 }
 
-static void print_stack(const struct profile *p, const struct stack *s, unsigned max_frames, FILE *out)
+void report_text_stack(const struct profile *p, uint32_t stack, unsigned max_frames, FILE *out)
 {
+	const struct stack *s = &p->stacks.stacks[stack];
 	const uint32_t *frames = stack_frames(&p->stacks, s);
 	char buf[256];
 	for (uint32_t i = 0; i < s->nframes && i < max_frames; i++) {
@@ -162,7 +166,7 @@ static void print_stacks(const struct profile *p, int c, const struct report_opt
 			const struct stack *s = &p->stacks.stacks[ids[i]];
 			fprintf(out, "    %llu samples (%.2f%% of %s)\n", (unsigned long long)s->count,
 				percent(s->count, ci->path_samples[path]), path_name(path));
-			print_stack(p, s, o->max_frames, out);
+			report_text_stack(p, ids[i], o->max_frames, out);
 		}
 		free(ids);
 	}

@@ -49,6 +49,9 @@ void report_json_frame(struct json_writer *w, const struct frame *f);
 /* "frames": [...] of an interned stack, leaf first. */
 void report_json_stack_frames(struct json_writer *w, const struct profile *p, uint32_t stack);
 
+/* An interned stack as the text report prints it: one frame a line, leaf first, at most max_frames. */
+void report_text_stack(const struct profile *p, uint32_t stack, unsigned max_frames, FILE *out);
+
 void report_text(const struct profile *p, const struct report_options *o, FILE *out);
 void report_json(const struct profile *p, const struct report_options *o, FILE *out);
 

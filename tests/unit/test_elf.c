@@ -23,21 +23,7 @@
 #define FIXTURE "build/fixtures/elf_fixture"
 #define STRIPPED_FIXTURE "build/fixtures/elf_fixture.stripped"
 
-/* ---- running the reference tools ---- */
-
-typedef void (*line_handler)(const char *line, void *context);
-
-static void each_output_line(const char *command, line_handler handle, void *context)
-{
-	FILE *pipe = popen(command, "r");
-	cr_assert_not_null(pipe, "cannot run: %s", command);
-	char *line = NULL;
-	size_t cap = 0;
-	while (getline(&line, &cap, pipe) >= 0)
-		handle(line, context);
-	free(line);
-	cr_assert_eq(pclose(pipe), 0, "failed: %s", command);
-}
+/* ---- running the reference tools (each_output_line, nm_symbol: unit_helpers.h) ---- */
 
 /* A function or object row of `readelf -sW`. */
 struct symbol_row {
@@ -120,35 +106,6 @@ static size_t distinct_addresses(const struct symbol_rows *rows, enum sym_kind k
 		count += first;
 	}
 	return count;
-}
-
-/* One symbol as `nm -S` reports it. */
-struct nm_symbol {
-	const char *name;
-	uint64_t address, size;
-	bool found;
-};
-
-static void take_nm_row(const char *line, void *context)
-{
-	struct nm_symbol *symbol = context;
-	unsigned long long address, size;
-	char type, name[256];
-	if (sscanf(line, "%llx %llx %c %255s", &address, &size, &type, name) == 4 && strcmp(name, symbol->name) == 0) {
-		symbol->address = address;
-		symbol->size = size;
-		symbol->found = true;
-	}
-}
-
-static struct nm_symbol nm_symbol(const char *path, const char *name)
-{
-	struct nm_symbol symbol = { .name = name };
-	char command[512];
-	snprintf(command, sizeof(command), "nm -S --defined-only %s", path);
-	each_output_line(command, take_nm_row, &symbol);
-	cr_assert(symbol.found, "nm does not list %s in %s", name, path);
-	return symbol;
 }
 
 /* One section header as `readelf -SW` reports it. */
