@@ -932,11 +932,8 @@ static void text_stack(const struct profile *p, const struct futex_stack *fs, co
 		fprintf(out, ", %llu waits measured, %.3f ms blocked", (unsigned long long)fs->wait.count,
 			ms(fs->wait.total));
 	fprintf(out, "\n");
-	char buf[256];
-	for (uint32_t i = 0; i < s->nframes && i < o->max_frames; i++) {
-		const struct frame *f = &p->stacks.frames[frames[i]];
-		fprintf(out, "        %-48s %s\n", frame_label(f, buf, sizeof(buf)), dso_short_name(f->dso));
-	}
+	for (uint32_t i = 0; i < s->nframes && i < o->max_frames; i++)
+		report_text_frame(out, &p->stacks.frames[frames[i]]);
 	if (s->nframes > o->max_frames)
 		fprintf(out, "        ... %u more frames\n", s->nframes - o->max_frames);
 }

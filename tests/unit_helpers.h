@@ -10,7 +10,9 @@
 #ifndef SIGPROF_UNIT_HELPERS_H
 #define SIGPROF_UNIT_HELPERS_H
 
+#include <errno.h>
 #include <ftw.h>
+#include <sys/stat.h>
 #include <linux/perf_event.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -110,6 +112,23 @@ static inline void *exact_copy(const void *data, size_t n)
 	return p;
 }
 
+/* ---- running the reference tools (readelf, nm, addr2line, c++filt) ---- */
+
+typedef void (*line_handler)(const char *line, void *context);
+
+/* Feed each line that command prints to handle; the command must succeed. */
+static inline void each_output_line(const char *command, line_handler handle, void *context)
+{
+	FILE *pipe = popen(command, "r");
+	cr_assert_not_null(pipe, "cannot run: %s", command);
+	char *line = NULL;
+	size_t cap = 0;
+	while (getline(&line, &cap, pipe) >= 0)
+		handle(line, context);
+	free(line);
+	cr_assert_eq(pclose(pipe), 0, "failed: %s", command);
+}
+
 /* ---- temporary directories ---- */
 
 /* A cpu-clock sampling attr with the given sample_type and sample_id_all, as record lays one out. */
@@ -178,6 +197,20 @@ static inline void write_file(const char *path, const void *data, size_t n)
 	cr_assert_eq(fclose(f), 0);
 }
 
+/* mkdir -p: path and every missing parent. */
+static inline void make_directories(const char *path)
+{
+	char *copy = strdup(path);
+	cr_assert_not_null(copy);
+	for (char *slash = strchr(copy + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
+		*slash = '\0';
+		mkdir(copy, 0755);
+		*slash = '/';
+	}
+	cr_assert(mkdir(copy, 0755) == 0 || errno == EEXIST, "mkdir %s failed", copy);
+	free(copy);
+}
+
 /* The whole file, malloc'd, its size in *n. */
 static inline unsigned char *read_file(const char *path, size_t *n)
 {
@@ -193,6 +226,19 @@ static inline unsigned char *read_file(const char *path, size_t *n)
 	if (!b.buf)
 		b.buf = calloc(1, 1);
 	return b.buf;
+}
+
+/* Copy the file from to the path to, plus extra bytes at its end (NULL, 0: none). */
+static inline void copy_file_with(const char *from, const char *to, const void *extra, size_t extra_size)
+{
+	size_t n;
+	unsigned char *data = read_file(from, &n);
+	data = realloc(data, n + extra_size + 1);
+	cr_assert_not_null(data);
+	if (extra_size)
+		memcpy(data + n, extra, extra_size);
+	write_file(to, data, n + extra_size);
+	free(data);
 }
 
 /* A criterion suite whose tests each get a fresh temporary directory, `dir`, removed after the test. */

@@ -38,6 +38,7 @@ struct collector_info {
 struct profile_options {
 	const char *kallsyms;            /* NULL: /proc/kallsyms */
 	const struct path_rules *rules;  /* NULL: built-in rules only */
+	bool srcline;                    /* file:line in frames and inlined calls as frames (stacks.h) */
 };
 
 struct profile {

@@ -8,6 +8,15 @@
  * memory grows with distinct stacks, not with the file.  Each frame carries
  * its path (a rule match, or -1) and each stack the path of its frame
  * nearest the leaf.
+ *
+ * With --srcline (stack_table_enable_srcline()) a frame's identity also
+ * holds its source line, and an address inside inlined code gives a chain
+ * of frames: the innermost inlined function, each function it was inlined
+ * into, and the function compiled out of line.  frame_for_address()
+ * returns the innermost, linked to the rest through inlined_into, and
+ * stack_add() puts the whole chain into the stack, so every output (text,
+ * JSON, folded, the functions table, path rules) sees inlined calls as
+ * frames of their own.
  */
 #ifndef SIGPROF_STACKS_H
 #define SIGPROF_STACKS_H
@@ -25,6 +34,11 @@ struct frame {
 	uint64_t addr;    /* offset in the dso when sym is NULL, else the symbol's start */
 	bool kernel;
 	int path;         /* the rule this frame matches, or -1 */
+	/* --srcline only (stack_table_enable_srcline); else NULL, 0, false, 0 */
+	const char *srcfile;   /* the source file of the frame's line, as DWARF names it, or NULL */
+	unsigned line;         /* that line, 0 when unknown */
+	bool inlined;          /* an inlined copy of sym: in a stack, the frame after it is where it was inlined */
+	uint32_t inlined_into; /* id + 1 of the frame this one was inlined into, 0 for none */
 };
 
 struct stack {
@@ -53,6 +67,9 @@ struct stack_table {
 	size_t arena_used, arena_cap;
 	const struct path_rules *rules;
 	struct string_pool *strings;
+	struct source_lines *source_lines; /* --srcline: DWARF of each dso; NULL without */
+	uint32_t *expanded;                /* a stack with its inlined frames, being interned */
+	size_t expanded_cap;
 };
 
 static inline const uint32_t *stack_frames(const struct stack_table *t, const struct stack *s)
@@ -62,6 +79,8 @@ static inline const uint32_t *stack_frames(const struct stack_table *t, const st
 
 void stack_table_init(struct stack_table *t, const struct path_rules *rules);
 void stack_table_free(struct stack_table *t);
+/* Give frames source lines and inlined frames from now on (--srcline). */
+void stack_table_enable_srcline(struct stack_table *t);
 /* The frame for addr in dso (addr in the dso's own address space); symbolizes on first sight. */
 uint32_t frame_for_address(struct stack_table *t, struct dso *dso, uint64_t addr);
 /* A frame that has no dso: "[unknown]" at a raw address. */
