@@ -93,7 +93,9 @@ static bool open_dwarf(const char *path, struct dwarf_file *f)
 
 static bool dso_is_elf_file(const struct dso *dso)
 {
-	return !dso->is_kernel && dso->name[0] == '/' && strncmp(dso->name, "/memfd:", 7) != 0;
+	/* as dso_symtab() tells files from [vdso], [kernel], anonymous memory and memfds */
+	return !dso->is_kernel && dso->name[0] && dso->name[0] != '[' && strncmp(dso->name, "//anon", 6) != 0 &&
+	       strncmp(dso->name, "/memfd:", 7) != 0;
 }
 
 /* The debug file first (a stripped file has no DWARF of its own), then the file itself. */
