@@ -66,8 +66,7 @@ static char *read_small_file(const char *path, size_t max)
 	return buf;
 }
 
-int tracepoint_add(struct event_list *events, const struct record_options *opts, const char *collector,
-		   const char *system, const char *name, bool with_callchain, char *reason, size_t reasonlen)
+int tracepoint_id(const char *system, const char *name, uint64_t *id, char *reason, size_t reasonlen)
 {
 	char root[256], path[512];
 	int err = tracefs_find(root, sizeof(root), reason, reasonlen);
@@ -81,10 +80,41 @@ int tracepoint_add(struct event_list *events, const struct record_options *opts,
 			snprintf(reason, reasonlen, "tracepoint %s:%s: %s is readable by root only", system, name, path);
 		else
 			snprintf(reason, reasonlen, "no tracepoint %s:%s in this kernel (%s)", system, name, strerror(e));
-		return e == ENOENT ? -ENOENT : -e;
+		return e == ENOENT || e == ENOTDIR ? -ENOENT : -e;
 	}
-	uint64_t id = strtoull(id_text, NULL, 10);
+	char *end;
+	errno = 0;
+	*id = strtoull(id_text, &end, 10);
+	bool bad = errno || end == id_text;
 	free(id_text);
+	if (bad) {
+		snprintf(reason, reasonlen, "tracepoint %s:%s: %s holds no id", system, name, path);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+bool tracepoint_system_exists(const char *system)
+{
+	char root[256], path[512], ignored[256];
+	if (tracefs_find(root, sizeof(root), ignored, sizeof(ignored)) < 0)
+		return false;
+	snprintf(path, sizeof(path), "%s/events/%s", root, system);
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int tracepoint_add(struct event_list *events, const struct record_options *opts, const char *collector,
+		   const char *system, const char *name, bool with_callchain, char *reason, size_t reasonlen)
+{
+	char root[256], path[512];
+	uint64_t id;
+	int err = tracepoint_id(system, name, &id, reason, reasonlen);
+	if (err)
+		return err;
+	err = tracefs_find(root, sizeof(root), reason, reasonlen);
+	if (err)
+		return err;
 	snprintf(path, sizeof(path), "%s/events/%s/%s/format", root, system, name);
 	char *format = read_small_file(path, 60000);
 	if (!format) {

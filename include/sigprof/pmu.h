@@ -52,6 +52,8 @@ struct pmu_event {
 					   "tracepoint", or libpfm4's PMU name ("skl", "spr", "amd64_fam19h_zen3") */
 	char tracepoint_system[64];     /* SYSTEM and NAME of a tracepoint */
 	char tracepoint_name[64];
+	bool privilege_modifier;        /* u, k or h given: exclude_user/kernel/hv are the event's to set */
+	bool host_guest_modifier;       /* H or G given: exclude_host/guest are the event's to set */
 };
 
 /*
@@ -69,13 +71,31 @@ int pmu_event_parse(const char *spec, struct pmu_event *ev, char *err, size_t er
  */
 bool pmu_event_list_next(const char **list, char *buf, size_t buflen);
 
-/* Copy what the event names (type, config*, precise_ip, exclude_*) into an attr built by sampling_attr_init(). */
+/*
+ * Copy what the event names (type, config*, precise_ip, exclude_*) into an
+ * attr built by sampling_attr_init().  The exclude_* bits are copied only
+ * when a modifier set them (privilege_modifier, host_guest_modifier): an
+ * event without modifiers keeps the attr's own (exclude_kernel when the
+ * kernel may not be sampled, exclude_hv, exclude_guest).
+ */
 void pmu_event_apply(const struct pmu_event *ev, struct perf_event_attr *attr);
+
+/*
+ * For an event with max_precise (:P): set attr->precise_ip to the highest
+ * of 3, 2, 1, 0 that opens here (perf_event_probe()).  0, or the error of
+ * precise_ip 0.
+ */
+int pmu_event_max_precise(struct perf_event_attr *attr);
+
+/* perf's generic hardware and software names, in table order (i from 0); NULL past the end.  Its type in *type. */
+const char *pmu_generic_name(size_t i, uint32_t *type);
 
 /* ---- this machine's PMUs ---- */
 
 /* Read PMUs from DIR instead of /sys/bus/event_source/devices (tests); NULL restores the default. */
 void pmu_set_sysfs_root(const char *dir);
+/* The sysfs PMUs present (directory names, sorted), up to max; the count. */
+size_t pmu_sysfs_names(char (*names)[32], size_t max);
 /* The perf type of a sysfs PMU ("cpu", "cpu_core", "ibs_op"); 0 or -ENOENT. */
 int pmu_sysfs_type(const char *pmu, uint32_t *type);
 /* Whether the sysfs PMU has the named event alias (events/NAME). */

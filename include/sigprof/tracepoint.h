@@ -25,6 +25,15 @@
 int tracefs_find(char *buf, size_t buflen, char *err, size_t errlen);
 
 /*
+ * The perf config (tracefs id) of SYSTEM:NAME.  0; -ENOENT (and the reason)
+ * when this kernel has no such tracepoint; -EACCES when tracefs is root's.
+ */
+int tracepoint_id(const char *system, const char *name, uint64_t *id, char *reason, size_t reasonlen);
+
+/* Whether tracefs (found or mounted) has the tracepoint system SYSTEM (a directory under events/). */
+bool tracepoint_system_exists(const char *system);
+
+/*
  * Append an event spec for SYSTEM:NAME that records every hit (period 1)
  * with its raw fields, and its callchain when with_callchain.  -ENOENT
  * (and the reason) when this kernel has no such tracepoint.
