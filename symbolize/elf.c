@@ -400,8 +400,9 @@ static int load_from_elf(Elf *elf, const char *path, struct symtab **out)
 	int err = read_load_segments(elf, tab);
 	if (!err && path && was_stripped(elf))
 		tab->debug_file = find_debug_file(elf, path, tab);
-	if (!err && !(tab->debug_file && find_section(elf, SHT_SYMTAB, ANY_SECTION) == NULL &&
-		      read_debug_file_symbols(tab->debug_file, tab)))
+	bool symbols_from_debug_file = !err && tab->debug_file && !find_section(elf, SHT_SYMTAB, ANY_SECTION) &&
+				       read_debug_file_symbols(tab->debug_file, tab);
+	if (!err && !symbols_from_debug_file)
 		err = read_symbols(elf, tab, true);
 	if (err) {
 		symtab_free(tab);
