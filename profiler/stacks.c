@@ -5,8 +5,8 @@
  * frame, stack key -> stack.  The first is a cache in front of symbol
  * lookup; it is what keeps a report's cost per sample to a few hash probes.
  * Frame id lists of all stacks live in one arena, addressed by offset.
- * With --srcline a (dso, address) resolves to a chain of frames linked by
- * inlined_into (stacks.h), which stack_add expands in place.
+ * With --srcline a (dso, address) in inlined code resolves to a chain
+ * link (stacks.h), which stack_add expands into the chain's frames.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -49,7 +49,8 @@ static uint64_t frame_hash(const struct frame *f)
 {
 	uint64_t h = hash_u64((uintptr_t)f->sym ^ ((uintptr_t)f->dso << 1));
 	if (f->srcfile || f->inlined_into)
-		h = hash_u64(h ^ (uintptr_t)f->srcfile ^ ((uint64_t)f->line << 32) ^ f->inlined_into);
+		h = hash_u64(h ^ (uintptr_t)f->srcfile ^ ((uint64_t)f->line << 32) ^ f->inlined_into ^
+			     ((uint64_t)f->inlined << 31));
 	return f->sym ? h : hash_u64(h ^ f->addr);
 }
 
@@ -143,7 +144,10 @@ static void set_source(struct stack_table *t, struct frame *f, const struct sour
 /*
  * The frames of addr with --srcline, interned from the outside in: the
  * function compiled out of line keeps the symbol table's name (as it has
- * without --srcline), each inlined level DWARF's.  Returns the innermost.
+ * without --srcline), each inlined level DWARF's.  Each inlined level is a
+ * frame (what stacks show) and a chain link to the levels outside it
+ * (which frame_for_address() hands out).  Returns the innermost link, or
+ * the frame itself when nothing is inlined at addr.
  */
 static uint32_t frame_with_source_lines(struct stack_table *t, struct dso *dso, uint64_t addr,
 					const struct frame *symbol_frame)
@@ -158,39 +162,44 @@ static uint32_t frame_with_source_lines(struct stack_table *t, struct dso *dso, 
 		outer.sym = string_intern(t->strings, levels[n - 1].function);
 	set_source(t, &outer, &levels[n - 1]);
 	outer.inlined = false;
-	uint32_t id = frame_intern(t, &outer);
+	uint32_t chain = frame_intern(t, &outer);
 	for (size_t level = n - 1; level-- > 0;) {
 		struct frame inlined = *symbol_frame;
 		inlined.sym = levels[level].function ? string_intern(t->strings, levels[level].function) : NULL;
 		set_source(t, &inlined, &levels[level]);
-		inlined.inlined_into = id + 1;
-		id = frame_intern(t, &inlined);
+		uint32_t shown = frame_intern(t, &inlined);
+		inlined.inlined_into = chain + 1;
+		inlined.shown_as = shown + 1;
+		chain = frame_intern(t, &inlined);
 	}
-	return id;
+	return chain;
 }
 
-/* With --srcline: each frame followed by the frames it was inlined into; frames itself when none was. */
+/* The frames a stack shows for the frame or chain link id, innermost first, into out unless NULL; returns how many. */
+static uint32_t shown_frames(const struct stack_table *t, uint32_t id, uint32_t *out)
+{
+	for (uint32_t n = 0;; n++) {
+		const struct frame *f = &t->frames[id];
+		if (out)
+			out[n] = f->shown_as ? f->shown_as - 1 : id;
+		if (!f->inlined_into)
+			return n + 1;
+		id = f->inlined_into - 1;
+	}
+}
+
+/* With --srcline: frames with each chain link replaced by its chain's frames; frames itself when it has none. */
 static const uint32_t *with_inlined_callers(struct stack_table *t, const uint32_t *frames, uint32_t *nframes)
 {
 	uint32_t n = 0;
-	bool any = false;
 	for (uint32_t i = 0; i < *nframes; i++)
-		for (uint32_t id = frames[i];; id = t->frames[id].inlined_into - 1) {
-			n++;
-			if (!t->frames[id].inlined_into)
-				break;
-			any = true;
-		}
-	if (!any)
-		return frames;
+		n += shown_frames(t, frames[i], NULL);
+	if (n == *nframes)
+		return frames; /* no chain link: nothing inlined */
 	GROW(t->expanded, t->expanded_cap, n);
 	n = 0;
 	for (uint32_t i = 0; i < *nframes; i++)
-		for (uint32_t id = frames[i];; id = t->frames[id].inlined_into - 1) {
-			t->expanded[n++] = id;
-			if (!t->frames[id].inlined_into)
-				break;
-		}
+		n += shown_frames(t, frames[i], t->expanded + n);
 	*nframes = n;
 	return t->expanded;
 }

@@ -12,11 +12,12 @@
  * With --srcline (stack_table_enable_srcline()) a frame's identity also
  * holds its source line, and an address inside inlined code gives a chain
  * of frames: the innermost inlined function, each function it was inlined
- * into, and the function compiled out of line.  frame_for_address()
- * returns the innermost, linked to the rest through inlined_into, and
- * stack_add() puts the whole chain into the stack, so every output (text,
- * JSON, folded, the functions table, path rules) sees inlined calls as
- * frames of their own.
+ * into, and the function compiled out of line.  frame_for_address() then
+ * returns a chain link, a frame that stands for the whole chain and never
+ * appears in a stack itself: stack_add() replaces it with the frames of
+ * the chain, so every output (text, JSON, folded, the functions table, path
+ * rules) sees inlined calls as frames of their own, and an inline function
+ * inlined at several call sites is one frame per line, not one per site.
  */
 #ifndef SIGPROF_STACKS_H
 #define SIGPROF_STACKS_H
@@ -35,11 +36,13 @@ struct frame {
 	bool kernel;
 	bool synthetic;   /* made by the report, not found at an address: [signal SIGPROF], [unwind: ...] */
 	int path;         /* the rule this frame matches, or -1 */
-	/* --srcline only (stack_table_enable_srcline); else NULL, 0, false, 0 */
+	/* --srcline only (stack_table_enable_srcline); else NULL, 0, false, 0, 0 */
 	const char *srcfile;   /* the source file of the frame's line, as DWARF names it, or NULL */
 	unsigned line;         /* that line, 0 when unknown */
 	bool inlined;          /* an inlined copy of sym: in a stack, the frame after it is where it was inlined */
-	uint32_t inlined_into; /* id + 1 of the frame this one was inlined into, 0 for none */
+	/* a chain link (frame_for_address() of inlined code), which stack_add() replaces; never in a stack */
+	uint32_t inlined_into; /* id + 1 of the next link or frame of the chain, outward; 0: not a link */
+	uint32_t shown_as;     /* id + 1 of the frame the stack shows for this link */
 };
 
 struct stack {

@@ -88,12 +88,12 @@ static void take_nm_range(const char *line, void *context)
 	}
 }
 
-/* addr2line's answer for every address of inline_caller. */
-static struct addr2line_output addr2line_inline_caller(void)
+/* addr2line's answer for every address of a function of the fixture. */
+static struct addr2line_output addr2line_function(const char *function)
 {
-	struct nm_range range = { .name = "inline_caller" };
+	struct nm_range range = { .name = function };
 	each_output_line("nm -S " FIXTURE, take_nm_range, &range);
-	cr_assert_gt(range.size, 0, "nm finds no inline_caller in %s; run `make fixtures`", FIXTURE);
+	cr_assert_gt(range.size, 0, "nm finds no %s in %s; run `make fixtures`", function, FIXTURE);
 
 	struct strbuf command = { 0 };
 	sb_addstr(&command, "addr2line -a -i -f -e " FIXTURE);
@@ -126,7 +126,7 @@ static void expect_levels(const struct expected_address *expected, const struct 
 /* Compare every address of inline_caller in file with addr2line; returns the deepest chain seen. */
 static size_t expect_every_address_like_addr2line(const char *file)
 {
-	struct addr2line_output expected = addr2line_inline_caller();
+	struct addr2line_output expected = addr2line_function("inline_caller");
 	struct source_lines *sl = source_lines_new();
 	struct dso dso = { .name = file };
 	size_t deepest = 0;
@@ -186,7 +186,7 @@ Test(srcline, no_dwarf_no_lines)
 /* With --srcline a stack gets a frame per inlined call, innermost first, each with its line. */
 Test(srcline, stacks_expand_inlined_calls_into_frames)
 {
-	struct addr2line_output expected = addr2line_inline_caller();
+	struct addr2line_output expected = addr2line_function("inline_caller");
 	const struct expected_address *deep = NULL;
 	for (size_t i = 0; i < expected.count && !deep; i++)
 		if (expected.addresses[i].count >= 3)
@@ -208,7 +208,9 @@ Test(srcline, stacks_expand_inlined_calls_into_frames)
 		cr_expect_str_eq(f->srcfile, deep->levels[i].file);
 		cr_expect_eq(f->line, deep->levels[i].line);
 		cr_expect_eq(f->inlined, i + 1 < s->nframes);
+		cr_expect_eq(f->inlined_into, 0, "a chain link in a stack");
 	}
+	cr_expect_neq(stack_frames(&t, s)[0], leaf, "the chain link itself in the stack");
 	cr_expect_eq(stack_add(&t, 0, &leaf, 1, 1, 1), id, "the same stack again is another stack");
 	cr_expect_eq(t.stacks[id].count, 2);
 
@@ -224,4 +226,53 @@ Test(srcline, stacks_expand_inlined_calls_into_frames)
 	stack_table_free(&t);
 	symtab_free(dso.symtab);
 	free(expected.addresses);
+}
+
+static bool same_level(const struct expected_level *a, const struct expected_level *b)
+{
+	return strcmp(a->function, b->function) == 0 && strcmp(a->file, b->file) == 0 && a->line == b->line;
+}
+
+/* One stack of the address's frames with --srcline; returns its id. */
+static uint32_t stack_of_address(struct stack_table *t, struct dso *dso, uint64_t addr)
+{
+	uint32_t frame = frame_for_address(t, dso, addr);
+	return stack_add(t, 0, &frame, 1, 1, 1);
+}
+
+/*
+ * inline_square is inlined into two callers: where addr2line puts an
+ * address of each at the same innermost function and line, the two stacks
+ * share that frame (the functions table counts it once) and differ in the
+ * callers below it.
+ */
+Test(srcline, an_inline_function_at_two_call_sites_is_one_frame)
+{
+	struct addr2line_output first = addr2line_function("inline_caller");
+	struct addr2line_output second = addr2line_function("inline_other_caller");
+	const struct expected_address *a = NULL, *b = NULL;
+	for (size_t i = 0; i < first.count && !a; i++)
+		for (size_t j = 0; j < second.count && !a; j++)
+			if (first.addresses[i].count >= 2 && second.addresses[j].count >= 2 &&
+			    same_level(&first.addresses[i].levels[0], &second.addresses[j].levels[0])) {
+				a = &first.addresses[i];
+				b = &second.addresses[j];
+			}
+	cr_assert_not_null(a, "addr2line shows no inlined line shared by both callers");
+
+	struct stack_table t;
+	stack_table_init(&t, NULL);
+	stack_table_enable_srcline(&t);
+	struct dso dso = { .name = FIXTURE };
+	uint32_t a_stack = stack_of_address(&t, &dso, a->addr);
+	uint32_t b_stack = stack_of_address(&t, &dso, b->addr); /* before taking pointers: it may move the table */
+	const struct stack *sa = &t.stacks[a_stack], *sb = &t.stacks[b_stack];
+	uint32_t a_leaf = stack_frames(&t, sa)[0], a_root = stack_frames(&t, sa)[sa->nframes - 1];
+	cr_expect_eq(stack_frames(&t, sb)[0], a_leaf, "%s:%u is two frames", a->levels[0].function, a->levels[0].line);
+	cr_expect_neq(stack_frames(&t, sb)[sb->nframes - 1], a_root, "both callers are one frame");
+	cr_expect_str_eq(t.frames[stack_frames(&t, sb)[sb->nframes - 1]].sym, "inline_other_caller");
+	stack_table_free(&t);
+	symtab_free(dso.symtab);
+	free(first.addresses);
+	free(second.addresses);
 }
