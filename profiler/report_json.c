@@ -118,6 +118,19 @@ static void write_paths(struct json_writer *w, const struct profile *p)
 	json_end(w);
 }
 
+/* With --srcline: "srcline", "file", "line" where DWARF gives a line, "inlined": true for an inlined call. */
+static void write_frame_source(struct json_writer *w, const struct frame *f)
+{
+	char buf[256];
+	if (frame_srcline(f, buf, sizeof(buf))) {
+		json_string(w, "srcline", buf);
+		json_string(w, "file", f->srcfile);
+		json_u64(w, "line", f->line);
+	}
+	if (f->inlined)
+		json_bool(w, "inlined", true);
+}
+
 void report_json_frame(struct json_writer *w, const struct frame *f)
 {
 	char buf[256];
@@ -130,6 +143,7 @@ void report_json_frame(struct json_writer *w, const struct frame *f)
 	}
 	if (f->synthetic)
 		json_bool(w, "synthetic", true);
+	write_frame_source(w, f);
 	json_end(w);
 }
 
@@ -181,6 +195,7 @@ static void write_functions(struct json_writer *w, const struct profile *p, cons
 			json_string(w, "collector", p->collectors[c].name);
 			json_string(w, "sym", frame_label(f, buf, sizeof(buf)));
 			json_string(w, "dso", f->dso);
+			write_frame_source(w, f);
 			json_u64(w, "self", rows[i].self);
 			json_u64(w, "total", rows[i].total);
 			json_end(w);

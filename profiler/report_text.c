@@ -128,25 +128,32 @@ static void print_functions(const struct profile *p, int c, const struct report_
 	fprintf(out, "\nTop functions, %s samples (%s)\n", ci->name,
 		o->sort == SORT_TOTAL ? "by total" : o->sort == SORT_NAME ? "by name" : "by self");
 	fprintf(out, "  %10s %7s %10s %7s  %-40s %s\n", "self", "%", "total", "%", "function", "dso");
-	char buf[256];
+	char buf[256], source[256];
 	for (size_t i = 0; i < n && i < o->top_functions; i++) {
 		const struct frame *f = &p->stacks.frames[rows[i].frame];
-		fprintf(out, "  %10llu %6.2f%% %10llu %6.2f%%  %-40s %s\n", (unsigned long long)rows[i].self,
+		const char *srcline = frame_srcline(f, source, sizeof(source));
+		fprintf(out, "  %10llu %6.2f%% %10llu %6.2f%%  %-40s %s%s%s%s\n", (unsigned long long)rows[i].self,
 			percent(rows[i].self, ci->samples), (unsigned long long)rows[i].total,
-			percent(rows[i].total, ci->samples), frame_label(f, buf, sizeof(buf)), dso_short_name(f->dso));
+			percent(rows[i].total, ci->samples), frame_label(f, buf, sizeof(buf)), dso_short_name(f->dso),
+			srcline ? "  " : "", srcline ? srcline : "", f->inlined ? " (inlined)" : "");
 	}
 	free(rows);
+}
+
+void report_text_frame(FILE *out, const struct frame *f)
+{
+	char buf[256], label[300], source[256];
+	snprintf(label, sizeof(label), "%s%s", frame_label(f, buf, sizeof(buf)), f->inlined ? " (inlined)" : "");
+	const char *srcline = frame_srcline(f, source, sizeof(source));
+	fprintf(out, "        %-48s %s%s%s\n", label, dso_short_name(f->dso), srcline ? "  " : "", srcline ? srcline : "");
 }
 
 void report_text_stack(const struct profile *p, uint32_t stack, unsigned max_frames, FILE *out)
 {
 	const struct stack *s = &p->stacks.stacks[stack];
 	const uint32_t *frames = stack_frames(&p->stacks, s);
-	char buf[256];
-	for (uint32_t i = 0; i < s->nframes && i < max_frames; i++) {
-		const struct frame *f = &p->stacks.frames[frames[i]];
-		fprintf(out, "        %-48s %s\n", frame_label(f, buf, sizeof(buf)), dso_short_name(f->dso));
-	}
+	for (uint32_t i = 0; i < s->nframes && i < max_frames; i++)
+		report_text_frame(out, &p->stacks.frames[frames[i]]);
 	if (s->nframes > max_frames)
 		fprintf(out, "        ... %u more frames\n", s->nframes - max_frames);
 }

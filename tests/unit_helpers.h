@@ -10,9 +10,11 @@
 #ifndef SIGPROF_UNIT_HELPERS_H
 #define SIGPROF_UNIT_HELPERS_H
 
+#include <errno.h>
 #include <ftw.h>
 #include <limits.h>
 #include <stdbool.h>
+#include <sys/stat.h>
 #include <linux/perf_event.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -158,11 +160,11 @@ static inline void *exact_copy(const void *data, size_t n)
 	return p;
 }
 
-/* ---- running the reference tools (nm, readelf) ---- */
+/* ---- running the reference tools (readelf, nm, addr2line, c++filt) ---- */
 
 typedef void (*line_handler)(const char *line, void *context);
 
-/* Run command and hand each line of its output to handle; the command must succeed. */
+/* Feed each line that command prints to handle; the command must succeed. */
 static inline void each_output_line(const char *command, line_handler handle, void *context)
 {
 	FILE *pipe = popen(command, "r");
@@ -309,6 +311,20 @@ static inline void write_file(const char *path, const void *data, size_t n)
 	cr_assert_eq(fclose(f), 0);
 }
 
+/* mkdir -p: path and every missing parent. */
+static inline void make_directories(const char *path)
+{
+	char *copy = strdup(path);
+	cr_assert_not_null(copy);
+	for (char *slash = strchr(copy + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
+		*slash = '\0';
+		mkdir(copy, 0755);
+		*slash = '/';
+	}
+	cr_assert(mkdir(copy, 0755) == 0 || errno == EEXIST, "mkdir %s failed", copy);
+	free(copy);
+}
+
 /* The whole file, malloc'd, its size in *n. */
 static inline unsigned char *read_file(const char *path, size_t *n)
 {
@@ -344,6 +360,19 @@ static inline void sysfs_pmu_file(const char *root, const char *pmu, const char 
 	write_file(file, text, strlen(text));
 	free(file);
 	free(dir);
+}
+
+/* Copy the file from to the path to, plus extra bytes at its end (NULL, 0: none). */
+static inline void copy_file_with(const char *from, const char *to, const void *extra, size_t extra_size)
+{
+	size_t n;
+	unsigned char *data = read_file(from, &n);
+	data = realloc(data, n + extra_size + 1);
+	cr_assert_not_null(data);
+	if (extra_size)
+		memcpy(data + n, extra, extra_size);
+	write_file(to, data, n + extra_size);
+	free(data);
 }
 
 /* A criterion suite whose tests each get a fresh temporary directory, `dir`, removed after the test. */
