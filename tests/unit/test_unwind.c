@@ -67,26 +67,6 @@ static int perf_register_named(const char *name)
 	return -1;
 }
 
-/* The mappings of the fixture's maps file, as MMAP2 records would give them. */
-static void load_maps(struct proc_table *pt)
-{
-	char *path = path_join(dir, "maps");
-	FILE *f = fopen(path, "r");
-	cr_assert_not_null(f);
-	char line[4096];
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long start, end, offset;
-		char perms[8], name[4096] = "";
-		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %4095[^\n]", &start, &end, perms, &offset, name) < 4)
-			continue;
-		uint32_t prot = (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) |
-				(perms[2] == 'x' ? PROT_EXEC : 0);
-		proc_table_mmap(pt, PID, start, end - start, offset, prot, 0, name[0] ? name : "//anon");
-	}
-	fclose(f);
-	free(path);
-}
-
 static void load_snapshot(const char *name, struct snapshot *s)
 {
 	memset(s, 0, sizeof(*s));
@@ -114,8 +94,9 @@ static void load_snapshot(const char *name, struct snapshot *s)
 	path = path_join(dir, file);
 	s->stack = read_file(path, &s->stack_bytes);
 	free(path);
-	s->procs = proc_table_new();
-	load_maps(s->procs);
+	path = path_join(dir, "maps");
+	s->procs = proc_table_from_maps(path, PID);
+	free(path);
 }
 
 static void free_snapshot(struct snapshot *s)
