@@ -22,8 +22,11 @@
 
 #include <criterion/criterion.h>
 
+#include "sigprof/format.h"
+#include "sigprof/profile.h"
 #include "sigprof/symbolize.h"
 #include "sigprof/unwind.h"
+#include "sigprof/util.h"
 #include "unit_helpers.h"
 
 #define FIXTURE "build/fixtures/unwind_fixture"
@@ -251,4 +254,117 @@ Test(unwind, failure_keys_are_distinct)
 	for (int a = 0; a < UNWIND_FAILURE_COUNT; a++)
 		for (int b = a + 1; b < UNWIND_FAILURE_COUNT; b++)
 			cr_assert_str_neq(unwind_failure_key(a), unwind_failure_key(b));
+}
+
+/* ---- through the report's loader: a recording made of a snapshot ---- */
+
+#define EVENT_ID 91
+#define SAMPLE_TYPE                                                                                      \
+	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN | \
+	 PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)
+#define RECORDED_STACK 16384 /* a record's size is 16 bits */
+
+/* The sample_id trailer of a non-sample record for SAMPLE_TYPE: pid/tid, time, then the identifier. */
+static void add_trailer(struct byte_builder *b, uint64_t time)
+{
+	bb_u32_pair(b, PID, PID);
+	bb_u64(b, time);
+	bb_u64(b, EVENT_ID);
+}
+
+/* Every mapping of the fixture as an MMAP2 record. */
+static void add_mappings(struct byte_builder *b)
+{
+	char *path = path_join(dir, "maps");
+	FILE *f = fopen(path, "r");
+	cr_assert_not_null(f);
+	struct maps_line m;
+	while (maps_next(f, &m)) {
+		size_t at = bb_begin_record(b, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER);
+		bb_u32_pair(b, PID, PID);
+		bb_u64(b, m.start);
+		bb_u64(b, m.end - m.start);
+		bb_u64(b, m.offset);
+		bb_u32_pair(b, 0, 0);  /* maj, min */
+		bb_u64(b, 0);          /* ino */
+		bb_u64(b, 0);          /* ino_generation */
+		bb_u32_pair(b, m.prot, MAP_PRIVATE);
+		bb_bytes(b, m.name, strlen(m.name) + 1);
+		bb_pad8(b);
+		add_trailer(b, 1);
+		bb_end_record(b, at);
+	}
+	fclose(f);
+	free(path);
+}
+
+/* A user-mode sample of the snapshot, as the kernel lays one out for SAMPLE_TYPE (callchain empty: user-only). */
+static void add_sample(struct byte_builder *b, const struct snapshot *s, uint64_t stack_bytes)
+{
+	size_t at = bb_begin_record(b, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
+	bb_u64(b, EVENT_ID);
+	bb_u64(b, s->regs[__builtin_popcountll(s->mask & ((1ULL << PERF_REG_X86_IP) - 1))]);
+	bb_u32_pair(b, PID, PID);
+	bb_u64(b, 2);
+	bb_u64(b, 0); /* callchain: no kernel frames */
+	bb_u64(b, PERF_SAMPLE_REGS_ABI_64);
+	bb_bytes(b, s->regs, s->nr_regs * sizeof(uint64_t));
+	bb_u64(b, RECORDED_STACK);
+	bb_bytes(b, s->stack, stack_bytes);
+	bb_zeros(b, RECORDED_STACK - stack_bytes);
+	bb_u64(b, stack_bytes);
+	bb_end_record(b, at);
+}
+
+static const char *frame_name(const struct profile *p, const struct stack *st, uint32_t i)
+{
+	return p->stacks.frames[stack_frames(&p->stacks, st)[i]].sym;
+}
+
+Test(unwind, report_shows_the_signal_frame_and_keeps_the_handler_off_sigreturn)
+{
+	run_fixture();
+	struct snapshot s;
+	load_snapshot("signal", &s);
+	char *path = path_join(dir, "signal.data");
+	struct sp_writer *w = NULL;
+	cr_assert_eq(sp_writer_create(path, &w), 0);
+	struct perf_event_attr attr = cpu_clock_attr(SAMPLE_TYPE);
+	attr.sample_regs_user = s.mask;
+	attr.sample_stack_user = RECORDED_STACK;
+	attr.exclude_callchain_user = 1;
+	uint64_t id = EVENT_ID;
+	cr_assert_eq(sp_writer_event(w, "cpu-clock", "cpu", &attr, &id, 1), 0);
+	struct byte_builder b = { 0 };
+	add_mappings(&b);
+	add_sample(&b, &s, s.stack_bytes < RECORDED_STACK ? s.stack_bytes : RECORDED_STACK);
+	cr_assert_eq(sp_writer_raw(w, b.buf, b.len), 0);
+	bb_free(&b);
+	struct sp_finish_record fin = { .header = { .type = SP_REC_FINISH, .size = sizeof(fin) } };
+	cr_assert_eq(sp_writer_record(w, &fin), 0);
+	cr_assert_eq(sp_writer_close(w), 0);
+
+	struct profile p;
+	char err[256] = "";
+	cr_assert_eq(profile_load(path, NULL, &p, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(p.unwind.samples, 1);
+	cr_assert_eq(p.stacks.nstacks, 1);
+	const struct stack *st = &p.stacks.stacks[0];
+	for (uint32_t i = 0; i < st->nframes; i++)
+		fprintf(stderr, "  report frame %u: %s\n", i, frame_name(&p, st, i) ? frame_name(&p, st, i) : "?");
+	static const char *const expected[] = { "fixture_handler_spin", "fixture_on_prof", "[signal SIGPROF]",
+						"fixture_interrupted_loop", "main" };
+	cr_assert_geq(st->nframes, ARRAY_SIZE(expected));
+	for (uint32_t i = 0; i < ARRAY_SIZE(expected); i++)
+		cr_assert_str_eq(frame_name(&p, st, i), expected[i], "frame %u", i);
+	const struct frame *signal = &p.stacks.frames[stack_frames(&p.stacks, st)[2]];
+	cr_assert(signal->synthetic);
+	cr_assert_str_eq(signal->dso, "[signal]");
+	cr_assert_neq(st->path, PATH_SIGRETURN, "a handler's sample is not a sigreturn sample");
+	cr_assert_eq(p.unwind.complete + p.unwind.failures[UNWIND_STACK_END], 1);
+	if (p.unwind.failures[UNWIND_STACK_END])
+		cr_assert_str_eq(frame_name(&p, st, st->nframes - 1), "[unwind: stack copy ends at 16384 bytes]");
+	profile_free(&p);
+	free(path);
+	free_snapshot(&s);
 }
