@@ -368,3 +368,31 @@ Test(unwind, report_shows_the_signal_frame_and_keeps_the_handler_off_sigreturn)
 	free(path);
 	free_snapshot(&s);
 }
+
+/* Stacks of garbage (a corrupt recording, a thread caught mid-prologue) end with a reason, never a crash. */
+Test(unwind, garbage_stacks_end_with_a_reason)
+{
+	run_fixture();
+	struct snapshot s;
+	load_snapshot("call", &s);
+	struct unwinder *u = unwinder_new(s.procs);
+	unsigned seed = 12345;
+	uint64_t code = s.regs[__builtin_popcountll(s.mask & ((1ULL << PERF_REG_X86_IP) - 1))];
+	for (int round = 0; round < 300; round++) {
+		/* random words, some of them addresses in the fixture's code, as return addresses would be */
+		uint64_t *words = (uint64_t *)s.stack;
+		for (size_t i = 0; i < s.stack_bytes / 8; i++) {
+			uint64_t r = (uint64_t)rand_r(&seed) << 32 | (uint64_t)rand_r(&seed);
+			words[i] = r % 4 == 0 ? code + r % 4096 - 2048 : r % 4 == 1 ? (uint64_t)(uintptr_t)&words[i] : r;
+		}
+		struct unwind_input in = input_of(&s, (size_t)rand_r(&seed) % s.stack_bytes / 8 * 8);
+		cr_assert_eq(unwind_sample(u, &in, &result), 0);
+		cr_assert_geq(result.nframes, 1);
+		cr_assert_leq(result.nframes, UNWIND_MAX_FRAMES);
+		if (result.failure != UNWIND_COMPLETE)
+			cr_assert_neq(result.reason[0], '\0', "failure %s without a reason",
+				      unwind_failure_key(result.failure));
+	}
+	unwinder_free(u);
+	free_snapshot(&s);
+}
