@@ -478,6 +478,9 @@ static bool read_from_views(struct walk *w, uint64_t addr, void *buf, size_t len
 	return false;
 }
 
+/* Above SP, this far is taken for the thread's stack (8 MiB is the usual size of one) when no file holds it. */
+#define STACK_REACH (16ull << 20)
+
 /* Read process memory as the recording knows it; false (and, inside a step, a failure) when it does not. */
 static bool read_memory(struct walk *w, uint64_t addr, void *buf, size_t len)
 {
@@ -491,7 +494,7 @@ static bool read_memory(struct walk *w, uint64_t addr, void *buf, size_t len)
 	const struct mapping *map = proc_table_find(w->u->procs, w->pid, addr);
 	if (map && dso_has_file(map->dso) && view_of(w, map))
 		return read_from_views(w, addr, buf, len);
-	if (addr >= w->stack_base)
+	if (addr >= w->stack_base && addr - w->stack_base < STACK_REACH)
 		walk_fail(w, UNWIND_STACK_END, "stack copy ends at %llu bytes", (unsigned long long)w->stack_size);
 	else
 		walk_fail(w, UNWIND_BAD_MEMORY, "cannot read 0x%llx", (unsigned long long)addr);
