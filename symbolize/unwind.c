@@ -355,7 +355,7 @@ static struct module *module_load(const struct dso *dso, const char *key)
 {
 	struct module *m = xcalloc(1, sizeof(*m));
 	m->key = xstrdup(key);
-	m->name = xstrdup(base_name(dso->name));
+	m->name = xstrdup(dso_has_file(dso) ? base_name(dso->name) : dso->name);
 	if (strcmp(dso->name, "[vdso]") == 0)
 		m->error = copy_vdso(m);
 	else if (!dso_has_file(dso))
