@@ -396,3 +396,52 @@ Test(unwind, garbage_stacks_end_with_a_reason)
 	unwinder_free(u);
 	free_snapshot(&s);
 }
+
+/*
+ * A sample taken inside rt_sigreturn: the user IP is just past the
+ * trampoline's syscall, where no unwind table reaches, and SP is where the
+ * handler's return popped the trampoline's address.  The walk goes on from
+ * the registers the kernel saved in the signal frame.  The state is made
+ * from the signal snapshot: the slot that holds the handler's return
+ * address (the trampoline, as the first walk found it) fixes that SP.
+ */
+Test(unwind, sample_inside_sigreturn_continues_in_the_interrupted_code)
+{
+	run_fixture();
+	struct snapshot s;
+	load_snapshot("signal", &s);
+	struct unwinder *u = unwinder_new(s.procs);
+	struct unwind_input in = input_of(&s, s.stack_bytes);
+	cr_assert_eq(unwind_sample(u, &in, &result), 0);
+	cr_assert_eq(result.frames[2].kind, UNWIND_FRAME_SIGNAL);
+	uint64_t trampoline = result.frames[2].ip;
+	uint64_t interrupted = result.frames[3].ip;
+
+	int sp_index = __builtin_popcountll(s.mask & ((1ULL << PERF_REG_X86_SP) - 1));
+	int ip_index = __builtin_popcountll(s.mask & ((1ULL << PERF_REG_X86_IP) - 1));
+	uint64_t sp = s.regs[sp_index];
+	size_t slot = 0;
+	for (size_t at = 0; at + 8 <= s.stack_bytes && !slot; at += 8)
+		if (memcmp(s.stack + at, &trampoline, 8) == 0)
+			slot = at;
+	cr_assert_neq(slot, 0, "the handler's return address is on the stack");
+
+	struct snapshot in_sigreturn = s;
+	in_sigreturn.regs[sp_index] = sp + slot + 8;
+	in_sigreturn.regs[ip_index] = trampoline + 9; /* mov $15, %rax (7 bytes); syscall (2) */
+	in_sigreturn.stack = s.stack + slot + 8;
+	in = input_of(&in_sigreturn, s.stack_bytes - slot - 8);
+	cr_assert_eq(unwind_sample(u, &in, &result), 0);
+	print_frames(s.procs, &result);
+	cr_assert_geq(result.nframes, 4);
+	cr_assert_str_eq(frame_function(s.procs, &result.frames[0]), "__restore_rt");
+	cr_assert_eq(result.frames[0].kind, UNWIND_FRAME_EXACT);
+	cr_assert_eq(result.frames[1].kind, UNWIND_FRAME_SIGNAL);
+	cr_assert_eq(result.frames[1].signal, SIGPROF);
+	cr_assert_eq(result.frames[2].ip, interrupted, "the interrupted IP comes from the saved sigcontext");
+	cr_assert_eq(result.frames[2].kind, UNWIND_FRAME_EXACT);
+	cr_assert_str_eq(frame_function(s.procs, &result.frames[3]), "main");
+	cr_assert_eq(result.failure, UNWIND_COMPLETE, "stopped: %s", result.reason);
+	unwinder_free(u);
+	free_snapshot(&s);
+}
