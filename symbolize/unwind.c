@@ -24,11 +24,19 @@
  * addresses are its file's vaddrs plus the bias of the mapping that led to
  * it, so the table, which lives in the read-only segment rather than the
  * executable one, is found without the recording holding data mappings.
+ * A file with only .debug_frame is named as such in the failure: the
+ * libunwind that distributions build for x86-64 leaves out its .debug_frame
+ * search (dwarf_find_debug_frame, CONFIG_DEBUG_FRAME), and its table search
+ * parses every FDE as .eh_frame.
  *
  * Address spaces: libunwind caches the parsed CFI row of each IP per
  * address space (UNW_CACHE_GLOBAL), which is what makes the second sample
  * through a function nearly free.  An IP means the same code only within one
- * process, so each pid gets its own address space.
+ * process, so each pid gets its own address space.  The cache's lock costs
+ * two sigprocmask system calls per frame, which is most of what unwinding
+ * costs here; the lock-free per-thread cache is not compiled into the
+ * libunwind distributions ship (HAVE___CACHE_PER_THREAD), and it would be
+ * shared by every address space.
  *
  * Failures: an accessor that cannot answer during a step records why (the
  * file without unwind info, the end of the stack copy, the address no
@@ -38,13 +46,14 @@
  *
  * Signal frames: the sigreturn trampoline is recognized by its bytes
  * (mov $15, %rax; syscall), stripped libc or not, as libunwind does for its
- * own step through it.  (Its unw_is_signal_frame() answers, in libunwind
- * 1.6, for the frame the last step left, so it is not asked.)  The frame
- * whose IP is the trampoline becomes an UNWIND_FRAME_SIGNAL carrying the signal number from
- * the kernel's x86-64 rt_sigframe (see SIGFRAME_* below); a sample taken
- * inside the rt_sigreturn system call has its leaf just past the
- * trampoline's syscall, where no unwind table helps, so the walk reloads the
- * interrupted registers from the sigcontext in the frame and goes on.
+ * own step through it.  (libunwind 1.6's unw_is_signal_frame() answers for
+ * the frame the last step left, not the current one, so it is not asked.)
+ * The frame whose IP is the trampoline becomes an UNWIND_FRAME_SIGNAL
+ * carrying the signal number from the kernel's x86-64 rt_sigframe (see
+ * SIGFRAME_* below).  A sample taken inside the rt_sigreturn system call has
+ * its leaf just past the trampoline's syscall, where no unwind table helps,
+ * so the walk reloads the interrupted registers from the sigcontext in the
+ * frame and goes on.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -63,6 +72,7 @@
 #include "sigprof/sample.h"
 #include "sigprof/unwind.h"
 #include "sigprof/util.h"
+#include "symtab_internal.h"
 
 /* libunwind exports its table search but does not declare it (perf declares it the same way). */
 extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip, unw_dyn_info_t *di,
@@ -87,8 +97,6 @@ static const int sigcontext_registers[] = {
 	UNW_X86_64_RDX, UNW_X86_64_RAX, UNW_X86_64_RCX, UNW_X86_64_RSP, UNW_X86_64_RIP,
 };
 
-/* mov $15, %rax; syscall: the rt_sigreturn trampoline every x86-64 libc installs */
-static const unsigned char sigreturn_code[] = { 0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05 };
 
 #define UNW_REGISTER_COUNT (UNW_X86_64_RIP + 1)
 
@@ -698,16 +706,16 @@ static int frame_signal(struct walk *w, uint64_t sp)
 /* The IP is the trampoline's first byte: the frame is a signal frame (a handler returns there). */
 static bool at_sigreturn(struct walk *w, uint64_t ip)
 {
-	unsigned char code[sizeof(sigreturn_code)];
-	return read_memory(w, ip, code, sizeof(code)) && memcmp(code, sigreturn_code, sizeof(code)) == 0;
+	unsigned char code[sizeof(x86_64_rt_sigreturn)];
+	return read_memory(w, ip, code, sizeof(code)) && memcmp(code, x86_64_rt_sigreturn, sizeof(code)) == 0;
 }
 
 /* The IP is just past the trampoline's syscall: the thread is in (or at) rt_sigreturn. */
 static bool in_sigreturn(struct walk *w, uint64_t ip)
 {
-	unsigned char code[sizeof(sigreturn_code)];
+	unsigned char code[sizeof(x86_64_rt_sigreturn)];
 	return ip >= sizeof(code) && read_memory(w, ip - sizeof(code), code, sizeof(code)) &&
-	       memcmp(code, sigreturn_code, sizeof(code)) == 0;
+	       memcmp(code, x86_64_rt_sigreturn, sizeof(code)) == 0;
 }
 
 /* Replace the walk's registers with the interrupted ones the signal frame at sp saved. */
