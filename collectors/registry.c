@@ -53,6 +53,11 @@ enum call_graph_mode call_graph_for(const struct record_options *opts, enum call
 	return opts->call_graph_chosen ? opts->call_graph : collector_default;
 }
 
+uint32_t stack_user_size_for(const struct record_options *opts, uint32_t collector_default)
+{
+	return opts->call_graph_chosen ? opts->stack_user_size : collector_default;
+}
+
 void sampling_attr_init(struct perf_event_attr *attr, const struct record_options *opts, uint32_t type,
 			uint64_t config)
 {

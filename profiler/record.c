@@ -76,7 +76,8 @@ static void record_usage(FILE *out)
 		"  -g                     same as --call-graph fp\n"
 		"      --call-graph MODE  fp: kernel and frame-pointer user stacks; dwarf[,SIZE]: kernel stacks and\n"
 		"                         SIZE bytes of user stack (default %u) unwound at report time; none: the\n"
-		"                         sampled IP only (default: each collector's own, see sigprof(1))\n"
+		"                         sampled IP only (default: each collector's own: futex and sched\n"
+		"                         dwarf,%u, cpu and signal fp; see sigprof(1))\n"
 		"  -m, --mmap-pages N     ring buffer data pages per CPU, a power of two (default %d)\n"
 		"      --no-kallsyms      do not copy the kernel's symbol table into FILE (reports then read\n"
 		"                         /proc/kallsyms, which is only right on this machine and this boot)\n"
@@ -84,7 +85,7 @@ static void record_usage(FILE *out)
 		"  -h, --help             this text\n"
 		"\n"
 		"The exit status is the workload's (128+N if signal N killed it); 127 if CMD cannot be found.\n",
-		DEFAULT_FREQUENCY, DEFAULT_STACK_USER_SIZE, DEFAULT_RING_PAGES);
+		DEFAULT_FREQUENCY, DEFAULT_STACK_USER_SIZE, WAIT_STACK_USER_SIZE, DEFAULT_RING_PAGES);
 }
 
 /* fp | none | dwarf[,SIZE]; SIZE a multiple of 8 from 8 to MAX_STACK_USER_SIZE bytes. */
