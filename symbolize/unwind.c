@@ -833,6 +833,11 @@ int unwind_sample(struct unwinder *u, const struct unwind_input *in, struct unwi
 		stop(out, UNWIND_BAD_FRAME, "the sample has no user IP or SP");
 		return -EINVAL;
 	}
+	if (in->regs_abi == PERF_SAMPLE_REGS_ABI_32) {
+		push_frame(out, w.regs[UNW_X86_64_RIP], UNWIND_FRAME_EXACT, 0);
+		stop(out, UNWIND_UNSUPPORTED, "32-bit code is not unwound");
+		return 0;
+	}
 	w.stack_base = w.regs[UNW_X86_64_RSP];
 	w.stack_bytes = in->stack ? in->stack_dyn_size : 0;
 	unw_addr_space_t space = address_space_of(u, in->pid);
@@ -857,6 +862,7 @@ const char *unwind_failure_key(enum unwind_failure failure)
 		[UNWIND_BAD_MEMORY] = "bad_memory",
 		[UNWIND_BAD_FRAME] = "bad_frame",
 		[UNWIND_TOO_DEEP] = "too_deep",
+		[UNWIND_UNSUPPORTED] = "unsupported",
 	};
 	return (unsigned)failure < UNWIND_FAILURE_COUNT ? keys[failure] : "unknown";
 }

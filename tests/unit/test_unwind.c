@@ -445,3 +445,21 @@ Test(unwind, sample_inside_sigreturn_continues_in_the_interrupted_code)
 	unwinder_free(u);
 	free_snapshot(&s);
 }
+
+/* 32-bit code (a compat process) keeps its leaf and says it was not unwound, rather than walking garbage. */
+Test(unwind, registers_of_32_bit_code_give_the_leaf_only)
+{
+	run_fixture();
+	struct snapshot s;
+	load_snapshot("call", &s);
+	struct unwinder *u = unwinder_new(s.procs);
+	struct unwind_input in = input_of(&s, s.stack_bytes);
+	in.regs_abi = PERF_SAMPLE_REGS_ABI_32;
+	cr_assert_eq(unwind_sample(u, &in, &result), 0);
+	cr_assert_eq(result.nframes, 1);
+	cr_assert_str_eq(frame_function(s.procs, &result.frames[0]), "fixture_c");
+	cr_assert_eq(result.failure, UNWIND_UNSUPPORTED);
+	cr_assert_str_eq(result.reason, "32-bit code is not unwound");
+	unwinder_free(u);
+	free_snapshot(&s);
+}
