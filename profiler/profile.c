@@ -223,11 +223,11 @@ static uint32_t dwarf_frames(struct loader *l, const struct perf_event_header *r
 {
 	struct profile *p = l->p;
 	uint32_t n = chain_to_frames(l, s, true, frames);
-	if (n == 0 && sample_in_kernel(rec))
-		frames[n++] = kernel_frame(l, s->ip);
+	if (n == 0 && sample_in_kernel(rec) && !s->event->attr.exclude_callchain_kernel)
+		frames[n++] = kernel_frame(l, s->ip); /* no chain, but the sampled kernel address */
 	if (!l->unwinder)
 		l->unwinder = unwinder_new(p->procs);
-	struct unwind_input in = { .pid = s->pid, .regs = s->regs, .regs_mask = s->event->attr.sample_regs_user,
+	struct unwind_input in = { .pid = s->pid, .regs_abi = s->regs_abi, .regs = s->regs, .regs_mask = s->event->attr.sample_regs_user,
 				   .nr_regs = s->nr_regs, .stack = s->stack, .stack_size = s->stack_size,
 				   .stack_dyn_size = s->stack_dyn_size };
 	struct unwind_result *r = &l->unwound;

@@ -34,6 +34,10 @@ static void print_unwind(const struct profile *p, FILE *out)
 		sep = ", ";
 	}
 	fprintf(out, "; %.2f%% end in an unnamed frame\n", percent(u->ends_in_unknown, u->samples));
+	if (u->failures[UNWIND_STACK_END])
+		fprintf(out, "# note:       %llu user stacks are deeper than their copy: record with a larger "
+			     "--call-graph dwarf,SIZE (this recording: %s)\n",
+			(unsigned long long)u->failures[UNWIND_STACK_END], p->call_graph[0] ? p->call_graph : "?");
 }
 
 static void print_header(const struct profile *p, FILE *out)

@@ -196,7 +196,6 @@ static int read_symbols(Elf *elf, struct symtab *tab, bool dynamic_too)
  * covers the padding after the syscall, where the interrupted IP of a
  * sample taken in the system call points.
  */
-static const unsigned char x86_64_rt_sigreturn[] = { 0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05 };
 #define TRAMPOLINE_SPAN 17 /* one byte before, the 9 of the sequence, 7 of padding after */
 
 /*

@@ -25,6 +25,13 @@
 
 #define SYM_KIND_COUNT 2
 
+/*
+ * mov $15, %rax; syscall: rt_sigreturn, the signal return trampoline every
+ * x86-64 libc installs.  elf.c names its copies __restore_rt in stripped
+ * files; unwind.c recognizes signal frames by it.
+ */
+static const unsigned char x86_64_rt_sigreturn[] = { 0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05 };
+
 /* When several symbols share an address, the lowest binding wins. */
 enum symbol_binding {
 	BINDING_GLOBAL,

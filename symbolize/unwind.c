@@ -24,11 +24,19 @@
  * addresses are its file's vaddrs plus the bias of the mapping that led to
  * it, so the table, which lives in the read-only segment rather than the
  * executable one, is found without the recording holding data mappings.
+ * A file with only .debug_frame is named as such in the failure: the
+ * libunwind that distributions build for x86-64 leaves out its .debug_frame
+ * search (dwarf_find_debug_frame, CONFIG_DEBUG_FRAME), and its table search
+ * parses every FDE as .eh_frame.
  *
  * Address spaces: libunwind caches the parsed CFI row of each IP per
  * address space (UNW_CACHE_GLOBAL), which is what makes the second sample
  * through a function nearly free.  An IP means the same code only within one
- * process, so each pid gets its own address space.
+ * process, so each pid gets its own address space.  The cache's lock costs
+ * two sigprocmask system calls per frame, which is most of what unwinding
+ * costs here; the lock-free per-thread cache is not compiled into the
+ * libunwind distributions ship (HAVE___CACHE_PER_THREAD), and it would be
+ * shared by every address space.
  *
  * Failures: an accessor that cannot answer during a step records why (the
  * file without unwind info, the end of the stack copy, the address no
@@ -38,13 +46,14 @@
  *
  * Signal frames: the sigreturn trampoline is recognized by its bytes
  * (mov $15, %rax; syscall), stripped libc or not, as libunwind does for its
- * own step through it.  (Its unw_is_signal_frame() answers, in libunwind
- * 1.6, for the frame the last step left, so it is not asked.)  The frame
- * whose IP is the trampoline becomes an UNWIND_FRAME_SIGNAL carrying the signal number from
- * the kernel's x86-64 rt_sigframe (see SIGFRAME_* below); a sample taken
- * inside the rt_sigreturn system call has its leaf just past the
- * trampoline's syscall, where no unwind table helps, so the walk reloads the
- * interrupted registers from the sigcontext in the frame and goes on.
+ * own step through it.  (libunwind 1.6's unw_is_signal_frame() answers for
+ * the frame the last step left, not the current one, so it is not asked.)
+ * The frame whose IP is the trampoline becomes an UNWIND_FRAME_SIGNAL
+ * carrying the signal number from the kernel's x86-64 rt_sigframe (see
+ * SIGFRAME_* below).  A sample taken inside the rt_sigreturn system call has
+ * its leaf just past the trampoline's syscall, where no unwind table helps,
+ * so the walk reloads the interrupted registers from the sigcontext in the
+ * frame and goes on.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -63,6 +72,7 @@
 #include "sigprof/sample.h"
 #include "sigprof/unwind.h"
 #include "sigprof/util.h"
+#include "symtab_internal.h"
 
 /* libunwind exports its table search but does not declare it (perf declares it the same way). */
 extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip, unw_dyn_info_t *di,
@@ -87,8 +97,6 @@ static const int sigcontext_registers[] = {
 	UNW_X86_64_RDX, UNW_X86_64_RAX, UNW_X86_64_RCX, UNW_X86_64_RSP, UNW_X86_64_RIP,
 };
 
-/* mov $15, %rax; syscall: the rt_sigreturn trampoline every x86-64 libc installs */
-static const unsigned char sigreturn_code[] = { 0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05 };
 
 #define UNW_REGISTER_COUNT (UNW_X86_64_RIP + 1)
 
@@ -355,7 +363,7 @@ static struct module *module_load(const struct dso *dso, const char *key)
 {
 	struct module *m = xcalloc(1, sizeof(*m));
 	m->key = xstrdup(key);
-	m->name = xstrdup(base_name(dso->name));
+	m->name = xstrdup(dso_has_file(dso) ? base_name(dso->name) : dso->name);
 	if (strcmp(dso->name, "[vdso]") == 0)
 		m->error = copy_vdso(m);
 	else if (!dso_has_file(dso))
@@ -478,6 +486,9 @@ static bool read_from_views(struct walk *w, uint64_t addr, void *buf, size_t len
 	return false;
 }
 
+/* Above SP, this far is taken for the thread's stack (8 MiB is the usual size of one) when no file holds it. */
+#define STACK_REACH (16ull << 20)
+
 /* Read process memory as the recording knows it; false (and, inside a step, a failure) when it does not. */
 static bool read_memory(struct walk *w, uint64_t addr, void *buf, size_t len)
 {
@@ -491,7 +502,7 @@ static bool read_memory(struct walk *w, uint64_t addr, void *buf, size_t len)
 	const struct mapping *map = proc_table_find(w->u->procs, w->pid, addr);
 	if (map && dso_has_file(map->dso) && view_of(w, map))
 		return read_from_views(w, addr, buf, len);
-	if (addr >= w->stack_base)
+	if (addr >= w->stack_base && addr - w->stack_base < STACK_REACH)
 		walk_fail(w, UNWIND_STACK_END, "stack copy ends at %llu bytes", (unsigned long long)w->stack_size);
 	else
 		walk_fail(w, UNWIND_BAD_MEMORY, "cannot read 0x%llx", (unsigned long long)addr);
@@ -695,16 +706,16 @@ static int frame_signal(struct walk *w, uint64_t sp)
 /* The IP is the trampoline's first byte: the frame is a signal frame (a handler returns there). */
 static bool at_sigreturn(struct walk *w, uint64_t ip)
 {
-	unsigned char code[sizeof(sigreturn_code)];
-	return read_memory(w, ip, code, sizeof(code)) && memcmp(code, sigreturn_code, sizeof(code)) == 0;
+	unsigned char code[sizeof(x86_64_rt_sigreturn)];
+	return read_memory(w, ip, code, sizeof(code)) && memcmp(code, x86_64_rt_sigreturn, sizeof(code)) == 0;
 }
 
 /* The IP is just past the trampoline's syscall: the thread is in (or at) rt_sigreturn. */
 static bool in_sigreturn(struct walk *w, uint64_t ip)
 {
-	unsigned char code[sizeof(sigreturn_code)];
+	unsigned char code[sizeof(x86_64_rt_sigreturn)];
 	return ip >= sizeof(code) && read_memory(w, ip - sizeof(code), code, sizeof(code)) &&
-	       memcmp(code, sigreturn_code, sizeof(code)) == 0;
+	       memcmp(code, x86_64_rt_sigreturn, sizeof(code)) == 0;
 }
 
 /* Replace the walk's registers with the interrupted ones the signal frame at sp saved. */
@@ -822,6 +833,11 @@ int unwind_sample(struct unwinder *u, const struct unwind_input *in, struct unwi
 		stop(out, UNWIND_BAD_FRAME, "the sample has no user IP or SP");
 		return -EINVAL;
 	}
+	if (in->regs_abi == PERF_SAMPLE_REGS_ABI_32) {
+		push_frame(out, w.regs[UNW_X86_64_RIP], UNWIND_FRAME_EXACT, 0);
+		stop(out, UNWIND_UNSUPPORTED, "32-bit code is not unwound");
+		return 0;
+	}
 	w.stack_base = w.regs[UNW_X86_64_RSP];
 	w.stack_bytes = in->stack ? in->stack_dyn_size : 0;
 	unw_addr_space_t space = address_space_of(u, in->pid);
@@ -846,6 +862,7 @@ const char *unwind_failure_key(enum unwind_failure failure)
 		[UNWIND_BAD_MEMORY] = "bad_memory",
 		[UNWIND_BAD_FRAME] = "bad_frame",
 		[UNWIND_TOO_DEEP] = "too_deep",
+		[UNWIND_UNSUPPORTED] = "unsupported",
 	};
 	return (unsigned)failure < UNWIND_FAILURE_COUNT ? keys[failure] : "unknown";
 }

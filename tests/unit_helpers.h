@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <sys/stat.h>
 #include <linux/perf_event.h>
+#include <sys/mman.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,8 @@
 #include <unistd.h>
 
 #include <criterion/criterion.h>
+
+#include "sigprof/symbolize.h"
 
 /* ---- laying out records ---- */
 
@@ -241,6 +244,51 @@ static inline struct load_segments load_segments(const char *path)
 	each_output_line(command, take_load_row, &l);
 	cr_assert_gt(l.count, 0, "readelf lists no LOAD segment in %s", path);
 	return l;
+}
+
+/* ---- /proc/PID/maps ---- */
+
+/* One line of a maps file, as an MMAP2 record would carry it. */
+struct maps_line {
+	uint64_t start, end, offset;
+	uint32_t prot; /* PROT_* */
+	char name[4096]; /* the path, [stack], ..., or //anon for anonymous memory */
+};
+
+/* The next mapping of a maps file; false at its end. */
+static inline bool maps_next(FILE *f, struct maps_line *m)
+{
+	char line[4096 + 128];
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long start, end, offset;
+		char perms[8];
+		int name_at = 0;
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms, &offset, &name_at) < 4)
+			continue;
+		char *name = line + name_at;
+		name[strcspn(name, "\n")] = '\0';
+		m->start = start;
+		m->end = end;
+		m->offset = offset;
+		m->prot = (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) |
+			  (perms[2] == 'x' ? PROT_EXEC : 0);
+		snprintf(m->name, sizeof(m->name), "%s", *name ? name : "//anon");
+		return true;
+	}
+	return false;
+}
+
+/* A process table holding, for pid, every mapping of the maps file at path. */
+static inline struct proc_table *proc_table_from_maps(const char *path, uint32_t pid)
+{
+	struct proc_table *pt = proc_table_new();
+	FILE *f = fopen(path, "re");
+	cr_assert_not_null(f, "cannot open %s", path);
+	struct maps_line m;
+	while (maps_next(f, &m))
+		proc_table_mmap(pt, pid, m.start, m.end - m.start, m.offset, m.prot, MAP_PRIVATE, m.name);
+	fclose(f);
+	return pt;
 }
 
 /* ---- temporary directories ---- */

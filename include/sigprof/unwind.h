@@ -50,6 +50,7 @@ enum unwind_failure {
 	UNWIND_BAD_MEMORY,      /* a read of memory that is neither the stack copy nor a mapped file */
 	UNWIND_BAD_FRAME,       /* libunwind rejected a frame (corrupt stack, bad unwind info) */
 	UNWIND_TOO_DEEP,        /* more than UNWIND_MAX_FRAMES frames */
+	UNWIND_UNSUPPORTED,     /* registers of 32-bit code (PERF_SAMPLE_REGS_ABI_32): only the leaf is known */
 	UNWIND_FAILURE_COUNT,
 };
 
@@ -63,6 +64,7 @@ struct unwind_result {
 /* A sample's user state: registers as perf numbers them (one u64 per set bit of regs_mask, lowest first). */
 struct unwind_input {
 	uint32_t pid;
+	uint64_t regs_abi;       /* PERF_SAMPLE_REGS_ABI_64; 0 is taken as 64-bit too */
 	const uint64_t *regs;
 	uint64_t regs_mask;
 	uint32_t nr_regs;

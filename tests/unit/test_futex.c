@@ -23,6 +23,7 @@
 #include "sigprof/futex.h"
 #include "sigprof/paths.h"
 #include "sigprof/symbolize.h"
+#include "unit_helpers.h"
 
 /* ---- the op decoder ---- */
 
@@ -388,27 +389,10 @@ int futex_test_word;              /* .bss */
 long futex_test_table[8] = { 1 }; /* .data */
 char futex_test_big_bss[1 << 20]; /* big enough to spill past the file's last page */
 
-/* Replay /proc/self/maps into a proc_table as MMAP2 records (with data mappings) would. */
+/* /proc/self/maps replayed into a proc_table, as MMAP2 records (with data mappings) would fill it. */
 static struct proc_table *self_table(uint32_t pid)
 {
-	struct proc_table *pt = proc_table_new();
-	FILE *f = fopen("/proc/self/maps", "re");
-	cr_assert_not_null(f);
-	char line[4096];
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long start, end, off;
-		char perms[8];
-		int name_at = 0;
-		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms, &off, &name_at) < 4)
-			continue;
-		char *name = line + name_at;
-		name[strcspn(name, "\n")] = '\0';
-		uint32_t prot = (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) |
-				(perms[2] == 'x' ? PROT_EXEC : 0);
-		proc_table_mmap(pt, pid, start, end - start, off, prot, MAP_PRIVATE, *name ? name : "//anon");
-	}
-	fclose(f);
-	return pt;
+	return proc_table_from_maps("/proc/self/maps", pid);
 }
 
 static void expect_name(struct proc_table *pt, uint32_t pid, const void *addr, const char *expect, int expect_ret)

@@ -22,8 +22,11 @@
 
 #include <criterion/criterion.h>
 
+#include "sigprof/format.h"
+#include "sigprof/profile.h"
 #include "sigprof/symbolize.h"
 #include "sigprof/unwind.h"
+#include "sigprof/util.h"
 #include "unit_helpers.h"
 
 #define FIXTURE "build/fixtures/unwind_fixture"
@@ -67,26 +70,6 @@ static int perf_register_named(const char *name)
 	return -1;
 }
 
-/* The mappings of the fixture's maps file, as MMAP2 records would give them. */
-static void load_maps(struct proc_table *pt)
-{
-	char *path = path_join(dir, "maps");
-	FILE *f = fopen(path, "r");
-	cr_assert_not_null(f);
-	char line[4096];
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long start, end, offset;
-		char perms[8], name[4096] = "";
-		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %4095[^\n]", &start, &end, perms, &offset, name) < 4)
-			continue;
-		uint32_t prot = (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) |
-				(perms[2] == 'x' ? PROT_EXEC : 0);
-		proc_table_mmap(pt, PID, start, end - start, offset, prot, 0, name[0] ? name : "//anon");
-	}
-	fclose(f);
-	free(path);
-}
-
 static void load_snapshot(const char *name, struct snapshot *s)
 {
 	memset(s, 0, sizeof(*s));
@@ -114,8 +97,9 @@ static void load_snapshot(const char *name, struct snapshot *s)
 	path = path_join(dir, file);
 	s->stack = read_file(path, &s->stack_bytes);
 	free(path);
-	s->procs = proc_table_new();
-	load_maps(s->procs);
+	path = path_join(dir, "maps");
+	s->procs = proc_table_from_maps(path, PID);
+	free(path);
 }
 
 static void free_snapshot(struct snapshot *s)
@@ -270,4 +254,212 @@ Test(unwind, failure_keys_are_distinct)
 	for (int a = 0; a < UNWIND_FAILURE_COUNT; a++)
 		for (int b = a + 1; b < UNWIND_FAILURE_COUNT; b++)
 			cr_assert_str_neq(unwind_failure_key(a), unwind_failure_key(b));
+}
+
+/* ---- through the report's loader: a recording made of a snapshot ---- */
+
+#define EVENT_ID 91
+#define SAMPLE_TYPE                                                                                      \
+	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN | \
+	 PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)
+#define RECORDED_STACK 16384 /* a record's size is 16 bits */
+
+/* The sample_id trailer of a non-sample record for SAMPLE_TYPE: pid/tid, time, then the identifier. */
+static void add_trailer(struct byte_builder *b, uint64_t time)
+{
+	bb_u32_pair(b, PID, PID);
+	bb_u64(b, time);
+	bb_u64(b, EVENT_ID);
+}
+
+/* Every mapping of the fixture as an MMAP2 record. */
+static void add_mappings(struct byte_builder *b)
+{
+	char *path = path_join(dir, "maps");
+	FILE *f = fopen(path, "r");
+	cr_assert_not_null(f);
+	struct maps_line m;
+	while (maps_next(f, &m)) {
+		size_t at = bb_begin_record(b, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER);
+		bb_u32_pair(b, PID, PID);
+		bb_u64(b, m.start);
+		bb_u64(b, m.end - m.start);
+		bb_u64(b, m.offset);
+		bb_u32_pair(b, 0, 0);  /* maj, min */
+		bb_u64(b, 0);          /* ino */
+		bb_u64(b, 0);          /* ino_generation */
+		bb_u32_pair(b, m.prot, MAP_PRIVATE);
+		bb_bytes(b, m.name, strlen(m.name) + 1);
+		bb_pad8(b);
+		add_trailer(b, 1);
+		bb_end_record(b, at);
+	}
+	fclose(f);
+	free(path);
+}
+
+/* A user-mode sample of the snapshot, as the kernel lays one out for SAMPLE_TYPE (callchain empty: user-only). */
+static void add_sample(struct byte_builder *b, const struct snapshot *s, uint64_t stack_bytes)
+{
+	size_t at = bb_begin_record(b, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
+	bb_u64(b, EVENT_ID);
+	bb_u64(b, s->regs[__builtin_popcountll(s->mask & ((1ULL << PERF_REG_X86_IP) - 1))]);
+	bb_u32_pair(b, PID, PID);
+	bb_u64(b, 2);
+	bb_u64(b, 0); /* callchain: no kernel frames */
+	bb_u64(b, PERF_SAMPLE_REGS_ABI_64);
+	bb_bytes(b, s->regs, s->nr_regs * sizeof(uint64_t));
+	bb_u64(b, RECORDED_STACK);
+	bb_bytes(b, s->stack, stack_bytes);
+	bb_zeros(b, RECORDED_STACK - stack_bytes);
+	bb_u64(b, stack_bytes);
+	bb_end_record(b, at);
+}
+
+static const char *frame_name(const struct profile *p, const struct stack *st, uint32_t i)
+{
+	return p->stacks.frames[stack_frames(&p->stacks, st)[i]].sym;
+}
+
+Test(unwind, report_shows_the_signal_frame_and_keeps_the_handler_off_sigreturn)
+{
+	run_fixture();
+	struct snapshot s;
+	load_snapshot("signal", &s);
+	char *path = path_join(dir, "signal.data");
+	struct sp_writer *w = NULL;
+	cr_assert_eq(sp_writer_create(path, &w), 0);
+	struct perf_event_attr attr = cpu_clock_attr(SAMPLE_TYPE);
+	attr.sample_regs_user = s.mask;
+	attr.sample_stack_user = RECORDED_STACK;
+	attr.exclude_callchain_user = 1;
+	uint64_t id = EVENT_ID;
+	cr_assert_eq(sp_writer_event(w, "cpu-clock", "cpu", &attr, &id, 1), 0);
+	struct byte_builder b = { 0 };
+	add_mappings(&b);
+	add_sample(&b, &s, s.stack_bytes < RECORDED_STACK ? s.stack_bytes : RECORDED_STACK);
+	cr_assert_eq(sp_writer_raw(w, b.buf, b.len), 0);
+	bb_free(&b);
+	struct sp_finish_record fin = { .header = { .type = SP_REC_FINISH, .size = sizeof(fin) } };
+	cr_assert_eq(sp_writer_record(w, &fin), 0);
+	cr_assert_eq(sp_writer_close(w), 0);
+
+	struct profile p;
+	char err[256] = "";
+	cr_assert_eq(profile_load(path, NULL, &p, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(p.unwind.samples, 1);
+	cr_assert_eq(p.stacks.nstacks, 1);
+	const struct stack *st = &p.stacks.stacks[0];
+	for (uint32_t i = 0; i < st->nframes; i++)
+		fprintf(stderr, "  report frame %u: %s\n", i, frame_name(&p, st, i) ? frame_name(&p, st, i) : "?");
+	static const char *const expected[] = { "fixture_handler_spin", "fixture_on_prof", "[signal SIGPROF]",
+						"fixture_interrupted_loop", "main" };
+	cr_assert_geq(st->nframes, ARRAY_SIZE(expected));
+	for (uint32_t i = 0; i < ARRAY_SIZE(expected); i++)
+		cr_assert_str_eq(frame_name(&p, st, i), expected[i], "frame %u", i);
+	const struct frame *signal = &p.stacks.frames[stack_frames(&p.stacks, st)[2]];
+	cr_assert(signal->synthetic);
+	cr_assert_str_eq(signal->dso, "[signal]");
+	cr_assert_neq(st->path, PATH_SIGRETURN, "a handler's sample is not a sigreturn sample");
+	cr_assert_eq(p.unwind.complete + p.unwind.failures[UNWIND_STACK_END], 1);
+	if (p.unwind.failures[UNWIND_STACK_END])
+		cr_assert_str_eq(frame_name(&p, st, st->nframes - 1), "[unwind: stack copy ends at 16384 bytes]");
+	profile_free(&p);
+	free(path);
+	free_snapshot(&s);
+}
+
+/* Stacks of garbage (a corrupt recording, a thread caught mid-prologue) end with a reason, never a crash. */
+Test(unwind, garbage_stacks_end_with_a_reason)
+{
+	run_fixture();
+	struct snapshot s;
+	load_snapshot("call", &s);
+	struct unwinder *u = unwinder_new(s.procs);
+	unsigned seed = 12345;
+	uint64_t code = s.regs[__builtin_popcountll(s.mask & ((1ULL << PERF_REG_X86_IP) - 1))];
+	for (int round = 0; round < 300; round++) {
+		/* random words, some of them addresses in the fixture's code, as return addresses would be */
+		uint64_t *words = (uint64_t *)s.stack;
+		for (size_t i = 0; i < s.stack_bytes / 8; i++) {
+			uint64_t r = (uint64_t)rand_r(&seed) << 32 | (uint64_t)rand_r(&seed);
+			words[i] = r % 4 == 0 ? code + r % 4096 - 2048 : r % 4 == 1 ? (uint64_t)(uintptr_t)&words[i] : r;
+		}
+		struct unwind_input in = input_of(&s, (size_t)rand_r(&seed) % s.stack_bytes / 8 * 8);
+		cr_assert_eq(unwind_sample(u, &in, &result), 0);
+		cr_assert_geq(result.nframes, 1);
+		cr_assert_leq(result.nframes, UNWIND_MAX_FRAMES);
+		if (result.failure != UNWIND_COMPLETE)
+			cr_assert_neq(result.reason[0], '\0', "failure %s without a reason",
+				      unwind_failure_key(result.failure));
+	}
+	unwinder_free(u);
+	free_snapshot(&s);
+}
+
+/*
+ * A sample taken inside rt_sigreturn: the user IP is just past the
+ * trampoline's syscall, where no unwind table reaches, and SP is where the
+ * handler's return popped the trampoline's address.  The walk goes on from
+ * the registers the kernel saved in the signal frame.  The state is made
+ * from the signal snapshot: the slot that holds the handler's return
+ * address (the trampoline, as the first walk found it) fixes that SP.
+ */
+Test(unwind, sample_inside_sigreturn_continues_in_the_interrupted_code)
+{
+	run_fixture();
+	struct snapshot s;
+	load_snapshot("signal", &s);
+	struct unwinder *u = unwinder_new(s.procs);
+	struct unwind_input in = input_of(&s, s.stack_bytes);
+	cr_assert_eq(unwind_sample(u, &in, &result), 0);
+	cr_assert_eq(result.frames[2].kind, UNWIND_FRAME_SIGNAL);
+	uint64_t trampoline = result.frames[2].ip;
+	uint64_t interrupted = result.frames[3].ip;
+
+	int sp_index = __builtin_popcountll(s.mask & ((1ULL << PERF_REG_X86_SP) - 1));
+	int ip_index = __builtin_popcountll(s.mask & ((1ULL << PERF_REG_X86_IP) - 1));
+	uint64_t sp = s.regs[sp_index];
+	size_t slot = 0;
+	for (size_t at = 0; at + 8 <= s.stack_bytes && !slot; at += 8)
+		if (memcmp(s.stack + at, &trampoline, 8) == 0)
+			slot = at;
+	cr_assert_neq(slot, 0, "the handler's return address is on the stack");
+
+	struct snapshot in_sigreturn = s;
+	in_sigreturn.regs[sp_index] = sp + slot + 8;
+	in_sigreturn.regs[ip_index] = trampoline + 9; /* mov $15, %rax (7 bytes); syscall (2) */
+	in_sigreturn.stack = s.stack + slot + 8;
+	in = input_of(&in_sigreturn, s.stack_bytes - slot - 8);
+	cr_assert_eq(unwind_sample(u, &in, &result), 0);
+	print_frames(s.procs, &result);
+	cr_assert_geq(result.nframes, 4);
+	cr_assert_str_eq(frame_function(s.procs, &result.frames[0]), "__restore_rt");
+	cr_assert_eq(result.frames[0].kind, UNWIND_FRAME_EXACT);
+	cr_assert_eq(result.frames[1].kind, UNWIND_FRAME_SIGNAL);
+	cr_assert_eq(result.frames[1].signal, SIGPROF);
+	cr_assert_eq(result.frames[2].ip, interrupted, "the interrupted IP comes from the saved sigcontext");
+	cr_assert_eq(result.frames[2].kind, UNWIND_FRAME_EXACT);
+	cr_assert_str_eq(frame_function(s.procs, &result.frames[3]), "main");
+	cr_assert_eq(result.failure, UNWIND_COMPLETE, "stopped: %s", result.reason);
+	unwinder_free(u);
+	free_snapshot(&s);
+}
+
+/* 32-bit code (a compat process) keeps its leaf and says it was not unwound, rather than walking garbage. */
+Test(unwind, registers_of_32_bit_code_give_the_leaf_only)
+{
+	run_fixture();
+	struct snapshot s;
+	load_snapshot("call", &s);
+	struct unwinder *u = unwinder_new(s.procs);
+	struct unwind_input in = input_of(&s, s.stack_bytes);
+	in.regs_abi = PERF_SAMPLE_REGS_ABI_32;
+	cr_assert_eq(unwind_sample(u, &in, &result), 0);
+	cr_assert_eq(result.nframes, 1);
+	cr_assert_str_eq(frame_function(s.procs, &result.frames[0]), "fixture_c");
+	cr_assert_eq(result.failure, UNWIND_UNSUPPORTED);
+	cr_assert_str_eq(result.reason, "32-bit code is not unwound");
+	unwinder_free(u);
+	free_snapshot(&s);
 }
