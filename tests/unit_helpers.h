@@ -374,6 +374,15 @@ static inline void make_directories(const char *path)
 }
 
 /* The whole file, malloc'd, its size in *n. */
+/* A text file, NUL-terminated (the test fails when it cannot be read). */
+static inline char *read_text_file(const char *path)
+{
+	size_t len;
+	char *text = read_whole_file(path, &len);
+	cr_assert_not_null(text, "cannot read %s", path);
+	return text;
+}
+
 static inline unsigned char *read_file(const char *path, size_t *n)
 {
 	FILE *f = fopen(path, "r");

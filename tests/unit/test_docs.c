@@ -9,25 +9,14 @@
 #include <criterion/criterion.h>
 
 #include "sigprof/c2c.h"
+#include "sigprof/util.h"
+#include "unit_helpers.h"
 #include "sigprof/paths.h"
 
-static char *read_whole(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	cr_assert(f, "cannot open %s", path);
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	char *buf = malloc((size_t)n + 1);
-	cr_assert_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-	buf[n] = '\0';
-	fclose(f);
-	return buf;
-}
 
 Test(docs, paths_md_lists_every_builtin_rule_under_its_path)
 {
-	char *doc = read_whole("docs/paths.md");
+	char *doc = read_text_file("docs/paths.md");
 	for (unsigned i = 0; i < builtin_path_rule_count; i++) {
 		char heading[64], item[160];
 		snprintf(heading, sizeof(heading), "\n### %s\n", path_name(builtin_path_rules[i].path));
@@ -50,7 +39,7 @@ Test(docs, paths_md_lists_every_builtin_rule_under_its_path)
 
 Test(docs, c2c_md_lists_every_classification_rule_in_order)
 {
-	char *doc = read_whole("docs/c2c.md");
+	char *doc = read_text_file("docs/c2c.md");
 	const char *rules_section = strstr(doc, "### Rules, first match wins");
 	cr_assert(rules_section, "docs/c2c.md has no rules section");
 	size_t n;

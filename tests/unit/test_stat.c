@@ -287,19 +287,6 @@ Test(stat, interval_line_starts_with_the_time)
 	sb_free(&sb);
 }
 
-static char *read_doc(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	cr_assert(f, "cannot open %s", path);
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	char *buf = malloc((size_t)n + 1);
-	cr_assert_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-	buf[n] = '\0';
-	fclose(f);
-	return buf;
-}
 
 /* name as groff writes it: every '-' escaped. */
 static void groff_name(const char *name, char *buf, size_t len)
@@ -315,7 +302,7 @@ static void groff_name(const char *name, char *buf, size_t len)
 
 Test(stat, man_page_describes_every_figure)
 {
-	char *doc = read_doc("docs/sigprof.1");
+	char *doc = read_text_file("docs/sigprof.1");
 	char *section = strstr(doc, "\n.SS stat\n");
 	cr_assert(section, "docs/sigprof.1 has no stat section");
 	char *end = strstr(section + 1, "\n.S");
