@@ -278,9 +278,10 @@ static int compare_names(const void *a, const void *b)
 	return strcmp(a, b);
 }
 
-size_t pmu_sysfs_names(char (*names)[32], size_t max)
+/* The entries of a directory (no dot files, names that fit), sorted. */
+static size_t list_dir(const char *path, char (*names)[32], size_t max)
 {
-	DIR *d = opendir(sysfs_root);
+	DIR *d = opendir(path);
 	if (!d)
 		return 0;
 	size_t n = 0;
@@ -293,6 +294,25 @@ size_t pmu_sysfs_names(char (*names)[32], size_t max)
 	closedir(d);
 	qsort(names, n, 32, compare_names);
 	return n;
+}
+
+size_t pmu_sysfs_names(char (*names)[32], size_t max)
+{
+	return list_dir(sysfs_root, names, max);
+}
+
+size_t pmu_sysfs_events(const char *pmu, char (*names)[32], size_t max)
+{
+	if (!is_plain_name(pmu))
+		return 0;
+	char path[PATH_MAX + 64];
+	snprintf(path, sizeof(path), "%s/%s/events", sysfs_root, pmu);
+	size_t n = list_dir(path, names, max), kept = 0;
+	/* NAME.scale, NAME.unit, NAME.per-pkg, NAME.snapshot describe NAME; they are no events */
+	for (size_t i = 0; i < n; i++)
+		if (!strchr(names[i], '.'))
+			memmove(names[kept++], names[i], 32);
+	return kept;
 }
 
 /* A format/ field: which config word, and the bit ranges, low bits of the value first. */
@@ -668,9 +688,9 @@ static int parse_plain(const char *spec, const char *base, const char *mods, str
 	if (pfm == PFM_ERR_NOTFOUND || pfm == PFM_ERR_NOINIT) {
 		const char *model = pmu_core_model();
 		snprintf(err, errlen,
-			 "event '%s': no such event: not a generic name, tracepoint or libpfm4 event of %s%s (sigprof list "
-			 "shows what this machine has)",
-			 spec, model ? "this machine's PMU " : "this machine", model ? model : " (no core PMU: a VM?)");
+			 "event '%s': no such event: not a generic name, tracepoint, PMU/TERMS/ or libpfm4 name for %s%s "
+			 "(see 'sigprof list')",
+			 spec, model ? "PMU " : "this machine", model ? model : " (libpfm4 finds no core PMU: a VM?)");
 		return -ENOENT;
 	}
 	snprintf(err, errlen, "event '%s': libpfm4: %s", spec, pfm_strerror(pfm));

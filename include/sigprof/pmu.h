@@ -96,6 +96,8 @@ const char *pmu_generic_name(size_t i, uint32_t *type);
 void pmu_set_sysfs_root(const char *dir);
 /* The sysfs PMUs present (directory names, sorted), up to max; the count. */
 size_t pmu_sysfs_names(char (*names)[32], size_t max);
+/* A sysfs PMU's event aliases (events/ without the .scale/.unit companions, sorted), up to max; the count. */
+size_t pmu_sysfs_events(const char *pmu, char (*names)[32], size_t max);
 /* The perf type of a sysfs PMU ("cpu", "cpu_core", "ibs_op"); 0 or -ENOENT. */
 int pmu_sysfs_type(const char *pmu, uint32_t *type);
 /* Whether the sysfs PMU has the named event alias (events/NAME). */
