@@ -133,6 +133,7 @@ static int open_one(struct perf_session *s, size_t e, struct cpu_fds *c, const s
 	bool system_wide = t->system_wide || s->events[e].spec->system_wide;
 	attr.size = sizeof(attr);
 	attr.inherit = system_wide ? 0 : t->inherit;
+	attr.disabled = 1; /* enabled on exec (task events) or once attached to its ring (open_event_everywhere) */
 	int fd = sys_perf_event_open(&attr, system_wide ? -1 : t->pid, c->cpu, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0)
 		return fd;
@@ -164,12 +165,23 @@ static int open_event_everywhere(struct perf_session *s, size_t e, const struct 
 	const struct event_spec *spec = oe->spec;
 	int ret = 0;
 	for (size_t i = 0; i < s->ncpus && !ret; i++) {
-		ret = open_one(s, e, &s->cpus[i], t);
-		if (!ret && (ret = attach_to_ring(&s->cpus[i], s->cpus[i].fds[e], ring_pages)) < 0)
-			snprintf(err, errlen, "cannot map the ring buffer for %s on CPU %d: %s", spec->name,
-				 s->cpus[i].cpu, strerror(-ret));
-		else if (ret < 0)
+		struct cpu_fds *c = &s->cpus[i];
+		ret = open_one(s, e, c, t);
+		if (ret < 0) {
 			snprintf(err, errlen, "cannot open event %s: %s", spec->name, perf_open_reason(ret, &spec->attr));
+			break;
+		}
+		ret = attach_to_ring(c, c->fds[e], ring_pages);
+		/*
+		 * An event enabled from the start (system-wide) was opened
+		 * disabled: enabled before it had a ring, it would count hits
+		 * whose samples had nowhere to go.
+		 */
+		if (!ret && !spec->attr.disabled && ioctl(c->fds[e], PERF_EVENT_IOC_ENABLE, 0) < 0)
+			ret = -errno;
+		if (ret < 0)
+			snprintf(err, errlen, "cannot map the ring buffer for %s on CPU %d: %s", spec->name, c->cpu,
+				 strerror(-ret));
 	}
 	if (ret < 0 && spec->optional) {
 		for (size_t i = 0; i < s->ncpus; i++) {
