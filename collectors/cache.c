@@ -187,8 +187,10 @@ static void cache_json(void *state, const struct profile *p, const struct report
 	(void)state;
 	(void)o;
 	struct cache_figures f = cache_figures(p);
-	if (!f.has_misses)
+	if (!f.has_misses) {
+		json_null(w, "cache");
 		return;
+	}
 	json_object_begin(w, "cache");
 	json_double(w, "misses", f.misses, 0);
 	if (f.has_references) {

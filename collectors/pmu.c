@@ -724,6 +724,15 @@ int pmu_event_parse(const char *spec, struct pmu_event *ev, char *err, size_t er
 	} else if (colon && colon[1] == '\0') {
 		snprintf(err, errlen, "event '%s': empty modifier after ':'", spec);
 		return -EINVAL;
+	} else if (colon) {
+		/* a generic name cannot be a tracepoint or libpfm4 name with a unit mask: these are bad modifiers */
+		*colon = '\0';
+		struct pmu_event generic;
+		memset(&generic, 0, sizeof(generic));
+		snprintf(generic.name, sizeof(generic.name), "%s", spec);
+		if (parse_generic(base, &generic))
+			return parse_modifiers(colon + 1, &generic, err, errlen);
+		*colon = ':';
 	}
 	return parse_plain(spec, base, mods, ev, err, errlen);
 }
