@@ -52,6 +52,8 @@ struct loader {
 	uint32_t *frames;
 	size_t frames_cap;
 	struct dso *kernel;
+	struct unwinder *unwinder;    /* made at the first sample that carries user registers */
+	struct unwind_result unwound; /* the current sample's, kept here for its size */
 };
 
 static int collector_index(struct profile *p, const char *name)
@@ -171,7 +173,7 @@ static uint32_t kernel_frame(struct loader *l, uint64_t ip)
  * IP, the rest are return addresses, looked up one byte back so that a call
  * at the very end of a function is charged to that function.
  */
-static uint32_t chain_to_frames(struct loader *l, const struct sp_sample *s, uint32_t *frames)
+static uint32_t chain_to_frames(struct loader *l, const struct sp_sample *s, bool kernel_only, uint32_t *frames)
 {
 	uint32_t n = 0;
 	enum { CTX_NONE, CTX_KERNEL, CTX_USER } ctx = CTX_NONE;
@@ -185,11 +187,63 @@ static uint32_t chain_to_frames(struct loader *l, const struct sp_sample *s, uin
 			first = true;
 			continue;
 		}
-		if (ctx == CTX_NONE)
+		if (ctx == CTX_NONE || (kernel_only && ctx != CTX_KERNEL))
 			continue;
 		uint64_t lookup = first ? ip : ip - 1;
 		first = false;
 		frames[n++] = ctx == CTX_KERNEL ? kernel_frame(l, lookup) : user_frame(l, s->pid, lookup);
+	}
+	return n;
+}
+
+static bool sample_in_kernel(const struct perf_event_header *rec)
+{
+	return (rec->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
+}
+
+static uint32_t user_frame_of(struct loader *l, uint32_t pid, const struct unwind_frame *f)
+{
+	if (f->kind == UNWIND_FRAME_SIGNAL) {
+		char name[48] = "[signal]", signal[16];
+		if (f->signal) /* 0: the handler took no siginfo, so the frame does not say which signal */
+			snprintf(name, sizeof(name), "[signal %s]", unwind_signal_name(f->signal, signal, sizeof(signal)));
+		return frame_synthetic(&l->p->stacks, name, "[signal]");
+	}
+	return user_frame(l, pid, f->kind == UNWIND_FRAME_RETURN ? f->ip - 1 : f->ip);
+}
+
+/*
+ * A DWARF sample's frames: the kernel's callchain for the kernel part
+ * (its user part is excluded at record time), then the user stack unwound
+ * from the registers and stack copy, then, when the unwinding stopped
+ * early, a frame that says why.
+ */
+static uint32_t dwarf_frames(struct loader *l, const struct perf_event_header *rec, const struct sp_sample *s,
+			     uint32_t *frames)
+{
+	struct profile *p = l->p;
+	uint32_t n = chain_to_frames(l, s, true, frames);
+	if (n == 0 && sample_in_kernel(rec))
+		frames[n++] = kernel_frame(l, s->ip);
+	if (!l->unwinder)
+		l->unwinder = unwinder_new(p->procs);
+	struct unwind_input in = { .pid = s->pid, .regs = s->regs, .regs_mask = s->event->attr.sample_regs_user,
+				   .nr_regs = s->nr_regs, .stack = s->stack, .stack_size = s->stack_size,
+				   .stack_dyn_size = s->stack_dyn_size };
+	struct unwind_result *r = &l->unwound;
+	unwind_sample(l->unwinder, &in, r);
+	for (size_t i = 0; i < r->nframes; i++)
+		frames[n++] = user_frame_of(l, s->pid, &r->frames[i]);
+	p->unwind.samples++;
+	if (n && !p->stacks.frames[frames[n - 1]].sym)
+		p->unwind.ends_in_unknown++;
+	if (r->failure == UNWIND_COMPLETE) {
+		p->unwind.complete++;
+	} else {
+		p->unwind.failures[r->failure]++;
+		char name[sizeof(r->reason) + 16];
+		snprintf(name, sizeof(name), "[unwind: %s]", r->reason);
+		frames[n++] = frame_synthetic(&p->stacks, name, "[unwind]");
 	}
 	return n;
 }
@@ -221,12 +275,11 @@ static void load_sample(struct loader *l, const struct perf_event_header *rec)
 		if (s.time > p->last_time)
 			p->last_time = s.time;
 	}
-	uint32_t *frames = frame_buffer(l, s.nr_callchain + 1);
-	uint32_t n = chain_to_frames(l, &s, frames);
-	if (n == 0) {
-		bool kernel = (rec->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
-		frames[n++] = kernel ? kernel_frame(l, s.ip) : user_frame(l, s.pid, s.ip);
-	}
+	bool dwarf = s.regs_abi != PERF_SAMPLE_REGS_ABI_NONE && s.nr_regs;
+	uint32_t *frames = frame_buffer(l, s.nr_callchain + 2 + (dwarf ? UNWIND_MAX_FRAMES : 0));
+	uint32_t n = dwarf ? dwarf_frames(l, rec, &s, frames) : chain_to_frames(l, &s, false, frames);
+	if (n == 0)
+		frames[n++] = sample_in_kernel(rec) ? kernel_frame(l, s.ip) : user_frame(l, s.pid, s.ip);
 	uint64_t period = s.period ? s.period : 1;
 	uint32_t id = stack_add_on_path(&p->stacks, (uint32_t)ci, frames, n, 1, period, path);
 	if (an && an->sample)
@@ -491,6 +544,7 @@ int profile_load(const char *file, const struct profile_options *opts, struct pr
 	sp_reader_close(r);
 	free(l.event_collector);
 	free(l.frames);
+	unwinder_free(l.unwinder);
 	free(l.queue.arena);
 	free(l.queue.items);
 	free(l.kallsyms_text);

@@ -28,6 +28,23 @@ static void write_collectors(struct json_writer *w, const struct profile *p)
 	json_end(w);
 }
 
+static void write_unwind(struct json_writer *w, const struct profile *p)
+{
+	const struct unwind_counts *u = &p->unwind;
+	json_object_begin(w, "unwind");
+	json_u64(w, "samples", u->samples);
+	json_u64(w, "complete", u->complete);
+	json_object_begin(w, "failures");
+	for (int f = 1; f < UNWIND_FAILURE_COUNT; f++)
+		if (u->failures[f])
+			json_u64(w, unwind_failure_key(f), u->failures[f]);
+	json_end(w);
+	json_u64(w, "ends_in_unknown", u->ends_in_unknown);
+	json_double(w, "ends_in_unknown_percent", u->samples ? 100.0 * (double)u->ends_in_unknown / (double)u->samples : 0.0,
+		    3);
+	json_end(w);
+}
+
 static void write_meta(struct json_writer *w, const struct profile *p)
 {
 	json_object_begin(w, "meta");
@@ -68,6 +85,7 @@ static void write_meta(struct json_writer *w, const struct profile *p)
 		json_string(w, NULL, p->problem);
 	json_end(w);
 	write_collectors(w, p);
+	write_unwind(w, p);
 	json_end(w);
 }
 
@@ -108,6 +126,8 @@ void report_json_frame(struct json_writer *w, const struct frame *f)
 		snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)f->addr);
 		json_string(w, "offset", buf);
 	}
+	if (f->synthetic)
+		json_bool(w, "synthetic", true);
 	json_end(w);
 }
 

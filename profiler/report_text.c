@@ -18,6 +18,24 @@ static double percent(uint64_t part, uint64_t whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
+/* How many DWARF samples unwound whole, and why the others stopped. */
+static void print_unwind(const struct profile *p, FILE *out)
+{
+	const struct unwind_counts *u = &p->unwind;
+	if (!u->samples)
+		return;
+	fprintf(out, "# unwind:     %llu samples with user stacks, %llu unwound to the outermost frame (%.2f%%)",
+		(unsigned long long)u->samples, (unsigned long long)u->complete, percent(u->complete, u->samples));
+	const char *sep = "; stopped early: ";
+	for (int f = 1; f < UNWIND_FAILURE_COUNT; f++) {
+		if (!u->failures[f])
+			continue;
+		fprintf(out, "%s%s %llu", sep, unwind_failure_key(f), (unsigned long long)u->failures[f]);
+		sep = ", ";
+	}
+	fprintf(out, "; %.2f%% end in an unnamed frame\n", percent(u->ends_in_unknown, u->samples));
+}
+
 static void print_header(const struct profile *p, FILE *out)
 {
 	fprintf(out, "# sigprof report of %s\n", p->file);
@@ -60,6 +78,7 @@ static void print_header(const struct profile *p, FILE *out)
 	if (p->unknown_samples || p->bad_samples)
 		fprintf(out, "# undecoded:  %llu samples of unknown events, %llu malformed\n",
 			(unsigned long long)p->unknown_samples, (unsigned long long)p->bad_samples);
+	print_unwind(p, out);
 	for (int i = 0; i < p->nnotes; i++)
 		fprintf(out, "# note:       %s\n", p->notes[i]);
 	if (p->kernel_symbols_problem[0])

@@ -139,6 +139,13 @@ uint32_t frame_unknown(struct stack_table *t, uint64_t addr, bool kernel)
 	return frame_intern(t, &f);
 }
 
+uint32_t frame_synthetic(struct stack_table *t, const char *name, const char *dso)
+{
+	struct frame f = { .sym = string_intern(t->strings, name), .dso = string_intern(t->strings, dso),
+			   .synthetic = true };
+	return frame_intern(t, &f);
+}
+
 static uint64_t stack_hash(uint32_t collector, const uint32_t *frames, uint32_t n)
 {
 	return hash_bytes(frames, n * sizeof(uint32_t), collector);

@@ -18,6 +18,7 @@
 #include "sigprof/sample.h"
 #include "sigprof/stacks.h"
 #include "sigprof/tracepoint.h"
+#include "sigprof/unwind.h"
 
 struct collector;
 
@@ -33,6 +34,14 @@ struct collector_info {
 	uint64_t path_samples[PATH_COUNT];
 	const struct collector *impl; /* this sigprof's collector of that name, or NULL */
 	void *state;                  /* its analyzer's state, when it has an analyzer */
+};
+
+/* What DWARF unwinding of the samples' stack copies achieved. */
+struct unwind_counts {
+	uint64_t samples;                          /* samples with user registers (and a stack copy) */
+	uint64_t complete;                         /* unwound to the outermost frame */
+	uint64_t failures[UNWIND_FAILURE_COUNT];   /* the others, by why they stopped (index 0 unused) */
+	uint64_t ends_in_unknown;                  /* their last frame before any [unwind: ...] names no function */
 };
 
 struct profile_options {
@@ -67,6 +76,7 @@ struct profile {
 	uint64_t bad_samples;        /* malformed for their event */
 	uint64_t first_time, last_time;
 	char kernel_symbols_problem[200];
+	struct unwind_counts unwind;
 	/* aggregation */
 	struct proc_table *procs;
 	struct stack_table stacks;

@@ -24,6 +24,7 @@ struct frame {
 	const char *dso;  /* dso name: a path, [kernel], [vdso], [unknown] */
 	uint64_t addr;    /* offset in the dso when sym is NULL, else the symbol's start */
 	bool kernel;
+	bool synthetic;   /* made by the report, not found at an address: [signal SIGPROF], [unwind: ...] */
 	int path;         /* the rule this frame matches, or -1 */
 };
 
@@ -66,6 +67,12 @@ void stack_table_free(struct stack_table *t);
 uint32_t frame_for_address(struct stack_table *t, struct dso *dso, uint64_t addr);
 /* A frame that has no dso: "[unknown]" at a raw address. */
 uint32_t frame_unknown(struct stack_table *t, uint64_t addr, bool kernel);
+/*
+ * A frame the report makes up to say something about the stack: a signal
+ * frame ("[signal SIGPROF]", dso "[signal]"), why unwinding stopped
+ * ("[unwind: ...]", dso "[unwind]").  Path rules see its name like any other.
+ */
+uint32_t frame_synthetic(struct stack_table *t, const char *name, const char *dso);
 /* Intern a stack and add count/weight to it; returns its id.  Its path comes from its frames. */
 uint32_t stack_add(struct stack_table *t, uint32_t collector, const uint32_t *frames, uint32_t nframes,
 		   uint64_t count, uint64_t weight);

@@ -1,0 +1,861 @@
+/*
+ * unwind.c: DWARF unwinding of the user stacks that samples copy (unwind.h),
+ * with libunwind's remote API.
+ *
+ * libunwind walks a stack through four callbacks, and this file answers
+ * them from the recording alone:
+ *   - find_proc_info: the IP's executable mapping names a file; that file's
+ *     .eh_frame_hdr binary search table, described to libunwind as a
+ *     UNW_INFO_FORMAT_REMOTE_TABLE at the address where the process had it,
+ *     is searched by libunwind's own dwarf_search_unwind_table (as perf's
+ *     util/unwind-libunwind-local.c does);
+ *   - access_mem: from the stack copy when the address is in [sp, sp +
+ *     copied bytes), else from the bytes of a mapped file (the table, the
+ *     FDEs and CIEs, code), else a failure;
+ *   - access_reg: the sample's registers, renumbered from perf's order to
+ *     libunwind's;
+ *   - everything else (fp registers, resume, names) is refused: sigprof
+ *     names frames itself.
+ *
+ * Files: each is mapped once per unwinder (a module), with its PT_LOAD
+ * segments and the place of its search table, found through libelf.  dsos
+ * of the process table point to modules; two paths of one file (a symlinked
+ * /lib and /usr/lib) share a module by build-id.  A module's process
+ * addresses are its file's vaddrs plus the bias of the mapping that led to
+ * it, so the table, which lives in the read-only segment rather than the
+ * executable one, is found without the recording holding data mappings.
+ *
+ * Address spaces: libunwind caches the parsed CFI row of each IP per
+ * address space (UNW_CACHE_GLOBAL), which is what makes the second sample
+ * through a function nearly free.  An IP means the same code only within one
+ * process, so each pid gets its own address space.
+ *
+ * Failures: an accessor that cannot answer during a step records why (the
+ * file without unwind info, the end of the stack copy, the address no
+ * mapping covers) and the walk stops there; libunwind's fallback guesses
+ * (frame-pointer chains) are not taken, so every frame a stack shows came
+ * from unwind information.
+ *
+ * Signal frames: the sigreturn trampoline is recognized by its bytes
+ * (mov $15, %rax; syscall), stripped libc or not, as libunwind does for its
+ * own step through it.  (Its unw_is_signal_frame() answers, in libunwind
+ * 1.6, for the frame the last step left, so it is not asked.)  The frame
+ * whose IP is the trampoline becomes an UNWIND_FRAME_SIGNAL carrying the signal number from
+ * the kernel's x86-64 rt_sigframe (see SIGFRAME_* below); a sample taken
+ * inside the rt_sigreturn system call has its leaf just past the
+ * trampoline's syscall, where no unwind table helps, so the walk reloads the
+ * interrupted registers from the sigcontext in the frame and goes on.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <libunwind.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sigprof/sample.h"
+#include "sigprof/unwind.h"
+#include "sigprof/util.h"
+
+/* libunwind exports its table search but does not declare it (perf declares it the same way). */
+extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip, unw_dyn_info_t *di,
+					      unw_proc_info_t *pi, int need_unwind_info, void *arg);
+#define dwarf_search_unwind_table UNW_OBJ(dwarf_search_unwind_table)
+
+/*
+ * The kernel's x86-64 signal frame (arch/x86/include/asm/sigframe.h):
+ *   struct rt_sigframe { char *pretcode; struct ucontext uc; struct siginfo info; fp state... };
+ *   struct ucontext { u64 uc_flags; ucontext *uc_link; stack_t uc_stack (24 bytes);
+ *                     struct sigcontext uc_mcontext (256 bytes); sigset_t uc_sigmask (8 bytes) };
+ * The handler returns into the trampoline by popping pretcode, so in the
+ * trampoline SP points at uc: siginfo (si_signo first) is 304 bytes up, and
+ * the sigcontext, which holds the interrupted registers, 40 bytes up.
+ */
+#define SIGFRAME_SIGINFO_FROM_SP 304
+#define SIGFRAME_SIGCONTEXT_FROM_SP 40
+/* struct sigcontext (uapi asm/sigcontext.h), 64-bit: r8..r15, rdi, rsi, rbp, rbx, rdx, rax, rcx, rsp, rip */
+static const int sigcontext_registers[] = {
+	UNW_X86_64_R8,  UNW_X86_64_R9,  UNW_X86_64_R10, UNW_X86_64_R11, UNW_X86_64_R12, UNW_X86_64_R13,
+	UNW_X86_64_R14, UNW_X86_64_R15, UNW_X86_64_RDI, UNW_X86_64_RSI, UNW_X86_64_RBP, UNW_X86_64_RBX,
+	UNW_X86_64_RDX, UNW_X86_64_RAX, UNW_X86_64_RCX, UNW_X86_64_RSP, UNW_X86_64_RIP,
+};
+
+/* mov $15, %rax; syscall: the rt_sigreturn trampoline every x86-64 libc installs */
+static const unsigned char sigreturn_code[] = { 0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05 };
+
+#define UNW_REGISTER_COUNT (UNW_X86_64_RIP + 1)
+
+/* perf's x86-64 register numbers (asm/perf_regs.h) to libunwind's. */
+static int unw_register_of_perf(int perf_register)
+{
+	switch (perf_register) {
+	case PERF_REG_X86_AX: return UNW_X86_64_RAX;
+	case PERF_REG_X86_BX: return UNW_X86_64_RBX;
+	case PERF_REG_X86_CX: return UNW_X86_64_RCX;
+	case PERF_REG_X86_DX: return UNW_X86_64_RDX;
+	case PERF_REG_X86_SI: return UNW_X86_64_RSI;
+	case PERF_REG_X86_DI: return UNW_X86_64_RDI;
+	case PERF_REG_X86_BP: return UNW_X86_64_RBP;
+	case PERF_REG_X86_SP: return UNW_X86_64_RSP;
+	case PERF_REG_X86_IP: return UNW_X86_64_RIP;
+	default:
+		if (perf_register >= PERF_REG_X86_R8 && perf_register <= PERF_REG_X86_R15)
+			return UNW_X86_64_R8 + (perf_register - PERF_REG_X86_R8);
+		return -1;
+	}
+}
+
+/* One PT_LOAD segment of a module's file. */
+struct segment {
+	uint64_t offset, file_size, memory_size, vaddr;
+};
+
+/* A file mapped once, with what unwinding needs of it. */
+struct module {
+	char *key;              /* build-id, else the path */
+	char *name;             /* the basename, for failure reasons */
+	unsigned char *image;   /* the whole file */
+	size_t size;
+	bool image_mapped;      /* munmap (a file) rather than free (the vDSO copy) */
+	struct segment *segments;
+	size_t nsegments, segments_cap;
+	bool has_table;         /* .eh_frame_hdr with a binary search table */
+	uint64_t table_header;  /* vaddr of .eh_frame_hdr: the table's base (segbase) */
+	uint64_t table;         /* vaddr of the first table entry */
+	uint64_t fde_count;
+	bool has_debug_frame;   /* .debug_frame, which this unwinder does not search */
+	uint64_t entry;         /* e_entry: where a program (or ld.so) starts */
+	int error;              /* -errno when the file could not be read; the rest is then empty */
+};
+
+struct dso_module {
+	const struct dso *dso; /* NULL: empty slot */
+	struct module *module;
+};
+
+struct pid_space {
+	uint32_t pid;
+	bool used;
+	unw_addr_space_t space;
+};
+
+/* Address spaces alive at once; past this they are all dropped and made again as samples need them. */
+#define MAX_ADDRESS_SPACES 256
+
+struct unwinder {
+	struct proc_table *procs;
+	struct module **modules;
+	size_t nmodules, modules_cap;
+	struct dso_module *by_dso; /* open addressing */
+	size_t by_dso_slots, by_dso_count;
+	struct pid_space *spaces;  /* open addressing by pid, MAX_ADDRESS_SPACES * 2 slots */
+	size_t nspaces;
+	unw_accessors_t accessors;
+};
+
+/* A module as one process maps it: its process addresses are its vaddrs + bias. */
+struct module_view {
+	struct module *module;
+	uint64_t bias;
+	uint64_t low, high; /* [low, high): the process addresses its segments cover */
+};
+
+#define MAX_VIEWS 16
+
+/* One walk: the accessors' argument. */
+struct walk {
+	struct unwinder *u;
+	uint32_t pid;
+	uint64_t regs[UNW_REGISTER_COUNT];
+	bool have_reg[UNW_REGISTER_COUNT];
+	const unsigned char *stack;
+	uint64_t stack_base, stack_bytes; /* the copy holds [stack_base, stack_base + stack_bytes) */
+	uint64_t stack_size;              /* what the recording asked for */
+	struct module_view views[MAX_VIEWS];
+	size_t nviews;
+	bool record_failures;             /* only failures inside unw_step end the walk */
+	bool outermost;                   /* the IP without unwind info is where a thread's stack begins */
+	enum unwind_failure failure;
+	char reason[192];
+};
+
+static void walk_fail(struct walk *w, enum unwind_failure failure, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void walk_fail(struct walk *w, enum unwind_failure failure, const char *fmt, ...)
+{
+	if (!w->record_failures || w->failure != UNWIND_COMPLETE)
+		return; /* the first failure is the cause; later ones follow from it */
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(w->reason, sizeof(w->reason), fmt, ap);
+	va_end(ap);
+	w->failure = failure;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash && slash[1] ? slash + 1 : path;
+}
+
+/* ---- modules ---- */
+
+static void module_free(struct module *m)
+{
+	if (!m)
+		return;
+	if (m->image && m->image_mapped)
+		munmap(m->image, m->size);
+	else
+		free(m->image);
+	free(m->segments);
+	free(m->key);
+	free(m->name);
+	free(m);
+}
+
+/* The size of a DWARF pointer encoding's value; 0 for encodings a .eh_frame_hdr does not use. */
+static size_t encoded_size(unsigned char encoding)
+{
+	switch (encoding & 0x0f) {
+	case 0x00: return 8; /* DW_EH_PE_absptr */
+	case 0x02: case 0x0a: return 2;
+	case 0x03: case 0x0b: return 4;
+	case 0x04: case 0x0c: return 8;
+	default: return 0;
+	}
+}
+
+static uint64_t read_unsigned(const unsigned char *p, size_t size)
+{
+	uint64_t v = 0;
+	memcpy(&v, p, size); /* little-endian host and target */
+	return v;
+}
+
+/*
+ * .eh_frame_hdr: version 1, the encodings of eh_frame_ptr, fde_count and
+ * the table, then eh_frame_ptr, fde_count and the table of (initial
+ * location, FDE address) pairs.  libunwind searches only the datarel sdata4
+ * table that linkers write.
+ */
+static void read_search_table(struct module *m, const GElf_Phdr *hdr)
+{
+	if (hdr->p_offset > m->size || m->size - hdr->p_offset < 4)
+		return;
+	const unsigned char *h = m->image + hdr->p_offset;
+	size_t pointer_size = encoded_size(h[1]), count_size = encoded_size(h[2]);
+	if (h[0] != 1 || h[2] == 0xff || h[3] != 0x3b /* DW_EH_PE_datarel | DW_EH_PE_sdata4 */ || !pointer_size ||
+	    !count_size || m->size - hdr->p_offset < 4 + pointer_size + count_size)
+		return;
+	m->fde_count = read_unsigned(h + 4 + pointer_size, count_size);
+	m->table_header = hdr->p_vaddr;
+	m->table = hdr->p_vaddr + 4 + pointer_size + count_size;
+	m->has_table = m->fde_count > 0;
+}
+
+static bool has_section(Elf *elf, const char *wanted)
+{
+	size_t names;
+	if (elf_getshdrstrndx(elf, &names) != 0)
+		return false;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		const char *name = gelf_getshdr(scn, &shdr) ? elf_strptr(elf, names, shdr.sh_name) : NULL;
+		if (name && strcmp(name, wanted) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* Segments and the search table, from the program headers (section headers may be stripped). */
+static int read_module_headers(struct module *m)
+{
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOEXEC;
+	Elf *elf = elf_memory((char *)m->image, m->size);
+	GElf_Ehdr ehdr;
+	size_t count;
+	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &ehdr) || elf_getphdrnum(elf, &count) != 0) {
+		elf_end(elf);
+		return -ENOEXEC;
+	}
+	m->entry = ehdr.e_entry;
+	for (size_t i = 0; i < count; i++) {
+		GElf_Phdr phdr;
+		if (!gelf_getphdr(elf, (int)i, &phdr))
+			continue;
+		if (phdr.p_type == PT_LOAD) {
+			GROW(m->segments, m->segments_cap, m->nsegments + 1);
+			m->segments[m->nsegments++] = (struct segment){ phdr.p_offset, phdr.p_filesz, phdr.p_memsz,
+									  phdr.p_vaddr };
+		} else if (phdr.p_type == PT_GNU_EH_FRAME) {
+			read_search_table(m, &phdr);
+		}
+	}
+	m->has_debug_frame = has_section(elf, ".debug_frame");
+	elf_end(elf);
+	return 0;
+}
+
+/* Files are mapped private and writable: libelf may want to write, and copy-on-write keeps the file intact. */
+static int map_file(struct module *m, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	struct stat st;
+	int err = 0;
+	if (fstat(fd, &st) != 0)
+		err = -errno;
+	else if (!S_ISREG(st.st_mode) || st.st_size == 0)
+		err = -ENOEXEC;
+	if (!err) {
+		void *image = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+		if (image == MAP_FAILED) {
+			err = -errno;
+		} else {
+			m->image = image;
+			m->size = (size_t)st.st_size;
+			m->image_mapped = true;
+		}
+	}
+	close(fd);
+	return err;
+}
+
+/* The vDSO is the same image in every process of this kernel: copy our own (its section headers end it). */
+static int copy_vdso(struct module *m)
+{
+	const Elf64_Ehdr *ehdr = (const void *)getauxval(AT_SYSINFO_EHDR);
+	if (!ehdr || memcmp(ehdr->e_ident, ELFMAG, SELFMAG) != 0 || ehdr->e_shoff == 0)
+		return -ENOENT;
+	size_t size = ehdr->e_shoff + (size_t)ehdr->e_shnum * ehdr->e_shentsize;
+	m->image = xmalloc(size);
+	memcpy(m->image, ehdr, size);
+	m->size = size;
+	return 0;
+}
+
+static bool dso_has_file(const struct dso *dso)
+{
+	return dso->name[0] != '[' && strncmp(dso->name, "//anon", 6) != 0 && strncmp(dso->name, "/memfd:", 7) != 0;
+}
+
+static struct module *module_load(const struct dso *dso, const char *key)
+{
+	struct module *m = xcalloc(1, sizeof(*m));
+	m->key = xstrdup(key);
+	m->name = xstrdup(base_name(dso->name));
+	if (strcmp(dso->name, "[vdso]") == 0)
+		m->error = copy_vdso(m);
+	else if (!dso_has_file(dso))
+		m->error = -ENOENT;
+	else
+		m->error = map_file(m, dso->name);
+	if (!m->error)
+		m->error = read_module_headers(m);
+	return m;
+}
+
+static size_t dso_slot(const struct unwinder *u, const struct dso *dso)
+{
+	size_t mask = u->by_dso_slots - 1, i = hash_u64((uintptr_t)dso) & mask;
+	while (u->by_dso[i].dso && u->by_dso[i].dso != dso)
+		i = (i + 1) & mask;
+	return i;
+}
+
+static void remember_dso(struct unwinder *u, const struct dso *dso, struct module *m)
+{
+	if ((u->by_dso_count + 1) * 2 > u->by_dso_slots) {
+		struct dso_module *old = u->by_dso;
+		size_t old_slots = u->by_dso_slots;
+		u->by_dso_slots *= 2;
+		u->by_dso = xcalloc(u->by_dso_slots, sizeof(*u->by_dso));
+		for (size_t i = 0; i < old_slots; i++)
+			if (old[i].dso)
+				u->by_dso[dso_slot(u, old[i].dso)] = old[i];
+		free(old);
+	}
+	u->by_dso[dso_slot(u, dso)] = (struct dso_module){ dso, m };
+	u->by_dso_count++;
+}
+
+/* The dso's module, loaded on first use and shared with every dso of the same build-id. */
+static struct module *module_of(struct unwinder *u, struct dso *dso)
+{
+	struct dso_module *slot = &u->by_dso[dso_slot(u, dso)];
+	if (slot->dso)
+		return slot->module;
+	const char *build_id = dso_has_file(dso) ? symtab_build_id(dso_symtab(dso)) : NULL;
+	const char *key = build_id ? build_id : dso->name;
+	struct module *m = NULL;
+	for (size_t i = 0; i < u->nmodules && !m; i++)
+		if (strcmp(u->modules[i]->key, key) == 0)
+			m = u->modules[i];
+	if (!m) {
+		m = module_load(dso, key);
+		GROW(u->modules, u->modules_cap, u->nmodules + 1);
+		u->modules[u->nmodules++] = m;
+	}
+	remember_dso(u, dso, m);
+	return m;
+}
+
+/* ---- process addresses to module bytes ---- */
+
+/* The vaddr a file offset is loaded at, through the segment whose file bytes hold it. */
+static bool module_offset_vaddr(const struct module *m, uint64_t offset, uint64_t *vaddr)
+{
+	for (size_t i = 0; i < m->nsegments; i++) {
+		const struct segment *s = &m->segments[i];
+		if (offset >= s->offset && offset - s->offset < s->file_size) {
+			*vaddr = offset - s->offset + s->vaddr;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Copy len bytes at vaddr from the file (zeros past a segment's file bytes: its .bss); false outside. */
+static bool module_read(const struct module *m, uint64_t vaddr, void *buf, size_t len)
+{
+	for (size_t i = 0; i < m->nsegments; i++) {
+		const struct segment *s = &m->segments[i];
+		if (vaddr < s->vaddr || vaddr - s->vaddr > s->memory_size || s->memory_size - (vaddr - s->vaddr) < len)
+			continue;
+		uint64_t at = vaddr - s->vaddr;
+		if (at + len <= s->file_size) {
+			if (s->offset + at + len > m->size)
+				return false;
+			memcpy(buf, m->image + s->offset + at, len);
+		} else {
+			memset(buf, 0, len); /* a read straddling file bytes and .bss does not happen in unwind tables */
+		}
+		return true;
+	}
+	return false;
+}
+
+/* The view of the module that mapping belongs to, made on first use in this walk; NULL when it has no file. */
+static struct module_view *view_of(struct walk *w, const struct mapping *map)
+{
+	struct module *m = module_of(w->u, map->dso);
+	for (size_t i = 0; i < w->nviews; i++)
+		if (w->views[i].module == m && map->start >= w->views[i].low && map->start < w->views[i].high)
+			return &w->views[i];
+	uint64_t vaddr;
+	if (m->error || !module_offset_vaddr(m, map->pgoff, &vaddr))
+		return NULL;
+	struct module_view v = { .module = m, .bias = map->start - vaddr, .low = UINT64_MAX };
+	for (size_t i = 0; i < m->nsegments; i++) {
+		uint64_t low = m->segments[i].vaddr + v.bias, high = low + m->segments[i].memory_size;
+		v.low = low < v.low ? low : v.low;
+		v.high = high > v.high ? high : v.high;
+	}
+	size_t i = w->nviews < MAX_VIEWS ? w->nviews++ : MAX_VIEWS - 1; /* deeper than that: reuse the last slot */
+	w->views[i] = v;
+	return &w->views[i];
+}
+
+static bool read_from_views(struct walk *w, uint64_t addr, void *buf, size_t len)
+{
+	for (size_t i = 0; i < w->nviews; i++) {
+		const struct module_view *v = &w->views[i];
+		if (addr >= v->low && addr < v->high)
+			return module_read(v->module, addr - v->bias, buf, len);
+	}
+	return false;
+}
+
+/* Read process memory as the recording knows it; false (and, inside a step, a failure) when it does not. */
+static bool read_memory(struct walk *w, uint64_t addr, void *buf, size_t len)
+{
+	if (addr >= w->stack_base && addr - w->stack_base <= w->stack_bytes &&
+	    w->stack_bytes - (addr - w->stack_base) >= len) {
+		memcpy(buf, w->stack + (addr - w->stack_base), len);
+		return true;
+	}
+	if (read_from_views(w, addr, buf, len))
+		return true;
+	const struct mapping *map = proc_table_find(w->u->procs, w->pid, addr);
+	if (map && dso_has_file(map->dso) && view_of(w, map))
+		return read_from_views(w, addr, buf, len);
+	if (addr >= w->stack_base)
+		walk_fail(w, UNWIND_STACK_END, "stack copy ends at %llu bytes", (unsigned long long)w->stack_size);
+	else
+		walk_fail(w, UNWIND_BAD_MEMORY, "cannot read 0x%llx", (unsigned long long)addr);
+	return false;
+}
+
+/*
+ * Two places in a file that has unwind tables are deliberately left out of
+ * them because no frame lies beyond: the entry point (_start of a program
+ * or of ld.so, whose call returns there while the process starts), and the
+ * instructions right after the clone/clone3 system call, where a new
+ * thread's first frame runs on its empty stack.  An IP there ends the
+ * stack as the outermost frame would.
+ */
+static bool stack_begins_at(struct walk *w, const struct module *m, uint64_t vaddr)
+{
+	static const unsigned char syscall_code[] = { 0x0f, 0x05 };
+	unsigned char before[sizeof(syscall_code)];
+	if (m->entry && vaddr >= m->entry && vaddr - m->entry < 16)
+		return true;
+	return module_read(m, vaddr - sizeof(before), before, sizeof(before)) &&
+	       memcmp(before, syscall_code, sizeof(before)) == 0;
+}
+
+/* ---- libunwind's accessors ---- */
+
+static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi, int need_unwind_info, void *arg)
+{
+	struct walk *w = arg;
+	const struct mapping *map = proc_table_find_code(w->u->procs, w->pid, ip);
+	if (!map) {
+		walk_fail(w, UNWIND_NO_MAPPING, "no mapping for 0x%llx", (unsigned long long)ip);
+		return -UNW_ENOINFO;
+	}
+	struct module *m = module_of(w->u, map->dso);
+	struct module_view *v = view_of(w, map);
+	if (!v) {
+		if (m->error && m->error != -ENOEXEC && dso_has_file(map->dso))
+			walk_fail(w, UNWIND_NO_FILE, "cannot read %s: %s", map->dso->name, strerror(-m->error));
+		else
+			walk_fail(w, UNWIND_NO_UNWIND_INFO, "no unwind info for %s", m->name);
+		return -UNW_ENOINFO;
+	}
+	if (!m->has_table) {
+		walk_fail(w, UNWIND_NO_UNWIND_INFO, "no unwind info for %s%s", m->name,
+			  m->has_debug_frame ? " (only .debug_frame)" : "");
+		return -UNW_ENOINFO;
+	}
+	unw_dyn_info_t di;
+	memset(&di, 0, sizeof(di));
+	di.format = UNW_INFO_FORMAT_REMOTE_TABLE;
+	di.start_ip = map->start;
+	di.end_ip = map->end;
+	di.u.rti.segbase = m->table_header + v->bias;
+	di.u.rti.table_data = m->table + v->bias;
+	di.u.rti.table_len = m->fde_count * 8 / sizeof(unw_word_t); /* in words; each entry is two int32 */
+	int ret = dwarf_search_unwind_table(as, ip, &di, pi, need_unwind_info, w);
+	if (ret < 0 && w->failure == UNWIND_COMPLETE) {
+		w->outermost = w->record_failures && stack_begins_at(w, m, ip - v->bias);
+		walk_fail(w, UNWIND_NO_UNWIND_INFO, "no unwind info for %s", m->name);
+	}
+	return ret;
+}
+
+static void put_unwind_info(unw_addr_space_t as, unw_proc_info_t *pi, void *arg)
+{
+	/* libunwind frees the DWARF unwind info it allocated itself; nothing of ours to release. */
+}
+
+static int get_dyn_info_list_addr(unw_addr_space_t as, unw_word_t *dilap, void *arg)
+{
+	return -UNW_ENOINFO; /* no JIT registrations: the recording has no copy of the process's heap */
+}
+
+static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp, int write, void *arg)
+{
+	if (write)
+		return -UNW_EREADONLYREG;
+	return read_memory(arg, addr, valp, sizeof(*valp)) ? 0 : -UNW_EINVAL;
+}
+
+static int access_reg(unw_addr_space_t as, unw_regnum_t regnum, unw_word_t *valp, int write, void *arg)
+{
+	struct walk *w = arg;
+	if (write)
+		return -UNW_EREADONLYREG;
+	if (regnum < 0 || regnum >= UNW_REGISTER_COUNT || !w->have_reg[regnum])
+		return -UNW_EBADREG;
+	*valp = w->regs[regnum];
+	return 0;
+}
+
+static int access_fpreg(unw_addr_space_t as, unw_regnum_t num, unw_fpreg_t *val, int write, void *arg)
+{
+	return -UNW_EINVAL;
+}
+
+static int resume(unw_addr_space_t as, unw_cursor_t *cu, void *arg)
+{
+	return -UNW_EINVAL;
+}
+
+static int get_proc_name(unw_addr_space_t as, unw_word_t addr, char *bufp, size_t buf_len, unw_word_t *offp,
+			 void *arg)
+{
+	return -UNW_EINVAL;
+}
+
+/* ---- the unwinder ---- */
+
+struct unwinder *unwinder_new(struct proc_table *pt)
+{
+	struct unwinder *u = xcalloc(1, sizeof(*u));
+	u->procs = pt;
+	u->by_dso_slots = 64;
+	u->by_dso = xcalloc(u->by_dso_slots, sizeof(*u->by_dso));
+	u->spaces = xcalloc(MAX_ADDRESS_SPACES * 2, sizeof(*u->spaces));
+	u->accessors = (unw_accessors_t){
+		.find_proc_info = find_proc_info,
+		.put_unwind_info = put_unwind_info,
+		.get_dyn_info_list_addr = get_dyn_info_list_addr,
+		.access_mem = access_mem,
+		.access_reg = access_reg,
+		.access_fpreg = access_fpreg,
+		.resume = resume,
+		.get_proc_name = get_proc_name,
+	};
+	return u;
+}
+
+static void drop_address_spaces(struct unwinder *u)
+{
+	for (size_t i = 0; i < MAX_ADDRESS_SPACES * 2; i++)
+		if (u->spaces[i].used)
+			unw_destroy_addr_space(u->spaces[i].space);
+	memset(u->spaces, 0, MAX_ADDRESS_SPACES * 2 * sizeof(*u->spaces));
+	u->nspaces = 0;
+}
+
+void unwinder_free(struct unwinder *u)
+{
+	if (!u)
+		return;
+	drop_address_spaces(u);
+	free(u->spaces);
+	for (size_t i = 0; i < u->nmodules; i++)
+		module_free(u->modules[i]);
+	free(u->modules);
+	free(u->by_dso);
+	free(u);
+}
+
+static unw_addr_space_t address_space_of(struct unwinder *u, uint32_t pid)
+{
+	size_t mask = MAX_ADDRESS_SPACES * 2 - 1, i = hash_u64(pid) & mask;
+	while (u->spaces[i].used && u->spaces[i].pid != pid)
+		i = (i + 1) & mask;
+	if (u->spaces[i].used)
+		return u->spaces[i].space;
+	if (u->nspaces == MAX_ADDRESS_SPACES) {
+		drop_address_spaces(u);
+		return address_space_of(u, pid);
+	}
+	unw_addr_space_t space = unw_create_addr_space(&u->accessors, 0);
+	if (!space)
+		return NULL;
+	unw_set_caching_policy(space, UNW_CACHE_GLOBAL);
+	u->spaces[i] = (struct pid_space){ .pid = pid, .used = true, .space = space };
+	u->nspaces++;
+	return space;
+}
+
+static bool push_frame(struct unwind_result *out, uint64_t ip, enum unwind_frame_kind kind, int signal)
+{
+	if (out->nframes == UNWIND_MAX_FRAMES) {
+		out->failure = UNWIND_TOO_DEEP;
+		snprintf(out->reason, sizeof(out->reason), "more than %d frames", UNWIND_MAX_FRAMES);
+		return false;
+	}
+	out->frames[out->nframes++] = (struct unwind_frame){ .ip = ip, .kind = kind, .signal = signal };
+	return true;
+}
+
+/*
+ * si_signo of the signal frame whose trampoline runs with this SP, or 0.
+ * The kernel fills the siginfo only for SA_SIGINFO handlers; otherwise the
+ * bytes are whatever the stack held, so a siginfo that does not look like
+ * one (a signal number out of range, an errno, a si_code no kernel writes)
+ * gives 0, shown as a signal without a name.
+ */
+static int frame_signal(struct walk *w, uint64_t sp)
+{
+	int32_t info[3]; /* si_signo, si_errno, si_code */
+	if (!read_memory(w, sp + SIGFRAME_SIGINFO_FROM_SP, info, sizeof(info)))
+		return 0;
+	if (info[0] <= 0 || info[0] > 64 || info[1] != 0 || info[2] < -7 /* SI_DETHREAD */ || info[2] > 0x80)
+		return 0;
+	return info[0];
+}
+
+/* The IP is the trampoline's first byte: the frame is a signal frame (a handler returns there). */
+static bool at_sigreturn(struct walk *w, uint64_t ip)
+{
+	unsigned char code[sizeof(sigreturn_code)];
+	return read_memory(w, ip, code, sizeof(code)) && memcmp(code, sigreturn_code, sizeof(code)) == 0;
+}
+
+/* The IP is just past the trampoline's syscall: the thread is in (or at) rt_sigreturn. */
+static bool in_sigreturn(struct walk *w, uint64_t ip)
+{
+	unsigned char code[sizeof(sigreturn_code)];
+	return ip >= sizeof(code) && read_memory(w, ip - sizeof(code), code, sizeof(code)) &&
+	       memcmp(code, sigreturn_code, sizeof(code)) == 0;
+}
+
+/* Replace the walk's registers with the interrupted ones the signal frame at sp saved. */
+static bool load_sigcontext(struct walk *w, uint64_t sp)
+{
+	uint64_t saved[ARRAY_SIZE(sigcontext_registers)];
+	if (!read_memory(w, sp + SIGFRAME_SIGCONTEXT_FROM_SP, saved, sizeof(saved)))
+		return false;
+	memset(w->have_reg, 0, sizeof(w->have_reg));
+	for (size_t i = 0; i < ARRAY_SIZE(saved); i++) {
+		w->regs[sigcontext_registers[i]] = saved[i];
+		w->have_reg[sigcontext_registers[i]] = true;
+	}
+	return true;
+}
+
+static void stop(struct unwind_result *out, enum unwind_failure failure, const char *reason)
+{
+	out->failure = failure;
+	snprintf(out->reason, sizeof(out->reason), "%s", reason);
+}
+
+static const char *step_error(int ret)
+{
+	switch (-ret) {
+	case UNW_ENOINFO: return "no unwind info";
+	case UNW_EBADFRAME: return "bad frame";
+	case UNW_EINVALIDIP: return "invalid IP";
+	case UNW_EBADVERSION: return "unsupported unwind info version";
+	default: return "libunwind error";
+	}
+}
+
+/*
+ * Walk from the walk's registers, appending to out.  Returns true when the
+ * walk must go on from registers it reloaded (a sample inside rt_sigreturn).
+ */
+static bool walk_frames(struct walk *w, unw_addr_space_t space, struct unwind_result *out, bool first_exact)
+{
+	unw_cursor_t cursor;
+	w->record_failures = false;
+	w->failure = UNWIND_COMPLETE;
+	if (unw_init_remote(&cursor, space, w) < 0) {
+		stop(out, UNWIND_BAD_FRAME, "cannot start unwinding");
+		return false;
+	}
+	bool exact = first_exact;
+	for (;;) {
+		unw_word_t ip, sp;
+		unw_get_reg(&cursor, UNW_REG_IP, &ip);
+		unw_get_reg(&cursor, UNW_REG_SP, &sp);
+		if (ip == 0 && out->nframes > 0)
+			return false; /* a zero return address ends the chain */
+		if (exact && in_sigreturn(w, ip)) {
+			if (!push_frame(out, ip, UNWIND_FRAME_EXACT, 0) ||
+			    !push_frame(out, ip, UNWIND_FRAME_SIGNAL, frame_signal(w, sp)))
+				return false;
+			if (load_sigcontext(w, sp))
+				return true;
+			char reason[64];
+			snprintf(reason, sizeof(reason), "stack copy ends at %llu bytes",
+				 (unsigned long long)w->stack_size);
+			stop(out, UNWIND_STACK_END, reason);
+			return false;
+		}
+		if (at_sigreturn(w, ip)) {
+			if (exact && !push_frame(out, ip, UNWIND_FRAME_EXACT, 0))
+				return false;
+			if (!push_frame(out, ip, UNWIND_FRAME_SIGNAL, frame_signal(w, sp)))
+				return false;
+			exact = true;
+		} else {
+			if (!push_frame(out, ip, exact ? UNWIND_FRAME_EXACT : UNWIND_FRAME_RETURN, 0))
+				return false;
+			exact = false;
+		}
+		w->failure = UNWIND_COMPLETE;
+		w->outermost = false;
+		w->record_failures = true;
+		int ret = unw_step(&cursor);
+		w->record_failures = false;
+		if (w->failure == UNWIND_NO_UNWIND_INFO && w->outermost)
+			return false;
+		if (w->failure != UNWIND_COMPLETE) {
+			stop(out, w->failure, w->reason);
+			return false;
+		}
+		if (ret == 0)
+			return false;
+		if (ret < 0) {
+			stop(out, UNWIND_BAD_FRAME, step_error(ret));
+			return false;
+		}
+	}
+}
+
+int unwind_sample(struct unwinder *u, const struct unwind_input *in, struct unwind_result *out)
+{
+	out->nframes = 0;
+	out->failure = UNWIND_COMPLETE;
+	out->reason[0] = '\0';
+	struct walk w = { .u = u, .pid = in->pid, .stack = in->stack, .stack_size = in->stack_size };
+	uint32_t index = 0;
+	for (int bit = 0; bit < 64 && index < in->nr_regs; bit++) {
+		if (!(in->regs_mask & (1ULL << bit)))
+			continue;
+		int reg = unw_register_of_perf(bit);
+		if (reg >= 0) {
+			w.regs[reg] = in->regs[index];
+			w.have_reg[reg] = true;
+		}
+		index++;
+	}
+	if (!w.have_reg[UNW_X86_64_RIP] || !w.have_reg[UNW_X86_64_RSP]) {
+		stop(out, UNWIND_BAD_FRAME, "the sample has no user IP or SP");
+		return -EINVAL;
+	}
+	w.stack_base = w.regs[UNW_X86_64_RSP];
+	w.stack_bytes = in->stack ? in->stack_dyn_size : 0;
+	unw_addr_space_t space = address_space_of(u, in->pid);
+	if (!space) {
+		push_frame(out, w.regs[UNW_X86_64_RIP], UNWIND_FRAME_EXACT, 0);
+		stop(out, UNWIND_BAD_FRAME, "cannot create a libunwind address space");
+		return 0;
+	}
+	while (walk_frames(&w, space, out, true))
+		;
+	return 0;
+}
+
+const char *unwind_failure_key(enum unwind_failure failure)
+{
+	static const char *const keys[UNWIND_FAILURE_COUNT] = {
+		[UNWIND_COMPLETE] = "complete",
+		[UNWIND_NO_MAPPING] = "no_mapping",
+		[UNWIND_NO_FILE] = "no_file",
+		[UNWIND_NO_UNWIND_INFO] = "no_unwind_info",
+		[UNWIND_STACK_END] = "stack_end",
+		[UNWIND_BAD_MEMORY] = "bad_memory",
+		[UNWIND_BAD_FRAME] = "bad_frame",
+		[UNWIND_TOO_DEEP] = "too_deep",
+	};
+	return (unsigned)failure < UNWIND_FAILURE_COUNT ? keys[failure] : "unknown";
+}
+
+const char *unwind_signal_name(int signal, char *buf, size_t len)
+{
+	const char *abbrev = signal > 0 ? sigabbrev_np(signal) : NULL;
+	if (abbrev)
+		snprintf(buf, len, "SIG%s", abbrev);
+	else
+		snprintf(buf, len, "SIG%d", signal);
+	return buf;
+}
