@@ -631,6 +631,31 @@ static int encode_libpfm(const char *name, struct pmu_event *ev)
 
 /* ---- the parser ---- */
 
+/*
+ * The sysfs PMU that has an event alias NAME: `cpu` first, then `cpu_core`
+ * (a hybrid part's big cores, where perf would open both core types), then
+ * the first in name order; NULL when none has it.
+ */
+static const char *pmu_with_alias(const char *name)
+{
+	static char found[32];
+	if (!is_plain_name(name))
+		return NULL;
+	static const char *const preferred[] = { "cpu", "cpu_core" };
+	for (size_t i = 0; i < ARRAY_SIZE(preferred); i++)
+		if (pmu_sysfs_has_event(preferred[i], name))
+			return preferred[i];
+	char names[64][32];
+	size_t n = pmu_sysfs_names(names, ARRAY_SIZE(names));
+	for (size_t i = 0; i < n; i++) {
+		if (pmu_sysfs_has_event(names[i], name)) {
+			memcpy(found, names[i], sizeof(found));
+			return found;
+		}
+	}
+	return NULL;
+}
+
 /* SYSTEM:NAME with tracefs-safe names. */
 static bool split_tracepoint(const char *s, char *system, size_t syslen, char *name, size_t namelen)
 {
@@ -654,6 +679,14 @@ static int parse_plain(const char *spec, const char *base, const char *mods, str
 	if (parse_generic(base, ev)) {
 		ev->source = PMU_SOURCE_GENERIC;
 		return parse_modifiers(mods, ev, err, errlen);
+	}
+	const char *alias_pmu = strchr(base, ':') ? NULL : pmu_with_alias(base);
+	if (alias_pmu) {
+		/* a bare alias (mem-loads) is PMU/ALIAS/ of the PMU that has it, as perf takes it */
+		char sysfs_spec[sizeof(ev->name) + 48];
+		snprintf(sysfs_spec, sizeof(sysfs_spec), "%s/%s/%s", alias_pmu, base, mods);
+		ev->source = PMU_SOURCE_SYSFS;
+		return parse_sysfs(sysfs_spec, ev, err, errlen);
 	}
 	char tp_reason[256] = "";
 	int tp_err = -ENOENT;

@@ -11,7 +11,9 @@
 
 #include <criterion/criterion.h>
 
+#include "sigprof/collector.h"
 #include "sigprof/format.h"
+#include "sigprof/pmu.h"
 #include "sigprof/profile.h"
 #include "sigprof/report.h"
 #include "unit_helpers.h"
@@ -158,4 +160,21 @@ Test(cache, without_instructions_there_is_no_mpki)
 	cr_assert(strstr(text, "instructions      did not count: no MPKI"), "%s", text);
 	free(text);
 	free(path);
+}
+
+/* The events a user names with -e land in the cache collector's column when they are its events. */
+Test(cache, owns_the_generic_cache_events_the_user_names)
+{
+	static const struct {
+		const char *spec, *collector;
+	} cases[] = {
+		{ "cache-misses", "cache" },  { "cache-references:u", "cache" }, { "perf::CACHE-MISSES", "cache" },
+		{ "cycles", "events" },       { "LLC-load-misses", "events" },   { "cpu-clock", "events" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct pmu_event ev;
+		char err[256];
+		cr_assert_eq(pmu_event_parse(cases[i].spec, &ev, err, sizeof(err)), 0, "%s: %s", cases[i].spec, err);
+		cr_assert_str_eq(collector_for_event(&ev)->name, cases[i].collector, "%s", cases[i].spec);
+	}
 }

@@ -160,6 +160,20 @@ Test(pmu, sysfs_raw_config_words_and_empty_terms)
 	cr_assert_eq(ev.attr.config, 1ULL << 19);
 }
 
+Test(pmu, bare_alias_is_taken_from_the_pmu_that_has_it)
+{
+	struct pmu_event ev = parse_ok("mem-loads:P");
+	cr_assert_eq(ev.source, PMU_SOURCE_SYSFS);
+	cr_assert_str_eq(ev.pmu, "cpu", "cpu is preferred to cpu_core, which has it too");
+	cr_assert_eq(ev.attr.config, 0x1cd);
+	cr_assert_eq(ev.attr.config1, 3);
+	cr_assert(ev.max_precise);
+	ev = parse_ok("mem-loads-aux");
+	cr_assert_str_eq(ev.pmu, "cpu_core");
+	cr_assert_eq(ev.attr.type, 8);
+	cr_assert_eq(ev.attr.config, 0x8203);
+}
+
 Test(pmu, sysfs_hybrid_core_pmu)
 {
 	struct pmu_event ev = parse_ok("cpu_core/mem-loads-aux/");
