@@ -5,7 +5,7 @@
  * Record side: `cache-misses` sampled with callchains every
  * CACHE_MISS_PERIOD misses (or every -c PERIOD), and `cache-references`
  * and `instructions` counted beside it (no samples: their exact totals
- * land in the TOTALS records).  The generic names go through the event
+ * land in the TOTALS records); on a hybrid part, each once per core PMU.  The generic names go through the event
  * parser; the kernel maps them to each model's events (on Intel the
  * architectural LONGEST_LAT_CACHE.MISS/REFERENCE, on AMD Zen the L2/L3
  * request events), so one spelling serves every machine.
@@ -54,8 +54,12 @@ static bool cache_owns_event(const struct pmu_event *ev)
 	       (id == PERF_COUNT_HW_CACHE_MISSES || id == PERF_COUNT_HW_CACHE_REFERENCES);
 }
 
-/* The attr of a generic event name, for sampling (from sampling_attr_init) or counting (no samples). */
-static int cache_attr(const char *name, const struct record_options *opts, bool sampled,
+/*
+ * The attr of a generic event name, for sampling (from sampling_attr_init)
+ * or counting (no samples), on the core PMU of type pmu_type (0: the one
+ * core PMU of a machine that is not hybrid).
+ */
+static int cache_attr(const char *name, uint32_t pmu_type, const struct record_options *opts, bool sampled,
 		      struct perf_event_attr *attr, char *reason, size_t reasonlen)
 {
 	struct pmu_event ev;
@@ -67,6 +71,7 @@ static int cache_attr(const char *name, const struct record_options *opts, bool 
 	o.period = opts->period ? opts->period : CACHE_MISS_PERIOD;
 	sampling_attr_init(attr, &o, ev.attr.type, ev.attr.config);
 	pmu_event_apply(&ev, attr);
+	attr->config |= (uint64_t)pmu_type << PERF_PMU_TYPE_SHIFT;
 	if (!sampled) {
 		attr->sample_period = 0;
 		attr->freq = 0;
@@ -78,19 +83,54 @@ static int cache_attr(const char *name, const struct record_options *opts, bool 
 	return err;
 }
 
+/* name, or PMU/name/ on a hybrid part, into buf. */
+static const char *event_name(const char *pmu, const char *name, char *buf, size_t buflen)
+{
+	if (*pmu)
+		snprintf(buf, buflen, "%.31s/%.24s/", pmu, name);
+	else
+		snprintf(buf, buflen, "%.60s", name);
+	return buf;
+}
+
+/*
+ * On a hybrid part each event is opened once per core PMU (cpu_core,
+ * cpu_atom), else a generic event would count on one kind of core only; the
+ * collector runs when misses open on at least one.
+ */
 static int cache_add_events(struct record_options *opts, struct event_list *events, char *reason,
 			    size_t reasonlen)
 {
-	struct perf_event_attr attr;
-	int err = cache_attr("cache-misses", opts, true, &attr, reason, reasonlen);
-	if (err)
+	char pmus[8][32];
+	uint32_t types[8];
+	size_t npmus = pmu_hybrid_core_pmus(pmus, types, ARRAY_SIZE(pmus));
+	if (!npmus) {
+		pmus[0][0] = '\0';
+		types[0] = 0;
+		npmus = 1;
+	}
+	size_t opened = 0;
+	int err = 0;
+	for (size_t p = 0; p < npmus; p++) {
+		struct perf_event_attr attr;
+		char name[64];
+		int e = cache_attr("cache-misses", types[p], opts, true, &attr, reason, reasonlen);
+		if (e) {
+			err = e;
+			continue;
+		}
+		event_list_add(events, event_name(pmus[p], "cache-misses", name, sizeof(name)), "cache")->attr = attr;
+		opened++;
+		/* a counter that does not open costs its figure (miss rate, MPKI), not the misses */
+		char ignored[256];
+		for (size_t i = 0; i < ARRAY_SIZE(counted_events); i++)
+			if (cache_attr(counted_events[i], types[p], opts, false, &attr, ignored, sizeof(ignored)) == 0)
+				event_list_add(events, event_name(pmus[p], counted_events[i], name, sizeof(name)),
+					       "cache")->attr = attr;
+	}
+	if (!opened)
 		return err;
-	event_list_add(events, "cache-misses", "cache")->attr = attr;
-	/* a counter that does not open costs its figure (miss rate, MPKI), not the misses */
-	char ignored[256];
-	for (size_t i = 0; i < ARRAY_SIZE(counted_events); i++)
-		if (cache_attr(counted_events[i], opts, false, &attr, ignored, sizeof(ignored)) == 0)
-			event_list_add(events, counted_events[i], "cache")->attr = attr;
+	reason[0] = '\0';
 	return 0;
 }
 
@@ -119,23 +159,27 @@ static double cache_path_figure(void *state, const struct profile *p, int path)
 }
 
 /*
- * The exact count of this collector's event name, scaled as perf scales a
+ * The exact count of this collector's generic hardware event id, summed
+ * over the core PMUs of a hybrid part, each scaled as perf scales a
  * multiplexed counter (value * enabled / running); false without TOTALS or
  * when it never ran.
  */
-static bool cache_total(const struct profile *p, const char *name, double *value)
+static bool cache_total(const struct profile *p, uint64_t id, double *value)
 {
+	bool found = false;
+	*value = 0;
 	for (size_t i = 0; i < p->events.count; i++) {
 		const struct sp_event *ev = &p->events.events[i];
-		if (strcmp(ev->collector, "cache") != 0 || strcmp(ev->name, name) != 0 || !ev->has_totals ||
-		    !ev->time_running)
+		if (strcmp(ev->collector, "cache") != 0 || ev->attr.type != PERF_TYPE_HARDWARE ||
+		    (ev->attr.config & 0xffffffffULL) != id || !ev->has_totals || !ev->time_running)
 			continue;
-		*value = (double)ev->total_value;
+		double v = (double)ev->total_value;
 		if (ev->time_enabled > ev->time_running)
-			*value *= (double)ev->time_enabled / (double)ev->time_running;
-		return true;
+			v *= (double)ev->time_enabled / (double)ev->time_running;
+		*value += v;
+		found = true;
 	}
-	return false;
+	return found;
 }
 
 struct cache_figures {
@@ -147,12 +191,13 @@ struct cache_figures {
 static struct cache_figures cache_figures(const struct profile *p)
 {
 	struct cache_figures f = { 0 };
-	f.has_misses = cache_total(p, "cache-misses", &f.misses);
-	f.has_references = cache_total(p, "cache-references", &f.references);
-	f.has_instructions = cache_total(p, "instructions", &f.instructions);
+	f.has_misses = cache_total(p, PERF_COUNT_HW_CACHE_MISSES, &f.misses);
+	f.has_references = cache_total(p, PERF_COUNT_HW_CACHE_REFERENCES, &f.references);
+	f.has_instructions = cache_total(p, PERF_COUNT_HW_INSTRUCTIONS, &f.instructions);
 	for (size_t i = 0; i < p->events.count; i++) {
 		const struct sp_event *ev = &p->events.events[i];
-		if (strcmp(ev->collector, "cache") == 0 && strcmp(ev->name, "cache-misses") == 0 && !ev->attr.freq)
+		if (strcmp(ev->collector, "cache") == 0 && ev->attr.type == PERF_TYPE_HARDWARE &&
+		    (ev->attr.config & 0xffffffffULL) == PERF_COUNT_HW_CACHE_MISSES && !ev->attr.freq)
 			f.period = ev->attr.sample_period;
 	}
 	return f;

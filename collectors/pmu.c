@@ -315,6 +315,18 @@ size_t pmu_sysfs_events(const char *pmu, char (*names)[32], size_t max)
 	return kept;
 }
 
+size_t pmu_hybrid_core_pmus(char (*names)[32], uint32_t *types, size_t max)
+{
+	char all[64][32];
+	size_t n = pmu_sysfs_names(all, ARRAY_SIZE(all)), found = 0;
+	for (size_t i = 0; i < n && found < max; i++) {
+		if (strncmp(all[i], "cpu_", 4) != 0 || pmu_sysfs_type(all[i], &types[found]) < 0)
+			continue;
+		memcpy(names[found++], all[i], 32);
+	}
+	return found;
+}
+
 /* A format/ field: which config word, and the bit ranges, low bits of the value first. */
 struct format_field {
 	int word; /* 0 config, 1 config1, 2 config2 */

@@ -103,6 +103,18 @@ int pmu_sysfs_type(const char *pmu, uint32_t *type);
 /* Whether the sysfs PMU has the named event alias (events/NAME). */
 bool pmu_sysfs_has_event(const char *pmu, const char *event);
 /*
+ * A hybrid part's core PMUs (sysfs PMUs named cpu_* with a type: cpu_core,
+ * cpu_atom) into names and types, sorted by name, up to max; 0 where one
+ * PMU (`cpu`) covers every core.  There a generic hardware event counts on
+ * every core only when opened once per core PMU, with that PMU's type in
+ * bits 32-63 of its config (PERF_PMU_TYPE_SHIFT), as perf opens `cycles`.
+ */
+size_t pmu_hybrid_core_pmus(char (*names)[32], uint32_t *types, size_t max);
+#ifndef PERF_PMU_TYPE_SHIFT
+#define PERF_PMU_TYPE_SHIFT 32
+#endif
+
+/*
  * libpfm4's name for this machine's core PMU (or the forced one): "skl",
  * "spr", "adl_glc", "amd64_fam19h_zen3", ...; NULL when it finds none (a VM
  * without a PMU) or libpfm4 does not initialize.

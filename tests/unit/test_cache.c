@@ -178,3 +178,35 @@ Test(cache, owns_the_generic_cache_events_the_user_names)
 		cr_assert_str_eq(collector_for_event(&ev)->name, cases[i].collector, "%s", cases[i].spec);
 	}
 }
+
+/* On a hybrid part each core PMU counts its own cores: the run's figures add them up. */
+Test(cache, hybrid_core_pmus_add_up)
+{
+	char *path = path_join(dir, "hybrid.data");
+	struct sp_writer *w = NULL;
+	cr_assert_eq(sp_writer_create(path, &w), 0);
+	static const struct {
+		const char *name;
+		uint64_t config, period, value;
+	} events[] = {
+		{ "cpu_atom/cache-misses/", PERF_COUNT_HW_CACHE_MISSES | 10ULL << 32, PERIOD, 3000 },
+		{ "cpu_atom/instructions/", PERF_COUNT_HW_INSTRUCTIONS | 10ULL << 32, 0, 1000000 },
+		{ "cpu_core/cache-misses/", PERF_COUNT_HW_CACHE_MISSES | 8ULL << 32, PERIOD, 7000 },
+		{ "cpu_core/instructions/", PERF_COUNT_HW_INSTRUCTIONS | 8ULL << 32, 0, 1000000 },
+	};
+	for (uint32_t i = 0; i < 4; i++) {
+		struct perf_event_attr attr = hardware_attr(events[i].config, events[i].period);
+		uint64_t id = 20 + i;
+		cr_assert_eq(sp_writer_event(w, events[i].name, "cache", &attr, &id, 1), 0);
+	}
+	for (uint32_t i = 0; i < 4; i++)
+		add_totals(w, i, events[i].value, 1000, 1000);
+	struct sp_finish_record fin = { .header = { .type = SP_REC_FINISH, .size = sizeof(fin) } };
+	cr_assert_eq(sp_writer_record(w, &fin), 0);
+	cr_assert_eq(sp_writer_close(w), 0);
+	/* 10000 misses over 2000000 instructions: MPKI 5 */
+	char *json = report_of(path, REPORT_JSON);
+	cr_assert(strstr(json, "\"cache\":{\"misses\":10000,\"instructions\":2000000,\"mpki\":5.000,"), "%s", json);
+	free(json);
+	free(path);
+}

@@ -368,6 +368,38 @@ Test(pmu, sysfs_queries)
 	cr_assert_str_eq(names[4], "ibs_op");
 }
 
+Test(pmu, hybrid_core_pmus)
+{
+	char names[4][32];
+	uint32_t types[4];
+	/* the fake tree has cpu_core only; a hybrid part has cpu_atom beside it */
+	put("cpu_atom", "type", "10\n");
+	size_t n = pmu_hybrid_core_pmus(names, types, 4);
+	cr_assert_eq(n, 2);
+	cr_assert_str_eq(names[0], "cpu_atom");
+	cr_assert_eq(types[0], 10);
+	cr_assert_str_eq(names[1], "cpu_core");
+	cr_assert_eq(types[1], 8);
+	cr_assert_eq(pmu_hybrid_core_pmus(names, types, 1), 1, "max is honoured");
+}
+
+Test(pmu, one_core_pmu_is_not_hybrid)
+{
+	char *other = temp_dir_new();
+	char *cpu = path_join(other, "cpu");
+	mkdir(cpu, 0755);
+	char *type = path_join(cpu, "type");
+	write_file(type, "4\n", 2);
+	pmu_set_sysfs_root(other);
+	char names[4][32];
+	uint32_t types[4];
+	cr_assert_eq(pmu_hybrid_core_pmus(names, types, 4), 0);
+	pmu_set_sysfs_root(root);
+	free(type);
+	free(cpu);
+	temp_dir_remove(other);
+}
+
 Test(pmu, list_splitting_keeps_commas_inside_pmu_terms)
 {
 	const char *list = "cpu,cpu/event=1,umask=2/u,,sched:sched_switch,ibs_op//,";
