@@ -700,13 +700,17 @@ static int parse_plain(const char *spec, const char *base, const char *mods, str
 		ev->source = PMU_SOURCE_SYSFS;
 		return parse_sysfs(sysfs_spec, ev, err, errlen);
 	}
-	char tp_reason[256] = "";
+	char tp_reason[256] = "", tracefs_dir[256];
 	int tp_err = -ENOENT;
+	bool no_tracefs = false;
 	if (split_tracepoint(base, ev->tracepoint_system, sizeof(ev->tracepoint_system), ev->tracepoint_name,
 			     sizeof(ev->tracepoint_name))) {
 		uint64_t id;
-		tp_err = tracepoint_id(ev->tracepoint_system, ev->tracepoint_name, &id, tp_reason, sizeof(tp_reason));
-		if (tp_err == 0) {
+		no_tracefs = tracefs_find(tracefs_dir, sizeof(tracefs_dir), tp_reason, sizeof(tp_reason)) < 0;
+		if (!no_tracefs)
+			tp_err = tracepoint_id(ev->tracepoint_system, ev->tracepoint_name, &id, tp_reason,
+					       sizeof(tp_reason));
+		if (!no_tracefs && tp_err == 0) {
 			ev->source = PMU_SOURCE_TRACEPOINT;
 			ev->attr.type = PERF_TYPE_TRACEPOINT;
 			ev->attr.config = id;
@@ -724,6 +728,11 @@ static int parse_plain(const char *spec, const char *base, const char *mods, str
 		memset(ev->tracepoint_name, 0, sizeof(ev->tracepoint_name));
 		ev->source = PMU_SOURCE_LIBPFM;
 		return parse_modifiers(mods, ev, err, errlen);
+	}
+	if (no_tracefs) {
+		snprintf(err, errlen, "event '%s': not a generic or libpfm4 name, and tracepoints cannot be looked up: %s",
+			 spec, tp_reason);
+		return -EACCES;
 	}
 	if (tp_reason[0] && (tp_err != -ENOENT || tracepoint_system_exists(ev->tracepoint_system))) {
 		/* it looks like a tracepoint: say why that failed (no such tracepoint, no tracefs, root only) */

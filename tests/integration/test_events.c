@@ -91,9 +91,15 @@ Test(events, cache_misses_without_a_pmu_fails_cleanly)
 Test(events, bad_event_names_fail_before_anything_runs)
 {
 	expect_refused("no-such-event", "event 'no-such-event': no such event");
-	expect_refused("sched:no_such_tracepoint", "no tracepoint sched:no_such_tracepoint");
 	expect_refused("cycles:q", "unknown modifier 'q'");
 	expect_refused("nopmu/event=1/", "no PMU 'nopmu'");
+	expect_refused("cpu-clock,no-such-event", "event 'no-such-event'");
+}
+
+Test(events, unknown_tracepoint_fails_before_anything_runs)
+{
+	require_root(); /* tracefs is root's: without it the line says so instead */
+	expect_refused("sched:no_such_tracepoint", "no tracepoint sched:no_such_tracepoint");
 }
 
 Test(events, tracepoint_event_records_every_switch)
