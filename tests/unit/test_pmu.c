@@ -479,3 +479,30 @@ Test(pmu, libpfm_generic_names_on_any_machine)
 	cr_assert_eq(ev.attr.config, PERF_COUNT_HW_INSTRUCTIONS);
 	cr_assert_eq(ev.attr.exclude_kernel, 1);
 }
+
+/* Whatever the text, a parse is 0 or an error with one line naming the problem, never a crash (ASan build). */
+Test(pmu, odd_input_is_an_error_line)
+{
+	static const char *const specs[] = {
+		"/",          "//",          "cpu//:",     "cpu/,/",       "cpu/=/",        "cpu/event=/",
+		"cpu/=1/",    ":",           "::",         ":u",           "a:b:c:d",       "cpu/event=0x1ffffffffffffffffff/",
+		"cpu/ldlat=99999/", "cpu/event=1/::", "cycles::u", "perf::",  "sched:",  "sched:../../x",
+		"cpu/mem-loads/P:u", "L1-dcache-", "-", "cpu/event=1,event=2/",
+	};
+	for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
+		struct pmu_event ev;
+		char err[256] = "";
+		int ret = pmu_event_parse(specs[i], &ev, err, sizeof(err));
+		if (ret == 0)
+			continue;
+		cr_assert_lt(ret, 0);
+		cr_assert(err[0] && !strchr(err, '\n'), "%s: '%s'", specs[i], err);
+	}
+	struct pmu_event ev;
+	char err[256];
+	/* the later of two values of one term wins, as in perf */
+	cr_assert_eq(pmu_event_parse("cpu/event=1,event=2/", &ev, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(ev.attr.config, 2);
+	cr_assert_eq(pmu_event_parse("cpu/ldlat=99999/", &ev, err, sizeof(err)), -EINVAL);
+	cr_assert(strstr(err, "does not fit"), "%s", err);
+}
