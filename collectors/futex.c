@@ -553,6 +553,7 @@ static int futex_add_events(struct record_options *opts, struct event_list *even
 	/* Waiters blocked in glibc's lock code (no frame pointers) are named only by a DWARF unwind. */
 	struct record_options with_stacks = *opts;
 	with_stacks.call_graph = call_graph_for(opts, CALL_GRAPH_DWARF);
+	with_stacks.stack_user_size = stack_user_size_for(opts, WAIT_STACK_USER_SIZE);
 	for (size_t i = 0; i < ARRAY_SIZE(futex_syscalls); i++) {
 		snprintf(name, sizeof(name), "sys_enter_%s", futex_syscalls[i]);
 		int err = add_tracepoint(events, &with_stacks, name, true, reason, reasonlen);

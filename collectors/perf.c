@@ -4,7 +4,9 @@
  * For every (event, CPU) pair one fd.  On each CPU the first event that
  * opens gets the ring buffer (mmap of 1 + ring_pages pages); every other
  * event on that CPU is redirected into it.  The drain walks record headers
- * only: record does no per-sample work beyond copying.
+ * only: record does no per-sample work beyond copying.  A session of
+ * counters only (stat: ring_pages 0) has no rings, and follows a task with
+ * one fd per event on any CPU (cpu -1).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -138,8 +140,9 @@ static int open_one(struct perf_session *s, size_t e, struct cpu_fds *c, const s
 	int fd = sys_perf_event_open(&attr, system_wide ? -1 : t->pid, c->cpu, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0)
 		return fd;
+	const char *filter = s->events[e].spec->tracepoint_filter;
 	uint64_t id;
-	if (ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0) {
+	if ((filter && ioctl(fd, PERF_EVENT_IOC_SET_FILTER, filter) < 0) || ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0) {
 		int err = -errno;
 		close(fd);
 		return err;
@@ -152,6 +155,8 @@ static int open_one(struct perf_session *s, size_t e, struct cpu_fds *c, const s
 
 static int attach_to_ring(struct cpu_fds *c, int fd, unsigned ring_pages)
 {
+	if (ring_pages == 0)
+		return 0; /* counters only */
 	if (c->ring_fd < 0) {
 		c->ring_fd = fd;
 		return map_ring(c, ring_pages);
@@ -206,7 +211,14 @@ int perf_session_open(const struct event_spec *specs, size_t n, const struct per
 {
 	static int cpu_list[MAX_CPUS];
 	struct perf_session *s = xcalloc(1, sizeof(*s));
-	bool per_cpu = target->system_wide || target->inherit;
+	/*
+	 * Inherited events that write records need one ring per CPU, hence one
+	 * event per CPU.  Counters alone (no rings) follow the task on any CPU
+	 * with one event, as perf stat opens them: a per-CPU task counter is
+	 * enabled wherever the task runs but runs only on its CPU, so its
+	 * times would read as multiplexing that never happened.
+	 */
+	bool per_cpu = target->system_wide || (target->inherit && ring_pages);
 	for (size_t e = 0; e < n; e++)
 		per_cpu = per_cpu || specs[e].system_wide;
 	int ncpu = per_cpu ? online_cpus(cpu_list, MAX_CPUS) : 1;

@@ -54,10 +54,19 @@ struct event_spec *event_list_add(struct event_list *list, const char *name, con
 	return spec;
 }
 
+void event_list_truncate(struct event_list *list, size_t count)
+{
+	for (size_t i = count; i < list->count; i++) {
+		free(list->specs[i].tracepoint_format);
+		free(list->specs[i].tracepoint_filter);
+	}
+	if (count < list->count)
+		list->count = count;
+}
+
 void event_list_free(struct event_list *list)
 {
-	for (size_t i = 0; i < list->count; i++)
-		free(list->specs[i].tracepoint_format);
+	event_list_truncate(list, 0);
 	free(list->specs);
 	memset(list, 0, sizeof(*list));
 }
@@ -65,6 +74,11 @@ void event_list_free(struct event_list *list)
 enum call_graph_mode call_graph_for(const struct record_options *opts, enum call_graph_mode collector_default)
 {
 	return opts->call_graph_chosen ? opts->call_graph : collector_default;
+}
+
+uint32_t stack_user_size_for(const struct record_options *opts, uint32_t collector_default)
+{
+	return opts->call_graph_chosen ? opts->stack_user_size : collector_default;
 }
 
 void sampling_attr_init(struct perf_event_attr *attr, const struct record_options *opts, uint32_t type,

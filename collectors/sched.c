@@ -83,6 +83,7 @@ static int sched_add_events(struct record_options *opts, struct event_list *even
 	/* A task blocks inside glibc (no frame pointers): only a DWARF unwind names the code that waited. */
 	struct record_options with_stacks = *opts;
 	with_stacks.call_graph = call_graph_for(opts, CALL_GRAPH_DWARF);
+	with_stacks.stack_user_size = stack_user_size_for(opts, WAIT_STACK_USER_SIZE);
 	int err = tracepoint_add(events, &with_stacks, "sched", "sched", "sched_switch", true, reason, reasonlen);
 	if (err)
 		return err;

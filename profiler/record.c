@@ -5,8 +5,8 @@
  *   1. check the command exists (before touching any file, so a typo costs
  *      no previous recording);
  *   2. ask each collector for its events; open the data file, write META;
- *   3. fork the workload blocked on a pipe, open the events for it on every
- *      CPU (inherit + enable_on_exec), write EVENT records;
+ *   3. fork the workload blocked on a pipe (workload.h), open the events
+ *      for it on every CPU (inherit + enable_on_exec), write EVENT records;
  *   4. release it; a second, close-on-exec pipe tells whether exec worked;
  *   5. drain the ring buffers into the file until the workload exits,
  *      forwarding SIGINT/SIGTERM/SIGHUP to it;
@@ -15,15 +15,11 @@
  * them without races.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/utsname.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "sigprof/collector.h"
@@ -31,6 +27,7 @@
 #include "sigprof/format.h"
 #include "sigprof/pmu.h"
 #include "sigprof/util.h"
+#include "sigprof/workload.h"
 
 #define DEFAULT_FREQUENCY 4000
 #define DEFAULT_RING_PAGES 1024 /* 4 MiB per CPU: tracepoint bursts (a signal storm) outrun smaller ones */
@@ -51,20 +48,6 @@ struct record_args {
 	size_t nuser_events, user_events_cap;
 	bool no_kallsyms;       /* --no-kallsyms: do not carry the kernel's symbol table */
 };
-
-static volatile sig_atomic_t child_exited;
-static volatile sig_atomic_t interrupt_signal;
-
-static void on_sigchld(int sig)
-{
-	(void)sig;
-	child_exited = 1;
-}
-
-static void on_interrupt(int sig)
-{
-	interrupt_signal = sig;
-}
 
 static void record_usage(FILE *out)
 {
@@ -87,7 +70,8 @@ static void record_usage(FILE *out)
 		"  -g                     same as --call-graph fp\n"
 		"      --call-graph MODE  fp: kernel and frame-pointer user stacks; dwarf[,SIZE]: kernel stacks and\n"
 		"                         SIZE bytes of user stack (default %u) unwound at report time; none: the\n"
-		"                         sampled IP only (default: each collector's own, see sigprof(1))\n"
+		"                         sampled IP only (default: each collector's own: futex and sched\n"
+		"                         dwarf,%u, cpu and signal fp; see sigprof(1))\n"
 		"  -m, --mmap-pages N     ring buffer data pages per CPU, a power of two (default %d)\n"
 		"      --no-kallsyms      do not copy the kernel's symbol table into FILE (reports then read\n"
 		"                         /proc/kallsyms, which is only right on this machine and this boot)\n"
@@ -95,7 +79,7 @@ static void record_usage(FILE *out)
 		"  -h, --help             this text\n"
 		"\n"
 		"The exit status is the workload's (128+N if signal N killed it); 127 if CMD cannot be found.\n",
-		DEFAULT_FREQUENCY, DEFAULT_STACK_USER_SIZE, DEFAULT_RING_PAGES);
+		DEFAULT_FREQUENCY, DEFAULT_STACK_USER_SIZE, WAIT_STACK_USER_SIZE, DEFAULT_RING_PAGES);
 }
 
 /* fp | none | dwarf[,SIZE]; SIZE a multiple of 8 from 8 to MAX_STACK_USER_SIZE bytes. */
@@ -281,33 +265,6 @@ static int parse_record_args(int argc, char **argv, struct record_args *a)
 	return 0;
 }
 
-/* Look cmd up as execvp() would: 0, -ENOENT (not found) or -EACCES (found, not executable). */
-static int find_command(const char *cmd)
-{
-	struct stat st;
-	if (strchr(cmd, '/')) {
-		if (stat(cmd, &st) < 0)
-			return -errno;
-		return S_ISREG(st.st_mode) && access(cmd, X_OK) == 0 ? 0 : -EACCES;
-	}
-	const char *path = getenv("PATH");
-	if (!path || !*path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	int found = -ENOENT;
-	while (*path) {
-		size_t len = strcspn(path, ":");
-		char file[4096];
-		snprintf(file, sizeof(file), "%.*s/%s", (int)(len ? len : 1), len ? path : ".", cmd);
-		if (stat(file, &st) == 0 && S_ISREG(st.st_mode)) {
-			if (access(file, X_OK) == 0)
-				return 0;
-			found = -EACCES;
-		}
-		path += len + (path[len] == ':');
-	}
-	return found;
-}
-
 static int paranoid_level(void)
 {
 	return read_int_file("/proc/sys/kernel/perf_event_paranoid", 2);
@@ -359,9 +316,7 @@ static int gather_events(struct record_options *opts, const struct record_args *
 			states[n].error = c->add_events(opts, events, states[n].reason, sizeof(states[n].reason));
 			if (states[n].error) {
 				/* a collector is whole or absent: drop what it added before failing */
-				for (size_t e = before; e < events->count; e++)
-					free(events->specs[e].tracepoint_format);
-				events->count = before;
+				event_list_truncate(events, before);
 			}
 		}
 		for (size_t k = 0; k < a->nuser_events; k++) {
@@ -374,10 +329,8 @@ static int gather_events(struct record_options *opts, const struct record_args *
 				sp_error("record: event '%s': %s", ev->name, reason);
 				return err;
 			}
-			if (is_duplicate(events, events->count - 1)) {
-				free(events->specs[events->count - 1].tracepoint_format);
-				events->count--;
-			}
+			if (is_duplicate(events, events->count - 1))
+				event_list_truncate(events, events->count - 1);
 		}
 		if (owns && states[n].error) {
 			/* its default set failed, but the events the user gave it run */
@@ -471,27 +424,6 @@ static int write_kallsyms(struct sp_writer *w)
 	return err;
 }
 
-/* The workload's side of the fork: wait for the go, then exec. */
-static void __attribute__((noreturn)) run_child(char **argv, int go_fd, int exec_err_fd)
-{
-	sigset_t none;
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	signal(SIGINT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
-	signal(SIGHUP, SIG_DFL);
-	signal(SIGCHLD, SIG_DFL);
-	char go;
-	if (read(go_fd, &go, 1) != 1)
-		_exit(EXIT_CANNOT_RUN); /* sigprof gave up before releasing us */
-	close(go_fd);
-	execvp(argv[0], argv);
-	int err = errno;
-	if (write(exec_err_fd, &err, sizeof(err)) < 0)
-		_exit(EXIT_CANNOT_RUN);
-	_exit(err == ENOENT ? EXIT_CANNOT_RUN : EXIT_NOT_EXEC);
-}
-
 struct drain_state {
 	struct sp_writer *writer;
 	struct ring_stats stats;
@@ -515,18 +447,8 @@ static int drain_round(struct perf_session *session, struct drain_state *d)
 	return ret;
 }
 
-static int status_to_exit(int status)
-{
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return 1;
-}
-
 /* Drain until the workload exits; returns its wait status, or -errno on a write error. */
-static int drain_until_exit(struct perf_session *session, pid_t child, struct drain_state *d,
-			    const sigset_t *waitmask)
+static int drain_until_exit(struct perf_session *session, struct workload *w, struct drain_state *d)
 {
 	int fds[4096];
 	size_t nfds = perf_session_poll_fds(session, fds, ARRAY_SIZE(fds));
@@ -534,20 +456,9 @@ static int drain_until_exit(struct perf_session *session, pid_t child, struct dr
 	for (size_t i = 0; i < nfds; i++)
 		pfds[i] = (struct pollfd){ .fd = fds[i], .events = POLLIN };
 	int status = 0, ret = 0;
-	int forwarded = 0;
-	for (;;) {
-		if (interrupt_signal && interrupt_signal != forwarded) {
-			forwarded = interrupt_signal;
-			kill(child, forwarded);
-		}
-		if (child_exited) {
-			pid_t p = waitpid(child, &status, WNOHANG);
-			if (p == child)
-				break;
-			child_exited = 0;
-		}
+	while (!workload_check(w, &status)) {
 		struct timespec timeout = { 0, 100 * 1000 * 1000 };
-		int n = ppoll(pfds, nfds, &timeout, waitmask);
+		int n = ppoll(pfds, nfds, &timeout, &w->waitmask);
 		if (n < 0 && errno != EINTR) {
 			ret = -errno;
 			break;
@@ -563,8 +474,7 @@ static int drain_until_exit(struct perf_session *session, pid_t child, struct dr
 	}
 	free(pfds);
 	if (ret < 0) {
-		kill(child, SIGKILL);
-		waitpid(child, &status, 0);
+		workload_abort(w);
 		return ret;
 	}
 	return status;
@@ -590,7 +500,7 @@ static int write_closing(struct sp_writer *w, struct perf_session *session, cons
 		.end_realtime_ns = now_realtime_ns(),
 		.duration_ns = duration_ns,
 		.wait_status = status,
-		.flags = interrupt_signal ? SP_FINISH_INTERRUPTED : 0,
+		.flags = workload_interrupt_signal() ? SP_FINISH_INTERRUPTED : 0,
 		.kernel_records = d->stats.records,
 		.samples = d->stats.samples,
 		.lost = d->stats.lost,
@@ -649,28 +559,6 @@ static void print_closing_line(const struct record_args *a, const struct drain_s
 	sb_free(&line);
 }
 
-static void install_handlers(sigset_t *waitmask)
-{
-	struct sigaction sa = { 0 };
-	sa.sa_handler = on_sigchld;
-	sigaction(SIGCHLD, &sa, NULL);
-	sa.sa_handler = on_interrupt;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	sigset_t block;
-	sigemptyset(&block);
-	sigaddset(&block, SIGCHLD);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGTERM);
-	sigaddset(&block, SIGHUP);
-	sigprocmask(SIG_BLOCK, &block, waitmask);
-	sigdelset(waitmask, SIGCHLD);
-	sigdelset(waitmask, SIGINT);
-	sigdelset(waitmask, SIGTERM);
-	sigdelset(waitmask, SIGHUP);
-}
-
 /* The writer's file is discarded and the previous recording put back: the run never started. */
 static void discard_output(const char *path)
 {
@@ -681,60 +569,13 @@ static void discard_output(const char *path)
 		rename(old, path);
 }
 
-static int start_workload(char **argv, pid_t *child, int *go_fd, int *exec_err_fd)
-{
-	int go[2], exec_err[2];
-	if (pipe2(go, O_CLOEXEC) < 0)
-		return -errno;
-	if (pipe2(exec_err, O_CLOEXEC) < 0) {
-		int err = -errno;
-		close(go[0]);
-		close(go[1]);
-		return err;
-	}
-	pid_t pid = fork();
-	if (pid < 0) {
-		int err = -errno;
-		close(go[0]);
-		close(go[1]);
-		close(exec_err[0]);
-		close(exec_err[1]);
-		return err;
-	}
-	if (pid == 0) {
-		close(go[1]);
-		close(exec_err[0]);
-		run_child(argv, go[0], exec_err[1]);
-	}
-	close(go[0]);
-	close(exec_err[1]);
-	*child = pid;
-	*go_fd = go[1];
-	*exec_err_fd = exec_err[0];
-	return 0;
-}
-
-/* Release the workload; 0 when it exec'd, else the exec errno (negated). */
-static int release_workload(int go_fd, int exec_err_fd)
-{
-	char go = 'g';
-	ssize_t n = write(go_fd, &go, 1);
-	close(go_fd);
-	if (n != 1)
-		return -EPIPE;
-	int err = 0;
-	n = read(exec_err_fd, &err, sizeof(err));
-	close(exec_err_fd);
-	return n == sizeof(err) ? -err : 0;
-}
-
 static int record_run(struct record_args *a)
 {
-	int found = find_command(a->argv[0]);
+	int found = workload_find(a->argv[0]);
 	if (found < 0) {
 		sp_error("record: cannot run '%s': %s", a->argv[0],
 			 found == -ENOENT ? "command not found" : strerror(-found));
-		return found == -ENOENT ? EXIT_CANNOT_RUN : EXIT_NOT_EXEC;
+		return workload_cannot_run_exit(found);
 	}
 	if (geteuid() != 0 && paranoid_level() > 1)
 		a->opts.exclude_kernel = true;
@@ -753,11 +594,8 @@ static int record_run(struct record_args *a)
 		return EXIT_USAGE;
 	}
 
-	sigset_t waitmask;
-	install_handlers(&waitmask);
-	pid_t child = -1;
-	int go_fd = -1, exec_err_fd = -1;
-	int err = start_workload(a->argv, &child, &go_fd, &exec_err_fd);
+	struct workload w;
+	int err = workload_start(&w, a->argv);
 	if (err < 0) {
 		sp_error("record: cannot start the workload: %s", strerror(-err));
 		event_list_free(&events);
@@ -765,7 +603,7 @@ static int record_run(struct record_args *a)
 	}
 
 	char errbuf[512] = "";
-	struct perf_target target = { .pid = child, .inherit = true };
+	struct perf_target target = { .pid = w.pid, .inherit = true };
 	struct perf_session *session = NULL;
 	struct sp_writer *writer = NULL;
 	err = perf_session_open(events.specs, events.count, &target, a->ring_pages, &session, errbuf, sizeof(errbuf));
@@ -789,20 +627,18 @@ static int record_run(struct record_args *a)
 		goto fail_child;
 	}
 
-	err = release_workload(go_fd, exec_err_fd);
-	go_fd = exec_err_fd = -1;
+	err = workload_release(&w);
 	if (err < 0) {
 		sp_error("record: cannot run '%s': %s", a->argv[0], strerror(-err));
-		waitpid(child, NULL, 0);
 		sp_writer_close(writer);
 		discard_output(a->output);
 		perf_session_close(session);
 		event_list_free(&events);
-		return err == -ENOENT ? EXIT_CANNOT_RUN : EXIT_NOT_EXEC;
+		return workload_cannot_run_exit(err);
 	}
 
 	struct drain_state d = { .writer = writer };
-	int status = drain_until_exit(session, child, &d, &waitmask);
+	int status = drain_until_exit(session, &w, &d);
 	uint64_t duration = now_monotonic_ns() - start_mono;
 	perf_session_disable(session);
 	err = status < 0 ? status : drain_round(session, &d);
@@ -818,15 +654,10 @@ static int record_run(struct record_args *a)
 		return EXIT_USAGE;
 	}
 	print_closing_line(a, &d, duration, bytes, states, nstates);
-	return status_to_exit(status);
+	return workload_exit_code(status);
 
 fail_child:
-	kill(child, SIGKILL);
-	if (go_fd >= 0)
-		close(go_fd);
-	if (exec_err_fd >= 0)
-		close(exec_err_fd);
-	waitpid(child, NULL, 0);
+	workload_abort(&w);
 	if (writer) {
 		sp_writer_close(writer);
 		discard_output(a->output);

@@ -2,8 +2,9 @@
 # tests/bench.sh - sigprof against perf: recording overhead, lost records and report time.
 #
 # Run from the repository root after `make sigprof workloads` (`make bench` does both).
-# Two tables come out of one run: the cpu collector against `perf record -g` (table 1), and the tracepoint
-# collectors (signal, futex, sched) against perf recording the same tracepoints (table 2, issue 3).
+# Three tables come out of one run: the cpu collector against `perf record -g` (table 1), the tracepoint
+# collectors (signal, futex, sched) against perf recording the same tracepoints (table 2, issue 3), and the
+# same collectors with DWARF call graphs against `perf record --call-graph dwarf` (table 3, issue 4).
 #
 # Method
 #   Every workload runs for a fixed time and reports its own throughput; a tool's cost shows as the
@@ -23,7 +24,8 @@
 #     futex-hash  perf bench futex hash -r S -t 2                (futex calls that never block)
 #     modes (every workload):
 #       bare        the workload alone
-#       sp-all      ./sigprof record -e signal,futex,sched -o FILE -- WORKLOAD  (defaults: --futex sample)
+#       sp-all      ./sigprof record -e signal,futex,sched --call-graph fp -o FILE -- WORKLOAD
+#                   (--futex sample, the default; frame-pointer stacks, what perf -g takes)
 #       perf-all    perf record -g -o FILE  with the tracepoints those collectors open, per task:
 #                   signal:signal_generate signal:signal_deliver syscalls:sys_enter_rt_sigreturn
 #                   syscalls:sys_enter_futex syscalls:sys_exit_futex sched:sched_switch sched:sched_waking
@@ -31,15 +33,42 @@
 #       perf-fit    the same, with call-graph=no on the events sigprof records without a callchain
 #                   (sys_enter_rt_sigreturn, sys_exit_futex, sched_waking, sched_wakeup_new, sched_migrate_task)
 #     modes on the futex workloads (sng-futex, futex-hash):
-#       sp-futex    ./sigprof record -e futex -o FILE -- WORKLOAD
+#       sp-futex    ./sigprof record -e futex --call-graph fp -o FILE -- WORKLOAD
 #       perf-trace  perf trace -s -e futex -- WORKLOAD                  (live per-thread futex summary)
 #     modes on sng-futex (the one with context switches):
-#       sp-sched    ./sigprof record -e sched -o FILE -- WORKLOAD
+#       sp-sched    ./sigprof record -e sched --call-graph fp -o FILE -- WORKLOAD
 #       perf-sched  perf sched record -o FILE -- WORKLOAD               (system-wide, no callchains)
 #       perf-schedg perf sched record -g -o FILE -- WORKLOAD            (system-wide, callchains on every event)
+#   Table 3 (BENCH_DWARF=0 skips it; its modes run in table 2's rounds, against the same bare runs):
+#     modes (every table-2 workload):
+#       sp-default  ./sigprof record -e signal,futex,sched -o FILE -- WORKLOAD   (no options: each collector's
+#                   own call graph, signal fp, futex and sched dwarf at the default stack size)
+#       sp-dwarf    ./sigprof record -e signal,futex,sched --call-graph dwarf,SIZE -o FILE -- WORKLOAD
+#       perf-dwarf  perf record --call-graph dwarf,SIZE -m PAGES -o FILE  with perf-fit's events: the same
+#                   tracepoints, a user stack copy of SIZE bytes (BENCH_DWARF_SIZE, default 8192, perf's default)
+#                   and the kernel's callchain on the events sigprof takes a stack on, call-graph=no on the
+#                   others; PAGES is sigprof's ring size (-m, from `sigprof record --help`, 1024 pages = 4 MiB
+#                   per CPU) because at perf's default (128 pages) perf drops most DWARF records and the
+#                   workload runs as if unprofiled: a comparison of throughput needs both tools to keep them
+#     Report time and unwinding, on one more pair of recordings per workload (the table-2 workloads and
+#     nofp-mutex: build/workloads/mutex_contend_nofp 4 N, built without frame pointers, N sized to run about
+#     BENCH_TRACE_SECONDS), taken once: the cpu collector and perf's cpu event with DWARF stacks at the same
+#     rate, so that both tools unwind about the same number of samples (printed):
+#       ./sigprof record -e cpu -F HZ --call-graph dwarf,SIZE -o F -- WORKLOAD
+#       perf record -F HZ --call-graph dwarf,SIZE -o F -- WORKLOAD        (HZ: BENCH_DWARF_FREQ, default 1000)
+#     timed as `perf report --stdio -i F` (perf unwinds a DWARF recording by itself; its report has no
+#     --call-graph=dwarf) against `./sigprof report -i F`, like the other report times.  The tracepoint
+#     recordings of the throughput runs are not timed: at 10^5 DWARF samples perf report takes minutes.
+#     Stacks that end in [unknown], per sample, on the same pair: perf from `perf script -F ip,sym,dso`
+#     (the outermost frame of each sample), sigprof from `report --json` (the last frame of each stack
+#     before an [unwind: reason] frame, weighted by count).  Two kinds: "unmapped", an address in no
+#     mapping (perf: [unknown] ([unknown]); sigprof: dso [unknown]), a lost unwind; "unnamed", a mapped address without a symbol (perf:
+#     [unknown] (dso); sigprof: a frame with an offset), which for a stripped program is its own _start.
+#     The target is on their sum, which is what perf prints as [unknown].  sigprof's share of stacks with an
+#     [unwind: reason] frame (an unwind that stopped and says why; perf stops silently) is printed beside it.
 #   A round runs every mode of every workload once; the order of the modes rotates from round to round
 #   so that drift on a shared machine does not always hit the same mode.  BENCH_REPEAT rounds (default 3)
-#   for both tables.  ratio = median over the rounds of (ops/s under the tool / bare ops/s of the same
+#   for all tables.  ratio = median over the rounds of (ops/s under the tool / bare ops/s of the same
 #   round); lost-thr = 1 - ratio.  Samples and file size: median per run.
 #   Lost: the sum over all rounds.  perf record: the per-event "LOST_SAMPLES events" of
 #   `perf report --stats` (the kernel's lost counters, written by perf >= 6.0; `perf report -D` is read for
@@ -58,11 +87,16 @@
 # faster than perf report.  Table 2: throughput under sp-all >= under perf-all (and perf-fit), sp-futex >=
 # perf-trace, sp-sched >= perf-sched (and perf-schedg); no lost records in any sigprof mode at defaults
 # (meta.lost = 0), and, as a separate line, every tracepoint hit sampled (meta.unsampled_hits = 0).
+# Table 3: throughput under sp-dwarf >= under perf-dwarf and under sp-default >= under perf-dwarf (record
+# overhead with DWARF stacks no larger than perf's), no lost records under sp-default, sigprof report of a
+# DWARF recording >= 3x faster than perf report of perf's, share of stacks ending in [unknown] <= perf's.
 #
 # Environment: BENCH_SECONDS (default 3) seconds per run, BENCH_TRACE_SECONDS (default BENCH_SECONDS) per
 # table-2 run, BENCH_REPEAT (default 3) rounds, BENCH_REPORT_REPEAT (default 3), BENCH_FREQ (default 4000)
-# sampling rate of table 1, BENCH_TRACE (default 1; 0 skips table 2), SIGPROF (default ./sigprof).
-# Defaults take about 6 minutes (table 1 about 1.5, table 2 about 4, the report timings about 0.5).
+# sampling rate of table 1, BENCH_TRACE (default 1; 0 skips tables 2 and 3), BENCH_DWARF (default 1; 0 skips
+# table 3), BENCH_DWARF_SIZE (default 8192), BENCH_DWARF_FREQ (default 1000), BENCH_WORKLOADS (default
+# build/workloads), SIGPROF (default ./sigprof).
+# Defaults take about 10 minutes (table 1 about 1.5, tables 2 and 3 about 6, the report timings about 2).
 # A missing perf, stress-ng or jq skips what needs it with a note.
 # Exit status: 0 when every measurement was taken, 1 when a tool or workload fails or its output
 # cannot be parsed, 2 on bad usage.
@@ -74,16 +108,24 @@ REPEAT=${BENCH_REPEAT:-3}
 REPORT_REPEAT=${BENCH_REPORT_REPEAT:-3}
 FREQ=${BENCH_FREQ:-4000}
 TRACE=${BENCH_TRACE:-1}
+DWARF=${BENCH_DWARF:-1}
+DWARF_SIZE=${BENCH_DWARF_SIZE:-8192}
+DWARF_FREQ=${BENCH_DWARF_FREQ:-1000}
+WORKLOADS_DIR=${BENCH_WORKLOADS:-build/workloads}
 SIGPROF=${SIGPROF:-./sigprof}
 
-for v in SECONDS_PER_RUN TRACE_SECONDS REPEAT REPORT_REPEAT FREQ; do
+for v in SECONDS_PER_RUN TRACE_SECONDS REPEAT REPORT_REPEAT FREQ DWARF_SIZE DWARF_FREQ; do
     if ! [[ ${!v} =~ ^[1-9][0-9]*$ ]]; then
         echo "bench: $v must be a positive integer (got '${!v}')" >&2
         exit 2
     fi
 done
-if ! [[ $TRACE =~ ^[01]$ ]]; then
-    echo "bench: BENCH_TRACE must be 0 or 1 (got '$TRACE')" >&2
+if ! [[ $TRACE =~ ^[01]$ && $DWARF =~ ^[01]$ ]]; then
+    echo "bench: BENCH_TRACE and BENCH_DWARF must be 0 or 1 (got '$TRACE', '$DWARF')" >&2
+    exit 2
+fi
+if ((DWARF_SIZE % 8 || DWARF_SIZE > 65528)); then
+    echo "bench: BENCH_DWARF_SIZE must be a multiple of 8 up to 65528 (got '$DWARF_SIZE')" >&2
     exit 2
 fi
 if [[ ! -x $SIGPROF ]]; then
@@ -109,6 +151,10 @@ fail_log() {
     exit 1
 }
 
+# sigprof's default ring size, which table 3 gives perf too
+RING_PAGES=$("$SIGPROF" record --help 2>&1 | sed -n 's/.*--mmap-pages N.*(default \([0-9]*\)).*/\1/p')
+[[ $RING_PAGES =~ ^[1-9][0-9]*$ ]] || die "cannot read the default ring size from '$SIGPROF record --help'"
+
 # ---------------------------------------------------------------- what can run
 HAVE_PERF=0 HAVE_STRESS=0 HAVE_JQ=0
 NOTES=()
@@ -128,7 +174,12 @@ else
     NOTES+=("jq not found: sigprof samples/lost of table 1 are read from its closing line instead of report --json;" \
         "table 2 (which needs meta.unsampled_hits) is skipped")
 fi
-((TRACE)) || NOTES+=("BENCH_TRACE=0: table 2 (tracepoint collectors) skipped")
+((TRACE)) || NOTES+=("BENCH_TRACE=0: tables 2 and 3 (tracepoint collectors) skipped")
+((TRACE && !DWARF)) && NOTES+=("BENCH_DWARF=0: table 3 (DWARF call graphs) skipped")
+NOFP=$(realpath -m "$WORKLOADS_DIR/mutex_contend_nofp") # the workloads run in $TMP
+if ((TRACE && DWARF)) && [[ ! -x $NOFP ]]; then
+    NOTES+=("$NOFP not built ('make workloads'): table 3's report timing skips nofp-mutex")
+fi
 
 WORKLOADS=()
 ((HAVE_STRESS)) && WORKLOADS+=(timer)
@@ -163,14 +214,23 @@ tmodes() {
         ml+=(sp-sched)
         ((HAVE_PERF)) && ml+=(perf-sched perf-schedg)
     fi
+    if ((DWARF)); then
+        ml+=(sp-default sp-dwarf)
+        ((HAVE_PERF)) && ml+=(perf-dwarf)
+    fi
     echo "${ml[@]}"
 }
+
+# the modes of table 3 (run in table 2's rounds) and whether a mode is one
+DMODES=(sp-default sp-dwarf perf-dwarf)
+is_dmode() { [[ " ${DMODES[*]} " == *" $1 "* ]]; }
 
 wl_name() {
     case $1 in
         ttimer) echo timer ;;
         sfutex) echo sng-futex ;;
         fhash) echo futex-hash ;;
+        nofp) echo nofp-mutex ;;
         *) echo "$1" ;;
     esac
 }
@@ -182,6 +242,7 @@ workload_cmd() {
         ttimer) echo "stress-ng --timer 1 -t $TRACE_SECONDS --metrics-brief" ;;
         sfutex) echo "stress-ng --futex 2 -t $TRACE_SECONDS --metrics-brief" ;;
         fhash) echo "perf bench futex hash -r $TRACE_SECONDS -t 2" ;;
+        nofp) echo "$NOFP 4 $((60000 * TRACE_SECONDS))" ;;
     esac
 }
 
@@ -296,9 +357,19 @@ trun_one() { # WORKLOAD MODE ROUND
     rc=0
     case $mode in
         bare) (cd "$TMP" && "${cmd[@]}") >"$log" 2>&1 || rc=$? ;;
-        sp-all) (cd "$TMP" && "$SIGPROF" record -e signal,futex,sched -o "$data" -- "${cmd[@]}") >"$log" 2>&1 || rc=$? ;;
-        sp-futex) (cd "$TMP" && "$SIGPROF" record -e futex -o "$data" -- "${cmd[@]}") >"$log" 2>&1 || rc=$? ;;
-        sp-sched) (cd "$TMP" && "$SIGPROF" record -e sched -o "$data" -- "${cmd[@]}") >"$log" 2>&1 || rc=$? ;;
+        sp-all) (cd "$TMP" && "$SIGPROF" record -e signal,futex,sched --call-graph fp -o "$data" -- "${cmd[@]}") >"$log" 2>&1 || rc=$? ;;
+        sp-futex) (cd "$TMP" && "$SIGPROF" record -e futex --call-graph fp -o "$data" -- "${cmd[@]}") >"$log" 2>&1 || rc=$? ;;
+        sp-sched) (cd "$TMP" && "$SIGPROF" record -e sched --call-graph fp -o "$data" -- "${cmd[@]}") >"$log" 2>&1 || rc=$? ;;
+        sp-default) (cd "$TMP" && "$SIGPROF" record -e signal,futex,sched -o "$data" -- "${cmd[@]}") >"$log" 2>&1 || rc=$? ;;
+        sp-dwarf)
+            (cd "$TMP" && "$SIGPROF" record -e signal,futex,sched --call-graph "dwarf,$DWARF_SIZE" -o "$data" -- "${cmd[@]}") \
+                >"$log" 2>&1 || rc=$?
+            ;;
+        perf-dwarf)
+            read -r -a tp <<<"$(perf_tracepoints 1)"
+            (cd "$TMP" && perf record --call-graph "dwarf,$DWARF_SIZE" -m "$RING_PAGES" "${tp[@]}" -o "$data" -- "${cmd[@]}") \
+                >"$log" 2>&1 || rc=$?
+            ;;
         perf-all | perf-fit)
             read -r -a tp <<<"$(perf_tracepoints "$([[ $mode == perf-fit ]] && echo 1 || echo 0)")"
             (cd "$TMP" && perf record -g "${tp[@]}" -o "$data" -- "${cmd[@]}") >"$log" 2>&1 || rc=$?
@@ -417,6 +488,61 @@ for wl in "${TWORKLOADS[@]}"; do
         "$(wl_name "$wl")" "${TRTIME[$wl.perf-all]}" "${TRTIME[$wl.sp-all]}" \
         "$(kb "${TLAST[$wl.perf-all]}")" "$(kb "${TLAST[$wl.sp-all]}")"
 done
+
+# table 3: a DWARF cpu recording of each workload by both tools, at the same rate: report time, samples,
+# and how the stacks end
+declare -A DSAMPLES DRTIME DMB DUNMAPPED DUNNAMED DREASON
+# "unmapped unnamed reason": shares of the samples whose outermost frame is in no mapping, is mapped but has
+# no symbol, and (sigprof) whose stack holds an [unwind: reason] frame; sigprof's outermost frame is the last
+# one before that reason (perf ends such a stack there without one)
+perf_stack_ends() { # FILE
+    perf script -i "$1" -F ip,sym,dso 2>/dev/null | awk 'BEGIN { RS = ""; FS = "\n" }
+        { n++; k = split($NF, f, " "); if (f[2] == "[unknown]") { if (f[k] == "([unknown])") u++; else m++ } }
+        END { if (n) printf "%.4f %.4f -\n", u / n, m / n; else print "- - -" }'
+}
+sigprof_stack_ends() { # FILE
+    "$SIGPROF" report --json -i "$1" | jq -r '
+        [.stacks[] | { c: .count, last: ([.frames[] | select(.sym | startswith("[unwind: ") | not)][-1] // {}),
+                       reason: any(.frames[]; .sym | startswith("[unwind: ")) }] as $s
+        | ([$s[].c] | add // 0) as $n
+        | def share(f): ([$s[] | select(f) | .c] | add // 0) / $n;
+          if $n == 0 then "- - -"
+          else "\(share(.last.dso == "[unknown]")) \(share(.last.dso != "[unknown]" and .last.offset != null)) \(share(.reason))"
+          end'
+}
+dwarf_pair() { # WORKLOAD
+    local wl=$1 cmd sp pf log rc=0 n u m r
+    read -r -a cmd <<<"$(workload_cmd "$wl")"
+    sp=$TMP/d.$wl.sigprof.data pf=$TMP/d.$wl.perf.data log=$TMP/d.$wl.log
+    (cd "$TMP" && "$SIGPROF" record -e cpu -F "$DWARF_FREQ" --call-graph "dwarf,$DWARF_SIZE" -o "$sp" -- "${cmd[@]}") \
+        >"$log" 2>&1 || rc=$?
+    ((rc == 0)) || fail_log "$(wl_name "$wl") under sigprof record -e cpu --call-graph dwarf exited with status $rc" "$log"
+    (cd "$TMP" && perf record -F "$DWARF_FREQ" --call-graph "dwarf,$DWARF_SIZE" -o "$pf" -- "${cmd[@]}") >"$log" 2>&1 || rc=$?
+    ((rc == 0)) || fail_log "$(wl_name "$wl") under perf record --call-graph dwarf exited with status $rc" "$log"
+    DSAMPLES[$wl.sigprof]=$(sigprof_field "$sp" samples "$log")
+    read -r n _ < <(perf_stats "$pf")
+    DSAMPLES[$wl.perf]=$n
+    DMB[$wl.sigprof]=$(awk -v b="$(stat -c %s "$sp")" 'BEGIN { printf "%.1f", b / 1048576 }')
+    DMB[$wl.perf]=$(awk -v b="$(stat -c %s "$pf")" 'BEGIN { printf "%.1f", b / 1048576 }')
+    DRTIME[$wl.perf]=$(time_cmd_ms perf report --stdio -i "$pf")
+    DRTIME[$wl.sigprof]=$(time_cmd_ms "$SIGPROF" report -i "$sp")
+    read -r u m r < <(perf_stack_ends "$pf")
+    DUNMAPPED[$wl.perf]=$u DUNNAMED[$wl.perf]=$m DREASON[$wl.perf]=$r
+    read -r u m r < <(sigprof_stack_ends "$sp")
+    DUNMAPPED[$wl.sigprof]=$u DUNNAMED[$wl.sigprof]=$m DREASON[$wl.sigprof]=$r
+    rm -f "$sp" "$pf"
+    printf '  table 3 %-10s perf report %s ms, sigprof report %s ms  (samples: perf %s, sigprof %s)\n' \
+        "$(wl_name "$wl")" "${DRTIME[$wl.perf]}" "${DRTIME[$wl.sigprof]}" "${DSAMPLES[$wl.perf]}" \
+        "${DSAMPLES[$wl.sigprof]}"
+}
+DWL=()
+if ((${#TWORKLOADS[@]} && DWARF && HAVE_PERF)); then
+    DWL=("${TWORKLOADS[@]}")
+    [[ -x $NOFP ]] && DWL+=(nofp)
+fi
+for wl in "${DWL[@]}"; do
+    dwarf_pair "$wl"
+done
 echo
 
 # ---------------------------------------------------------------- table 1
@@ -454,36 +580,66 @@ echo "ratio: median over the $REPEAT rounds of (ops/s under the tool / bare ops/
 echo "lost: sum over the $REPEAT runs; report-ms: median wall time of the text report of the last run's file"
 echo
 
-# ---------------------------------------------------------------- table 2
+# ---------------------------------------------------------------- tables 2 and 3
+pct() { # FRACTION or - -> percent
+    if [[ $1 == - ]]; then echo -; else calc "\"%.1f%%\", 100 * $1"; fi
+}
+unknown_share() { # WORKLOAD.TOOL -> unmapped + unnamed, or -
+    if [[ ${DUNMAPPED[$1]} == - ]]; then echo -; else calc "\"%.4f\", ${DUNMAPPED[$1]} + ${DUNNAMED[$1]}"; fi
+}
+print_dwarf_pairs() {
+    ((${#DWL[@]})) || return 0
+    echo "table 3, report and unwinding: -e cpu (perf: its default cpu event) -F $DWARF_FREQ --call-graph dwarf,$DWARF_SIZE," \
+        "one recording per tool"
+    printf '%-10s %-8s %8s %7s %10s %9s %9s %9s %9s\n' workload tool samples MB report-ms unmapped unnamed unknown \
+        unwind-why
+    local wl tool
+    for wl in "${DWL[@]}"; do
+        for tool in perf sigprof; do
+            printf '%-10s %-8s %8s %7s %10s %9s %9s %9s %9s\n' "$(wl_name "$wl")" "$tool" "${DSAMPLES[$wl.$tool]}" \
+                "${DMB[$wl.$tool]}" "${DRTIME[$wl.$tool]}" "$(pct "${DUNMAPPED[$wl.$tool]}")" \
+                "$(pct "${DUNNAMED[$wl.$tool]}")" \
+                "$(pct "$(unknown_share "$wl.$tool")")" \
+                "$(pct "${DREASON[$wl.$tool]}")"
+        done
+    done
+    echo "unmapped: samples whose outermost frame is in no mapping; unnamed: mapped, without a symbol; unknown:"
+    echo "their sum (what perf prints as [unknown]); unwind-why: sigprof stacks holding an [unwind: reason] frame"
+}
+THEAD=$(printf '%-10s %-11s %11s %17s %6s %11s %8s %9s %6s %9s %8s %7s %9s' workload mode "ops/s(med)" \
+    "ops/s(min-max)" ratio ratio-range lost-thr samples lost unsampled throttle MB report-ms)
+print_trow() { # WORKLOAD MODE
+    local wl=$1 mode=$2 ops bare_ops m range ratios rrange mb i
+    read -r -a bare_ops <<<"${TOPS[$wl.bare]}"
+    read -r -a ops <<<"${TOPS[$wl.$mode]}"
+    m=$(median "${ops[@]}")
+    range=$(FMT=%.0f rng "${ops[@]}")
+    if [[ $mode == bare ]]; then
+        printf '%-10s %-11s %11.0f %17s %6s %11s %8s %9s %6s %9s %8s %7s %9s\n' "$(wl_name "$wl")" "$mode" \
+            "$m" "$range" 1.000 - - - - - - - -
+        return
+    fi
+    ratios=()
+    for ((i = 0; i < ${#ops[@]}; i++)); do
+        ratios+=("$(calc "\"%.4f\", ${ops[$i]} / ${bare_ops[$i]}")")
+    done
+    TRATIO[$wl.$mode]=$(median "${ratios[@]}")
+    rrange=$(FMT=%.2f rng "${ratios[@]}")
+    # shellcheck disable=SC2086
+    mb=$([[ -n ${TMB[$wl.$mode]:-} ]] && median ${TMB[$wl.$mode]} || echo -)
+    # shellcheck disable=SC2086
+    printf '%-10s %-11s %11.0f %17s %6.3f %11s %7.1f%% %9.0f %6s %9s %8s %7s %9s\n' "$(wl_name "$wl")" "$mode" \
+        "$m" "$range" "${TRATIO[$wl.$mode]}" "$rrange" "$(calc "\"%.1f\", 100 * (1 - ${TRATIO[$wl.$mode]})")" \
+        "$(median ${TSAMPLES[$wl.$mode]})" "${TLOST[$wl.$mode]}" "${TUNS[$wl.$mode]:--}" \
+        "${TTHR[$wl.$mode]:--}" "$mb" "${TRTIME[$wl.$mode]:--}"
+}
 if ((${#TWORKLOADS[@]})); then
     echo "table 2: the tracepoint collectors against perf on the same tracepoints, ${TRACE_SECONDS}s runs"
-    printf '%-10s %-11s %11s %17s %6s %11s %8s %9s %6s %9s %8s %7s %9s\n' workload mode "ops/s(med)" \
-        "ops/s(min-max)" ratio ratio-range lost-thr samples lost unsampled throttle MB report-ms
+    echo "$THEAD"
     for wl in "${TWORKLOADS[@]}"; do
-        read -r -a bare_ops <<<"${TOPS[$wl.bare]}"
         read -r -a tm <<<"$(tmodes "$wl")"
         for mode in "${tm[@]}"; do
-            read -r -a ops <<<"${TOPS[$wl.$mode]}"
-            m=$(median "${ops[@]}")
-            range=$(FMT=%.0f rng "${ops[@]}")
-            if [[ $mode == bare ]]; then
-                printf '%-10s %-11s %11.0f %17s %6s %11s %8s %9s %6s %9s %8s %7s %9s\n' "$(wl_name "$wl")" "$mode" \
-                    "$m" "$range" 1.000 - - - - - - - -
-                continue
-            fi
-            ratios=()
-            for ((i = 0; i < ${#ops[@]}; i++)); do
-                ratios+=("$(calc "\"%.4f\", ${ops[$i]} / ${bare_ops[$i]}")")
-            done
-            TRATIO[$wl.$mode]=$(median "${ratios[@]}")
-            rrange=$(FMT=%.2f rng "${ratios[@]}")
-            # shellcheck disable=SC2086
-            mb=$([[ -n ${TMB[$wl.$mode]:-} ]] && median ${TMB[$wl.$mode]} || echo -)
-            # shellcheck disable=SC2086
-            printf '%-10s %-11s %11.0f %17s %6.3f %11s %7.1f%% %9.0f %6s %9s %8s %7s %9s\n' "$(wl_name "$wl")" "$mode" \
-                "$m" "$range" "${TRATIO[$wl.$mode]}" "$rrange" "$(calc "\"%.1f\", 100 * (1 - ${TRATIO[$wl.$mode]})")" \
-                "$(median ${TSAMPLES[$wl.$mode]})" "${TLOST[$wl.$mode]}" "${TUNS[$wl.$mode]:--}" \
-                "${TTHR[$wl.$mode]:--}" "$mb" "${TRTIME[$wl.$mode]:--}"
+            is_dmode "$mode" || print_trow "$wl" "$mode"
         done
     done
     echo "ratio, lost-thr: as in table 1; samples (perf trace: events counted), MB: median per run;" \
@@ -491,6 +647,20 @@ if ((${#TWORKLOADS[@]})); then
     echo "unsampled: sigprof's meta.unsampled_hits (hits the kernel counted but did not sample: exact totals minus samples);" \
         "throttle: THROTTLE records; report-ms: as in table 1, on the last run's file"
     for n in "${TNOTES[@]}"; do echo "note: $n"; done
+    echo
+fi
+if ((${#TWORKLOADS[@]} && DWARF)); then
+    echo "table 3: DWARF call graphs against perf record --call-graph dwarf,$DWARF_SIZE on the same tracepoints," \
+        "${TRACE_SECONDS}s runs (table 2's rounds)"
+    echo "$THEAD"
+    for wl in "${TWORKLOADS[@]}"; do
+        for mode in bare "${DMODES[@]}"; do
+            [[ -n ${TOPS[$wl.$mode]:-} ]] && print_trow "$wl" "$mode"
+        done
+    done
+    echo "columns as in table 2; the bare rows are table 2's"
+    echo
+    print_dwarf_pairs
     echo
 fi
 
@@ -517,6 +687,12 @@ for wl in "${WORKLOADS[@]}"; do
     printf '  [%s] %-6s 0 lost at -F %s: sigprof lost %s records over %s runs (perf lost %s)\n' \
         "$([[ $l == 0 ]] && echo PASS || echo MISS)" "$wl" "$FREQ" "$l" "$REPEAT" "${LOST[$wl.perf]:--}"
 done
+pair() { # WORKLOAD SP-MODE PERF-MODE
+    local sp=${TRATIO[$1.$2]} pf=${TRATIO[$1.$3]}
+    printf '  [%s] %-10s %-11s >= %-11s throughput kept %.3f vs %.3f, lost %s vs %s (%s)\n' \
+        "$(verdict "$sp" "$pf")" "$(wl_name "$1")" "$2" "$3" "$sp" "$pf" "$(lostpct "$sp")" "$(lostpct "$pf")" \
+        "$(margin "$sp" "$pf")"
+}
 report_target() { # LABEL PERF-MS SIGPROF-MS
     local pr=$2 sr=$3 x
     ((sr > 0)) || sr=1
@@ -535,14 +711,8 @@ done
 
 if ((${#TWORKLOADS[@]})); then
     echo
-    echo "targets, table 2 (tracepoint collectors; issue 3: lower overhead than perf for the same information," \
-        "no lost records at defaults):"
-    pair() { # WORKLOAD SP-MODE PERF-MODE WHAT
-        local sp=${TRATIO[$1.$2]} pf=${TRATIO[$1.$3]}
-        printf '  [%s] %-10s %-11s >= %-11s throughput kept %.3f vs %.3f, lost %s vs %s (%s)\n' \
-            "$(verdict "$sp" "$pf")" "$(wl_name "$1")" "$2" "$3" "$sp" "$pf" "$(lostpct "$sp")" "$(lostpct "$pf")" \
-            "$(margin "$sp" "$pf")"
-    }
+    echo "targets, table 2 (tracepoint collectors, frame-pointer stacks; issue 3: lower overhead than perf for" \
+        "the same information, no lost records):"
     if ((HAVE_PERF)); then
         for wl in "${TWORKLOADS[@]}"; do
             pair "$wl" sp-all perf-all
@@ -567,6 +737,7 @@ if ((${#TWORKLOADS[@]})); then
             sp-all) m='perf-all perf-fit' ;;
             sp-futex) m='perf-trace' ;;
             sp-sched) m='perf-sched perf-schedg' ;;
+            sp-default | sp-dwarf) m='perf-dwarf' ;;
         esac
         for m in $m; do
             [[ -n ${TLOST[$1.$m]:-} ]] && out+="${out:+, }$m ${TLOST[$1.$m]}"
@@ -576,7 +747,7 @@ if ((${#TWORKLOADS[@]})); then
     for wl in "${TWORKLOADS[@]}"; do
         read -r -a tm <<<"$(tmodes "$wl")"
         for mode in "${tm[@]}"; do
-            [[ $mode == sp-* ]] || continue
+            if [[ $mode != sp-* ]] || is_dmode "$mode"; then continue; fi
             l=${TLOST[$wl.$mode]}
             printf '  [%s] %-10s %-11s no lost records: %s lost over %s runs (perf lost: %s)\n' \
                 "$([[ $l == 0 ]] && echo PASS || echo MISS)" "$(wl_name "$wl")" "$mode" "$l" "$REPEAT" \
@@ -586,7 +757,7 @@ if ((${#TWORKLOADS[@]})); then
     for wl in "${TWORKLOADS[@]}"; do
         read -r -a tm <<<"$(tmodes "$wl")"
         for mode in "${tm[@]}"; do
-            [[ $mode == sp-* ]] || continue
+            if [[ $mode != sp-* ]] || is_dmode "$mode"; then continue; fi
             u=${TUNS[$wl.$mode]:-0}
             printf '  [%s] %-10s %-11s every hit sampled: %s unsampled hits over %s runs, %s THROTTLE records\n' \
                 "$([[ $u == 0 ]] && echo PASS || echo MISS)" "$(wl_name "$wl")" "$mode" "$u" "$REPEAT" \
@@ -598,6 +769,40 @@ if ((${#TWORKLOADS[@]})); then
             report_target "$(wl_name "$wl")" "${TRTIME[$wl.perf-all]}" "${TRTIME[$wl.sp-all]}"
         done
     fi
+fi
+
+if ((${#TWORKLOADS[@]} && DWARF)); then
+    echo
+    echo "targets, table 3 (DWARF call graphs; issue 4: record overhead no larger than perf --call-graph dwarf's," \
+        "report >= 3x faster, no more stacks ending in [unknown]):"
+    if ((HAVE_PERF)); then
+        for wl in "${TWORKLOADS[@]}"; do
+            pair "$wl" sp-dwarf perf-dwarf
+            pair "$wl" sp-default perf-dwarf
+        done
+    else
+        echo "  [SKIP] overhead against perf: no perf"
+    fi
+    for wl in "${TWORKLOADS[@]}"; do
+        l=${TLOST[$wl.sp-default]}
+        printf '  [%s] %-10s %-11s no lost records at the defaults: %s lost over %s runs (sp-dwarf %s, perf lost: %s)\n' \
+            "$([[ $l == 0 ]] && echo PASS || echo MISS)" "$(wl_name "$wl")" sp-default "$l" "$REPEAT" \
+            "${TLOST[$wl.sp-dwarf]}" "$(perf_lost_of "$wl" sp-default)"
+    done
+    for wl in "${DWL[@]}"; do
+        report_target "$(wl_name "$wl")" "${DRTIME[$wl.perf]}" "${DRTIME[$wl.sigprof]}"
+    done
+    for wl in "${DWL[@]}"; do
+        if [[ ${DUNMAPPED[$wl.sigprof]} == - || ${DUNMAPPED[$wl.perf]} == - ]]; then
+            printf '  [SKIP] %-10s stacks ending in [unknown]: no samples\n' "$(wl_name "$wl")"
+            continue
+        fi
+        spu=$(unknown_share "$wl.sigprof")
+        pfu=$(unknown_share "$wl.perf")
+        printf '  [%s] %-10s stacks ending in [unknown] <= perf: sigprof %s, perf %s (unmapped %s vs %s; sigprof %s with an [unwind:] reason)\n' \
+            "$(verdict "$pfu" "$spu")" "$(wl_name "$wl")" "$(pct "$spu")" "$(pct "$pfu")" \
+            "$(pct "${DUNMAPPED[$wl.sigprof]}")" "$(pct "${DUNMAPPED[$wl.perf]}")" "$(pct "${DREASON[$wl.sigprof]}")"
+    done
 fi
 
 rate_after=$(cat /proc/sys/kernel/perf_event_max_sample_rate 2>/dev/null || echo '?')

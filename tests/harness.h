@@ -43,5 +43,15 @@ void require_root(void);
 const char *sigprof_bin(void);
 /* Lines in a string. */
 int count_lines(const char *s);
+/* `sigprof record -q OPTIONS -o DATA -- CMD`, asserting exit 0; returns CMD's stdout (malloc'd). */
+char *record_workload(const char *data, const char *options, const char *cmd);
+/* Skip the test unless collector NAME opened ("status": "ok") in the recording reported as JSON file json. */
+void require_collector(const char *json, const char *name);
+/*
+ * Samples (sum of count) of the top-level stacks of collector on path (NULL:
+ * any path) whose frames satisfy the jq condition frames_test (input: the
+ * frames array, leaf first); "true" for all of them.
+ */
+double stack_samples(const char *json, const char *collector, const char *path, const char *frames_test);
 
 #endif

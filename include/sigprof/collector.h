@@ -29,8 +29,15 @@ enum call_graph_mode {
 			     stack, unwound with DWARF CFI at report time */
 };
 
-/* Bytes of user stack a DWARF sample copies unless --call-graph dwarf,SIZE says otherwise (perf's default). */
+/* Bytes of user stack a DWARF sample copies under --call-graph dwarf without a SIZE (perf's default). */
 #define DEFAULT_STACK_USER_SIZE 8192u
+/*
+ * Bytes of user stack the futex and sched collectors copy by default (no
+ * --call-graph): they sample far more often than the cpu collector, and the
+ * copy is most of their record.  Half of perf's default still holds the whole
+ * futex-wait stacks of the programs measured in docs/performance.md (table 3).
+ */
+#define WAIT_STACK_USER_SIZE 4096u
 /* The kernel's bound: a sample record's size is a u16, the stack size a multiple of 8 below it. */
 #define MAX_STACK_USER_SIZE 65528u
 
@@ -45,7 +52,7 @@ struct record_options {
 	uint64_t period;            /* sample every period events; 0: use frequency */
 	enum call_graph_mode call_graph; /* the user's --call-graph; meaningful when call_graph_chosen */
 	bool call_graph_chosen;          /* false: each collector takes its own default (call_graph_for()) */
-	uint32_t stack_user_size;        /* bytes of user stack per DWARF sample */
+	uint32_t stack_user_size;        /* bytes of user stack per DWARF sample; with call_graph_chosen */
 	bool exclude_kernel;        /* set when the kernel may not be sampled (not root, paranoid > 1) */
 	enum futex_mode futex;      /* --futex */
 	bool want_data_mmaps;       /* a collector names data addresses (futex words): record data mappings too */
@@ -140,6 +147,8 @@ const struct collector *collector_for_event(const struct pmu_event *ev);
 
 /* Shared helpers for collectors. */
 struct event_spec *event_list_add(struct event_list *list, const char *name, const char *collector);
+/* Drop the specs from index count on (what a collector added before it failed). */
+void event_list_truncate(struct event_list *list, size_t count);
 void event_list_free(struct event_list *list);
 /*
  * Append a parsed event (pmu.h) for collector, sampled as opts says (the
@@ -156,6 +165,8 @@ int event_list_add_parsed(struct event_list *list, const struct record_options *
  * given, else the collector's own default.
  */
 enum call_graph_mode call_graph_for(const struct record_options *opts, enum call_graph_mode collector_default);
+/* Likewise the bytes of user stack its DWARF samples copy: the user's SIZE, else the collector's default. */
+uint32_t stack_user_size_for(const struct record_options *opts, uint32_t collector_default);
 /*
  * The attr every sampling event starts from: identifier, tid, time, cpu,
  * period, and the stack opts->call_graph asks for (callchain; with DWARF

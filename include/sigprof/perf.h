@@ -30,6 +30,8 @@ struct event_spec {
 	char tracepoint_system[32]; /* and its system ("sched", "syscalls") */
 	bool system_wide;           /* every task on every CPU (pid -1, no inherit) whatever the target; such a
 				       spec must be enabled at open: enable_on_exec works only for task events */
+	char *tracepoint_filter;    /* a tracepoint's filter (tracefs filter syntax, PERF_EVENT_IOC_SET_FILTER),
+				       owned by the event list; NULL for none */
 };
 
 struct perf_target {
@@ -74,7 +76,9 @@ struct opened_event {
 
 /*
  * Open specs[0..n) for target on every online CPU and map the rings
- * (ring_pages data pages per CPU, a power of two).  A required event that
+ * (ring_pages data pages per CPU, a power of two).  With ring_pages 0
+ * the events are counters only, without rings, and a task target's are
+ * opened once (cpu -1), not per CPU.  A required event that
  * cannot open fails the whole session: -errno, with the event's name and
  * the reason in err.  An optional one is marked failed.
  */

@@ -155,3 +155,32 @@ int count_lines(const char *s)
 		n += *s == '\n';
 	return n;
 }
+
+char *record_workload(const char *data, const char *options, const char *cmd)
+{
+	char *out;
+	int st = run_cmd(&out, false, "%s record -q %s -o '%s' -- %s", sigprof_bin(), options, data, cmd);
+	cr_assert_eq(st, 0, "sigprof record %s -- %s exited %d: %s", options, cmd, st, out);
+	return out;
+}
+
+void require_collector(const char *json, const char *name)
+{
+	char *out;
+	run_cmd(&out, false, "jq -r '.meta.collectors[] | select(.name==\"%s\") | .status + \": \" + (.reason // \"\")' '%s'",
+		name, json);
+	if (strncmp(out, "ok", 2) != 0)
+		cr_skip_test("the %s collector did not open here: %s", name, out[0] ? out : "not recorded");
+	free(out);
+}
+
+double stack_samples(const char *json, const char *collector, const char *path, const char *frames_test)
+{
+	char filter[1024], on_path[128] = "true";
+	if (path)
+		snprintf(on_path, sizeof(on_path), ".path==\"%s\"", path);
+	snprintf(filter, sizeof(filter),
+		 "[.stacks[] | select(.collector==\"%s\" and %s and (.frames | %s)) | .count] | add // 0", collector,
+		 on_path, frames_test);
+	return jq_file(json, filter);
+}

@@ -22,17 +22,6 @@
 #define SLEEPS 20
 #define SLEEP_MS 20
 
-/* Skip unless the recording holds an opened sched collector. */
-static void require_sched(const char *json)
-{
-	char *out;
-	run_cmd(&out, false, "jq -r '.meta.collectors[] | select(.name==\"sched\") | .status + \": \" + (.reason // \"\")' %s",
-		json);
-	if (strncmp(out, "ok", 2) != 0)
-		cr_skip_test("the sched collector did not open here: %s", out);
-	free(out);
-}
-
 /* Record the sleeper; returns the mean iteration time in ms it measured itself. */
 static double record_sleeper(const char *data, const char *collectors)
 {
@@ -56,7 +45,7 @@ Test(sched, sleeper_waits_land_on_sleep_once)
 	const char *data = test_path("sleep.data");
 	double mean_ms = record_sleeper(data, "-e sched");
 	const char *json = report_json_file(data, "");
-	require_sched(json);
+	require_collector(json, "sched");
 	double count = jq_file(json, "[" SLEEP_ROWS " | .wait_time.count] | add");
 	double total = jq_file(json, "[" SLEEP_ROWS " | .wait_time.total_ms] | add");
 	/* one switch-out per nanosleep; +2 for a preemption inside do_nanosleep's loop on a busy machine */
@@ -102,7 +91,7 @@ Test(sched, lkp_keys_start_at_the_leaf_below_schedule)
 	const char *data = test_path("lkp.data");
 	record_sleeper(data, "-e cpu,sched");
 	const char *json = report_json_file(data, "--sched-keys lkp");
-	require_sched(json);
+	require_collector(json, "sched");
 	cr_expect_eq(jq_file(json, "if .sched.keys == \"lkp\" then 1 else 0 end"), 1);
 	/* the sleeps: one key from do_nanosleep down, five '.'-parts, all K waits under it */
 	double count = jq_file(json, "[.sched.stacks[] | select(.key | startswith(\"do_nanosleep.hrtimer_nanosleep.\")) "
@@ -140,7 +129,7 @@ Test(sched, pingpong_delays_are_within_waits)
 	cr_assert(w && sscanf(w, "woken %ld", &woken) == 1, "workload output: %s", out);
 	free(out);
 	const char *json = report_json_file(data, "");
-	require_sched(json);
+	require_collector(json, "sched");
 	double futex_waits = jq_file(json, "[.sched.stacks[] | select(.path == \"futex-wait\") | .wait_time.count] | add");
 	/* at least some FUTEX_WAITs blocked, and at most two switch-outs per round and thread */
 	cr_expect_gt(futex_waits, 0, "no wait on the futex-wait path (%ld FUTEX_WAITs were woken)", woken);
@@ -190,7 +179,7 @@ Test(sched, path_table_wait_column_adds_up)
 	cr_assert_eq(st, 0, "%s", out);
 	free(out);
 	const char *json = report_json_file(data, "");
-	require_sched(json);
+	require_collector(json, "sched");
 	double by_path = jq_file(json, "[.paths[].sched_wait_ms] | add");
 	double total = jq_file(json, ".sched.total.wait_time.total_ms");
 	cr_assert_gt(total, 0);

@@ -1,0 +1,56 @@
+/*
+ * workload.h: running the command a sigprof command measures (record, stat).
+ *
+ * The sequence every such command follows:
+ *   1. workload_find() the command before touching anything, so a typo
+ *      costs nothing (the caller exits 127 or 126, as a shell would);
+ *   2. workload_start(): fork it blocked on a pipe, with SIGCHLD and the
+ *      interrupt signals (SIGINT, SIGTERM, SIGHUP) blocked in sigprof and
+ *      caught, so the caller can open its events for the child first;
+ *   3. workload_release(): let it exec; a second, close-on-exec pipe tells
+ *      whether exec worked;
+ *   4. wait in ppoll()/sigtimedwait-style calls with w->waitmask, calling
+ *      workload_check() after each wake: it forwards an interrupt sigprof
+ *      received to the workload and reaps the workload once it exited;
+ *   5. workload_exit_code() turns the wait status into sigprof's exit status.
+ * workload_abort() kills and reaps a workload that sigprof gave up on.
+ */
+#ifndef SIGPROF_WORKLOAD_H
+#define SIGPROF_WORKLOAD_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+struct workload {
+	pid_t pid;
+	int go_fd;        /* written once to release the child; -1 after */
+	int exec_err_fd;  /* the child's exec errno arrives here; -1 after */
+	int forwarded;    /* the last interrupt signal forwarded to it */
+	sigset_t waitmask; /* the signal mask to wait with: sigprof's own, the caught signals unblocked */
+};
+
+/* Look cmd up as execvp() would: 0, -ENOENT (not found) or -EACCES (found, not executable). */
+int workload_find(const char *cmd);
+/* The exit status for a failed lookup or exec: 127 for -ENOENT, else 126. */
+int workload_cannot_run_exit(int err);
+
+/* Fork argv blocked until workload_release(); installs the signal handlers.  0 or -errno. */
+int workload_start(struct workload *w, char **argv);
+/* Release it; 0 when it exec'd, else the exec errno (negated), the child then being reaped. */
+int workload_release(struct workload *w);
+/*
+ * Forward an interrupt sigprof received since the last call, then reap
+ * the workload if it exited: true with its wait status in *status.
+ */
+bool workload_check(struct workload *w, int *status);
+/* Kill (SIGKILL) and reap a workload, released or not; closes its pipes. */
+void workload_abort(struct workload *w);
+
+/* The interrupt signal (SIGINT, SIGTERM, SIGHUP) sigprof received last, 0 when none. */
+int workload_interrupt_signal(void);
+
+/* A wait status as a shell reports it: the exit code, or 128 + the signal that killed it. */
+int workload_exit_code(int wait_status);
+
+#endif

@@ -1,0 +1,209 @@
+/*
+ * workload.c: forking, releasing, watching and reaping the measured
+ * command (workload.h), shared by record and stat.
+ *
+ * The child is forked before the events are opened (they need its pid)
+ * and waits on a pipe until sigprof has opened them: with enable_on_exec
+ * nothing is counted before its exec.  sigprof keeps SIGCHLD and the
+ * interrupt signals blocked except inside the caller's wait (ppoll with
+ * waitmask), so a signal that arrives between two checks is not lost: the
+ * wait returns at once with EINTR.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "sigprof/commands.h"
+#include "sigprof/workload.h"
+
+static volatile sig_atomic_t child_exited;
+static volatile sig_atomic_t interrupt_signal;
+
+static void on_sigchld(int sig)
+{
+	(void)sig;
+	child_exited = 1;
+}
+
+static void on_interrupt(int sig)
+{
+	interrupt_signal = sig;
+}
+
+int workload_find(const char *cmd)
+{
+	struct stat st;
+	if (strchr(cmd, '/')) {
+		if (stat(cmd, &st) < 0)
+			return -errno;
+		return S_ISREG(st.st_mode) && access(cmd, X_OK) == 0 ? 0 : -EACCES;
+	}
+	const char *path = getenv("PATH");
+	if (!path || !*path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	int found = -ENOENT;
+	while (*path) {
+		size_t len = strcspn(path, ":");
+		char file[4096];
+		snprintf(file, sizeof(file), "%.*s/%s", (int)(len ? len : 1), len ? path : ".", cmd);
+		if (stat(file, &st) == 0 && S_ISREG(st.st_mode)) {
+			if (access(file, X_OK) == 0)
+				return 0;
+			found = -EACCES;
+		}
+		path += len + (path[len] == ':');
+	}
+	return found;
+}
+
+int workload_cannot_run_exit(int err)
+{
+	return err == -ENOENT ? EXIT_CANNOT_RUN : EXIT_NOT_EXEC;
+}
+
+static const int caught_signals[] = { SIGCHLD, SIGINT, SIGTERM, SIGHUP };
+
+static void install_handlers(sigset_t *waitmask)
+{
+	struct sigaction sa = { 0 };
+	sa.sa_handler = on_sigchld;
+	sigaction(SIGCHLD, &sa, NULL);
+	sa.sa_handler = on_interrupt;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sigset_t block;
+	sigemptyset(&block);
+	for (size_t i = 0; i < sizeof(caught_signals) / sizeof(caught_signals[0]); i++)
+		sigaddset(&block, caught_signals[i]);
+	sigprocmask(SIG_BLOCK, &block, waitmask);
+	for (size_t i = 0; i < sizeof(caught_signals) / sizeof(caught_signals[0]); i++)
+		sigdelset(waitmask, caught_signals[i]);
+}
+
+/* The workload's side of the fork: wait for the go, then exec. */
+static void __attribute__((noreturn)) run_child(char **argv, int go_fd, int exec_err_fd)
+{
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	for (size_t i = 0; i < sizeof(caught_signals) / sizeof(caught_signals[0]); i++)
+		signal(caught_signals[i], SIG_DFL);
+	char go;
+	if (read(go_fd, &go, 1) != 1)
+		_exit(EXIT_CANNOT_RUN); /* sigprof gave up before releasing us */
+	close(go_fd);
+	execvp(argv[0], argv);
+	int err = errno;
+	if (write(exec_err_fd, &err, sizeof(err)) < 0)
+		_exit(EXIT_CANNOT_RUN);
+	_exit(workload_cannot_run_exit(-err));
+}
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+int workload_start(struct workload *w, char **argv)
+{
+	int go[2], exec_err[2];
+	*w = (struct workload){ .pid = -1, .go_fd = -1, .exec_err_fd = -1 };
+	child_exited = 0;
+	install_handlers(&w->waitmask);
+	if (pipe2(go, O_CLOEXEC) < 0)
+		return -errno;
+	if (pipe2(exec_err, O_CLOEXEC) < 0) {
+		int err = -errno;
+		close(go[0]);
+		close(go[1]);
+		return err;
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		int err = -errno;
+		close(go[0]);
+		close(go[1]);
+		close(exec_err[0]);
+		close(exec_err[1]);
+		return err;
+	}
+	if (pid == 0) {
+		close(go[1]);
+		close(exec_err[0]);
+		run_child(argv, go[0], exec_err[1]);
+	}
+	close(go[0]);
+	close(exec_err[1]);
+	w->pid = pid;
+	w->go_fd = go[1];
+	w->exec_err_fd = exec_err[0];
+	return 0;
+}
+
+int workload_release(struct workload *w)
+{
+	char go = 'g';
+	ssize_t n = write(w->go_fd, &go, 1);
+	close_fd(&w->go_fd);
+	int err = 0;
+	if (n != 1) {
+		err = -EPIPE;
+	} else {
+		n = read(w->exec_err_fd, &err, sizeof(err));
+		err = n == sizeof(err) ? -err : 0;
+	}
+	close_fd(&w->exec_err_fd);
+	if (err) {
+		waitpid(w->pid, NULL, 0);
+		w->pid = -1;
+	}
+	return err;
+}
+
+bool workload_check(struct workload *w, int *status)
+{
+	if (interrupt_signal && interrupt_signal != w->forwarded) {
+		w->forwarded = interrupt_signal;
+		kill(w->pid, w->forwarded);
+	}
+	if (!child_exited)
+		return false;
+	child_exited = 0;
+	if (waitpid(w->pid, status, WNOHANG) != w->pid)
+		return false;
+	w->pid = -1;
+	return true;
+}
+
+void workload_abort(struct workload *w)
+{
+	close_fd(&w->go_fd);
+	close_fd(&w->exec_err_fd);
+	if (w->pid > 0) {
+		kill(w->pid, SIGKILL);
+		waitpid(w->pid, NULL, 0);
+	}
+	w->pid = -1;
+}
+
+int workload_interrupt_signal(void)
+{
+	return interrupt_signal;
+}
+
+int workload_exit_code(int wait_status)
+{
+	if (WIFEXITED(wait_status))
+		return WEXITSTATUS(wait_status);
+	if (WIFSIGNALED(wait_status))
+		return 128 + WTERMSIG(wait_status);
+	return 1;
+}
