@@ -152,9 +152,12 @@ static void cache_sample(void *state, struct profile *p, const struct sp_sample 
 	st->path_misses[p->stacks.stacks[stack].path] += s->period ? s->period : 1;
 }
 
-static double cache_path_figure(void *state, const struct profile *p, int path)
+static const struct path_figure cache_path_figures[] = { { "misses", NULL, 0 } };
+
+static double cache_path_figure(void *state, const struct profile *p, int path, size_t figure)
 {
 	(void)p;
+	(void)figure;
 	return (double)((struct cache_state *)state)->path_misses[path];
 }
 
@@ -262,8 +265,9 @@ static const struct collector_analyzer cache_analyzer = {
 	.text = cache_text,
 	.json = cache_json,
 	.destroy = cache_destroy,
+	.path_figures = cache_path_figures,
+	.npath_figures = ARRAY_SIZE(cache_path_figures),
 	.path_figure = cache_path_figure,
-	.path_column = "misses",
 	.show_stacks = true,
 };
 

@@ -271,6 +271,16 @@ const struct futex_word *futex_tracker_word(const struct futex_tracker *t, uint3
 	return find_word(t, pid, uaddr);
 }
 
+bool futex_tracker_has_word_in(const struct futex_tracker *t, uint32_t pid, uint64_t start, uint64_t end)
+{
+	for (uint64_t a = ALIGN_UP(start, 4); a < end; a += 4) {
+		const struct futex_word *w = find_word(t, pid, a);
+		if (w && !w->array)
+			return true;
+	}
+	return false;
+}
+
 static struct futex_thread *get_thread(struct futex_tracker *t, uint32_t tid)
 {
 	struct futex_thread *th = u64_map_get(&t->threads, tid);
@@ -926,20 +936,12 @@ static void text_words(struct futex_state *st, const struct report_options *o, F
 static void text_stack(const struct profile *p, const struct futex_stack *fs, const char *what,
 		       const struct report_options *o, FILE *out)
 {
-	const struct stack *s = &p->stacks.stacks[fs->stack];
-	const uint32_t *frames = stack_frames(&p->stacks, s);
 	fprintf(out, "    top %s stack: %llu calls", what, (unsigned long long)fs->count);
 	if (fs->wait.count)
 		fprintf(out, ", %llu waits measured, %.3f ms blocked", (unsigned long long)fs->wait.count,
 			ms(fs->wait.total));
 	fprintf(out, "\n");
-	char buf[256];
-	for (uint32_t i = 0; i < s->nframes && i < o->max_frames; i++) {
-		const struct frame *f = &p->stacks.frames[frames[i]];
-		fprintf(out, "        %-48s %s\n", frame_label(f, buf, sizeof(buf)), dso_short_name(f->dso));
-	}
-	if (s->nframes > o->max_frames)
-		fprintf(out, "        ... %u more frames\n", s->nframes - o->max_frames);
+	report_text_stack(p, fs->stack, o->max_frames, out);
 }
 
 static void text_busiest(struct futex_state *st, const struct profile *p, const struct report_options *o, FILE *out)
@@ -1147,6 +1149,17 @@ static void futex_json(void *state, const struct profile *p, const struct report
 		json_word(w, p, words[i], limit);
 	json_end(w);
 	json_summary(st, p, &sum, w);
+}
+
+extern const struct collector futex_collector;
+
+bool futex_profile_has_word(const struct profile *p, uint32_t pid, uint64_t start, uint64_t end)
+{
+	int c = profile_collector(p, "futex");
+	if (c < 0 || p->collectors[c].impl != &futex_collector || !p->collectors[c].state)
+		return false;
+	const struct futex_state *st = p->collectors[c].state;
+	return futex_tracker_has_word_in(st->tracker, pid, start, end);
 }
 
 static const struct collector_analyzer futex_analyzer = {

@@ -41,28 +41,37 @@ int perf_event_probe(const struct perf_event_attr *attr)
 	return 0;
 }
 
+int cpu_list_parse(const char *text, int *cpus, int max)
+{
+	int n = 0;
+	const char *p = text;
+	for (;;) {
+		char *end;
+		long a = strtol(p, &end, 10), b = a;
+		if (end == p || a < 0)
+			return 0;
+		p = end;
+		if (*p == '-') {
+			b = strtol(p + 1, &end, 10);
+			if (end == p + 1 || b < a)
+				return 0;
+			p = end;
+		}
+		for (long c = a; c <= b && n < max; c++)
+			cpus[n++] = (int)c;
+		if (*p != ',')
+			break;
+		p++;
+	}
+	return n;
+}
+
 int online_cpus(int *cpus, int max)
 {
-	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
-	int n = 0;
-	if (f) {
-		int a, b;
-		char sep;
-		while (fscanf(f, "%d", &a) == 1) {
-			b = a;
-			if (fscanf(f, "%c", &sep) == 1 && sep == '-') {
-				if (fscanf(f, "%d", &b) != 1)
-					break;
-				if (fscanf(f, "%c", &sep) != 1)
-					sep = '\n';
-			}
-			for (int c = a; c <= b && n < max; c++)
-				cpus[n++] = c;
-			if (sep != ',')
-				break;
-		}
-		fclose(f);
-	}
+	size_t len;
+	char *text = read_whole_file("/sys/devices/system/cpu/online", &len);
+	int n = text ? cpu_list_parse(text, cpus, max) : 0;
+	free(text);
 	if (n == 0) {
 		long conf = sysconf(_SC_NPROCESSORS_ONLN);
 		for (int c = 0; c < conf && n < max; c++)
@@ -137,7 +146,13 @@ static int open_one(struct perf_session *s, size_t e, struct cpu_fds *c, const s
 	attr.size = sizeof(attr);
 	attr.inherit = system_wide ? 0 : t->inherit;
 	attr.disabled = 1; /* enabled on exec (task events) or once attached to its ring (open_event_everywhere) */
-	int fd = sys_perf_event_open(&attr, system_wide ? -1 : t->pid, c->cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	size_t leader = e;
+	while (leader > 0 && s->events[leader].spec->group_with_previous)
+		leader--;
+	int group_fd = leader != e ? c->fds[leader] : -1;
+	if (leader != e && group_fd < 0)
+		return -EBADF; /* the leader did not open here */
+	int fd = sys_perf_event_open(&attr, system_wide ? -1 : t->pid, c->cpu, group_fd, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0)
 		return fd;
 	const char *filter = s->events[e].spec->tracepoint_filter;
@@ -164,6 +179,19 @@ static int attach_to_ring(struct cpu_fds *c, int fd, unsigned ring_pages)
 	return ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, c->ring_fd) < 0 ? -errno : 0;
 }
 
+/* Whether the spec's PMU covers cpu (every CPU when it names none; cpu -1: a per-task session). */
+static bool spec_covers_cpu(const struct event_spec *spec, int cpu)
+{
+	static int cpus[MAX_CPUS];
+	if (!spec->cpus[0] || cpu < 0)
+		return true;
+	int n = cpu_list_parse(spec->cpus, cpus, MAX_CPUS);
+	for (int i = 0; i < n; i++)
+		if (cpus[i] == cpu)
+			return true;
+	return n == 0; /* a list that does not parse restricts nothing: the kernel will say */
+}
+
 static int open_event_everywhere(struct perf_session *s, size_t e, const struct perf_target *t,
 				 unsigned ring_pages, char *err, size_t errlen)
 {
@@ -172,6 +200,8 @@ static int open_event_everywhere(struct perf_session *s, size_t e, const struct 
 	int ret = 0;
 	for (size_t i = 0; i < s->ncpus && !ret; i++) {
 		struct cpu_fds *c = &s->cpus[i];
+		if (!spec_covers_cpu(spec, c->cpu))
+			continue;
 		ret = open_one(s, e, c, t);
 		if (ret < 0) {
 			snprintf(err, errlen, "cannot open event %s: %s", spec->name, perf_open_reason(ret, &spec->attr));

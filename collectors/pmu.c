@@ -263,6 +263,18 @@ int pmu_sysfs_type(const char *pmu, uint32_t *type)
 	return 0;
 }
 
+int pmu_sysfs_cpus(const char *pmu, char *buf, size_t len)
+{
+	if (!is_plain_name(pmu))
+		return -ENOENT;
+	char *text = pmu_file(pmu, "cpus");
+	if (!text)
+		return -ENOENT;
+	snprintf(buf, len, "%s", text);
+	free(text);
+	return 0;
+}
+
 bool pmu_sysfs_has_event(const char *pmu, const char *event)
 {
 	if (!is_plain_name(pmu) || !is_plain_name(event))

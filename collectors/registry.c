@@ -15,15 +15,17 @@ extern const struct collector signal_collector;
 extern const struct collector futex_collector;
 extern const struct collector sched_collector;
 extern const struct collector cache_collector;
+extern const struct collector c2c_collector;
 extern const struct collector events_collector;
 
-/* The order is the order of the report's sections: signal, futex, sched, cache after the path table. */
+/* The order is the order of the report's sections: signal, futex, sched, cache, c2c after the path table. */
 const struct collector *const collector_table[] = {
 	&cpu_collector,
 	&signal_collector,
 	&futex_collector,
 	&sched_collector,
 	&cache_collector,
+	&c2c_collector,
 	&events_collector,
 };
 const size_t collector_count = ARRAY_SIZE(collector_table);
@@ -69,6 +71,14 @@ void event_list_free(struct event_list *list)
 	event_list_truncate(list, 0);
 	free(list->specs);
 	memset(list, 0, sizeof(*list));
+}
+
+const char *path_figure_key(const char *collector, const struct path_figure *f, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s_%s", collector, f->key ? f->key : f->column);
+	for (char *k = buf; *k; k++)
+		*k = *k == ' ' ? '_' : *k;
+	return buf;
 }
 
 enum call_graph_mode call_graph_for(const struct record_options *opts, enum call_graph_mode collector_default)

@@ -656,9 +656,12 @@ static double ms(uint64_t ns)
 	return (double)ns / 1e6;
 }
 
+static const struct path_figure sched_path_figures[] = { { "wait ms", NULL, 3 } };
+
 /* The path table's sched column: wait time in ms of the waits that began on the path's stacks. */
-static double sched_path_figure(void *state, const struct profile *p, int path)
+static double sched_path_figure(void *state, const struct profile *p, int path, size_t figure)
 {
+	(void)figure; /* the only one: wait ms */
 	struct sched_state *st = state;
 	uint32_t *ids;
 	size_t n = sched_stacks_with_waits(st->tracker, &ids);
@@ -879,8 +882,9 @@ static const struct collector_analyzer sched_analyzer = {
 	.json = sched_json,
 	.destroy = sched_destroy,
 	.record = sched_record,
+	.path_figures = sched_path_figures,
+	.npath_figures = ARRAY_SIZE(sched_path_figures),
 	.path_figure = sched_path_figure,
-	.path_column = "wait ms",
 };
 
 const struct collector sched_collector = {

@@ -515,6 +515,8 @@ int profile_load(const char *file, const struct profile_options *opts, struct pr
 	p->file = file;
 	p->procs = proc_table_new();
 	stack_table_init(&p->stacks, opts ? opts->rules : NULL);
+	if (opts && opts->srcline)
+		stack_table_enable_srcline(&p->stacks);
 	const char *kallsyms = opts && opts->kallsyms ? opts->kallsyms : "/proc/kallsyms";
 	if (opts && opts->kallsyms)
 		proc_table_set_kallsyms(p->procs, kallsyms);

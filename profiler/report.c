@@ -16,6 +16,7 @@ static void report_usage(FILE *out)
 	fprintf(out,
 		"usage: sigprof report [-i FILE] [--json | --folded] [-n N] [--stacks N] [--sort self|total|name]\n"
 		"                      [--path-rule GLOB=PATH]... [--path-rules FILE] [--kallsyms FILE]\n"
+		"                      [--srcline] [--no-demangle] [--debug-dirs DIRS]\n"
 		"\n"
 		"Show where the samples of a recording land: the share of each path (sigreturn, signal-deliver,\n"
 		"signal-generate, futex-wait, futex-wake, futex-requeue, futex-other, other), the top functions\n"
@@ -33,11 +34,15 @@ static void report_usage(FILE *out)
 		"      --path-rules FILE   add the rules of FILE, one 'GLOB PATH' per line\n"
 		"      --kallsyms FILE     kernel symbols from FILE instead of /proc/kallsyms\n"
 		"      --sched-keys lkp    key sched stacks like LKP's perf-sched figures (leaf first, five frames)\n"
+		"      --srcline           add file:line to frames and show inlined calls as frames (DWARF)\n"
+		"      --no-demangle       show C++ names as the symbol table has them (_ZN3foo3barEv)\n"
+		"      --debug-dirs DIRS   roots of separate debug files, colon-separated (default\n"
+		"                          $SIGPROF_DEBUG_DIRS, else /usr/lib/debug)\n"
 		"  -h, --help              this text\n");
 }
 
 enum { OPT_JSON = 256, OPT_FOLDED, OPT_STACKS, OPT_SORT, OPT_PATH_RULE, OPT_PATH_RULES, OPT_KALLSYMS,
-       OPT_MAX_FRAMES, OPT_COLLECTOR, OPT_SCHED_KEYS };
+       OPT_MAX_FRAMES, OPT_COLLECTOR, OPT_SCHED_KEYS, OPT_SRCLINE, OPT_NO_DEMANGLE, OPT_DEBUG_DIRS };
 
 static int parse_count(const char *opt, const char *arg, uint64_t max, unsigned *out)
 {
@@ -66,6 +71,9 @@ static int parse_report_args(int argc, char **argv, struct report_options *o, st
 		{ "path-rules", required_argument, NULL, OPT_PATH_RULES },
 		{ "kallsyms", required_argument, NULL, OPT_KALLSYMS },
 		{ "sched-keys", required_argument, NULL, OPT_SCHED_KEYS },
+		{ "srcline", no_argument, NULL, OPT_SRCLINE },
+		{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
+		{ "debug-dirs", required_argument, NULL, OPT_DEBUG_DIRS },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -134,6 +142,15 @@ static int parse_report_args(int argc, char **argv, struct report_options *o, st
 				return -EINVAL;
 			}
 			break;
+		case OPT_SRCLINE:
+			po->srcline = true;
+			break;
+		case OPT_NO_DEMANGLE:
+			o->no_demangle = true;
+			break;
+		case OPT_DEBUG_DIRS:
+			o->debug_dirs = optarg;
+			break;
 		case 'h':
 			report_usage(stdout);
 			exit(0);
@@ -160,6 +177,14 @@ const char *frame_label(const struct frame *f, char *buf, size_t buflen)
 	if (f->sym)
 		return f->sym;
 	snprintf(buf, buflen, "%s+0x%llx", dso_short_name(f->dso), (unsigned long long)f->addr);
+	return buf;
+}
+
+const char *frame_srcline(const struct frame *f, char *buf, size_t buflen)
+{
+	if (!f->srcfile)
+		return NULL;
+	snprintf(buf, buflen, "%s:%u", dso_short_name(f->srcfile), f->line);
 	return buf;
 }
 
@@ -265,7 +290,11 @@ static int report_folded(const struct profile *p, const struct report_options *o
 		const uint32_t *frames = stack_frames(&p->stacks, s);
 		for (uint32_t k = s->nframes; k-- > 0;) {
 			const struct frame *f = &p->stacks.frames[frames[k]];
-			fprintf(out, "%s%s%s", frame_label(f, buf, sizeof(buf)), f->kernel ? "_[k]" : "", k ? ";" : "");
+			fprintf(out, "%s", frame_label(f, buf, sizeof(buf)));
+			if (frame_srcline(f, buf, sizeof(buf)))
+				fprintf(out, ":%s", buf);
+			/* flamegraph.pl colours frames by these suffixes: kernel, inlined */
+			fprintf(out, "%s%s%s", f->kernel ? "_[k]" : "", f->inlined ? "_[i]" : "", k ? ";" : "");
 		}
 		fprintf(out, " %llu\n", (unsigned long long)s->count);
 	}
@@ -283,6 +312,9 @@ int cmd_report(int argc, char **argv)
 		path_rules_free(rules);
 		return EXIT_USAGE;
 	}
+	/* Settings of the symbolizer, for every symbol this report names. */
+	symbolize_set_demangle(!o.no_demangle);
+	symbolize_set_debug_dirs(o.debug_dirs ? o.debug_dirs : getenv("SIGPROF_DEBUG_DIRS"));
 	struct profile p;
 	char err[512];
 	int ret = profile_load(o.input, &po, &p, err, sizeof(err));

@@ -103,17 +103,32 @@ static void write_paths(struct json_writer *w, const struct profile *p)
 		for (int c = 0; c < p->ncollectors; c++) {
 			const struct collector_info *ci = &p->collectors[c];
 			const struct collector_analyzer *an = ci->state && ci->impl ? ci->impl->analyzer : NULL;
-			if (!an || !an->path_figure)
-				continue;
-			char key[96];
-			snprintf(key, sizeof(key), "%s_%s", ci->name, an->path_column);
-			for (char *k = key; *k; k++)
-				*k = *k == ' ' ? '_' : *k;
-			json_double(w, key, an->path_figure(ci->state, p, path), 3);
+			for (size_t f = 0; an && an->path_figure && f < an->npath_figures; f++) {
+				char key[96];
+				path_figure_key(ci->name, &an->path_figures[f], key, sizeof(key));
+				double v = an->path_figure(ci->state, p, path, f);
+				if (an->path_figures[f].decimals)
+					json_double(w, key, v, an->path_figures[f].decimals);
+				else
+					json_u64(w, key, (uint64_t)v);
+			}
 		}
 		json_end(w);
 	}
 	json_end(w);
+}
+
+/* With --srcline: "srcline", "file", "line" where DWARF gives a line, "inlined": true for an inlined call. */
+static void write_frame_source(struct json_writer *w, const struct frame *f)
+{
+	char buf[256];
+	if (frame_srcline(f, buf, sizeof(buf))) {
+		json_string(w, "srcline", buf);
+		json_string(w, "file", f->srcfile);
+		json_u64(w, "line", f->line);
+	}
+	if (f->inlined)
+		json_bool(w, "inlined", true);
 }
 
 void report_json_frame(struct json_writer *w, const struct frame *f)
@@ -128,6 +143,7 @@ void report_json_frame(struct json_writer *w, const struct frame *f)
 	}
 	if (f->synthetic)
 		json_bool(w, "synthetic", true);
+	write_frame_source(w, f);
 	json_end(w);
 }
 
@@ -179,6 +195,7 @@ static void write_functions(struct json_writer *w, const struct profile *p, cons
 			json_string(w, "collector", p->collectors[c].name);
 			json_string(w, "sym", frame_label(f, buf, sizeof(buf)));
 			json_string(w, "dso", f->dso);
+			write_frame_source(w, f);
 			json_u64(w, "self", rows[i].self);
 			json_u64(w, "total", rows[i].total);
 			json_end(w);

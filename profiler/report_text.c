@@ -98,8 +98,9 @@ static void print_paths(const struct profile *p, FILE *out)
 		if (!ci->ok)
 			continue;
 		fprintf(out, " %12s %7s", ci->name, "%");
-		if (analyzer_of(ci) && analyzer_of(ci)->path_figure)
-			fprintf(out, " %12s", analyzer_of(ci)->path_column);
+		const struct collector_analyzer *an = analyzer_of(ci);
+		for (size_t f = 0; an && an->path_figure && f < an->npath_figures; f++)
+			fprintf(out, " %12s", an->path_figures[f].column);
 	}
 	fprintf(out, "\n");
 	for (int path = 0; path < PATH_COUNT; path++) {
@@ -110,8 +111,10 @@ static void print_paths(const struct profile *p, FILE *out)
 				continue;
 			fprintf(out, " %12llu %6.2f%%", (unsigned long long)ci->path_samples[path],
 				percent(ci->path_samples[path], ci->samples));
-			if (analyzer_of(ci) && analyzer_of(ci)->path_figure)
-				fprintf(out, " %12.3f", analyzer_of(ci)->path_figure(ci->state, p, path));
+			const struct collector_analyzer *an = analyzer_of(ci);
+			for (size_t f = 0; an && an->path_figure && f < an->npath_figures; f++)
+				fprintf(out, " %12.*f", an->path_figures[f].decimals,
+					an->path_figure(ci->state, p, path, f));
 		}
 		fprintf(out, "\n");
 	}
@@ -125,24 +128,32 @@ static void print_functions(const struct profile *p, int c, const struct report_
 	fprintf(out, "\nTop functions, %s samples (%s)\n", ci->name,
 		o->sort == SORT_TOTAL ? "by total" : o->sort == SORT_NAME ? "by name" : "by self");
 	fprintf(out, "  %10s %7s %10s %7s  %-40s %s\n", "self", "%", "total", "%", "function", "dso");
-	char buf[256];
+	char buf[256], source[256];
 	for (size_t i = 0; i < n && i < o->top_functions; i++) {
 		const struct frame *f = &p->stacks.frames[rows[i].frame];
-		fprintf(out, "  %10llu %6.2f%% %10llu %6.2f%%  %-40s %s\n", (unsigned long long)rows[i].self,
+		const char *srcline = frame_srcline(f, source, sizeof(source));
+		fprintf(out, "  %10llu %6.2f%% %10llu %6.2f%%  %-40s %s%s%s%s\n", (unsigned long long)rows[i].self,
 			percent(rows[i].self, ci->samples), (unsigned long long)rows[i].total,
-			percent(rows[i].total, ci->samples), frame_label(f, buf, sizeof(buf)), dso_short_name(f->dso));
+			percent(rows[i].total, ci->samples), frame_label(f, buf, sizeof(buf)), dso_short_name(f->dso),
+			srcline ? "  " : "", srcline ? srcline : "", f->inlined ? " (inlined)" : "");
 	}
 	free(rows);
 }
 
-static void print_stack(const struct profile *p, const struct stack *s, unsigned max_frames, FILE *out)
+void report_text_frame(FILE *out, const struct frame *f)
 {
+	char buf[256], label[300], source[256];
+	snprintf(label, sizeof(label), "%s%s", frame_label(f, buf, sizeof(buf)), f->inlined ? " (inlined)" : "");
+	const char *srcline = frame_srcline(f, source, sizeof(source));
+	fprintf(out, "        %-48s %s%s%s\n", label, dso_short_name(f->dso), srcline ? "  " : "", srcline ? srcline : "");
+}
+
+void report_text_stack(const struct profile *p, uint32_t stack, unsigned max_frames, FILE *out)
+{
+	const struct stack *s = &p->stacks.stacks[stack];
 	const uint32_t *frames = stack_frames(&p->stacks, s);
-	char buf[256];
-	for (uint32_t i = 0; i < s->nframes && i < max_frames; i++) {
-		const struct frame *f = &p->stacks.frames[frames[i]];
-		fprintf(out, "        %-48s %s\n", frame_label(f, buf, sizeof(buf)), dso_short_name(f->dso));
-	}
+	for (uint32_t i = 0; i < s->nframes && i < max_frames; i++)
+		report_text_frame(out, &p->stacks.frames[frames[i]]);
 	if (s->nframes > max_frames)
 		fprintf(out, "        ... %u more frames\n", s->nframes - max_frames);
 }
@@ -162,7 +173,7 @@ static void print_stacks(const struct profile *p, int c, const struct report_opt
 			const struct stack *s = &p->stacks.stacks[ids[i]];
 			fprintf(out, "    %llu samples (%.2f%% of %s)\n", (unsigned long long)s->count,
 				percent(s->count, ci->path_samples[path]), path_name(path));
-			print_stack(p, s, o->max_frames, out);
+			report_text_stack(p, ids[i], o->max_frames, out);
 		}
 		free(ids);
 	}

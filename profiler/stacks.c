@@ -5,6 +5,8 @@
  * frame, stack key -> stack.  The first is a cache in front of symbol
  * lookup; it is what keeps a report's cost per sample to a few hash probes.
  * Frame id lists of all stacks live in one arena, addressed by offset.
+ * With --srcline a (dso, address) in inlined code resolves to a chain
+ * link (stacks.h), which stack_add expands into the chain's frames.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +39,8 @@ void stack_table_free(struct stack_table *t)
 	free(t->stack_slots);
 	free(t->addr_cache);
 	free(t->frame_arena);
+	free(t->expanded);
+	source_lines_free(t->source_lines);
 	string_pool_free(t->strings);
 	memset(t, 0, sizeof(*t));
 }
@@ -44,12 +48,22 @@ void stack_table_free(struct stack_table *t)
 static uint64_t frame_hash(const struct frame *f)
 {
 	uint64_t h = hash_u64((uintptr_t)f->sym ^ ((uintptr_t)f->dso << 1));
+	if (f->srcfile || f->inlined_into)
+		h = hash_u64(h ^ (uintptr_t)f->srcfile ^ ((uint64_t)f->line << 32) ^ f->inlined_into ^
+			     ((uint64_t)f->inlined << 31));
 	return f->sym ? h : hash_u64(h ^ f->addr);
+}
+
+static bool same_source(const struct frame *a, const struct frame *b)
+{
+	return a->srcfile == b->srcfile && a->line == b->line && a->inlined == b->inlined &&
+	       a->inlined_into == b->inlined_into;
 }
 
 static bool frame_equal(const struct frame *a, const struct frame *b)
 {
-	return a->sym == b->sym && a->dso == b->dso && a->kernel == b->kernel && (a->sym || a->addr == b->addr);
+	return a->sym == b->sym && a->dso == b->dso && a->kernel == b->kernel && (a->sym || a->addr == b->addr) &&
+	       same_source(a, b);
 }
 
 /* Rehash a table of ids (value = id + 1) into twice the slots. */
@@ -111,6 +125,85 @@ static void addr_cache_grow(struct stack_table *t)
 	t->addr_nslots = n;
 }
 
+void stack_table_enable_srcline(struct stack_table *t)
+{
+	if (!t->source_lines)
+		t->source_lines = source_lines_new();
+}
+
+static void set_source(struct stack_table *t, struct frame *f, const struct source_frame *level)
+{
+	f->srcfile = level->file ? string_intern(t->strings, level->file) : NULL;
+	f->line = level->line;
+	f->inlined = level->inlined;
+}
+
+/* More levels than any compiler nests inlined calls; deeper ones are cut off at the innermost. */
+#define MAX_INLINE_DEPTH 64
+
+/*
+ * The frames of addr with --srcline, interned from the outside in: the
+ * function compiled out of line keeps the symbol table's name (as it has
+ * without --srcline), each inlined level DWARF's.  Each inlined level is a
+ * frame (what stacks show) and a chain link to the levels outside it
+ * (which frame_for_address() hands out).  Returns the innermost link, or
+ * the frame itself when nothing is inlined at addr.
+ */
+static uint32_t frame_with_source_lines(struct stack_table *t, struct dso *dso, uint64_t addr,
+					const struct frame *symbol_frame)
+{
+	struct source_frame levels[MAX_INLINE_DEPTH];
+	size_t n = source_lines_lookup(t->source_lines, dso, addr, levels, ARRAY_SIZE(levels));
+	if (n == 0)
+		return frame_intern(t, symbol_frame);
+
+	struct frame outer = *symbol_frame;
+	if (!outer.sym && levels[n - 1].function)
+		outer.sym = string_intern(t->strings, levels[n - 1].function);
+	set_source(t, &outer, &levels[n - 1]);
+	outer.inlined = false;
+	uint32_t chain = frame_intern(t, &outer);
+	for (size_t level = n - 1; level-- > 0;) {
+		struct frame inlined = *symbol_frame;
+		inlined.sym = levels[level].function ? string_intern(t->strings, levels[level].function) : NULL;
+		set_source(t, &inlined, &levels[level]);
+		uint32_t shown = frame_intern(t, &inlined);
+		inlined.inlined_into = chain + 1;
+		inlined.shown_as = shown + 1;
+		chain = frame_intern(t, &inlined);
+	}
+	return chain;
+}
+
+/* The frames a stack shows for the frame or chain link id, innermost first, into out unless NULL; returns how many. */
+static uint32_t shown_frames(const struct stack_table *t, uint32_t id, uint32_t *out)
+{
+	for (uint32_t n = 0;; n++) {
+		const struct frame *f = &t->frames[id];
+		if (out)
+			out[n] = f->shown_as ? f->shown_as - 1 : id;
+		if (!f->inlined_into)
+			return n + 1;
+		id = f->inlined_into - 1;
+	}
+}
+
+/* With --srcline: frames with each chain link replaced by its chain's frames; frames itself when it has none. */
+static const uint32_t *with_inlined_callers(struct stack_table *t, const uint32_t *frames, uint32_t *nframes)
+{
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < *nframes; i++)
+		n += shown_frames(t, frames[i], NULL);
+	if (n == *nframes)
+		return frames; /* no chain link: nothing inlined */
+	GROW(t->expanded, t->expanded_cap, n);
+	n = 0;
+	for (uint32_t i = 0; i < *nframes; i++)
+		n += shown_frames(t, frames[i], t->expanded + n);
+	*nframes = n;
+	return t->expanded;
+}
+
 uint32_t frame_for_address(struct stack_table *t, struct dso *dso, uint64_t addr)
 {
 	size_t mask = t->addr_nslots - 1;
@@ -123,10 +216,11 @@ uint32_t frame_for_address(struct stack_table *t, struct dso *dso, uint64_t addr
 	struct symtab *tab = dso_symtab(dso);
 	const struct sym *s = tab ? symtab_lookup(tab, SYM_FUNC, addr) : NULL;
 	if (s) {
-		f.sym = string_intern(t->strings, s->name);
+		f.sym = string_intern(t->strings, symtab_display_name(tab, SYM_FUNC, s));
 		f.addr = s->start;
 	}
-	uint32_t id = frame_intern(t, &f);
+	uint32_t id = t->source_lines && !dso->is_kernel ? frame_with_source_lines(t, dso, addr, &f)
+							 : frame_intern(t, &f);
 	t->addr_cache[i] = (struct addr_cache_entry){ dso, addr, id };
 	if (++t->addr_count * 2 > t->addr_nslots)
 		addr_cache_grow(t);
@@ -175,6 +269,8 @@ uint32_t stack_add(struct stack_table *t, uint32_t collector, const uint32_t *fr
 uint32_t stack_add_on_path(struct stack_table *t, uint32_t collector, const uint32_t *frames, uint32_t nframes,
 			   uint64_t count, uint64_t weight, int path)
 {
+	if (t->source_lines)
+		frames = with_inlined_callers(t, frames, &nframes);
 	if (path < 0 || path >= PATH_COUNT)
 		path = stack_path(t, frames, nframes);
 	size_t mask = t->stack_nslots - 1;

@@ -4,7 +4,8 @@
  * either byte order look the same.
  *
  * From a file we take three things, then let the libelf handle go:
- *   - the symbols of .symtab, or of .dynsym when the file was stripped.
+ *   - the symbols of .symtab; when the file was stripped, those of its
+ *     separate debug file's .symtab (debuginfo.c finds it), else of .dynsym.
  *     Functions (STT_FUNC, STT_GNU_IFUNC) and objects (STT_OBJECT,
  *     STT_COMMON) are kept; undefined symbols, symbols at address 0, TLS
  *     offsets and section/file markers are not.  "memcpy@@GLIBC_2.14"
@@ -166,10 +167,11 @@ static void add_elf_symbol(struct symtab *tab, struct symbol_source *src, size_t
 	symtab_add(tab, kind, &candidate);
 }
 
-static int read_symbols(Elf *elf, struct symtab *tab)
+/* Symbols of .symtab, else (when dynamic_too) of .dynsym. */
+static int read_symbols(Elf *elf, struct symtab *tab, bool dynamic_too)
 {
 	Elf_Scn *scn = find_section(elf, SHT_SYMTAB, ANY_SECTION);
-	if (!scn)
+	if (!scn && dynamic_too)
 		scn = find_section(elf, SHT_DYNSYM, ANY_SECTION);
 	if (!scn)
 		return 0; /* no symbols at all is a valid, if useless, file */
@@ -291,7 +293,7 @@ static const char *build_id_in_notes(struct symtab *tab, Elf_Data *data)
 	return NULL;
 }
 
-static const char *read_build_id(Elf *elf, struct symtab *tab)
+const char *elf_build_id(Elf *elf, struct symtab *tab)
 {
 	Elf_Scn *scn = NULL;
 	while ((scn = elf_nextscn(elf, scn)) != NULL) {
@@ -321,7 +323,72 @@ static bool header_tables_present(Elf *elf, const GElf_Ehdr *ehdr)
 	return ehdr->e_shoff == 0 || sections != 0;
 }
 
-static int load_from_elf(Elf *elf, struct symtab **out)
+static bool has_section_named(Elf *elf, const char *wanted)
+{
+	size_t strings;
+	if (elf_getshdrstrndx(elf, &strings) != 0)
+		return false;
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr shdr;
+		const char *name = gelf_getshdr(scn, &shdr) ? elf_strptr(elf, strings, shdr.sh_name) : NULL;
+		if (name && strcmp(name, wanted) == 0 && shdr.sh_type != SHT_NOBITS)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A file that lost its .symtab (strip) or its DWARF (strip --strip-debug)
+ * may have a debug file that holds them; one that kept both needs none.
+ */
+static bool was_stripped(Elf *elf)
+{
+	return find_section(elf, SHT_SYMTAB, ANY_SECTION) == NULL || !has_section_named(elf, ".debug_info");
+}
+
+static const char *find_debug_file(Elf *elf, const char *path, struct symtab *tab)
+{
+	struct debug_link link;
+	bool has_link = debug_link_read(elf, &link) == 0;
+	if (!tab->build_id && !has_link)
+		return NULL;
+	struct strbuf found = { 0 };
+	const char *interned = NULL;
+	if (debug_file_locate(path, tab->build_id, has_link ? &link : NULL, &found) == 0)
+		interned = symtab_intern(tab, found.buf);
+	sb_free(&found);
+	return interned;
+}
+
+/*
+ * The .symtab of the debug file, whose st_value and section addresses are
+ * those of the stripped file.  Only .symtab: a debug file's .dynsym is an
+ * empty NOBITS copy.  false when it has none or cannot be read, and the
+ * caller falls back on the stripped file's own .dynsym.
+ */
+static bool read_debug_file_symbols(const char *debug_path, struct symtab *tab)
+{
+	int fd = open(debug_path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return false;
+	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
+	GElf_Ehdr ehdr;
+	bool ok = elf && elf_kind(elf) == ELF_K_ELF && gelf_getehdr(elf, &ehdr) &&
+		  find_section(elf, SHT_SYMTAB, ANY_SECTION) != NULL;
+	if (ok && read_symbols(elf, tab, false) != 0) {
+		/* Drop what a half-read table added; the .dynsym will be read instead. */
+		for (int kind = 0; kind < SYM_KIND_COUNT; kind++)
+			tab->pending_count[kind] = 0;
+		ok = false;
+	}
+	elf_end(elf);
+	close(fd);
+	return ok;
+}
+
+/* path: the file elf reads, whose debug file is looked for; NULL for an image in memory. */
+static int load_from_elf(Elf *elf, const char *path, struct symtab **out)
 {
 	GElf_Ehdr ehdr;
 	if (elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &ehdr) || !header_tables_present(elf, &ehdr))
@@ -329,14 +396,18 @@ static int load_from_elf(Elf *elf, struct symtab **out)
 
 	struct symtab *tab = symtab_new();
 	tab->relocatable = ehdr.e_type == ET_DYN;
+	tab->build_id = elf_build_id(elf, tab);
 	int err = read_load_segments(elf, tab);
-	if (!err)
-		err = read_symbols(elf, tab);
+	if (!err && path && was_stripped(elf))
+		tab->debug_file = find_debug_file(elf, path, tab);
+	bool symbols_from_debug_file = !err && tab->debug_file && !find_section(elf, SHT_SYMTAB, ANY_SECTION) &&
+				       read_debug_file_symbols(tab->debug_file, tab);
+	if (!err && !symbols_from_debug_file)
+		err = read_symbols(elf, tab, true);
 	if (err) {
 		symtab_free(tab);
 		return err;
 	}
-	tab->build_id = read_build_id(elf, tab);
 	if (ehdr.e_machine == EM_X86_64 && may_hold_trampoline(tab))
 		add_sigreturn_trampolines(elf, tab);
 	symtab_finish(tab);
@@ -344,7 +415,7 @@ static int load_from_elf(Elf *elf, struct symtab **out)
 	return 0;
 }
 
-static int load_from_descriptor(int fd, struct symtab **out)
+static int load_from_descriptor(int fd, const char *path, struct symtab **out)
 {
 	struct stat st;
 	if (fstat(fd, &st) != 0)
@@ -357,7 +428,7 @@ static int load_from_descriptor(int fd, struct symtab **out)
 	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf)
 		return -ENOEXEC;
-	int err = load_from_elf(elf, out);
+	int err = load_from_elf(elf, path, out);
 	elf_end(elf);
 	return err;
 }
@@ -371,7 +442,7 @@ int symtab_from_elf_file(const char *path, struct symtab **out)
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return -errno;
-	int err = load_from_descriptor(fd, out);
+	int err = load_from_descriptor(fd, path, out);
 	close(fd);
 	return err;
 }
@@ -390,7 +461,7 @@ int symtab_from_elf_memory(const void *image, size_t size, struct symtab **out)
 	char *copy = xmalloc(size);
 	memcpy(copy, image, size);
 	Elf *elf = elf_memory(copy, size);
-	int err = elf ? load_from_elf(elf, out) : -ENOEXEC;
+	int err = elf ? load_from_elf(elf, NULL, out) : -ENOEXEC;
 	elf_end(elf);
 	free(copy);
 	return err;

@@ -283,6 +283,11 @@ struct symtab *dso_symtab(struct dso *dso)
 	return dso->symtab;
 }
 
+const char *dso_debug_file(struct dso *dso)
+{
+	return symtab_debug_file(dso_symtab(dso));
+}
+
 struct dso *proc_table_kernel(struct proc_table *pt)
 {
 	if (pt->kernel)
@@ -374,10 +379,11 @@ static int file_data_name(const struct mapping *owner, const struct mapping *map
 		snprintf(buf, len, "%s+0x%llx", base_name(owner->dso->name), (unsigned long long)vaddr);
 		return -ENOENT;
 	}
+	const char *name = symtab_display_name(tab, SYM_DATA, sym);
 	if (vaddr == sym->start)
-		snprintf(buf, len, "%s", sym->name);
+		snprintf(buf, len, "%s", name);
 	else
-		snprintf(buf, len, "%s+0x%llx", sym->name, (unsigned long long)(vaddr - sym->start));
+		snprintf(buf, len, "%s+0x%llx", name, (unsigned long long)(vaddr - sym->start));
 	return 0;
 }
 

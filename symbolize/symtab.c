@@ -9,7 +9,8 @@
  *   - Several symbols at one address (aliases such as memcpy and
  *     __memcpy_avx_unaligned, or a function and its local label) become one:
  *     the global beats the weak beats the local, then a known size beats
- *     size 0, then the alphabetically first name, so that the choice does not
+ *     size 0, then a public name beats glibc's internal "__GI_" alias, then
+ *     the alphabetically first name, so that the choice does not
  *     depend on the order of the file.  A winner of size 0 takes the size of
  *     the first alias that has one.
  *   - A symbol of size 0 (hand-written assembly, kallsyms' last entry) covers
@@ -56,6 +57,17 @@ void symtab_add_segment(struct symtab *tab, const struct load_segment *segment)
 	tab->segments[tab->segment_count++] = *segment;
 }
 
+/*
+ * glibc's .symtab (from its debug file) doubles many functions with an
+ * internal alias of the same binding, "__GI___lll_lock_wait" beside
+ * "__lll_lock_wait" (hidden_def; "__EI_" for exported ones): the public
+ * name is the one people, and the path rules, know.
+ */
+static bool is_internal_alias(const char *name)
+{
+	return strncmp(name, "__GI_", 5) == 0 || strncmp(name, "__EI_", 5) == 0;
+}
+
 /* By address, then the preferred alias first (see the comment at the top). */
 static int compare_candidates(const void *a, const void *b)
 {
@@ -66,6 +78,8 @@ static int compare_candidates(const void *a, const void *b)
 		return x->binding < y->binding ? -1 : 1;
 	if ((x->sym.size == 0) != (y->sym.size == 0))
 		return x->sym.size == 0 ? 1 : -1;
+	if (is_internal_alias(x->sym.name) != is_internal_alias(y->sym.name))
+		return is_internal_alias(x->sym.name) ? 1 : -1;
 	return strcmp(x->sym.name, y->sym.name);
 }
 
@@ -201,6 +215,35 @@ const char *symtab_build_id(const struct symtab *tab)
 	return tab ? tab->build_id : NULL;
 }
 
+const char *symtab_debug_file(const struct symtab *tab)
+{
+	return tab ? tab->debug_file : NULL;
+}
+
+/*
+ * Demangled names are made on first use, not at load: a library holds
+ * thousands of C++ symbols and a report names a few dozen of them.  The
+ * kallsyms index hands out symbols that live outside tab->syms; kernel
+ * names are C and are shown as they are.
+ */
+const char *symtab_display_name(struct symtab *tab, enum sym_kind kind, const struct sym *sym)
+{
+	if (!tab || !sym || !valid_kind(kind) || tab->text_index || sym < tab->syms[kind] ||
+	    sym >= tab->syms[kind] + tab->count[kind])
+		return sym ? sym->name : NULL;
+	if (!symbolize_demangles())
+		return sym->name;
+	if (!tab->display_names[kind])
+		tab->display_names[kind] = xcalloc(tab->count[kind], sizeof(const char *));
+	const char **slot = &tab->display_names[kind][sym - tab->syms[kind]];
+	if (!*slot) {
+		char *demangled = symbol_demangle(sym->name);
+		*slot = demangled ? symtab_store(tab, demangled, strlen(demangled)) : sym->name;
+		free(demangled);
+	}
+	return *slot;
+}
+
 void symtab_free(struct symtab *tab)
 {
 	if (!tab)
@@ -208,6 +251,7 @@ void symtab_free(struct symtab *tab)
 	for (int kind = 0; kind < SYM_KIND_COUNT; kind++) {
 		free(tab->syms[kind]);
 		free(tab->pending[kind]);
+		free(tab->display_names[kind]);
 	}
 	free(tab->segments);
 	kallsyms_index_free(tab->text_index);

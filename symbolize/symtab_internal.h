@@ -18,8 +18,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <libelf.h>
 
 #include "sigprof/symbolize.h"
+#include "sigprof/util.h"
 
 #define SYM_KIND_COUNT 2
 
@@ -58,6 +60,8 @@ struct symtab {
 	size_t segment_count, segment_cap;
 	bool relocatable;                                  /* ELF e_type == ET_DYN */
 	const char *build_id;                              /* lowercase hex, or NULL */
+	const char *debug_file;                            /* the separate debug file the symbols came from, or NULL */
+	const char **display_names[SYM_KIND_COUNT];        /* demangled names by symbol index, made on first use */
 	struct kallsyms_text *text_index;                  /* a sorted kallsyms text searched in place (kallsyms.c) */
 };
 
@@ -75,5 +79,28 @@ void symtab_add(struct symtab *tab, enum sym_kind kind, const struct symbol_cand
 void symtab_add_segment(struct symtab *tab, const struct load_segment *segment);
 /* Sort, deduplicate and size the added symbols; call once, after the last symtab_add(). */
 void symtab_finish(struct symtab *tab);
+
+/* Whether symbolize_set_demangle() left demangling on (demangle.c). */
+bool symbolize_demangles(void);
+
+/* The NT_GNU_BUILD_ID note of an ELF handle as lowercase hex interned in tab, or NULL (elf.c). */
+const char *elf_build_id(Elf *elf, struct symtab *tab);
+
+/* ---- separate debug files (debuginfo.c) ---- */
+
+/* What a .gnu_debuglink section holds. */
+struct debug_link {
+	char name[256];
+	uint32_t crc; /* CRC32 of the whole debug file */
+};
+
+/* The .gnu_debuglink of an ELF handle: 0, -ENOENT when it has none, -ENOEXEC when it is malformed. */
+int debug_link_read(Elf *elf, struct debug_link *link);
+/*
+ * The debug file of the stripped file at path, by build-id (may be NULL)
+ * then by link (may be NULL), in the order of debuginfo.c's first comment.
+ * 0 with its path in found, or -ENOENT.
+ */
+int debug_file_locate(const char *path, const char *build_id, const struct debug_link *link, struct strbuf *found);
 
 #endif

@@ -10,12 +10,17 @@
 #ifndef SIGPROF_UNIT_HELPERS_H
 #define SIGPROF_UNIT_HELPERS_H
 
+#include <errno.h>
 #include <ftw.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <sys/stat.h>
 #include <linux/perf_event.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <criterion/criterion.h>
@@ -94,6 +99,51 @@ static inline void bb_end_record(struct byte_builder *b, size_t at)
 	memcpy(b->buf + at + 6, &s, sizeof(s));
 }
 
+/* The sample_id trailer (sample_id_all) of a non-sample record: TID, TIME, ID, STREAM_ID, CPU, IDENTIFIER. */
+struct trailer {
+	uint32_t pid, tid;
+	uint64_t time;
+	uint64_t sample_id; /* PERF_SAMPLE_ID */
+	uint64_t stream_id;
+	uint32_t cpu;
+	uint64_t id;        /* PERF_SAMPLE_IDENTIFIER */
+};
+
+static inline void bb_trailer(struct byte_builder *b, uint64_t sample_type, const struct trailer *t)
+{
+	if (sample_type & PERF_SAMPLE_TID)
+		bb_u32_pair(b, t->pid, t->tid);
+	if (sample_type & PERF_SAMPLE_TIME)
+		bb_u64(b, t->time);
+	if (sample_type & PERF_SAMPLE_ID)
+		bb_u64(b, t->sample_id);
+	if (sample_type & PERF_SAMPLE_STREAM_ID)
+		bb_u64(b, t->stream_id);
+	if (sample_type & PERF_SAMPLE_CPU)
+		bb_u32_pair(b, t->cpu, 0);
+	if (sample_type & PERF_SAMPLE_IDENTIFIER)
+		bb_u64(b, t->id);
+}
+
+/* A PERF_RECORD_MMAP2 record as the kernel writes it (device and inode made up), trailer included. */
+static inline void bb_mmap2(struct byte_builder *b, uint64_t addr, uint64_t len, uint64_t pgoff, uint32_t prot,
+			    uint32_t flags, const char *file, uint64_t sample_type, const struct trailer *t)
+{
+	size_t at = bb_begin_record(b, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER);
+	bb_u32_pair(b, t->pid, t->tid);
+	bb_u64(b, addr);
+	bb_u64(b, len);
+	bb_u64(b, pgoff);
+	bb_u32_pair(b, 8, 1); /* maj, min */
+	bb_u64(b, 123456);    /* ino */
+	bb_u64(b, 0);         /* ino_generation */
+	bb_u32_pair(b, prot, flags);
+	bb_bytes(b, file, strlen(file) + 1);
+	bb_pad8(b);
+	bb_trailer(b, sample_type, t);
+	bb_end_record(b, at);
+}
+
 static inline void bb_free(struct byte_builder *b)
 {
 	free(b->buf);
@@ -108,6 +158,89 @@ static inline void *exact_copy(const void *data, size_t n)
 	if (n)
 		memcpy(p, data, n);
 	return p;
+}
+
+/* ---- running the reference tools (readelf, nm, addr2line, c++filt) ---- */
+
+typedef void (*line_handler)(const char *line, void *context);
+
+/* Feed each line that command prints to handle; the command must succeed. */
+static inline void each_output_line(const char *command, line_handler handle, void *context)
+{
+	FILE *pipe = popen(command, "r");
+	cr_assert_not_null(pipe, "cannot run: %s", command);
+	char *line = NULL;
+	size_t cap = 0;
+	while (getline(&line, &cap, pipe) >= 0)
+		handle(line, context);
+	free(line);
+	cr_assert_eq(pclose(pipe), 0, "failed: %s", command);
+}
+
+/* One symbol as `nm -S` reports it. */
+struct nm_symbol {
+	const char *name;
+	uint64_t address, size;
+	bool found;
+};
+
+static inline void take_nm_row(const char *line, void *context)
+{
+	struct nm_symbol *symbol = context;
+	unsigned long long address, size;
+	char type, name[256];
+	if (sscanf(line, "%llx %llx %c %255s", &address, &size, &type, name) == 4 && strcmp(name, symbol->name) == 0) {
+		symbol->address = address;
+		symbol->size = size;
+		symbol->found = true;
+	}
+}
+
+static inline struct nm_symbol nm_symbol(const char *path, const char *name)
+{
+	struct nm_symbol symbol = { .name = name };
+	char command[PATH_MAX + 32];
+	snprintf(command, sizeof(command), "nm -S --defined-only %s", path);
+	each_output_line(command, take_nm_row, &symbol);
+	cr_assert(symbol.found, "nm does not list %s in %s", name, path);
+	return symbol;
+}
+
+/* A PT_LOAD program header as `readelf -lW` reports it. */
+struct load_segment {
+	uint64_t offset, vaddr, filesz, memsz;
+	uint32_t prot; /* PROT_READ/WRITE/EXEC from its flags */
+};
+
+struct load_segments {
+	struct load_segment seg[16];
+	size_t count;
+	bool relocatable; /* ELF type DYN (PIE): loaded at a base of the loader's choosing */
+};
+
+static inline void take_load_row(const char *line, void *context)
+{
+	struct load_segments *l = context;
+	unsigned long long offset, vaddr, paddr, filesz, memsz;
+	char flags[8] = "";
+	if (strstr(line, "Elf file type is DYN"))
+		l->relocatable = true;
+	if (sscanf(line, " LOAD 0x%llx 0x%llx 0x%llx 0x%llx 0x%llx %3[RWE ]", &offset, &vaddr, &paddr, &filesz,
+		   &memsz, flags) < 5 || l->count == 16)
+		return;
+	struct load_segment *s = &l->seg[l->count++];
+	*s = (struct load_segment){ offset, vaddr, filesz, memsz, 0 };
+	s->prot = (strchr(flags, 'R') ? 1u : 0u) | (strchr(flags, 'W') ? 2u : 0u) | (strchr(flags, 'E') ? 4u : 0u);
+}
+
+static inline struct load_segments load_segments(const char *path)
+{
+	struct load_segments l = { .count = 0 };
+	char command[PATH_MAX + 32];
+	snprintf(command, sizeof(command), "readelf -lW %s", path);
+	each_output_line(command, take_load_row, &l);
+	cr_assert_gt(l.count, 0, "readelf lists no LOAD segment in %s", path);
+	return l;
 }
 
 /* ---- temporary directories ---- */
@@ -178,6 +311,20 @@ static inline void write_file(const char *path, const void *data, size_t n)
 	cr_assert_eq(fclose(f), 0);
 }
 
+/* mkdir -p: path and every missing parent. */
+static inline void make_directories(const char *path)
+{
+	char *copy = strdup(path);
+	cr_assert_not_null(copy);
+	for (char *slash = strchr(copy + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
+		*slash = '\0';
+		mkdir(copy, 0755);
+		*slash = '/';
+	}
+	cr_assert(mkdir(copy, 0755) == 0 || errno == EEXIST, "mkdir %s failed", copy);
+	free(copy);
+}
+
 /* The whole file, malloc'd, its size in *n. */
 static inline unsigned char *read_file(const char *path, size_t *n)
 {
@@ -193,6 +340,39 @@ static inline unsigned char *read_file(const char *path, size_t *n)
 	if (!b.buf)
 		b.buf = calloc(1, 1);
 	return b.buf;
+}
+
+/*
+ * A file of a fake sysfs PMU tree: root/pmu/rel holding text (type,
+ * format/FIELD, events/ALIAS), the directories made on the way.
+ */
+static inline void sysfs_pmu_file(const char *root, const char *pmu, const char *rel, const char *text)
+{
+	char *dir = path_join(root, pmu);
+	mkdir(dir, 0755);
+	char *sub = path_join(dir, "format");
+	mkdir(sub, 0755);
+	free(sub);
+	sub = path_join(dir, "events");
+	mkdir(sub, 0755);
+	free(sub);
+	char *file = path_join(dir, rel);
+	write_file(file, text, strlen(text));
+	free(file);
+	free(dir);
+}
+
+/* Copy the file from to the path to, plus extra bytes at its end (NULL, 0: none). */
+static inline void copy_file_with(const char *from, const char *to, const void *extra, size_t extra_size)
+{
+	size_t n;
+	unsigned char *data = read_file(from, &n);
+	data = realloc(data, n + extra_size + 1);
+	cr_assert_not_null(data);
+	if (extra_size)
+		memcpy(data + n, extra, extra_size);
+	write_file(to, data, n + extra_size);
+	free(data);
 }
 
 /* A criterion suite whose tests each get a fresh temporary directory, `dir`, removed after the test. */

@@ -117,12 +117,15 @@ struct collector_analyzer {
 	void (*record)(void *state, struct profile *p, const struct perf_event_header *rec,
 		       const struct sp_sample_id *id);
 	/*
-	 * Optional: a figure of this collector per path, printed as an extra
-	 * column of the path table (sched: wait time in ms) and written in
-	 * JSON beside the path's samples.  The column is named by path_column.
+	 * Optional: figures of this collector per path (sched: wait time in
+	 * ms; c2c: HITM and DRAM counts), each printed as an extra column of
+	 * the path table and written in JSON beside the path's samples.
+	 * path_figure() gives figure number `figure` (an index into
+	 * path_figures) for one path.
 	 */
-	double (*path_figure)(void *state, const struct profile *p, int path);
-	const char *path_column;  /* "wait ms" in text; JSON key: the collector name and "_" and this, spaces as '_' */
+	const struct path_figure *path_figures;
+	size_t npath_figures;
+	double (*path_figure)(void *state, const struct profile *p, int path, size_t figure);
 	/*
 	 * The text report prints this collector's top functions and stacks
 	 * as it does for a collector without an analyzer (cache: its misses
@@ -130,6 +133,16 @@ struct collector_analyzer {
 	 */
 	bool show_stacks;
 };
+
+/* One figure per path of a collector (collector_analyzer.path_figures). */
+struct path_figure {
+	const char *column; /* the path table's heading: "wait ms", "HITM lcl" */
+	const char *key;    /* JSON key after "COLLECTOR_" (c2c_hitm_local); NULL: the column, spaces as '_' */
+	int decimals;       /* 0: a count, written as an integer */
+};
+
+/* The JSON key of a path figure: "sched_wait_ms", "c2c_hitm_local". */
+const char *path_figure_key(const char *collector, const struct path_figure *f, char *buf, size_t len);
 
 /*
  * What path_of() returns for a sample that concerns no task of the

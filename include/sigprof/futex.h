@@ -164,6 +164,21 @@ const struct futex_word *futex_tracker_word(const struct futex_tracker *t, uint3
 const struct futex_op_stats *futex_tracker_op(const struct futex_tracker *t, enum futex_op_id id);
 /* Exits whose thread had no entry to pair with (weighted), and of those, ones no earlier entry explains. */
 uint64_t futex_tracker_unpaired_exits(const struct futex_tracker *t, uint64_t *orphans);
+/*
+ * Whether the tracker saw a futex word (not a futex_waitv array) of pid in
+ * [start, end): futex words are 4-byte aligned, so the range is probed at
+ * every aligned address, cheap for a cacheline.
+ */
+bool futex_tracker_has_word_in(const struct futex_tracker *t, uint32_t pid, uint64_t start, uint64_t end);
+
+struct profile;
+/*
+ * The same question asked of a loaded recording: whether its futex
+ * collector saw such a word (the c2c report marks the cachelines that hold
+ * one).  false when the recording has no futex collector.
+ */
+bool futex_profile_has_word(const struct profile *p, uint32_t pid, uint64_t start, uint64_t end);
+
 /* Stacks of a word's waiters or wakers, most calls first; valid until the word changes. */
 void futex_word_sort_stacks(struct futex_word *w);
 

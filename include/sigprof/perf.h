@@ -32,6 +32,10 @@ struct event_spec {
 				       spec must be enabled at open: enable_on_exec works only for task events */
 	char *tracepoint_filter;    /* a tracepoint's filter (tracefs filter syntax, PERF_EVENT_IOC_SET_FILTER),
 				       owned by the event list; NULL for none */
+	bool group_with_previous;   /* opened in the group of the spec before it (whose leader is the nearest
+				       earlier spec without this flag): mem-loads after its mem-loads-aux leader */
+	char cpus[128];             /* the CPUs its PMU covers, as sysfs lists them ("0-7,16-23"); empty: every
+				       CPU.  A per-CPU session opens the event on those only (hybrid parts) */
 };
 
 struct perf_target {
@@ -100,6 +104,8 @@ int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int gr
 int perf_event_probe(const struct perf_event_attr *attr);
 /* Online CPUs, from /sys/devices/system/cpu/online; fills up to max, returns the count. */
 int online_cpus(int *cpus, int max);
+/* The CPUs of a list as sysfs writes them ("0-3,8,10-11"); fills up to max, returns the count (0: malformed). */
+int cpu_list_parse(const char *text, int *cpus, int max);
 /* A one-line reason for a perf_event_open failure, naming what to do. */
 const char *perf_open_reason(int err, const struct perf_event_attr *attr);
 

@@ -100,6 +100,12 @@ size_t pmu_sysfs_names(char (*names)[32], size_t max);
 size_t pmu_sysfs_events(const char *pmu, char (*names)[32], size_t max);
 /* The perf type of a sysfs PMU ("cpu", "cpu_core", "ibs_op"); 0 or -ENOENT. */
 int pmu_sysfs_type(const char *pmu, uint32_t *type);
+/*
+ * The CPUs a sysfs PMU covers, as its `cpus` file lists them ("0-15"): a
+ * hybrid part's cpu_core and cpu_atom each cover their own.  0, or -ENOENT
+ * when the PMU has no such file (it covers every CPU).
+ */
+int pmu_sysfs_cpus(const char *pmu, char *buf, size_t len);
 /* Whether the sysfs PMU has the named event alias (events/NAME). */
 bool pmu_sysfs_has_event(const char *pmu, const char *event);
 /*

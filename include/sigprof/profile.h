@@ -47,6 +47,7 @@ struct unwind_counts {
 struct profile_options {
 	const char *kallsyms;            /* NULL: /proc/kallsyms */
 	const struct path_rules *rules;  /* NULL: built-in rules only */
+	bool srcline;                    /* file:line in frames and inlined calls as frames (stacks.h) */
 };
 
 struct profile {

@@ -25,6 +25,8 @@ struct report_options {
 	unsigned max_frames;        /* frames shown per stack in text */
 	const char *collector;      /* --collector for --folded; NULL: the first with samples */
 	bool sched_keys_lkp;        /* --sched-keys lkp: sched stacks keyed like LKP's perf-sched figures */
+	bool no_demangle;           /* --no-demangle: C++ names raw */
+	const char *debug_dirs;     /* --debug-dirs: roots of separate debug files; NULL: SIGPROF_DEBUG_DIRS or default */
 };
 
 struct function_row {
@@ -42,12 +44,23 @@ size_t report_stacks(const struct profile *p, int collector, int path, uint32_t 
 const char *frame_label(const struct frame *f, char *buf, size_t buflen);
 /* The last component of a dso path. */
 const char *dso_short_name(const char *dso);
+/* "file.c:42" (the source file's last component) for a frame with a source line (--srcline), else NULL. */
+const char *frame_srcline(const struct frame *f, char *buf, size_t buflen);
+/*
+ * One frame of a stack in text, on its own indented line: the label,
+ * marked "(inlined)" for an inlined call, the dso, and file:line with
+ * --srcline.
+ */
+void report_text_frame(FILE *out, const struct frame *f);
 
 struct json_writer;
 /* One frame as every JSON list of frames writes it: {"sym", "dso"[, "offset"]}. */
 void report_json_frame(struct json_writer *w, const struct frame *f);
 /* "frames": [...] of an interned stack, leaf first. */
 void report_json_stack_frames(struct json_writer *w, const struct profile *p, uint32_t stack);
+
+/* An interned stack as the text report prints it: one frame a line, leaf first, at most max_frames. */
+void report_text_stack(const struct profile *p, uint32_t stack, unsigned max_frames, FILE *out);
 
 void report_text(const struct profile *p, const struct report_options *o, FILE *out);
 void report_json(const struct profile *p, const struct report_options *o, FILE *out);

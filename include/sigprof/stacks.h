@@ -8,6 +8,16 @@
  * memory grows with distinct stacks, not with the file.  Each frame carries
  * its path (a rule match, or -1) and each stack the path of its frame
  * nearest the leaf.
+ *
+ * With --srcline (stack_table_enable_srcline()) a frame's identity also
+ * holds its source line, and an address inside inlined code gives a chain
+ * of frames: the innermost inlined function, each function it was inlined
+ * into, and the function compiled out of line.  frame_for_address() then
+ * returns a chain link, a frame that stands for the whole chain and never
+ * appears in a stack itself: stack_add() replaces it with the frames of
+ * the chain, so every output (text, JSON, folded, the functions table, path
+ * rules) sees inlined calls as frames of their own, and an inline function
+ * inlined at several call sites is one frame per line, not one per site.
  */
 #ifndef SIGPROF_STACKS_H
 #define SIGPROF_STACKS_H
@@ -26,6 +36,13 @@ struct frame {
 	bool kernel;
 	bool synthetic;   /* made by the report, not found at an address: [signal SIGPROF], [unwind: ...] */
 	int path;         /* the rule this frame matches, or -1 */
+	/* --srcline only (stack_table_enable_srcline); else NULL, 0, false, 0, 0 */
+	const char *srcfile;   /* the source file of the frame's line, as DWARF names it, or NULL */
+	unsigned line;         /* that line, 0 when unknown */
+	bool inlined;          /* an inlined copy of sym: in a stack, the frame after it is where it was inlined */
+	/* a chain link (frame_for_address() of inlined code), which stack_add() replaces; never in a stack */
+	uint32_t inlined_into; /* id + 1 of the next link or frame of the chain, outward; 0: not a link */
+	uint32_t shown_as;     /* id + 1 of the frame the stack shows for this link */
 };
 
 struct stack {
@@ -54,6 +71,9 @@ struct stack_table {
 	size_t arena_used, arena_cap;
 	const struct path_rules *rules;
 	struct string_pool *strings;
+	struct source_lines *source_lines; /* --srcline: DWARF of each dso; NULL without */
+	uint32_t *expanded;                /* a stack with its inlined frames, being interned */
+	size_t expanded_cap;
 };
 
 static inline const uint32_t *stack_frames(const struct stack_table *t, const struct stack *s)
@@ -63,6 +83,8 @@ static inline const uint32_t *stack_frames(const struct stack_table *t, const st
 
 void stack_table_init(struct stack_table *t, const struct path_rules *rules);
 void stack_table_free(struct stack_table *t);
+/* Give frames source lines and inlined frames from now on (--srcline). */
+void stack_table_enable_srcline(struct stack_table *t);
 /* The frame for addr in dso (addr in the dso's own address space); symbolizes on first sight. */
 uint32_t frame_for_address(struct stack_table *t, struct dso *dso, uint64_t addr);
 /* A frame that has no dso: "[unknown]" at a raw address. */

@@ -61,7 +61,51 @@ int symtab_offset_to_vaddr(const struct symtab *tab, uint64_t file_offset, uint6
 bool symtab_is_relocatable(const struct symtab *tab);
 /* The GNU build-id as lowercase hex, or NULL when the file has none. */
 const char *symtab_build_id(const struct symtab *tab);
+/*
+ * The separate debug file of a file that lacks its .symtab or its DWARF
+ * (see "separate debug files" below), or NULL when it has none.  Its
+ * .symtab, when the file lost its own, gave tab's symbols.
+ */
+const char *symtab_debug_file(const struct symtab *tab);
+/*
+ * The name to show for a symbol that tab's lookup returned: a C++ name
+ * ("_Z...") demangled ("foo::bar()"), unless symbolize_set_demangle(false);
+ * any other name as it is.  Each symbol is demangled once, on first use,
+ * and the result kept in tab.
+ */
+const char *symtab_display_name(struct symtab *tab, enum sym_kind kind, const struct sym *sym);
 void symtab_free(struct symtab *tab);
+
+/* ---- names and separate debug files (demangle.c, debuginfo.c) ---- */
+
+/* Demangle C++ names in symtab_display_name() and symbol_demangle() (the default), or keep them raw. */
+void symbolize_set_demangle(bool demangle);
+/* name demangled (a copy to free()), or NULL when it is not a C++ name or demangling is off. */
+char *symbol_demangle(const char *name);
+
+/*
+ * Separate debug files.  When an ELF file has no .symtab (it was stripped),
+ * symtab_from_elf_file() takes the function and data symbols from its debug
+ * file, found as gdb finds it, under each debug root in turn:
+ *   1. ROOT/.build-id/ab/cdef....debug, from the file's GNU build-id;
+ *   2. the .gnu_debuglink name, with its CRC32 checked, in the file's own
+ *      directory, in its .debug/ subdirectory, then in ROOT/<directory>/.
+ * Addresses stay those of the file itself (the debug file's symbols have
+ * the same vaddrs; the PT_LOAD headers and the sigreturn trampoline scan
+ * come from the file itself).
+ *
+ * The roots are "/usr/lib/debug" unless set here: a colon-separated list,
+ * NULL for the default.  The report takes them from --debug-dirs or the
+ * environment variable SIGPROF_DEBUG_DIRS.
+ */
+void symbolize_set_debug_dirs(const char *dirs);
+const char *symbolize_debug_dirs(void);
+/*
+ * The debug file of the ELF file at path into out: 0, -ENOENT when there
+ * is none, -ENAMETOOLONG when out is too small, or the -errno of reading
+ * path (-ENOEXEC: not ELF).
+ */
+int debug_file_find(const char *path, char *out, size_t len);
 
 /* ---- the workload's processes and their mappings (maps.c) ---- */
 
@@ -102,6 +146,14 @@ const struct mapping *proc_table_find_code(struct proc_table *pt, uint32_t pid, 
 /* The dso's symbol table, loaded once; NULL when it cannot be (dso->load_error says why). */
 struct symtab *dso_symtab(struct dso *dso);
 /*
+ * The separate debug file of a stripped dso (see above), or NULL when it
+ * has none.  For readers of DWARF and
+ * .debug_frame (the unwinder, --srcline): the debug file holds the
+ * sections the stripped file lost, at the same addresses.  Loads the
+ * dso's symbols if that was not done yet.
+ */
+const char *dso_debug_file(struct dso *dso);
+/*
  * The kernel dso.  Its symbols come, in this order of preference, from the
  * file named with proc_table_set_kallsyms(), the table installed with
  * proc_table_set_kernel_symbols() (the recording's copy), /proc/kallsyms;
@@ -114,6 +166,37 @@ void proc_table_set_kernel_symbols(struct proc_table *pt, struct symtab *tab);
 
 /* Convert an address inside a mapping into the dso's own address space. */
 bool mapping_to_dso_addr(const struct mapping *map, uint64_t addr, uint64_t *dso_addr);
+
+/* ---- source lines and inlined calls (srcline.c, libdw) ---- */
+
+/* One function level at a code address, as addr2line -i -f prints it. */
+struct source_frame {
+	const char *function; /* DWARF's name (linkage name demangled unless turned off), or NULL */
+	const char *file;     /* the source file, a path as DWARF gives it, or NULL */
+	unsigned line;        /* 0 when unknown */
+	bool inlined;         /* an inlined copy: the next frame is the function it was inlined into */
+};
+
+/*
+ * The DWARF of every file a report asks about, each opened once (shared by
+ * every dso with the same build-id, else the same path) from the dso's
+ * separate debug file when it has one, else from the file itself.  Files
+ * without DWARF are remembered as such.
+ */
+struct source_lines;
+
+struct source_lines *source_lines_new(void);
+void source_lines_free(struct source_lines *sl);
+/*
+ * The function levels at addr (in the dso's own address space), innermost
+ * first: the line of addr in the innermost (inlined) function, then for
+ * each inlined call the caller and the line of the call, ending with the
+ * function that was compiled out of line.  Returns how many were written
+ * (at most max); 0 when no DWARF covers addr.  The strings live until
+ * source_lines_free().
+ */
+size_t source_lines_lookup(struct source_lines *sl, struct dso *dso, uint64_t addr, struct source_frame *out,
+			   size_t max);
 
 /*
  * Name a data address of pid (a futex word, a cacheline) into buf: the ELF

@@ -284,3 +284,46 @@ Test(report, folded_stacks_sum_to_samples)
 	free(out);
 	cr_assert_eq(folded, json_number(data, ".meta.collectors[] | select(.name==\"cpu\") | .samples"));
 }
+
+/*
+ * --srcline: every sample of burn_cpu names a line of burn_cpu's body in
+ * cpu_burner.c, the lines awk finds between its definition and its closing
+ * brace; the text and folded outputs show file:line; the ASan build agrees.
+ */
+Test(report, srcline_names_lines_of_the_workloads_source)
+{
+	require_perf_events();
+	const char *data = test_path("srcline.data");
+	cr_assert_eq(run_cmd(NULL, false, "%s record -q -o %s -- " W "cpu_burner 300 >/dev/null", sigprof_bin(), data), 0);
+	char *range;
+	run_cmd(&range, false, "awk '/burn_cpu\\(double until_ms\\)$/ {s = NR} s && /^}/ {print s, NR; exit}' "
+			       "tests/workloads/cpu_burner.c");
+	int first = 0, last = 0;
+	cr_assert_eq(sscanf(range, "%d %d", &first, &last), 2, "burn_cpu not found in cpu_burner.c: %s", range);
+	free(range);
+
+	const char *json = report_json_file(data, "--srcline -n 100000");
+	double burn = jq_file(json, "[.functions[] | select(.collector==\"cpu\" and .sym==\"burn_cpu\") | .self] | add");
+	char filter[512];
+	snprintf(filter, sizeof(filter),
+		 "[.functions[] | select(.collector==\"cpu\" and .sym==\"burn_cpu\" and (.file | endswith(\"/cpu_burner.c\"))"
+		 " and .line >= %d and .line <= %d and .srcline == \"cpu_burner.c:\\(.line)\") | .self] | add",
+		 first, last);
+	double in_body = jq_file(json, filter);
+	cr_assert_gt(burn, 0, "no burn_cpu samples");
+	cr_assert_eq(in_body, burn, "%.0f of %.0f burn_cpu samples on lines %d-%d of cpu_burner.c", in_body, burn, first,
+		     last);
+
+	char *out;
+	run_cmd(&out, false, "%s report --srcline -n 3 -i %s", sigprof_bin(), data);
+	cr_assert(strstr(out, "cpu_burner.c:"), "the text report has no cpu_burner.c:LINE:\n%s", out);
+	free(out);
+	run_cmd(&out, false, "%s report --srcline --folded -i %s | awk '/burn_cpu:cpu_burner.c:[0-9]+ [0-9]+$/ {s += $NF} END {print s}'",
+		sigprof_bin(), data);
+	cr_assert_eq(strtod(out, NULL), burn, "folded burn_cpu leaves: %s", out);
+	free(out);
+	int st = run_cmd(&out, true, "%s report --srcline -i %s > /dev/null && %s report --srcline --json -i %s | jq -e .version > /dev/null",
+			 SIGPROF_ASAN_BIN, data, SIGPROF_ASAN_BIN, data);
+	cr_assert_eq(st, 0, "the ASan build failed with --srcline: %s", out);
+	free(out);
+}

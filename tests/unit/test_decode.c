@@ -650,38 +650,16 @@ Test(decode, sizes_inside_the_record_that_overrun_it_are_einval)
 	event_set_free(&set);
 }
 
-/* The sample_id trailer of non-sample records: TID, TIME, ID, STREAM_ID, CPU, IDENTIFIER. */
-static void build_trailer(struct byte_builder *b, const struct expected_sample *e, uint64_t type)
+static struct trailer trailer_of(const struct expected_sample *e)
 {
-	if (type & PERF_SAMPLE_TID)
-		bb_u32_pair(b, e->pid, e->tid);
-	if (type & PERF_SAMPLE_TIME)
-		bb_u64(b, e->time);
-	if (type & PERF_SAMPLE_ID)
-		bb_u64(b, e->sample_id);
-	if (type & PERF_SAMPLE_STREAM_ID)
-		bb_u64(b, e->stream_id);
-	if (type & PERF_SAMPLE_CPU)
-		bb_u32_pair(b, e->cpu, 0);
-	if (type & PERF_SAMPLE_IDENTIFIER)
-		bb_u64(b, e->id);
+	return (struct trailer){ .pid = e->pid, .tid = e->tid, .time = e->time, .sample_id = e->sample_id,
+				 .stream_id = e->stream_id, .cpu = e->cpu, .id = e->id };
 }
 
 static void build_mmap2(struct byte_builder *b, const struct expected_sample *e, uint64_t type, const char *file)
 {
-	size_t at = bb_begin_record(b, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER);
-	bb_u32_pair(b, e->pid, e->tid);
-	bb_u64(b, 0x7f0000001000ull); /* addr */
-	bb_u64(b, 0x20000);            /* len */
-	bb_u64(b, 0x1000);             /* pgoff */
-	bb_u32_pair(b, 8, 1);          /* maj, min */
-	bb_u64(b, 123456);             /* ino */
-	bb_u64(b, 0);                  /* ino_generation */
-	bb_u32_pair(b, 5, 2);          /* prot, flags */
-	bb_bytes(b, file, strlen(file) + 1);
-	bb_pad8(b);
-	build_trailer(b, e, type);
-	bb_end_record(b, at);
+	struct trailer t = trailer_of(e);
+	bb_mmap2(b, 0x7f0000001000ull, 0x20000, 0x1000, 5 /* prot */, 2 /* flags */, file, type, &t);
 }
 
 static void build_comm(struct byte_builder *b, const struct expected_sample *e, uint64_t type, const char *comm)
@@ -690,7 +668,8 @@ static void build_comm(struct byte_builder *b, const struct expected_sample *e, 
 	bb_u32_pair(b, e->pid, e->tid);
 	bb_bytes(b, comm, strlen(comm) + 1);
 	bb_pad8(b);
-	build_trailer(b, e, type);
+	struct trailer t = trailer_of(e);
+	bb_trailer(b, type, &t);
 	bb_end_record(b, at);
 }
 

@@ -8,6 +8,7 @@
 
 #include <criterion/criterion.h>
 
+#include "sigprof/c2c.h"
 #include "sigprof/paths.h"
 
 static char *read_whole(const char *path)
@@ -44,5 +45,24 @@ Test(docs, paths_md_lists_every_builtin_rule_under_its_path)
 		listed++;
 	cr_assert_eq(listed, builtin_path_rule_count, "docs/paths.md lists %u rules, the code has %u", listed,
 		     builtin_path_rule_count);
+	free(doc);
+}
+
+Test(docs, c2c_md_lists_every_classification_rule_in_order)
+{
+	char *doc = read_whole("docs/c2c.md");
+	const char *rules_section = strstr(doc, "### Rules, first match wins");
+	cr_assert(rules_section, "docs/c2c.md has no rules section");
+	size_t n;
+	const struct c2c_rule *rules = c2c_rules(&n);
+	const char *at = rules_section;
+	for (size_t i = 0; i < n; i++) {
+		char heading[64];
+		snprintf(heading, sizeof(heading), "\n### %s\n", c2c_class_name(rules[i].cls));
+		const char *found = strstr(at, heading);
+		cr_assert(found, "docs/c2c.md does not document rule %zu (%s) after the previous one", i,
+			  c2c_class_name(rules[i].cls));
+		at = found + 1;
+	}
 	free(doc);
 }

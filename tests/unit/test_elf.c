@@ -23,21 +23,7 @@
 #define FIXTURE "build/fixtures/elf_fixture"
 #define STRIPPED_FIXTURE "build/fixtures/elf_fixture.stripped"
 
-/* ---- running the reference tools ---- */
-
-typedef void (*line_handler)(const char *line, void *context);
-
-static void each_output_line(const char *command, line_handler handle, void *context)
-{
-	FILE *pipe = popen(command, "r");
-	cr_assert_not_null(pipe, "cannot run: %s", command);
-	char *line = NULL;
-	size_t cap = 0;
-	while (getline(&line, &cap, pipe) >= 0)
-		handle(line, context);
-	free(line);
-	cr_assert_eq(pclose(pipe), 0, "failed: %s", command);
-}
+/* ---- running the reference tools (each_output_line, nm_symbol: unit_helpers.h) ---- */
 
 /* A function or object row of `readelf -sW`. */
 struct symbol_row {
@@ -120,35 +106,6 @@ static size_t distinct_addresses(const struct symbol_rows *rows, enum sym_kind k
 		count += first;
 	}
 	return count;
-}
-
-/* One symbol as `nm -S` reports it. */
-struct nm_symbol {
-	const char *name;
-	uint64_t address, size;
-	bool found;
-};
-
-static void take_nm_row(const char *line, void *context)
-{
-	struct nm_symbol *symbol = context;
-	unsigned long long address, size;
-	char type, name[256];
-	if (sscanf(line, "%llx %llx %c %255s", &address, &size, &type, name) == 4 && strcmp(name, symbol->name) == 0) {
-		symbol->address = address;
-		symbol->size = size;
-		symbol->found = true;
-	}
-}
-
-static struct nm_symbol nm_symbol(const char *path, const char *name)
-{
-	struct nm_symbol symbol = { .name = name };
-	char command[512];
-	snprintf(command, sizeof(command), "nm -S --defined-only %s", path);
-	each_output_line(command, take_nm_row, &symbol);
-	cr_assert(symbol.found, "nm does not list %s in %s", name, path);
-	return symbol;
 }
 
 /* One section header as `readelf -SW` reports it. */
@@ -620,4 +577,198 @@ Test(elf, every_truncation_of_the_fixture_is_handled)
 	cr_expect_gt(symtab_count(whole, SYM_FUNC), 3);
 	symtab_free(whole);
 	free(image);
+}
+
+/* ---- separate debug files ---- */
+
+#define DEBUG_FILE FIXTURE ".debug"
+#define LINKED_FIXTURE FIXTURE ".linked"
+
+TEMP_DIR_SUITE(debug_files);
+
+/* The fixture's own symbols, static ones too, found in a table loaded from a stripped copy. */
+static void expect_fixture_symbols(const struct symtab *tab)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(fixture_symbols); i++) {
+		struct nm_symbol nm = nm_symbol(FIXTURE, fixture_symbols[i].name);
+		expect_covers(tab, &fixture_symbols[i], nm.address, &nm);
+		expect_covers(tab, &fixture_symbols[i], nm.address + nm.size - 1, &nm);
+	}
+}
+
+static void expect_debug_file(const char *stripped, const char *expected)
+{
+	char found[4096];
+	int err = debug_file_find(stripped, found, sizeof(found));
+	cr_assert_eq(err, 0, "debug_file_find(%s) = %d, expected %s", stripped, err, expected);
+	cr_expect_str_eq(found, expected);
+	struct symtab *tab = load(stripped);
+	cr_assert_not_null(symtab_debug_file(tab));
+	cr_expect_str_eq(symtab_debug_file(tab), expected);
+	expect_fixture_symbols(tab);
+	symtab_free(tab);
+}
+
+static void expect_no_debug_file(const char *stripped)
+{
+	char found[4096];
+	cr_expect_eq(debug_file_find(stripped, found, sizeof(found)), -ENOENT);
+	struct symtab *tab = load(stripped);
+	cr_expect_null(symtab_debug_file(tab), "found %s", symtab_debug_file(tab));
+	struct nm_symbol helper = nm_symbol(FIXTURE, "fixture_static_helper");
+	cr_expect_null(symtab_lookup(tab, SYM_FUNC, helper.address), "a static function named without .symtab");
+	symtab_free(tab);
+}
+
+Test(debug_files, build_id_path_under_each_debug_root)
+{
+	struct found_text build_id = text_after("readelf -n " FIXTURE, "Build ID: ");
+	cr_assert_gt(strlen(build_id.value), 2, "the fixture has no build-id");
+	char *empty_root = path_join(dir, "empty"), *root = path_join(dir, "root"), *debug_dir, *expected, *roots;
+	make_directories(empty_root);
+	cr_assert_geq(asprintf(&debug_dir, "%s/.build-id/%.2s", root, build_id.value), 0);
+	cr_assert_geq(asprintf(&expected, "%s/%s.debug", debug_dir, build_id.value + 2), 0);
+	cr_assert_geq(asprintf(&roots, "%s:%s", empty_root, root), 0);
+	make_directories(debug_dir);
+	copy_file_with(DEBUG_FILE, expected, NULL, 0);
+
+	symbolize_set_debug_dirs(empty_root);
+	expect_no_debug_file(STRIPPED_FIXTURE);
+	symbolize_set_debug_dirs(roots); /* the second root holds it */
+	cr_expect_str_eq(symbolize_debug_dirs(), roots);
+	expect_debug_file(STRIPPED_FIXTURE, expected);
+	expect_debug_file(LINKED_FIXTURE, expected);
+	symbolize_set_debug_dirs(NULL);
+	cr_expect_str_eq(symbolize_debug_dirs(), "/usr/lib/debug");
+	free(empty_root);
+	free(root);
+	free(debug_dir);
+	free(expected);
+	free(roots);
+}
+
+/* The name .gnu_debuglink holds, as readelf dumps it ("[     0]  NAME"). */
+static struct found_text debuglink_name(void)
+{
+	struct found_text name = text_after("readelf --string-dump=.gnu_debuglink " LINKED_FIXTURE, "]");
+	cr_assert_neq(name.value[0], '\0', "%s has no .gnu_debuglink", LINKED_FIXTURE);
+	return name;
+}
+
+/*
+ * The linked copy is placed in DIR/bin, the debug file in each place gdb
+ * looks; the debug root holds no build-id tree, so only the link can find it.
+ */
+Test(debug_files, debuglink_in_the_directory_its_debug_subdirectory_and_under_the_root)
+{
+	struct found_text name = debuglink_name();
+	char *bin = path_join(dir, "bin"), *root = path_join(dir, "root");
+	make_directories(bin);
+	make_directories(root);
+	char *program = path_join(bin, "program");
+	copy_file_with(LINKED_FIXTURE, program, NULL, 0);
+	symbolize_set_debug_dirs(root);
+	expect_no_debug_file(program);
+
+	char *debug_subdirectory = path_join(bin, ".debug"), *under_root;
+	cr_assert_geq(asprintf(&under_root, "%s%s", root, bin), 0);
+	const char *places[] = { under_root, debug_subdirectory, bin }; /* each found before the previous */
+	for (size_t i = 0; i < ARRAY_SIZE(places); i++) {
+		make_directories(places[i]);
+		char *debug = path_join(places[i], name.value);
+		copy_file_with(DEBUG_FILE, debug, NULL, 0);
+		expect_debug_file(program, debug);
+		free(debug);
+	}
+	free(bin);
+	free(root);
+	free(program);
+	free(debug_subdirectory);
+	free(under_root);
+}
+
+Test(debug_files, debuglink_with_another_crc_is_refused)
+{
+	struct found_text name = debuglink_name();
+	char *root = path_join(dir, "root"), *program = path_join(dir, "program"), *debug = path_join(dir, name.value);
+	make_directories(root);
+	copy_file_with(LINKED_FIXTURE, program, NULL, 0);
+	copy_file_with(DEBUG_FILE, debug, "x", 1); /* one byte more: another file, another CRC32 */
+	symbolize_set_debug_dirs(root);
+	expect_no_debug_file(program);
+	copy_file_with(DEBUG_FILE, debug, NULL, 0);
+	expect_debug_file(program, debug);
+	free(root);
+	free(program);
+	free(debug);
+}
+
+Test(debug_files, files_that_are_not_elf_have_no_debug_file)
+{
+	char found[64];
+	cr_expect_eq(debug_file_find("/nonexistent/sigprof-file", found, sizeof(found)), -ENOENT);
+	char *text = path_join(dir, "text");
+	write_file(text, "not ELF\n", 8);
+	cr_expect_eq(debug_file_find(text, found, sizeof(found)), -ENOEXEC);
+	free(text);
+}
+
+/* The C library this test runs with, from /proc/self/maps. */
+static void this_libc(char *path, size_t len)
+{
+	FILE *maps = fopen("/proc/self/maps", "r");
+	cr_assert_not_null(maps);
+	char line[1024];
+	path[0] = '\0';
+	while (!path[0] && fgets(line, sizeof(line), maps)) {
+		char *file = strchr(line, '/');
+		if (file && strstr(file, "/libc.so")) {
+			file[strcspn(file, "\n")] = '\0';
+			snprintf(path, len, "%s", file);
+		}
+	}
+	fclose(maps);
+	cr_assert_neq(path[0], '\0', "no libc.so in /proc/self/maps");
+}
+
+/* The st_value of a function in a file's .symtab, as readelf lists it ("NUM: VALUE SIZE FUNC ... NAME"). */
+static uint64_t readelf_function(const char *path, const char *name)
+{
+	char command[4200];
+	snprintf(command, sizeof(command), "readelf -sW %s 2>/dev/null | awk '$4 == \"FUNC\" && $8 == \"%s\" { print $2; exit }'",
+		 path, name);
+	struct found_text value = text_after(command, "");
+	cr_assert_neq(value.value[0], '\0', "readelf finds no %s in %s", name, path);
+	return strtoull(value.value, NULL, 16);
+}
+
+/*
+ * Debian's libc.so.6 is stripped; libc6-dbg (in the GNUmakefile's
+ * DEB_PACKAGES) holds its debug file, whose .symtab names the local
+ * functions the futex and sigreturn paths are recognized by.
+ */
+Test(debug_files, stripped_libc_gets_its_local_functions_from_its_debug_file)
+{
+	char libc[1024], debug[4096];
+	this_libc(libc, sizeof(libc));
+	if (debug_file_find(libc, debug, sizeof(debug)) != 0) {
+		fprintf(stderr, "note: %s has no debug file here (install libc6-dbg); test skipped\n", libc);
+		cr_skip_test("no debug file for %s", libc);
+	}
+	struct symtab *tab = load(libc);
+	cr_expect_str_eq(symtab_debug_file(tab), debug);
+	uint64_t lock_wait = readelf_function(debug, "__lll_lock_wait");
+	const struct sym *sym = symtab_lookup(tab, SYM_FUNC, lock_wait);
+	cr_assert_not_null(sym);
+	cr_expect_str_eq(sym->name, "__lll_lock_wait");
+
+	/* The debug file names the trampoline itself; the synthetic one still covers the byte before it. */
+	uint64_t restore = readelf_function(debug, "__restore_rt");
+	const uint64_t probes[] = { restore - 1, restore, restore + 8 };
+	for (size_t i = 0; i < ARRAY_SIZE(probes); i++) {
+		sym = symtab_lookup(tab, SYM_FUNC, probes[i]);
+		cr_assert_not_null(sym, "nothing at %#llx", (unsigned long long)probes[i]);
+		cr_expect_str_eq(sym->name, "__restore_rt", "%#llx", (unsigned long long)probes[i]);
+	}
+	symtab_free(tab);
 }

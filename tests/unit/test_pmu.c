@@ -23,21 +23,9 @@
 
 static char *root;
 
-/* root/pmu/rel holding text (directories made on the way). */
 static void put(const char *pmu, const char *rel, const char *text)
 {
-	char *dir = path_join(root, pmu);
-	mkdir(dir, 0755);
-	char *sub = path_join(dir, "format");
-	mkdir(sub, 0755);
-	free(sub);
-	sub = path_join(dir, "events");
-	mkdir(sub, 0755);
-	free(sub);
-	char *file = path_join(dir, rel);
-	write_file(file, text, strlen(text));
-	free(file);
-	free(dir);
+	sysfs_pmu_file(root, pmu, rel, text);
 }
 
 static void fake_sysfs(void)
