@@ -93,7 +93,8 @@ const char *perf_open_reason(int err, const struct perf_event_attr *attr)
 	case EPERM:
 		return "permission denied: run as root, or lower /proc/sys/kernel/perf_event_paranoid";
 	case EINVAL:
-		return "the kernel rejected its settings (frequency above kernel.perf_event_max_sample_rate?)";
+		return "the kernel rejected its settings (a frequency above kernel.perf_event_max_sample_rate, or a "
+		       "PMU that cannot sample or has no such precision?)";
 	case EMFILE:
 		return "too many open files: raise the limit with ulimit -n";
 	case EBUSY:

@@ -290,9 +290,10 @@ static int compare_names(const void *a, const void *b)
 	return strcmp(a, b);
 }
 
-size_t pmu_sysfs_names(char (*names)[32], size_t max)
+/* The entries of a directory (no dot files, names that fit), sorted. */
+static size_t list_dir(const char *path, char (*names)[32], size_t max)
 {
-	DIR *d = opendir(sysfs_root);
+	DIR *d = opendir(path);
 	if (!d)
 		return 0;
 	size_t n = 0;
@@ -305,6 +306,37 @@ size_t pmu_sysfs_names(char (*names)[32], size_t max)
 	closedir(d);
 	qsort(names, n, 32, compare_names);
 	return n;
+}
+
+size_t pmu_sysfs_names(char (*names)[32], size_t max)
+{
+	return list_dir(sysfs_root, names, max);
+}
+
+size_t pmu_sysfs_events(const char *pmu, char (*names)[32], size_t max)
+{
+	if (!is_plain_name(pmu))
+		return 0;
+	char path[PATH_MAX + 64];
+	snprintf(path, sizeof(path), "%s/%s/events", sysfs_root, pmu);
+	size_t n = list_dir(path, names, max), kept = 0;
+	/* NAME.scale, NAME.unit, NAME.per-pkg, NAME.snapshot describe NAME; they are no events */
+	for (size_t i = 0; i < n; i++)
+		if (!strchr(names[i], '.'))
+			memmove(names[kept++], names[i], 32);
+	return kept;
+}
+
+size_t pmu_hybrid_core_pmus(char (*names)[32], uint32_t *types, size_t max)
+{
+	char all[64][32];
+	size_t n = pmu_sysfs_names(all, ARRAY_SIZE(all)), found = 0;
+	for (size_t i = 0; i < n && found < max; i++) {
+		if (strncmp(all[i], "cpu_", 4) != 0 || pmu_sysfs_type(all[i], &types[found]) < 0)
+			continue;
+		memcpy(names[found++], all[i], 32);
+	}
+	return found;
 }
 
 /* A format/ field: which config word, and the bit ranges, low bits of the value first. */
@@ -623,6 +655,31 @@ static int encode_libpfm(const char *name, struct pmu_event *ev)
 
 /* ---- the parser ---- */
 
+/*
+ * The sysfs PMU that has an event alias NAME: `cpu` first, then `cpu_core`
+ * (a hybrid part's big cores, where perf would open both core types), then
+ * the first in name order; NULL when none has it.
+ */
+static const char *pmu_with_alias(const char *name)
+{
+	static char found[32];
+	if (!is_plain_name(name))
+		return NULL;
+	static const char *const preferred[] = { "cpu", "cpu_core" };
+	for (size_t i = 0; i < ARRAY_SIZE(preferred); i++)
+		if (pmu_sysfs_has_event(preferred[i], name))
+			return preferred[i];
+	char names[64][32];
+	size_t n = pmu_sysfs_names(names, ARRAY_SIZE(names));
+	for (size_t i = 0; i < n; i++) {
+		if (pmu_sysfs_has_event(names[i], name)) {
+			memcpy(found, names[i], sizeof(found));
+			return found;
+		}
+	}
+	return NULL;
+}
+
 /* SYSTEM:NAME with tracefs-safe names. */
 static bool split_tracepoint(const char *s, char *system, size_t syslen, char *name, size_t namelen)
 {
@@ -647,13 +704,25 @@ static int parse_plain(const char *spec, const char *base, const char *mods, str
 		ev->source = PMU_SOURCE_GENERIC;
 		return parse_modifiers(mods, ev, err, errlen);
 	}
-	char tp_reason[256] = "";
+	const char *alias_pmu = strchr(base, ':') ? NULL : pmu_with_alias(base);
+	if (alias_pmu) {
+		/* a bare alias (mem-loads) is PMU/ALIAS/ of the PMU that has it, as perf takes it */
+		char sysfs_spec[sizeof(ev->name) + 48];
+		snprintf(sysfs_spec, sizeof(sysfs_spec), "%s/%s/%s", alias_pmu, base, mods);
+		ev->source = PMU_SOURCE_SYSFS;
+		return parse_sysfs(sysfs_spec, ev, err, errlen);
+	}
+	char tp_reason[256] = "", tracefs_dir[256];
 	int tp_err = -ENOENT;
+	bool no_tracefs = false;
 	if (split_tracepoint(base, ev->tracepoint_system, sizeof(ev->tracepoint_system), ev->tracepoint_name,
 			     sizeof(ev->tracepoint_name))) {
 		uint64_t id;
-		tp_err = tracepoint_id(ev->tracepoint_system, ev->tracepoint_name, &id, tp_reason, sizeof(tp_reason));
-		if (tp_err == 0) {
+		no_tracefs = tracefs_find(tracefs_dir, sizeof(tracefs_dir), tp_reason, sizeof(tp_reason)) < 0;
+		if (!no_tracefs)
+			tp_err = tracepoint_id(ev->tracepoint_system, ev->tracepoint_name, &id, tp_reason,
+					       sizeof(tp_reason));
+		if (!no_tracefs && tp_err == 0) {
 			ev->source = PMU_SOURCE_TRACEPOINT;
 			ev->attr.type = PERF_TYPE_TRACEPOINT;
 			ev->attr.config = id;
@@ -672,6 +741,11 @@ static int parse_plain(const char *spec, const char *base, const char *mods, str
 		ev->source = PMU_SOURCE_LIBPFM;
 		return parse_modifiers(mods, ev, err, errlen);
 	}
+	if (no_tracefs) {
+		snprintf(err, errlen, "event '%s': not a generic or libpfm4 name, and tracepoints cannot be looked up: %s",
+			 spec, tp_reason);
+		return -EACCES;
+	}
 	if (tp_reason[0] && (tp_err != -ENOENT || tracepoint_system_exists(ev->tracepoint_system))) {
 		/* it looks like a tracepoint: say why that failed (no such tracepoint, no tracefs, root only) */
 		snprintf(err, errlen, "event '%s': %s", spec, tp_reason);
@@ -680,9 +754,9 @@ static int parse_plain(const char *spec, const char *base, const char *mods, str
 	if (pfm == PFM_ERR_NOTFOUND || pfm == PFM_ERR_NOINIT) {
 		const char *model = pmu_core_model();
 		snprintf(err, errlen,
-			 "event '%s': no such event: not a generic name, tracepoint or libpfm4 event of %s%s (sigprof list "
-			 "shows what this machine has)",
-			 spec, model ? "this machine's PMU " : "this machine", model ? model : " (no core PMU: a VM?)");
+			 "event '%s': no such event: not a generic name, tracepoint, PMU/TERMS/ or libpfm4 name for %s%s "
+			 "(see 'sigprof list')",
+			 spec, model ? "PMU " : "this machine", model ? model : " (libpfm4 finds no core PMU: a VM?)");
 		return -ENOENT;
 	}
 	snprintf(err, errlen, "event '%s': libpfm4: %s", spec, pfm_strerror(pfm));
@@ -716,6 +790,15 @@ int pmu_event_parse(const char *spec, struct pmu_event *ev, char *err, size_t er
 	} else if (colon && colon[1] == '\0') {
 		snprintf(err, errlen, "event '%s': empty modifier after ':'", spec);
 		return -EINVAL;
+	} else if (colon) {
+		/* a generic name cannot be a tracepoint or libpfm4 name with a unit mask: these are bad modifiers */
+		*colon = '\0';
+		struct pmu_event generic;
+		memset(&generic, 0, sizeof(generic));
+		snprintf(generic.name, sizeof(generic.name), "%s", spec);
+		if (parse_generic(base, &generic))
+			return parse_modifiers(colon + 1, &generic, err, errlen);
+		*colon = ':';
 	}
 	return parse_plain(spec, base, mods, ev, err, errlen);
 }

@@ -6,21 +6,27 @@
 #include <stdlib.h>
 
 #include "sigprof/collector.h"
+#include "sigprof/pmu.h"
+#include "sigprof/tracepoint.h"
 #include "sigprof/util.h"
 
 extern const struct collector cpu_collector;
 extern const struct collector signal_collector;
 extern const struct collector futex_collector;
 extern const struct collector sched_collector;
+extern const struct collector cache_collector;
 extern const struct collector c2c_collector;
+extern const struct collector events_collector;
 
-/* The order is the order of the report's sections: signal, futex, sched, c2c after the path table. */
+/* The order is the order of the report's sections: signal, futex, sched, cache, c2c after the path table. */
 const struct collector *const collector_table[] = {
 	&cpu_collector,
 	&signal_collector,
 	&futex_collector,
 	&sched_collector,
+	&cache_collector,
 	&c2c_collector,
+	&events_collector,
 };
 const size_t collector_count = ARRAY_SIZE(collector_table);
 
@@ -30,6 +36,14 @@ const struct collector *collector_find(const char *name)
 		if (strcmp(collector_table[i]->name, name) == 0)
 			return collector_table[i];
 	return NULL;
+}
+
+const struct collector *collector_for_event(const struct pmu_event *ev)
+{
+	for (size_t i = 0; i < collector_count; i++)
+		if (collector_table[i]->owns_event && collector_table[i]->owns_event(ev))
+			return collector_table[i];
+	return &events_collector;
 }
 
 struct event_spec *event_list_add(struct event_list *list, const char *name, const char *collector)
@@ -113,4 +127,33 @@ void sampling_attr_init(struct perf_event_attr *attr, const struct record_option
 	attr->exclude_kernel = opts->exclude_kernel;
 	attr->exclude_hv = 1;
 	attr->exclude_guest = 1;
+}
+
+int event_list_add_parsed(struct event_list *list, const struct record_options *opts, const struct pmu_event *ev,
+			  const char *collector, enum call_graph_mode default_call_graph, char *reason,
+			  size_t reasonlen)
+{
+	struct record_options o = *opts;
+	o.call_graph = call_graph_for(opts, default_call_graph);
+	if (ev->source == PMU_SOURCE_TRACEPOINT) {
+		int err = tracepoint_add(list, &o, collector, ev->tracepoint_system, ev->tracepoint_name, true, reason,
+					 reasonlen);
+		if (!err)
+			pmu_event_apply(ev, &list->specs[list->count - 1].attr);
+		return err;
+	}
+	struct perf_event_attr attr;
+	sampling_attr_init(&attr, &o, ev->attr.type, ev->attr.config);
+	pmu_event_apply(ev, &attr);
+	if (ev->max_precise) {
+		int err = pmu_event_max_precise(&attr);
+		if (err < 0) {
+			snprintf(reason, reasonlen, "cannot open %s at any precision: %s", ev->name,
+				 perf_open_reason(err, &attr));
+			return err;
+		}
+	}
+	struct event_spec *spec = event_list_add(list, ev->name, collector);
+	spec->attr = attr;
+	return 0;
 }

@@ -25,6 +25,7 @@
 #include "sigprof/collector.h"
 #include "sigprof/commands.h"
 #include "sigprof/format.h"
+#include "sigprof/pmu.h"
 #include "sigprof/util.h"
 #include "sigprof/workload.h"
 
@@ -37,21 +38,31 @@ struct record_args {
 	char **argv; /* the workload */
 	unsigned ring_pages;
 	bool quiet;
-	const char *collectors; /* -e/--collectors: a comma-separated subset, NULL for all */
+	/*
+	 * -e/--event/--collectors: the collectors named (comma-separated), and
+	 * the events named that are no collector's name.  With neither, every
+	 * collector of the default set runs.
+	 */
+	struct strbuf collectors;
+	struct pmu_event *user_events;
+	size_t nuser_events, user_events_cap;
 	bool no_kallsyms;       /* --no-kallsyms: do not carry the kernel's symbol table */
 };
 
 static void record_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: sigprof record [-o FILE] [-e COLLECTORS] [-F HZ | -c PERIOD]\n"
+		"usage: sigprof record [-o FILE] [-e COLLECTOR|EVENT,...] [-F HZ | -c PERIOD]\n"
 		"                      [--call-graph fp|dwarf[,SIZE]|none]\n"
 		"                      [--futex trace|sample|count] [-m PAGES] [--] CMD [ARGS...]\n"
 		"\n"
 		"Run CMD under the collectors and write what they gather to FILE (sigprof.data).\n"
 		"\n"
 		"  -o, --output FILE      write to FILE; an existing one is renamed FILE.old\n"
-		"  -e, --collectors LIST  only these collectors (comma-separated; default: all this machine supports)\n"
+		"  -e, --event LIST       only these collectors and events (comma-separated, repeatable; default:\n"
+		"                         every collector this machine supports).  An EVENT is a generic name\n"
+		"                         (cache-misses, cpu-clock), SYSTEM:NAME, PMU/TERMS/ or a libpfm4 name,\n"
+		"                         with :u :k :p :P... modifiers (see sigprof(1) and 'sigprof list')\n"
 		"      --futex MODE       trace: every futex call; sample (default): every call up to a rate bound,\n"
 		"                         weighted samples above it; count: exact totals per operation only\n"
 		"  -F, --freq HZ          samples per second per CPU (default %d)\n"
@@ -109,23 +120,49 @@ static bool in_list(const char *list, const char *name)
 	return false;
 }
 
-static int check_collector_list(const char *list)
+/*
+ * One -e argument: each item that names a collector selects it; any other
+ * item is an event, parsed now so that a bad name costs nothing (no file,
+ * no workload).
+ */
+static int parse_event_option(const char *list, struct record_args *a)
 {
-	for (const char *p = list; *p;) {
-		size_t n = strcspn(p, ",");
-		char name[64];
-		snprintf(name, sizeof(name), "%.*s", (int)n, p);
-		if (!collector_find(name)) {
-			char known[256] = "";
+	char item[256], err[512];
+	bool any = false;
+	while (pmu_event_list_next(&list, item, sizeof(item))) {
+		any = true;
+		if (collector_find(item)) {
+			sb_addf(&a->collectors, "%s%s", a->collectors.len ? "," : "", item);
+			continue;
+		}
+		GROW(a->user_events, a->user_events_cap, a->nuser_events + 1);
+		int perr = pmu_event_parse(item, &a->user_events[a->nuser_events], err, sizeof(err));
+		if (perr < 0 && perr == -ENOENT && !strpbrk(item, ":/")) {
+			/* a plain word: it may have been meant as a collector */
+			struct strbuf known = { 0 };
 			for (size_t i = 0; i < collector_count; i++)
-				snprintf(known + strlen(known), sizeof(known) - strlen(known), "%s%s", i ? ", " : "",
-					 collector_table[i]->name);
-			sp_error("record: -e %s: no collector '%s' (collectors: %s)", list, name, known);
+				sb_addf(&known, "%s%s", i ? ", " : "", collector_table[i]->name);
+			sp_error("record: -e: %s; nor a collector (%s)", err, known.buf);
+			sb_free(&known);
 			return -EINVAL;
 		}
-		p += n + (p[n] == ',');
+		if (perr < 0) {
+			sp_error("record: -e: %s", err);
+			return -EINVAL;
+		}
+		a->nuser_events++;
+	}
+	if (!any) {
+		sp_error("record: -e: no collector or event named");
+		return -EINVAL;
 	}
 	return 0;
+}
+
+static void record_args_free(struct record_args *a)
+{
+	sb_free(&a->collectors);
+	free(a->user_events);
 }
 
 static int parse_record_args(int argc, char **argv, struct record_args *a)
@@ -135,6 +172,7 @@ static int parse_record_args(int argc, char **argv, struct record_args *a)
 		{ "count", required_argument, NULL, 'c' },   { "call-graph", required_argument, NULL, 'G' },
 		{ "mmap-pages", required_argument, NULL, 'm' }, { "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },          { "collectors", required_argument, NULL, 'e' },
+		{ "event", required_argument, NULL, 'e' },
 		{ "futex", required_argument, NULL, 'X' },   { "no-kallsyms", no_argument, NULL, 'K' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -149,9 +187,8 @@ static int parse_record_args(int argc, char **argv, struct record_args *a)
 	while ((c = getopt_long(argc, argv, "+o:F:c:gm:qhe:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
-			if (check_collector_list(optarg) < 0)
+			if (parse_event_option(optarg, a) < 0)
 				return -EINVAL;
-			a->collectors = optarg;
 			break;
 		case 'X':
 			if (strcmp(optarg, "trace") == 0)
@@ -239,21 +276,66 @@ struct collector_state {
 	char reason[256];
 };
 
-/* Ask every selected collector for its events; returns the number of states filled. */
-static size_t gather_events(struct record_options *opts, const char *selected, struct event_list *events,
-			    struct collector_state *states)
+/* Whether spec repeats the event of an earlier spec of the same collector. */
+static bool is_duplicate(const struct event_list *events, size_t e)
 {
+	const struct event_spec *spec = &events->specs[e];
+	for (size_t i = 0; i < e; i++) {
+		const struct event_spec *o = &events->specs[i];
+		if (strcmp(o->collector, spec->collector) == 0 && o->attr.type == spec->attr.type &&
+		    o->attr.config == spec->attr.config && o->attr.config1 == spec->attr.config1 &&
+		    o->attr.config2 == spec->attr.config2)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Ask every selected collector for its events, then add the events the
+ * user named to the collectors that own them.  Returns the number of
+ * states filled, or -errno when a named event cannot be added (the error
+ * line is printed).  A collector selected by name (or by default) that
+ * cannot run is noted in its state; a named event that cannot is an error.
+ */
+static int gather_events(struct record_options *opts, const struct record_args *a, struct event_list *events,
+			 struct collector_state *states)
+{
+	bool named = a->collectors.len || a->nuser_events;
 	size_t n = 0;
 	for (size_t i = 0; i < collector_count; i++) {
-		if (selected && !in_list(selected, collector_table[i]->name))
+		const struct collector *c = collector_table[i];
+		bool by_name = named ? a->collectors.len && in_list(a->collectors.buf, c->name) : !c->on_request;
+		bool owns = false;
+		for (size_t k = 0; k < a->nuser_events && !owns; k++)
+			owns = collector_for_event(&a->user_events[k]) == c;
+		if (!by_name && !owns)
 			continue;
 		size_t before = events->count;
-		states[n].collector = collector_table[i];
-		states[n].error = collector_table[i]->add_events(opts, events, states[n].reason,
-								 sizeof(states[n].reason));
-		if (states[n].error) {
-			/* a collector is whole or absent: drop what it added before failing */
-			event_list_truncate(events, before);
+		states[n].collector = c;
+		if (by_name) {
+			states[n].error = c->add_events(opts, events, states[n].reason, sizeof(states[n].reason));
+			if (states[n].error) {
+				/* a collector is whole or absent: drop what it added before failing */
+				event_list_truncate(events, before);
+			}
+		}
+		for (size_t k = 0; k < a->nuser_events; k++) {
+			const struct pmu_event *ev = &a->user_events[k];
+			if (collector_for_event(ev) != c)
+				continue;
+			char reason[256];
+			int err = event_list_add_parsed(events, opts, ev, c->name, CALL_GRAPH_FP, reason, sizeof(reason));
+			if (err) {
+				sp_error("record: event '%s': %s", ev->name, reason);
+				return err;
+			}
+			if (is_duplicate(events, events->count - 1))
+				event_list_truncate(events, events->count - 1);
+		}
+		if (owns && states[n].error) {
+			/* its default set failed, but the events the user gave it run */
+			states[n].error = 0;
+			states[n].reason[0] = '\0';
 		}
 		n++;
 	}
@@ -275,7 +357,7 @@ static size_t gather_events(struct record_options *opts, const char *selected, s
 		attr->mmap_data = opts->want_data_mmaps;
 		break;
 	}
-	return n;
+	return (int)n;
 }
 
 static int write_meta(struct sp_writer *w, const struct record_args *a, const struct collector_state *states,
@@ -500,7 +582,12 @@ static int record_run(struct record_args *a)
 
 	struct event_list events = { 0 };
 	struct collector_state states[64] = { 0 };
-	size_t nstates = gather_events(&a->opts, a->collectors, &events, states);
+	int gathered = gather_events(&a->opts, a, &events, states);
+	if (gathered < 0) {
+		event_list_free(&events);
+		return EXIT_USAGE;
+	}
+	size_t nstates = (size_t)gathered;
 	if (!events.count) {
 		sp_error("record: no collector can run here: %s", states[0].reason);
 		event_list_free(&events);
@@ -583,7 +670,7 @@ fail_child:
 int cmd_record(int argc, char **argv)
 {
 	struct record_args a = { 0 };
-	if (parse_record_args(argc, argv, &a) < 0)
-		return EXIT_USAGE;
-	return record_run(&a);
+	int ret = parse_record_args(argc, argv, &a) < 0 ? EXIT_USAGE : record_run(&a);
+	record_args_free(&a);
+	return ret;
 }

@@ -193,7 +193,8 @@ void report_text(const struct profile *p, const struct report_options *o, FILE *
 			ci->impl->analyzer->text(ci->state, p, o, out);
 	}
 	for (int c = 0; c < p->ncollectors; c++) {
-		if (!p->collectors[c].samples || p->collectors[c].state)
+		const struct collector_analyzer *an = analyzer_of(&p->collectors[c]);
+		if (!p->collectors[c].samples || (an && !an->show_stacks))
 			continue;
 		print_functions(p, c, o, out);
 		print_stacks(p, c, o, out);

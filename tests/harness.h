@@ -35,6 +35,8 @@ const char *report_json_file(const char *data, const char *options);
 double jq_file(const char *json, const char *filter);
 /* Skip the test (criterion's skip) unless perf_event_open of cpu-clock works for a child; returns true if usable. */
 void require_perf_events(void);
+/* Whether a generic hardware event (PERF_COUNT_HW_*) opens here for this process: 0 or -errno (no PMU in a VM). */
+int probe_hardware_event(unsigned long long config);
 /* Skip unless root (kernel callchains, kallsyms). */
 void require_root(void);
 /* The sigprof binary under test (SIGPROF env, default SIGPROF_BIN). */

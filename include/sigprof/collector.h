@@ -18,6 +18,7 @@
 #include "sigprof/sample.h"
 
 struct profile;
+struct pmu_event;
 struct report_options;
 struct json_writer;
 
@@ -77,6 +78,17 @@ struct collector {
 	const char *unit;
 	/* The report side, NULL for collectors whose samples are only counted per stack (cpu). */
 	const struct collector_analyzer *analyzer;
+	/*
+	 * Optional: whether an event the user named with -e is this
+	 * collector's (cache: cache-misses, cache-references), so that its
+	 * samples land in this collector's column.  Events no collector owns
+	 * go to the "events" collector.
+	 */
+	bool (*owns_event)(const struct pmu_event *ev);
+	/* Not in the default set: runs only when named, or when it owns an event the user named. */
+	bool on_request;
+	/* What it opens, in words, for `sigprof list` (also when it cannot open here). */
+	const char *events;
 };
 
 /*
@@ -114,6 +126,12 @@ struct collector_analyzer {
 	const struct path_figure *path_figures;
 	size_t npath_figures;
 	double (*path_figure)(void *state, const struct profile *p, int path, size_t figure);
+	/*
+	 * The text report prints this collector's top functions and stacks
+	 * as it does for a collector without an analyzer (cache: its misses
+	 * are plain samples; the analyzer adds figures beside them).
+	 */
+	bool show_stacks;
 };
 
 /* One figure per path of a collector (collector_analyzer.path_figures). */
@@ -137,11 +155,24 @@ extern const struct collector *const collector_table[];
 extern const size_t collector_count;
 const struct collector *collector_find(const char *name);
 
+/* The collector an event the user named belongs to: the first whose owns_event() says so, else "events". */
+const struct collector *collector_for_event(const struct pmu_event *ev);
+
 /* Shared helpers for collectors. */
 struct event_spec *event_list_add(struct event_list *list, const char *name, const char *collector);
 /* Drop the specs from index count on (what a collector added before it failed). */
 void event_list_truncate(struct event_list *list, size_t count);
 void event_list_free(struct event_list *list);
+/*
+ * Append a parsed event (pmu.h) for collector, sampled as opts says (the
+ * user's frequency or period and call graph; default call graph
+ * default_call_graph), a tracepoint at every hit with its raw data.  With
+ * :P the highest precise_ip that opens here is taken.  0, or -errno with
+ * the reason in reason.
+ */
+int event_list_add_parsed(struct event_list *list, const struct record_options *opts, const struct pmu_event *ev,
+			  const char *collector, enum call_graph_mode default_call_graph, char *reason,
+			  size_t reasonlen);
 /*
  * The call-graph mode a collector's events use: the user's --call-graph when
  * given, else the collector's own default.

@@ -9,6 +9,7 @@
 int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_stat(int argc, char **argv);
+int cmd_list(int argc, char **argv);
 
 /* Exit statuses shared by the commands. */
 #define EXIT_USAGE 2        /* bad option, bad input file */

@@ -96,6 +96,8 @@ const char *pmu_generic_name(size_t i, uint32_t *type);
 void pmu_set_sysfs_root(const char *dir);
 /* The sysfs PMUs present (directory names, sorted), up to max; the count. */
 size_t pmu_sysfs_names(char (*names)[32], size_t max);
+/* A sysfs PMU's event aliases (events/ without the .scale/.unit companions, sorted), up to max; the count. */
+size_t pmu_sysfs_events(const char *pmu, char (*names)[32], size_t max);
 /* The perf type of a sysfs PMU ("cpu", "cpu_core", "ibs_op"); 0 or -ENOENT. */
 int pmu_sysfs_type(const char *pmu, uint32_t *type);
 /*
@@ -106,6 +108,18 @@ int pmu_sysfs_type(const char *pmu, uint32_t *type);
 int pmu_sysfs_cpus(const char *pmu, char *buf, size_t len);
 /* Whether the sysfs PMU has the named event alias (events/NAME). */
 bool pmu_sysfs_has_event(const char *pmu, const char *event);
+/*
+ * A hybrid part's core PMUs (sysfs PMUs named cpu_* with a type: cpu_core,
+ * cpu_atom) into names and types, sorted by name, up to max; 0 where one
+ * PMU (`cpu`) covers every core.  There a generic hardware event counts on
+ * every core only when opened once per core PMU, with that PMU's type in
+ * bits 32-63 of its config (PERF_PMU_TYPE_SHIFT), as perf opens `cycles`.
+ */
+size_t pmu_hybrid_core_pmus(char (*names)[32], uint32_t *types, size_t max);
+#ifndef PERF_PMU_TYPE_SHIFT
+#define PERF_PMU_TYPE_SHIFT 32
+#endif
+
 /*
  * libpfm4's name for this machine's core PMU (or the forced one): "skl",
  * "spr", "adl_glc", "amd64_fam19h_zen3", ...; NULL when it finds none (a VM

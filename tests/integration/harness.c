@@ -125,6 +125,17 @@ void require_perf_events(void)
 	close((int)fd);
 }
 
+int probe_hardware_event(unsigned long long config)
+{
+	struct perf_event_attr attr = { .size = sizeof(attr), .type = PERF_TYPE_HARDWARE, .config = config,
+					.disabled = 1, .exclude_kernel = 1, .exclude_hv = 1 };
+	long fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+	if (fd < 0)
+		return -errno;
+	close((int)fd);
+	return 0;
+}
+
 void require_root(void)
 {
 	if (geteuid() != 0)

@@ -1,0 +1,210 @@
+/*
+ * list.c: `sigprof list`, what this machine lets sigprof open.
+ *
+ * Every collector is asked for its events as record would ask (the same
+ * defaults, the same exclusion of kernel frames when not root), so the
+ * state printed is the state a recording would meet: available with the
+ * events it would open, or unavailable with the reason its add_events()
+ * gave (no PMU device, no tracefs, permission, a tracepoint this kernel
+ * lacks).  Then each class of events the parser knows (pmu.h) is probed by
+ * one representative event; --names adds the generic names and the sysfs
+ * PMUs' event aliases.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sigprof/collector.h"
+#include "sigprof/commands.h"
+#include "sigprof/pmu.h"
+#include "sigprof/tracepoint.h"
+#include "sigprof/util.h"
+
+#define LIST_FREQUENCY 4000 /* record's default: what a probe opens must be what record opens */
+#define INDENT "                        "
+
+static void list_usage(FILE *out)
+{
+	fprintf(out, "usage: sigprof list [--names]\n"
+		     "\n"
+		     "Every collector and event class, available here or not and why, with the events each\n"
+		     "collector would open.\n"
+		     "\n"
+		     "  -n, --names   also the generic event names and each sysfs PMU's event aliases\n"
+		     "  -h, --help    this text\n");
+}
+
+/* items joined by ", ", wrapped under INDENT at about 100 columns. */
+static void print_wrapped(FILE *out, const char *const *items, size_t n)
+{
+	size_t col = strlen(INDENT);
+	for (size_t i = 0; i < n; i++) {
+		size_t len = strlen(items[i]) + 2;
+		if (i && col + len > 100) {
+			fprintf(out, ",\n%s", INDENT);
+			col = strlen(INDENT);
+		} else if (i) {
+			fprintf(out, ", ");
+		}
+		fprintf(out, "%s", items[i]);
+		col += len;
+	}
+	fprintf(out, "\n");
+}
+
+static void list_collectors(const struct record_options *defaults, FILE *out)
+{
+	fprintf(out, "Collectors (a recording without -e runs every available one but 'events')\n");
+	for (size_t i = 0; i < collector_count; i++) {
+		const struct collector *c = collector_table[i];
+		struct record_options opts = *defaults;
+		struct event_list events = { 0 };
+		char reason[256] = "";
+		int err = c->add_events(&opts, &events, reason, sizeof(reason));
+		const char *state = err == 0 ? "available" : c->on_request ? "on request" : "unavailable";
+		fprintf(out, "  %-8s %-12s ", c->name, state);
+		if (err == 0) {
+			const char **names = xcalloc(events.count ? events.count : 1, sizeof(*names));
+			for (size_t e = 0; e < events.count; e++)
+				names[e] = events.specs[e].name;
+			print_wrapped(out, names, events.count);
+			free(names);
+		} else {
+			fprintf(out, "%s\n", c->on_request ? (c->events ? c->events : c->description) : reason);
+			if (!c->on_request)
+				fprintf(out, "%swould open: %s\n", INDENT, c->events ? c->events : c->description);
+		}
+		event_list_free(&events);
+	}
+}
+
+/* One line for an event class: whether its representative opens here. */
+static void list_probe(const char *class, const char *representative, FILE *out)
+{
+	struct pmu_event ev;
+	char err[512];
+	fprintf(out, "  %-20s  ", class);
+	if (pmu_event_parse(representative, &ev, err, sizeof(err)) < 0) {
+		fprintf(out, "unavailable: %s\n", err);
+		return;
+	}
+	struct perf_event_attr attr;
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	pmu_event_apply(&ev, &attr);
+	attr.exclude_kernel = geteuid() != 0 && read_int_file("/proc/sys/kernel/perf_event_paranoid", 2) > 1;
+	int ret = perf_event_probe(&attr);
+	if (ret < 0)
+		fprintf(out, "unavailable: %s does not open: %s\n", representative, perf_open_reason(ret, &attr));
+	else
+		fprintf(out, "available (%s opens)\n", representative);
+}
+
+static void list_classes(FILE *out)
+{
+	fprintf(out, "\nEvent classes (-e of record)\n");
+	list_probe("generic hardware", "cycles", out);
+	list_probe("generic cache", "L1-dcache-load-misses", out);
+	list_probe("generic software", "cpu-clock", out);
+	char dir[256], err[256];
+	if (tracefs_find(dir, sizeof(dir), err, sizeof(err)) < 0)
+		fprintf(out, "  %-20s  unavailable: %s\n", "tracepoints", err);
+	else
+		fprintf(out, "  %-20s  available: tracefs at %s (SYSTEM:NAME)\n", "tracepoints", dir);
+	const char *model = pmu_core_model();
+	fprintf(out, "  %-20s  %s%s\n", "libpfm4 names", model ? "core PMU " : "",
+		model ? model : "no core PMU found (a VM without PMU passthrough?): only perf:: names");
+	char names[64][32];
+	size_t n = pmu_sysfs_names(names, ARRAY_SIZE(names));
+	fprintf(out, "  %-20s  %s", "sysfs PMUs", n ? "" : "none found\n");
+	const char *items[64];
+	char labels[64][48];
+	for (size_t i = 0; i < n; i++) {
+		uint32_t type = 0;
+		if (pmu_sysfs_type(names[i], &type) == 0)
+			snprintf(labels[i], sizeof(labels[i]), "%s (type %u)", names[i], type);
+		else
+			snprintf(labels[i], sizeof(labels[i]), "%s", names[i]);
+		items[i] = labels[i];
+	}
+	if (n)
+		print_wrapped(out, items, n);
+}
+
+static void list_names(FILE *out)
+{
+	fprintf(out, "\nGeneric names\n");
+	const char *hardware[64], *software[64];
+	size_t nh = 0, ns = 0;
+	uint32_t type;
+	const char *name;
+	for (size_t i = 0; (name = pmu_generic_name(i, &type)) && nh < 64 && ns < 64; i++) {
+		if (type == PERF_TYPE_HARDWARE)
+			hardware[nh++] = name;
+		else
+			software[ns++] = name;
+	}
+	fprintf(out, "  %-20s  ", "hardware");
+	print_wrapped(out, hardware, nh);
+	fprintf(out, "  %-20s  ", "software");
+	print_wrapped(out, software, ns);
+	fprintf(out, "  %-20s  L1-dcache, L1-icache, LLC, dTLB, iTLB, branch, node, each -loads, -load-misses,\n"
+		     "%s-stores, -store-misses, -prefetches or -prefetch-misses\n", "cache", INDENT);
+	char names[64][32];
+	size_t n = pmu_sysfs_names(names, ARRAY_SIZE(names));
+	fprintf(out, "\nsysfs PMUs and their event aliases (PMU/ALIAS/)\n");
+	for (size_t i = 0; i < n; i++) {
+		char aliases[256][32];
+		size_t na = pmu_sysfs_events(names[i], aliases, ARRAY_SIZE(aliases));
+		const char *items[256];
+		for (size_t k = 0; k < na; k++)
+			items[k] = aliases[k];
+		fprintf(out, "  %-20s  ", names[i]);
+		if (na)
+			print_wrapped(out, items, na);
+		else
+			fprintf(out, "(no aliases: terms only)\n");
+	}
+}
+
+int cmd_list(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "names", no_argument, NULL, 'n' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	bool names = false;
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "nh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'n':
+			names = true;
+			break;
+		case 'h':
+			list_usage(stdout);
+			return 0;
+		default:
+			fprintf(stderr, "Try 'sigprof list --help'.\n");
+			return EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		sp_error("list: unexpected argument '%s'", argv[optind]);
+		return EXIT_USAGE;
+	}
+	struct record_options defaults = {
+		.frequency = LIST_FREQUENCY,
+		.call_graph = CALL_GRAPH_FP,
+		.stack_user_size = DEFAULT_STACK_USER_SIZE,
+		.exclude_kernel = geteuid() != 0 && read_int_file("/proc/sys/kernel/perf_event_paranoid", 2) > 1,
+	};
+	list_collectors(&defaults, stdout);
+	list_classes(stdout);
+	if (names)
+		list_names(stdout);
+	return 0;
+}
