@@ -27,6 +27,7 @@
 #include <criterion/criterion.h>
 
 #include "sigprof/symbolize.h"
+#include "sigprof/util.h"
 
 /* ---- laying out records ---- */
 

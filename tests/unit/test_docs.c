@@ -9,9 +9,8 @@
 #include <criterion/criterion.h>
 
 #include "sigprof/c2c.h"
-#include "sigprof/util.h"
-#include "unit_helpers.h"
 #include "sigprof/paths.h"
+#include "unit_helpers.h"
 
 
 Test(docs, paths_md_lists_every_builtin_rule_under_its_path)

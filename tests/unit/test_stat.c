@@ -15,6 +15,7 @@
 
 #include "sigprof/futex.h"
 #include "sigprof/stat.h"
+#include "unit_helpers.h"
 
 /* The population standard deviation written out from its definition. */
 static double reference_stddev(const double *v, size_t n)
