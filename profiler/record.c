@@ -31,12 +31,20 @@
 
 #define DEFAULT_FREQUENCY 4000
 #define DEFAULT_RING_PAGES 1024 /* 4 MiB per CPU: tracepoint bursts (a signal storm) outrun smaller ones */
+/*
+ * 16 MiB per CPU when an event copies user stacks: its records are 4-8 KiB,
+ * twenty times a callchain's, and a futex burst filled 4 MiB faster than
+ * the drain loop woke (perf bench futex hash: 1144 records lost in 1 run of
+ * 3 at 4 MiB, none in 3 at 16 MiB; docs/performance.md).
+ */
+#define DWARF_RING_PAGES 4096
 
 struct record_args {
 	const char *output;
 	struct record_options opts;
 	char **argv; /* the workload */
 	unsigned ring_pages;
+	bool ring_pages_chosen; /* -m given: no default applies */
 	bool quiet;
 	/*
 	 * -e/--event/--collectors: the collectors named (comma-separated), and
@@ -72,14 +80,16 @@ static void record_usage(FILE *out)
 		"                         SIZE bytes of user stack (default %u) unwound at report time; none: the\n"
 		"                         sampled IP only (default: each collector's own: futex and sched\n"
 		"                         dwarf,%u, cpu and signal fp; see sigprof(1))\n"
-		"  -m, --mmap-pages N     ring buffer data pages per CPU, a power of two (default %d)\n"
+		"  -m, --mmap-pages N     ring buffer data pages per CPU, a power of two (default %d; %d when\n"
+		"                         an event copies user stacks)\n"
 		"      --no-kallsyms      do not copy the kernel's symbol table into FILE (reports then read\n"
 		"                         /proc/kallsyms, which is only right on this machine and this boot)\n"
 		"  -q, --quiet            no closing line\n"
 		"  -h, --help             this text\n"
 		"\n"
 		"The exit status is the workload's (128+N if signal N killed it); 127 if CMD cannot be found.\n",
-		DEFAULT_FREQUENCY, DEFAULT_STACK_USER_SIZE, WAIT_STACK_USER_SIZE, DEFAULT_RING_PAGES);
+		DEFAULT_FREQUENCY, DEFAULT_STACK_USER_SIZE, WAIT_STACK_USER_SIZE, DEFAULT_RING_PAGES,
+		DWARF_RING_PAGES);
 }
 
 /* fp | none | dwarf[,SIZE]; SIZE a multiple of 8 from 8 to MAX_STACK_USER_SIZE bytes. */
@@ -242,6 +252,7 @@ static int parse_record_args(int argc, char **argv, struct record_args *a)
 				return -EINVAL;
 			}
 			a->ring_pages = (unsigned)v;
+			a->ring_pages_chosen = true;
 			break;
 		case 'q':
 			a->quiet = true;
@@ -602,6 +613,10 @@ static int record_run(struct record_args *a)
 		return EXIT_USAGE;
 	}
 
+	if (!a->ring_pages_chosen)
+		for (size_t i = 0; i < events.count; i++)
+			if (events.specs[i].attr.sample_type & PERF_SAMPLE_STACK_USER)
+				a->ring_pages = DWARF_RING_PAGES;
 	char errbuf[512] = "";
 	struct perf_target target = { .pid = w.pid, .inherit = true };
 	struct perf_session *session = NULL;
