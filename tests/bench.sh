@@ -151,9 +151,9 @@ fail_log() {
     exit 1
 }
 
-# sigprof's default ring size, which table 3 gives perf too
-RING_PAGES=$("$SIGPROF" record --help 2>&1 | sed -n 's/.*--mmap-pages N.*(default \([0-9]*\)).*/\1/p')
-[[ $RING_PAGES =~ ^[1-9][0-9]*$ ]] || die "cannot read the default ring size from '$SIGPROF record --help'"
+# sigprof's default ring size for recordings that copy user stacks, which table 3 gives perf too
+RING_PAGES=$("$SIGPROF" record --help 2>&1 | sed -n 's/.*--mmap-pages N.*(default [0-9]*; \([0-9]*\) when.*/\1/p')
+[[ $RING_PAGES =~ ^[1-9][0-9]*$ ]] || die "cannot read the DWARF ring size from '$SIGPROF record --help'"
 
 # ---------------------------------------------------------------- what can run
 HAVE_PERF=0 HAVE_STRESS=0 HAVE_JQ=0
