@@ -450,6 +450,13 @@ void futex_tracker_finish(struct futex_tracker *t)
 		if (!th->pending)
 			continue;
 		th->pending = false;
+		/*
+		 * Only waits: a wake or requeue whose exit went unsampled is not
+		 * a call that could still be blocked, and words keep
+		 * wait_ns.count + unmeasured + unfinished = their wait-type calls.
+		 */
+		if (!futex_op_blocks(th->op.id))
+			continue;
 		th->word->unfinished += th->enter_period;
 		t->ops[th->op.id].unfinished += th->enter_period;
 	}

@@ -290,6 +290,27 @@ Test(futex, an_exit_of_another_system_call_does_not_pair)
 	futex_tracker_free(t);
 }
 
+/*
+ * The exit tracepoint's period rises when a wake's exit and the woken
+ * thread's exit come close together on one CPU (futex_waiter under --futex
+ * sample): a wake left without its exit at the end is not an unfinished
+ * wait, so a word's measured + unmeasured + unfinished waits stay its waits.
+ */
+Test(futex, a_wake_without_its_exit_at_the_end_is_not_an_unfinished_wait)
+{
+	struct futex_tracker *t = futex_tracker_new();
+	feed(t, enter(1, 10, 1000, WAIT_PRIV, WORD, 7, 1));
+	feed(t, enter(1, 11, 1200, WAKE_PRIV, WORD, 1, 1));
+	feed(t, leave(1, 10, 3200, 0, 2));
+	futex_tracker_finish(t);
+	const struct futex_word *w = futex_tracker_word(t, 1, WORD);
+	cr_assert_eq(w->ops[FOP_WAIT], 1);
+	cr_assert_eq(w->wait.count + w->unmeasured + w->unfinished, w->ops[FOP_WAIT]);
+	cr_assert_eq(w->unfinished, 0);
+	cr_assert_eq(futex_tracker_op(t, FOP_WAKE)->unfinished, 0);
+	futex_tracker_free(t);
+}
+
 Test(futex, threads_exiting_in_a_wait_are_unfinished)
 {
 	struct futex_tracker *t = futex_tracker_new();
