@@ -293,9 +293,10 @@ static bool is_duplicate(const struct event_list *events, size_t e)
 	const struct event_spec *spec = &events->specs[e];
 	for (size_t i = 0; i < e; i++) {
 		const struct event_spec *o = &events->specs[i];
-		if (strcmp(o->collector, spec->collector) == 0 && o->attr.type == spec->attr.type &&
-		    o->attr.config == spec->attr.config && o->attr.config1 == spec->attr.config1 &&
-		    o->attr.config2 == spec->attr.config2)
+		/* the whole attr: cpu-clock:u and cpu-clock:k are two events */
+		if (strcmp(o->collector, spec->collector) == 0 && memcmp(&o->attr, &spec->attr, sizeof(o->attr)) == 0 &&
+		    strcmp(o->tracepoint_filter ? o->tracepoint_filter : "",
+			   spec->tracepoint_filter ? spec->tracepoint_filter : "") == 0)
 			return true;
 	}
 	return false;
@@ -644,7 +645,7 @@ static int record_run(struct record_args *a)
 
 	err = workload_release(&w);
 	if (err < 0) {
-		sp_error("record: cannot run '%s': %s", a->argv[0], strerror(-err));
+		sp_error("record: cannot run '%s': %s", a->argv[0], workload_release_error(err));
 		sp_writer_close(writer);
 		discard_output(a->output);
 		perf_session_close(session);

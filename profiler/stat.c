@@ -222,7 +222,7 @@ void stat_format_interval(struct strbuf *sb, double seconds, const struct figure
 /* ---- the command ---- */
 
 struct stat_args {
-	const char *events;   /* -e: the user's events instead of the defaults */
+	struct strbuf events; /* -e (repeatable, joined with commas): the user's events instead of the defaults */
 	unsigned runs;        /* -r */
 	unsigned interval_ms; /* -I, 0 for none */
 	const char *output;   /* -o, NULL for stderr */
@@ -311,7 +311,9 @@ static int parse_stat_args(int argc, char **argv, struct stat_args *a)
 				sp_error("stat: -e needs a list of events");
 				return -EINVAL;
 			}
-			a->events = optarg;
+			if (a->events.len)
+				sb_addf(&a->events, ",");
+			sb_addf(&a->events, "%s", optarg);
 			break;
 		case 'r':
 			if (parse_u64(optarg, 1, MAX_RUNS, &v) < 0) {
@@ -632,7 +634,7 @@ static int run_once(struct stat_state *st)
 	uint64_t start = now_monotonic_ns();
 	err = workload_release(&w);
 	if (err < 0) {
-		sp_error("stat: cannot run '%s': %s", st->args.argv[0], strerror(-err));
+		sp_error("stat: cannot run '%s': %s", st->args.argv[0], workload_release_error(err));
 		perf_session_close(session);
 		return workload_cannot_run_exit(err);
 	}
@@ -903,6 +905,7 @@ static void stat_free(struct stat_state *st)
 		free(st->intervals[k].deltas);
 	free(st->intervals);
 	free(st->counters);
+	sb_free(&st->args.events);
 	free(st->elapsed_ns);
 	event_list_free(&st->events);
 	if (st->out && st->out != stderr)
@@ -913,14 +916,14 @@ static int stat_run(struct stat_state *st)
 {
 	struct stat_args *a = &st->args;
 	bool exclude_kernel = geteuid() != 0 && read_int_file("/proc/sys/kernel/perf_event_paranoid", 2) > 1;
-	if (a->events && add_user_counters(st, a->events, exclude_kernel) < 0)
+	if (a->events.len && add_user_counters(st, a->events.buf, exclude_kernel) < 0)
 		return EXIT_USAGE;
 	int found = workload_find(a->argv[0]);
 	if (found < 0) {
 		sp_error("stat: cannot run '%s': %s", a->argv[0], found == -ENOENT ? "command not found" : strerror(-found));
 		return workload_cannot_run_exit(found);
 	}
-	if (!a->events)
+	if (!a->events.len)
 		add_default_counters(st, exclude_kernel);
 	st->out = stderr;
 	if (a->output && !(st->out = fopen(a->output, "we"))) {
@@ -948,8 +951,10 @@ static int stat_run(struct stat_state *st)
 int cmd_stat(int argc, char **argv)
 {
 	struct stat_state st = { 0 };
-	if (parse_stat_args(argc, argv, &st.args) < 0)
+	if (parse_stat_args(argc, argv, &st.args) < 0) {
+		sb_free(&st.args.events);
 		return EXIT_USAGE;
+	}
 	int ret = stat_run(&st);
 	stat_free(&st);
 	return ret;

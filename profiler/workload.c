@@ -68,8 +68,18 @@ int workload_cannot_run_exit(int err)
 
 static const int caught_signals[] = { SIGCHLD, SIGINT, SIGTERM, SIGHUP };
 
+/* SIGPIPE as sigprof found it: the workload gets it back. */
+static struct sigaction inherited_sigpipe;
+
 static void install_handlers(sigset_t *waitmask)
 {
+	/*
+	 * A workload that dies before it is released closes the go pipe: the
+	 * release must fail with EPIPE and take the error path (one line, the
+	 * output discarded, the old file restored), not kill sigprof.
+	 */
+	struct sigaction ignore = { .sa_handler = SIG_IGN };
+	sigaction(SIGPIPE, &ignore, &inherited_sigpipe);
 	struct sigaction sa = { 0 };
 	sa.sa_handler = on_sigchld;
 	sigaction(SIGCHLD, &sa, NULL);
@@ -94,6 +104,7 @@ static void __attribute__((noreturn)) run_child(char **argv, int go_fd, int exec
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	for (size_t i = 0; i < sizeof(caught_signals) / sizeof(caught_signals[0]); i++)
 		signal(caught_signals[i], SIG_DFL);
+	sigaction(SIGPIPE, &inherited_sigpipe, NULL);
 	char go;
 	if (read(go_fd, &go, 1) != 1)
 		_exit(EXIT_CANNOT_RUN); /* sigprof gave up before releasing us */
@@ -206,4 +217,11 @@ int workload_exit_code(int wait_status)
 	if (WIFSIGNALED(wait_status))
 		return 128 + WTERMSIG(wait_status);
 	return 1;
+}
+
+const char *workload_release_error(int err)
+{
+	if (err == -EPIPE)
+		return "it died before it could start (killed while sigprof set up its events)";
+	return strerror(-err);
 }

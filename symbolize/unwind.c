@@ -303,6 +303,9 @@ static int read_module_headers(struct module *m)
 		if (!gelf_getphdr(elf, (int)i, &phdr))
 			continue;
 		if (phdr.p_type == PT_LOAD) {
+			/* a segment whose file bytes lie outside the file (a corrupt header) is not read from */
+			if (phdr.p_offset > m->size || phdr.p_filesz > m->size - phdr.p_offset)
+				phdr.p_filesz = 0;
 			GROW(m->segments, m->segments_cap, m->nsegments + 1);
 			m->segments[m->nsegments++] = (struct segment){ phdr.p_offset, phdr.p_filesz, phdr.p_memsz,
 									  phdr.p_vaddr };
@@ -559,9 +562,11 @@ static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *p
 	di.u.rti.segbase = m->table_header + v->bias;
 	di.u.rti.table_data = m->table + v->bias;
 	di.u.rti.table_len = m->fde_count * 8 / sizeof(unw_word_t); /* in words; each entry is two int32 */
+	/* the search reads memory, which may reuse v's slot for another module: keep the bias */
+	uint64_t bias = v->bias;
 	int ret = dwarf_search_unwind_table(as, ip, &di, pi, need_unwind_info, w);
 	if (ret < 0 && w->failure == UNWIND_COMPLETE) {
-		w->outermost = w->record_failures && stack_begins_at(w, m, ip - v->bias);
+		w->outermost = w->record_failures && stack_begins_at(w, m, ip - bias);
 		walk_fail(w, UNWIND_NO_UNWIND_INFO, "no unwind info for %s", m->name);
 	}
 	return ret;

@@ -39,6 +39,8 @@ int workload_cannot_run_exit(int err);
 int workload_start(struct workload *w, char **argv);
 /* Release it; 0 when it exec'd, else the exec errno (negated), the child then being reaped. */
 int workload_release(struct workload *w);
+/* What a workload_release() error means, for the one error line ("the workload died before it could start"). */
+const char *workload_release_error(int err);
 /*
  * Forward an interrupt sigprof received since the last call, then reap
  * the workload if it exited: true with its wait status in *status.

@@ -141,6 +141,23 @@ Test(events, user_only_cpu_clock_has_no_kernel_frames)
 	cr_assert_gt(burn / samples, 0.8, "burn_cpu holds %.0f of %.0f samples", burn, samples);
 }
 
+/* One event with two privilege modifiers is two events: neither is dropped as a repeat of the other. */
+Test(events, the_same_event_with_other_modifiers_is_kept)
+{
+	require_perf_events();
+	const char *data = test_path("uk.data");
+	char *out;
+	int st = run_cmd(&out, true, "%s record -q -o %s -e cpu-clock:u,cpu-clock:k -- " W "cpu_burner 100", sigprof_bin(),
+			 data);
+	cr_assert_eq(st, 0, "record exited %d: %s", st, out);
+	free(out);
+	/* the EVENT records name each event as the user wrote it (docs/data-format.md) */
+	st = run_cmd(&out, false, "strings %s | grep -c -x -e 'cpu-clock:u' -e 'cpu-clock:k'", data);
+	cr_assert_eq(st, 0);
+	cr_assert_eq(atoi(out), 2, "EVENT records named cpu-clock:u/k: %s", out);
+	free(out);
+}
+
 Test(events, task_clock_beside_a_collector)
 {
 	require_perf_events();
