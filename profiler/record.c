@@ -19,6 +19,7 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -571,13 +572,17 @@ static void print_closing_line(const struct record_args *a, const struct drain_s
 	sb_free(&line);
 }
 
-/* The writer's file is discarded and the previous recording put back: the run never started. */
-static void discard_output(const char *path)
+/*
+ * The writer's file is discarded and the previous recording, which the
+ * writer renamed FILE.old, put back: the run never started.  A FILE.old
+ * from some earlier run stays where it is when there was no FILE.
+ */
+static void discard_output(const char *path, bool had_previous)
 {
 	char old[4096];
 	snprintf(old, sizeof(old), "%s.old", path);
 	unlink(path);
-	if (access(old, F_OK) == 0)
+	if (had_previous)
 		rename(old, path);
 }
 
@@ -622,11 +627,14 @@ static int record_run(struct record_args *a)
 	struct perf_target target = { .pid = w.pid, .inherit = true };
 	struct perf_session *session = NULL;
 	struct sp_writer *writer = NULL;
+	bool had_previous = false; /* FILE existed: the writer renamed it FILE.old */
 	err = perf_session_open(events.specs, events.count, &target, a->ring_pages, &session, errbuf, sizeof(errbuf));
 	if (err < 0) {
 		sp_error("record: %s", errbuf);
 		goto fail_child;
 	}
+	struct stat previous;
+	had_previous = stat(a->output, &previous) == 0 && S_ISREG(previous.st_mode);
 	err = sp_writer_create(a->output, &writer);
 	if (err < 0) {
 		sp_error("record: cannot create %s: %s", a->output, strerror(-err));
@@ -647,7 +655,7 @@ static int record_run(struct record_args *a)
 	if (err < 0) {
 		sp_error("record: cannot run '%s': %s", a->argv[0], workload_release_error(err));
 		sp_writer_close(writer);
-		discard_output(a->output);
+		discard_output(a->output, had_previous);
 		perf_session_close(session);
 		event_list_free(&events);
 		return workload_cannot_run_exit(err);
@@ -676,7 +684,7 @@ fail_child:
 	workload_abort(&w);
 	if (writer) {
 		sp_writer_close(writer);
-		discard_output(a->output);
+		discard_output(a->output, had_previous);
 	}
 	perf_session_close(session);
 	event_list_free(&events);
