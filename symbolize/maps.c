@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "sigprof/stats.h"
 #include "sigprof/symbolize.h"
 #include "sigprof/util.h"
 
@@ -37,6 +38,7 @@ struct proc_table {
 	size_t nslots, count;
 	struct dso **dsos;
 	size_t ndsos, dsos_cap;
+	struct u64_map dso_by_name;  /* interned name pointer -> its dso, so each MMAP2 finds it at once */
 	struct dso *kernel;
 	const char *kallsyms_path;   /* named by the user: wins over the recording's copy */
 	struct string_pool *strings;
@@ -67,6 +69,7 @@ void proc_table_free(struct proc_table *pt)
 	for (size_t i = 0; i < pt->ndsos; i++)
 		dso_free(pt->dsos[i]);
 	free(pt->dsos);
+	u64_map_free(&pt->dso_by_name);
 	if (pt->kernel)
 		dso_free(pt->kernel);
 	string_pool_free(pt->strings);
@@ -119,13 +122,14 @@ static struct process *get_process(struct proc_table *pt, uint32_t pid)
 static struct dso *get_dso(struct proc_table *pt, const char *name)
 {
 	const char *interned = string_intern(pt->strings, name);
-	for (size_t i = 0; i < pt->ndsos; i++)
-		if (pt->dsos[i]->name == interned)
-			return pt->dsos[i];
+	struct dso *dso = u64_map_get(&pt->dso_by_name, (uint64_t)(uintptr_t)interned);
+	if (dso)
+		return dso;
 	GROW(pt->dsos, pt->dsos_cap, pt->ndsos + 1);
-	struct dso *dso = xcalloc(1, sizeof(*dso));
+	dso = xcalloc(1, sizeof(*dso));
 	dso->name = interned;
 	pt->dsos[pt->ndsos++] = dso;
+	u64_map_put(&pt->dso_by_name, (uint64_t)(uintptr_t)interned, dso);
 	return dso;
 }
 
@@ -140,33 +144,49 @@ void proc_table_comm(struct proc_table *pt, uint32_t pid, uint32_t tid, const ch
 	}
 }
 
-/* Remove [start, end) from p's mappings, splitting those that straddle it. */
+/* The first of p's mappings (sorted by start, disjoint, so sorted by end too) that ends above addr. */
+static size_t first_ending_above(const struct process *p, uint64_t addr)
+{
+	size_t lo = 0, hi = p->nmaps;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (p->maps[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * Remove [start, end) from p's mappings, splitting those that straddle it,
+ * in place: a recording holds tens of thousands of MMAP2 records when the
+ * workload maps anonymous memory often, and each must cost a search and a
+ * move, not a copy of the whole table.
+ */
 static void punch_hole(struct process *p, uint64_t start, uint64_t end)
 {
-	size_t out = 0, cap = p->nmaps * 2 + 1; /* a hole splits at most one mapping in two */
-	struct mapping *kept = xmalloc(cap * sizeof(*kept));
-	for (size_t i = 0; i < p->nmaps; i++) {
-		struct mapping m = p->maps[i];
-		if (m.end <= start || m.start >= end) {
-			kept[out++] = m;
-			continue;
-		}
-		if (m.start < start) {
-			struct mapping left = m;
-			left.end = start;
-			kept[out++] = left;
-		}
-		if (m.end > end) {
-			struct mapping right = m;
-			right.pgoff += end - m.start;
-			right.start = end;
-			kept[out++] = right;
-		}
+	size_t lo = first_ending_above(p, start), hi = lo;
+	while (hi < p->nmaps && p->maps[hi].start < end)
+		hi++;
+	if (lo == hi)
+		return;
+	struct mapping pieces[2];
+	size_t n = 0;
+	if (p->maps[lo].start < start) {
+		pieces[n] = p->maps[lo];
+		pieces[n++].end = start;
 	}
-	free(p->maps);
-	p->maps = kept;
-	p->nmaps = out;
-	p->cap = cap; /* what was allocated: fork's GROW trusts it */
+	if (p->maps[hi - 1].end > end) {
+		pieces[n] = p->maps[hi - 1];
+		pieces[n].pgoff += end - pieces[n].start;
+		pieces[n++].start = end;
+	}
+	size_t nmaps = p->nmaps - (hi - lo) + n;
+	GROW(p->maps, p->cap, nmaps);
+	memmove(&p->maps[lo + n], &p->maps[hi], (p->nmaps - hi) * sizeof(*p->maps));
+	memcpy(&p->maps[lo], pieces, n * sizeof(*pieces));
+	p->nmaps = nmaps;
 }
 
 void proc_table_mmap(struct proc_table *pt, uint32_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
@@ -177,11 +197,8 @@ void proc_table_mmap(struct proc_table *pt, uint32_t pid, uint64_t start, uint64
 	struct process *p = get_process(pt, pid);
 	punch_hole(p, start, start + len);
 	GROW(p->maps, p->cap, p->nmaps + 1);
-	size_t i = p->nmaps;
-	while (i > 0 && p->maps[i - 1].start > start) {
-		p->maps[i] = p->maps[i - 1];
-		i--;
-	}
+	size_t i = first_ending_above(p, start); /* the hole is punched: the first mapping after start */
+	memmove(&p->maps[i + 1], &p->maps[i], (p->nmaps - i) * sizeof(*p->maps));
 	p->maps[i] = (struct mapping){ .start = start, .end = start + len, .pgoff = pgoff, .prot = prot,
 				       .flags = flags, .dso = get_dso(pt, filename) };
 	p->nmaps++;

@@ -164,6 +164,44 @@ Test(maps, many_mappings_stay_sorted)
 	proc_table_free(pt);
 }
 
+/*
+ * Random mappings over 64 pages checked page by page against a model that
+ * keeps, for each page, the last mapping that covered it and that
+ * mapping's file offset there: the in-place hole punching and insertion
+ * must give the same answers as the obvious algorithm.
+ */
+Test(maps, random_overlapping_mappings_match_a_page_model)
+{
+	enum { PAGES = 64, PAGE = 0x1000, BASE = 0x400000, ROUNDS = 3000 };
+	static const char *const names[] = { "/a", "/b", "/c", "//anon" };
+	struct { const char *name; uint64_t pgoff; bool mapped; } model[PAGES] = { { 0 } };
+	struct proc_table *pt = proc_table_new();
+	srand(42);
+	for (int round = 0; round < ROUNDS; round++) {
+		uint64_t first = (uint64_t)rand() % PAGES, count = 1 + (uint64_t)rand() % 8;
+		if (first + count > PAGES)
+			count = PAGES - first;
+		const char *name = names[rand() % 4];
+		uint64_t pgoff = (uint64_t)(rand() % 16) * PAGE;
+		proc_table_mmap(pt, 1, BASE + first * PAGE, count * PAGE, pgoff, PROT_READ, MAP_PRIVATE, name);
+		for (uint64_t i = 0; i < count; i++) {
+			model[first + i].name = name;
+			model[first + i].pgoff = pgoff + i * PAGE;
+			model[first + i].mapped = true;
+		}
+		for (uint64_t page = 0; page < PAGES; page++) {
+			const struct mapping *m = proc_table_find(pt, 1, BASE + page * PAGE + 8);
+			cr_assert_eq(m != NULL, model[page].mapped, "round %d page %llu", round, (unsigned long long)page);
+			if (!m)
+				continue;
+			cr_assert_str_eq(m->dso->name, model[page].name, "round %d page %llu", round, (unsigned long long)page);
+			cr_assert_eq(m->pgoff + (BASE + page * PAGE - m->start), model[page].pgoff, "round %d page %llu", round,
+				     (unsigned long long)page);
+		}
+	}
+	proc_table_free(pt);
+}
+
 Test(maps, same_file_is_one_dso)
 {
 	struct proc_table *pt = proc_table_new();
