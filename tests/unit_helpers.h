@@ -375,6 +375,14 @@ static inline void make_directories(const char *path)
 }
 
 /* The whole file, malloc'd, its size in *n. */
+/* The fields every tracepoint's tracefs format begins with, as Linux writes them, and the blank line after. */
+#define TRACEPOINT_COMMON_FIELDS                                                                              \
+	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"                                \
+	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"                                \
+	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"                        \
+	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n"                                            \
+	"\n"
+
 /* A text file, NUL-terminated (the test fails when it cannot be read). */
 static inline char *read_text_file(const char *path)
 {

@@ -215,11 +215,7 @@ static const char futex_format[] =
 	"name: sys_enter_futex\n"
 	"ID: 522\n"
 	"format:\n"
-	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
-	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
-	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
-	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n"
-	"\n"
+	TRACEPOINT_COMMON_FIELDS
 	"\tfield:int __syscall_nr;\toffset:8;\tsize:4;\tsigned:1;\n"
 	"\tfield:u32 * uaddr;\toffset:16;\tsize:8;\tsigned:0;\n"
 	"\tfield:int op;\toffset:24;\tsize:8;\tsigned:0;\n"

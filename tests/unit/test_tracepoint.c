@@ -25,11 +25,7 @@
 static const char switch_head[] = "name: sched_switch\n"
 				  "ID: 372\n"
 				  "format:\n"
-				  "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
-				  "\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
-				  "\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
-				  "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n"
-				  "\n"
+				  TRACEPOINT_COMMON_FIELDS
 				  "\tfield:char prev_comm[16];\toffset:8;\tsize:16;\tsigned:0;\n"
 				  "\tfield:pid_t prev_pid;\toffset:24;\tsize:4;\tsigned:1;\n"
 				  "\tfield:int prev_prio;\toffset:28;\tsize:4;\tsigned:1;\n";

@@ -70,8 +70,10 @@ static int perf_register_named(const char *name)
 	return -1;
 }
 
+/* Run the fixture (it writes every snapshot into this test's directory) and load the named one. */
 static void load_snapshot(const char *name, struct snapshot *s)
 {
+	run_fixture();
 	memset(s, 0, sizeof(*s));
 	char file[64];
 	snprintf(file, sizeof(file), "%s.regs", name);
@@ -146,7 +148,6 @@ static struct unwind_result result;
 
 Test(unwind, call_chain_of_optimized_code_without_frame_pointers)
 {
-	run_fixture();
 	struct snapshot s;
 	load_snapshot("call", &s);
 	struct unwinder *u = unwinder_new(s.procs);
@@ -177,7 +178,6 @@ Test(unwind, call_chain_of_optimized_code_without_frame_pointers)
 
 Test(unwind, signal_frame_between_handler_and_interrupted_code)
 {
-	run_fixture();
 	struct snapshot s;
 	load_snapshot("signal", &s);
 	struct unwinder *u = unwinder_new(s.procs);
@@ -202,7 +202,6 @@ Test(unwind, signal_frame_between_handler_and_interrupted_code)
 
 Test(unwind, short_stack_copy_says_where_it_ends)
 {
-	run_fixture();
 	struct snapshot s;
 	load_snapshot("call", &s);
 	struct unwinder *u = unwinder_new(s.procs);
@@ -219,7 +218,6 @@ Test(unwind, short_stack_copy_says_where_it_ends)
 
 Test(unwind, ip_without_mapping_is_named)
 {
-	run_fixture();
 	struct snapshot s;
 	load_snapshot("call", &s);
 	struct proc_table *empty = proc_table_new();
@@ -323,7 +321,6 @@ static const char *frame_name(const struct profile *p, const struct stack *st, u
 
 Test(unwind, report_shows_the_signal_frame_and_keeps_the_handler_off_sigreturn)
 {
-	run_fixture();
 	struct snapshot s;
 	load_snapshot("signal", &s);
 	char *path = path_join(dir, "signal.data");
@@ -372,7 +369,6 @@ Test(unwind, report_shows_the_signal_frame_and_keeps_the_handler_off_sigreturn)
 /* Stacks of garbage (a corrupt recording, a thread caught mid-prologue) end with a reason, never a crash. */
 Test(unwind, garbage_stacks_end_with_a_reason)
 {
-	run_fixture();
 	struct snapshot s;
 	load_snapshot("call", &s);
 	struct unwinder *u = unwinder_new(s.procs);
@@ -407,7 +403,6 @@ Test(unwind, garbage_stacks_end_with_a_reason)
  */
 Test(unwind, sample_inside_sigreturn_continues_in_the_interrupted_code)
 {
-	run_fixture();
 	struct snapshot s;
 	load_snapshot("signal", &s);
 	struct unwinder *u = unwinder_new(s.procs);
@@ -449,7 +444,6 @@ Test(unwind, sample_inside_sigreturn_continues_in_the_interrupted_code)
 /* 32-bit code (a compat process) keeps its leaf and says it was not unwound, rather than walking garbage. */
 Test(unwind, registers_of_32_bit_code_give_the_leaf_only)
 {
-	run_fixture();
 	struct snapshot s;
 	load_snapshot("call", &s);
 	struct unwinder *u = unwinder_new(s.procs);
