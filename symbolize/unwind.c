@@ -24,10 +24,18 @@
  * addresses are its file's vaddrs plus the bias of the mapping that led to
  * it, so the table, which lives in the read-only segment rather than the
  * executable one, is found without the recording holding data mappings.
- * A file with only .debug_frame is named as such in the failure: the
- * libunwind that distributions build for x86-64 leaves out its .debug_frame
- * search (dwarf_find_debug_frame, CONFIG_DEBUG_FRAME), and its table search
- * parses every FDE as .eh_frame.
+ *
+ * .debug_frame: the libunwind that distributions build for x86-64 leaves
+ * out its .debug_frame search (dwarf_find_debug_frame, CONFIG_DEBUG_FRAME),
+ * and its table search parses every FDE as .eh_frame.  So code whose CFI
+ * is only in .debug_frame (built with -fno-asynchronous-unwind-tables, or
+ * stripped with the CFI left in its separate debug file) is stepped here:
+ * libdw reads the CFI (dwarf_getcfi, dwarf_cfi_addrframe), its CFA and
+ * register rules come as small DWARF expressions that debug_frame_step()
+ * evaluates over the walk's registers and memory, and the walk then goes
+ * on with libunwind from the caller's registers.  A file that has both
+ * (a program whose crt files brought .eh_frame while its own code has only
+ * .debug_frame) is searched in .eh_frame first.
  *
  * Address spaces: libunwind caches the parsed CFI row of each IP per
  * address space (UNW_CACHE_GLOBAL), which is what makes the second sample
@@ -55,6 +63,8 @@
  * so the walk reloads the interrupted registers from the sigcontext in the
  * frame and goes on.
  */
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -138,9 +148,17 @@ struct module {
 	uint64_t table_header;  /* vaddr of .eh_frame_hdr: the table's base (segbase) */
 	uint64_t table;         /* vaddr of the first table entry */
 	uint64_t fde_count;
-	bool has_debug_frame;   /* .debug_frame, which this unwinder does not search */
 	uint64_t entry;         /* e_entry: where a program (or ld.so) starts */
 	int error;              /* -errno when the file could not be read; the rest is then empty */
+	/* .debug_frame, of the file or of its separate debug file: stepped with libdw (debug_frame_step) */
+	char *debug_frame_path;          /* the file that holds it; NULL: none */
+	bool debug_frame_own;            /* that file is the module's own (image) */
+	bool debug_frame_tried;          /* opened (or failed to) on first use */
+	unsigned char *debug_image;      /* the debug file's bytes, when it is not the module's own file */
+	size_t debug_size;
+	Elf *debug_elf;
+	Dwarf *debug_dwarf;
+	Dwarf_CFI *cfi;                  /* NULL until opened, and when it cannot be read */
 };
 
 struct dso_module {
@@ -190,6 +208,7 @@ struct walk {
 	size_t nviews;
 	bool record_failures;             /* only failures inside unw_step end the walk */
 	bool outermost;                   /* the IP without unwind info is where a thread's stack begins */
+	bool restart_exact;               /* walk_frames' first IP is exact (not a return address) */
 	enum unwind_failure failure;
 	char reason[192];
 };
@@ -220,6 +239,13 @@ static void module_free(struct module *m)
 {
 	if (!m)
 		return;
+	if (m->debug_dwarf)
+		dwarf_end(m->debug_dwarf); /* frees the CFI */
+	if (m->debug_elf)
+		elf_end(m->debug_elf);
+	if (m->debug_image)
+		munmap(m->debug_image, m->debug_size);
+	free(m->debug_frame_path);
 	if (m->image && m->image_mapped)
 		munmap(m->image, m->size);
 	else
@@ -285,8 +311,11 @@ static bool has_section(Elf *elf, const char *wanted)
 	return false;
 }
 
-/* Segments and the search table, from the program headers (section headers may be stripped). */
-static int read_module_headers(struct module *m)
+/*
+ * Segments and the search table, from the program headers (section headers
+ * may be stripped); *debug_frame: the file has a .debug_frame section.
+ */
+static int read_module_headers(struct module *m, bool *debug_frame)
 {
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -ENOEXEC;
@@ -313,13 +342,13 @@ static int read_module_headers(struct module *m)
 			read_search_table(m, &phdr);
 		}
 	}
-	m->has_debug_frame = has_section(elf, ".debug_frame");
+	*debug_frame = has_section(elf, ".debug_frame");
 	elf_end(elf);
 	return 0;
 }
 
 /* Files are mapped private and writable: libelf may want to write, and copy-on-write keeps the file intact. */
-static int map_file(struct module *m, const char *path)
+static int map_file(const char *path, unsigned char **image, size_t *size)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
@@ -331,17 +360,29 @@ static int map_file(struct module *m, const char *path)
 	else if (!S_ISREG(st.st_mode) || st.st_size == 0)
 		err = -ENOEXEC;
 	if (!err) {
-		void *image = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
-		if (image == MAP_FAILED) {
+		void *p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+		if (p == MAP_FAILED) {
 			err = -errno;
 		} else {
-			m->image = image;
-			m->size = (size_t)st.st_size;
-			m->image_mapped = true;
+			*image = p;
+			*size = (size_t)st.st_size;
 		}
 	}
 	close(fd);
 	return err;
+}
+
+/* Whether the ELF file at path has a .debug_frame section (its section headers only are read). */
+static bool file_has_debug_frame(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return false;
+	Elf *elf = elf_version(EV_CURRENT) != EV_NONE ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
+	bool found = elf && elf_kind(elf) == ELF_K_ELF && has_section(elf, ".debug_frame");
+	elf_end(elf);
+	close(fd);
+	return found;
 }
 
 /* The vDSO is the same image in every process of this kernel: copy our own (its section headers end it). */
@@ -362,19 +403,41 @@ static bool dso_has_file(const struct dso *dso)
 	return dso->name[0] != '[' && strncmp(dso->name, "//anon", 6) != 0 && strncmp(dso->name, "/memfd:", 7) != 0;
 }
 
-static struct module *module_load(const struct dso *dso, const char *key)
+/*
+ * The file whose .debug_frame steps the module's code: the file itself, or
+ * the separate debug file a stripped one names (distributions' debug files
+ * seldom carry one; builds that strip their own -g code do).
+ */
+static void find_debug_frame(struct module *m, struct dso *dso, bool own)
+{
+	if (own) {
+		m->debug_frame_path = xstrdup(dso->name);
+		m->debug_frame_own = true;
+		return;
+	}
+	const char *debug_file = dso_has_file(dso) ? dso_debug_file(dso) : NULL;
+	if (debug_file && file_has_debug_frame(debug_file))
+		m->debug_frame_path = xstrdup(debug_file);
+}
+
+static struct module *module_load(struct dso *dso, const char *key)
 {
 	struct module *m = xcalloc(1, sizeof(*m));
 	m->key = xstrdup(key);
 	m->name = xstrdup(dso_has_file(dso) ? base_name(dso->name) : dso->name);
-	if (strcmp(dso->name, "[vdso]") == 0)
+	if (strcmp(dso->name, "[vdso]") == 0) {
 		m->error = copy_vdso(m);
-	else if (!dso_has_file(dso))
+	} else if (!dso_has_file(dso)) {
 		m->error = -ENOENT;
-	else
-		m->error = map_file(m, dso->name);
+	} else {
+		m->error = map_file(dso->name, &m->image, &m->size);
+		m->image_mapped = !m->error;
+	}
+	bool own_debug_frame = false;
 	if (!m->error)
-		m->error = read_module_headers(m);
+		m->error = read_module_headers(m, &own_debug_frame);
+	if (!m->error)
+		find_debug_frame(m, dso, own_debug_frame);
 	return m;
 }
 
@@ -550,8 +613,7 @@ static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *p
 		return -UNW_ENOINFO;
 	}
 	if (!m->has_table) {
-		walk_fail(w, UNWIND_NO_UNWIND_INFO, "no unwind info for %s%s", m->name,
-			  m->has_debug_frame ? " (only .debug_frame)" : "");
+		walk_fail(w, UNWIND_NO_UNWIND_INFO, "no unwind info for %s", m->name);
 		return -UNW_ENOINFO;
 	}
 	unw_dyn_info_t di;
@@ -614,6 +676,239 @@ static int get_proc_name(unw_addr_space_t as, unw_word_t addr, char *bufp, size_
 			 void *arg)
 {
 	return -UNW_EINVAL;
+}
+
+/* ---- .debug_frame ---- */
+
+/* The registers of one frame, in libunwind's (= DWARF's x86-64) numbering. */
+struct frame_registers {
+	uint64_t value[UNW_REGISTER_COUNT];
+	bool have[UNW_REGISTER_COUNT];
+};
+
+/* The module's .debug_frame CFI, opened on first use; NULL when it has none or it cannot be read. */
+static Dwarf_CFI *module_cfi(struct module *m)
+{
+	if (m->debug_frame_tried || !m->debug_frame_path)
+		return m->cfi;
+	m->debug_frame_tried = true;
+	const unsigned char *image = m->image;
+	size_t size = m->size;
+	if (!m->debug_frame_own) {
+		if (map_file(m->debug_frame_path, &m->debug_image, &m->debug_size) != 0)
+			return NULL;
+		image = m->debug_image;
+		size = m->debug_size;
+	}
+	m->debug_elf = elf_memory((char *)image, size);
+	if (m->debug_elf)
+		m->debug_dwarf = dwarf_begin_elf(m->debug_elf, DWARF_C_READ, NULL);
+	if (m->debug_dwarf)
+		m->cfi = dwarf_getcfi(m->debug_dwarf);
+	return m->cfi;
+}
+
+/*
+ * Evaluate a CFA or register rule as libdw gives it: a DWARF expression
+ * over the frame's registers (DW_OP_bregN, DW_OP_call_frame_cfa, ...).
+ * *is_value: the result is the register's value (DW_OP_stack_value, a
+ * DW_OP_regN location); otherwise it is the address the value is saved at.
+ * The operations are those compilers and assemblers put in CFI; any other
+ * gives false.
+ */
+static bool eval_cfi_expression(struct walk *w, const struct frame_registers *regs, uint64_t cfa,
+				const Dwarf_Op *ops, size_t nops, uint64_t *result, bool *is_value)
+{
+	uint64_t stack[16];
+	size_t depth = 0;
+	*is_value = false;
+#define PUSH(v)                                          \
+	do {                                             \
+		if (depth == ARRAY_SIZE(stack))          \
+			return false;                    \
+		stack[depth++] = (v);                    \
+	} while (0)
+#define NEED(n)                  \
+	do {                     \
+		if (depth < (n)) \
+			return false; \
+	} while (0)
+	for (size_t i = 0; i < nops; i++) {
+		const Dwarf_Op *op = &ops[i];
+		uint8_t atom = op->atom;
+		unsigned reg;
+		uint64_t a;
+		if (atom >= DW_OP_lit0 && atom <= DW_OP_lit31) {
+			PUSH(atom - DW_OP_lit0);
+			continue;
+		}
+		if ((atom >= DW_OP_breg0 && atom <= DW_OP_breg31) || atom == DW_OP_bregx) {
+			reg = atom == DW_OP_bregx ? (unsigned)op->number : (unsigned)(atom - DW_OP_breg0);
+			if (reg >= UNW_REGISTER_COUNT || !regs->have[reg])
+				return false;
+			PUSH(regs->value[reg] + (atom == DW_OP_bregx ? op->number2 : op->number));
+			continue;
+		}
+		if ((atom >= DW_OP_reg0 && atom <= DW_OP_reg31) || atom == DW_OP_regx) {
+			reg = atom == DW_OP_regx ? (unsigned)op->number : (unsigned)(atom - DW_OP_reg0);
+			if (reg >= UNW_REGISTER_COUNT || !regs->have[reg] || i + 1 != nops)
+				return false;
+			*result = regs->value[reg];
+			*is_value = true;
+			return true;
+		}
+		switch (atom) {
+		case DW_OP_const1u: case DW_OP_const1s: case DW_OP_const2u: case DW_OP_const2s:
+		case DW_OP_const4u: case DW_OP_const4s: case DW_OP_const8u: case DW_OP_const8s:
+		case DW_OP_constu: case DW_OP_consts:
+			PUSH(op->number);
+			break;
+		case DW_OP_call_frame_cfa:
+			PUSH(cfa);
+			break;
+		case DW_OP_dup:
+			NEED(1);
+			a = stack[depth - 1];
+			PUSH(a);
+			break;
+		case DW_OP_over:
+			NEED(2);
+			a = stack[depth - 2];
+			PUSH(a);
+			break;
+		case DW_OP_drop:
+			NEED(1);
+			depth--;
+			break;
+		case DW_OP_swap:
+			NEED(2);
+			a = stack[depth - 1];
+			stack[depth - 1] = stack[depth - 2];
+			stack[depth - 2] = a;
+			break;
+		case DW_OP_deref:
+			NEED(1);
+			if (!read_memory(w, stack[depth - 1], &stack[depth - 1], sizeof(stack[0])))
+				return false;
+			break;
+		case DW_OP_plus_uconst:
+			NEED(1);
+			stack[depth - 1] += op->number;
+			break;
+		case DW_OP_neg:
+			NEED(1);
+			stack[depth - 1] = -stack[depth - 1];
+			break;
+		case DW_OP_plus: case DW_OP_minus: case DW_OP_mul: case DW_OP_and:
+		case DW_OP_or: case DW_OP_xor: case DW_OP_shl: case DW_OP_shr:
+			NEED(2);
+			a = stack[--depth];
+			switch (atom) {
+			case DW_OP_plus: stack[depth - 1] += a; break;
+			case DW_OP_minus: stack[depth - 1] -= a; break;
+			case DW_OP_mul: stack[depth - 1] *= a; break;
+			case DW_OP_and: stack[depth - 1] &= a; break;
+			case DW_OP_or: stack[depth - 1] |= a; break;
+			case DW_OP_xor: stack[depth - 1] ^= a; break;
+			case DW_OP_shl: stack[depth - 1] = a < 64 ? stack[depth - 1] << a : 0; break;
+			default: stack[depth - 1] = a < 64 ? stack[depth - 1] >> a : 0; break;
+			}
+			break;
+		case DW_OP_stack_value:
+			if (i + 1 != nops)
+				return false;
+			*is_value = true;
+			break;
+		default:
+			return false;
+		}
+	}
+#undef PUSH
+#undef NEED
+	if (depth == 0)
+		return false;
+	*result = stack[depth - 1];
+	return true;
+}
+
+enum cfi_step {
+	CFI_STEPPED,    /* the caller's registers are in the walk */
+	CFI_OUTERMOST,  /* the frame has no caller: the stack ends here */
+	CFI_FAILED,     /* the walk failed (the reason is recorded) */
+};
+
+/*
+ * One step with the module's .debug_frame: from the registers of the frame
+ * at ip (exact: the IP itself is looked up, else the call before it) to its
+ * caller's, written into the walk.  The caller's SP is the CFA, its IP the
+ * return address column; registers whose rule is undefined are unknown to
+ * the caller, those without a rule keep their value (libdw applies the
+ * x86-64 ABI's same-value default to the callee-saved ones).
+ */
+static enum cfi_step debug_frame_step(struct walk *w, struct module *m, uint64_t bias, uint64_t ip, bool exact,
+				      const struct frame_registers *regs)
+{
+	Dwarf_CFI *cfi = module_cfi(m);
+	Dwarf_Frame *frame = NULL;
+	uint64_t vaddr = (exact ? ip : ip - 1) - bias;
+	if (!cfi || dwarf_cfi_addrframe(cfi, vaddr, &frame) != 0) {
+		if (stack_begins_at(w, m, ip - bias))
+			return CFI_OUTERMOST;
+		walk_fail(w, UNWIND_NO_UNWIND_INFO, "no unwind info for %s", m->name);
+		return CFI_FAILED;
+	}
+	enum cfi_step step = CFI_FAILED;
+	struct frame_registers caller = { 0 };
+	Dwarf_Op *ops, ops_mem[3];
+	size_t nops;
+	uint64_t cfa, value;
+	bool is_value;
+	int ra = dwarf_frame_info(frame, NULL, NULL, NULL);
+	if (dwarf_frame_cfa(frame, &ops, &nops) != 0 ||
+	    !eval_cfi_expression(w, regs, 0, ops, nops, &cfa, &is_value) || ra < 0 || ra >= UNW_REGISTER_COUNT) {
+		walk_fail(w, UNWIND_BAD_FRAME, "unsupported .debug_frame rule in %s", m->name);
+		goto out;
+	}
+	for (int reg = 0; reg < UNW_REGISTER_COUNT; reg++) {
+		if (dwarf_frame_register(frame, reg, ops_mem, &ops, &nops) != 0) {
+			walk_fail(w, UNWIND_BAD_FRAME, "unsupported .debug_frame rule in %s", m->name);
+			goto out;
+		}
+		if (nops == 0 && ops == NULL) { /* same value */
+			caller.value[reg] = regs->value[reg];
+			caller.have[reg] = regs->have[reg];
+			continue;
+		}
+		if (nops == 0) /* undefined */
+			continue;
+		if (!eval_cfi_expression(w, regs, cfa, ops, nops, &value, &is_value)) {
+			if (w->failure == UNWIND_COMPLETE)
+				walk_fail(w, UNWIND_BAD_FRAME, "unsupported .debug_frame rule in %s", m->name);
+			goto out;
+		}
+		if (!is_value && !read_memory(w, value, &value, sizeof(value)))
+			goto out;
+		caller.value[reg] = value;
+		caller.have[reg] = true;
+	}
+	if (!caller.have[ra] || caller.value[ra] == 0) {
+		step = CFI_OUTERMOST; /* an undefined return address marks the outermost frame */
+		goto out;
+	}
+	caller.value[UNW_X86_64_RIP] = caller.value[ra];
+	caller.have[UNW_X86_64_RIP] = true;
+	caller.value[UNW_X86_64_RSP] = cfa;
+	caller.have[UNW_X86_64_RSP] = true;
+	if (cfa <= regs->value[UNW_X86_64_RSP]) {
+		walk_fail(w, UNWIND_BAD_FRAME, "the stack does not grow up through %s", m->name);
+		goto out;
+	}
+	memcpy(w->regs, caller.value, sizeof(w->regs));
+	memcpy(w->have_reg, caller.have, sizeof(w->have_reg));
+	step = CFI_STEPPED;
+out:
+	free(frame);
+	return step;
 }
 
 /* ---- the unwinder ---- */
@@ -755,10 +1050,42 @@ static const char *step_error(int ret)
 }
 
 /*
- * Walk from the walk's registers, appending to out.  Returns true when the
- * walk must go on from registers it reloaded (a sample inside rt_sigreturn).
+ * The module whose .debug_frame steps the frame at lookup (the IP, or the
+ * call before a return address), with its bias; NULL when the code there
+ * has none.
  */
-static bool walk_frames(struct walk *w, unw_addr_space_t space, struct unwind_result *out, bool first_exact)
+static struct module *debug_frame_module_at(struct walk *w, uint64_t lookup, uint64_t *bias)
+{
+	const struct mapping *map = proc_table_find_code(w->u->procs, w->pid, lookup);
+	if (!map)
+		return NULL;
+	struct module *m = module_of(w->u, map->dso);
+	if (!m->debug_frame_path)
+		return NULL;
+	struct module_view *v = view_of(w, map);
+	if (!v)
+		return NULL;
+	*bias = v->bias;
+	return m;
+}
+
+/* The registers libunwind's cursor has for its frame (those it cannot recover are left out). */
+static void cursor_registers(unw_cursor_t *cursor, struct frame_registers *regs)
+{
+	for (int reg = 0; reg < UNW_REGISTER_COUNT; reg++) {
+		unw_word_t value;
+		regs->have[reg] = unw_get_reg(cursor, reg, &value) == 0;
+		regs->value[reg] = regs->have[reg] ? value : 0;
+	}
+}
+
+/*
+ * Walk from the walk's registers, appending to out; the first frame's IP is
+ * exact when w->restart_exact.  Returns true when the walk must go on from
+ * registers it reloaded (a sample inside rt_sigreturn, or a step through
+ * .debug_frame), with w->restart_exact set for their IP.
+ */
+static bool walk_frames(struct walk *w, unw_addr_space_t space, struct unwind_result *out)
 {
 	unw_cursor_t cursor;
 	w->record_failures = false;
@@ -767,7 +1094,7 @@ static bool walk_frames(struct walk *w, unw_addr_space_t space, struct unwind_re
 		stop(out, UNWIND_BAD_FRAME, "cannot start unwinding");
 		return false;
 	}
-	bool exact = first_exact;
+	bool exact = w->restart_exact;
 	for (;;) {
 		unw_word_t ip, sp;
 		unw_get_reg(&cursor, UNW_REG_IP, &ip);
@@ -778,14 +1105,17 @@ static bool walk_frames(struct walk *w, unw_addr_space_t space, struct unwind_re
 			if (!push_frame(out, ip, UNWIND_FRAME_EXACT, 0) ||
 			    !push_frame(out, ip, UNWIND_FRAME_SIGNAL, frame_signal(w, sp)))
 				return false;
-			if (load_sigcontext(w, sp))
+			if (load_sigcontext(w, sp)) {
+				w->restart_exact = true;
 				return true;
+			}
 			char reason[64];
 			snprintf(reason, sizeof(reason), "stack copy ends at %llu bytes",
 				 (unsigned long long)w->stack_size);
 			stop(out, UNWIND_STACK_END, reason);
 			return false;
 		}
+		bool ip_exact = exact;
 		if (at_sigreturn(w, ip)) {
 			if (exact && !push_frame(out, ip, UNWIND_FRAME_EXACT, 0))
 				return false;
@@ -797,10 +1127,31 @@ static bool walk_frames(struct walk *w, unw_addr_space_t space, struct unwind_re
 				return false;
 			exact = false;
 		}
+		uint64_t bias = 0;
+		struct module *cfi_module = debug_frame_module_at(w, ip_exact ? ip : ip - 1, &bias);
+		struct frame_registers regs;
+		if (cfi_module)
+			cursor_registers(&cursor, &regs);
 		w->failure = UNWIND_COMPLETE;
 		w->outermost = false;
 		w->record_failures = true;
-		int ret = unw_step(&cursor);
+		int ret = 0;
+		if (!cfi_module || cfi_module->has_table)
+			ret = unw_step(&cursor);
+		if (cfi_module && (!cfi_module->has_table ||
+				   (w->failure == UNWIND_NO_UNWIND_INFO && !w->outermost))) {
+			/* no .eh_frame entry for this IP: its .debug_frame takes the step */
+			w->failure = UNWIND_COMPLETE;
+			enum cfi_step step = debug_frame_step(w, cfi_module, bias, ip, ip_exact, &regs);
+			w->record_failures = false;
+			if (step == CFI_STEPPED) {
+				w->restart_exact = false;
+				return true;
+			}
+			if (step == CFI_FAILED)
+				stop(out, w->failure, w->reason);
+			return false;
+		}
 		w->record_failures = false;
 		if (w->failure == UNWIND_NO_UNWIND_INFO && w->outermost)
 			return false;
@@ -851,7 +1202,8 @@ int unwind_sample(struct unwinder *u, const struct unwind_input *in, struct unwi
 		stop(out, UNWIND_BAD_FRAME, "cannot create a libunwind address space");
 		return 0;
 	}
-	while (walk_frames(&w, space, out, true))
+	w.restart_exact = true;
+	while (walk_frames(&w, space, out))
 		;
 	return 0;
 }

@@ -8,6 +8,8 @@
  *   sigprof_handler S SPIN   a SIGPROF (ITIMER_PROF) handler spinning in
  *                            handler_spin() over interrupted_loop(): its
  *                            samples' stacks cross the signal frame.
+ *   mutex_contend_debug_frame T N   the same, its own code's CFI only in
+ *                            .debug_frame (no .eh_frame entries for it);
  * The checks come from what the workloads do (which function waits, which
  * one a signal interrupts, how much CPU time the handler took), never from
  * a recorded report.  Needs root (tracepoints, kernel callchains).
@@ -40,11 +42,11 @@ static void require_tracing(void)
 	require_root();
 }
 
-/* Record mutex_contend_nofp with options; checks what it says it did. */
-static void record_nofp(const char *data, const char *options)
+/* Record a build of mutex_contend_nofp with options; checks what it says it did. */
+static void record_mutex_workload(const char *data, const char *workload, const char *options)
 {
 	char cmd[256];
-	snprintf(cmd, sizeof(cmd), W "mutex_contend_nofp %d %d", NOFP_THREADS, NOFP_ITERATIONS);
+	snprintf(cmd, sizeof(cmd), W "%s %d %d", workload, NOFP_THREADS, NOFP_ITERATIONS);
 	char *out = record_workload(data, options, cmd);
 	long acquisitions, contended;
 	cr_assert_eq(sscanf(out, "acquisitions %ld contended %ld", &acquisitions, &contended), 2, "output: %s", out);
@@ -52,6 +54,11 @@ static void record_nofp(const char *data, const char *options)
 	cr_assert_eq(acquisitions, (long)NOFP_THREADS * NOFP_ITERATIONS);
 	/* the holder sleeps with the mutex held every 64th time: the others must have found it taken */
 	cr_assert_gt(contended, 0, "no acquisition found the mutex held");
+}
+
+static void record_nofp(const char *data, const char *options)
+{
+	record_mutex_workload(data, "mutex_contend_nofp", options);
 }
 
 /* Every stack in the report has a frame: a failed unwind shows its reason, never an empty stack. */
@@ -65,11 +72,12 @@ static void check_no_empty_stacks(const char *json)
 		     0, "futex waiter or waker stacks without a frame in %s", json);
 }
 
-Test(dwarf, default_futex_wait_stacks_of_a_nofp_program_name_its_function)
+/* With default options, at least 90% of the futex-wait stacks of a build of the workload name contend_lock. */
+static void check_default_futex_wait_stacks(const char *workload)
 {
 	require_tracing();
 	const char *data = test_path("nofp.data");
-	record_nofp(data, "");
+	record_mutex_workload(data, workload, "");
 	const char *json = report_json_file(data, "");
 	require_collector(json, "futex");
 	cr_assert_eq(jq_file(json, "if .meta.call_graph == \"default\" then 1 else 0 end"), 1);
@@ -85,6 +93,22 @@ Test(dwarf, default_futex_wait_stacks_of_a_nofp_program_name_its_function)
 	/* the path's stacks show them too */
 	cr_assert_gt(stack_samples(json, "futex", "futex-wait", NAMES_CONTEND_LOCK), 0);
 	check_no_empty_stacks(json);
+}
+
+Test(dwarf, default_futex_wait_stacks_of_a_nofp_program_name_its_function)
+{
+	check_default_futex_wait_stacks("mutex_contend_nofp");
+}
+
+/*
+ * The same program built without .eh_frame for its own code (its CFI only
+ * in .debug_frame, -fno-asynchronous-unwind-tables): the unwinder steps
+ * through contend_lock and worker with that, between libc's .eh_frame
+ * frames below and above.
+ */
+Test(dwarf, default_futex_wait_stacks_of_a_debug_frame_program_name_its_function)
+{
+	check_default_futex_wait_stacks("mutex_contend_debug_frame");
 }
 
 /* The control: the workload really has no frame pointers, so the test above measures the unwinder. */

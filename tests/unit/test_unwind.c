@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 
 #include <criterion/criterion.h>
 
@@ -30,6 +31,7 @@
 #include "unit_helpers.h"
 
 #define FIXTURE "build/fixtures/unwind_fixture"
+#define FIXTURE_DEBUG_FRAME "build/fixtures/unwind_fixture_debug_frame"
 #define PID 4242
 
 TEMP_DIR_SUITE(unwind);
@@ -43,10 +45,10 @@ struct snapshot {
 	struct proc_table *procs;
 };
 
-static void run_fixture(void)
+static void run_fixture(const char *fixture)
 {
 	char *command = NULL;
-	cr_assert_geq(asprintf(&command, "%s %s", FIXTURE, dir), 0);
+	cr_assert_geq(asprintf(&command, "%s %s", fixture, dir), 0);
 	cr_assert_eq(system(command), 0, "the fixture failed: %s", command);
 	free(command);
 }
@@ -70,10 +72,10 @@ static int perf_register_named(const char *name)
 	return -1;
 }
 
-/* Run the fixture (it writes every snapshot into this test's directory) and load the named one. */
-static void load_snapshot(const char *name, struct snapshot *s)
+/* Run a build of the fixture (it writes every snapshot into this test's directory) and load the named one. */
+static void load_fixture_snapshot(const char *fixture, const char *name, struct snapshot *s)
 {
-	run_fixture();
+	run_fixture(fixture);
 	memset(s, 0, sizeof(*s));
 	char file[64];
 	snprintf(file, sizeof(file), "%s.regs", name);
@@ -102,6 +104,11 @@ static void load_snapshot(const char *name, struct snapshot *s)
 	path = path_join(dir, "maps");
 	s->procs = proc_table_from_maps(path, PID);
 	free(path);
+}
+
+static void load_snapshot(const char *name, struct snapshot *s)
+{
+	load_fixture_snapshot(FIXTURE, name, s);
 }
 
 static void free_snapshot(struct snapshot *s)
@@ -146,10 +153,11 @@ static long find_function(struct proc_table *pt, const struct unwind_result *r, 
 
 static struct unwind_result result;
 
-Test(unwind, call_chain_of_optimized_code_without_frame_pointers)
+/* The call snapshot of a build of the fixture unwinds main -> fixture_a -> fixture_b -> fixture_c, to _start. */
+static void check_call_chain(const char *fixture)
 {
 	struct snapshot s;
-	load_snapshot("call", &s);
+	load_fixture_snapshot(fixture, "call", &s);
 	struct unwinder *u = unwinder_new(s.procs);
 	struct unwind_input in = input_of(&s, s.stack_bytes);
 	cr_assert_eq(unwind_sample(u, &in, &result), 0);
@@ -176,10 +184,14 @@ Test(unwind, call_chain_of_optimized_code_without_frame_pointers)
 	free_snapshot(&s);
 }
 
-Test(unwind, signal_frame_between_handler_and_interrupted_code)
+/*
+ * The signal snapshot of a build of the fixture unwinds the handler, the
+ * signal frame, the interrupted function at its exact IP, and main.
+ */
+static void check_signal_chain(const char *fixture)
 {
 	struct snapshot s;
-	load_snapshot("signal", &s);
+	load_fixture_snapshot(fixture, "signal", &s);
 	struct unwinder *u = unwinder_new(s.procs);
 	struct unwind_input in = input_of(&s, s.stack_bytes);
 	cr_assert_eq(unwind_sample(u, &in, &result), 0);
@@ -198,6 +210,55 @@ Test(unwind, signal_frame_between_handler_and_interrupted_code)
 	cr_assert_str_eq(unwind_signal_name(result.frames[2].signal, name, sizeof(name)), "SIGPROF");
 	unwinder_free(u);
 	free_snapshot(&s);
+}
+
+Test(unwind, call_chain_of_optimized_code_without_frame_pointers)
+{
+	check_call_chain(FIXTURE);
+}
+
+Test(unwind, signal_frame_between_handler_and_interrupted_code)
+{
+	check_signal_chain(FIXTURE);
+}
+
+/*
+ * The fixture built without .eh_frame for its own code: its CFI is only in
+ * .debug_frame (libc's and crt1's code keeps .eh_frame, so one walk crosses
+ * both kinds, and the signal snapshot enters the program's code at an exact
+ * IP from the signal frame).
+ */
+Test(unwind, code_with_only_debug_frame)
+{
+	check_call_chain(FIXTURE_DEBUG_FRAME);
+	check_signal_chain(FIXTURE_DEBUG_FRAME);
+}
+
+/* The same build stripped: its .debug_frame is in the separate debug file that .gnu_debuglink names. */
+Test(unwind, debug_frame_of_the_separate_debug_file)
+{
+	check_call_chain(FIXTURE_DEBUG_FRAME ".linked");
+	check_signal_chain(FIXTURE_DEBUG_FRAME ".linked");
+}
+
+/* With the debug file gone, the stripped build's own code has no unwind info, and the stack says so. */
+Test(unwind, stripped_debug_frame_code_without_its_debug_file)
+{
+	char *copy = path_join(dir, "stripped_fixture");
+	copy_file_with(FIXTURE_DEBUG_FRAME ".linked", copy, NULL, 0);
+	cr_assert_eq(chmod(copy, 0755), 0);
+	struct snapshot s;
+	load_fixture_snapshot(copy, "call", &s);
+	struct unwinder *u = unwinder_new(s.procs);
+	struct unwind_input in = input_of(&s, s.stack_bytes);
+	cr_assert_eq(unwind_sample(u, &in, &result), 0);
+	print_frames(s.procs, &result);
+	cr_assert_eq(result.nframes, 1, "the leaf only");
+	cr_assert_eq(result.failure, UNWIND_NO_UNWIND_INFO);
+	cr_assert_str_eq(result.reason, "no unwind info for stripped_fixture");
+	unwinder_free(u);
+	free_snapshot(&s);
+	free(copy);
 }
 
 Test(unwind, short_stack_copy_says_where_it_ends)
