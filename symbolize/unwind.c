@@ -35,7 +35,11 @@
  * evaluates over the walk's registers and memory, and the walk then goes
  * on with libunwind from the caller's registers.  A file that has both
  * (a program whose crt files brought .eh_frame while its own code has only
- * .debug_frame) is searched in .eh_frame first.
+ * .debug_frame) is searched in .eh_frame first.  libunwind takes the first
+ * IP of a walk as exact, so a return address it resumes from is looked up
+ * at itself rather than at its call: only a call that is the last
+ * instruction of a function (a noreturn call) would be taken for the next
+ * function's code.
  *
  * Address spaces: libunwind caches the parsed CFI row of each IP per
  * address space (UNW_CACHE_GLOBAL), which is what makes the second sample
