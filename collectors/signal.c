@@ -232,6 +232,17 @@ static struct thread_state *thread_of(struct signal_analysis *a, uint32_t pid, u
 	return t;
 }
 
+uint32_t signal_analysis_running_handlers(const struct signal_analysis *a, uint32_t pid, uint32_t tid, int *sigs,
+					  uint32_t max)
+{
+	const struct thread_state *t = u64_map_get(&a->threads, tid);
+	if (!t || t->pid != pid)
+		return 0;
+	for (uint32_t i = 0; i < t->depth && i < max; i++)
+		sigs[i] = t->frames[t->depth - 1 - i].sig;
+	return t->depth;
+}
+
 static struct pending_queue *queue_get(struct signal_analysis *a, uint64_t key, bool create)
 {
 	struct pending_queue *q = u64_map_get(&a->queues, key);
@@ -448,10 +459,18 @@ struct signal_report {
 	uint64_t undecodable;                      /* samples whose raw fields could not be read */
 };
 
+static uint32_t running_handlers(void *state, uint32_t pid, uint32_t tid, int *sigs, uint32_t max)
+{
+	const struct signal_report *r = state;
+	return signal_analysis_running_handlers(r->analysis, pid, tid, sigs, max);
+}
+
 static void *signal_create(struct profile *p)
 {
 	struct signal_report *r = xcalloc(1, sizeof(*r));
 	r->analysis = signal_analysis_new();
+	p->running_handlers = running_handlers;
+	p->running_handlers_state = r;
 	return r;
 }
 

@@ -213,6 +213,50 @@ static uint32_t user_frame_of(struct loader *l, uint32_t pid, const struct unwin
 }
 
 /*
+ * Signal frames the unwinder could not name (the handler took no siginfo)
+ * are named from the handlers the signal collector sees running on the
+ * sample's thread: the k-th signal frame from the leaf is the k-th
+ * innermost running handler.  Only when the two agree: as many handlers as
+ * signal frames on a stack unwound whole (at least as many on one cut
+ * short), and each frame a siginfo named is its handler's signal.  A
+ * delivery or sigreturn the recording missed, a handler left by longjmp, or
+ * a sample inside rt_sigreturn (its handler already closed) leaves the
+ * frames as they are.
+ */
+static void name_signal_frames(struct profile *p, const struct sp_sample *s, struct unwind_result *r)
+{
+	if (!p->running_handlers)
+		return;
+	uint32_t signal_frames = 0, unnamed = 0;
+	for (size_t i = 0; i < r->nframes; i++)
+		if (r->frames[i].kind == UNWIND_FRAME_SIGNAL) {
+			signal_frames++;
+			unnamed += r->frames[i].signal == 0;
+		}
+	if (!unnamed)
+		return;
+	int sigs[UNWIND_MAX_FRAMES];
+	uint32_t running = p->running_handlers(p->running_handlers_state, s->pid, s->tid, sigs, UNWIND_MAX_FRAMES);
+	if (r->failure == UNWIND_COMPLETE ? running != signal_frames : running < signal_frames)
+		return;
+	uint32_t k = 0;
+	for (size_t i = 0; i < r->nframes; i++) {
+		if (r->frames[i].kind != UNWIND_FRAME_SIGNAL)
+			continue;
+		if (r->frames[i].signal && r->frames[i].signal != sigs[k])
+			return;
+		k++;
+	}
+	k = 0;
+	for (size_t i = 0; i < r->nframes; i++)
+		if (r->frames[i].kind == UNWIND_FRAME_SIGNAL) {
+			if (!r->frames[i].signal)
+				r->frames[i].signal = sigs[k];
+			k++;
+		}
+}
+
+/*
  * A DWARF sample's frames: the kernel's callchain for the kernel part
  * (its user part is excluded at record time), then the user stack unwound
  * from the registers and stack copy, then, when the unwinding stopped
@@ -232,6 +276,7 @@ static uint32_t dwarf_frames(struct loader *l, const struct perf_event_header *r
 				   .stack_dyn_size = s->stack_dyn_size };
 	struct unwind_result *r = &l->unwound;
 	unwind_sample(l->unwinder, &in, r);
+	name_signal_frames(p, s, r);
 	for (size_t i = 0; i < r->nframes; i++)
 		frames[n++] = user_frame_of(l, s->pid, &r->frames[i]);
 	p->unwind.samples++;

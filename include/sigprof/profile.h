@@ -78,6 +78,14 @@ struct profile {
 	uint64_t first_time, last_time;
 	char kernel_symbols_problem[200];
 	struct unwind_counts unwind;
+	/*
+	 * Set by the signal collector's analyzer: the signals whose handlers
+	 * run on thread tid of process pid at the time of the sample being
+	 * loaded, innermost first, into sigs (at most max); returns how many
+	 * run.  Names the signal frames the unwinder found without a siginfo.
+	 */
+	uint32_t (*running_handlers)(void *state, uint32_t pid, uint32_t tid, int *sigs, uint32_t max);
+	void *running_handlers_state;
 	/* aggregation */
 	struct proc_table *procs;
 	struct stack_table stacks;

@@ -94,6 +94,13 @@ void signal_analysis_finish(struct signal_analysis *a);
 
 /* The figures of signal signo, or NULL when no event named it. */
 const struct signal_figures *signal_analysis_figures(const struct signal_analysis *a, int signo);
+/*
+ * The signals whose handlers run now (after the events fed so far) on
+ * thread tid of process pid, innermost first, into sigs (at most max);
+ * returns how many run.
+ */
+uint32_t signal_analysis_running_handlers(const struct signal_analysis *a, uint32_t pid, uint32_t tid, int *sigs,
+					  uint32_t max);
 /* rt_sigreturn entries with no handler running on their thread; events with a signal number outside 1..64. */
 uint64_t signal_analysis_unmatched_sigreturns(const struct signal_analysis *a);
 uint64_t signal_analysis_bad_events(const struct signal_analysis *a);

@@ -160,13 +160,14 @@ Test(dwarf, default_sched_stacks_of_a_nofp_program_name_its_function)
  * stacks and check that its handler's samples read, leaf first and
  * adjacent, handler_spin, on_prof, signal_frame, interrupted_loop, main.
  */
-static void check_handler_stacks(const char *name, const char *workload_options, const char *signal_frame)
+static void check_handler_stacks(const char *name, const char *record_options, const char *workload_options,
+				 const char *signal_frame)
 {
 	require_perf_events();
 	const char *data = test_path(name);
 	char cmd[256];
 	snprintf(cmd, sizeof(cmd), W "sigprof_handler 250 2000000 %s", workload_options);
-	char *out = record_workload(data, "-e cpu --call-graph dwarf", cmd);
+	char *out = record_workload(data, record_options, cmd);
 	long handlers;
 	double handler_ms, cpu_ms;
 	cr_assert_eq(sscanf(out, "handlers %ld handler_ms %lf cpu_ms %lf", &handlers, &handler_ms, &cpu_ms), 3,
@@ -203,13 +204,24 @@ static void check_handler_stacks(const char *name, const char *workload_options,
 
 Test(dwarf, sigprof_handler_stacks_cross_the_signal_frame)
 {
-	check_handler_stacks("handler.data", "", "[signal SIGPROF]");
+	check_handler_stacks("handler.data", "-e cpu --call-graph dwarf", "", "[signal SIGPROF]");
 }
 
-/* Without SA_SIGINFO the kernel writes no siginfo: the frame cannot name the signal (docs/report-json.md). */
+/*
+ * Without SA_SIGINFO the kernel writes no siginfo: without the signal
+ * collector the frame cannot name the signal (docs/report-json.md) ...
+ */
 Test(dwarf, plain_handler_stacks_cross_an_unnamed_signal_frame)
 {
-	check_handler_stacks("handler-plain.data", "plain", "[signal]");
+	check_handler_stacks("handler-plain.data", "-e cpu --call-graph dwarf", "plain", "[signal]");
+}
+
+/* ... with it, the delivery it recorded on the thread names the handler's frame. */
+Test(dwarf, plain_handler_stacks_named_by_the_signal_collector)
+{
+	require_root();
+	check_handler_stacks("handler-plain-signal.data", "-e cpu,signal --call-graph dwarf", "plain",
+			     "[signal SIGPROF]");
 }
 
 Test(dwarf, stacks_cut_short_by_a_small_copy_say_why)

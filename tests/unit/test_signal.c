@@ -111,6 +111,29 @@ Test(signal, nested_handlers_pop_the_innermost_first)
 	signal_analysis_free(a);
 }
 
+/* What the report asks to name a signal frame: the handlers running on a thread, innermost first. */
+Test(signal, running_handlers_innermost_first)
+{
+	struct signal_analysis *a = signal_analysis_new();
+	int sigs[4] = { 0 };
+	cr_assert_eq(signal_analysis_running_handlers(a, 7, 7, sigs, 4), 0, "an unknown thread runs none");
+	deliver(a, 100, 7, 7, SIGUSR1_NO);
+	deliver(a, 150, 7, 7, SIGUSR2_NO);
+	deliver(a, 160, 7, 8, SIGTERM_NO);
+	cr_assert_eq(signal_analysis_running_handlers(a, 7, 7, sigs, 4), 2);
+	cr_assert_eq(sigs[0], SIGUSR2_NO);
+	cr_assert_eq(sigs[1], SIGUSR1_NO);
+	cr_assert_eq(signal_analysis_running_handlers(a, 7, 7, sigs, 1), 2, "the count even when sigs is short");
+	cr_assert_eq(sigs[0], SIGUSR2_NO);
+	cr_assert_eq(signal_analysis_running_handlers(a, 9, 7, sigs, 4), 0, "tid 7 of another process runs none");
+	sigreturn(a, 200, 7, 7);
+	cr_assert_eq(signal_analysis_running_handlers(a, 7, 7, sigs, 4), 1);
+	cr_assert_eq(sigs[0], SIGUSR1_NO);
+	cr_assert_eq(signal_analysis_running_handlers(a, 7, 8, sigs, 4), 1);
+	cr_assert_eq(sigs[0], SIGTERM_NO);
+	signal_analysis_free(a);
+}
+
 Test(signal, handlers_are_per_thread)
 {
 	struct signal_analysis *a = signal_analysis_new();
