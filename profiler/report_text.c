@@ -40,6 +40,28 @@ static void print_unwind(const struct profile *p, FILE *out)
 			(unsigned long long)u->failures[UNWIND_STACK_END], p->call_graph[0] ? p->call_graph : "?");
 }
 
+/*
+ * The events a collector's samples come from: "cpu-clock, 2 samples", or
+ * with several, each with its share of the sum: "page-faults 5 +
+ * cpu-clock 2 = 7 samples".
+ */
+static void print_collector_events(const struct profile *p, int c, FILE *out)
+{
+	const struct collector_info *ci = &p->collectors[c];
+	struct collector_event *events;
+	size_t n = profile_collector_events(p, c, &events);
+	fprintf(out, "# collector:  %-8s ", ci->name);
+	if (n <= 1) {
+		fprintf(out, "%s, ", n ? events[0].name : ci->event);
+	} else {
+		for (size_t e = 0; e < n; e++)
+			fprintf(out, "%s%s %llu", e ? " + " : "", events[e].name, (unsigned long long)events[e].samples);
+		fprintf(out, " = ");
+	}
+	fprintf(out, "%llu samples\n", (unsigned long long)ci->samples);
+	free(events);
+}
+
 static void print_header(const struct profile *p, FILE *out)
 {
 	fprintf(out, "# sigprof report of %s\n", p->file);
@@ -68,8 +90,7 @@ static void print_header(const struct profile *p, FILE *out)
 	for (int c = 0; c < p->ncollectors; c++) {
 		const struct collector_info *ci = &p->collectors[c];
 		if (ci->ok)
-			fprintf(out, "# collector:  %-8s %s, %llu samples\n", ci->name, ci->event,
-				(unsigned long long)ci->samples);
+			print_collector_events(p, c, out);
 		else
 			fprintf(out, "# collector:  %-8s unavailable: %s\n", ci->name, ci->reason);
 	}
