@@ -193,7 +193,7 @@ int cmd_list(int argc, char **argv)
 		}
 	}
 	if (optind < argc) {
-		sp_error("list: unexpected argument '%s'", argv[optind]);
+		sp_error("list: unexpected argument %s", QUOTED(argv[optind]));
 		return EXIT_USAGE;
 	}
 	struct record_options defaults = {

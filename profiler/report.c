@@ -48,7 +48,7 @@ static int parse_count(const char *opt, const char *arg, uint64_t max, unsigned 
 {
 	uint64_t v;
 	if (parse_u64(arg, 0, max, &v) < 0) {
-		sp_error("report: %s %s: expected a number from 0 to %llu", opt, arg, (unsigned long long)max);
+		sp_error("report: %s %s: expected a number from 0 to %llu", opt, QUOTED(arg), (unsigned long long)max);
 		return -EINVAL;
 	}
 	*out = (unsigned)v;
@@ -112,7 +112,7 @@ static int parse_report_args(int argc, char **argv, struct report_options *o, st
 			else if (strcmp(optarg, "name") == 0)
 				o->sort = SORT_NAME;
 			else {
-				sp_error("report: --sort %s: expected self, total or name", optarg);
+				sp_error("report: --sort %s: expected self, total or name", QUOTED(optarg));
 				return -EINVAL;
 			}
 			break;
@@ -138,7 +138,7 @@ static int parse_report_args(int argc, char **argv, struct report_options *o, st
 			if (strcmp(optarg, "lkp") == 0) {
 				o->sched_keys_lkp = true;
 			} else if (strcmp(optarg, "stack") != 0) {
-				sp_error("report: --sched-keys %s: expected lkp or stack", optarg);
+				sp_error("report: --sched-keys %s: expected lkp or stack", QUOTED(optarg));
 				return -EINVAL;
 			}
 			break;
@@ -160,7 +160,7 @@ static int parse_report_args(int argc, char **argv, struct report_options *o, st
 		}
 	}
 	if (optind < argc) {
-		sp_error("report: unexpected argument '%s' (the recording is named with -i FILE)", argv[optind]);
+		sp_error("report: unexpected argument %s (the recording is named with -i FILE)", QUOTED(argv[optind]));
 		return -EINVAL;
 	}
 	return 0;

@@ -323,14 +323,14 @@ static int parse_stat_args(int argc, char **argv, struct stat_args *a)
 			break;
 		case 'r':
 			if (parse_u64(optarg, 1, MAX_RUNS, &v) < 0) {
-				sp_error("stat: -r %s: expected a number of runs from 1 to %d", optarg, MAX_RUNS);
+				sp_error("stat: -r %s: expected a number of runs from 1 to %d", QUOTED(optarg), MAX_RUNS);
 				return -EINVAL;
 			}
 			a->runs = (unsigned)v;
 			break;
 		case 'I':
 			if (parse_u64(optarg, MIN_INTERVAL_MS, MAX_INTERVAL_MS, &v) < 0) {
-				sp_error("stat: -I %s: expected an interval from %d to %d milliseconds", optarg,
+				sp_error("stat: -I %s: expected an interval from %d to %d milliseconds", QUOTED(optarg),
 					 MIN_INTERVAL_MS, MAX_INTERVAL_MS);
 				return -EINVAL;
 			}
@@ -484,7 +484,7 @@ static int add_user_counters(struct stat_state *st, const char *list, bool exclu
 		add_parsed(st, c, &ev, exclude_kernel);
 	}
 	if (!st->ncounters) {
-		sp_error("stat: -e '%s' names no event", list);
+		sp_error("stat: -e %s names no event", QUOTED(list));
 		return -EINVAL;
 	}
 	return 0;
@@ -697,7 +697,7 @@ static int run_once(struct stat_state *st, char *why, size_t whylen)
 	uint64_t start = now_monotonic_ns();
 	err = workload_release(&w);
 	if (err < 0) {
-		snprintf(why, whylen, "cannot run '%s': %s", st->args.argv[0], workload_release_error(err));
+		snprintf(why, whylen, "cannot run %s: %s", QUOTED(st->args.argv[0]), workload_release_error(err));
 		perf_session_close(session);
 		return workload_cannot_run_exit(err);
 	}
@@ -988,7 +988,8 @@ static int stat_run(struct stat_state *st)
 		return EXIT_USAGE;
 	int found = workload_find(a->argv[0]);
 	if (found < 0) {
-		sp_error("stat: cannot run '%s': %s", a->argv[0], found == -ENOENT ? "command not found" : strerror(-found));
+		sp_error("stat: cannot run %s: %s", QUOTED(a->argv[0]),
+			 found == -ENOENT ? "command not found" : strerror(-found));
 		return workload_cannot_run_exit(found);
 	}
 	if (!a->events.len)

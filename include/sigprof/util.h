@@ -24,6 +24,18 @@
 void sp_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void sp_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/*
+ * What a user typed (an event spec, an option's value, a command), as an
+ * error line shows it: in single quotes, with control characters, bytes
+ * outside printable ASCII, quotes and backslashes escaped (\n, \t, \x1b,
+ * \', \\), so that the one line stays one line whatever was typed; cut
+ * with "..." to fit buflen.  Returns buf.  QUOTED(s) gives each use its own
+ * buffer, alive to the end of the enclosing block: sp_error("%s", QUOTED(s)).
+ */
+const char *quote_user(const char *s, char *buf, size_t buflen);
+#define QUOTE_MAX 200
+#define QUOTED(s) quote_user((s), (char[QUOTE_MAX]){ 0 }, QUOTE_MAX)
+
 void *xmalloc(size_t n);
 void *xcalloc(size_t nmemb, size_t size);
 void *xrealloc(void *p, size_t n);

@@ -452,7 +452,7 @@ Test(pmu, tracepoints)
 	ev = parse_ok("sched:sched_switch:k");
 	cr_assert_eq(ev.attr.config, id);
 	cr_assert_eq(ev.attr.exclude_user, 1);
-	parse_fails("sched:no_such_tracepoint", -ENOENT, "no tracepoint sched:no_such_tracepoint");
+	parse_fails("sched:no_such_tracepoint", -ENOENT, "no tracepoint 'sched:no_such_tracepoint'");
 }
 
 Test(pmu, libpfm_generic_names_on_any_machine)
@@ -493,4 +493,42 @@ Test(pmu, odd_input_is_an_error_line)
 	cr_assert_eq(ev.attr.config, 2);
 	cr_assert_eq(pmu_event_parse("cpu/ldlat=99999/", &ev, err, sizeof(err)), -EINVAL);
 	cr_assert(strstr(err, "does not fit"), "%s", err);
+}
+
+/*
+ * A spec is echoed quoted, its control characters escaped, on every path
+ * of the parser that names it: a newline or an escape in what the user
+ * typed never makes a second line or reaches the terminal raw.
+ */
+Test(pmu, specs_with_control_characters_are_echoed_escaped)
+{
+	static const struct {
+		const char *spec, *shown;
+	} cases[] = {
+		{ "cpu-clock\nfoo", "event 'cpu-clock\\nfoo'" },             /* no such event (libpfm4) */
+		{ "cpu-clock:u\x1bk", "unknown modifier '\\x1b'" },          /* a generic name's modifiers */
+		{ "page-faults:\n", "event 'page-faults:\\n'" },
+		{ "nope\n/event=1/", "no PMU 'nope\\n'" },                  /* sysfs: no such PMU */
+		{ "cpu/event=1,\tbad/", "no term or event '\\tbad'" },      /* sysfs: no such term */
+		{ "cpu/event=1\r/", "'1\\x0d' is not a number" },
+		{ "cpu/event=1/\n", "unknown modifier '\\n'" },
+		{ "it's\a", "event 'it\\'s\\x07'" },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct pmu_event ev;
+		char err[256] = "";
+		cr_assert_lt(pmu_event_parse(cases[i].spec, &ev, err, sizeof(err)), 0, "%s", cases[i].spec);
+		cr_assert(strstr(err, cases[i].shown), "case %zu: '%s' lacks %s", i, err, cases[i].shown);
+		for (const char *c = err; *c; c++)
+			cr_assert_geq((unsigned char)*c, 0x20, "case %zu: a raw control character in '%s'", i, err);
+	}
+	/* an overlong spec is cut, inside its quotes */
+	char longname[300];
+	memset(longname, 'a', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = '\0';
+	longname[10] = '\n';
+	struct pmu_event ev;
+	char err[256];
+	cr_assert_eq(pmu_event_parse(longname, &ev, err, sizeof(err)), -EINVAL);
+	cr_assert(strstr(err, "event 'aaaaaaaaaa\\naaa") && strstr(err, "...': name longer than"), "%s", err);
 }
