@@ -556,10 +556,10 @@ static void print_closing_line(const struct record_args *a, const struct drain_s
 	if (a->quiet)
 		return;
 	uint64_t lost = d->stats.lost + d->stats.lost_samples;
-	double share = d->stats.samples + lost ? 100.0 * (double)lost / (double)(d->stats.samples + lost) : 0.0;
 	struct strbuf line = { 0 };
-	sb_addf(&line, "sigprof: recorded %.2f s, %llu samples, %llu lost (%.2f%%), %.1f MB written to %s",
-		(double)duration_ns / 1e9, (unsigned long long)d->stats.samples, (unsigned long long)lost, share,
+	sb_addf(&line, "sigprof: recorded %.2f s, %llu samples, %llu lost (%s), %.1f MB written to %s",
+		(double)duration_ns / 1e9, (unsigned long long)d->stats.samples, (unsigned long long)lost,
+		SHARE(lost, d->stats.samples + lost),
 		(double)bytes / 1e6, a->output);
 	const char *sep = "; unavailable: ";
 	for (size_t i = 0; i < nstates; i++) {

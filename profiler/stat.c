@@ -201,7 +201,7 @@ static void format_rest(struct strbuf *sb, const struct figure_line *l)
 		if (l->show_stddev)
 			sb_addf(sb, "  \u00b1 %6.2f%%", l->stddev_percent);
 		if (l->running_percent < 100)
-			sb_addf(sb, "  (running %.2f%%)", l->running_percent);
+			sb_addf(sb, "  (running %s)", SHARE(l->running_percent, 100));
 	}
 	if (l->note && *l->note)
 		sb_addf(sb, "  # %s", l->note);

@@ -70,6 +70,25 @@ const char *quote_user(const char *s, char *buf, size_t buflen)
 	return buf;
 }
 
+const char *format_share(double part, double whole, char *buf, size_t buflen)
+{
+	if (part <= 0) {
+		snprintf(buf, buflen, "0.00%%");
+		return buf;
+	}
+	if (whole <= 0) {
+		snprintf(buf, buflen, "-");
+		return buf;
+	}
+	snprintf(buf, buflen, "%.2f%%", 100.0 * part / whole);
+	/* what the two decimals rounded to nothing, or to all */
+	if (strcmp(buf, "0.00%") == 0)
+		snprintf(buf, buflen, "<0.01%%");
+	else if (part < whole && strcmp(buf, "100.00%") == 0)
+		snprintf(buf, buflen, ">99.99%%");
+	return buf;
+}
+
 static void out_of_memory(size_t n)
 {
 	fprintf(stderr, "sigprof: out of memory (allocating %zu bytes)\n", n);

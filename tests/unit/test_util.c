@@ -37,3 +37,20 @@ Test(util, quote_user_escapes_and_cuts)
 	snprintf(line, sizeof(line), "%s %s", QUOTED("a\n"), QUOTED("b"));
 	cr_assert_str_eq(line, "'a\\n' 'b'");
 }
+
+/* A share as the text tables print it: two decimals, but never 0.00% for a part, nor 100.00% short of the whole. */
+Test(util, format_share_never_rounds_a_part_to_nothing_or_all)
+{
+	static const struct {
+		double part, whole;
+		const char *out;
+	} cases[] = {
+		{ 0, 0, "0.00%" },        { 0, 10, "0.00%" },        { 5, 0, "-" },
+		{ 1, 4, "25.00%" },       { 4, 4, "100.00%" },       { 1, 1000000, "<0.01%" },
+		{ 1, 20001, "<0.01%" },   { 1, 20000, "0.01%" },     { 20000, 20001, ">99.99%" },
+		{ 9999, 10000, "99.99%" }, { 3, 7, "42.86%" },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++)
+		cr_expect_str_eq(SHARE(cases[i].part, cases[i].whole), cases[i].out, "%g of %g", cases[i].part,
+				 cases[i].whole);
+}
