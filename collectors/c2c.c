@@ -809,8 +809,7 @@ int c2c_build_events(const struct record_options *opts, struct event_list *event
 		 */
 		spec->optional = true;
 		/* a hybrid part's core PMU covers its own CPUs only: cpu_core's events open on the P-cores */
-		if (pmu_sysfs_cpus(ev.pmu, spec->cpus, sizeof(spec->cpus)) < 0)
-			spec->cpus[0] = '\0';
+		spec->cpus = pmu_sysfs_cpus(ev.pmu);
 		if (max_precise)
 			max_precise[i] = ev.max_precise;
 		if (plan[i].sampling) {

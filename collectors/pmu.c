@@ -265,16 +265,9 @@ int pmu_sysfs_type(const char *pmu, uint32_t *type)
 	return 0;
 }
 
-int pmu_sysfs_cpus(const char *pmu, char *buf, size_t len)
+char *pmu_sysfs_cpus(const char *pmu)
 {
-	if (!is_plain_name(pmu))
-		return -ENOENT;
-	char *text = pmu_file(pmu, "cpus");
-	if (!text)
-		return -ENOENT;
-	snprintf(buf, len, "%s", text);
-	free(text);
-	return 0;
+	return is_plain_name(pmu) ? pmu_file(pmu, "cpus") : NULL;
 }
 
 bool pmu_sysfs_has_event(const char *pmu, const char *event)
@@ -289,55 +282,70 @@ bool pmu_sysfs_has_event(const char *pmu, const char *event)
 
 static int compare_names(const void *a, const void *b)
 {
-	return strcmp(a, b);
+	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The entries of a directory (no dot files, names that fit), sorted. */
-static size_t list_dir(const char *path, char (*names)[32], size_t max)
+void pmu_names_free(struct pmu_names *n)
 {
+	for (size_t i = 0; i < n->count; i++)
+		free(n->names[i]);
+	free(n->names);
+	memset(n, 0, sizeof(*n));
+}
+
+/*
+ * Every entry of a directory but dot files (and, with skip_dotted, any name
+ * holding a dot), sorted by name: a server has hundreds of uncore PMUs and
+ * a core PMU hundreds of aliases, so nothing is capped or taken in readdir
+ * order.
+ */
+static void list_dir(const char *path, bool skip_dotted, struct pmu_names *out)
+{
+	memset(out, 0, sizeof(*out));
 	DIR *d = opendir(path);
 	if (!d)
-		return 0;
-	size_t n = 0;
+		return;
+	size_t cap = 0;
 	struct dirent *de;
-	while ((de = readdir(d)) && n < max) {
-		if (de->d_name[0] == '.' || strlen(de->d_name) >= 32)
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.' || (skip_dotted && strchr(de->d_name, '.')))
 			continue;
-		memcpy(names[n++], de->d_name, strlen(de->d_name) + 1);
+		GROW(out->names, cap, out->count + 1);
+		out->names[out->count++] = xstrdup(de->d_name);
 	}
 	closedir(d);
-	qsort(names, n, 32, compare_names);
-	return n;
+	if (out->count)
+		qsort(out->names, out->count, sizeof(*out->names), compare_names);
 }
 
-size_t pmu_sysfs_names(char (*names)[32], size_t max)
+void pmu_sysfs_names(struct pmu_names *out)
 {
-	return list_dir(sysfs_root, names, max);
+	list_dir(sysfs_root, false, out);
 }
 
-size_t pmu_sysfs_events(const char *pmu, char (*names)[32], size_t max)
+void pmu_sysfs_events(const char *pmu, struct pmu_names *out)
 {
+	memset(out, 0, sizeof(*out));
 	if (!is_plain_name(pmu))
-		return 0;
+		return;
 	char path[PATH_MAX + 64];
 	snprintf(path, sizeof(path), "%s/%s/events", sysfs_root, pmu);
-	size_t n = list_dir(path, names, max), kept = 0;
 	/* NAME.scale, NAME.unit, NAME.per-pkg, NAME.snapshot describe NAME; they are no events */
-	for (size_t i = 0; i < n; i++)
-		if (!strchr(names[i], '.'))
-			memmove(names[kept++], names[i], 32);
-	return kept;
+	list_dir(path, true, out);
 }
 
 size_t pmu_hybrid_core_pmus(char (*names)[32], uint32_t *types, size_t max)
 {
-	char all[64][32];
-	size_t n = pmu_sysfs_names(all, ARRAY_SIZE(all)), found = 0;
-	for (size_t i = 0; i < n && found < max; i++) {
-		if (strncmp(all[i], "cpu_", 4) != 0 || pmu_sysfs_type(all[i], &types[found]) < 0)
+	struct pmu_names all;
+	pmu_sysfs_names(&all);
+	size_t found = 0;
+	for (size_t i = 0; i < all.count && found < max; i++) {
+		if (strncmp(all.names[i], "cpu_", 4) != 0 || strlen(all.names[i]) >= sizeof(names[0]) ||
+		    pmu_sysfs_type(all.names[i], &types[found]) < 0)
 			continue;
-		memcpy(names[found++], all[i], 32);
+		snprintf(names[found++], sizeof(names[0]), "%s", all.names[i]);
 	}
+	pmu_names_free(&all);
 	return found;
 }
 
@@ -674,15 +682,18 @@ static const char *pmu_with_alias(const char *name)
 	for (size_t i = 0; i < ARRAY_SIZE(preferred); i++)
 		if (pmu_sysfs_has_event(preferred[i], name))
 			return preferred[i];
-	char names[64][32];
-	size_t n = pmu_sysfs_names(names, ARRAY_SIZE(names));
-	for (size_t i = 0; i < n; i++) {
-		if (pmu_sysfs_has_event(names[i], name)) {
-			memcpy(found, names[i], sizeof(found));
-			return found;
+	struct pmu_names pmus;
+	pmu_sysfs_names(&pmus);
+	const char *with = NULL;
+	for (size_t i = 0; i < pmus.count && !with; i++) {
+		/* a PMU name that does not fit pmu_event.pmu cannot be parsed as PMU/ALIAS/ either */
+		if (strlen(pmus.names[i]) < sizeof(found) && pmu_sysfs_has_event(pmus.names[i], name)) {
+			snprintf(found, sizeof(found), "%s", pmus.names[i]);
+			with = found;
 		}
 	}
-	return NULL;
+	pmu_names_free(&pmus);
+	return with;
 }
 
 /* SYSTEM:NAME with tracefs-safe names. */
