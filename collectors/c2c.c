@@ -497,11 +497,6 @@ static double c2c_path_figure(void *state, const struct profile *p, int path, si
 
 /* ---- text ---- */
 
-static double percent(uint64_t part, uint64_t whole)
-{
-	return whole ? 100.0 * (double)part / (double)whole : 0.0;
-}
-
 static bool c2c_opened(const struct profile *p)
 {
 	int c = profile_collector(p, "c2c");
@@ -518,12 +513,15 @@ static void text_classes(const struct c2c_state *st, FILE *out)
 		(unsigned long long)hitm_of(&st->total), (unsigned long long)st->total.n[C2C_LOCAL_HITM],
 		(unsigned long long)st->total.n[C2C_REMOTE_HITM], (unsigned long long)st->total.n[C2C_LOCAL_DRAM],
 		(unsigned long long)st->total.n[C2C_REMOTE_DRAM]);
+	/* a load class's share of the loads, a store class's of the stores, other's of every sample */
+	uint64_t samples = loads + stores + st->total.n[C2C_OTHER];
 	fprintf(out, "  %-16s %10s %7s\n", "class", "samples", "%");
 	for (int k = 0; k < C2C_CLASS_COUNT; k++) {
-		uint64_t all = c2c_class_is_store((enum c2c_class)k) ? stores : c2c_class_is_load((enum c2c_class)k) ? loads : 0;
+		enum c2c_class cls = (enum c2c_class)k;
+		uint64_t all = c2c_class_is_store(cls) ? stores : c2c_class_is_load(cls) ? loads : samples;
 		if (st->total.n[k])
-			fprintf(out, "  %-16s %10llu %6.2f%%\n", c2c_class_name((enum c2c_class)k),
-				(unsigned long long)st->total.n[k], percent(st->total.n[k], all));
+			fprintf(out, "  %-16s %10llu %7s\n", c2c_class_name(cls), (unsigned long long)st->total.n[k],
+				SHARE(st->total.n[k], all));
 	}
 }
 
@@ -811,8 +809,7 @@ int c2c_build_events(const struct record_options *opts, struct event_list *event
 		 */
 		spec->optional = true;
 		/* a hybrid part's core PMU covers its own CPUs only: cpu_core's events open on the P-cores */
-		if (pmu_sysfs_cpus(ev.pmu, spec->cpus, sizeof(spec->cpus)) < 0)
-			spec->cpus[0] = '\0';
+		spec->cpus = pmu_sysfs_cpus(ev.pmu);
 		if (max_precise)
 			max_precise[i] = ev.max_precise;
 		if (plan[i].sampling) {

@@ -216,8 +216,7 @@ static void cache_text(void *state, const struct profile *p, const struct report
 	fprintf(out, "\nCache (exact counts of the run)\n");
 	fprintf(out, "  cache-misses      %15.0f\n", f.misses);
 	if (f.has_references)
-		fprintf(out, "  cache-references  %15.0f   miss rate %.2f%%\n", f.references,
-			f.references > 0 ? 100.0 * f.misses / f.references : 0.0);
+		fprintf(out, "  cache-references  %15.0f   miss rate %s\n", f.references, SHARE(f.misses, f.references));
 	else
 		fprintf(out, "  cache-references  did not count: no miss rate\n");
 	if (f.has_instructions)

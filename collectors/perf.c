@@ -183,7 +183,7 @@ static int attach_to_ring(struct cpu_fds *c, int fd, unsigned ring_pages)
 static bool spec_covers_cpu(const struct event_spec *spec, int cpu)
 {
 	static int cpus[MAX_CPUS];
-	if (!spec->cpus[0] || cpu < 0)
+	if (!spec->cpus || !spec->cpus[0] || cpu < 0)
 		return true;
 	int n = cpu_list_parse(spec->cpus, cpus, MAX_CPUS);
 	for (int i = 0; i < n; i++)

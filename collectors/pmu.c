@@ -195,19 +195,21 @@ static int parse_modifiers(const char *mods, struct pmu_event *ev, char *err, si
 		case 'G': guest = true; break;
 		case 'p': p++; break;
 		case 'P': ev->max_precise = true; break;
-		default:
-			snprintf(err, errlen, "event '%s': unknown modifier '%c' (modifiers: u k h H G p pp ppp P)",
-				 ev->name, *c);
+		default: {
+			const char modifier[2] = { *c, '\0' };
+			snprintf(err, errlen, "event %s: unknown modifier %s (modifiers: u k h H G p pp ppp P)",
+				 QUOTED(ev->name), QUOTED(modifier));
 			return -EINVAL;
+		}
 		}
 	}
 	if (p > 3) {
-		snprintf(err, errlen, "event '%s': at most 3 p modifiers (precise_ip 0..3)", ev->name);
+		snprintf(err, errlen, "event %s: at most 3 p modifiers (precise_ip 0..3)", QUOTED(ev->name));
 		return -EINVAL;
 	}
 	if (p && ev->max_precise) {
-		snprintf(err, errlen, "event '%s': p and P together (P already asks for the highest precision)",
-			 ev->name);
+		snprintf(err, errlen, "event %s: p and P together (P already asks for the highest precision)",
+			 QUOTED(ev->name));
 		return -EINVAL;
 	}
 	ev->attr.precise_ip = p;
@@ -263,16 +265,9 @@ int pmu_sysfs_type(const char *pmu, uint32_t *type)
 	return 0;
 }
 
-int pmu_sysfs_cpus(const char *pmu, char *buf, size_t len)
+char *pmu_sysfs_cpus(const char *pmu)
 {
-	if (!is_plain_name(pmu))
-		return -ENOENT;
-	char *text = pmu_file(pmu, "cpus");
-	if (!text)
-		return -ENOENT;
-	snprintf(buf, len, "%s", text);
-	free(text);
-	return 0;
+	return is_plain_name(pmu) ? pmu_file(pmu, "cpus") : NULL;
 }
 
 bool pmu_sysfs_has_event(const char *pmu, const char *event)
@@ -287,55 +282,70 @@ bool pmu_sysfs_has_event(const char *pmu, const char *event)
 
 static int compare_names(const void *a, const void *b)
 {
-	return strcmp(a, b);
+	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The entries of a directory (no dot files, names that fit), sorted. */
-static size_t list_dir(const char *path, char (*names)[32], size_t max)
+void pmu_names_free(struct pmu_names *n)
 {
+	for (size_t i = 0; i < n->count; i++)
+		free(n->names[i]);
+	free(n->names);
+	memset(n, 0, sizeof(*n));
+}
+
+/*
+ * Every entry of a directory but dot files (and, with skip_dotted, any name
+ * holding a dot), sorted by name: a server has hundreds of uncore PMUs and
+ * a core PMU hundreds of aliases, so nothing is capped or taken in readdir
+ * order.
+ */
+static void list_dir(const char *path, bool skip_dotted, struct pmu_names *out)
+{
+	memset(out, 0, sizeof(*out));
 	DIR *d = opendir(path);
 	if (!d)
-		return 0;
-	size_t n = 0;
+		return;
+	size_t cap = 0;
 	struct dirent *de;
-	while ((de = readdir(d)) && n < max) {
-		if (de->d_name[0] == '.' || strlen(de->d_name) >= 32)
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.' || (skip_dotted && strchr(de->d_name, '.')))
 			continue;
-		memcpy(names[n++], de->d_name, strlen(de->d_name) + 1);
+		GROW(out->names, cap, out->count + 1);
+		out->names[out->count++] = xstrdup(de->d_name);
 	}
 	closedir(d);
-	qsort(names, n, 32, compare_names);
-	return n;
+	if (out->count)
+		qsort(out->names, out->count, sizeof(*out->names), compare_names);
 }
 
-size_t pmu_sysfs_names(char (*names)[32], size_t max)
+void pmu_sysfs_names(struct pmu_names *out)
 {
-	return list_dir(sysfs_root, names, max);
+	list_dir(sysfs_root, false, out);
 }
 
-size_t pmu_sysfs_events(const char *pmu, char (*names)[32], size_t max)
+void pmu_sysfs_events(const char *pmu, struct pmu_names *out)
 {
+	memset(out, 0, sizeof(*out));
 	if (!is_plain_name(pmu))
-		return 0;
+		return;
 	char path[PATH_MAX + 64];
 	snprintf(path, sizeof(path), "%s/%s/events", sysfs_root, pmu);
-	size_t n = list_dir(path, names, max), kept = 0;
 	/* NAME.scale, NAME.unit, NAME.per-pkg, NAME.snapshot describe NAME; they are no events */
-	for (size_t i = 0; i < n; i++)
-		if (!strchr(names[i], '.'))
-			memmove(names[kept++], names[i], 32);
-	return kept;
+	list_dir(path, true, out);
 }
 
 size_t pmu_hybrid_core_pmus(char (*names)[32], uint32_t *types, size_t max)
 {
-	char all[64][32];
-	size_t n = pmu_sysfs_names(all, ARRAY_SIZE(all)), found = 0;
-	for (size_t i = 0; i < n && found < max; i++) {
-		if (strncmp(all[i], "cpu_", 4) != 0 || pmu_sysfs_type(all[i], &types[found]) < 0)
+	struct pmu_names all;
+	pmu_sysfs_names(&all);
+	size_t found = 0;
+	for (size_t i = 0; i < all.count && found < max; i++) {
+		if (strncmp(all.names[i], "cpu_", 4) != 0 || strlen(all.names[i]) >= sizeof(names[0]) ||
+		    pmu_sysfs_type(all.names[i], &types[found]) < 0)
 			continue;
-		memcpy(names[found++], all[i], 32);
+		snprintf(names[found++], sizeof(names[0]), "%s", all.names[i]);
 	}
+	pmu_names_free(&all);
 	return found;
 }
 
@@ -457,7 +467,7 @@ static int apply_term(const char *pmu, const char *term, bool from_alias, struct
 	const char *eq = strchr(term, '=');
 	size_t nlen = eq ? (size_t)(eq - term) : strlen(term);
 	if (nlen == 0 || nlen >= sizeof(name)) {
-		snprintf(err, errlen, "event '%s': empty or overlong term '%s'", ev->name, term);
+		snprintf(err, errlen, "event %s: empty or overlong term %s", QUOTED(ev->name), QUOTED(term));
 		return -EINVAL;
 	}
 	memcpy(name, term, nlen);
@@ -467,14 +477,15 @@ static int apply_term(const char *pmu, const char *term, bool from_alias, struct
 	if (value_text && strcmp(value_text, "?") == 0)
 		return 0; /* an alias's parameter the user may set; perf leaves it 0 too */
 	if (value_text && !parse_number(value_text, &value)) {
-		snprintf(err, errlen, "event '%s': term %s: '%s' is not a number", ev->name, name, value_text);
+		snprintf(err, errlen, "event %s: term %s: %s is not a number", QUOTED(ev->name), QUOTED(name),
+			 QUOTED(value_text));
 		return -EINVAL;
 	}
 	int word = strcmp(name, "config") == 0 ? 0 : strcmp(name, "config1") == 0 ? 1
 		 : strcmp(name, "config2") == 0 ? 2 : -1;
 	if (word >= 0) {
 		if (!value_text) {
-			snprintf(err, errlen, "event '%s': term %s needs a value (%s=0x...)", ev->name, name, name);
+			snprintf(err, errlen, "event %s: term %s needs a value (%s=0x...)", QUOTED(ev->name), name, name);
 			return -EINVAL;
 		}
 		*config_word(&ev->attr, word) = value;
@@ -487,14 +498,14 @@ static int apply_term(const char *pmu, const char *term, bool from_alias, struct
 		struct format_field f;
 		int perr = parse_format(format, &f);
 		if (perr) {
-			snprintf(err, errlen, "event '%s': %s/%s/%s holds '%s', not a config bit range", ev->name,
-				 sysfs_root, pmu, rel, format);
+			snprintf(err, errlen, "event %s: %s/%s/%s holds %s, not a config bit range", QUOTED(ev->name),
+				 sysfs_root, pmu, rel, QUOTED(format));
 			free(format);
 			return -EINVAL;
 		}
 		free(format);
 		if (place_bits(&f, value, &ev->attr) < 0) {
-			snprintf(err, errlen, "event '%s': term %s=%s does not fit its bits", ev->name, name,
+			snprintf(err, errlen, "event %s: term %s=%s does not fit its bits", QUOTED(ev->name), name,
 				 value_text ? value_text : "1");
 			return -EINVAL;
 		}
@@ -504,7 +515,7 @@ static int apply_term(const char *pmu, const char *term, bool from_alias, struct
 		snprintf(rel, sizeof(rel), "events/%s", name);
 		char *alias = pmu_file(pmu, rel);
 		if (!alias) {
-			snprintf(err, errlen, "event '%s': cannot read %s/%s/%s", ev->name, sysfs_root, pmu, rel);
+			snprintf(err, errlen, "event %s: cannot read %s/%s/%s", QUOTED(ev->name), sysfs_root, pmu, rel);
 			return -EACCES;
 		}
 		int aerr = 0;
@@ -516,8 +527,8 @@ static int apply_term(const char *pmu, const char *term, bool from_alias, struct
 	}
 	char known[256];
 	format_names(pmu, known, sizeof(known));
-	snprintf(err, errlen, "event '%s': PMU %s has no term or event '%s' (terms: %s%sconfig, config1, config2)",
-		 ev->name, pmu, name, known, known[0] ? ", " : "");
+	snprintf(err, errlen, "event %s: PMU %s has no term or event %s (terms: %s%sconfig, config1, config2)",
+		 QUOTED(ev->name), pmu, QUOTED(name), known, known[0] ? ", " : "");
 	return -EINVAL;
 }
 
@@ -533,20 +544,22 @@ static int parse_sysfs(const char *spec, struct pmu_event *ev, char *err, size_t
 	const char *slash = strchr(spec, '/');
 	const char *close = strrchr(spec, '/');
 	if (slash == close) {
-		snprintf(err, errlen, "event '%s': PMU/TERMS/ lacks its closing '/'", spec);
+		snprintf(err, errlen, "event %s: PMU/TERMS/ lacks its closing '/'", QUOTED(spec));
 		return -EINVAL;
 	}
 	size_t plen = (size_t)(slash - spec);
 	if (plen == 0 || plen >= sizeof(ev->pmu)) {
-		snprintf(err, errlen, "event '%s': no PMU name before '/'", spec);
+		snprintf(err, errlen, "event %s: no PMU name before '/'", QUOTED(spec));
 		return -EINVAL;
 	}
 	memcpy(ev->pmu, spec, plen);
 	ev->pmu[plen] = '\0';
 	uint32_t type;
 	if (pmu_sysfs_type(ev->pmu, &type) < 0) {
-		snprintf(err, errlen, "event '%s': no PMU '%s' on this machine (%s/%s/type)", spec, ev->pmu, sysfs_root,
-			 ev->pmu);
+		char type_file[sizeof(sysfs_root) + sizeof(ev->pmu) + 8];
+		snprintf(type_file, sizeof(type_file), "%s/%s/type", sysfs_root, ev->pmu);
+		snprintf(err, errlen, "event %s: no PMU %s on this machine (no %s)", QUOTED(spec), QUOTED(ev->pmu),
+			 QUOTED(type_file));
 		return -ENOENT;
 	}
 	ev->attr.type = type;
@@ -558,7 +571,7 @@ static int parse_sysfs(const char *spec, struct pmu_event *ev, char *err, size_t
 			size_t n = strcspn(p, ",");
 			char *term = xstrndup(p, n);
 			if (n == 0) {
-				snprintf(err, errlen, "event '%s': empty term", spec);
+				snprintf(err, errlen, "event %s: empty term", QUOTED(spec));
 				ret = -EINVAL;
 			} else if (term_is_alias(ev->pmu, term) == (pass == 0)) {
 				ret = apply_term(ev->pmu, term, false, ev, err, errlen);
@@ -669,15 +682,18 @@ static const char *pmu_with_alias(const char *name)
 	for (size_t i = 0; i < ARRAY_SIZE(preferred); i++)
 		if (pmu_sysfs_has_event(preferred[i], name))
 			return preferred[i];
-	char names[64][32];
-	size_t n = pmu_sysfs_names(names, ARRAY_SIZE(names));
-	for (size_t i = 0; i < n; i++) {
-		if (pmu_sysfs_has_event(names[i], name)) {
-			memcpy(found, names[i], sizeof(found));
-			return found;
+	struct pmu_names pmus;
+	pmu_sysfs_names(&pmus);
+	const char *with = NULL;
+	for (size_t i = 0; i < pmus.count && !with; i++) {
+		/* a PMU name that does not fit pmu_event.pmu cannot be parsed as PMU/ALIAS/ either */
+		if (strlen(pmus.names[i]) < sizeof(found) && pmu_sysfs_has_event(pmus.names[i], name)) {
+			snprintf(found, sizeof(found), "%s", pmus.names[i]);
+			with = found;
 		}
 	}
-	return NULL;
+	pmu_names_free(&pmus);
+	return with;
 }
 
 /* SYSTEM:NAME with tracefs-safe names. */
@@ -742,24 +758,24 @@ static int parse_plain(const char *spec, const char *base, const char *mods, str
 		return parse_modifiers(mods, ev, err, errlen);
 	}
 	if (no_tracefs) {
-		snprintf(err, errlen, "event '%s': not a generic or libpfm4 name, and tracepoints cannot be looked up: %s",
-			 spec, tp_reason);
+		snprintf(err, errlen, "event %s: not a generic or libpfm4 name, and tracepoints cannot be looked up: %s",
+			 QUOTED(spec), tp_reason);
 		return -EACCES;
 	}
 	if (tp_reason[0] && (tp_err != -ENOENT || tracepoint_system_exists(ev->tracepoint_system))) {
 		/* it looks like a tracepoint: say why that failed (no such tracepoint, no tracefs, root only) */
-		snprintf(err, errlen, "event '%s': %s", spec, tp_reason);
+		snprintf(err, errlen, "event %s: %s", QUOTED(spec), tp_reason);
 		return tp_err == -EACCES || tp_err == -EPERM ? -EACCES : tp_err == -ENOENT ? -ENOENT : tp_err;
 	}
 	if (pfm == PFM_ERR_NOTFOUND || pfm == PFM_ERR_NOINIT) {
 		const char *model = pmu_core_model();
 		snprintf(err, errlen,
-			 "event '%s': no such event: not a generic name, tracepoint, PMU/TERMS/ or libpfm4 name for %s%s "
+			 "event %s: no such event: not a generic name, tracepoint, PMU/TERMS/ or libpfm4 name for %s%s "
 			 "(see 'sigprof list')",
-			 spec, model ? "PMU " : "this machine", model ? model : " (libpfm4 finds no core PMU: a VM?)");
+			 QUOTED(spec), model ? "PMU " : "this machine", model ? model : " (libpfm4 finds no core PMU: a VM?)");
 		return -ENOENT;
 	}
-	snprintf(err, errlen, "event '%s': libpfm4: %s", spec, pfm_strerror(pfm));
+	snprintf(err, errlen, "event %s: libpfm4: %s", QUOTED(spec), pfm_strerror(pfm));
 	return -EINVAL;
 }
 
@@ -772,7 +788,8 @@ int pmu_event_parse(const char *spec, struct pmu_event *ev, char *err, size_t er
 		return -EINVAL;
 	}
 	if (strlen(spec) >= sizeof(ev->name)) {
-		snprintf(err, errlen, "event '%.40s...': name longer than %zu bytes", spec, sizeof(ev->name) - 1);
+		snprintf(err, errlen, "event %s: name longer than %zu bytes", quote_user(spec, (char[48]){ 0 }, 48),
+			 sizeof(ev->name) - 1);
 		return -EINVAL;
 	}
 	snprintf(ev->name, sizeof(ev->name), "%s", spec);
@@ -788,7 +805,7 @@ int pmu_event_parse(const char *spec, struct pmu_event *ev, char *err, size_t er
 		*colon = '\0';
 		mods = spec + (colon - base) + 1;
 	} else if (colon && colon[1] == '\0') {
-		snprintf(err, errlen, "event '%s': empty modifier after ':'", spec);
+		snprintf(err, errlen, "event %s: empty modifier after ':'", QUOTED(spec));
 		return -EINVAL;
 	} else if (colon) {
 		/* a generic name cannot be a tracepoint or libpfm4 name with a unit mask: these are bad modifiers */

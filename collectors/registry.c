@@ -61,6 +61,7 @@ void event_list_truncate(struct event_list *list, size_t count)
 	for (size_t i = count; i < list->count; i++) {
 		free(list->specs[i].tracepoint_format);
 		free(list->specs[i].tracepoint_filter);
+		free(list->specs[i].cpus);
 	}
 	if (count < list->count)
 		list->count = count;

@@ -74,12 +74,16 @@ int tracepoint_id(const char *system, const char *name, uint64_t *id, char *reas
 		return err;
 	snprintf(path, sizeof(path), "%s/events/%s/%s/id", root, system, name);
 	char *id_text = read_small_file(path, 64);
+	/* system and name are the user's (-e SYSTEM:NAME): quoted, as any text a user typed in an error line */
+	char tracepoint[256];
+	snprintf(tracepoint, sizeof(tracepoint), "%s:%s", system, name);
 	if (!id_text) {
 		int e = errno;
 		if (e == EACCES || e == EPERM)
-			snprintf(reason, reasonlen, "tracepoint %s:%s: %s is readable by root only", system, name, path);
+			snprintf(reason, reasonlen, "tracepoint %s: %s is readable by root only", QUOTED(tracepoint),
+				 QUOTED(path));
 		else
-			snprintf(reason, reasonlen, "no tracepoint %s:%s in this kernel (%s)", system, name, strerror(e));
+			snprintf(reason, reasonlen, "no tracepoint %s in this kernel (%s)", QUOTED(tracepoint), strerror(e));
 		return e == ENOENT || e == ENOTDIR ? -ENOENT : -e;
 	}
 	char *end;
@@ -88,7 +92,7 @@ int tracepoint_id(const char *system, const char *name, uint64_t *id, char *reas
 	bool bad = errno || end == id_text;
 	free(id_text);
 	if (bad) {
-		snprintf(reason, reasonlen, "tracepoint %s:%s: %s holds no id", system, name, path);
+		snprintf(reason, reasonlen, "tracepoint %s: %s holds no id", QUOTED(tracepoint), QUOTED(path));
 		return -EINVAL;
 	}
 	return 0;

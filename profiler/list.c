@@ -116,21 +116,24 @@ static void list_classes(FILE *out)
 	const char *model = pmu_core_model();
 	fprintf(out, "  %-20s  %s%s\n", "libpfm4 names", model ? "core PMU " : "",
 		model ? model : "no core PMU found (a VM without PMU passthrough?): only perf:: names");
-	char names[64][32];
-	size_t n = pmu_sysfs_names(names, ARRAY_SIZE(names));
-	fprintf(out, "  %-20s  %s", "sysfs PMUs", n ? "" : "none found\n");
-	const char *items[64];
-	char labels[64][48];
-	for (size_t i = 0; i < n; i++) {
+	struct pmu_names pmus;
+	pmu_sysfs_names(&pmus);
+	fprintf(out, "  %-20s  %s", "sysfs PMUs", pmus.count ? "" : "none found\n");
+	char **labels = xcalloc(pmus.count ? pmus.count : 1, sizeof(*labels));
+	for (size_t i = 0; i < pmus.count; i++) {
 		uint32_t type = 0;
-		if (pmu_sysfs_type(names[i], &type) == 0)
-			snprintf(labels[i], sizeof(labels[i]), "%s (type %u)", names[i], type);
-		else
-			snprintf(labels[i], sizeof(labels[i]), "%s", names[i]);
-		items[i] = labels[i];
+		struct strbuf label = { 0 };
+		sb_addstr(&label, pmus.names[i]);
+		if (pmu_sysfs_type(pmus.names[i], &type) == 0)
+			sb_addf(&label, " (type %u)", type);
+		labels[i] = label.buf;
 	}
-	if (n)
-		print_wrapped(out, items, n);
+	if (pmus.count)
+		print_wrapped(out, (const char *const *)labels, pmus.count);
+	for (size_t i = 0; i < pmus.count; i++)
+		free(labels[i]);
+	free(labels);
+	pmu_names_free(&pmus);
 }
 
 static void list_names(FILE *out)
@@ -152,21 +155,20 @@ static void list_names(FILE *out)
 	print_wrapped(out, software, ns);
 	fprintf(out, "  %-20s  L1-dcache, L1-icache, LLC, dTLB, iTLB, branch, node, each -loads, -load-misses,\n"
 		     "%s-stores, -store-misses, -prefetches or -prefetch-misses\n", "cache", INDENT);
-	char names[64][32];
-	size_t n = pmu_sysfs_names(names, ARRAY_SIZE(names));
+	struct pmu_names pmus;
+	pmu_sysfs_names(&pmus);
 	fprintf(out, "\nsysfs PMUs and their event aliases (PMU/ALIAS/)\n");
-	for (size_t i = 0; i < n; i++) {
-		char aliases[256][32];
-		size_t na = pmu_sysfs_events(names[i], aliases, ARRAY_SIZE(aliases));
-		const char *items[256];
-		for (size_t k = 0; k < na; k++)
-			items[k] = aliases[k];
-		fprintf(out, "  %-20s  ", names[i]);
-		if (na)
-			print_wrapped(out, items, na);
+	for (size_t i = 0; i < pmus.count; i++) {
+		struct pmu_names aliases;
+		pmu_sysfs_events(pmus.names[i], &aliases);
+		fprintf(out, "  %-20s  ", pmus.names[i]);
+		if (aliases.count)
+			print_wrapped(out, (const char *const *)aliases.names, aliases.count);
 		else
 			fprintf(out, "(no aliases: terms only)\n");
+		pmu_names_free(&aliases);
 	}
+	pmu_names_free(&pmus);
 }
 
 int cmd_list(int argc, char **argv)
@@ -193,7 +195,7 @@ int cmd_list(int argc, char **argv)
 		}
 	}
 	if (optind < argc) {
-		sp_error("list: unexpected argument '%s'", argv[optind]);
+		sp_error("list: unexpected argument %s", QUOTED(argv[optind]));
 		return EXIT_USAGE;
 	}
 	struct record_options defaults = {

@@ -48,6 +48,6 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
 		if (strcmp(name, commands[i].name) == 0)
 			return commands[i].run(argc - 1, argv + 1);
-	sp_error("'%s' is not a sigprof command; see 'sigprof --help'", name);
+	sp_error("%s is not a sigprof command; see 'sigprof --help'", QUOTED(name));
 	return EXIT_USAGE;
 }

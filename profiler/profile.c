@@ -330,6 +330,7 @@ static void load_sample(struct loader *l, const struct perf_event_header *rec)
 	if (an && an->sample)
 		an->sample(c->state, p, &s, id);
 	c->samples++;
+	s.event->collector_samples++;
 	c->weight += period;
 	c->path_samples[p->stacks.stacks[id].path]++;
 }
@@ -648,6 +649,29 @@ uint64_t profile_unsampled_hits(const struct profile *p)
 			missing += ev->total_value - ev->samples;
 	}
 	return missing;
+}
+
+size_t profile_collector_events(const struct profile *p, int c, struct collector_event **rows)
+{
+	const struct collector_info *ci = &p->collectors[c];
+	struct collector_event *r = NULL;
+	size_t n = 0, cap = 0;
+	for (size_t e = 0; e < p->events.count; e++) {
+		const struct sp_event *ev = &p->events.events[e];
+		/* a counting event (no period, no frequency) has no samples to name */
+		if (strcmp(ev->collector, ci->name) != 0 || !ev->attr.sample_period)
+			continue;
+		size_t k = 0;
+		while (k < n && strcmp(r[k].name, ev->name) != 0)
+			k++;
+		if (k == n) {
+			GROW(r, cap, n + 1);
+			r[n++] = (struct collector_event){ .name = ev->name };
+		}
+		r[k].samples += ev->collector_samples;
+	}
+	*rows = r;
+	return n;
 }
 
 uint64_t profile_lost(const struct profile *p, double *share_percent)

@@ -209,7 +209,7 @@ static int parse_record_args(int argc, char **argv, struct record_args *a)
 			else if (strcmp(optarg, "count") == 0)
 				a->opts.futex = FUTEX_COUNT;
 			else {
-				sp_error("record: --futex %s: expected trace, sample or count", optarg);
+				sp_error("record: --futex %s: expected trace, sample or count", QUOTED(optarg));
 				return -EINVAL;
 			}
 			break;
@@ -219,7 +219,7 @@ static int parse_record_args(int argc, char **argv, struct record_args *a)
 		case 'F':
 			if (parse_u64(optarg, 1, (uint64_t)max_sample_rate(), &v) < 0) {
 				sp_error("record: -F %s: not a frequency between 1 and %d Hz (kernel.perf_event_max_sample_rate)",
-					 optarg, max_sample_rate());
+					 QUOTED(optarg), max_sample_rate());
 				return -EINVAL;
 			}
 			a->opts.frequency = v;
@@ -227,7 +227,7 @@ static int parse_record_args(int argc, char **argv, struct record_args *a)
 			break;
 		case 'c':
 			if (parse_u64(optarg, 1, UINT64_MAX >> 1, &v) < 0) {
-				sp_error("record: -c %s: not a positive period", optarg);
+				sp_error("record: -c %s: not a positive period", QUOTED(optarg));
 				return -EINVAL;
 			}
 			a->opts.period = v;
@@ -239,17 +239,17 @@ static int parse_record_args(int argc, char **argv, struct record_args *a)
 			err = parse_call_graph(optarg, &a->opts);
 			if (err == -ERANGE) {
 				sp_error("record: --call-graph %s: the stack size must be a multiple of 8 from 8 to %u bytes",
-					 optarg, MAX_STACK_USER_SIZE);
+					 QUOTED(optarg), MAX_STACK_USER_SIZE);
 				return -EINVAL;
 			}
 			if (err < 0) {
-				sp_error("record: --call-graph %s: expected fp, dwarf[,SIZE] or none", optarg);
+				sp_error("record: --call-graph %s: expected fp, dwarf[,SIZE] or none", QUOTED(optarg));
 				return -EINVAL;
 			}
 			break;
 		case 'm':
 			if (parse_u64(optarg, 8, 1u << 20, &v) < 0 || (v & (v - 1))) {
-				sp_error("record: -m %s: expected a power of two from 8 to 1048576", optarg);
+				sp_error("record: -m %s: expected a power of two from 8 to 1048576", QUOTED(optarg));
 				return -EINVAL;
 			}
 			a->ring_pages = (unsigned)v;
@@ -339,7 +339,7 @@ static int gather_events(struct record_options *opts, const struct record_args *
 			char reason[256];
 			int err = event_list_add_parsed(events, opts, ev, c->name, CALL_GRAPH_FP, reason, sizeof(reason));
 			if (err) {
-				sp_error("record: event '%s': %s", ev->name, reason);
+				sp_error("record: event %s: %s", QUOTED(ev->name), reason);
 				return err;
 			}
 			if (is_duplicate(events, events->count - 1))
@@ -556,10 +556,10 @@ static void print_closing_line(const struct record_args *a, const struct drain_s
 	if (a->quiet)
 		return;
 	uint64_t lost = d->stats.lost + d->stats.lost_samples;
-	double share = d->stats.samples + lost ? 100.0 * (double)lost / (double)(d->stats.samples + lost) : 0.0;
 	struct strbuf line = { 0 };
-	sb_addf(&line, "sigprof: recorded %.2f s, %llu samples, %llu lost (%.2f%%), %.1f MB written to %s",
-		(double)duration_ns / 1e9, (unsigned long long)d->stats.samples, (unsigned long long)lost, share,
+	sb_addf(&line, "sigprof: recorded %.2f s, %llu samples, %llu lost (%s), %.1f MB written to %s",
+		(double)duration_ns / 1e9, (unsigned long long)d->stats.samples, (unsigned long long)lost,
+		SHARE(lost, d->stats.samples + lost),
 		(double)bytes / 1e6, a->output);
 	const char *sep = "; unavailable: ";
 	for (size_t i = 0; i < nstates; i++) {
@@ -590,7 +590,7 @@ static int record_run(struct record_args *a)
 {
 	int found = workload_find(a->argv[0]);
 	if (found < 0) {
-		sp_error("record: cannot run '%s': %s", a->argv[0],
+		sp_error("record: cannot run %s: %s", QUOTED(a->argv[0]),
 			 found == -ENOENT ? "command not found" : strerror(-found));
 		return workload_cannot_run_exit(found);
 	}
@@ -653,7 +653,7 @@ static int record_run(struct record_args *a)
 
 	err = workload_release(&w);
 	if (err < 0) {
-		sp_error("record: cannot run '%s': %s", a->argv[0], workload_release_error(err));
+		sp_error("record: cannot run %s: %s", QUOTED(a->argv[0]), workload_release_error(err));
 		sp_writer_close(writer);
 		discard_output(a->output, had_previous);
 		perf_session_close(session);

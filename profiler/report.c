@@ -23,7 +23,7 @@ static void report_usage(FILE *out)
 		"and the top call stacks of each path.\n"
 		"\n"
 		"  -i, --input FILE        the recording (default sigprof.data)\n"
-		"      --json              one JSON object (docs/report-json.md)\n"
+		"      --json              one JSON object (docs/report-json.md); one format only: not with --folded\n"
 		"      --folded            folded stacks, root first, for flame graphs\n"
 		"  -n, --top N             functions to list (default 15)\n"
 		"      --stacks N          stacks per path (default 3 in text, all in JSON)\n"
@@ -44,11 +44,55 @@ static void report_usage(FILE *out)
 enum { OPT_JSON = 256, OPT_FOLDED, OPT_STACKS, OPT_SORT, OPT_PATH_RULE, OPT_PATH_RULES, OPT_KALLSYMS,
        OPT_MAX_FRAMES, OPT_COLLECTOR, OPT_SCHED_KEYS, OPT_SRCLINE, OPT_NO_DEMANGLE, OPT_DEBUG_DIRS };
 
+/*
+ * The output formats are one choice: --json and --folded together are an
+ * error, not "the last wins".  Options that shape only some formats are an
+ * error with the others, where they would be silently ignored.
+ */
+#define FORMAT_BIT(f) (1u << (f))
+static const char *const format_names[] = { [REPORT_TEXT] = "the text report", [REPORT_JSON] = "--json",
+					    [REPORT_FOLDED] = "--folded" };
+
+static const struct shaping_option {
+	int id;            /* getopt's value */
+	const char *name;
+	unsigned formats;  /* FORMAT_BIT()s of the formats it shapes */
+} shaping_options[] = {
+	{ 'n', "--top (-n)", FORMAT_BIT(REPORT_TEXT) | FORMAT_BIT(REPORT_JSON) },
+	{ OPT_STACKS, "--stacks", FORMAT_BIT(REPORT_TEXT) | FORMAT_BIT(REPORT_JSON) },
+	{ OPT_SORT, "--sort", FORMAT_BIT(REPORT_TEXT) | FORMAT_BIT(REPORT_JSON) },
+	{ OPT_SCHED_KEYS, "--sched-keys", FORMAT_BIT(REPORT_TEXT) | FORMAT_BIT(REPORT_JSON) },
+	{ OPT_MAX_FRAMES, "--max-frames", FORMAT_BIT(REPORT_TEXT) },
+	{ OPT_COLLECTOR, "--collector", FORMAT_BIT(REPORT_FOLDED) },
+};
+
+/* One error line for an output format chosen twice or an option that does nothing in the chosen format. */
+static int check_output_options(bool json, bool folded, unsigned given, enum report_format format)
+{
+	if (json && folded) {
+		sp_error("report: --json and --folded are two output formats: give one of them");
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(shaping_options); i++) {
+		const struct shaping_option *so = &shaping_options[i];
+		if (!(given & (1u << i)) || (so->formats & FORMAT_BIT(format)))
+			continue;
+		struct strbuf applies = { 0 };
+		for (int f = 0; f < (int)ARRAY_SIZE(format_names); f++)
+			if (so->formats & FORMAT_BIT(f))
+				sb_addf(&applies, "%s%s", applies.len ? " and " : "", format_names[f]);
+		sp_error("report: %s applies to %s, not to %s", so->name, applies.buf, format_names[format]);
+		sb_free(&applies);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int parse_count(const char *opt, const char *arg, uint64_t max, unsigned *out)
 {
 	uint64_t v;
 	if (parse_u64(arg, 0, max, &v) < 0) {
-		sp_error("report: %s %s: expected a number from 0 to %llu", opt, arg, (unsigned long long)max);
+		sp_error("report: %s %s: expected a number from 0 to %llu", opt, QUOTED(arg), (unsigned long long)max);
 		return -EINVAL;
 	}
 	*out = (unsigned)v;
@@ -79,16 +123,23 @@ static int parse_report_args(int argc, char **argv, struct report_options *o, st
 	};
 	char err[512];
 	int c;
+	bool json = false, folded = false;
+	unsigned given = 0; /* bit i: shaping_options[i] was given */
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "i:n:h", longopts, NULL)) != -1) {
+		for (size_t i = 0; i < ARRAY_SIZE(shaping_options); i++)
+			if (shaping_options[i].id == c)
+				given |= 1u << i;
 		switch (c) {
 		case 'i':
 			o->input = optarg;
 			break;
 		case OPT_JSON:
+			json = true;
 			o->format = REPORT_JSON;
 			break;
 		case OPT_FOLDED:
+			folded = true;
 			o->format = REPORT_FOLDED;
 			break;
 		case 'n':
@@ -112,7 +163,7 @@ static int parse_report_args(int argc, char **argv, struct report_options *o, st
 			else if (strcmp(optarg, "name") == 0)
 				o->sort = SORT_NAME;
 			else {
-				sp_error("report: --sort %s: expected self, total or name", optarg);
+				sp_error("report: --sort %s: expected self, total or name", QUOTED(optarg));
 				return -EINVAL;
 			}
 			break;
@@ -138,7 +189,7 @@ static int parse_report_args(int argc, char **argv, struct report_options *o, st
 			if (strcmp(optarg, "lkp") == 0) {
 				o->sched_keys_lkp = true;
 			} else if (strcmp(optarg, "stack") != 0) {
-				sp_error("report: --sched-keys %s: expected lkp or stack", optarg);
+				sp_error("report: --sched-keys %s: expected lkp or stack", QUOTED(optarg));
 				return -EINVAL;
 			}
 			break;
@@ -160,10 +211,10 @@ static int parse_report_args(int argc, char **argv, struct report_options *o, st
 		}
 	}
 	if (optind < argc) {
-		sp_error("report: unexpected argument '%s' (the recording is named with -i FILE)", argv[optind]);
+		sp_error("report: unexpected argument %s (the recording is named with -i FILE)", QUOTED(argv[optind]));
 		return -EINVAL;
 	}
-	return 0;
+	return check_output_options(json, folded, given, o->format);
 }
 
 const char *dso_short_name(const char *dso)

@@ -23,6 +23,17 @@ static void write_collectors(struct json_writer *w, const struct profile *p)
 		if (!ci->ok)
 			json_string(w, "reason", ci->reason);
 		json_u64(w, "samples", ci->samples);
+		struct collector_event *events;
+		size_t n = profile_collector_events(p, c, &events);
+		json_array_begin(w, "events");
+		for (size_t e = 0; e < n; e++) {
+			json_object_begin(w, NULL);
+			json_string(w, "name", events[e].name);
+			json_u64(w, "samples", events[e].samples);
+			json_end(w);
+		}
+		json_end(w);
+		free(events);
 		json_end(w);
 	}
 	json_end(w);

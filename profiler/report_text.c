@@ -12,11 +12,7 @@
 
 #include "sigprof/collector.h"
 #include "sigprof/report.h"
-
-static double percent(uint64_t part, uint64_t whole)
-{
-	return whole ? 100.0 * (double)part / (double)whole : 0.0;
-}
+#include "sigprof/util.h"
 
 /* How many DWARF samples unwound whole, and why the others stopped. */
 static void print_unwind(const struct profile *p, FILE *out)
@@ -24,8 +20,8 @@ static void print_unwind(const struct profile *p, FILE *out)
 	const struct unwind_counts *u = &p->unwind;
 	if (!u->samples)
 		return;
-	fprintf(out, "# unwind:     %llu samples with user stacks, %llu unwound to the outermost frame (%.2f%%)",
-		(unsigned long long)u->samples, (unsigned long long)u->complete, percent(u->complete, u->samples));
+	fprintf(out, "# unwind:     %llu samples with user stacks, %llu unwound to the outermost frame (%s)",
+		(unsigned long long)u->samples, (unsigned long long)u->complete, SHARE(u->complete, u->samples));
 	const char *sep = "; stopped early: ";
 	for (int f = 1; f < UNWIND_FAILURE_COUNT; f++) {
 		if (!u->failures[f])
@@ -33,11 +29,33 @@ static void print_unwind(const struct profile *p, FILE *out)
 		fprintf(out, "%s%s %llu", sep, unwind_failure_key(f), (unsigned long long)u->failures[f]);
 		sep = ", ";
 	}
-	fprintf(out, "; %.2f%% end in an unnamed frame\n", percent(u->ends_in_unknown, u->samples));
+	fprintf(out, "; %s end in an unnamed frame\n", SHARE(u->ends_in_unknown, u->samples));
 	if (u->failures[UNWIND_STACK_END])
 		fprintf(out, "# note:       %llu user stacks are deeper than their copy: record with a larger "
 			     "--call-graph dwarf,SIZE (this recording: %s)\n",
 			(unsigned long long)u->failures[UNWIND_STACK_END], p->call_graph[0] ? p->call_graph : "?");
+}
+
+/*
+ * The events a collector's samples come from: "cpu-clock, 2 samples", or
+ * with several, each with its share of the sum: "page-faults 5 +
+ * cpu-clock 2 = 7 samples".
+ */
+static void print_collector_events(const struct profile *p, int c, FILE *out)
+{
+	const struct collector_info *ci = &p->collectors[c];
+	struct collector_event *events;
+	size_t n = profile_collector_events(p, c, &events);
+	fprintf(out, "# collector:  %-8s ", ci->name);
+	if (n <= 1) {
+		fprintf(out, "%s, ", n ? events[0].name : ci->event);
+	} else {
+		for (size_t e = 0; e < n; e++)
+			fprintf(out, "%s%s %llu", e ? " + " : "", events[e].name, (unsigned long long)events[e].samples);
+		fprintf(out, " = ");
+	}
+	fprintf(out, "%llu samples\n", (unsigned long long)ci->samples);
+	free(events);
 }
 
 static void print_header(const struct profile *p, FILE *out)
@@ -61,15 +79,13 @@ static void print_header(const struct profile *p, FILE *out)
 	else
 		fprintf(out, "# duration:   %.3f s between first and last sample (recording cut short)\n",
 			profile_duration_s(p));
-	double share;
-	uint64_t lost = profile_lost(p, &share);
-	fprintf(out, "# samples:    %llu, lost %llu (%.2f%%)%s\n", (unsigned long long)p->samples,
-		(unsigned long long)lost, share, p->truncated ? ", file truncated" : "");
+	uint64_t lost = profile_lost(p, NULL);
+	fprintf(out, "# samples:    %llu, lost %llu (%s)%s\n", (unsigned long long)p->samples,
+		(unsigned long long)lost, SHARE(lost, p->samples + lost), p->truncated ? ", file truncated" : "");
 	for (int c = 0; c < p->ncollectors; c++) {
 		const struct collector_info *ci = &p->collectors[c];
 		if (ci->ok)
-			fprintf(out, "# collector:  %-8s %s, %llu samples\n", ci->name, ci->event,
-				(unsigned long long)ci->samples);
+			print_collector_events(p, c, out);
 		else
 			fprintf(out, "# collector:  %-8s unavailable: %s\n", ci->name, ci->reason);
 	}
@@ -113,8 +129,8 @@ static void print_paths(const struct profile *p, FILE *out)
 			const struct collector_info *ci = &p->collectors[c];
 			if (!ci->ok)
 				continue;
-			fprintf(out, " %12llu %6.2f%%", (unsigned long long)ci->path_samples[path],
-				percent(ci->path_samples[path], ci->samples));
+			fprintf(out, " %12llu %7s", (unsigned long long)ci->path_samples[path],
+				SHARE(ci->path_samples[path], ci->samples));
 			const struct collector_analyzer *an = analyzer_of(ci);
 			for (size_t f = 0; an && an->path_figure && f < an->npath_figures; f++)
 				fprintf(out, " %12.*f", an->path_figures[f].decimals,
@@ -136,9 +152,9 @@ static void print_functions(const struct profile *p, int c, const struct report_
 	for (size_t i = 0; i < n && i < o->top_functions; i++) {
 		const struct frame *f = &p->stacks.frames[rows[i].frame];
 		const char *srcline = frame_srcline(f, source, sizeof(source));
-		fprintf(out, "  %10llu %6.2f%% %10llu %6.2f%%  %-40s %s%s%s%s\n", (unsigned long long)rows[i].self,
-			percent(rows[i].self, ci->samples), (unsigned long long)rows[i].total,
-			percent(rows[i].total, ci->samples), frame_label(f, buf, sizeof(buf)), dso_short_name(f->dso),
+		fprintf(out, "  %10llu %7s %10llu %7s  %-40s %s%s%s%s\n", (unsigned long long)rows[i].self,
+			SHARE(rows[i].self, ci->samples), (unsigned long long)rows[i].total,
+			SHARE(rows[i].total, ci->samples), frame_label(f, buf, sizeof(buf)), dso_short_name(f->dso),
 			srcline ? "  " : "", srcline ? srcline : "", f->inlined ? " (inlined)" : "");
 	}
 	free(rows);
@@ -171,12 +187,12 @@ static void print_stacks(const struct profile *p, int c, const struct report_opt
 			continue;
 		uint32_t *ids;
 		size_t n = report_stacks(p, c, path, &ids);
-		fprintf(out, "\n  %s: %llu samples (%.2f%%), %zu distinct stacks\n", path_name(path),
-			(unsigned long long)ci->path_samples[path], percent(ci->path_samples[path], ci->samples), n);
+		fprintf(out, "\n  %s: %llu samples (%s), %zu distinct stacks\n", path_name(path),
+			(unsigned long long)ci->path_samples[path], SHARE(ci->path_samples[path], ci->samples), n);
 		for (size_t i = 0; i < n && i < o->stacks_per_path; i++) {
 			const struct stack *s = &p->stacks.stacks[ids[i]];
-			fprintf(out, "    %llu samples (%.2f%% of %s)\n", (unsigned long long)s->count,
-				percent(s->count, ci->path_samples[path]), path_name(path));
+			fprintf(out, "    %llu samples (%s of %s)\n", (unsigned long long)s->count,
+				SHARE(s->count, ci->path_samples[path]), path_name(path));
 			report_text_stack(p, ids[i], o->max_frames, out);
 		}
 		free(ids);

@@ -31,6 +31,8 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "sigprof/collector.h"
@@ -199,7 +201,7 @@ static void format_rest(struct strbuf *sb, const struct figure_line *l)
 		if (l->show_stddev)
 			sb_addf(sb, "  \u00b1 %6.2f%%", l->stddev_percent);
 		if (l->running_percent < 100)
-			sb_addf(sb, "  (running %.2f%%)", l->running_percent);
+			sb_addf(sb, "  (running %s)", SHARE(l->running_percent, 100));
 	}
 	if (l->note && *l->note)
 		sb_addf(sb, "  # %s", l->note);
@@ -261,7 +263,11 @@ struct stat_state {
 	double *elapsed_ns;    /* per run */
 	size_t runs_done;
 	int last_exit;         /* the last run's exit code */
+	unsigned failed_run;   /* the run (from 1) that sigprof could not carry out, which ended the series; 0: none */
 	FILE *out;
+	bool out_created;      /* -o FILE did not exist: removed again when nothing is written to it */
+	bool out_started;      /* -o FILE emptied and written to */
+	int out_error;         /* -o FILE could not be emptied: -errno */
 	struct interval *intervals;
 	size_t nintervals, intervals_cap;
 	bool interval_header_done;
@@ -317,14 +323,14 @@ static int parse_stat_args(int argc, char **argv, struct stat_args *a)
 			break;
 		case 'r':
 			if (parse_u64(optarg, 1, MAX_RUNS, &v) < 0) {
-				sp_error("stat: -r %s: expected a number of runs from 1 to %d", optarg, MAX_RUNS);
+				sp_error("stat: -r %s: expected a number of runs from 1 to %d", QUOTED(optarg), MAX_RUNS);
 				return -EINVAL;
 			}
 			a->runs = (unsigned)v;
 			break;
 		case 'I':
 			if (parse_u64(optarg, MIN_INTERVAL_MS, MAX_INTERVAL_MS, &v) < 0) {
-				sp_error("stat: -I %s: expected an interval from %d to %d milliseconds", optarg,
+				sp_error("stat: -I %s: expected an interval from %d to %d milliseconds", QUOTED(optarg),
 					 MIN_INTERVAL_MS, MAX_INTERVAL_MS);
 				return -EINVAL;
 			}
@@ -478,7 +484,7 @@ static int add_user_counters(struct stat_state *st, const char *list, bool exclu
 		add_parsed(st, c, &ev, exclude_kernel);
 	}
 	if (!st->ncounters) {
-		sp_error("stat: -e '%s' names no event", list);
+		sp_error("stat: -e %s names no event", QUOTED(list));
 		return -EINVAL;
 	}
 	return 0;
@@ -515,11 +521,64 @@ static void note_open_failures(struct stat_state *st, struct perf_session *s)
 	}
 }
 
+/*
+ * -o FILE is opened before the first run, so that one that cannot be
+ * written is an error before anything runs, but it is not truncated then:
+ * output() empties it when the first figure is written.  A series that
+ * fails before it has a figure leaves a previous FILE as it was (and
+ * removes a FILE it created), where truncating at the open lost it.
+ */
+static int output_open(struct stat_state *st)
+{
+	st->out = stderr;
+	const char *path = st->args.output;
+	if (!path)
+		return 0;
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+	st->out_created = fd >= 0;
+	if (fd < 0 && errno == EEXIST)
+		fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT)
+		fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0666); /* a symbolic link to a file yet to be made */
+	if (fd < 0)
+		return -errno;
+	st->out = fdopen(fd, "w");
+	if (!st->out) {
+		int err = -errno;
+		close(fd);
+		return err;
+	}
+	return 0;
+}
+
+/* Where the figures go, -o FILE emptied on the first call (a FIFO or a terminal has nothing to empty). */
+static FILE *output(struct stat_state *st)
+{
+	if (st->out != stderr && !st->out_started) {
+		st->out_started = true;
+		struct stat sb;
+		if (fstat(fileno(st->out), &sb) == 0 && S_ISREG(sb.st_mode) && ftruncate(fileno(st->out), 0) < 0)
+			st->out_error = -errno;
+	}
+	return st->out;
+}
+
+/* The end of -o FILE: closed, and removed when the series wrote nothing to the file it created. */
+static void output_close(struct stat_state *st)
+{
+	if (!st->out || st->out == stderr)
+		return;
+	fclose(st->out);
+	if (st->out_created && !st->out_started)
+		unlink(st->args.output);
+	st->out = NULL;
+}
+
 static void interval_header(struct stat_state *st)
 {
 	if (st->interval_header_done || st->args.json)
 		return;
-	fprintf(st->out, "#%13s %18s %-4s %s\n", "time", "counts", "unit", "figure");
+	fprintf(output(st), "#%13s %18s %-4s %s\n", "time", "counts", "unit", "figure");
 	st->interval_header_done = true;
 }
 
@@ -550,7 +609,7 @@ static void print_interval(struct stat_state *st, struct perf_session *s, double
 					 .decimals = c->divisor == 1 ? 0 : 2, .running_percent = 100 * share };
 		sb_reset(&line);
 		stat_format_interval(&line, seconds, &l);
-		fputs(line.buf, st->out);
+		fputs(line.buf, output(st));
 	}
 	sb_free(&line);
 	fflush(st->out);
@@ -609,13 +668,17 @@ static void record_totals(struct stat_state *st, struct perf_session *s)
 	}
 }
 
-/* One run of the workload: 0 with its exit code in st->last_exit, or a sigprof exit status (> 0) on failure. */
-static int run_once(struct stat_state *st)
+/*
+ * One run of the workload: 0 with its exit code in st->last_exit, or a
+ * sigprof exit status (> 0) on failure, with why in why (for the caller's
+ * one error line).
+ */
+static int run_once(struct stat_state *st, char *why, size_t whylen)
 {
 	struct workload w;
 	int err = workload_start(&w, st->args.argv);
 	if (err < 0) {
-		sp_error("stat: cannot start the workload: %s", strerror(-err));
+		snprintf(why, whylen, "cannot start the workload: %s", strerror(-err));
 		return EXIT_USAGE;
 	}
 	struct perf_target target = { .pid = w.pid, .inherit = true };
@@ -623,7 +686,7 @@ static int run_once(struct stat_state *st)
 	char errbuf[512] = "";
 	err = perf_session_open(st->events.specs, st->events.count, &target, 0, &session, errbuf, sizeof(errbuf));
 	if (err < 0) {
-		sp_error("stat: %s", errbuf);
+		snprintf(why, whylen, "%s", errbuf);
 		workload_abort(&w);
 		return EXIT_USAGE;
 	}
@@ -634,7 +697,7 @@ static int run_once(struct stat_state *st)
 	uint64_t start = now_monotonic_ns();
 	err = workload_release(&w);
 	if (err < 0) {
-		sp_error("stat: cannot run '%s': %s", st->args.argv[0], workload_release_error(err));
+		snprintf(why, whylen, "cannot run %s: %s", QUOTED(st->args.argv[0]), workload_release_error(err));
 		perf_session_close(session);
 		return workload_cannot_run_exit(err);
 	}
@@ -642,7 +705,7 @@ static int run_once(struct stat_state *st)
 	err = wait_workload(st, &w, session, start, &status);
 	uint64_t elapsed = now_monotonic_ns() - start;
 	if (err < 0) {
-		sp_error("stat: waiting for the workload failed: %s", strerror(-err));
+		snprintf(why, whylen, "waiting for the workload failed: %s", strerror(-err));
 		workload_abort(&w);
 		perf_session_close(session);
 		return EXIT_USAGE;
@@ -771,7 +834,9 @@ static void print_text(struct stat_state *st)
 	sb_addf(&sb, "'");
 	if (st->runs_done > 1)
 		sb_addf(&sb, " (%zu runs: mean, \u00b1 population %%stddev)", st->runs_done);
-	if (st->runs_done < st->args.runs)
+	if (st->failed_run)
+		sb_addf(&sb, " (%zu of %u runs: run %u failed)", st->runs_done, st->args.runs, st->failed_run);
+	else if (st->runs_done < st->args.runs)
 		sb_addf(&sb, " (interrupted after %zu of %u runs)", st->runs_done, st->args.runs);
 	sb_addstr(&sb, ":\n\n");
 	struct figure_line l;
@@ -800,7 +865,7 @@ static void print_text(struct stat_state *st)
 	sb_addstr(&sb, "\n");
 	stat_format_line(&sb, &l);
 	sb_addstr(&sb, "\n");
-	fputs(sb.buf, st->out);
+	fputs(sb.buf, output(st));
 	sb_free(&sb);
 	free(scratch);
 }
@@ -837,7 +902,7 @@ static void json_figure(struct json_writer *w, const struct figure_line *l, cons
 static void print_json(struct stat_state *st)
 {
 	struct json_writer w;
-	json_init(&w, st->out);
+	json_init(&w, output(st));
 	json_object_begin(&w, NULL);
 	json_u64(&w, "version", 1);
 	json_array_begin(&w, "command");
@@ -846,6 +911,10 @@ static void print_json(struct stat_state *st)
 	json_end(&w);
 	json_u64(&w, "runs", st->runs_done);
 	json_u64(&w, "runs_asked", st->args.runs);
+	if (st->failed_run)
+		json_u64(&w, "failed_run", st->failed_run);
+	else
+		json_null(&w, "failed_run");
 	json_i64(&w, "exit_status", st->last_exit);
 	double *scratch = xmalloc((st->runs_done ? st->runs_done : 1) * sizeof(double));
 	struct figure_line l;
@@ -908,8 +977,7 @@ static void stat_free(struct stat_state *st)
 	sb_free(&st->args.events);
 	free(st->elapsed_ns);
 	event_list_free(&st->events);
-	if (st->out && st->out != stderr)
-		fclose(st->out);
+	output_close(st);
 }
 
 static int stat_run(struct stat_state *st)
@@ -920,30 +988,47 @@ static int stat_run(struct stat_state *st)
 		return EXIT_USAGE;
 	int found = workload_find(a->argv[0]);
 	if (found < 0) {
-		sp_error("stat: cannot run '%s': %s", a->argv[0], found == -ENOENT ? "command not found" : strerror(-found));
+		sp_error("stat: cannot run %s: %s", QUOTED(a->argv[0]),
+			 found == -ENOENT ? "command not found" : strerror(-found));
 		return workload_cannot_run_exit(found);
 	}
 	if (!a->events.len)
 		add_default_counters(st, exclude_kernel);
-	st->out = stderr;
-	if (a->output && !(st->out = fopen(a->output, "we"))) {
-		sp_error("stat: cannot create %s: %s", a->output, strerror(errno));
+	int err = output_open(st);
+	if (err < 0) {
+		sp_error("stat: cannot create %s: %s", a->output, strerror(-err));
 		return EXIT_USAGE;
 	}
-	for (unsigned r = 0; r < a->runs; r++) {
-		int failed = run_once(st);
+	char why[768] = "";
+	int failed = 0;
+	for (unsigned r = 0; r < a->runs && !failed; r++) {
+		failed = run_once(st, why, sizeof(why));
 		if (failed)
-			return failed;
-		if (workload_interrupt_signal())
+			st->failed_run = r + 1;
+		else if (workload_interrupt_signal())
 			break; /* the user stopped it: the runs so far are the result */
 	}
+	if (failed && !st->runs_done) {
+		if (!a->output || st->out_started)
+			sp_error("stat: %s", why);
+		else
+			sp_error("stat: %s; %s %s", why, a->output, st->out_created ? "not written" : "left as it was");
+		return failed;
+	}
+	/* the runs done are figures, even when a later one failed: written, then the failure */
 	if (a->json)
 		print_json(st);
 	else
 		print_text(st);
-	if (fflush(st->out) != 0 || ferror(st->out)) {
+	if (fflush(st->out) != 0 || ferror(st->out) || st->out_error) {
 		sp_error("stat: writing %s failed", a->output ? a->output : "the figures");
 		return EXIT_USAGE;
+	}
+	if (failed) {
+		sp_error("stat: run %u of %u: %s; the figures of the %zu run%s before it %s%s", st->failed_run, a->runs,
+			 why, st->runs_done, st->runs_done == 1 ? "" : "s", a->output ? "are in " : "are printed above",
+			 a->output ? a->output : "");
+		return failed;
 	}
 	return st->last_exit;
 }

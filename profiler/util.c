@@ -35,6 +35,60 @@ void sp_warn(const char *fmt, ...)
 	va_end(ap);
 }
 
+const char *quote_user(const char *s, char *buf, size_t buflen)
+{
+	static const char dots[] = "...'";
+	if (buflen < sizeof(dots) + 1) {
+		if (buflen)
+			buf[0] = '\0';
+		return buf;
+	}
+	size_t n = 0, room = buflen - sizeof(dots); /* what the quotes and "..." leave, NUL included */
+	buf[n++] = '\'';
+	for (const unsigned char *c = (const unsigned char *)(s ? s : ""); *c; c++) {
+		char esc[5];
+		if (*c == '\n')
+			snprintf(esc, sizeof(esc), "\\n");
+		else if (*c == '\t')
+			snprintf(esc, sizeof(esc), "\\t");
+		else if (*c == '\'' || *c == '\\')
+			snprintf(esc, sizeof(esc), "\\%c", *c);
+		else if (*c < 0x20 || *c >= 0x7f)
+			snprintf(esc, sizeof(esc), "\\x%02x", *c);
+		else
+			snprintf(esc, sizeof(esc), "%c", *c);
+		size_t k = strlen(esc);
+		if (n + k > room) {
+			memcpy(buf + n, dots, sizeof(dots)); /* "...'" and its NUL */
+			return buf;
+		}
+		memcpy(buf + n, esc, k);
+		n += k;
+	}
+	buf[n++] = '\'';
+	buf[n] = '\0';
+	return buf;
+}
+
+const char *format_share(double part, double whole, char *buf, size_t buflen)
+{
+	if (part <= 0) {
+		snprintf(buf, buflen, "0.00%%");
+		return buf;
+	}
+	if (whole <= 0) {
+		snprintf(buf, buflen, "-");
+		return buf;
+	}
+	snprintf(buf, buflen, "%.2f%%", 100.0 * part / whole);
+	/* what the two decimals rounded to nothing, or to all */
+	if (strcmp(buf, "0.00%") == 0)
+		snprintf(buf, buflen, "<0.01%%");
+	else if (part < whole && strcmp(buf, "100.00%") == 0)
+		snprintf(buf, buflen, ">99.99%%");
+	return buf;
+}
+
 static void out_of_memory(size_t n)
 {
 	fprintf(stderr, "sigprof: out of memory (allocating %zu bytes)\n", n);

@@ -26,6 +26,8 @@
 
 #include <criterion/criterion.h>
 
+#include "sigprof/profile.h"
+#include "sigprof/report.h"
 #include "sigprof/symbolize.h"
 #include "sigprof/util.h"
 
@@ -290,6 +292,42 @@ static inline struct proc_table *proc_table_from_maps(const char *path, uint32_t
 		proc_table_mmap(pt, pid, m.start, m.end - m.start, m.offset, m.prot, MAP_PRIVATE, m.name);
 	fclose(f);
 	return pt;
+}
+
+/* ---- reports ---- */
+
+/*
+ * The report of the recording at path in format, into a malloc'd string:
+ * top 5 functions, 3 stacks a path, 8 frames a stack.  JSON comes without
+ * the writer's spaces and newlines, so that a test can look for a whole
+ * object.
+ */
+static inline char *report_of(const char *path, enum report_format format)
+{
+	struct profile p;
+	char err[256] = "";
+	struct profile_options popts = { 0 };
+	cr_assert_eq(profile_load(path, &popts, &p, err, sizeof(err)), 0, "%s", err);
+	struct report_options o = { .input = path, .format = format, .top_functions = 5, .stacks_per_path = 3,
+				    .max_frames = 8 };
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+	cr_assert_not_null(out);
+	if (format == REPORT_JSON)
+		report_json(&p, &o, out);
+	else
+		report_text(&p, &o, out);
+	fclose(out);
+	profile_free(&p);
+	if (format == REPORT_JSON) {
+		size_t k = 0;
+		for (size_t i = 0; text[i]; i++)
+			if (text[i] != ' ' && text[i] != '\n')
+				text[k++] = text[i];
+		text[k] = '\0';
+	}
+	return text;
 }
 
 /* ---- temporary directories ---- */

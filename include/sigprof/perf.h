@@ -34,8 +34,9 @@ struct event_spec {
 				       owned by the event list; NULL for none */
 	bool group_with_previous;   /* opened in the group of the spec before it (whose leader is the nearest
 				       earlier spec without this flag): mem-loads after its mem-loads-aux leader */
-	char cpus[128];             /* the CPUs its PMU covers, as sysfs lists them ("0-7,16-23"); empty: every
-				       CPU.  A per-CPU session opens the event on those only (hybrid parts) */
+	char *cpus;                 /* the CPUs its PMU covers, as sysfs lists them ("0-7,16-23"), owned by the
+				       event list; NULL or empty: every CPU.  A per-CPU session opens the event
+				       on those only (hybrid parts) */
 };
 
 struct perf_target {

@@ -94,23 +94,31 @@ const char *pmu_generic_name(size_t i, uint32_t *type);
 
 /* Read PMUs from DIR instead of /sys/bus/event_source/devices (tests); NULL restores the default. */
 void pmu_set_sysfs_root(const char *dir);
-/* The sysfs PMUs present (directory names, sorted), up to max; the count. */
-size_t pmu_sysfs_names(char (*names)[32], size_t max);
-/* A sysfs PMU's event aliases (events/ without the .scale/.unit companions, sorted), up to max; the count. */
-size_t pmu_sysfs_events(const char *pmu, char (*names)[32], size_t max);
+/* Names a sysfs listing found, every one of them (grown as needed), sorted by name (strcmp). */
+struct pmu_names {
+	char **names;
+	size_t count;
+};
+void pmu_names_free(struct pmu_names *names);
+/* The sysfs PMUs present (directory names); out to free with pmu_names_free(). */
+void pmu_sysfs_names(struct pmu_names *out);
+/* A sysfs PMU's event aliases (events/ without the .scale/.unit companions); out to free with pmu_names_free(). */
+void pmu_sysfs_events(const char *pmu, struct pmu_names *out);
 /* The perf type of a sysfs PMU ("cpu", "cpu_core", "ibs_op"); 0 or -ENOENT. */
 int pmu_sysfs_type(const char *pmu, uint32_t *type);
 /*
- * The CPUs a sysfs PMU covers, as its `cpus` file lists them ("0-15"): a
- * hybrid part's cpu_core and cpu_atom each cover their own.  0, or -ENOENT
- * when the PMU has no such file (it covers every CPU).
+ * The CPUs a sysfs PMU covers, as its `cpus` file lists them ("0-15"),
+ * whole however long, malloc'd: a hybrid part's cpu_core and cpu_atom each
+ * cover their own.  NULL when the PMU has no such file (it covers every
+ * CPU).
  */
-int pmu_sysfs_cpus(const char *pmu, char *buf, size_t len);
+char *pmu_sysfs_cpus(const char *pmu);
 /* Whether the sysfs PMU has the named event alias (events/NAME). */
 bool pmu_sysfs_has_event(const char *pmu, const char *event);
 /*
  * A hybrid part's core PMUs (sysfs PMUs named cpu_* with a type: cpu_core,
- * cpu_atom) into names and types, sorted by name, up to max; 0 where one
+ * cpu_atom), found among every sysfs PMU, into names and types, sorted by
+ * name, up to max; 0 where one
  * PMU (`cpu`) covers every core.  There a generic hardware event counts on
  * every core only when opened once per core PMU, with that PMU's type in
  * bits 32-63 of its config (PERF_PMU_TYPE_SHIFT), as perf opens `cycles`.

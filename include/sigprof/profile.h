@@ -110,6 +110,18 @@ int profile_exit_status(const struct profile *p);
  * faster than kernel.perf_event_max_sample_rate.  0 without TOTALS.
  */
 uint64_t profile_unsampled_hits(const struct profile *p);
+/* A sampling event of a collector and the samples of it that the collector counts. */
+struct collector_event {
+	const char *name;    /* the event's name in the file, owned by the profile */
+	uint64_t samples;
+};
+/*
+ * The sampling events of collector c in file order, each name once (an
+ * event opened twice under one name adds up): their samples add up to the
+ * collector's.  Counting events (no sample period) are not listed.
+ * Returns the count; *rows to free.
+ */
+size_t profile_collector_events(const struct profile *p, int c, struct collector_event **rows);
 /* Lost records (LOST + LOST_SAMPLES) and their share of samples + lost, in percent. */
 uint64_t profile_lost(const struct profile *p, double *share_percent);
 

@@ -48,6 +48,7 @@ struct sp_event {
 	uint32_t nr_ids;
 	bool decodable;             /* sample_type within SP_SAMPLE_SUPPORTED */
 	uint64_t samples;           /* decoded samples of this event in the file */
+	uint64_t collector_samples; /* of those, the ones its collector counts (of the workload's tasks) */
 	/* exact totals from the TOTALS record, when the file has one */
 	bool has_totals;
 	uint64_t total_value, time_enabled, time_running;

@@ -24,6 +24,31 @@
 void sp_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void sp_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/*
+ * What a user typed (an event spec, an option's value, a command), as an
+ * error line shows it: in single quotes, with control characters, bytes
+ * outside printable ASCII, quotes and backslashes escaped (\n, \t, \x1b,
+ * \', \\), so that the one line stays one line whatever was typed; cut
+ * with "..." to fit buflen.  Returns buf.  QUOTED(s) gives each use its own
+ * buffer, alive to the end of the enclosing block: sp_error("%s", QUOTED(s)).
+ */
+const char *quote_user(const char *s, char *buf, size_t buflen);
+#define QUOTE_MAX 200
+#define QUOTED(s) quote_user((s), (char[QUOTE_MAX]){ 0 }, QUOTE_MAX)
+
+/*
+ * part as a share of whole, "12.34%", as every text table and summary line
+ * prints one: two decimals, but a share that is not zero never shows as
+ * 0.00% (it is "<0.01%": one lost record in a million is not none), nor
+ * one short of the whole as 100.00% (">99.99%"), and a part of a whole of
+ * 0 is "-".  Returns buf.  SHARE(part, whole) gives each
+ * use its own buffer, alive to the end of the enclosing block; tables print
+ * it right-aligned in 7 columns ("%7s"), the width of "100.00%".
+ */
+const char *format_share(double part, double whole, char *buf, size_t buflen);
+#define SHARE_MAX 16
+#define SHARE(part, whole) format_share((double)(part), (double)(whole), (char[SHARE_MAX]){ 0 }, SHARE_MAX)
+
 void *xmalloc(size_t n);
 void *xcalloc(size_t nmemb, size_t size);
 void *xrealloc(void *p, size_t n);

@@ -96,10 +96,24 @@ Test(events, bad_event_names_fail_before_anything_runs)
 	expect_refused("cpu-clock,no-such-event", "event 'no-such-event'");
 }
 
+/* A spec with a newline or an escape in it is one error line, shown escaped. */
+Test(events, control_characters_in_a_spec_are_escaped_in_its_error_line)
+{
+	expect_refused("cpu-clock\nfoo", "event 'cpu-clock\\nfoo'");
+	expect_refused("page-faults:\n", "unknown modifier '\\n'");
+	expect_refused("nopmu\x1b[31m/event=1/", "no PMU 'nopmu\\x1b[31m'");
+	char *out;
+	int st = run_cmd(&out, true, "%s stat -e 'task-clock,cpu-clock\nfoo' -- true", sigprof_bin());
+	cr_assert_eq(st, 2, "%s", out);
+	cr_assert_eq(count_lines(out), 1, "%s", out);
+	cr_assert(strstr(out, "event 'cpu-clock\\nfoo'"), "%s", out);
+	free(out);
+}
+
 Test(events, unknown_tracepoint_fails_before_anything_runs)
 {
 	require_root(); /* tracefs is root's: without it the line says so instead */
-	expect_refused("sched:no_such_tracepoint", "no tracepoint sched:no_such_tracepoint");
+	expect_refused("sched:no_such_tracepoint", "no tracepoint 'sched:no_such_tracepoint'");
 }
 
 Test(events, tracepoint_event_records_every_switch)

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <criterion/criterion.h>
@@ -352,4 +353,72 @@ Test(stat, interrupt_ends_the_runs_with_the_figures_so_far, .timeout = 60)
 	cr_assert(strstr(out, "interrupted after"), "%s", out);
 	cr_assert(strstr(out, "task-clock"), "the runs so far are reported: %s", out);
 	free(out);
+}
+
+/* An executable script at test_path(name) with the given body after its #! line. */
+static const char *write_script(const char *name, const char *interpreter, const char *body)
+{
+	const char *path = test_path(name);
+	FILE *f = fopen(path, "w");
+	cr_assert_not_null(f, "cannot write %s", path);
+	fprintf(f, "#!%s\n%s", interpreter, body);
+	cr_assert_eq(fclose(f), 0);
+	cr_assert_eq(chmod(path, 0755), 0);
+	return path;
+}
+
+/*
+ * -r N with -o FILE: a run after the first that cannot be carried out (the
+ * script removes itself, so the second exec fails) ends the series, and
+ * the figures of the runs before it are written, not lost.
+ */
+Test(stat, a_failed_run_keeps_the_figures_of_the_runs_before_it)
+{
+	require_perf_events();
+	const char *file = test_path("failed.txt");
+	const char *formats[] = { "", "--json" };
+	for (size_t i = 0; i < 2; i++) {
+		const char *script = write_script("removes_itself", "/bin/sh", "rm -f \"$0\"\n");
+		char *out;
+		int st = run_cmd(&out, true, "echo previous > %s; %s stat %s -r 3 -e task-clock -o %s -- %s", file,
+				 sigprof_bin(), formats[i], file, script);
+		cr_assert_eq(st, 127, "the exec of run 2 failed: %s", out);
+		cr_assert_eq(count_lines(out), 1, "one error line: %s", out);
+		cr_assert(strstr(out, "run 2 of 3") && strstr(out, file), "says which run failed and where the figures are: %s",
+			  out);
+		free(out);
+		if (i == 0) {
+			run_cmd(&out, false, "cat %s", file);
+			cr_assert(strstr(out, "(1 of 3 runs: run 2 failed)"), "%s", out);
+			cr_assert(strstr(out, "task-clock"), "the figures of run 1: %s", out);
+			free(out);
+		} else {
+			cr_assert_eq(jq_file(file, ".runs"), 1);
+			cr_assert_eq(jq_file(file, ".failed_run"), 2);
+			cr_assert_gt(jq_file(file, ".figures[] | select(.name==\"task-clock\") | .values[0]"), 0);
+		}
+	}
+}
+
+/* A first run that cannot be carried out leaves a previous -o FILE as it was, and creates none. */
+Test(stat, a_failed_first_run_leaves_the_output_file_alone)
+{
+	require_perf_events();
+	const char *script = write_script("bad_interpreter", "/nonexistent/interpreter", "");
+	const char *file = test_path("kept.txt");
+	char *out;
+	int st = run_cmd(&out, true, "echo previous > %s; %s stat -r 3 -e task-clock -o %s -- %s", file, sigprof_bin(),
+			 file, script);
+	cr_assert_eq(st, 127, "%s", out);
+	cr_assert_eq(count_lines(out), 1, "%s", out);
+	cr_assert(strstr(out, "left as it was"), "%s", out);
+	free(out);
+	run_cmd(&out, false, "cat %s", file);
+	cr_assert_str_eq(out, "previous\n");
+	free(out);
+	const char *missing = test_path("never.txt");
+	st = run_cmd(&out, true, "%s stat -e task-clock -o %s -- %s", sigprof_bin(), missing, script);
+	cr_assert_eq(st, 127, "%s", out);
+	free(out);
+	cr_assert_neq(access(missing, F_OK), 0, "%s was created though nothing was written to it", missing);
 }

@@ -883,6 +883,14 @@ Test(c2c_events, hybrid_events_open_on_their_core_type_only)
 {
 	char *root = temp_dir_new();
 	lay_out_part(root, PART_HYBRID);
+	/* the atom cores one by one, as sysfs lists CPUs that are not contiguous: far longer than 128 characters */
+	struct strbuf atom_cpus = { 0 };
+	for (int cpu = 8; cpu < 400; cpu += 2)
+		sb_addf(&atom_cpus, "%s%d", cpu > 8 ? "," : "", cpu);
+	cr_assert_gt(atom_cpus.len, 128);
+	sb_addstr(&atom_cpus, "\n");
+	sysfs_pmu_file(root, "cpu_atom", "cpus", atom_cpus.buf);
+	atom_cpus.buf[--atom_cpus.len] = '\0';
 	pmu_set_sysfs_root(root);
 	struct record_options opts = { .frequency = 4000 };
 	struct event_list events = { 0 };
@@ -890,10 +898,12 @@ Test(c2c_events, hybrid_events_open_on_their_core_type_only)
 	cr_assert_eq(c2c_build_events(&opts, &events, NULL, reason, sizeof(reason)), 0, "%s", reason);
 	cr_assert_eq(events.count, 5);
 	for (size_t i = 0; i < events.count; i++) {
-		const char *want = strncmp(events.specs[i].name, "cpu_core/", 9) == 0 ? "0-7" : "8-15";
-		cr_expect_str_eq(events.specs[i].cpus, want, "%s", events.specs[i].name);
+		const char *want = strncmp(events.specs[i].name, "cpu_core/", 9) == 0 ? "0-7" : atom_cpus.buf;
+		cr_assert_not_null(events.specs[i].cpus, "%s", events.specs[i].name);
+		cr_expect_str_eq(events.specs[i].cpus, want, "%s: the whole list", events.specs[i].name);
 	}
 	event_list_free(&events);
+	sb_free(&atom_cpus);
 	/* a part whose core PMU lists no CPUs covers them all */
 	temp_dir_remove(root);
 	root = temp_dir_new();
@@ -901,7 +911,7 @@ Test(c2c_events, hybrid_events_open_on_their_core_type_only)
 	pmu_set_sysfs_root(root);
 	cr_assert_eq(c2c_build_events(&opts, &events, NULL, reason, sizeof(reason)), 0, "%s", reason);
 	for (size_t i = 0; i < events.count; i++)
-		cr_expect_str_eq(events.specs[i].cpus, "", "%s", events.specs[i].name);
+		cr_expect_null(events.specs[i].cpus, "%s", events.specs[i].name);
 	event_list_free(&events);
 	pmu_set_sysfs_root(NULL);
 	temp_dir_remove(root);
@@ -944,6 +954,69 @@ Test(c2c_report, opened_without_samples)
 	report_text(&p, &report_defaults, out);
 	fclose(out);
 	cr_expect(strstr(text, "Cachelines (64 bytes) by HITM (0 lines"), "%s", text);
+	free(text);
+	profile_free(&p);
+	free(path);
+}
+
+/* The line of the text class table for cls ("  local_hitm   1  <0.01%"), or NULL. */
+static const char *class_row(const char *text, enum c2c_class cls, char *row, size_t len)
+{
+	char start[64];
+	snprintf(start, sizeof(start), "\n  %-16s ", c2c_class_name(cls));
+	const char *table = strstr(text, "\n  class ");
+	const char *at = table ? strstr(table, start) : NULL;
+	if (!at)
+		return NULL;
+	at++;
+	snprintf(row, len, "%.*s", (int)strcspn(at, "\n"), at);
+	return row;
+}
+
+/*
+ * The class table's share column: a class that has samples never shows
+ * 0.00% (other included, which is neither a load nor a store: its share
+ * is of every sample), and one short of all never shows 100.00%.
+ */
+Test(c2c_report, class_shares_are_never_zero_beside_a_count)
+{
+	char *path = path_join(dir, "shares.data");
+	struct sp_writer *w = NULL;
+	cr_assert_eq(sp_writer_create(path, &w), 0);
+	write_events(w);
+	struct layout l = { .user_ip = { 0x401000, 0x402000 } };
+	const struct c2c_case l1 = { IN_HEAP, NULL, 0x1048, OP_LH | LVL(L1) | LN(L1) | SNOOP(NONE), STACK_FILL, 20000 };
+	const struct c2c_case hitm = { IN_HEAP, NULL, 0x1050, OP_LH | LVL(L3) | LN(L3) | SNOOP(HITM), STACK_FILL, 1 };
+	const struct c2c_case other = { IN_HEAP, NULL, 0x1058, OP(NA) | LVL(NA), STACK_FILL, 1 };
+	const struct c2c_case *cases[] = { &l1, &hitm, &other };
+	uint64_t time = 2000;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++)
+		for (unsigned k = 0; k < cases[i]->count; k++)
+			write_c2c_sample(w, &l, cases[i], time++);
+	struct sp_finish_record fin = { .header = { .type = SP_REC_FINISH, .size = sizeof(fin) }, .duration_ns = 1000000 };
+	cr_assert_eq(sp_writer_record(w, &fin), 0);
+	cr_assert_eq(sp_writer_close(w), 0);
+
+	struct profile p;
+	load_recording(path, &p);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+	report_text(&p, &report_defaults, out);
+	fclose(out);
+	char row[256];
+	/* 1 of 20002 samples, 1 of 20001 loads: 0.005%; 20000 of 20001 loads: 99.995% */
+	cr_assert(class_row(text, C2C_OTHER, row, sizeof(row)), "%s", text);
+	cr_expect(strstr(row, " 1  <0.01%"), "%s", row);
+	cr_assert(class_row(text, c2c_classify(hitm.data_src), row, sizeof(row)), "%s", text);
+	cr_expect(strstr(row, " 1  <0.01%"), "%s", row);
+	cr_assert(class_row(text, c2c_classify(l1.data_src), row, sizeof(row)), "%s", text);
+	cr_expect(strstr(row, " 20000 >99.99%"), "%s", row);
+	/* and no row of the class table (up to the blank line after it) is at 0.00% */
+	const char *table = strstr(text, "samples       %\n");
+	cr_assert_not_null(table, "%s", text);
+	size_t table_len = strstr(table, "\n\n") ? (size_t)(strstr(table, "\n\n") - table) : strlen(table);
+	cr_expect_null(memmem(table, table_len, "0.00%", 5), "%.*s", (int)table_len, table);
 	free(text);
 	profile_free(&p);
 	free(path);

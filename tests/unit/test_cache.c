@@ -100,36 +100,6 @@ static char *write_recording(uint64_t misses_value, uint64_t references, bool wi
 	return path;
 }
 
-/* The report of path in format into a malloc'd string. */
-static char *report_of(const char *path, enum report_format format)
-{
-	struct profile p;
-	char err[256] = "";
-	struct profile_options popts = { 0 };
-	cr_assert_eq(profile_load(path, &popts, &p, err, sizeof(err)), 0, "%s", err);
-	struct report_options o = { .input = path, .format = format, .top_functions = 5, .stacks_per_path = 3,
-				    .max_frames = 8 };
-	char *text = NULL;
-	size_t len = 0;
-	FILE *out = open_memstream(&text, &len);
-	cr_assert_not_null(out);
-	if (format == REPORT_JSON)
-		report_json(&p, &o, out);
-	else
-		report_text(&p, &o, out);
-	fclose(out);
-	profile_free(&p);
-	if (format == REPORT_JSON) {
-		/* without the writer's indentation, so that a test can look for a whole object */
-		size_t k = 0;
-		for (size_t i = 0; text[i]; i++)
-			if (text[i] != ' ' && text[i] != '\n')
-				text[k++] = text[i];
-		text[k] = '\0';
-	}
-	return text;
-}
-
 Test(cache, miss_rate_and_mpki_from_exact_scaled_totals)
 {
 	/* 25000 misses counted half the time: 50000; / 200000 references = 25%; / 10^7 instructions = MPKI 5 */

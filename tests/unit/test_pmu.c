@@ -13,10 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <criterion/criterion.h>
 
 #include "sigprof/collector.h"
+#include "sigprof/commands.h"
 #include "sigprof/pmu.h"
 #include "sigprof/tracepoint.h"
 #include "unit_helpers.h"
@@ -346,14 +348,16 @@ Test(pmu, sysfs_queries)
 	cr_assert(pmu_sysfs_has_event("cpu_core", "mem-loads-aux"));
 	cr_assert(!pmu_sysfs_has_event("cpu", "mem-loads-aux"));
 	cr_assert(!pmu_sysfs_has_event("cpu", "../cpu/type"));
-	char names[8][32];
-	size_t n = pmu_sysfs_names(names, 8);
-	cr_assert_eq(n, 5);
-	cr_assert_str_eq(names[0], "amdcpu");
-	cr_assert_str_eq(names[1], "broken");
-	cr_assert_str_eq(names[2], "cpu");
-	cr_assert_str_eq(names[3], "cpu_core");
-	cr_assert_str_eq(names[4], "ibs_op");
+	struct pmu_names names;
+	pmu_sysfs_names(&names);
+	cr_assert_eq(names.count, 5);
+	cr_assert_str_eq(names.names[0], "amdcpu");
+	cr_assert_str_eq(names.names[1], "broken");
+	cr_assert_str_eq(names.names[2], "cpu");
+	cr_assert_str_eq(names.names[3], "cpu_core");
+	cr_assert_str_eq(names.names[4], "ibs_op");
+	pmu_names_free(&names);
+	cr_assert_null(pmu_sysfs_cpus("cpu"), "no cpus file: every CPU");
 }
 
 Test(pmu, hybrid_core_pmus)
@@ -452,7 +456,7 @@ Test(pmu, tracepoints)
 	ev = parse_ok("sched:sched_switch:k");
 	cr_assert_eq(ev.attr.config, id);
 	cr_assert_eq(ev.attr.exclude_user, 1);
-	parse_fails("sched:no_such_tracepoint", -ENOENT, "no tracepoint sched:no_such_tracepoint");
+	parse_fails("sched:no_such_tracepoint", -ENOENT, "no tracepoint 'sched:no_such_tracepoint'");
 }
 
 Test(pmu, libpfm_generic_names_on_any_machine)
@@ -493,4 +497,195 @@ Test(pmu, odd_input_is_an_error_line)
 	cr_assert_eq(ev.attr.config, 2);
 	cr_assert_eq(pmu_event_parse("cpu/ldlat=99999/", &ev, err, sizeof(err)), -EINVAL);
 	cr_assert(strstr(err, "does not fit"), "%s", err);
+}
+
+/*
+ * A spec is echoed quoted, its control characters escaped, on every path
+ * of the parser that names it: a newline or an escape in what the user
+ * typed never makes a second line or reaches the terminal raw.
+ */
+Test(pmu, specs_with_control_characters_are_echoed_escaped)
+{
+	static const struct {
+		const char *spec, *shown;
+	} cases[] = {
+		{ "cpu-clock\nfoo", "event 'cpu-clock\\nfoo'" },             /* no such event (libpfm4) */
+		{ "cpu-clock:u\x1bk", "unknown modifier '\\x1b'" },          /* a generic name's modifiers */
+		{ "page-faults:\n", "event 'page-faults:\\n'" },
+		{ "nope\n/event=1/", "no PMU 'nope\\n'" },                  /* sysfs: no such PMU */
+		{ "cpu/event=1,\tbad/", "no term or event '\\tbad'" },      /* sysfs: no such term */
+		{ "cpu/event=1\r/", "'1\\x0d' is not a number" },
+		{ "cpu/event=1/\n", "unknown modifier '\\n'" },
+		{ "it's\a", "event 'it\\'s\\x07'" },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct pmu_event ev;
+		char err[256] = "";
+		cr_assert_lt(pmu_event_parse(cases[i].spec, &ev, err, sizeof(err)), 0, "%s", cases[i].spec);
+		cr_assert(strstr(err, cases[i].shown), "case %zu: '%s' lacks %s", i, err, cases[i].shown);
+		for (const char *c = err; *c; c++)
+			cr_assert_geq((unsigned char)*c, 0x20, "case %zu: a raw control character in '%s'", i, err);
+	}
+	/* an overlong spec is cut, inside its quotes */
+	char longname[300];
+	memset(longname, 'a', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = '\0';
+	longname[10] = '\n';
+	struct pmu_event ev;
+	char err[256];
+	cr_assert_eq(pmu_event_parse(longname, &ev, err, sizeof(err)), -EINVAL);
+	cr_assert(strstr(err, "event 'aaaaaaaaaa\\naaa") && strstr(err, "...': name longer than"), "%s", err);
+}
+
+/*
+ * A server's sysfs: more PMUs than 64 (uncore boxes by the hundred), a
+ * core PMU with more than 256 aliases (some longer than 31 characters) and
+ * a hybrid core PMU whose CPU list is longer than 128 characters.  Every
+ * one is found, sorted by name, and the CPU list is whole; `sigprof list
+ * --names` shows them all.
+ */
+#define MANY_PMUS 150
+#define MANY_ALIASES 400
+
+/* Run cmd_list(argv) with its stdout into a string (malloc'd); its exit status in *status. */
+static char *list_output(char **argv, int argc, int *status)
+{
+	char *dir = temp_dir_new();
+	char *file = path_join(dir, "list.txt");
+	fflush(stdout);
+	int saved = dup(STDOUT_FILENO);
+	FILE *f = fopen(file, "w");
+	cr_assert_not_null(f);
+	cr_assert_geq(dup2(fileno(f), STDOUT_FILENO), 0);
+	*status = cmd_list(argc, argv);
+	fflush(stdout);
+	dup2(saved, STDOUT_FILENO);
+	close(saved);
+	fclose(f);
+	char *text = read_text_file(file);
+	free(file);
+	temp_dir_remove(dir);
+	return text;
+}
+
+static int compare_strings(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+Test(pmu, many_pmus_aliases_and_a_long_cpu_list)
+{
+	char *big = temp_dir_new();
+	char *expected[MANY_PMUS + 2];
+	size_t nexpected = 0;
+	/* made in an order that is neither sorted nor reverse sorted */
+	for (int i = 0; i < MANY_PMUS; i++) {
+		char name[48], type[16];
+		snprintf(name, sizeof(name), "uncore_cha_%d", (i * 37) % MANY_PMUS);
+		snprintf(type, sizeof(type), "%d\n", 100 + i);
+		sysfs_pmu_file(big, name, "type", type);
+		expected[nexpected++] = xstrdup(name);
+	}
+	sysfs_pmu_file(big, "cpu_core", "type", "8\n");
+	sysfs_pmu_file(big, "cpu_atom", "type", "10\n");
+	sysfs_pmu_file(big, "uncore_cha_99", "format/event", "config:0-7\n");
+	sysfs_pmu_file(big, "uncore_cha_99", "events/late_event", "event=0x4\n"); /* the last by name */
+	expected[nexpected++] = xstrdup("cpu_atom");
+	expected[nexpected++] = xstrdup("cpu_core");
+	qsort(expected, nexpected, sizeof(*expected), compare_strings);
+
+	char *aliases[MANY_ALIASES + 1];
+	for (int i = 0; i < MANY_ALIASES; i++) {
+		char rel[96];
+		snprintf(rel, sizeof(rel), "events/alias_%03d", (i * 7) % MANY_ALIASES);
+		sysfs_pmu_file(big, "cpu_core", rel, "event=0x1\n");
+		strcat(rel, ".scale");
+		sysfs_pmu_file(big, "cpu_core", rel, "1\n");
+		aliases[i] = xstrdup(rel + strlen("events/"));
+		aliases[i][strlen(aliases[i]) - strlen(".scale")] = '\0';
+	}
+	const char *long_alias = "unc_cha_tor_inserts.ia_miss_drd_local_ddr"; /* a dotted name is a companion: skipped */
+	const char *long_plain = "mem_load_l3_miss_retired_remote_hitm_any";
+	char rel[128];
+	snprintf(rel, sizeof(rel), "events/%s", long_alias);
+	sysfs_pmu_file(big, "cpu_core", rel, "event=0x2\n");
+	snprintf(rel, sizeof(rel), "events/%s", long_plain);
+	sysfs_pmu_file(big, "cpu_core", rel, "event=0x3\n");
+	aliases[MANY_ALIASES] = xstrdup(long_plain);
+	qsort(aliases, MANY_ALIASES + 1, sizeof(*aliases), compare_strings);
+
+	struct strbuf cpus = { 0 };
+	for (int cpu = 0; cpu < 512; cpu += 3)
+		sb_addf(&cpus, "%s%d", cpu ? "," : "", cpu);
+	cr_assert_gt(cpus.len, 128);
+	sb_addstr(&cpus, "\n");
+	sysfs_pmu_file(big, "cpu_core", "cpus", cpus.buf);
+	cpus.buf[--cpus.len] = '\0';
+	pmu_set_sysfs_root(big);
+
+	struct pmu_names names;
+	pmu_sysfs_names(&names);
+	cr_assert_eq(names.count, nexpected, "every PMU: %zu of %zu", names.count, nexpected);
+	for (size_t i = 0; i < nexpected; i++)
+		cr_assert_str_eq(names.names[i], expected[i], "sorted by name, at %zu", i);
+	pmu_names_free(&names);
+
+	struct pmu_names events;
+	pmu_sysfs_events("cpu_core", &events);
+	cr_assert_eq(events.count, MANY_ALIASES + 1, "every alias: %zu", events.count);
+	for (size_t i = 0; i < events.count; i++)
+		cr_assert_str_eq(events.names[i], aliases[i], "sorted by name, at %zu", i);
+	pmu_names_free(&events);
+
+	char *got = pmu_sysfs_cpus("cpu_core");
+	cr_assert_not_null(got);
+	cr_assert_str_eq(got, cpus.buf, "the whole list of %zu characters", cpus.len);
+	free(got);
+
+	/* past the first 64 PMUs in any order: the hybrid core PMUs are still found */
+	char core[4][32];
+	uint32_t types[4];
+	cr_assert_eq(pmu_hybrid_core_pmus(core, types, 4), 2);
+	cr_assert_str_eq(core[0], "cpu_atom");
+	cr_assert_str_eq(core[1], "cpu_core");
+	/* and a bare alias of the last of them all is found */
+	struct pmu_event ev;
+	char err[256];
+	cr_assert_eq(pmu_event_parse("late_event", &ev, err, sizeof(err)), 0, "%s", err);
+	cr_assert_str_eq(ev.pmu, expected[nexpected - 1]);
+
+	/* sigprof list --names: every PMU in order, every alias */
+	char *argv[] = { "list", "--names", NULL };
+	int status;
+	char *text = list_output(argv, 2, &status);
+	cr_assert_eq(status, 0);
+	const char *at = strstr(text, "sysfs PMUs and their event aliases");
+	cr_assert_not_null(at, "%s", text);
+	for (size_t i = 0; i < nexpected; i++) {
+		char row[64];
+		snprintf(row, sizeof(row), "\n  %-20s  ", expected[i]);
+		const char *next = strstr(at, row);
+		cr_assert_not_null(next, "%s is not listed after the PMU before it", expected[i]);
+		at = next + 1;
+	}
+	const char *core_row = strstr(text, "\n  cpu_core  ");
+	for (int i = 0; i <= MANY_ALIASES; i++) {
+		char item[64];
+		snprintf(item, sizeof(item), "%s,", aliases[i]);
+		cr_assert(strstr(core_row, item) || strstr(core_row, aliases[i]), "alias %s is not listed", aliases[i]);
+	}
+	/* the summary line names every PMU too */
+	const char *summary = strstr(text, "sysfs PMUs  ");
+	cr_assert_not_null(summary, "%s", text);
+	for (size_t i = 0; i < nexpected; i++)
+		cr_assert(strstr(summary, expected[i]), "%s is not in the summary", expected[i]);
+	free(text);
+
+	for (size_t i = 0; i < nexpected; i++)
+		free(expected[i]);
+	for (int i = 0; i <= MANY_ALIASES; i++)
+		free(aliases[i]);
+	sb_free(&cpus);
+	pmu_set_sysfs_root(root);
+	temp_dir_remove(big);
 }

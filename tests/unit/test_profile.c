@@ -16,6 +16,7 @@
 
 #include "sigprof/format.h"
 #include "sigprof/profile.h"
+#include "sigprof/report.h"
 #include "sigprof/util.h"
 #include "unit_helpers.h"
 
@@ -48,18 +49,23 @@ static void add_round(struct sp_writer *w)
 	bb_free(&b);
 }
 
-/* A cpu-clock sample of a kernel address, as the kernel lays it out for cpu_clock_attr(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME). */
-static void add_kernel_sample(struct sp_writer *w, uint64_t ip, uint64_t time)
+/* A sample of event id at a kernel address, as the kernel lays it out for cpu_clock_attr(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME). */
+static void add_kernel_sample_of(struct sp_writer *w, uint64_t id, uint64_t ip, uint64_t time)
 {
 	struct byte_builder b = { 0 };
 	size_t at = bb_begin_record(&b, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_KERNEL);
-	bb_u64(&b, TEST_ID);
+	bb_u64(&b, id);
 	bb_u64(&b, ip);
 	bb_u32_pair(&b, 100, 100);
 	bb_u64(&b, time);
 	bb_end_record(&b, at);
 	add_bytes(w, &b);
 	bb_free(&b);
+}
+
+static void add_kernel_sample(struct sp_writer *w, uint64_t ip, uint64_t time)
+{
+	add_kernel_sample_of(w, TEST_ID, ip, time);
 }
 
 static void finish_file(struct sp_writer *w)
@@ -123,5 +129,59 @@ Test(profile, round_with_nothing_queued)
 	cr_assert_eq(p.samples, 1);
 	cr_assert(p.has_finish);
 	profile_free(&p);
+	free(path);
+}
+
+/*
+ * A collector with several sampling events (the events collector of
+ * `record -e page-faults,cpu-clock:k`): the header names each with its
+ * samples, and they add up to the collector's; a counting event (no
+ * period) has no samples and is not named.
+ */
+Test(profile, a_collectors_header_names_each_of_its_events)
+{
+	char *path = path_join(dir, "events.data");
+	struct sp_writer *w = NULL;
+	cr_assert_eq(sp_writer_create(path, &w), 0);
+	struct perf_event_attr attr = cpu_clock_attr(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME);
+	attr.config = PERF_COUNT_SW_PAGE_FAULTS;
+	uint64_t id = 10;
+	cr_assert_eq(sp_writer_event(w, "page-faults", "events", &attr, &id, 1), 0);
+	attr.config = PERF_COUNT_SW_CPU_CLOCK;
+	id = 11;
+	cr_assert_eq(sp_writer_event(w, "cpu-clock:k", "events", &attr, &id, 1), 0);
+	attr.config = PERF_COUNT_SW_CONTEXT_SWITCHES;
+	attr.sample_period = 0;
+	id = 12;
+	cr_assert_eq(sp_writer_event(w, "context-switches", "events", &attr, &id, 1), 0);
+	for (uint64_t i = 0; i < 5; i++)
+		add_kernel_sample_of(w, i < 3 ? 10 : 11, 0xffffffff81000010ull, 1000 + i);
+	add_round(w);
+	finish_file(w);
+
+	char *text = report_of(path, REPORT_TEXT);
+	cr_assert(strstr(text, "# collector:  events   page-faults 3 + cpu-clock:k 2 = 5 samples\n"), "%s", text);
+	cr_assert_null(strstr(text, "context-switches"), "%s", text);
+	free(text);
+	char *json = report_of(path, REPORT_JSON);
+	cr_assert(strstr(json, "\"name\":\"events\",\"event\":\"page-faults\",\"status\":\"ok\",\"samples\":5,"
+			       "\"events\":[{\"name\":\"page-faults\",\"samples\":3},{\"name\":\"cpu-clock:k\",\"samples\":2}]}"),
+		  "%s", json);
+	free(json);
+	free(path);
+}
+
+/* A collector of one event keeps the header line it always had. */
+Test(profile, a_collectors_header_with_one_event)
+{
+	char *path;
+	struct sp_writer *w = start_file("one.data", &path);
+	add_kernel_sample(w, 0xffffffff81000010ull, 1000);
+	add_kernel_sample(w, 0xffffffff81000010ull, 1001);
+	add_round(w);
+	finish_file(w);
+	char *text = report_of(path, REPORT_TEXT);
+	cr_assert(strstr(text, "# collector:  cpu      cpu-clock, 2 samples\n"), "%s", text);
+	free(text);
 	free(path);
 }
