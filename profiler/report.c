@@ -46,8 +46,9 @@ enum { OPT_JSON = 256, OPT_FOLDED, OPT_STACKS, OPT_SORT, OPT_PATH_RULE, OPT_PATH
 
 /*
  * The output formats are one choice: --json and --folded together are an
- * error, not "the last wins".  Options that shape only some formats are an
- * error with the others, where they would be silently ignored.
+ * error, not "the last wins".  An option that shapes only other formats
+ * than the chosen one is ignored with a warning line, not silently (and
+ * not refused: scripts that pass it with another format keep working).
  */
 #define FORMAT_BIT(f) (1u << (f))
 static const char *const format_names[] = { [REPORT_TEXT] = "the text report", [REPORT_JSON] = "--json",
@@ -66,7 +67,7 @@ static const struct shaping_option {
 	{ OPT_COLLECTOR, "--collector", FORMAT_BIT(REPORT_FOLDED) },
 };
 
-/* One error line for an output format chosen twice or an option that does nothing in the chosen format. */
+/* One error line for two output formats; a warning line for each option that does nothing in the chosen format. */
 static int check_output_options(bool json, bool folded, unsigned given, enum report_format format)
 {
 	if (json && folded) {
@@ -81,9 +82,8 @@ static int check_output_options(bool json, bool folded, unsigned given, enum rep
 		for (int f = 0; f < (int)ARRAY_SIZE(format_names); f++)
 			if (so->formats & FORMAT_BIT(f))
 				sb_addf(&applies, "%s%s", applies.len ? " and " : "", format_names[f]);
-		sp_error("report: %s applies to %s, not to %s", so->name, applies.buf, format_names[format]);
+		sp_warn("report: %s applies to %s, not to %s: ignored", so->name, applies.buf, format_names[format]);
 		sb_free(&applies);
-		return -EINVAL;
 	}
 	return 0;
 }
