@@ -6,7 +6,8 @@
  * From a file we take three things, then let the libelf handle go:
  *   - the symbols of .symtab; when the file was stripped, those of its
  *     separate debug file's .symtab (debuginfo.c finds it), else of .dynsym.
- *     Functions (STT_FUNC, STT_GNU_IFUNC) and objects (STT_OBJECT,
+ *     Functions (STT_FUNC, STT_GNU_IFUNC), code labels (STT_NOTYPE in a
+ *     code section, see is_code_label) and objects (STT_OBJECT,
  *     STT_COMMON) are kept; undefined symbols, symbols at address 0, TLS
  *     offsets and section/file markers are not.  "memcpy@@GLIBC_2.14"
  *     becomes "memcpy".  Each symbol's section end bounds it if its size is
@@ -42,6 +43,7 @@ struct symbol_source {
 	size_t count;               /* entries in symbols, the null entry 0 included */
 	size_t string_section;      /* sh_link: the section that holds the names */
 	uint64_t *section_ends;     /* sh_addr + sh_size of each section, by section index */
+	bool *section_code;         /* the section is loaded code (SHF_ALLOC | SHF_EXECINSTR), by section index */
 	size_t section_count;
 	struct strbuf scratch;      /* a name with its @version cut off */
 };
@@ -66,12 +68,15 @@ static int read_section_ends(struct symbol_source *src)
 	if (elf_getshdrnum(src->elf, &count) != 0)
 		return -ENOEXEC;
 	src->section_ends = xcalloc(count, sizeof(*src->section_ends));
+	src->section_code = xcalloc(count, sizeof(*src->section_code));
 	src->section_count = count;
 	for (size_t i = 0; i < count; i++) {
 		GElf_Shdr shdr;
 		Elf_Scn *scn = elf_getscn(src->elf, i);
 		bool known = scn && gelf_getshdr(scn, &shdr);
 		src->section_ends[i] = known ? shdr.sh_addr + shdr.sh_size : UINT64_MAX;
+		src->section_code[i] = known && (shdr.sh_flags & (SHF_ALLOC | SHF_EXECINSTR)) ==
+							(SHF_ALLOC | SHF_EXECINSTR);
 	}
 	return 0;
 }
@@ -124,14 +129,35 @@ static enum symbol_binding binding_of_elf(unsigned bind)
 	}
 }
 
-/* The end of the symbol's section, or UINT64_MAX for absolute and common symbols. */
-static uint64_t section_limit(const struct symbol_source *src, const GElf_Sym *sym, GElf_Word extended_index)
+/* The symbol's section index, or SIZE_MAX for absolute and common symbols. */
+static size_t symbol_section(const struct symbol_source *src, const GElf_Sym *sym, GElf_Word extended_index)
 {
 	bool extended = sym->st_shndx == SHN_XINDEX;
 	if (sym->st_shndx >= SHN_LORESERVE && !extended)
-		return UINT64_MAX;
+		return SIZE_MAX;
 	size_t section = extended ? extended_index : sym->st_shndx;
-	return section < src->section_count ? src->section_ends[section] : UINT64_MAX;
+	return section < src->section_count ? section : SIZE_MAX;
+}
+
+/* The end of the symbol's section, or UINT64_MAX for absolute and common symbols. */
+static uint64_t section_limit(const struct symbol_source *src, size_t section)
+{
+	return section != SIZE_MAX ? src->section_ends[section] : UINT64_MAX;
+}
+
+/*
+ * A code label: a symbol without a type (STT_NOTYPE) inside a code section.
+ * Hand-written assembly that declares no .type leaves its entry points so:
+ * ld.so's _start and _dl_start_user (its RTLD_START, where every program's
+ * main thread begins) are the ones that end the start-up stacks, and perf
+ * names them too (its elf_sym__is_label).  A marker at its section's end
+ * (_etext) labels no code.  Labels inside a function of known size do not
+ * split it (symtab_finish drops them).
+ */
+static bool is_code_label(const struct symbol_source *src, const GElf_Sym *sym, size_t section)
+{
+	return GELF_ST_TYPE(sym->st_info) == STT_NOTYPE && section != SIZE_MAX && src->section_code[section] &&
+	       sym->st_value < src->section_ends[section];
 }
 
 static const char *intern_unversioned(struct symtab *tab, struct strbuf *scratch, const char *name)
@@ -152,7 +178,13 @@ static void add_elf_symbol(struct symtab *tab, struct symbol_source *src, size_t
 
 	if (!gelf_getsymshndx(src->symbols, src->extended_indexes, (int)index, &sym, &extended_index))
 		return;
-	if (!kind_of_elf_type(GELF_ST_TYPE(sym.st_info), &kind) || sym.st_shndx == SHN_UNDEF || sym.st_value == 0)
+	size_t section = symbol_section(src, &sym, extended_index);
+	bool label = is_code_label(src, &sym, section);
+	if (label)
+		kind = SYM_FUNC;
+	else if (!kind_of_elf_type(GELF_ST_TYPE(sym.st_info), &kind))
+		return;
+	if (sym.st_shndx == SHN_UNDEF || sym.st_value == 0)
 		return;
 	const char *name = elf_strptr(src->elf, src->string_section, sym.st_name);
 	if (!name || !*name)
@@ -161,8 +193,9 @@ static void add_elf_symbol(struct symtab *tab, struct symbol_source *src, size_t
 	struct symbol_candidate candidate = {
 		.sym = { .start = sym.st_value, .size = sym.st_size,
 			 .name = intern_unversioned(tab, &src->scratch, name) },
-		.limit = section_limit(src, &sym, extended_index),
+		.limit = section_limit(src, section),
 		.binding = binding_of_elf(GELF_ST_BIND(sym.st_info)),
+		.label = label,
 	};
 	symtab_add(tab, kind, &candidate);
 }
@@ -181,6 +214,7 @@ static int read_symbols(Elf *elf, struct symtab *tab, bool dynamic_too)
 	for (size_t i = 1; !err && i < src.count; i++)
 		add_elf_symbol(tab, &src, i);
 	free(src.section_ends);
+	free(src.section_code);
 	sb_free(&src.scratch);
 	return err;
 }
