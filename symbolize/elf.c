@@ -11,7 +11,10 @@
  *     STT_COMMON) are kept; undefined symbols, symbols at address 0, TLS
  *     offsets and section/file markers are not.  "memcpy@@GLIBC_2.14"
  *     becomes "memcpy".  Each symbol's section end bounds it if its size is
- *     0 (see symtab.c for the rest of the sizing rules);
+ *     0 (see symtab.c for the rest of the sizing rules).  Two kinds of
+ *     code no table names get made-up names: x86-64 PLT stubs
+ *     ("memset@plt", add_plt_symbols) and the sigreturn trampoline of a
+ *     stripped libc (__restore_rt);
  *   - the PT_LOAD program headers, to turn MMAP2 file offsets into vaddrs;
  *   - the NT_GNU_BUILD_ID note, as lowercase hex.
  *
@@ -277,6 +280,121 @@ static void add_sigreturn_trampolines(Elf *elf, struct symtab *tab)
 	}
 }
 
+/*
+ * PLT stubs: every call into another file goes through one, and a sample
+ * can land in it, but no symbol table names them (objdump and perf make up
+ * "name@plt").  On x86-64 each stub of .plt, .plt.sec (with IBT) and
+ * .plt.got is an indirect `jmp *slot(%rip)`, maybe after endbr64 and a bnd
+ * prefix; the slot is a GOT entry that a JUMP_SLOT or GLOB_DAT relocation
+ * binds to the called symbol.  Decoding the jump rather than counting
+ * entries from .rela.plt's order works for all three layouts, as objdump's
+ * synthetic symbols do.  The stubs are read from the file itself: a debug
+ * file's .plt is NOBITS.
+ */
+struct got_slot {
+	uint64_t address;
+	const char *name; /* interned "name@plt" */
+};
+
+static int compare_slots(const void *a, const void *b)
+{
+	const struct got_slot *x = a, *y = b;
+	return x->address < y->address ? -1 : x->address > y->address;
+}
+
+/* The GOT slots the dynamic relocations bind to named symbols; sorted by address. */
+static struct got_slot *read_got_slots(Elf *elf, struct symtab *tab, size_t *count)
+{
+	struct got_slot *slots = NULL;
+	size_t cap = 0;
+	struct strbuf name = { 0 };
+	*count = 0;
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr shdr, symbols_shdr;
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_RELA || shdr.sh_entsize == 0)
+			continue;
+		Elf_Scn *symbols_scn = elf_getscn(elf, shdr.sh_link);
+		Elf_Data *relocations = elf_getdata(scn, NULL), *symbols = symbols_scn ? elf_getdata(symbols_scn, NULL) : NULL;
+		if (!relocations || !symbols || !gelf_getshdr(symbols_scn, &symbols_shdr) ||
+		    symbols_shdr.sh_type != SHT_DYNSYM)
+			continue;
+		for (size_t i = 0; i < shdr.sh_size / shdr.sh_entsize; i++) {
+			GElf_Rela rela;
+			GElf_Sym sym;
+			if (!gelf_getrela(relocations, (int)i, &rela))
+				break;
+			unsigned type = GELF_R_TYPE(rela.r_info);
+			if ((type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) || GELF_R_SYM(rela.r_info) == 0 ||
+			    !gelf_getsym(symbols, (int)GELF_R_SYM(rela.r_info), &sym))
+				continue;
+			const char *symbol = elf_strptr(elf, symbols_shdr.sh_link, sym.st_name);
+			if (!symbol || !*symbol)
+				continue;
+			sb_reset(&name);
+			sb_addf(&name, "%.*s@plt", (int)strcspn(symbol, "@"), symbol);
+			GROW(slots, cap, *count + 1);
+			slots[(*count)++] = (struct got_slot){ rela.r_offset, symtab_intern(tab, name.buf) };
+		}
+	}
+	sb_free(&name);
+	if (*count)
+		qsort(slots, *count, sizeof(*slots), compare_slots);
+	return slots;
+}
+
+/* The GOT slot the stub at code (address: its vaddr) jumps through, or 0. */
+static uint64_t stub_slot(const unsigned char *code, size_t size, uint64_t address)
+{
+	static const unsigned char endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa };
+	size_t at = 0;
+	if (size >= sizeof(endbr64) && memcmp(code, endbr64, sizeof(endbr64)) == 0)
+		at += sizeof(endbr64);
+	if (at < size && code[at] == 0xf2) /* bnd */
+		at++;
+	if (size - at < 6 || code[at] != 0xff || code[at + 1] != 0x25) /* jmp *disp32(%rip) */
+		return 0;
+	int32_t displacement;
+	memcpy(&displacement, code + at + 2, sizeof(displacement));
+	return address + at + 6 + (int64_t)displacement;
+}
+
+static void add_plt_symbols(Elf *elf, struct symtab *tab)
+{
+	size_t names;
+	if (elf_getshdrstrndx(elf, &names) != 0)
+		return;
+	size_t nslots;
+	struct got_slot *slots = read_got_slots(elf, tab, &nslots);
+	Elf_Scn *scn = NULL;
+	while (nslots && (scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr shdr;
+		const char *section = gelf_getshdr(scn, &shdr) ? elf_strptr(elf, names, shdr.sh_name) : NULL;
+		if (!section || strncmp(section, ".plt", 4) != 0 || shdr.sh_type != SHT_PROGBITS ||
+		    !(shdr.sh_flags & SHF_EXECINSTR))
+			continue;
+		Elf_Data *data = elf_getdata(scn, NULL);
+		uint64_t stub_size = shdr.sh_entsize ? shdr.sh_entsize : 16;
+		if (!data || !data->d_buf || data->d_size != shdr.sh_size)
+			continue;
+		for (uint64_t offset = 0; offset + stub_size <= data->d_size; offset += stub_size) {
+			uint64_t address = shdr.sh_addr + offset;
+			struct got_slot key = { .address = stub_slot((const unsigned char *)data->d_buf + offset, stub_size, address) };
+			const struct got_slot *slot = key.address ? bsearch(&key, slots, nslots, sizeof(*slots),
+									    compare_slots) : NULL;
+			if (!slot)
+				continue;
+			struct symbol_candidate candidate = {
+				.sym = { .start = address, .size = stub_size, .name = slot->name },
+				.limit = shdr.sh_addr + shdr.sh_size,
+				.binding = BINDING_LOCAL,
+			};
+			symtab_add(tab, SYM_FUNC, &candidate);
+		}
+	}
+	free(slots);
+}
+
 static int read_load_segments(Elf *elf, struct symtab *tab)
 {
 	size_t count;
@@ -443,6 +561,8 @@ static int load_from_elf(Elf *elf, const char *path, struct symtab **out)
 	}
 	if (ehdr.e_machine == EM_X86_64 && may_hold_trampoline(tab))
 		add_sigreturn_trampolines(elf, tab);
+	if (ehdr.e_machine == EM_X86_64)
+		add_plt_symbols(elf, tab);
 	symtab_finish(tab);
 	*out = tab;
 	return 0;

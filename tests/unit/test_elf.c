@@ -196,6 +196,38 @@ static struct symbol_rows read_symbol_rows(const char *path, const char *table)
 	return rows;
 }
 
+/* The PLT stubs objdump names (name@plt) in a file's .plt, .plt.sec and .plt.got. */
+struct plt_stubs {
+	struct plt_stub {
+		uint64_t address;
+		char name[256];
+	} stubs[64];
+	size_t count;
+};
+
+static void take_plt_stub(const char *line, void *context)
+{
+	struct plt_stubs *p = context;
+	unsigned long long address;
+	char name[256];
+	/* "0000000000001030 <printf@plt>:"; the header shows as "<printf@plt-0x10>" */
+	if (sscanf(line, "%llx <%255[^>]>:", &address, name) != 2 || !strstr(name, "@plt") ||
+	    strcspn(name, "+-") != strlen(name) || p->count == ARRAY_SIZE(p->stubs))
+		return;
+	p->stubs[p->count].address = address;
+	snprintf(p->stubs[p->count].name, sizeof(p->stubs[p->count].name), "%s", name);
+	p->count++;
+}
+
+static struct plt_stubs read_plt_stubs(const char *path)
+{
+	struct plt_stubs p = { .count = 0 };
+	char command[512];
+	snprintf(command, sizeof(command), "objdump -d -j .plt -j .plt.sec -j .plt.got %s 2>/dev/null", path);
+	each_output_line(command, take_plt_stub, &p);
+	return p;
+}
+
 struct found_text {
 	const char *prefix;
 	char value[256];
@@ -255,7 +287,8 @@ Test(elf, every_function_and_object_in_symtab_is_found_where_readelf_puts_it)
 			cr_expect_eq(sym->size, row->size, "%s: size %llu, readelf says %llu", row->name,
 				     (unsigned long long)sym->size, (unsigned long long)row->size);
 	}
-	cr_expect_eq(symtab_count(tab, SYM_FUNC), distinct_addresses(&rows, SYM_FUNC));
+	/* and the PLT stubs, which no symbol table lists */
+	cr_expect_eq(symtab_count(tab, SYM_FUNC), distinct_addresses(&rows, SYM_FUNC) + read_plt_stubs(FIXTURE).count);
 	cr_expect_eq(symtab_count(tab, SYM_DATA), distinct_addresses(&rows, SYM_DATA));
 	symtab_free(tab);
 	free(rows.rows);
@@ -399,6 +432,35 @@ Test(elf, code_labels_name_the_code_outside_functions)
 	expect_code_labels(FIXTURE);
 }
 
+/* PLT stubs are named as objdump names them, from the stubs themselves: stripped or not. */
+static void expect_plt_stubs(const char *path)
+{
+	struct plt_stubs p = read_plt_stubs(path);
+	struct section_row plt = section_named(path, ".plt");
+	cr_assert_geq(p.count, 2, "objdump names %zu PLT stubs in %s (the fixture calls printf and memset)", p.count,
+		      path);
+	struct symtab *tab = load(path);
+	for (size_t i = 0; i < p.count; i++) {
+		const struct sym *sym = symtab_lookup(tab, SYM_FUNC, p.stubs[i].address);
+		cr_assert_not_null(sym, "%s: %s at %#llx not found", path, p.stubs[i].name,
+				   (unsigned long long)p.stubs[i].address);
+		cr_expect_str_eq(sym->name, p.stubs[i].name);
+		cr_expect_eq(sym->start, p.stubs[i].address);
+		sym = symtab_lookup(tab, SYM_FUNC, p.stubs[i].address + sym->size - 1);
+		cr_expect(sym && strcmp(sym->name, p.stubs[i].name) == 0, "the last byte of %s", p.stubs[i].name);
+	}
+	/* the header before the first stub pushes and jumps to the resolver: no symbol's */
+	const struct sym *header = symtab_lookup(tab, SYM_FUNC, plt.address);
+	cr_expect(header == NULL || !strstr(header->name, "@plt"), "the PLT header is named %s", header->name);
+	symtab_free(tab);
+}
+
+Test(elf, plt_stubs_are_named_like_objdump_names_them)
+{
+	expect_plt_stubs(FIXTURE);
+	expect_plt_stubs(STRIPPED_FIXTURE);
+}
+
 Test(elf, aliases_resolve_to_the_global_and_share_the_known_size)
 {
 	struct symtab *tab = load(FIXTURE);
@@ -461,7 +523,8 @@ Test(elf, stripped_fixture_falls_back_to_dynsym_and_never_names_wrongly)
 	struct symtab *stripped = load(STRIPPED_FIXTURE);
 
 	cr_assert_eq(stripped_symtab.count, 0, "the stripped fixture still has a .symtab");
-	cr_expect_eq(symtab_count(stripped, SYM_FUNC), distinct_addresses(&dynsym, SYM_FUNC));
+	cr_expect_eq(symtab_count(stripped, SYM_FUNC),
+		     distinct_addresses(&dynsym, SYM_FUNC) + read_plt_stubs(STRIPPED_FIXTURE).count);
 	cr_expect_eq(symtab_count(stripped, SYM_DATA), distinct_addresses(&dynsym, SYM_DATA));
 	for (size_t i = 0; i < full_rows.count; i++) {
 		const struct symbol_row *row = &full_rows.rows[i];
