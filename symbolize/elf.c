@@ -315,9 +315,10 @@ static struct got_slot *read_got_slots(Elf *elf, struct symtab *tab, size_t *cou
 		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_RELA || shdr.sh_entsize == 0)
 			continue;
 		Elf_Scn *symbols_scn = elf_getscn(elf, shdr.sh_link);
-		Elf_Data *relocations = elf_getdata(scn, NULL), *symbols = symbols_scn ? elf_getdata(symbols_scn, NULL) : NULL;
-		if (!relocations || !symbols || !gelf_getshdr(symbols_scn, &symbols_shdr) ||
-		    symbols_shdr.sh_type != SHT_DYNSYM)
+		if (!symbols_scn || !gelf_getshdr(symbols_scn, &symbols_shdr) || symbols_shdr.sh_type != SHT_DYNSYM)
+			continue;
+		Elf_Data *relocations = elf_getdata(scn, NULL), *symbols = elf_getdata(symbols_scn, NULL);
+		if (!relocations || !symbols)
 			continue;
 		for (size_t i = 0; i < shdr.sh_size / shdr.sh_entsize; i++) {
 			GElf_Rela rela;
@@ -379,9 +380,10 @@ static void add_plt_symbols(Elf *elf, struct symtab *tab)
 			continue;
 		for (uint64_t offset = 0; offset + stub_size <= data->d_size; offset += stub_size) {
 			uint64_t address = shdr.sh_addr + offset;
-			struct got_slot key = { .address = stub_slot((const unsigned char *)data->d_buf + offset, stub_size, address) };
-			const struct got_slot *slot = key.address ? bsearch(&key, slots, nslots, sizeof(*slots),
-									    compare_slots) : NULL;
+			const unsigned char *code = (const unsigned char *)data->d_buf + offset;
+			struct got_slot key = { .address = stub_slot(code, stub_size, address) };
+			const struct got_slot *slot =
+				key.address ? bsearch(&key, slots, nslots, sizeof(*slots), compare_slots) : NULL;
 			if (!slot)
 				continue;
 			struct symbol_candidate candidate = {

@@ -171,9 +171,11 @@ static void keep_code_labels(struct symbol_rows *rows, const char *path)
 	for (size_t i = 0; i < rows->count; i++) {
 		const struct symbol_row *row = &rows->rows[i];
 		bool keep = !row->label;
-		for (size_t j = 0; row->label && j < sections.count; j++)
-			if (sections.rows[j].index == row->section)
-				keep = sections.rows[j].code && row->value < sections.rows[j].address + sections.rows[j].size;
+		for (size_t j = 0; row->label && j < sections.count; j++) {
+			const struct section_row *section = &sections.rows[j];
+			if (section->index == row->section)
+				keep = section->code && row->value < section->address + section->size;
+		}
 		for (size_t j = 0; keep && row->label && j < rows->count; j++) {
 			const struct symbol_row *f = &rows->rows[j];
 			keep = f->label || f->kind != SYM_FUNC || !f->size || row->value < f->value ||

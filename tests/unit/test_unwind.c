@@ -507,8 +507,9 @@ Test(unwind, ld_so_start_up_code_is_the_outermost_frame)
 	FILE *p = popen(command, "r");
 	cr_assert(p && fscanf(p, "%llx", &entry) == 1, "no entry point in %s", ld_so);
 	pclose(p);
-	snprintf(command, sizeof(command), "objdump -d --no-show-raw-insn --start-address=%#llx --stop-address=%#llx %s",
-		 entry, entry + 512, ld_so);
+	snprintf(command, sizeof(command),
+		 "objdump -d --no-show-raw-insn --start-address=%#llx --stop-address=%#llx %s", entry, entry + 512,
+		 ld_so);
 	each_output_line(command, take_start_line, &code);
 	cr_assert(code.ended && code.nreturns >= 2, "%s's entry is not RTLD_START (%zu calls before the jump)", ld_so,
 		  code.nreturns);
