@@ -6,11 +6,15 @@
  * From a file we take three things, then let the libelf handle go:
  *   - the symbols of .symtab; when the file was stripped, those of its
  *     separate debug file's .symtab (debuginfo.c finds it), else of .dynsym.
- *     Functions (STT_FUNC, STT_GNU_IFUNC) and objects (STT_OBJECT,
+ *     Functions (STT_FUNC, STT_GNU_IFUNC), code labels (STT_NOTYPE in a
+ *     code section, see is_code_label) and objects (STT_OBJECT,
  *     STT_COMMON) are kept; undefined symbols, symbols at address 0, TLS
  *     offsets and section/file markers are not.  "memcpy@@GLIBC_2.14"
  *     becomes "memcpy".  Each symbol's section end bounds it if its size is
- *     0 (see symtab.c for the rest of the sizing rules);
+ *     0 (see symtab.c for the rest of the sizing rules).  Two kinds of
+ *     code no table names get made-up names: x86-64 PLT stubs
+ *     ("memset@plt", add_plt_symbols) and the sigreturn trampoline of a
+ *     stripped libc (__restore_rt);
  *   - the PT_LOAD program headers, to turn MMAP2 file offsets into vaddrs;
  *   - the NT_GNU_BUILD_ID note, as lowercase hex.
  *
@@ -42,6 +46,7 @@ struct symbol_source {
 	size_t count;               /* entries in symbols, the null entry 0 included */
 	size_t string_section;      /* sh_link: the section that holds the names */
 	uint64_t *section_ends;     /* sh_addr + sh_size of each section, by section index */
+	bool *section_code;         /* the section is loaded code (SHF_ALLOC | SHF_EXECINSTR), by section index */
 	size_t section_count;
 	struct strbuf scratch;      /* a name with its @version cut off */
 };
@@ -66,12 +71,15 @@ static int read_section_ends(struct symbol_source *src)
 	if (elf_getshdrnum(src->elf, &count) != 0)
 		return -ENOEXEC;
 	src->section_ends = xcalloc(count, sizeof(*src->section_ends));
+	src->section_code = xcalloc(count, sizeof(*src->section_code));
 	src->section_count = count;
 	for (size_t i = 0; i < count; i++) {
 		GElf_Shdr shdr;
 		Elf_Scn *scn = elf_getscn(src->elf, i);
 		bool known = scn && gelf_getshdr(scn, &shdr);
 		src->section_ends[i] = known ? shdr.sh_addr + shdr.sh_size : UINT64_MAX;
+		src->section_code[i] = known && (shdr.sh_flags & (SHF_ALLOC | SHF_EXECINSTR)) ==
+							(SHF_ALLOC | SHF_EXECINSTR);
 	}
 	return 0;
 }
@@ -124,14 +132,35 @@ static enum symbol_binding binding_of_elf(unsigned bind)
 	}
 }
 
-/* The end of the symbol's section, or UINT64_MAX for absolute and common symbols. */
-static uint64_t section_limit(const struct symbol_source *src, const GElf_Sym *sym, GElf_Word extended_index)
+/* The symbol's section index, or SIZE_MAX for absolute and common symbols. */
+static size_t symbol_section(const struct symbol_source *src, const GElf_Sym *sym, GElf_Word extended_index)
 {
 	bool extended = sym->st_shndx == SHN_XINDEX;
 	if (sym->st_shndx >= SHN_LORESERVE && !extended)
-		return UINT64_MAX;
+		return SIZE_MAX;
 	size_t section = extended ? extended_index : sym->st_shndx;
-	return section < src->section_count ? src->section_ends[section] : UINT64_MAX;
+	return section < src->section_count ? section : SIZE_MAX;
+}
+
+/* The end of the symbol's section, or UINT64_MAX for absolute and common symbols. */
+static uint64_t section_limit(const struct symbol_source *src, size_t section)
+{
+	return section != SIZE_MAX ? src->section_ends[section] : UINT64_MAX;
+}
+
+/*
+ * A code label: a symbol without a type (STT_NOTYPE) inside a code section.
+ * Hand-written assembly that declares no .type leaves its entry points so:
+ * ld.so's _start and _dl_start_user (its RTLD_START, where every program's
+ * main thread begins) are the ones that end the start-up stacks, and perf
+ * names them too (its elf_sym__is_label).  A marker at its section's end
+ * (_etext) labels no code.  Labels inside a function of known size do not
+ * split it (symtab_finish drops them).
+ */
+static bool is_code_label(const struct symbol_source *src, const GElf_Sym *sym, size_t section)
+{
+	return GELF_ST_TYPE(sym->st_info) == STT_NOTYPE && section != SIZE_MAX && src->section_code[section] &&
+	       sym->st_value < src->section_ends[section];
 }
 
 static const char *intern_unversioned(struct symtab *tab, struct strbuf *scratch, const char *name)
@@ -152,7 +181,13 @@ static void add_elf_symbol(struct symtab *tab, struct symbol_source *src, size_t
 
 	if (!gelf_getsymshndx(src->symbols, src->extended_indexes, (int)index, &sym, &extended_index))
 		return;
-	if (!kind_of_elf_type(GELF_ST_TYPE(sym.st_info), &kind) || sym.st_shndx == SHN_UNDEF || sym.st_value == 0)
+	size_t section = symbol_section(src, &sym, extended_index);
+	bool label = is_code_label(src, &sym, section);
+	if (label)
+		kind = SYM_FUNC;
+	else if (!kind_of_elf_type(GELF_ST_TYPE(sym.st_info), &kind))
+		return;
+	if (sym.st_shndx == SHN_UNDEF || sym.st_value == 0)
 		return;
 	const char *name = elf_strptr(src->elf, src->string_section, sym.st_name);
 	if (!name || !*name)
@@ -161,8 +196,9 @@ static void add_elf_symbol(struct symtab *tab, struct symbol_source *src, size_t
 	struct symbol_candidate candidate = {
 		.sym = { .start = sym.st_value, .size = sym.st_size,
 			 .name = intern_unversioned(tab, &src->scratch, name) },
-		.limit = section_limit(src, &sym, extended_index),
+		.limit = section_limit(src, section),
 		.binding = binding_of_elf(GELF_ST_BIND(sym.st_info)),
+		.label = label,
 	};
 	symtab_add(tab, kind, &candidate);
 }
@@ -181,6 +217,7 @@ static int read_symbols(Elf *elf, struct symtab *tab, bool dynamic_too)
 	for (size_t i = 1; !err && i < src.count; i++)
 		add_elf_symbol(tab, &src, i);
 	free(src.section_ends);
+	free(src.section_code);
 	sb_free(&src.scratch);
 	return err;
 }
@@ -241,6 +278,123 @@ static void add_sigreturn_trampolines(Elf *elf, struct symtab *tab)
 			at += sizeof(x86_64_rt_sigreturn);
 		}
 	}
+}
+
+/*
+ * PLT stubs: every call into another file goes through one, and a sample
+ * can land in it, but no symbol table names them (objdump and perf make up
+ * "name@plt").  On x86-64 each stub of .plt, .plt.sec (with IBT) and
+ * .plt.got is an indirect `jmp *slot(%rip)`, maybe after endbr64 and a bnd
+ * prefix; the slot is a GOT entry that a JUMP_SLOT or GLOB_DAT relocation
+ * binds to the called symbol.  Decoding the jump rather than counting
+ * entries from .rela.plt's order works for all three layouts, as objdump's
+ * synthetic symbols do.  The stubs are read from the file itself: a debug
+ * file's .plt is NOBITS.
+ */
+struct got_slot {
+	uint64_t address;
+	const char *name; /* interned "name@plt" */
+};
+
+static int compare_slots(const void *a, const void *b)
+{
+	const struct got_slot *x = a, *y = b;
+	return x->address < y->address ? -1 : x->address > y->address;
+}
+
+/* The GOT slots the dynamic relocations bind to named symbols; sorted by address. */
+static struct got_slot *read_got_slots(Elf *elf, struct symtab *tab, size_t *count)
+{
+	struct got_slot *slots = NULL;
+	size_t cap = 0;
+	struct strbuf name = { 0 };
+	*count = 0;
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr shdr, symbols_shdr;
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_RELA || shdr.sh_entsize == 0)
+			continue;
+		Elf_Scn *symbols_scn = elf_getscn(elf, shdr.sh_link);
+		if (!symbols_scn || !gelf_getshdr(symbols_scn, &symbols_shdr) || symbols_shdr.sh_type != SHT_DYNSYM)
+			continue;
+		Elf_Data *relocations = elf_getdata(scn, NULL), *symbols = elf_getdata(symbols_scn, NULL);
+		if (!relocations || !symbols)
+			continue;
+		for (size_t i = 0; i < shdr.sh_size / shdr.sh_entsize; i++) {
+			GElf_Rela rela;
+			GElf_Sym sym;
+			if (!gelf_getrela(relocations, (int)i, &rela))
+				break;
+			unsigned type = GELF_R_TYPE(rela.r_info);
+			if ((type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) || GELF_R_SYM(rela.r_info) == 0 ||
+			    !gelf_getsym(symbols, (int)GELF_R_SYM(rela.r_info), &sym))
+				continue;
+			const char *symbol = elf_strptr(elf, symbols_shdr.sh_link, sym.st_name);
+			if (!symbol || !*symbol)
+				continue;
+			sb_reset(&name);
+			sb_addf(&name, "%.*s@plt", (int)strcspn(symbol, "@"), symbol);
+			GROW(slots, cap, *count + 1);
+			slots[(*count)++] = (struct got_slot){ rela.r_offset, symtab_intern(tab, name.buf) };
+		}
+	}
+	sb_free(&name);
+	if (*count)
+		qsort(slots, *count, sizeof(*slots), compare_slots);
+	return slots;
+}
+
+/* The GOT slot the stub at code (address: its vaddr) jumps through, or 0. */
+static uint64_t stub_slot(const unsigned char *code, size_t size, uint64_t address)
+{
+	static const unsigned char endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa };
+	size_t at = 0;
+	if (size >= sizeof(endbr64) && memcmp(code, endbr64, sizeof(endbr64)) == 0)
+		at += sizeof(endbr64);
+	if (at < size && code[at] == 0xf2) /* bnd */
+		at++;
+	if (size - at < 6 || code[at] != 0xff || code[at + 1] != 0x25) /* jmp *disp32(%rip) */
+		return 0;
+	int32_t displacement;
+	memcpy(&displacement, code + at + 2, sizeof(displacement));
+	return address + at + 6 + (int64_t)displacement;
+}
+
+static void add_plt_symbols(Elf *elf, struct symtab *tab)
+{
+	size_t names;
+	if (elf_getshdrstrndx(elf, &names) != 0)
+		return;
+	size_t nslots;
+	struct got_slot *slots = read_got_slots(elf, tab, &nslots);
+	Elf_Scn *scn = NULL;
+	while (nslots && (scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr shdr;
+		const char *section = gelf_getshdr(scn, &shdr) ? elf_strptr(elf, names, shdr.sh_name) : NULL;
+		if (!section || strncmp(section, ".plt", 4) != 0 || shdr.sh_type != SHT_PROGBITS ||
+		    !(shdr.sh_flags & SHF_EXECINSTR))
+			continue;
+		Elf_Data *data = elf_getdata(scn, NULL);
+		uint64_t stub_size = shdr.sh_entsize ? shdr.sh_entsize : 16;
+		if (!data || !data->d_buf || data->d_size != shdr.sh_size)
+			continue;
+		for (uint64_t offset = 0; offset + stub_size <= data->d_size; offset += stub_size) {
+			uint64_t address = shdr.sh_addr + offset;
+			const unsigned char *code = (const unsigned char *)data->d_buf + offset;
+			struct got_slot key = { .address = stub_slot(code, stub_size, address) };
+			const struct got_slot *slot =
+				key.address ? bsearch(&key, slots, nslots, sizeof(*slots), compare_slots) : NULL;
+			if (!slot)
+				continue;
+			struct symbol_candidate candidate = {
+				.sym = { .start = address, .size = stub_size, .name = slot->name },
+				.limit = shdr.sh_addr + shdr.sh_size,
+				.binding = BINDING_LOCAL,
+			};
+			symtab_add(tab, SYM_FUNC, &candidate);
+		}
+	}
+	free(slots);
 }
 
 static int read_load_segments(Elf *elf, struct symtab *tab)
@@ -409,6 +563,8 @@ static int load_from_elf(Elf *elf, const char *path, struct symtab **out)
 	}
 	if (ehdr.e_machine == EM_X86_64 && may_hold_trampoline(tab))
 		add_sigreturn_trampolines(elf, tab);
+	if (ehdr.e_machine == EM_X86_64)
+		add_plt_symbols(elf, tab);
 	symtab_finish(tab);
 	*out = tab;
 	return 0;

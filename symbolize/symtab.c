@@ -8,7 +8,8 @@
  *
  *   - Several symbols at one address (aliases such as memcpy and
  *     __memcpy_avx_unaligned, or a function and its local label) become one:
- *     the global beats the weak beats the local, then a known size beats
+ *     a typed symbol beats a code label (elf.c's STT_NOTYPE symbols in
+ *     code), then the global beats the weak beats the local, then a known size beats
  *     size 0, then a public name beats glibc's internal "__GI_" alias, then
  *     the alphabetically first name, so that the choice does not
  *     depend on the order of the file.  A winner of size 0 takes the size of
@@ -17,6 +18,9 @@
  *     up to the next symbol of its kind but never past its limit, the end of
  *     its section.  One that is last and unbounded keeps size 0 and matches
  *     its own address only.
+ *   - A code label inside a symbol of known size (a local label of
+ *     hand-written assembly) is dropped: the function it is part of names
+ *     those addresses.  Labels name only code no typed symbol covers.
  *
  * Names and the build-id live in one string pool owned by the table, so a
  * symtab never points into a libelf handle or a line buffer.
@@ -74,6 +78,8 @@ static int compare_candidates(const void *a, const void *b)
 	const struct symbol_candidate *x = a, *y = b;
 	if (x->sym.start != y->sym.start)
 		return x->sym.start < y->sym.start ? -1 : 1;
+	if (x->label != y->label)
+		return x->label ? 1 : -1;
 	if (x->binding != y->binding)
 		return x->binding < y->binding ? -1 : 1;
 	if ((x->sym.size == 0) != (y->sym.size == 0))
@@ -95,6 +101,22 @@ static size_t keep_one_per_address(struct symbol_candidate *candidates, size_t c
 			continue;
 		}
 		candidates[kept++] = candidates[i];
+	}
+	return kept;
+}
+
+/* Drop the labels that lie inside a typed symbol of known size; returns the new count. */
+static size_t drop_covered_labels(struct symbol_candidate *candidates, size_t count)
+{
+	size_t kept = 0;
+	uint64_t covered_to = 0; /* the end of the typed symbols seen so far */
+	for (size_t i = 0; i < count; i++) {
+		const struct symbol_candidate *c = &candidates[i];
+		if (c->label && c->sym.start < covered_to)
+			continue;
+		if (!c->label && c->sym.size && c->sym.start + c->sym.size > covered_to)
+			covered_to = c->sym.start + c->sym.size;
+		candidates[kept++] = *c;
 	}
 	return kept;
 }
@@ -121,6 +143,7 @@ static void finish_kind(struct symtab *tab, enum sym_kind kind)
 	if (count)
 		sort_unless_sorted(candidates, count, sizeof(*candidates), compare_candidates);
 	count = keep_one_per_address(candidates, count);
+	count = drop_covered_labels(candidates, count);
 	size_open_symbols(candidates, count);
 
 	tab->syms[kind] = xmalloc(count * sizeof(struct sym));

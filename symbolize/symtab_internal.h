@@ -44,6 +44,7 @@ struct symbol_candidate {
 	struct sym sym;           /* sym.name from symtab_intern() */
 	uint64_t limit;           /* a size-0 symbol never extends past this address (its section's end) */
 	enum symbol_binding binding;
+	bool label;               /* a code label (elf.c): loses to a typed symbol at its address, dropped inside one */
 };
 
 /* A PT_LOAD program header: the file range [offset, offset + file_size) sits at vaddr. */

@@ -580,18 +580,54 @@ static bool read_memory(struct walk *w, uint64_t addr, void *buf, size_t len)
 }
 
 /*
+ * The code at the entry point that no FDE covers: up to the first function
+ * the search table lists above the entry.  ld.so's _start calls _dl_start,
+ * then its _dl_start_user (the same CFI-less block, glibc's RTLD_START)
+ * calls _dl_init, which runs the preinit and library constructors, and
+ * jumps to the program's entry: both return addresses lie in the block.
+ * Capped, so that a table that lists nothing near the entry does not turn
+ * unrelated CFI-less code into stack starts; without a table, the first
+ * call's return (16 bytes).
+ */
+#define ENTRY_BLOCK_MAX 256
+
+static uint64_t entry_block_end(const struct module *m)
+{
+	uint64_t end = m->entry + 16;
+	if (!m->has_table)
+		return end;
+	/* the table's (initial location, FDE) pairs are int32s from .eh_frame_hdr, sorted by location */
+	uint64_t low = 0, high = m->fde_count;
+	while (low < high) {
+		uint64_t middle = low + (high - low) / 2;
+		int32_t location;
+		if (!module_read(m, m->table + middle * 8, &location, sizeof(location)))
+			return end;
+		if (m->table_header + (int64_t)location <= m->entry)
+			low = middle + 1;
+		else
+			high = middle;
+	}
+	int32_t location;
+	if (low == m->fde_count || !module_read(m, m->table + low * 8, &location, sizeof(location)))
+		return m->entry + ENTRY_BLOCK_MAX;
+	uint64_t next = m->table_header + (int64_t)location;
+	return next - m->entry < ENTRY_BLOCK_MAX ? next : m->entry + ENTRY_BLOCK_MAX;
+}
+
+/*
  * Two places in a file that has unwind tables are deliberately left out of
- * them because no frame lies beyond: the entry point (_start of a program
- * or of ld.so, whose call returns there while the process starts), and the
- * instructions right after the clone/clone3 system call, where a new
- * thread's first frame runs on its empty stack.  An IP there ends the
- * stack as the outermost frame would.
+ * them because no frame lies beyond: the code at the entry point (_start of
+ * a program, or of ld.so with _dl_start_user, whose calls return there while
+ * the process starts: entry_block_end), and the instructions right after
+ * the clone/clone3 system call, where a new thread's first frame runs on
+ * its empty stack.  An IP there ends the stack as the outermost frame would.
  */
 static bool stack_begins_at(struct walk *w, const struct module *m, uint64_t vaddr)
 {
 	static const unsigned char syscall_code[] = { 0x0f, 0x05 };
 	unsigned char before[sizeof(syscall_code)];
-	if (m->entry && vaddr >= m->entry && vaddr - m->entry < 16)
+	if (m->entry && vaddr >= m->entry && vaddr < entry_block_end(m))
 		return true;
 	return module_read(m, vaddr - sizeof(before), before, sizeof(before)) &&
 	       memcmp(before, syscall_code, sizeof(before)) == 0;

@@ -7,9 +7,14 @@
  *                            copied user stack names contend_lock;
  *   sigprof_handler S SPIN   a SIGPROF (ITIMER_PROF) handler spinning in
  *                            handler_spin() over interrupted_loop(): its
- *                            samples' stacks cross the signal frame.
- *   mutex_contend_debug_frame T N   the same, its own code's CFI only in
- *                            .debug_frame (no .eh_frame entries for it);
+ *                            samples' stacks cross the signal frame;
+ *   mutex_contend_debug_frame T N   the same as mutex_contend_nofp, its own
+ *                            code's CFI only in .debug_frame (no .eh_frame
+ *                            entries for it);
+ *   preinit_spin MS          spinning in a DT_PREINIT_ARRAY function, which
+ *                            ld.so's start-up code calls (_dl_start_user ->
+ *                            _dl_init) before the program's entry: the
+ *                            stacks end there, named, with no reason.
  * The checks come from what the workloads do (which function waits, which
  * one a signal interrupts, how much CPU time the handler took), never from
  * a recorded report.  Needs root (tracepoints, kernel callchains).
@@ -245,6 +250,48 @@ Test(dwarf, stacks_cut_short_by_a_small_copy_say_why)
 	cr_assert_eq(jq_file(json, WAITER_SAMPLES("(.[-1].sym | startswith(\"[unwind: \")) | not")), named,
 		     "a stack with an unwind reason does not end with it");
 	check_no_empty_stacks(json);
+}
+
+#define IN_PREINIT "any(.[]; .sym==\"preinit_spin\")"
+
+/* Whether ld.so's separate debug file (libc6-dbg), whose .symtab names _start and _dl_start_user, is installed. */
+static bool ld_so_debug_file_installed(void)
+{
+	char *out;
+	int st = run_cmd(&out, true,
+			 "id=$(readelf -n \"$(readlink -f /lib64/ld-linux-x86-64.so.2)\" | awk '/Build ID/ { print $3 }'); "
+			 "test -n \"$id\" && test -f \"/usr/lib/debug/.build-id/$(echo $id | cut -c1-2)/$(echo $id | cut -c3-).debug\"");
+	free(out);
+	return st == 0;
+}
+
+Test(dwarf, start_up_stacks_end_in_ld_so_start_code_named)
+{
+	require_perf_events();
+	const char *data = test_path("preinit.data");
+	char *out = record_workload(data, "-e cpu --call-graph dwarf", W "preinit_spin 300");
+	double spun_ms;
+	cr_assert_eq(sscanf(out, "spun_ms %lf", &spun_ms), 1, "output: %s", out);
+	free(out);
+	cr_assert_geq(spun_ms, 300);
+	const char *json = report_json_file(data, "");
+	require_collector(json, "cpu");
+	double in_preinit = stack_samples(json, "cpu", NULL, IN_PREINIT);
+	cr_assert_geq(in_preinit, 50, "only %.0f samples in preinit_spin", in_preinit);
+	/* ld.so called it from its start-up code, which has no caller: the walk ends there without a reason */
+	double explained = stack_samples(json, "cpu", NULL, IN_PREINIT " and " HAS_UNWIND_REASON);
+	cr_assert_leq(explained, 0.01 * in_preinit, "%.0f of %.0f preinit_spin stacks end with an [unwind:] reason",
+		      explained, in_preinit);
+	double in_ld_so = stack_samples(json, "cpu", NULL, IN_PREINIT " and (.[-1].dso | test(\"/ld-linux[^/]*$\"))");
+	cr_assert_geq(in_ld_so, 0.99 * in_preinit, "%.0f of %.0f preinit_spin stacks end in ld.so", in_ld_so,
+		      in_preinit);
+	check_no_empty_stacks(json);
+	if (!ld_so_debug_file_installed())
+		cr_skip_test("ld.so's debug file (libc6-dbg) is not installed: its functions have no names");
+	double named = stack_samples(json, "cpu", NULL,
+				     IN_PREINIT " and .[-1].sym == \"_dl_start_user\" and .[-2].sym == \"_dl_init\"");
+	cr_assert_geq(named, 0.99 * in_preinit,
+		      "%.0f of %.0f preinit_spin stacks end in _dl_init <- _dl_start_user, named", named, in_preinit);
 }
 
 Test(dwarf, dwarf_recording_reports_under_asan)

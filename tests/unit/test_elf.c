@@ -30,6 +30,7 @@ struct symbol_row {
 	uint64_t value, size;
 	enum sym_kind kind;
 	long section; /* -1 for ABS and COMMON */
+	bool label;   /* NOTYPE: a code label when its section is code (keep_code_labels) */
 	char name[256];
 };
 
@@ -71,7 +72,12 @@ static void take_symbol_row(const char *line, void *context)
 				  .section = strtol(section, &section_end, 10) };
 	if (*section_end)
 		row.section = -1;
-	if (!kind_of_readelf_type(type, &row.kind) || strcmp(section, "UND") == 0 || row.value == 0)
+	row.label = strcmp(type, "NOTYPE") == 0 && row.section >= 0;
+	if (row.label)
+		row.kind = SYM_FUNC;
+	else if (!kind_of_readelf_type(type, &row.kind))
+		return;
+	if (strcmp(section, "UND") == 0 || row.value == 0)
 		return;
 	name[strcspn(name, "@")] = '\0'; /* readelf shows versions as name@@VERSION */
 	snprintf(row.name, sizeof(row.name), "%s", name);
@@ -79,14 +85,7 @@ static void take_symbol_row(const char *line, void *context)
 	rows->rows[rows->count++] = row;
 }
 
-static struct symbol_rows read_symbol_rows(const char *path, const char *table)
-{
-	struct symbol_rows rows = { .table = table };
-	char command[512];
-	snprintf(command, sizeof(command), "readelf -sW %s", path);
-	each_output_line(command, take_symbol_row, &rows);
-	return rows;
-}
+static struct symbol_rows read_symbol_rows(const char *path, const char *table);
 
 static size_t rows_at(const struct symbol_rows *rows, enum sym_kind kind, uint64_t value)
 {
@@ -113,6 +112,7 @@ struct section_row {
 	long index;
 	char name[64];
 	uint64_t address, offset, size;
+	bool code; /* flags AX: loaded and executable */
 };
 
 struct section_rows {
@@ -125,9 +125,12 @@ static void take_section_row(const char *line, void *context)
 	struct section_rows *sections = context;
 	struct section_row row;
 	unsigned long long address, offset, size;
-	char type[32];
-	if (sscanf(line, " [%ld] %63s %31s %llx %llx %llx", &row.index, row.name, type, &address, &offset, &size) != 6)
+	char type[32], flags[16] = "";
+	int fields = sscanf(line, " [%ld] %63s %31s %llx %llx %llx %*s %15s", &row.index, row.name, type, &address,
+			    &offset, &size, flags);
+	if (fields < 6)
 		return;
+	row.code = strchr(flags, 'A') && strchr(flags, 'X'); /* a section without flags shows its Lk number there */
 	row.address = address;
 	row.offset = offset;
 	row.size = size;
@@ -154,6 +157,77 @@ static struct section_row section_named(const char *path, const char *name)
 	free(sections.rows);
 	cr_assert_geq(found.index, 0, "readelf -S shows no %s in %s", name, path);
 	return found;
+}
+
+/*
+ * Untyped symbols are code labels where symtab.c keeps them: in a code
+ * section, before its end, outside every function of known size.  The
+ * others (markers in data, _etext, local labels inside a function) go.
+ */
+static void keep_code_labels(struct symbol_rows *rows, const char *path)
+{
+	struct section_rows sections = read_section_rows(path);
+	size_t kept = 0;
+	for (size_t i = 0; i < rows->count; i++) {
+		const struct symbol_row *row = &rows->rows[i];
+		bool keep = !row->label;
+		for (size_t j = 0; row->label && j < sections.count; j++) {
+			const struct section_row *section = &sections.rows[j];
+			if (section->index == row->section)
+				keep = section->code && row->value < section->address + section->size;
+		}
+		for (size_t j = 0; keep && row->label && j < rows->count; j++) {
+			const struct symbol_row *f = &rows->rows[j];
+			keep = f->label || f->kind != SYM_FUNC || !f->size || row->value < f->value ||
+			       row->value - f->value >= f->size;
+		}
+		if (keep)
+			rows->rows[kept++] = *row;
+	}
+	rows->count = kept;
+	free(sections.rows);
+}
+
+static struct symbol_rows read_symbol_rows(const char *path, const char *table)
+{
+	struct symbol_rows rows = { .table = table };
+	char command[512];
+	snprintf(command, sizeof(command), "readelf -sW %s", path);
+	each_output_line(command, take_symbol_row, &rows);
+	keep_code_labels(&rows, path);
+	return rows;
+}
+
+/* The PLT stubs objdump names (name@plt) in a file's .plt, .plt.sec and .plt.got. */
+struct plt_stubs {
+	struct plt_stub {
+		uint64_t address;
+		char name[256];
+	} stubs[64];
+	size_t count;
+};
+
+static void take_plt_stub(const char *line, void *context)
+{
+	struct plt_stubs *p = context;
+	unsigned long long address;
+	char name[256];
+	/* "0000000000001030 <printf@plt>:"; the header shows as "<printf@plt-0x10>" */
+	if (sscanf(line, "%llx <%255[^>]>:", &address, name) != 2 || !strstr(name, "@plt") ||
+	    strcspn(name, "+-") != strlen(name) || p->count == ARRAY_SIZE(p->stubs))
+		return;
+	p->stubs[p->count].address = address;
+	snprintf(p->stubs[p->count].name, sizeof(p->stubs[p->count].name), "%s", name);
+	p->count++;
+}
+
+static struct plt_stubs read_plt_stubs(const char *path)
+{
+	struct plt_stubs p = { .count = 0 };
+	char command[512];
+	snprintf(command, sizeof(command), "objdump -d -j .plt -j .plt.sec -j .plt.got %s 2>/dev/null", path);
+	each_output_line(command, take_plt_stub, &p);
+	return p;
 }
 
 struct found_text {
@@ -215,7 +289,8 @@ Test(elf, every_function_and_object_in_symtab_is_found_where_readelf_puts_it)
 			cr_expect_eq(sym->size, row->size, "%s: size %llu, readelf says %llu", row->name,
 				     (unsigned long long)sym->size, (unsigned long long)row->size);
 	}
-	cr_expect_eq(symtab_count(tab, SYM_FUNC), distinct_addresses(&rows, SYM_FUNC));
+	/* and the PLT stubs, which no symbol table lists */
+	cr_expect_eq(symtab_count(tab, SYM_FUNC), distinct_addresses(&rows, SYM_FUNC) + read_plt_stubs(FIXTURE).count);
 	cr_expect_eq(symtab_count(tab, SYM_DATA), distinct_addresses(&rows, SYM_DATA));
 	symtab_free(tab);
 	free(rows.rows);
@@ -319,6 +394,75 @@ Test(elf, fixture_symbols_cover_exactly_their_nm_address_range)
 	symtab_free(tab);
 }
 
+/* The address nm gives a symbol of the fixture, size 0 or not. */
+static uint64_t nm_address(const char *path, const char *name)
+{
+	char command[512];
+	snprintf(command, sizeof(command), "nm --defined-only %s | grep ' %s$'", path, name);
+	struct found_text found = text_after(command, "");
+	cr_assert_neq(found.value[0], '\0', "nm does not list %s in %s", name, path);
+	return strtoull(found.value, NULL, 16);
+}
+
+/* The fixture's untyped labels, as a table loaded from path names them. */
+static void expect_code_labels(const char *path)
+{
+	struct symtab *tab = load(path);
+	uint64_t label = nm_address(FIXTURE, "fixture_code_label");
+	uint64_t after = nm_address(FIXTURE, "fixture_code_label_after");
+	uint64_t function = nm_address(FIXTURE, "fixture_asm_function");
+	uint64_t inner = nm_address(FIXTURE, "fixture_inner_label");
+	cr_assert(label < after && after < function && function < inner, "the labels are laid out as written");
+
+	const struct sym *sym = symtab_lookup(tab, SYM_FUNC, label);
+	cr_assert_not_null(sym, "%s: the label outside any function is not found", path);
+	cr_expect_str_eq(sym->name, "fixture_code_label");
+	cr_expect_eq(sym->size, after - label, "it reaches the next label");
+	sym = symtab_lookup(tab, SYM_FUNC, after - 1);
+	cr_expect(sym && strcmp(sym->name, "fixture_code_label") == 0, "its last byte");
+	sym = symtab_lookup(tab, SYM_FUNC, function - 1);
+	cr_expect(sym && strcmp(sym->name, "fixture_code_label_after") == 0, "the second label reaches the function");
+	sym = symtab_lookup(tab, SYM_FUNC, inner);
+	cr_expect(sym && strcmp(sym->name, "fixture_asm_function") == 0,
+		  "%s: the label inside fixture_asm_function names its code: got %s", path, sym ? sym->name : "nothing");
+	expect_not_named(symtab_lookup(tab, SYM_DATA, label), "fixture_code_label", "a code label as data");
+	symtab_free(tab);
+}
+
+Test(elf, code_labels_name_the_code_outside_functions)
+{
+	expect_code_labels(FIXTURE);
+}
+
+/* PLT stubs are named as objdump names them, from the stubs themselves: stripped or not. */
+static void expect_plt_stubs(const char *path)
+{
+	struct plt_stubs p = read_plt_stubs(path);
+	struct section_row plt = section_named(path, ".plt");
+	cr_assert_geq(p.count, 2, "objdump names %zu PLT stubs in %s (the fixture calls printf and memset)", p.count,
+		      path);
+	struct symtab *tab = load(path);
+	for (size_t i = 0; i < p.count; i++) {
+		const struct sym *sym = symtab_lookup(tab, SYM_FUNC, p.stubs[i].address);
+		cr_assert_not_null(sym, "%s: %s at %#llx not found", path, p.stubs[i].name,
+				   (unsigned long long)p.stubs[i].address);
+		cr_expect_str_eq(sym->name, p.stubs[i].name);
+		cr_expect_eq(sym->start, p.stubs[i].address);
+		sym = symtab_lookup(tab, SYM_FUNC, p.stubs[i].address + sym->size - 1);
+		cr_expect(sym && strcmp(sym->name, p.stubs[i].name) == 0, "the last byte of %s", p.stubs[i].name);
+	}
+	/* the header before the first stub pushes and jumps to the resolver: no symbol's */
+	const struct sym *header = symtab_lookup(tab, SYM_FUNC, plt.address);
+	cr_expect(header == NULL || !strstr(header->name, "@plt"), "the PLT header is named %s", header->name);
+	symtab_free(tab);
+}
+
+Test(elf, plt_stubs_are_named_like_objdump_names_them)
+{
+	expect_plt_stubs(FIXTURE);
+	expect_plt_stubs(STRIPPED_FIXTURE);
+}
+
 Test(elf, aliases_resolve_to_the_global_and_share_the_known_size)
 {
 	struct symtab *tab = load(FIXTURE);
@@ -381,7 +525,8 @@ Test(elf, stripped_fixture_falls_back_to_dynsym_and_never_names_wrongly)
 	struct symtab *stripped = load(STRIPPED_FIXTURE);
 
 	cr_assert_eq(stripped_symtab.count, 0, "the stripped fixture still has a .symtab");
-	cr_expect_eq(symtab_count(stripped, SYM_FUNC), distinct_addresses(&dynsym, SYM_FUNC));
+	cr_expect_eq(symtab_count(stripped, SYM_FUNC),
+		     distinct_addresses(&dynsym, SYM_FUNC) + read_plt_stubs(STRIPPED_FIXTURE).count);
 	cr_expect_eq(symtab_count(stripped, SYM_DATA), distinct_addresses(&dynsym, SYM_DATA));
 	for (size_t i = 0; i < full_rows.count; i++) {
 		const struct symbol_row *row = &full_rows.rows[i];
@@ -607,6 +752,7 @@ static void expect_debug_file(const char *stripped, const char *expected)
 	cr_expect_str_eq(symtab_debug_file(tab), expected);
 	expect_fixture_symbols(tab);
 	symtab_free(tab);
+	expect_code_labels(stripped); /* from the debug file, whose .text is NOBITS */
 }
 
 static void expect_no_debug_file(const char *stripped)

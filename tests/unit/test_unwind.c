@@ -502,6 +502,103 @@ Test(unwind, sample_inside_sigreturn_continues_in_the_interrupted_code)
 	free_snapshot(&s);
 }
 
+/* ---- ld.so's start-up code: the outermost frame of every process's main thread while it starts ---- */
+
+/* The executable mapping of ld.so in the snapshot's maps: its path and the bias of its vaddrs. */
+static bool find_ld_so(char *path, size_t len, uint64_t *bias)
+{
+	char *maps = path_join(dir, "maps");
+	FILE *f = fopen(maps, "re");
+	cr_assert_not_null(f);
+	struct maps_line m;
+	bool found = false;
+	while (!found && maps_next(f, &m)) {
+		if (!(m.prot & PROT_EXEC) || !strstr(m.name, "/ld-linux"))
+			continue;
+		struct load_segments l = load_segments(m.name);
+		for (size_t i = 0; i < l.count && !found; i++)
+			if (m.offset >= l.seg[i].offset && m.offset - l.seg[i].offset < l.seg[i].filesz) {
+				*bias = m.start - (m.offset - l.seg[i].offset + l.seg[i].vaddr);
+				snprintf(path, len, "%s", m.name);
+				found = true;
+			}
+	}
+	fclose(f);
+	free(maps);
+	return found;
+}
+
+struct start_code {
+	uint64_t returns[8]; /* the vaddrs after each call: where the calls return */
+	size_t nreturns;
+	bool ended;          /* the indirect jump to the program's entry was seen */
+	bool after_call;     /* the line before was a call */
+};
+
+/*
+ * objdump's disassembly from ld.so's entry point: glibc's RTLD_START
+ * (_start, then _dl_start_user) calls _dl_start and _dl_init and ends in
+ * an indirect jump to the program's entry.  The instruction after each
+ * call is a return address a start-up stack holds.
+ */
+static void take_start_line(const char *line, void *context)
+{
+	struct start_code *c = context;
+	unsigned long long address;
+	char rest[256];
+	if (c->ended || sscanf(line, " %llx: %255[^\n]", &address, rest) != 2)
+		return;
+	if (c->after_call && c->nreturns < ARRAY_SIZE(c->returns))
+		c->returns[c->nreturns++] = address;
+	c->after_call = strstr(rest, "call") != NULL;
+	c->ended = strstr(rest, "jmp") && strstr(rest, "*%");
+}
+
+Test(unwind, ld_so_start_up_code_is_the_outermost_frame)
+{
+	struct snapshot s;
+	load_snapshot("call", &s);
+	char ld_so[4096];
+	uint64_t bias;
+	cr_assert(find_ld_so(ld_so, sizeof(ld_so), &bias), "the fixture's maps hold no ld.so");
+	char command[8192];
+	snprintf(command, sizeof(command), "readelf -hW %s | awk '/Entry point/ { print $4 }'", ld_so);
+	struct start_code code = { 0 };
+	unsigned long long entry = 0;
+	FILE *p = popen(command, "r");
+	cr_assert(p && fscanf(p, "%llx", &entry) == 1, "no entry point in %s", ld_so);
+	pclose(p);
+	snprintf(command, sizeof(command),
+		 "objdump -d --no-show-raw-insn --start-address=%#llx --stop-address=%#llx %s", entry, entry + 512,
+		 ld_so);
+	each_output_line(command, take_start_line, &code);
+	cr_assert(code.ended && code.nreturns >= 2, "%s's entry is not RTLD_START (%zu calls before the jump)", ld_so,
+		  code.nreturns);
+
+	/* a sample stopped at each return address, as the frames a start-up stack ends in */
+	int ip_index = __builtin_popcountll(s.mask & ((1ULL << PERF_REG_X86_IP) - 1));
+	struct unwinder *u = unwinder_new(s.procs);
+	for (size_t i = 0; i < code.nreturns; i++) {
+		s.regs[ip_index] = bias + code.returns[i];
+		struct unwind_input in = input_of(&s, s.stack_bytes);
+		cr_assert_eq(unwind_sample(u, &in, &result), 0);
+		print_frames(s.procs, &result);
+		cr_expect_eq(result.nframes, 1, "the start-up code at %#llx has no caller",
+			     (unsigned long long)code.returns[i]);
+		cr_expect_eq(result.failure, UNWIND_COMPLETE, "at %#llx: %s", (unsigned long long)code.returns[i],
+			     result.reason);
+		/* named by its labels when the ld.so's debug file is there (libc6-dbg) */
+		char debug[4096];
+		if (debug_file_find(ld_so, debug, sizeof(debug)) == 0) {
+			const char *name = frame_function(s.procs, &result.frames[0]);
+			cr_expect(strcmp(name, "_start") == 0 || strcmp(name, "_dl_start_user") == 0,
+				  "%#llx is in %s", (unsigned long long)code.returns[i], name);
+		}
+	}
+	unwinder_free(u);
+	free_snapshot(&s);
+}
+
 /* 32-bit code (a compat process) keeps its leaf and says it was not unwound, rather than walking garbage. */
 Test(unwind, registers_of_32_bit_code_give_the_leaf_only)
 {
