@@ -110,6 +110,7 @@ static const int sigcontext_registers[] = {
 	UNW_X86_64_R14, UNW_X86_64_R15, UNW_X86_64_RDI, UNW_X86_64_RSI, UNW_X86_64_RBP, UNW_X86_64_RBX,
 	UNW_X86_64_RDX, UNW_X86_64_RAX, UNW_X86_64_RCX, UNW_X86_64_RSP, UNW_X86_64_RIP,
 };
+#define SIGCONTEXT_RSP 15 /* rsp's place in struct sigcontext */
 
 
 #define UNW_REGISTER_COUNT (UNW_X86_64_RIP + 1)
@@ -213,6 +214,7 @@ struct walk {
 	bool record_failures;             /* only failures inside unw_step end the walk */
 	bool outermost;                   /* the IP without unwind info is where a thread's stack begins */
 	bool restart_exact;               /* walk_frames' first IP is exact (not a return address) */
+	uint64_t other_stack;             /* the SP a signal frame saved, when it is not on the copied stack; 0: none */
 	enum unwind_failure failure;
 	char reason[192];
 };
@@ -574,6 +576,9 @@ static bool read_memory(struct walk *w, uint64_t addr, void *buf, size_t len)
 		return read_from_views(w, addr, buf, len);
 	if (addr >= w->stack_base && addr - w->stack_base < STACK_REACH)
 		walk_fail(w, UNWIND_STACK_END, "stack copy ends at %llu bytes", (unsigned long long)w->stack_size);
+	else if (w->other_stack && addr >= w->other_stack && addr - w->other_stack < STACK_REACH)
+		walk_fail(w, UNWIND_SIGNAL_STACK,
+			  "handler on an alternate signal stack: the interrupted code's stack is not in the copy");
 	else
 		walk_fail(w, UNWIND_BAD_MEMORY, "cannot read 0x%llx", (unsigned long long)addr);
 	return false;
@@ -1058,6 +1063,21 @@ static bool in_sigreturn(struct walk *w, uint64_t ip)
 	       memcmp(code, x86_64_rt_sigreturn, sizeof(code)) == 0;
 }
 
+/*
+ * Note the SP that the signal frame at sp saved when it lies off the copied
+ * stack: the handler ran on an alternate signal stack (sigaltstack), and
+ * the interrupted code's frames are on a stack the sample did not copy.
+ */
+static void note_interrupted_stack(struct walk *w, uint64_t sp)
+{
+	uint64_t saved_sp;
+	if (!read_memory(w, sp + SIGFRAME_SIGCONTEXT_FROM_SP + SIGCONTEXT_RSP * sizeof(uint64_t), &saved_sp,
+			 sizeof(saved_sp)))
+		return;
+	bool on_copied_stack = saved_sp >= w->stack_base && saved_sp - w->stack_base < STACK_REACH;
+	w->other_stack = on_copied_stack ? 0 : saved_sp;
+}
+
 /* Replace the walk's registers with the interrupted ones the signal frame at sp saved. */
 static bool load_sigcontext(struct walk *w, uint64_t sp)
 {
@@ -1145,6 +1165,7 @@ static bool walk_frames(struct walk *w, unw_addr_space_t space, struct unwind_re
 			if (!push_frame(out, ip, UNWIND_FRAME_EXACT, 0) ||
 			    !push_frame(out, ip, UNWIND_FRAME_SIGNAL, frame_signal(w, sp)))
 				return false;
+			note_interrupted_stack(w, sp);
 			if (load_sigcontext(w, sp)) {
 				w->restart_exact = true;
 				return true;
@@ -1161,6 +1182,7 @@ static bool walk_frames(struct walk *w, unw_addr_space_t space, struct unwind_re
 				return false;
 			if (!push_frame(out, ip, UNWIND_FRAME_SIGNAL, frame_signal(w, sp)))
 				return false;
+			note_interrupted_stack(w, sp);
 			exact = true;
 		} else {
 			if (!push_frame(out, ip, exact ? UNWIND_FRAME_EXACT : UNWIND_FRAME_RETURN, 0))
@@ -1257,6 +1279,7 @@ const char *unwind_failure_key(enum unwind_failure failure)
 		[UNWIND_NO_UNWIND_INFO] = "no_unwind_info",
 		[UNWIND_STACK_END] = "stack_end",
 		[UNWIND_BAD_MEMORY] = "bad_memory",
+		[UNWIND_SIGNAL_STACK] = "signal_stack",
 		[UNWIND_BAD_FRAME] = "bad_frame",
 		[UNWIND_TOO_DEEP] = "too_deep",
 		[UNWIND_UNSUPPORTED] = "unsupported",

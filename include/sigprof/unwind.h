@@ -48,6 +48,7 @@ enum unwind_failure {
 	UNWIND_NO_UNWIND_INFO,  /* the file has no unwind table entry for the IP */
 	UNWIND_STACK_END,       /* the walk needed stack beyond the copied bytes */
 	UNWIND_BAD_MEMORY,      /* a read of memory that is neither the stack copy nor a mapped file */
+	UNWIND_SIGNAL_STACK,    /* the code a signal interrupted ran on another stack than the handler's (sigaltstack) */
 	UNWIND_BAD_FRAME,       /* libunwind rejected a frame (corrupt stack, bad unwind info) */
 	UNWIND_TOO_DEEP,        /* more than UNWIND_MAX_FRAMES frames */
 	UNWIND_UNSUPPORTED,     /* registers of 32-bit code (PERF_SAMPLE_REGS_ABI_32): only the leaf is known */

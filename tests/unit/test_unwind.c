@@ -261,6 +261,33 @@ Test(unwind, stripped_debug_frame_code_without_its_debug_file)
 	free(copy);
 }
 
+/*
+ * A handler on an alternate signal stack: the copy is of that stack, so the
+ * walk crosses the signal frame into the interrupted code (raise's, in
+ * libc), and stops there saying why rather than reading astray.
+ */
+Test(unwind, handler_on_an_alternate_signal_stack_says_so)
+{
+	struct snapshot s;
+	load_snapshot("altstack", &s);
+	struct unwinder *u = unwinder_new(s.procs);
+	struct unwind_input in = input_of(&s, s.stack_bytes);
+	cr_assert_eq(unwind_sample(u, &in, &result), 0);
+	print_frames(s.procs, &result);
+	cr_assert_eq(find_function(s.procs, &result, 0, "fixture_alt_handler_spin"), 0);
+	cr_assert_eq(find_function(s.procs, &result, 0, "fixture_on_alt"), 1);
+	cr_assert_eq(result.nframes, 4, "handler, its caller, the signal frame, the interrupted IP");
+	cr_assert_eq(result.frames[2].kind, UNWIND_FRAME_SIGNAL);
+	cr_assert_eq(result.frames[2].signal, SIGUSR1);
+	cr_assert_eq(result.frames[3].kind, UNWIND_FRAME_EXACT, "the interrupted IP is exact");
+	cr_assert_eq(result.failure, UNWIND_SIGNAL_STACK, "stopped: %s", result.reason);
+	cr_assert_str_eq(result.reason, "handler on an alternate signal stack: the interrupted code's stack is not in "
+					"the copy");
+	cr_assert_str_eq(unwind_failure_key(result.failure), "signal_stack");
+	unwinder_free(u);
+	free_snapshot(&s);
+}
+
 Test(unwind, short_stack_copy_says_where_it_ends)
 {
 	struct snapshot s;
