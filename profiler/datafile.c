@@ -3,7 +3,11 @@
  *
  * The writer keeps a 1 MiB buffer in front of write(2) and only appends, so a
  * file cut short at any moment holds whole records up to some point, plus at
- * most one partial record that the reader ignores.
+ * most one partial record that the reader ignores.  Started async
+ * (sp_writer_start_async(), the recorder does), a filled buffer goes to a
+ * writer thread and the caller carries on in a fresh one: a write(2) that
+ * stalls for a moment (ext4 under load: 50-150 ms here) then stalls that
+ * thread, not the drain loop whose ring buffers would overflow meanwhile.
  *
  * The reader streams: it keeps a buffer of at least two maximal records
  * (64 KiB each) and refills it as records are consumed, so a report reads a
@@ -11,6 +15,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -23,12 +28,30 @@
 #define WRITE_BUFFER_SIZE (1u << 20)
 #define READ_BUFFER_SIZE (1u << 20)
 
+/* A filled buffer on its way to the writer thread, or a spare one. */
+struct wbuf {
+	struct wbuf *next;
+	size_t used;
+	char data[];
+};
+
 struct sp_writer {
 	int fd;
 	char *buf;
 	size_t used;
 	uint64_t bytes; /* written to the file or buffered */
 	int error;      /* first write error, sticky */
+	/* async mode: w->buf is the data of cur, full ones queue for the thread */
+	bool async;
+	struct wbuf *cur;
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;           /* queue non-empty, a buffer freed, or stop */
+	struct wbuf *head, *tail;      /* FIFO of filled buffers */
+	struct wbuf *spare;            /* written buffers for reuse */
+	size_t nbufs, max_bufs;        /* buffers allocated, and the bound */
+	bool stop;
+	int thread_error;              /* the thread's first write error */
 };
 
 int sp_writer_create(const char *path, struct sp_writer **out)
@@ -78,10 +101,104 @@ static int write_all(int fd, const void *data, size_t len)
 	return 0;
 }
 
+static void *writer_thread(void *arg)
+{
+	struct sp_writer *w = arg;
+	pthread_mutex_lock(&w->lock);
+	for (;;) {
+		while (!w->head && !w->stop)
+			pthread_cond_wait(&w->cond, &w->lock);
+		struct wbuf *b = w->head;
+		if (!b)
+			break; /* stopped, and the queue is empty */
+		w->head = b->next;
+		if (!w->head)
+			w->tail = NULL;
+		int err = w->thread_error;
+		pthread_mutex_unlock(&w->lock);
+		if (!err)
+			err = write_all(w->fd, b->data, b->used);
+		pthread_mutex_lock(&w->lock);
+		if (err && !w->thread_error)
+			w->thread_error = err;
+		b->next = w->spare;
+		w->spare = b;
+		pthread_cond_broadcast(&w->cond);
+	}
+	pthread_mutex_unlock(&w->lock);
+	return NULL;
+}
+
+/* Queue the current buffer for the thread and take a spare one; waits while max_bufs are in flight. */
+static int hand_off(struct sp_writer *w)
+{
+	pthread_mutex_lock(&w->lock);
+	struct wbuf *b = w->cur;
+	b->used = w->used;
+	b->next = NULL;
+	if (w->tail)
+		w->tail->next = b;
+	else
+		w->head = b;
+	w->tail = b;
+	pthread_cond_broadcast(&w->cond);
+	while (!w->spare && w->nbufs >= w->max_bufs && !w->thread_error)
+		pthread_cond_wait(&w->cond, &w->lock);
+	struct wbuf *next = w->spare;
+	if (next)
+		w->spare = next->next;
+	else if (!w->thread_error)
+		w->nbufs++;
+	int err = w->thread_error;
+	pthread_mutex_unlock(&w->lock);
+	if (!next && !err)
+		next = xmalloc(sizeof(*next) + WRITE_BUFFER_SIZE);
+	if (err) {
+		/* b is the thread's now; keep writing into a buffer that is never written */
+		if (!next)
+			next = xmalloc(sizeof(*next) + WRITE_BUFFER_SIZE);
+		w->error = err;
+	}
+	w->cur = next;
+	w->buf = next->data;
+	w->used = 0;
+	return w->error;
+}
+
+int sp_writer_start_async(struct sp_writer *w, size_t max_queued)
+{
+	if (w->async)
+		return 0;
+	int err = sp_writer_flush(w);
+	if (err)
+		return err;
+	w->max_bufs = max_queued / WRITE_BUFFER_SIZE;
+	if (w->max_bufs < 2)
+		w->max_bufs = 2;
+	pthread_mutex_init(&w->lock, NULL);
+	pthread_cond_init(&w->cond, NULL);
+	w->cur = xmalloc(sizeof(*w->cur) + WRITE_BUFFER_SIZE);
+	w->nbufs = 1;
+	err = -pthread_create(&w->thread, NULL, writer_thread, w);
+	if (err) {
+		free(w->cur);
+		w->cur = NULL;
+		pthread_mutex_destroy(&w->lock);
+		pthread_cond_destroy(&w->cond);
+		return err; /* stays synchronous */
+	}
+	free(w->buf);
+	w->buf = w->cur->data;
+	w->async = true;
+	return 0;
+}
+
 int sp_writer_flush(struct sp_writer *w)
 {
 	if (w->error)
 		return w->error;
+	if (w->async)
+		return w->used ? hand_off(w) : 0;
 	if (w->used) {
 		w->error = write_all(w->fd, w->buf, w->used);
 		w->used = 0;
@@ -89,18 +206,50 @@ int sp_writer_flush(struct sp_writer *w)
 	return w->error;
 }
 
+/* Stop the thread once it has written every queued buffer; its error, if any. */
+static int stop_async(struct sp_writer *w)
+{
+	pthread_mutex_lock(&w->lock);
+	w->stop = true;
+	pthread_cond_broadcast(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+	pthread_join(w->thread, NULL);
+	int err = w->thread_error;
+	for (struct wbuf *b = w->spare, *next; b; b = next) {
+		next = b->next;
+		free(b);
+	}
+	free(w->cur);
+	w->buf = NULL;
+	pthread_mutex_destroy(&w->lock);
+	pthread_cond_destroy(&w->cond);
+	return err;
+}
+
 int sp_writer_raw(struct sp_writer *w, const void *data, size_t len)
 {
 	if (w->error)
 		return w->error;
 	w->bytes += len;
-	if (w->used + len > WRITE_BUFFER_SIZE) {
-		if (sp_writer_flush(w))
+	const char *p = data;
+	while (w->used + len > WRITE_BUFFER_SIZE) {
+		if (!w->async) {
+			if (sp_writer_flush(w))
+				return w->error;
+			if (len >= WRITE_BUFFER_SIZE)
+				return w->error = write_all(w->fd, data, len);
+			break;
+		}
+		/* async: fill the buffer, hand it off, go on with the rest (the thread writes in order) */
+		size_t n = WRITE_BUFFER_SIZE - w->used;
+		memcpy(w->buf + w->used, p, n);
+		w->used += n;
+		p += n;
+		len -= n;
+		if (hand_off(w))
 			return w->error;
-		if (len >= WRITE_BUFFER_SIZE)
-			return w->error = write_all(w->fd, data, len);
 	}
-	memcpy(w->buf + w->used, data, len);
+	memcpy(w->buf + w->used, p, len);
 	w->used += len;
 	return 0;
 }
@@ -224,6 +373,10 @@ uint64_t sp_writer_bytes(const struct sp_writer *w)
 int sp_writer_close(struct sp_writer *w)
 {
 	int err = sp_writer_flush(w);
+	if (w->async) {
+		int thread_err = stop_async(w);
+		err = err ? err : thread_err;
+	}
 	if (fsync(w->fd) < 0 && !err && errno != EINVAL)
 		err = -errno;
 	if (close(w->fd) < 0 && !err)

@@ -34,10 +34,12 @@ enum call_graph_mode {
 /*
  * Bytes of user stack the futex and sched collectors copy by default (no
  * --call-graph): they sample far more often than the cpu collector, and the
- * copy is most of their record.  Half of perf's default still holds the whole
- * futex-wait stacks of the programs measured in docs/performance.md (table 3).
+ * copy is most of their record.  A quarter of perf's default still names
+ * every function of the futex-wait stacks measured in docs/performance.md
+ * (stress-ng's stop short of _start only); at 4096 the recorder wrote
+ * 300 MB/s on stress-ng --futex and lost a quarter of it on a busy machine.
  */
-#define WAIT_STACK_USER_SIZE 4096u
+#define WAIT_STACK_USER_SIZE 2048u
 /* The kernel's bound: a sample record's size is a u16, the stack size a multiple of 8 below it. */
 #define MAX_STACK_USER_SIZE 65528u
 

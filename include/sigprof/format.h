@@ -110,8 +110,15 @@ int sp_writer_kallsyms(struct sp_writer *w, const char *text, size_t len);
 /* Append bytes that are already whole records (the ring buffer's contents). */
 int sp_writer_raw(struct sp_writer *w, const void *data, size_t len);
 int sp_writer_record(struct sp_writer *w, const void *rec); /* a record with its header filled in */
-/* Flush buffered bytes to the file (the drain loop does this between polls). */
+/* Flush buffered bytes to the file (async: hand them to the writer thread). */
 int sp_writer_flush(struct sp_writer *w);
+/*
+ * From now on write from a thread of its own: a filled buffer is queued and
+ * the caller goes on in a fresh one, waiting only when max_queued bytes are
+ * queued.  A write error shows in a later call (and in sp_writer_close()).
+ * 0, or -errno (the writer then stays synchronous).
+ */
+int sp_writer_start_async(struct sp_writer *w, size_t max_queued);
 uint64_t sp_writer_bytes(const struct sp_writer *w);
 /* Flush, fsync and close; 0 or -errno.  Frees w in every case. */
 int sp_writer_close(struct sp_writer *w);

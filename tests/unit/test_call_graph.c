@@ -30,10 +30,10 @@ Test(call_graph, the_option_overrides_every_collector)
 {
 	const enum call_graph_mode modes[] = { CALL_GRAPH_FP, CALL_GRAPH_NONE, CALL_GRAPH_DWARF };
 	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
-		struct record_options o = options(true, modes[i], 2048);
+		struct record_options o = options(true, modes[i], 1024);
 		cr_assert_eq(call_graph_for(&o, CALL_GRAPH_DWARF), modes[i]);
 		cr_assert_eq(call_graph_for(&o, CALL_GRAPH_FP), modes[i]);
-		cr_assert_eq(stack_user_size_for(&o, WAIT_STACK_USER_SIZE), 2048);
+		cr_assert_eq(stack_user_size_for(&o, WAIT_STACK_USER_SIZE), 1024);
 	}
 }
 

@@ -12,7 +12,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -514,11 +516,18 @@ static uint16_t next_size(uint32_t *state)
 	return (uint16_t)(8 * (1 + r % 2000));
 }
 
-Test(datafile, large_file_with_records_across_every_buffer_refill)
+/*
+ * Several MiB of records, one by one and in chunks larger than the writer's
+ * buffer, written synchronously or through the writer thread with a queue
+ * of queue_bytes (0: synchronous), then read back byte for byte.
+ */
+static void large_file_round_trip(const char *name, size_t queue_bytes)
 {
-	char *path = path_join(dir, "large.data");
+	char *path = path_join(dir, name);
 	struct sp_writer *w = NULL;
 	cr_assert_eq(sp_writer_create(path, &w), 0);
+	if (queue_bytes)
+		cr_assert_eq(sp_writer_start_async(w, queue_bytes), 0);
 	struct byte_builder expect = { 0 };
 	uint32_t state = 7, seq = 0;
 	size_t straddles = 0, offset = HEADER_SIZE; /* file offset of the next record */
@@ -540,6 +549,8 @@ Test(datafile, large_file_with_records_across_every_buffer_refill)
 			cr_assert_eq(sp_writer_raw(w, chunk.buf, chunk.len), 0);
 		bb_bytes(&expect, chunk.buf, chunk.len);
 		bb_free(&chunk);
+		if (round % 97 == 0)
+			cr_assert_eq(sp_writer_flush(w), 0); /* the drain loop's partial hand-offs */
 	}
 	cr_assert_eq(sp_writer_bytes(w), HEADER_SIZE + expect.len);
 	cr_assert_eq(sp_writer_close(w), 0);
@@ -559,5 +570,47 @@ Test(datafile, large_file_with_records_across_every_buffer_refill)
 	cr_assert(memcmp(got.buf, expect.buf, expect.len) == 0, "every record byte-identical");
 	bb_free(&got);
 	bb_free(&expect);
+	free(path);
+}
+
+Test(datafile, large_file_with_records_across_every_buffer_refill)
+{
+	large_file_round_trip("large.data", 0);
+}
+
+/* Through the writer thread with room for 2 buffers: the caller waits for it and the order holds. */
+Test(datafile, large_file_through_the_writer_thread_with_a_small_queue)
+{
+	large_file_round_trip("async-small.data", 2u << 20);
+}
+
+Test(datafile, large_file_through_the_writer_thread_with_a_large_queue)
+{
+	large_file_round_trip("async-large.data", 64u << 20);
+}
+
+/* A write error of the thread (here EFBIG past RLIMIT_FSIZE) comes back from a later call and from close. */
+Test(datafile, writer_thread_error_reaches_the_caller)
+{
+	char *path = path_join(dir, "efbig.data");
+	struct sp_writer *w = NULL;
+	cr_assert_eq(sp_writer_create(path, &w), 0);
+	cr_assert_eq(sp_writer_start_async(w, 4u << 20), 0);
+	signal(SIGXFSZ, SIG_IGN);
+	struct rlimit lim = { .rlim_cur = 1u << 20, .rlim_max = RLIM_INFINITY };
+	cr_assert_eq(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	struct byte_builder chunk = { 0 };
+	uint32_t seq = 0;
+	while (chunk.len < (64u << 10))
+		build_record(&chunk, PERF_RECORD_SAMPLE, 4096, seq++);
+	int err = 0;
+	for (int i = 0; i < 1000 && !err; i++) /* 64 MiB at most: the error shows long before */
+		err = sp_writer_raw(w, chunk.buf, chunk.len);
+	cr_assert_eq(err, -EFBIG, "a later call returns the thread's error: %d", err);
+	cr_assert_eq(sp_writer_raw(w, chunk.buf, chunk.len), -EFBIG, "the error is sticky");
+	cr_assert_eq(sp_writer_close(w), -EFBIG);
+	lim.rlim_cur = RLIM_INFINITY;
+	setrlimit(RLIMIT_FSIZE, &lim);
+	bb_free(&chunk);
 	free(path);
 }
