@@ -38,23 +38,34 @@ static void print_unwind(const struct profile *p, FILE *out)
 
 /*
  * The events a collector's samples come from: "cpu-clock, 2 samples", or
- * with several, each with its share of the sum: "page-faults 5 +
- * cpu-clock 2 = 7 samples".
+ * with several, each that has samples with its share of the sum:
+ * "page-faults 5 + cpu-clock 2 = 7 samples", and how many had none (the
+ * futex collector opens a dozen tracepoints, most kernels' programs use
+ * two); JSON lists them all.
  */
 static void print_collector_events(const struct profile *p, int c, FILE *out)
 {
 	const struct collector_info *ci = &p->collectors[c];
 	struct collector_event *events;
-	size_t n = profile_collector_events(p, c, &events);
+	size_t n = profile_collector_events(p, c, &events), shown = 0, silent = 0;
 	fprintf(out, "# collector:  %-8s ", ci->name);
 	if (n <= 1) {
 		fprintf(out, "%s, ", n ? events[0].name : ci->event);
 	} else {
-		for (size_t e = 0; e < n; e++)
-			fprintf(out, "%s%s %llu", e ? " + " : "", events[e].name, (unsigned long long)events[e].samples);
-		fprintf(out, " = ");
+		for (size_t e = 0; e < n; e++) {
+			if (!events[e].samples) {
+				silent++;
+				continue;
+			}
+			fprintf(out, "%s%s %llu", shown++ ? " + " : "", events[e].name,
+				(unsigned long long)events[e].samples);
+		}
+		fprintf(out, shown > 1 ? " = " : shown ? ", " : "%zu events, ", n);
 	}
-	fprintf(out, "%llu samples\n", (unsigned long long)ci->samples);
+	fprintf(out, "%llu samples", (unsigned long long)ci->samples);
+	if (shown && silent)
+		fprintf(out, "; %zu more event%s without samples", silent, silent == 1 ? "" : "s");
+	fputc('\n', out);
 	free(events);
 }
 

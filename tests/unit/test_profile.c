@@ -150,6 +150,9 @@ Test(profile, a_collectors_header_names_each_of_its_events)
 	attr.config = PERF_COUNT_SW_CPU_CLOCK;
 	id = 11;
 	cr_assert_eq(sp_writer_event(w, "cpu-clock:k", "events", &attr, &id, 1), 0);
+	attr.config = PERF_COUNT_SW_PAGE_FAULTS_MIN;
+	id = 13;
+	cr_assert_eq(sp_writer_event(w, "minor-faults", "events", &attr, &id, 1), 0);
 	attr.config = PERF_COUNT_SW_CONTEXT_SWITCHES;
 	attr.sample_period = 0;
 	id = 12;
@@ -159,13 +162,17 @@ Test(profile, a_collectors_header_names_each_of_its_events)
 	add_round(w);
 	finish_file(w);
 
+	/* a sampling event without samples is counted, not listed */
 	char *text = report_of(path, REPORT_TEXT);
-	cr_assert(strstr(text, "# collector:  events   page-faults 3 + cpu-clock:k 2 = 5 samples\n"), "%s", text);
+	cr_assert(strstr(text, "# collector:  events   page-faults 3 + cpu-clock:k 2 = 5 samples; 1 more event without "
+			       "samples\n"),
+		  "%s", text);
 	cr_assert_null(strstr(text, "context-switches"), "%s", text);
 	free(text);
 	char *json = report_of(path, REPORT_JSON);
 	cr_assert(strstr(json, "\"name\":\"events\",\"event\":\"page-faults\",\"status\":\"ok\",\"samples\":5,"
-			       "\"events\":[{\"name\":\"page-faults\",\"samples\":3},{\"name\":\"cpu-clock:k\",\"samples\":2}]}"),
+			       "\"events\":[{\"name\":\"page-faults\",\"samples\":3},{\"name\":\"cpu-clock:k\",\"samples\":2},"
+			       "{\"name\":\"minor-faults\",\"samples\":0}]}"),
 		  "%s", json);
 	free(json);
 	free(path);
