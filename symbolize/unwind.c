@@ -746,7 +746,10 @@ static bool eval_cfi_expression(struct walk *w, const struct frame_registers *re
 			PUSH(atom - DW_OP_lit0);
 			continue;
 		}
+		/* a DW_OP_bregx or DW_OP_regx register number is a ULEB128: checked whole, not cut to unsigned */
 		if ((atom >= DW_OP_breg0 && atom <= DW_OP_breg31) || atom == DW_OP_bregx) {
+			if (atom == DW_OP_bregx && op->number >= UNW_REGISTER_COUNT)
+				return false;
 			reg = atom == DW_OP_bregx ? (unsigned)op->number : (unsigned)(atom - DW_OP_breg0);
 			if (reg >= UNW_REGISTER_COUNT || !regs->have[reg])
 				return false;
@@ -754,6 +757,8 @@ static bool eval_cfi_expression(struct walk *w, const struct frame_registers *re
 			continue;
 		}
 		if ((atom >= DW_OP_reg0 && atom <= DW_OP_reg31) || atom == DW_OP_regx) {
+			if (atom == DW_OP_regx && op->number >= UNW_REGISTER_COUNT)
+				return false;
 			reg = atom == DW_OP_regx ? (unsigned)op->number : (unsigned)(atom - DW_OP_reg0);
 			if (reg >= UNW_REGISTER_COUNT || !regs->have[reg] || i + 1 != nops)
 				return false;
@@ -866,7 +871,7 @@ static enum cfi_step debug_frame_step(struct walk *w, struct module *m, uint64_t
 	Dwarf_Op *ops, ops_mem[3];
 	size_t nops;
 	uint64_t cfa, value;
-	bool is_value;
+	bool is_value, ra_from_stack = false;
 	int ra = dwarf_frame_info(frame, NULL, NULL, NULL);
 	if (dwarf_frame_cfa(frame, &ops, &nops) != 0 ||
 	    !eval_cfi_expression(w, regs, 0, ops, nops, &cfa, &is_value) || ra < 0 || ra >= UNW_REGISTER_COUNT) {
@@ -892,6 +897,8 @@ static enum cfi_step debug_frame_step(struct walk *w, struct module *m, uint64_t
 		}
 		if (!is_value && !read_memory(w, value, &value, sizeof(value)))
 			goto out;
+		if (reg == ra)
+			ra_from_stack = !is_value;
 		caller.value[reg] = value;
 		caller.have[reg] = true;
 	}
@@ -905,6 +912,17 @@ static enum cfi_step debug_frame_step(struct walk *w, struct module *m, uint64_t
 	caller.have[UNW_X86_64_RSP] = true;
 	if (cfa <= regs->value[UNW_X86_64_RSP]) {
 		walk_fail(w, UNWIND_BAD_FRAME, "the stack does not grow up through %s", m->name);
+		goto out;
+	}
+	/*
+	 * A return address that is the frame's own IP without coming from the
+	 * stack (a same-value or register rule for it) would step to the same
+	 * frame again, one CFA higher each time, until the walk is too deep.
+	 * A recursive call's return address repeats too, but is read from the
+	 * stack.
+	 */
+	if (caller.value[ra] == ip && !ra_from_stack) {
+		walk_fail(w, UNWIND_BAD_FRAME, "a .debug_frame rule in %s returns to the same frame", m->name);
 		goto out;
 	}
 	memcpy(w->regs, caller.value, sizeof(w->regs));
