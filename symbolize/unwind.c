@@ -33,9 +33,12 @@
  * libdw reads the CFI (dwarf_getcfi, dwarf_cfi_addrframe), its CFA and
  * register rules come as small DWARF expressions that debug_frame_step()
  * evaluates over the walk's registers and memory, and the walk then goes
- * on with libunwind from the caller's registers.  A file that has both
- * (a program whose crt files brought .eh_frame while its own code has only
- * .debug_frame) is searched in .eh_frame first.  libunwind takes the first
+ * on with libunwind from the caller's registers.  The CFI is checked before
+ * libdw runs it (debug_frame_sane: a corrupt register number would have libdw
+ * allocate gigabytes), and a step must move the CFA up and not return to the
+ * same frame, so a lying .debug_frame ends the walk rather than looping.  A
+ * file that has both (a program whose crt files brought .eh_frame while its
+ * own code has only .debug_frame) is searched in .eh_frame first.  libunwind takes the first
  * IP of a walk as exact, so a return address it resumes from is looked up
  * at itself rather than at its call: only a call that is the last
  * instruction of a function (a noreturn call) would be taken for the next
