@@ -33,9 +33,12 @@
  * libdw reads the CFI (dwarf_getcfi, dwarf_cfi_addrframe), its CFA and
  * register rules come as small DWARF expressions that debug_frame_step()
  * evaluates over the walk's registers and memory, and the walk then goes
- * on with libunwind from the caller's registers.  A file that has both
- * (a program whose crt files brought .eh_frame while its own code has only
- * .debug_frame) is searched in .eh_frame first.  libunwind takes the first
+ * on with libunwind from the caller's registers.  The CFI is checked before
+ * libdw runs it (debug_frame_sane: a corrupt register number would have libdw
+ * allocate gigabytes), and a step must move the CFA up and not return to the
+ * same frame, so a lying .debug_frame ends the walk rather than looping.  A
+ * file that has both (a program whose crt files brought .eh_frame while its
+ * own code has only .debug_frame) is searched in .eh_frame first.  libunwind takes the first
  * IP of a walk as exact, so a return address it resumes from is looked up
  * at itself rather than at its call: only a call that is the last
  * instruction of a function (a noreturn call) would be taken for the next
@@ -159,6 +162,7 @@ struct module {
 	char *debug_frame_path;          /* the file that holds it; NULL: none */
 	bool debug_frame_own;            /* that file is the module's own (image) */
 	bool debug_frame_tried;          /* opened (or failed to) on first use */
+	bool debug_frame_corrupt;        /* it asks more of libdw than CFI can (debug_frame_sane) */
 	unsigned char *debug_image;      /* the debug file's bytes, when it is not the module's own file */
 	size_t debug_size;
 	Elf *debug_elf;
@@ -731,6 +735,149 @@ struct frame_registers {
 	bool have[UNW_REGISTER_COUNT];
 };
 
+/*
+ * Limits on what a .debug_frame's call frame instructions may ask of libdw.
+ * libdw grows a frame's register array up to the highest register number an
+ * instruction names (DW_CFA_same_value r155492561: gigabytes, copied again
+ * at each DW_CFA_remember_state), and keeps one copy of it per remembered
+ * state, so one corrupt entry could take the memory and the minutes of a
+ * whole report.  x86-64 CFI names registers below 130 (the AVX-512 mask
+ * registers are 118-125) and compilers nest remembered states a few deep.
+ */
+#define CFI_MAX_REGISTER 255
+#define CFI_MAX_REMEMBERED 64
+
+static bool read_uleb(const uint8_t **p, const uint8_t *end, uint64_t *value)
+{
+	*value = 0;
+	for (unsigned shift = 0; *p < end; shift += 7) {
+		uint8_t byte = *(*p)++;
+		if (shift < 64)
+			*value |= (uint64_t)(byte & 0x7f) << shift;
+		else if (byte & 0x7f)
+			*value = UINT64_MAX; /* past 64 bits: out of every limit */
+		if (!(byte & 0x80))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Whether the instructions in [p, end) stay within the limits above.  An
+ * opcode libdw does not know, or an operand cut short, ends the scan: libdw
+ * stops there too (an error for the rows after it).
+ */
+static bool cfi_instructions_sane(const uint8_t *p, const uint8_t *end)
+{
+	int remembered = 0;
+	uint64_t reg, operand;
+	while (p < end) {
+		uint8_t op = *p++;
+		if ((op & 0xc0) == DW_CFA_advance_loc || (op & 0xc0) == DW_CFA_restore)
+			continue; /* a register in the low 6 bits, below 64 */
+		if ((op & 0xc0) == DW_CFA_offset) {
+			if (!read_uleb(&p, end, &operand))
+				return true;
+			continue;
+		}
+		switch (op) {
+		case DW_CFA_nop: case DW_CFA_GNU_window_save:
+			break;
+		case DW_CFA_set_loc:
+			p += (size_t)(end - p) < 8 ? (size_t)(end - p) : 8;
+			break;
+		case DW_CFA_advance_loc1: case DW_CFA_advance_loc2: case DW_CFA_advance_loc4:
+		case DW_CFA_MIPS_advance_loc8: {
+			size_t n = op == DW_CFA_advance_loc1 ? 1 : op == DW_CFA_advance_loc2 ? 2 :
+				   op == DW_CFA_advance_loc4 ? 4 : 8;
+			p += (size_t)(end - p) < n ? (size_t)(end - p) : n;
+			break;
+		}
+		case DW_CFA_remember_state:
+			if (++remembered > CFI_MAX_REMEMBERED)
+				return false;
+			break;
+		case DW_CFA_restore_state:
+			remembered -= remembered > 0;
+			break;
+		case DW_CFA_def_cfa_offset: case DW_CFA_def_cfa_offset_sf: case DW_CFA_GNU_args_size:
+			if (!read_uleb(&p, end, &operand))
+				return true;
+			break;
+		case DW_CFA_def_cfa_expression:
+			if (!read_uleb(&p, end, &operand) || operand > (uint64_t)(end - p))
+				return true;
+			p += operand;
+			break;
+		case DW_CFA_restore_extended: case DW_CFA_undefined: case DW_CFA_same_value:
+		case DW_CFA_def_cfa_register:
+		case DW_CFA_offset_extended: case DW_CFA_register: case DW_CFA_def_cfa: case DW_CFA_offset_extended_sf:
+		case DW_CFA_def_cfa_sf: case DW_CFA_val_offset: case DW_CFA_val_offset_sf:
+		case DW_CFA_GNU_negative_offset_extended:
+		case DW_CFA_expression: case DW_CFA_val_expression:
+			if (!read_uleb(&p, end, &reg))
+				return true;
+			if (reg > CFI_MAX_REGISTER)
+				return false;
+			if (op == DW_CFA_restore_extended || op == DW_CFA_undefined || op == DW_CFA_same_value ||
+			    op == DW_CFA_def_cfa_register)
+				break;
+			if (!read_uleb(&p, end, &operand))
+				return true;
+			if (op == DW_CFA_register && operand > CFI_MAX_REGISTER)
+				return false;
+			if (op == DW_CFA_expression || op == DW_CFA_val_expression) {
+				if (operand > (uint64_t)(end - p))
+					return true;
+				p += operand;
+			}
+			break;
+		default:
+			return true;
+		}
+	}
+	return true;
+}
+
+/* Whether every CIE and FDE of the .debug_frame that dwarf_begin_elf() read (decompressed) is sane. */
+static bool debug_frame_sane(Elf *elf)
+{
+	size_t names;
+	if (elf_getshdrstrndx(elf, &names) != 0)
+		return false;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		const char *name = gelf_getshdr(scn, &shdr) ? elf_strptr(elf, names, shdr.sh_name) : NULL;
+		if (name && strcmp(name, ".debug_frame") == 0)
+			break;
+	}
+	Elf_Data *data = scn ? elf_getdata(scn, NULL) : NULL;
+	const unsigned char *ident = (const unsigned char *)elf_getident(elf, NULL);
+	if (!data || !ident)
+		return false;
+	Dwarf_Off offset = 0, next;
+	Dwarf_CFI_Entry entry;
+	int ret;
+	while ((ret = dwarf_next_cfi(ident, data, false, offset, &next, &entry)) == 0) {
+		const uint8_t *p, *end;
+		if (dwarf_cfi_cie_p(&entry)) {
+			p = entry.cie.initial_instructions;
+			end = entry.cie.initial_instructions_end;
+		} else {
+			/* past the FDE's initial location and address range (8-byte addresses) */
+			end = entry.fde.end;
+			p = end - entry.fde.start > 16 ? entry.fde.start + 16 : end;
+		}
+		if (!cfi_instructions_sane(p, end))
+			return false;
+		if (next <= offset)
+			break;
+		offset = next;
+	}
+	return true;
+}
+
 /* The module's .debug_frame CFI, opened on first use; NULL when it has none or it cannot be read. */
 static Dwarf_CFI *module_cfi(struct module *m)
 {
@@ -750,6 +897,10 @@ static Dwarf_CFI *module_cfi(struct module *m)
 		m->debug_dwarf = dwarf_begin_elf(m->debug_elf, DWARF_C_READ, NULL);
 	if (m->debug_dwarf)
 		m->cfi = dwarf_getcfi(m->debug_dwarf);
+	if (m->cfi && !debug_frame_sane(m->debug_elf)) {
+		m->cfi = NULL; /* freed with the Dwarf */
+		m->debug_frame_corrupt = true;
+	}
 	return m->cfi;
 }
 
@@ -787,7 +938,10 @@ static bool eval_cfi_expression(struct walk *w, const struct frame_registers *re
 			PUSH(atom - DW_OP_lit0);
 			continue;
 		}
+		/* a DW_OP_bregx or DW_OP_regx register number is a ULEB128: checked whole, not cut to unsigned */
 		if ((atom >= DW_OP_breg0 && atom <= DW_OP_breg31) || atom == DW_OP_bregx) {
+			if (atom == DW_OP_bregx && op->number >= UNW_REGISTER_COUNT)
+				return false;
 			reg = atom == DW_OP_bregx ? (unsigned)op->number : (unsigned)(atom - DW_OP_breg0);
 			if (reg >= UNW_REGISTER_COUNT || !regs->have[reg])
 				return false;
@@ -795,6 +949,8 @@ static bool eval_cfi_expression(struct walk *w, const struct frame_registers *re
 			continue;
 		}
 		if ((atom >= DW_OP_reg0 && atom <= DW_OP_reg31) || atom == DW_OP_regx) {
+			if (atom == DW_OP_regx && op->number >= UNW_REGISTER_COUNT)
+				return false;
 			reg = atom == DW_OP_regx ? (unsigned)op->number : (unsigned)(atom - DW_OP_reg0);
 			if (reg >= UNW_REGISTER_COUNT || !regs->have[reg] || i + 1 != nops)
 				return false;
@@ -899,7 +1055,10 @@ static enum cfi_step debug_frame_step(struct walk *w, struct module *m, uint64_t
 	if (!cfi || dwarf_cfi_addrframe(cfi, vaddr, &frame) != 0) {
 		if (stack_begins_at(w, m, ip - bias))
 			return CFI_OUTERMOST;
-		walk_fail(w, UNWIND_NO_UNWIND_INFO, "no unwind info for %s", m->name);
+		if (m->debug_frame_corrupt)
+			walk_fail(w, UNWIND_BAD_FRAME, "corrupt .debug_frame in %s", m->name);
+		else
+			walk_fail(w, UNWIND_NO_UNWIND_INFO, "no unwind info for %s", m->name);
 		return CFI_FAILED;
 	}
 	enum cfi_step step = CFI_FAILED;
@@ -907,7 +1066,7 @@ static enum cfi_step debug_frame_step(struct walk *w, struct module *m, uint64_t
 	Dwarf_Op *ops, ops_mem[3];
 	size_t nops;
 	uint64_t cfa, value;
-	bool is_value;
+	bool is_value, ra_from_stack = false;
 	int ra = dwarf_frame_info(frame, NULL, NULL, NULL);
 	if (dwarf_frame_cfa(frame, &ops, &nops) != 0 ||
 	    !eval_cfi_expression(w, regs, 0, ops, nops, &cfa, &is_value) || ra < 0 || ra >= UNW_REGISTER_COUNT) {
@@ -933,6 +1092,8 @@ static enum cfi_step debug_frame_step(struct walk *w, struct module *m, uint64_t
 		}
 		if (!is_value && !read_memory(w, value, &value, sizeof(value)))
 			goto out;
+		if (reg == ra)
+			ra_from_stack = !is_value;
 		caller.value[reg] = value;
 		caller.have[reg] = true;
 	}
@@ -946,6 +1107,17 @@ static enum cfi_step debug_frame_step(struct walk *w, struct module *m, uint64_t
 	caller.have[UNW_X86_64_RSP] = true;
 	if (cfa <= regs->value[UNW_X86_64_RSP]) {
 		walk_fail(w, UNWIND_BAD_FRAME, "the stack does not grow up through %s", m->name);
+		goto out;
+	}
+	/*
+	 * A return address that is the frame's own IP without coming from the
+	 * stack (a same-value or register rule for it) would step to the same
+	 * frame again, one CFA higher each time, until the walk is too deep.
+	 * A recursive call's return address repeats too, but is read from the
+	 * stack.
+	 */
+	if (caller.value[ra] == ip && !ra_from_stack) {
+		walk_fail(w, UNWIND_BAD_FRAME, "a .debug_frame rule in %s returns to the same frame", m->name);
 		goto out;
 	}
 	memcpy(w->regs, caller.value, sizeof(w->regs));

@@ -13,7 +13,9 @@
  * them; nothing about addresses is written here.
  */
 #include <asm/perf_regs.h>
+#include <dwarf.h>
 #include <errno.h>
+#include <gelf.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -286,6 +288,139 @@ Test(unwind, handler_on_an_alternate_signal_stack_says_so)
 	cr_assert_str_eq(unwind_failure_key(result.failure), "signal_stack");
 	unwinder_free(u);
 	free_snapshot(&s);
+}
+
+/*
+ * A copy of the .debug_frame build, named name in this test's directory,
+ * whose FDE for function has its call frame instructions replaced by
+ * instructions (DW_CFA_nop after them).  The fixture's .debug_frame is
+ * what GCC writes: version 1 CIEs and FDEs with 32-bit lengths and 8-byte
+ * addresses.  The program runs as before: only its CFI lies.
+ */
+static char *debug_frame_copy_with(const char *name, const char *function, const unsigned char *instructions,
+				   size_t length)
+{
+	size_t size;
+	unsigned char *image = read_file(FIXTURE_DEBUG_FRAME, &size);
+	cr_assert_neq(elf_version(EV_CURRENT), EV_NONE);
+	Elf *elf = elf_memory((char *)image, size);
+	cr_assert_not_null(elf);
+	size_t names;
+	cr_assert_eq(elf_getshdrstrndx(elf, &names), 0);
+	uint64_t address = 0;
+	GElf_Shdr frames = { 0 };
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+	while ((scn = elf_nextscn(elf, scn)) != NULL && gelf_getshdr(scn, &shdr)) {
+		if (strcmp(elf_strptr(elf, names, shdr.sh_name), ".debug_frame") == 0)
+			frames = shdr;
+		if (shdr.sh_type != SHT_SYMTAB)
+			continue;
+		Elf_Data *data = elf_getdata(scn, NULL);
+		GElf_Sym sym;
+		for (size_t i = 0; data && i < shdr.sh_size / shdr.sh_entsize && gelf_getsym(data, (int)i, &sym); i++)
+			if (strcmp(elf_strptr(elf, shdr.sh_link, sym.st_name), function) == 0)
+				address = sym.st_value;
+	}
+	elf_end(elf);
+	cr_assert_neq(address, 0, "no symbol %s", function);
+	cr_assert_gt(frames.sh_size, 0, "no .debug_frame");
+
+	unsigned char *section = image + frames.sh_offset;
+	bool patched = false;
+	for (size_t at = 0; at + 24 <= frames.sh_size && !patched;) {
+		uint32_t entry_length, cie_id;
+		uint64_t initial_location;
+		memcpy(&entry_length, section + at, 4);
+		memcpy(&cie_id, section + at + 4, 4);
+		memcpy(&initial_location, section + at + 8, 8);
+		cr_assert(entry_length != 0 && entry_length != 0xffffffff && at + 4 + entry_length <= frames.sh_size);
+		size_t end = at + 4 + entry_length, first = at + 24;
+		if (cie_id != 0xffffffff && initial_location == address) {
+			cr_assert_leq(length, end - first, "the instructions do not fit %s's FDE", function);
+			memset(section + first, DW_CFA_nop, end - first);
+			memcpy(section + first, instructions, length);
+			patched = true;
+		}
+		at = end;
+	}
+	cr_assert(patched, "no FDE for %s", function);
+	char *copy = path_join(dir, name);
+	write_file(copy, image, size);
+	cr_assert_eq(chmod(copy, 0755), 0);
+	free(image);
+	return copy;
+}
+
+/*
+ * Unwind the call snapshot of a copy whose CFI for function is
+ * instructions: the walk gives the first frames of fixture_c, fixture_b,
+ * then stops as a bad frame.
+ */
+static void check_bad_rule(const char *function, const unsigned char *instructions, size_t length, size_t frames,
+			   const char *reason_format)
+{
+	static const char *const chain[] = { "fixture_c", "fixture_b" };
+	char *copy = debug_frame_copy_with("bad_cfi_fixture", function, instructions, length);
+	struct snapshot s;
+	load_fixture_snapshot(copy, "call", &s);
+	struct unwinder *u = unwinder_new(s.procs);
+	struct unwind_input in = input_of(&s, s.stack_bytes);
+	cr_assert_eq(unwind_sample(u, &in, &result), 0);
+	print_frames(s.procs, &result);
+	cr_assert_eq(result.nframes, frames);
+	for (size_t i = 0; i < frames; i++)
+		cr_assert_str_eq(frame_function(s.procs, &result.frames[i]), chain[i]);
+	cr_assert_eq(result.failure, UNWIND_BAD_FRAME);
+	char reason[192];
+	snprintf(reason, sizeof(reason), reason_format, "bad_cfi_fixture");
+	cr_assert_str_eq(result.reason, reason);
+	unwinder_free(u);
+	free_snapshot(&s);
+	free(copy);
+}
+
+/*
+ * A return address rule that gives the frame's own IP (same value) would
+ * step to the same frame with the CFA 8 bytes higher each time: without a
+ * check, 255 copies of fixture_b and "too deep".
+ */
+Test(unwind, debug_frame_return_address_back_to_the_same_frame_stops)
+{
+	static const unsigned char same_value_ra[] = { DW_CFA_same_value, 16 };
+	check_bad_rule("fixture_b", same_value_ra, sizeof(same_value_ra), 2,
+		       "a .debug_frame rule in %s returns to the same frame");
+}
+
+/* A CFA at the frame's own SP would not move the walk on. */
+Test(unwind, debug_frame_cfa_at_the_stack_pointer_stops)
+{
+	static const unsigned char cfa_at_sp[] = { DW_CFA_def_cfa, 7, 0 };
+	check_bad_rule("fixture_b", cfa_at_sp, sizeof(cfa_at_sp), 2, "the stack does not grow up through %s");
+}
+
+/* DW_OP_bregx's register is a ULEB128: 2^32 + 7 is no register, not %rsp (7) once cut to 32 bits. */
+Test(unwind, debug_frame_register_number_past_32_bits_is_refused)
+{
+	static const unsigned char cfa_past_32_bits[] = {
+		DW_CFA_def_cfa_expression, 7, DW_OP_bregx, 0x87, 0x80, 0x80, 0x80, 0x10, 16,
+	};
+	check_bad_rule("fixture_c", cfa_past_32_bits, sizeof(cfa_past_32_bits), 1,
+		       "unsupported .debug_frame rule in %s");
+}
+
+/*
+ * libdw grows a frame's registers up to the highest one an instruction
+ * names: the fuzzed debug file that found it had DW_CFA_same_value
+ * r155492561 in its CIE, gigabytes copied at each DW_CFA_remember_state.
+ * A register past what x86-64 CFI names (r300 here, small enough not to
+ * hurt if the check is lost) makes the whole .debug_frame unusable before
+ * libdw runs it, so the walk stops at the leaf.
+ */
+Test(unwind, debug_frame_naming_a_register_past_x86_64s_is_corrupt)
+{
+	static const unsigned char huge_register[] = { DW_CFA_same_value, 0xac, 0x02 }; /* r300 */
+	check_bad_rule("fixture_b", huge_register, sizeof(huge_register), 1, "corrupt .debug_frame in %s");
 }
 
 Test(unwind, short_stack_copy_says_where_it_ends)
