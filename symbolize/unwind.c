@@ -38,11 +38,11 @@
  * allocate gigabytes), and a step must move the CFA up and not return to the
  * same frame, so a lying .debug_frame ends the walk rather than looping.  A
  * file that has both (a program whose crt files brought .eh_frame while its
- * own code has only .debug_frame) is searched in .eh_frame first.  libunwind takes the first
- * IP of a walk as exact, so a return address it resumes from is looked up
- * at itself rather than at its call: only a call that is the last
- * instruction of a function (a noreturn call) would be taken for the next
- * function's code.
+ * own code has only .debug_frame) is searched in .eh_frame first.
+ * libunwind takes the first IP of a walk as exact, so a return address it
+ * resumes from is looked up at itself rather than at its call: only a call
+ * that is the last instruction of a function (a noreturn call) would be
+ * taken for the next function's code.
  *
  * Address spaces: libunwind caches the parsed CFI row of each IP per
  * address space (UNW_CACHE_GLOBAL), which is what makes the second sample
