@@ -160,12 +160,12 @@ static int add_rule(struct path_rules *rules, const char *pattern, size_t plen, 
 {
 	int id = path_from_name(path);
 	if (id < 0) {
-		snprintf(err, errlen, "unknown path '%s' (one of sigreturn, signal-deliver, signal-generate, "
-				      "futex-wait, futex-wake, futex-requeue, futex-other, other)", path);
+		snprintf(err, errlen, "unknown path %s (one of sigreturn, signal-deliver, signal-generate, "
+				      "futex-wait, futex-wake, futex-requeue, futex-other, other)", QUOTED(path));
 		return -EINVAL;
 	}
 	if (plen == 0) {
-		snprintf(err, errlen, "empty symbol pattern before '%s'", path);
+		snprintf(err, errlen, "empty symbol pattern before %s", QUOTED(path));
 		return -EINVAL;
 	}
 	GROW(rules->user, rules->cap, rules->nuser + 1);
@@ -177,7 +177,7 @@ int path_rules_add(struct path_rules *rules, const char *spec, char *err, unsign
 {
 	const char *eq = strrchr(spec, '=');
 	if (!eq) {
-		snprintf(err, errlen, "path rule '%s' is not GLOB=PATH", spec);
+		snprintf(err, errlen, "path rule %s is not GLOB=PATH", QUOTED(spec));
 		return -EINVAL;
 	}
 	return add_rule(rules, spec, (size_t)(eq - spec), eq + 1, err, errlen);

@@ -330,7 +330,8 @@ static int report_folded(const struct profile *p, const struct report_options *o
 {
 	int c = folded_collector(p, o->collector);
 	if (c < 0) {
-		sp_error("report: %s: no samples from collector %s", p->file, o->collector ? o->collector : "any");
+		sp_error("report: %s: no samples from collector %s", p->file,
+			 o->collector ? QUOTED(o->collector) : "any");
 		return -ENOENT;
 	}
 	uint32_t *ids;

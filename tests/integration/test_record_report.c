@@ -322,6 +322,21 @@ Test(report, conflicting_output_options)
 	}
 }
 
+/* A --collector that names none is one error line, what was typed quoted with a newline escaped. */
+Test(report, folded_of_an_unknown_collector_is_one_quoted_line)
+{
+	require_perf_events();
+	const char *data = test_path("unknown-collector.data");
+	cr_assert_eq(run_cmd(NULL, false, "%s record -q -e cpu -o %s -- true", sigprof_bin(), data), 0);
+	char *err;
+	int st = run_cmd(&err, false, "%s report --folded --collector \"$(printf 'no\\nsuch')\" -i %s 2>&1 >/dev/null",
+			 sigprof_bin(), data);
+	cr_assert_neq(st, 0, "%s", err);
+	cr_assert_eq(count_lines(err), 1, "%s", err);
+	cr_assert(strstr(err, "no samples from collector 'no\\nsuch'"), "%s", err);
+	free(err);
+}
+
 Test(report, folded_stacks_sum_to_samples)
 {
 	require_perf_events();

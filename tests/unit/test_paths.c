@@ -203,6 +203,9 @@ Test(paths, bad_rule_specs_are_rejected_with_a_reason)
 	expect_bad_rule("futex_wait=", "unknown path ''");
 	expect_bad_rule("futex_wait=futex_wait", "unknown path 'futex_wait'");
 	expect_bad_rule("=futex-wait", "empty symbol pattern");
+	/* what the user typed is quoted with its control characters escaped: the error stays one line */
+	expect_bad_rule("a\nb", "path rule 'a\\nb' is not GLOB=PATH");
+	expect_bad_rule("futex_wait=futex\nwait", "unknown path 'futex\\nwait'");
 	/* the message lists the valid paths */
 	struct path_rules *rules = path_rules_new();
 	char err[512] = "";
