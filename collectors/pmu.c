@@ -485,7 +485,8 @@ static int apply_term(const char *pmu, const char *term, bool from_alias, struct
 		 : strcmp(name, "config2") == 0 ? 2 : -1;
 	if (word >= 0) {
 		if (!value_text) {
-			snprintf(err, errlen, "event %s: term %s needs a value (%s=0x...)", QUOTED(ev->name), name, name);
+			snprintf(err, errlen, "event %s: term %s needs a value (%s=0x...)", QUOTED(ev->name), QUOTED(name),
+				 name);
 			return -EINVAL;
 		}
 		*config_word(&ev->attr, word) = value;
@@ -505,8 +506,8 @@ static int apply_term(const char *pmu, const char *term, bool from_alias, struct
 		}
 		free(format);
 		if (place_bits(&f, value, &ev->attr) < 0) {
-			snprintf(err, errlen, "event %s: term %s=%s does not fit its bits", QUOTED(ev->name), name,
-				 value_text ? value_text : "1");
+			snprintf(err, errlen, "event %s: term %s=%s does not fit its bits", QUOTED(ev->name), QUOTED(name),
+				 value_text ? QUOTED(value_text) : "1");
 			return -EINVAL;
 		}
 		return 0;

@@ -215,13 +215,14 @@ static uint32_t user_frame_of(struct loader *l, uint32_t pid, const struct unwin
 /*
  * Signal frames the unwinder could not name (the handler took no siginfo)
  * are named from the handlers the signal collector sees running on the
- * sample's thread: the k-th signal frame from the leaf is the k-th
- * innermost running handler.  Only when the two agree: as many handlers as
- * signal frames on a stack unwound whole (at least as many on one cut
- * short), and each frame a siginfo named is its handler's signal.  A
- * delivery or sigreturn the recording missed, a handler left by longjmp, or
- * a sample inside rt_sigreturn (its handler already closed) leaves the
- * frames as they are.
+ * sample's thread: the k-th signal frame from the leaf whose handler has
+ * not returned (a frame whose thread is in rt_sigreturn has: the collector
+ * closed it at the syscall's entry) is the k-th innermost running handler.
+ * Only when the two agree: as many running handlers as such frames on a
+ * stack unwound whole (at least as many on one cut short), and each frame
+ * a siginfo named is its handler's signal.  A delivery or sigreturn the
+ * recording missed, or a handler left by longjmp, leaves the frames as
+ * they are.
  */
 static void name_signal_frames(struct profile *p, const struct sp_sample *s, struct unwind_result *r)
 {
@@ -229,7 +230,7 @@ static void name_signal_frames(struct profile *p, const struct sp_sample *s, str
 		return;
 	uint32_t signal_frames = 0, unnamed = 0;
 	for (size_t i = 0; i < r->nframes; i++)
-		if (r->frames[i].kind == UNWIND_FRAME_SIGNAL) {
+		if (r->frames[i].kind == UNWIND_FRAME_SIGNAL && !r->frames[i].returned) {
 			signal_frames++;
 			unnamed += r->frames[i].signal == 0;
 		}
@@ -241,19 +242,20 @@ static void name_signal_frames(struct profile *p, const struct sp_sample *s, str
 		return;
 	uint32_t k = 0;
 	for (size_t i = 0; i < r->nframes; i++) {
-		if (r->frames[i].kind != UNWIND_FRAME_SIGNAL)
+		if (r->frames[i].kind != UNWIND_FRAME_SIGNAL || r->frames[i].returned)
 			continue;
 		if (r->frames[i].signal && r->frames[i].signal != sigs[k])
 			return;
 		k++;
 	}
 	k = 0;
-	for (size_t i = 0; i < r->nframes; i++)
-		if (r->frames[i].kind == UNWIND_FRAME_SIGNAL) {
-			if (!r->frames[i].signal)
-				r->frames[i].signal = sigs[k];
-			k++;
-		}
+	for (size_t i = 0; i < r->nframes; i++) {
+		if (r->frames[i].kind != UNWIND_FRAME_SIGNAL || r->frames[i].returned)
+			continue;
+		if (!r->frames[i].signal)
+			r->frames[i].signal = sigs[k];
+		k++;
+	}
 }
 
 /*

@@ -1053,7 +1053,7 @@ static enum cfi_step debug_frame_step(struct walk *w, struct module *m, uint64_t
 	Dwarf_Frame *frame = NULL;
 	uint64_t vaddr = (exact ? ip : ip - 1) - bias;
 	if (!cfi || dwarf_cfi_addrframe(cfi, vaddr, &frame) != 0) {
-		if (stack_begins_at(w, m, ip - bias))
+		if (stack_begins_at(w, m, vaddr)) /* the address looked up, as libunwind's path checks it */
 			return CFI_OUTERMOST;
 		if (m->debug_frame_corrupt)
 			walk_fail(w, UNWIND_BAD_FRAME, "corrupt .debug_frame in %s", m->name);
@@ -1337,6 +1337,7 @@ static bool walk_frames(struct walk *w, unw_addr_space_t space, struct unwind_re
 			if (!push_frame(out, ip, UNWIND_FRAME_EXACT, 0) ||
 			    !push_frame(out, ip, UNWIND_FRAME_SIGNAL, frame_signal(w, sp)))
 				return false;
+			out->frames[out->nframes - 1].returned = true;
 			note_interrupted_stack(w, sp);
 			if (load_sigcontext(w, sp)) {
 				w->restart_exact = true;

@@ -38,6 +38,7 @@ struct unwind_frame {
 	uint64_t ip;
 	enum unwind_frame_kind kind;
 	int signal; /* UNWIND_FRAME_SIGNAL: the signal number, 0 when the siginfo could not be read */
+	bool returned; /* UNWIND_FRAME_SIGNAL: the thread is in its rt_sigreturn (the handler has returned) */
 };
 
 /* Why a walk stopped before the outermost frame. */

@@ -204,6 +204,7 @@ static void check_signal_chain(const char *fixture)
 	cr_assert_geq(result.nframes, 5);
 	cr_assert_eq(result.frames[2].kind, UNWIND_FRAME_SIGNAL, "the trampoline's frame is the signal frame");
 	cr_assert_eq(result.frames[2].signal, SIGPROF, "the siginfo on the stack names SIGPROF");
+	cr_assert_not(result.frames[2].returned, "the handler runs");
 	cr_assert_eq(find_function(s.procs, &result, 0, "fixture_interrupted_loop"), 3);
 	cr_assert_eq(result.frames[3].kind, UNWIND_FRAME_EXACT, "the interrupted IP is exact");
 	cr_assert_eq(find_function(s.procs, &result, 0, "main"), 4);
@@ -656,6 +657,7 @@ Test(unwind, sample_inside_sigreturn_continues_in_the_interrupted_code)
 	cr_assert_eq(result.frames[0].kind, UNWIND_FRAME_EXACT);
 	cr_assert_eq(result.frames[1].kind, UNWIND_FRAME_SIGNAL);
 	cr_assert_eq(result.frames[1].signal, SIGPROF);
+	cr_assert(result.frames[1].returned, "inside rt_sigreturn, the handler has returned");
 	cr_assert_eq(result.frames[2].ip, interrupted, "the interrupted IP comes from the saved sigcontext");
 	cr_assert_eq(result.frames[2].kind, UNWIND_FRAME_EXACT);
 	cr_assert_str_eq(frame_function(s.procs, &result.frames[3]), "main");
@@ -716,6 +718,12 @@ static void take_start_line(const char *line, void *context)
 	c->ended = strstr(rest, "jmp") && strstr(rest, "*%");
 }
 
+/* `readelf -h`'s "Entry point address: 0x..." line. */
+static void take_entry_point(const char *line, void *context)
+{
+	sscanf(line, " Entry point address: %llx", (unsigned long long *)context);
+}
+
 Test(unwind, ld_so_start_up_code_is_the_outermost_frame)
 {
 	struct snapshot s;
@@ -724,12 +732,11 @@ Test(unwind, ld_so_start_up_code_is_the_outermost_frame)
 	uint64_t bias;
 	cr_assert(find_ld_so(ld_so, sizeof(ld_so), &bias), "the fixture's maps hold no ld.so");
 	char command[8192];
-	snprintf(command, sizeof(command), "readelf -hW %s | awk '/Entry point/ { print $4 }'", ld_so);
+	snprintf(command, sizeof(command), "readelf -hW %s", ld_so);
 	struct start_code code = { 0 };
 	unsigned long long entry = 0;
-	FILE *p = popen(command, "r");
-	cr_assert(p && fscanf(p, "%llx", &entry) == 1, "no entry point in %s", ld_so);
-	pclose(p);
+	each_output_line(command, take_entry_point, &entry);
+	cr_assert_neq(entry, 0, "no entry point in %s", ld_so);
 	snprintf(command, sizeof(command),
 		 "objdump -d --no-show-raw-insn --start-address=%#llx --stop-address=%#llx %s", entry, entry + 512,
 		 ld_so);
