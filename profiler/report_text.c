@@ -52,13 +52,17 @@ static void print_collector_events(const struct profile *p, int c, FILE *out)
 	if (n <= 1) {
 		fprintf(out, "%s, ", n ? events[0].name : ci->event);
 	} else {
+		size_t with_samples = 0;
+		for (size_t e = 0; e < n; e++)
+			with_samples += events[e].samples != 0;
 		for (size_t e = 0; e < n; e++) {
 			if (!events[e].samples) {
 				silent++;
 				continue;
 			}
-			fprintf(out, "%s%s %llu", shown++ ? " + " : "", events[e].name,
-				(unsigned long long)events[e].samples);
+			fprintf(out, "%s%s", shown++ ? " + " : "", events[e].name);
+			if (with_samples > 1) /* one alone has the collector's samples */
+				fprintf(out, " %llu", (unsigned long long)events[e].samples);
 		}
 		fprintf(out, shown > 1 ? " = " : shown ? ", " : "%zu events, ", n);
 	}
