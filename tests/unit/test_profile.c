@@ -178,6 +178,35 @@ Test(profile, a_collectors_header_names_each_of_its_events)
 	free(path);
 }
 
+/* Of several sampling events only one has samples: it is named without a count of its own, the others counted. */
+Test(profile, a_collectors_header_with_one_event_of_several_sampled)
+{
+	char *path = path_join(dir, "one_of_two.data");
+	struct sp_writer *w = NULL;
+	cr_assert_eq(sp_writer_create(path, &w), 0);
+	struct perf_event_attr attr = cpu_clock_attr(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME);
+	static const struct {
+		const char *name;
+		uint64_t config;
+	} events[] = { { "page-faults", PERF_COUNT_SW_PAGE_FAULTS },
+		       { "minor-faults", PERF_COUNT_SW_PAGE_FAULTS_MIN },
+		       { "major-faults", PERF_COUNT_SW_PAGE_FAULTS_MAJ } };
+	for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++) {
+		uint64_t id = 20 + i;
+		attr.config = events[i].config;
+		cr_assert_eq(sp_writer_event(w, events[i].name, "events", &attr, &id, 1), 0);
+	}
+	for (uint64_t i = 0; i < 4; i++)
+		add_kernel_sample_of(w, 21, 0xffffffff81000010ull, 1000 + i);
+	add_round(w);
+	finish_file(w);
+	char *text = report_of(path, REPORT_TEXT);
+	cr_assert(strstr(text, "# collector:  events   minor-faults, 4 samples; 2 more events without samples\n"), "%s",
+		  text);
+	free(text);
+	free(path);
+}
+
 /* A collector of one event keeps the header line it always had. */
 Test(profile, a_collectors_header_with_one_event)
 {
