@@ -306,19 +306,25 @@ static void read_search_table(struct module *m, const GElf_Phdr *hdr)
 	m->has_table = m->fde_count > 0;
 }
 
-static bool has_section(Elf *elf, const char *wanted)
+/* The section named wanted, or NULL. */
+static Elf_Scn *find_section(Elf *elf, const char *wanted)
 {
 	size_t names;
 	if (elf_getshdrstrndx(elf, &names) != 0)
-		return false;
+		return NULL;
 	Elf_Scn *scn = NULL;
 	GElf_Shdr shdr;
 	while ((scn = elf_nextscn(elf, scn)) != NULL) {
 		const char *name = gelf_getshdr(scn, &shdr) ? elf_strptr(elf, names, shdr.sh_name) : NULL;
 		if (name && strcmp(name, wanted) == 0)
-			return true;
+			return scn;
 	}
-	return false;
+	return NULL;
+}
+
+static bool has_section(Elf *elf, const char *wanted)
+{
+	return find_section(elf, wanted) != NULL;
 }
 
 /*
@@ -842,16 +848,7 @@ static bool cfi_instructions_sane(const uint8_t *p, const uint8_t *end)
 /* Whether every CIE and FDE of the .debug_frame that dwarf_begin_elf() read (decompressed) is sane. */
 static bool debug_frame_sane(Elf *elf)
 {
-	size_t names;
-	if (elf_getshdrstrndx(elf, &names) != 0)
-		return false;
-	Elf_Scn *scn = NULL;
-	GElf_Shdr shdr;
-	while ((scn = elf_nextscn(elf, scn)) != NULL) {
-		const char *name = gelf_getshdr(scn, &shdr) ? elf_strptr(elf, names, shdr.sh_name) : NULL;
-		if (name && strcmp(name, ".debug_frame") == 0)
-			break;
-	}
+	Elf_Scn *scn = find_section(elf, ".debug_frame");
 	Elf_Data *data = scn ? elf_getdata(scn, NULL) : NULL;
 	const unsigned char *ident = (const unsigned char *)elf_getident(elf, NULL);
 	if (!data || !ident)
