@@ -346,10 +346,22 @@ static inline struct perf_event_attr cpu_clock_attr(uint64_t sample_type)
 	return attr;
 }
 
+/* A malloc'd mkstemp/mkdtemp template: prefix, then the six 'X' those calls replace. */
+static inline char *temp_template(const char *prefix)
+{
+	size_t n = strlen(prefix);
+	char *template = malloc(n + 7);
+	cr_assert_not_null(template);
+	memcpy(template, prefix, n);
+	memset(template + n, 'X', 6);
+	template[n + 6] = '\0';
+	return template;
+}
+
 /* A temporary file holding size bytes of data; returns its malloc'd path (unlink and free it). */
 static inline char *temp_file_with(const void *data, size_t size)
 {
-	char *path = strdup("/tmp/sigprof-unit-file-XXXXXX");
+	char *path = temp_template("/tmp/sigprof-unit-file-");
 	int fd = mkstemp(path);
 	cr_assert_geq(fd, 0, "mkstemp failed");
 	cr_assert_eq(write(fd, data, size), (ssize_t)size);
@@ -359,8 +371,7 @@ static inline char *temp_file_with(const void *data, size_t size)
 
 static inline char *temp_dir_new(void)
 {
-	char *dir = strdup("/tmp/sigprof-unit-XXXXXX");
-	cr_assert_not_null(dir);
+	char *dir = temp_template("/tmp/sigprof-unit-");
 	cr_assert_not_null(mkdtemp(dir), "mkdtemp failed");
 	return dir;
 }

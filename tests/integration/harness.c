@@ -106,7 +106,10 @@ static void remove_dir(void)
 const char *test_dir(void)
 {
 	if (!dir_template[0]) {
-		snprintf(dir_template, sizeof(dir_template), "/tmp/sigprof-test-XXXXXX");
+		/* mkdtemp's template: the prefix, then the six 'X' it replaces */
+		int n = snprintf(dir_template, sizeof(dir_template) - 6, "/tmp/sigprof-test-");
+		memset(dir_template + n, 'X', 6);
+		dir_template[n + 6] = '\0';
 		cr_assert(mkdtemp(dir_template), "mkdtemp: %s", strerror(errno));
 		atexit(remove_dir);
 	}

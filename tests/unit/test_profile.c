@@ -132,6 +132,37 @@ Test(profile, round_with_nothing_queued)
 	free(path);
 }
 
+/* One software event of the events collector: period 0 makes it a counter. */
+struct test_event {
+	const char *name;
+	uint64_t config;
+	bool counter;
+	unsigned samples; /* kernel samples of it in the recording, after those of the events before it */
+};
+
+/* A recording of the events collector with these events (ids 10, 11, ...) and their samples; its malloc'd path. */
+static char *events_recording(const char *name, const struct test_event *events, size_t n)
+{
+	char *path = path_join(dir, name);
+	struct sp_writer *w = NULL;
+	cr_assert_eq(sp_writer_create(path, &w), 0);
+	struct perf_event_attr attr = cpu_clock_attr(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME);
+	uint64_t sample_period = attr.sample_period;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t id = 10 + i;
+		attr.config = events[i].config;
+		attr.sample_period = events[i].counter ? 0 : sample_period;
+		cr_assert_eq(sp_writer_event(w, events[i].name, "events", &attr, &id, 1), 0);
+	}
+	uint64_t time = 1000;
+	for (size_t i = 0; i < n; i++)
+		for (unsigned k = 0; k < events[i].samples; k++)
+			add_kernel_sample_of(w, 10 + i, 0xffffffff81000010ull, time++);
+	add_round(w);
+	finish_file(w);
+	return path;
+}
+
 /*
  * A collector with several sampling events (the events collector of
  * `record -e page-faults,cpu-clock:k`): the header names each with its
@@ -140,27 +171,13 @@ Test(profile, round_with_nothing_queued)
  */
 Test(profile, a_collectors_header_names_each_of_its_events)
 {
-	char *path = path_join(dir, "events.data");
-	struct sp_writer *w = NULL;
-	cr_assert_eq(sp_writer_create(path, &w), 0);
-	struct perf_event_attr attr = cpu_clock_attr(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME);
-	attr.config = PERF_COUNT_SW_PAGE_FAULTS;
-	uint64_t id = 10;
-	cr_assert_eq(sp_writer_event(w, "page-faults", "events", &attr, &id, 1), 0);
-	attr.config = PERF_COUNT_SW_CPU_CLOCK;
-	id = 11;
-	cr_assert_eq(sp_writer_event(w, "cpu-clock:k", "events", &attr, &id, 1), 0);
-	attr.config = PERF_COUNT_SW_PAGE_FAULTS_MIN;
-	id = 13;
-	cr_assert_eq(sp_writer_event(w, "minor-faults", "events", &attr, &id, 1), 0);
-	attr.config = PERF_COUNT_SW_CONTEXT_SWITCHES;
-	attr.sample_period = 0;
-	id = 12;
-	cr_assert_eq(sp_writer_event(w, "context-switches", "events", &attr, &id, 1), 0);
-	for (uint64_t i = 0; i < 5; i++)
-		add_kernel_sample_of(w, i < 3 ? 10 : 11, 0xffffffff81000010ull, 1000 + i);
-	add_round(w);
-	finish_file(w);
+	static const struct test_event events[] = {
+		{ "page-faults", PERF_COUNT_SW_PAGE_FAULTS, false, 3 },
+		{ "cpu-clock:k", PERF_COUNT_SW_CPU_CLOCK, false, 2 },
+		{ "minor-faults", PERF_COUNT_SW_PAGE_FAULTS_MIN, false, 0 },
+		{ "context-switches", PERF_COUNT_SW_CONTEXT_SWITCHES, true, 0 },
+	};
+	char *path = events_recording("events.data", events, sizeof(events) / sizeof(events[0]));
 
 	/* a sampling event without samples is counted, not listed */
 	char *text = report_of(path, REPORT_TEXT);
@@ -181,25 +198,12 @@ Test(profile, a_collectors_header_names_each_of_its_events)
 /* Of several sampling events only one has samples: it is named without a count of its own, the others counted. */
 Test(profile, a_collectors_header_with_one_event_of_several_sampled)
 {
-	char *path = path_join(dir, "one_of_two.data");
-	struct sp_writer *w = NULL;
-	cr_assert_eq(sp_writer_create(path, &w), 0);
-	struct perf_event_attr attr = cpu_clock_attr(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME);
-	static const struct {
-		const char *name;
-		uint64_t config;
-	} events[] = { { "page-faults", PERF_COUNT_SW_PAGE_FAULTS },
-		       { "minor-faults", PERF_COUNT_SW_PAGE_FAULTS_MIN },
-		       { "major-faults", PERF_COUNT_SW_PAGE_FAULTS_MAJ } };
-	for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++) {
-		uint64_t id = 20 + i;
-		attr.config = events[i].config;
-		cr_assert_eq(sp_writer_event(w, events[i].name, "events", &attr, &id, 1), 0);
-	}
-	for (uint64_t i = 0; i < 4; i++)
-		add_kernel_sample_of(w, 21, 0xffffffff81000010ull, 1000 + i);
-	add_round(w);
-	finish_file(w);
+	static const struct test_event events[] = {
+		{ "page-faults", PERF_COUNT_SW_PAGE_FAULTS, false, 0 },
+		{ "minor-faults", PERF_COUNT_SW_PAGE_FAULTS_MIN, false, 4 },
+		{ "major-faults", PERF_COUNT_SW_PAGE_FAULTS_MAJ, false, 0 },
+	};
+	char *path = events_recording("one_of_two.data", events, sizeof(events) / sizeof(events[0]));
 	char *text = report_of(path, REPORT_TEXT);
 	cr_assert(strstr(text, "# collector:  events   minor-faults, 4 samples; 2 more events without samples\n"), "%s",
 		  text);

@@ -155,15 +155,22 @@ static long find_function(struct proc_table *pt, const struct unwind_result *r, 
 
 static struct unwind_result result;
 
+/* Unwind the snapshot's whole stack copy into result (and print it); the unwinder, for more walks. */
+static struct unwinder *unwind_whole_copy(const struct snapshot *s)
+{
+	struct unwinder *u = unwinder_new(s->procs);
+	struct unwind_input in = input_of(s, s->stack_bytes);
+	cr_assert_eq(unwind_sample(u, &in, &result), 0);
+	print_frames(s->procs, &result);
+	return u;
+}
+
 /* The call snapshot of a build of the fixture unwinds main -> fixture_a -> fixture_b -> fixture_c, to _start. */
 static void check_call_chain(const char *fixture)
 {
 	struct snapshot s;
 	load_fixture_snapshot(fixture, "call", &s);
-	struct unwinder *u = unwinder_new(s.procs);
-	struct unwind_input in = input_of(&s, s.stack_bytes);
-	cr_assert_eq(unwind_sample(u, &in, &result), 0);
-	print_frames(s.procs, &result);
+	struct unwinder *u = unwind_whole_copy(&s);
 
 	static const char *const chain[] = { "fixture_c", "fixture_b", "fixture_a", "main" };
 	cr_assert_eq(find_function(s.procs, &result, 0, chain[0]), 0, "the leaf is fixture_c");
@@ -177,6 +184,7 @@ static void check_call_chain(const char *fixture)
 
 	/* a second walk of the same sample, now from libunwind's cache, finds the same frames */
 	struct unwind_result *again = malloc(sizeof(*again));
+	struct unwind_input in = input_of(&s, s.stack_bytes);
 	cr_assert_eq(unwind_sample(u, &in, again), 0);
 	cr_assert_eq(again->nframes, result.nframes);
 	for (size_t i = 0; i < result.nframes; i++)
@@ -194,10 +202,7 @@ static void check_signal_chain(const char *fixture)
 {
 	struct snapshot s;
 	load_fixture_snapshot(fixture, "signal", &s);
-	struct unwinder *u = unwinder_new(s.procs);
-	struct unwind_input in = input_of(&s, s.stack_bytes);
-	cr_assert_eq(unwind_sample(u, &in, &result), 0);
-	print_frames(s.procs, &result);
+	struct unwinder *u = unwind_whole_copy(&s);
 
 	cr_assert_eq(find_function(s.procs, &result, 0, "fixture_handler_spin"), 0);
 	cr_assert_eq(find_function(s.procs, &result, 0, "fixture_on_prof"), 1);
@@ -252,10 +257,7 @@ Test(unwind, stripped_debug_frame_code_without_its_debug_file)
 	cr_assert_eq(chmod(copy, 0755), 0);
 	struct snapshot s;
 	load_fixture_snapshot(copy, "call", &s);
-	struct unwinder *u = unwinder_new(s.procs);
-	struct unwind_input in = input_of(&s, s.stack_bytes);
-	cr_assert_eq(unwind_sample(u, &in, &result), 0);
-	print_frames(s.procs, &result);
+	struct unwinder *u = unwind_whole_copy(&s);
 	cr_assert_eq(result.nframes, 1, "the leaf only");
 	cr_assert_eq(result.failure, UNWIND_NO_UNWIND_INFO);
 	cr_assert_str_eq(result.reason, "no unwind info for stripped_fixture");
@@ -273,10 +275,7 @@ Test(unwind, handler_on_an_alternate_signal_stack_says_so)
 {
 	struct snapshot s;
 	load_snapshot("altstack", &s);
-	struct unwinder *u = unwinder_new(s.procs);
-	struct unwind_input in = input_of(&s, s.stack_bytes);
-	cr_assert_eq(unwind_sample(u, &in, &result), 0);
-	print_frames(s.procs, &result);
+	struct unwinder *u = unwind_whole_copy(&s);
 	cr_assert_eq(find_function(s.procs, &result, 0, "fixture_alt_handler_spin"), 0);
 	cr_assert_eq(find_function(s.procs, &result, 0, "fixture_on_alt"), 1);
 	cr_assert_eq(result.nframes, 4, "handler, its caller, the signal frame, the interrupted IP");
@@ -365,10 +364,7 @@ static void check_bad_rule(const char *function, const unsigned char *instructio
 	char *copy = debug_frame_copy_with("bad_cfi_fixture", function, instructions, length);
 	struct snapshot s;
 	load_fixture_snapshot(copy, "call", &s);
-	struct unwinder *u = unwinder_new(s.procs);
-	struct unwind_input in = input_of(&s, s.stack_bytes);
-	cr_assert_eq(unwind_sample(u, &in, &result), 0);
-	print_frames(s.procs, &result);
+	struct unwinder *u = unwind_whole_copy(&s);
 	cr_assert_eq(result.nframes, frames);
 	for (size_t i = 0; i < frames; i++)
 		cr_assert_str_eq(frame_function(s.procs, &result.frames[i]), chain[i]);
@@ -629,9 +625,7 @@ Test(unwind, sample_inside_sigreturn_continues_in_the_interrupted_code)
 {
 	struct snapshot s;
 	load_snapshot("signal", &s);
-	struct unwinder *u = unwinder_new(s.procs);
-	struct unwind_input in = input_of(&s, s.stack_bytes);
-	cr_assert_eq(unwind_sample(u, &in, &result), 0);
+	struct unwinder *u = unwind_whole_copy(&s);
 	cr_assert_eq(result.frames[2].kind, UNWIND_FRAME_SIGNAL);
 	uint64_t trampoline = result.frames[2].ip;
 	uint64_t interrupted = result.frames[3].ip;
@@ -649,7 +643,7 @@ Test(unwind, sample_inside_sigreturn_continues_in_the_interrupted_code)
 	in_sigreturn.regs[sp_index] = sp + slot + 8;
 	in_sigreturn.regs[ip_index] = trampoline + 9; /* mov $15, %rax (7 bytes); syscall (2) */
 	in_sigreturn.stack = s.stack + slot + 8;
-	in = input_of(&in_sigreturn, s.stack_bytes - slot - 8);
+	struct unwind_input in = input_of(&in_sigreturn, s.stack_bytes - slot - 8);
 	cr_assert_eq(unwind_sample(u, &in, &result), 0);
 	print_frames(s.procs, &result);
 	cr_assert_geq(result.nframes, 4);
