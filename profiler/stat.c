@@ -37,7 +37,7 @@
 
 #include "sigprof/collector.h"
 #include "sigprof/commands.h"
-#include "sigprof/futex.h"
+#include "sigprof/futex_op.h"
 #include "sigprof/json.h"
 #include "sigprof/pmu.h"
 #include "sigprof/stat.h"
@@ -169,12 +169,6 @@ const struct stat_default_event stat_default_events[] = {
 	{ "futex-calls", "syscalls:sys_enter_futex" },
 };
 const size_t stat_default_event_count = ARRAY_SIZE(stat_default_events);
-
-void futex_op_filter(unsigned cmd, char *buf, size_t len)
-{
-	unsigned p = FUTEX_OP_PRIVATE_FLAG, r = FUTEX_OP_CLOCK_REALTIME;
-	snprintf(buf, len, "op == %u || op == %u || op == %u || op == %u", cmd, cmd | p, cmd | r, cmd | p | r);
-}
 
 /* ---- text layout ---- */
 

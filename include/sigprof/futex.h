@@ -1,185 +1,23 @@
 /*
- * futex.h: the futex collector's pure parts, for collectors/futex.c and
- * its tests.
+ * futex.h: what the rest of the report may ask of the futex collector
+ * (collectors/futex.c).
  *
- * The op decoder names the futex(2) operation word (WAIT_BITSET|PRIVATE)
- * and the operations of the futex2 system calls (futex_wait, futex_wake,
- * futex_requeue, futex_waitv).  The tracker is the per-word state machine:
- * it is fed the decoded entry and exit samples of every futex system call
- * in time order, pairs each exit with its thread's entry, and keeps per
- * futex word (pid + address) and per operation the calls, blocking time,
- * errors and the stacks of waiters and wakers.  It knows nothing of perf
- * records, so the tests drive it with synthetic sequences.
+ * The collector's parts have their own headers: futex_op.h (the op
+ * decoder) and futex_tracker.h (the per-word state machine).
  */
 #ifndef SIGPROF_FUTEX_H
 #define SIGPROF_FUTEX_H
 
 #include <stdbool.h>
-#include <stddef.h>
 #include <stdint.h>
-
-#include "sigprof/stats.h"
-
-/* futex(2) commands keep their kernel values; the futex2 system calls follow. */
-enum futex_op_id {
-	FOP_WAIT = 0,
-	FOP_WAKE = 1,
-	FOP_FD = 2, /* removed in Linux 2.6.26; the kernel answers ENOSYS */
-	FOP_REQUEUE = 3,
-	FOP_CMP_REQUEUE = 4,
-	FOP_WAKE_OP = 5,
-	FOP_LOCK_PI = 6,
-	FOP_UNLOCK_PI = 7,
-	FOP_TRYLOCK_PI = 8,
-	FOP_WAIT_BITSET = 9,
-	FOP_WAKE_BITSET = 10,
-	FOP_WAIT_REQUEUE_PI = 11,
-	FOP_CMP_REQUEUE_PI = 12,
-	FOP_LOCK_PI2 = 13,
-	FOP_SYS_WAIT,    /* the futex_wait system call */
-	FOP_SYS_WAKE,    /* futex_wake */
-	FOP_SYS_REQUEUE, /* futex_requeue */
-	FOP_SYS_WAITV,   /* futex_waitv */
-	FOP_UNKNOWN,     /* a futex(2) command this decoder does not know */
-	FOP_COUNT,
-};
-
-#define FUTEX_OP_PRIVATE_FLAG 128u
-#define FUTEX_OP_CLOCK_REALTIME 256u
-
-struct futex_op {
-	enum futex_op_id id;
-	bool private_flag;   /* FUTEX_PRIVATE_FLAG (futex2: FUTEX2_PRIVATE) */
-	bool clock_realtime; /* FUTEX_CLOCK_REALTIME (futex2: a timeout on CLOCK_REALTIME) */
-	uint32_t raw;        /* the op word as the program passed it */
-};
-
-/* Decode a futex(2) op word: command and flags apart. */
-struct futex_op futex_op_decode(uint32_t op);
-/* "WAIT", "CMP_REQUEUE_PI", "futex_waitv", "UNKNOWN". */
-const char *futex_op_name(enum futex_op_id id);
-/* The whole op: "WAIT_BITSET|PRIVATE|CLOCK_REALTIME", "OP_0x2a|PRIVATE" for an unknown command. */
-const char *futex_op_format(const struct futex_op *op, char *buf, size_t len);
-/* The path an op's samples are charged to (PATH_FUTEX_*; docs/paths.md). */
-int futex_op_path(enum futex_op_id id);
-/* Whether an op may block: its entry-to-exit time is blocking time. */
-bool futex_op_blocks(enum futex_op_id id);
-
-enum futex_role {
-	FUTEX_ROLE_WAITER, /* its stack is a waiter's: waits, PI locks */
-	FUTEX_ROLE_WAKER,  /* a waker's: wakes, requeues, PI unlock */
-	FUTEX_ROLE_NONE,   /* TRYLOCK_PI, FD, unknown */
-};
-enum futex_role futex_op_role(enum futex_op_id id);
-
-/* "EAGAIN", "ETIMEDOUT", "ERESTARTSYS" (kernel-internal 512..516), or "E<n>". */
-const char *futex_errno_name(int err, char *buf, size_t len);
-
-/* ---- the tracker ---- */
-
-/* One decoded entry or exit sample. */
-struct futex_call {
-	bool enter;
-	uint32_t pid, tid;
-	uint64_t time;
-	uint64_t period;        /* the sample's weight: calls it stands for (1 when every call is recorded) */
-	/* entry */
-	struct futex_op op;
-	uint64_t uaddr;         /* the futex word; futex_waitv/futex_requeue: their futex_waitv array */
-	uint32_t stack;         /* interned stack of the entry */
-	/* exit */
-	enum futex_op_id syscall; /* which call exits: FOP_SYS_* for futex2, FOP_UNKNOWN for futex(2) */
-	int64_t ret;            /* < 0: -errno */
-};
-
-struct futex_count {
-	int64_t key;            /* errno */
-	uint64_t count;
-};
-
-/*
- * Blocking time without a histogram: a recording may touch many thousand
- * words (perf bench futex hash: 1024 per thread), so per word and per stack
- * only count, total and max are kept; per op, a duration_stats adds p50/p99.
- */
-struct futex_wait_time {
-	uint64_t count, total, max; /* ns */
-};
-
-/* A stack that waited on or woke a word. */
-struct futex_stack {
-	uint32_t stack;
-	uint64_t count;               /* calls (weighted) */
-	struct futex_wait_time wait;  /* measured blocking time of its calls (waiters) */
-};
-
-struct futex_word {
-	uint32_t pid;
-	uint64_t uaddr;
-	bool array;                  /* uaddr is a futex_waitv array (futex_waitv, futex_requeue) */
-	uint64_t calls;              /* weighted */
-	uint64_t ops[FOP_COUNT];     /* calls per op, weighted */
-	uint64_t private_calls, realtime_calls;
-	struct futex_wait_time wait; /* measured blocking time of blocking ops */
-	uint64_t unmeasured;         /* blocking calls whose time could not be measured (sampled, unpaired) */
-	uint64_t unfinished;         /* calls still in the kernel at the end of the recording */
-	uint64_t woken;              /* sum of the wake ops' results: tasks woken (or requeued) */
-	struct futex_count *errors;  /* by errno */
-	size_t nerrors;
-	struct futex_stack *waiters, *wakers;
-	size_t nwaiters, nwakers;
-	bool estimated;              /* sampling set in for this word, or an entry/exit went unpaired */
-	/* filled in by the caller on first sight: */
-	char *symbol;
-	const char *dso;
-	bool named;
-};
-
-struct futex_op_stats {
-	uint64_t calls;              /* weighted */
-	uint64_t private_calls, realtime_calls;
-	uint64_t errors;
-	struct futex_count *by_errno;
-	size_t nerrnos;
-	struct duration_stats wait;  /* measured blocking time, with percentiles */
-	uint64_t unmeasured, unfinished;
-	bool estimated;
-};
-
-struct futex_tracker;
-
-struct futex_tracker *futex_tracker_new(void);
-void futex_tracker_free(struct futex_tracker *t);
-/* An entry: the word it touched (created on first sight, named == false). */
-struct futex_word *futex_tracker_enter(struct futex_tracker *t, const struct futex_call *c);
-/* An exit: paired with the thread's pending entry when it has one. */
-void futex_tracker_exit(struct futex_tracker *t, const struct futex_call *c);
-/* The end of the recording: entries still pending become unfinished. */
-void futex_tracker_finish(struct futex_tracker *t);
-/* The op a thread's exit belongs to (its pending or last entry), FOP_UNKNOWN when none was seen. */
-enum futex_op_id futex_tracker_thread_op(const struct futex_tracker *t, uint32_t tid);
-/* The words sorted by blocking time, then calls; valid until the tracker changes. */
-size_t futex_tracker_words(struct futex_tracker *t, struct futex_word *const **words);
-const struct futex_word *futex_tracker_word(const struct futex_tracker *t, uint32_t pid, uint64_t uaddr);
-const struct futex_op_stats *futex_tracker_op(const struct futex_tracker *t, enum futex_op_id id);
-/* Exits whose thread had no entry to pair with (weighted), and of those, ones no earlier entry explains. */
-uint64_t futex_tracker_unpaired_exits(const struct futex_tracker *t, uint64_t *orphans);
-/*
- * Whether the tracker saw a futex word (not a futex_waitv array) of pid in
- * [start, end): futex words are 4-byte aligned, so the range is probed at
- * every aligned address, cheap for a cacheline.
- */
-bool futex_tracker_has_word_in(const struct futex_tracker *t, uint32_t pid, uint64_t start, uint64_t end);
 
 struct profile;
 /*
- * The same question asked of a loaded recording: whether its futex
- * collector saw such a word (the c2c report marks the cachelines that hold
- * one).  false when the recording has no futex collector.
+ * futex_tracker_has_word_in()'s question asked of a loaded recording:
+ * whether its futex collector saw a futex word of pid in [start, end) (the
+ * c2c report marks the cachelines that hold one).  false when the
+ * recording has no futex collector.
  */
 bool futex_profile_has_word(const struct profile *p, uint32_t pid, uint64_t start, uint64_t end);
-
-/* Stacks of a word's waiters or wakers, most calls first; valid until the word changes. */
-void futex_word_sort_stacks(struct futex_word *w);
 
 #endif

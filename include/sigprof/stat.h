@@ -97,18 +97,9 @@ struct stat_default_event {
 	const char *name;  /* the figure's name: "signals-generated" */
 	const char *event; /* the event in the event parser's syntax (pmu.h): "cycles", "signal:signal_generate" */
 };
-/* The fixed part; the futex rows per op (futex.WAIT, futex_wait, ...) follow them, from futex.h's ops. */
+/* The fixed part; the futex rows per op (futex.WAIT, futex_wait, ...) follow them, from futex_op.h's ops. */
 extern const struct stat_default_event stat_default_events[];
 extern const size_t stat_default_event_count;
-
-/*
- * The kernel's tracepoint filter that selects the futex(2) calls of
- * command cmd, whatever their PRIVATE and CLOCK_REALTIME flags (the kernel
- * decodes the command as op & ~(PRIVATE | CLOCK_REALTIME)).  Its grammar
- * has no arithmetic ("(op & 127) == 0" is refused as "Too many terms"), so
- * the four flag combinations are listed.
- */
-void futex_op_filter(unsigned cmd, char *buf, size_t len);
 
 /* ---- text layout ---- */
 

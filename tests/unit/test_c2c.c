@@ -27,7 +27,7 @@
 #include "sigprof/c2c.h"
 #include "sigprof/collector.h"
 #include "sigprof/format.h"
-#include "sigprof/futex.h"
+#include "sigprof/futex_tracker.h"
 #include "sigprof/paths.h"
 #include "sigprof/pmu.h"
 #include "sigprof/profile.h"

@@ -1,6 +1,7 @@
 /*
- * test_futex.c: the futex collector's pure parts (include/sigprof/futex.h)
- * and the naming of data addresses (proc_table_data_name, symbolize.h).
+ * test_futex.c: the futex collector's pure parts (include/sigprof/futex_op.h,
+ * futex_tracker.h) and the naming of data addresses (proc_table_data_name,
+ * symbolize.h).
  *
  * The op decoder is checked against the op numbers and flag bits of
  * futex(2) and <linux/futex.h>, for every command and flag combination.
@@ -20,7 +21,8 @@
 
 #include <criterion/criterion.h>
 
-#include "sigprof/futex.h"
+#include "sigprof/futex_op.h"
+#include "sigprof/futex_tracker.h"
 #include "sigprof/paths.h"
 #include "sigprof/symbolize.h"
 #include "unit_helpers.h"

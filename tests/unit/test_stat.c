@@ -13,7 +13,7 @@
 
 #include <criterion/criterion.h>
 
-#include "sigprof/futex.h"
+#include "sigprof/futex_op.h"
 #include "sigprof/stat.h"
 #include "unit_helpers.h"
 

@@ -1,0 +1,58 @@
+/*
+ * futex_internal.h: what the files of the futex collector share.
+ *
+ * futex.c decodes the samples into the analyzer's state (struct
+ * futex_state: the tracker, and per event of the recording what it is to
+ * this collector); futex_report.c reads that state to print the text and
+ * JSON reports, which futex.c's analyzer table names; futex_op.c says which
+ * system call an op is made with, for the tracker and the report.
+ *
+ * This header is private to collectors/futex*.c; the public contracts are
+ * include/sigprof/futex_op.h, futex_tracker.h and futex.h.
+ */
+#ifndef SIGPROF_FUTEX_INTERNAL_H
+#define SIGPROF_FUTEX_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "sigprof/futex_tracker.h"
+
+struct json_writer;
+struct profile;
+struct report_options;
+struct sp_event;
+
+enum event_kind { KIND_UNKNOWN = 0, KIND_OTHER, KIND_ENTER, KIND_EXIT };
+
+/* What one of the recording's events is to this collector, and what its samples added up to. */
+struct event_info {
+	enum event_kind kind;
+	enum futex_op_id syscall; /* FOP_SYS_* for futex2 calls, FOP_UNKNOWN for futex(2) */
+	uint64_t samples, weight;
+};
+
+struct futex_state {
+	struct futex_tracker *tracker;
+	struct event_info *events; /* by sp_event index */
+	size_t nevents;
+	uint64_t undecoded;        /* samples whose raw fields could not be read */
+	/* the last sample path_of() decoded, reused by sample(): its record's raw data identifies it */
+	const void *cached_raw;
+	bool cached_ok;
+	struct futex_call call;
+};
+
+/* The system call an op is made with: FOP_SYS_* for futex2, FOP_UNKNOWN for futex(2). */
+enum futex_op_id futex_op_syscall(enum futex_op_id id);
+
+/* What ev is to this collector (looked up once, then kept in st->events). */
+struct event_info *futex_event_info_of(struct futex_state *st, const struct sp_event *ev);
+
+/* The analyzer's text and JSON reports (futex_report.c). */
+void futex_text(void *state, const struct profile *p, const struct report_options *o, FILE *out);
+void futex_json(void *state, const struct profile *p, const struct report_options *o, struct json_writer *w);
+
+#endif

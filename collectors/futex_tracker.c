@@ -1,0 +1,366 @@
+/*
+ * futex_tracker.c: the futex collector's tracker (include/sigprof/futex_tracker.h),
+ * the per-thread state machine of the report side.
+ *
+ * It is fed the decoded entry and exit samples of every futex system call
+ * in time order and pairs an exit with its thread's pending entry.  A pair
+ * whose two samples both have period 1 is exact: its entry-to-exit time is
+ * blocking time for the wait-type ops.  A pair with a weighted side, an
+ * entry without exit or an exit without entry marks the word "estimated".
+ * Words are keyed by pid and address (private futexes are per process);
+ * the caller names them on first sight.  It knows nothing of perf records,
+ * so the tests drive it with synthetic sequences.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sigprof/futex_tracker.h"
+#include "sigprof/util.h"
+
+#include "futex_internal.h"
+
+/* ---- the tracker ---- */
+
+/* A word with its hash chain: words are keyed by (pid, address), the map by their hash. */
+struct word_node {
+	struct futex_word word;
+	struct word_node *next;
+};
+
+struct futex_thread {
+	bool pending;              /* an entry waits for its exit */
+	bool seen;                 /* op and word hold the last entry */
+	struct futex_op op;
+	struct futex_word *word;
+	uint64_t enter_time, enter_period;
+	uint32_t stack;
+};
+
+struct futex_tracker {
+	struct u64_map words;      /* word_key() -> struct word_node chain */
+	struct futex_word **list;  /* every word, in creation order until sorted */
+	size_t nwords, cap;
+	bool sorted;
+	struct u64_map threads;    /* tid -> struct futex_thread */
+	struct futex_op_stats ops[FOP_COUNT];
+	uint64_t unpaired_exits, orphan_exits;
+};
+
+struct futex_tracker *futex_tracker_new(void)
+{
+	return xcalloc(1, sizeof(struct futex_tracker));
+}
+
+static void free_counts_and_stacks(struct futex_word *w)
+{
+	free(w->errors);
+	free(w->waiters);
+	free(w->wakers);
+	free(w->symbol);
+}
+
+void futex_tracker_free(struct futex_tracker *t)
+{
+	if (!t)
+		return;
+	size_t pos = 0;
+	uint64_t key;
+	void *value;
+	for (size_t i = 0; i < t->nwords; i++) {
+		free_counts_and_stacks(t->list[i]);
+		free((struct word_node *)t->list[i]); /* the word is its node's first member */
+	}
+	while (u64_map_next(&t->threads, &pos, &key, &value))
+		free(value);
+	for (int i = 0; i < FOP_COUNT; i++) {
+		free(t->ops[i].by_errno);
+		duration_free(&t->ops[i].wait);
+	}
+	u64_map_free(&t->words);
+	u64_map_free(&t->threads);
+	free(t->list);
+	free(t);
+}
+
+static uint64_t word_key(uint32_t pid, uint64_t uaddr)
+{
+	return hash_u64(uaddr ^ hash_u64(pid));
+}
+
+static struct futex_word *find_word(const struct futex_tracker *t, uint32_t pid, uint64_t uaddr)
+{
+	for (struct word_node *n = u64_map_get(&t->words, word_key(pid, uaddr)); n; n = n->next)
+		if (n->word.pid == pid && n->word.uaddr == uaddr)
+			return &n->word;
+	return NULL;
+}
+
+static struct futex_word *get_word(struct futex_tracker *t, uint32_t pid, uint64_t uaddr)
+{
+	struct futex_word *w = find_word(t, pid, uaddr);
+	if (w)
+		return w;
+	struct word_node *n = xcalloc(1, sizeof(*n));
+	n->word.pid = pid;
+	n->word.uaddr = uaddr;
+	uint64_t key = word_key(pid, uaddr);
+	n->next = u64_map_get(&t->words, key);
+	u64_map_put(&t->words, key, n);
+	GROW(t->list, t->cap, t->nwords + 1);
+	t->list[t->nwords++] = &n->word;
+	t->sorted = false;
+	return &n->word;
+}
+
+const struct futex_word *futex_tracker_word(const struct futex_tracker *t, uint32_t pid, uint64_t uaddr)
+{
+	return find_word(t, pid, uaddr);
+}
+
+bool futex_tracker_has_word_in(const struct futex_tracker *t, uint32_t pid, uint64_t start, uint64_t end)
+{
+	for (uint64_t a = ALIGN_UP(start, 4); a < end; a += 4) {
+		const struct futex_word *w = find_word(t, pid, a);
+		if (w && !w->array)
+			return true;
+	}
+	return false;
+}
+
+static struct futex_thread *get_thread(struct futex_tracker *t, uint32_t tid)
+{
+	struct futex_thread *th = u64_map_get(&t->threads, tid);
+	if (!th) {
+		th = xcalloc(1, sizeof(*th));
+		u64_map_put(&t->threads, tid, th);
+	}
+	return th;
+}
+
+static void add_count(struct futex_count **counts, size_t *n, int64_t key, uint64_t count)
+{
+	for (size_t i = 0; i < *n; i++) {
+		if ((*counts)[i].key == key) {
+			(*counts)[i].count += count;
+			return;
+		}
+	}
+	*counts = xrealloc(*counts, (*n + 1) * sizeof(**counts));
+	(*counts)[(*n)++] = (struct futex_count){ key, count };
+}
+
+static struct futex_stack *stack_entry(struct futex_stack **stacks, size_t *n, uint32_t stack)
+{
+	for (size_t i = 0; i < *n; i++)
+		if ((*stacks)[i].stack == stack)
+			return &(*stacks)[i];
+	*stacks = xrealloc(*stacks, (*n + 1) * sizeof(**stacks));
+	struct futex_stack *s = &(*stacks)[(*n)++];
+	memset(s, 0, sizeof(*s));
+	s->stack = stack;
+	return s;
+}
+
+static void wait_time_add(struct futex_wait_time *w, uint64_t ns)
+{
+	w->count++;
+	w->total += ns;
+	if (ns > w->max)
+		w->max = ns;
+}
+
+static void mark_estimated(struct futex_tracker *t, struct futex_word *w, enum futex_op_id id)
+{
+	w->estimated = true;
+	t->ops[id].estimated = true;
+}
+
+/* A pending entry that no exit will close (its exit was not recorded). */
+static void drop_pending(struct futex_tracker *t, struct futex_thread *th)
+{
+	th->pending = false;
+	mark_estimated(t, th->word, th->op.id);
+	if (futex_op_blocks(th->op.id)) {
+		th->word->unmeasured += th->enter_period;
+		t->ops[th->op.id].unmeasured += th->enter_period;
+	}
+}
+
+static void count_call(struct futex_tracker *t, struct futex_word *w, const struct futex_call *c, uint64_t n)
+{
+	enum futex_op_id id = c->op.id;
+	struct futex_op_stats *os = &t->ops[id];
+	w->calls += n;
+	w->ops[id] += n;
+	os->calls += n;
+	if (c->op.private_flag) {
+		w->private_calls += n;
+		os->private_calls += n;
+	}
+	if (c->op.clock_realtime) {
+		w->realtime_calls += n;
+		os->realtime_calls += n;
+	}
+	if (n > 1)
+		mark_estimated(t, w, id);
+	enum futex_role role = futex_op_role(id);
+	if (role == FUTEX_ROLE_WAITER)
+		stack_entry(&w->waiters, &w->nwaiters, c->stack)->count += n;
+	else if (role == FUTEX_ROLE_WAKER)
+		stack_entry(&w->wakers, &w->nwakers, c->stack)->count += n;
+}
+
+struct futex_word *futex_tracker_enter(struct futex_tracker *t, const struct futex_call *c)
+{
+	uint64_t n = c->period ? c->period : 1;
+	struct futex_word *w = get_word(t, c->pid, c->uaddr);
+	if (c->op.id == FOP_SYS_WAITV || c->op.id == FOP_SYS_REQUEUE)
+		w->array = true;
+	count_call(t, w, c, n);
+	struct futex_thread *th = get_thread(t, c->tid);
+	if (th->pending)
+		drop_pending(t, th);
+	*th = (struct futex_thread){ .pending = true, .seen = true, .op = c->op, .word = w,
+				     .enter_time = c->time, .enter_period = n, .stack = c->stack };
+	return w;
+}
+
+/* Whether a successful op's result counts tasks woken or requeued. */
+static bool op_result_is_woken(enum futex_op_id id)
+{
+	return futex_op_role(id) == FUTEX_ROLE_WAKER && id != FOP_UNLOCK_PI;
+}
+
+static void count_result(struct futex_tracker *t, struct futex_word *w, enum futex_op_id id, int64_t ret,
+			 uint64_t n)
+{
+	struct futex_op_stats *os = &t->ops[id];
+	if (ret < 0 && ret >= -4095) { /* the kernel's -errno range */
+		add_count(&w->errors, &w->nerrors, -ret, n);
+		add_count(&os->by_errno, &os->nerrnos, -ret, n);
+		os->errors += n;
+	} else if (op_result_is_woken(id)) {
+		w->woken += (uint64_t)ret * n;
+	}
+}
+
+static void pair_exit(struct futex_tracker *t, struct futex_thread *th, const struct futex_call *c, uint64_t n)
+{
+	struct futex_word *w = th->word;
+	enum futex_op_id id = th->op.id;
+	bool exact = th->enter_period == 1 && n == 1;
+	th->pending = false;
+	if (!exact)
+		mark_estimated(t, w, id);
+	if (futex_op_blocks(id)) {
+		if (exact && c->time >= th->enter_time) {
+			uint64_t ns = c->time - th->enter_time;
+			wait_time_add(&w->wait, ns);
+			wait_time_add(&stack_entry(&w->waiters, &w->nwaiters, th->stack)->wait, ns);
+			duration_add(&t->ops[id].wait, ns);
+		} else {
+			w->unmeasured += th->enter_period;
+			t->ops[id].unmeasured += th->enter_period;
+		}
+	}
+	count_result(t, w, id, c->ret, n);
+}
+
+void futex_tracker_exit(struct futex_tracker *t, const struct futex_call *c)
+{
+	uint64_t n = c->period ? c->period : 1;
+	struct futex_thread *th = u64_map_get(&t->threads, c->tid);
+	if (th && th->pending && futex_op_syscall(th->op.id) != c->syscall)
+		drop_pending(t, th); /* the exit of another system call: records were lost */
+	if (th && th->pending) {
+		pair_exit(t, th, c, n);
+		return;
+	}
+	t->unpaired_exits += n;
+	if (!th || !th->seen || futex_op_syscall(th->op.id) != c->syscall) {
+		t->orphan_exits += n;
+		return;
+	}
+	/* Sampled out entry: charge the result to the thread's last word and op, as an estimate. */
+	mark_estimated(t, th->word, th->op.id);
+	count_result(t, th->word, th->op.id, c->ret, n);
+}
+
+void futex_tracker_finish(struct futex_tracker *t)
+{
+	size_t pos = 0;
+	uint64_t tid;
+	void *value;
+	while (u64_map_next(&t->threads, &pos, &tid, &value)) {
+		struct futex_thread *th = value;
+		if (!th->pending)
+			continue;
+		th->pending = false;
+		/*
+		 * Only waits: a wake or requeue whose exit went unsampled is not
+		 * a call that could still be blocked, and words keep
+		 * wait_ns.count + unmeasured + unfinished = their wait-type calls.
+		 */
+		if (!futex_op_blocks(th->op.id))
+			continue;
+		th->word->unfinished += th->enter_period;
+		t->ops[th->op.id].unfinished += th->enter_period;
+	}
+}
+
+enum futex_op_id futex_tracker_thread_op(const struct futex_tracker *t, uint32_t tid)
+{
+	const struct futex_thread *th = u64_map_get(&t->threads, tid);
+	return th && th->seen ? th->op.id : FOP_UNKNOWN;
+}
+
+static int compare_words(const void *a, const void *b)
+{
+	const struct futex_word *x = *(struct futex_word *const *)a, *y = *(struct futex_word *const *)b;
+	if (x->wait.total != y->wait.total)
+		return x->wait.total > y->wait.total ? -1 : 1;
+	if (x->calls != y->calls)
+		return x->calls > y->calls ? -1 : 1;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->uaddr < y->uaddr ? -1 : x->uaddr > y->uaddr;
+}
+
+size_t futex_tracker_words(struct futex_tracker *t, struct futex_word *const **words)
+{
+	if (!t->sorted && t->nwords)
+		qsort(t->list, t->nwords, sizeof(*t->list), compare_words);
+	t->sorted = true;
+	*words = t->list;
+	return t->nwords;
+}
+
+const struct futex_op_stats *futex_tracker_op(const struct futex_tracker *t, enum futex_op_id id)
+{
+	return &t->ops[id];
+}
+
+uint64_t futex_tracker_unpaired_exits(const struct futex_tracker *t, uint64_t *orphans)
+{
+	if (orphans)
+		*orphans = t->orphan_exits;
+	return t->unpaired_exits;
+}
+
+static int compare_stacks(const void *a, const void *b)
+{
+	const struct futex_stack *x = a, *y = b;
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	if (x->wait.total != y->wait.total)
+		return x->wait.total > y->wait.total ? -1 : 1;
+	return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+void futex_word_sort_stacks(struct futex_word *w)
+{
+	if (w->nwaiters)
+		qsort(w->waiters, w->nwaiters, sizeof(*w->waiters), compare_stacks);
+	if (w->nwakers)
+		qsort(w->wakers, w->nwakers, sizeof(*w->wakers), compare_stacks);
+}
