@@ -27,12 +27,10 @@
 
 #include "sigprof/c2c.h"
 #include "sigprof/collector.h"
-#include "sigprof/futex.h"
 #include "sigprof/json.h"
 #include "sigprof/paths.h"
 #include "sigprof/pmu.h"
-#include "sigprof/profile.h"
-#include "sigprof/report.h"
+#include "sigprof/view.h"
 #include "sigprof/util.h"
 
 /* ---- classification ---- */
@@ -213,6 +211,7 @@ struct c2c_line {
 };
 
 struct c2c_state {
+	int self;                  /* this collector's index in the profile */
 	struct c2c_counts total;
 	uint64_t no_address;       /* samples without a data address (counted in total, in no line) */
 	struct c2c_counts path[PATH_COUNT];
@@ -226,12 +225,6 @@ struct c2c_state {
 	uint32_t *stack_order;     /* stacks with samples, by HITM then samples (finish) */
 	size_t nstack_order;
 };
-
-/* Kernel data lives in the upper half of the x86-64 address space. */
-static bool kernel_address(uint64_t addr)
-{
-	return addr >= 0xffff800000000000ull;
-}
 
 static uint64_t line_key(uint32_t pid, uint64_t line)
 {
@@ -271,28 +264,14 @@ static struct c2c_line *line_of(struct c2c_state *st, uint32_t pid, uint64_t add
 	return l;
 }
 
-/* The name of a data address: kernel data from the profile's kernel symbols, user data per process. */
-static const char *data_name(struct c2c_state *st, struct profile *p, uint32_t pid, uint64_t addr, const char **dso)
+/* The name of a data address (view.h), interned for the line or offset that keeps it. */
+static const char *data_name(struct c2c_state *st, const struct profile *p, uint32_t pid, uint64_t addr, const char **dso)
 {
 	char buf[512];
-	if (kernel_address(addr)) {
-		struct dso *kernel = proc_table_kernel(p->procs);
-		struct symtab *tab = dso_symtab(kernel);
-		const struct sym *sym = tab ? symtab_lookup(tab, SYM_DATA, addr) : NULL;
-		*dso = kernel->name;
-		if (sym && addr > sym->start)
-			snprintf(buf, sizeof(buf), "%s+0x%llx", sym->name, (unsigned long long)(addr - sym->start));
-		else if (sym)
-			snprintf(buf, sizeof(buf), "%s", sym->name);
-		else
-			snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)addr);
-	} else {
-		proc_table_data_name(p->procs, pid, addr, buf, sizeof(buf), dso);
-	}
-	return string_intern(st->names, buf);
+	return string_intern(st->names, view_data_name(p, pid, addr, buf, sizeof(buf), dso));
 }
 
-static struct c2c_offset *offset_of(struct c2c_state *st, struct profile *p, struct c2c_line *l, uint32_t pid,
+static struct c2c_offset *offset_of(struct c2c_state *st, const struct profile *p, struct c2c_line *l, uint32_t pid,
 				    uint64_t addr)
 {
 	uint32_t offset = (uint32_t)(addr - l->addr);
@@ -328,10 +307,11 @@ static void count_line_stack(struct c2c_line *l, uint32_t stack, bool hitm)
 	ls->hitm += hitm;
 }
 
-static void *c2c_create(struct profile *p)
+static void *c2c_create(const struct profile *p, int self)
 {
 	(void)p;
 	struct c2c_state *st = xcalloc(1, sizeof(*st));
+	st->self = self;
 	st->names = string_pool_new();
 	return st;
 }
@@ -351,13 +331,13 @@ static void c2c_destroy(void *state)
 	free(st);
 }
 
-static void c2c_sample(void *state, struct profile *p, const struct sp_sample *s, uint32_t stack)
+static void c2c_sample(void *state, const struct profile *p, const struct sp_sample *s, uint32_t stack)
 {
 	struct c2c_state *st = state;
 	bool has_data_src = s->event && (s->event->attr.sample_type & PERF_SAMPLE_DATA_SRC);
 	enum c2c_class cls = has_data_src ? c2c_classify(s->data_src) : C2C_OTHER;
 	st->total.n[cls]++;
-	st->path[p->stacks.stacks[stack].path].n[cls]++;
+	st->path[view_stack_path(p, stack)].n[cls]++;
 	if (stack >= st->by_stack_cap) {
 		size_t old = st->by_stack_cap;
 		GROW(st->by_stack, st->by_stack_cap, (size_t)stack + 1);
@@ -368,7 +348,7 @@ static void c2c_sample(void *state, struct profile *p, const struct sp_sample *s
 		st->no_address++;
 		return;
 	}
-	uint32_t pid = kernel_address(s->addr) ? 0 : s->pid;
+	uint32_t pid = view_kernel_address(s->addr) ? 0 : s->pid;
 	struct c2c_line *l = line_of(st, pid, s->addr & ~(uint64_t)(C2C_LINE_SIZE - 1));
 	l->counts.n[cls]++;
 	if (c2c_class_is_load(cls))
@@ -430,14 +410,16 @@ static int compare_stacks(const void *a, const void *b, void *state)
 	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
 }
 
-static void c2c_finish(void *state, struct profile *p)
+static void c2c_finish(void *state, const struct profile *p)
 {
 	struct c2c_state *st = state;
 	for (size_t i = 0; i < st->nlines; i++) {
 		struct c2c_line *l = &st->lines[i];
 		qsort(l->offsets, l->noffsets, sizeof(*l->offsets), compare_offsets);
 		qsort(l->stacks, l->nstacks, sizeof(*l->stacks), compare_line_stacks);
-		l->futex = l->pid && futex_profile_has_word(p, l->pid, l->addr, l->addr + C2C_LINE_SIZE);
+		/* the futex collector's hook: a futex word in the line ("[futex]", JSON "futex") */
+		const char *marker = l->pid ? view_data_marked_by(p, l->pid, l->addr, l->addr + C2C_LINE_SIZE) : NULL;
+		l->futex = marker && strcmp(marker, "futex") == 0;
 	}
 	if (st->nlines) /* qsort's array may not be NULL, even empty */
 		qsort(st->lines, st->nlines, sizeof(*st->lines), compare_lines);
@@ -497,12 +479,6 @@ static double c2c_path_figure(void *state, const struct profile *p, int path, si
 
 /* ---- text ---- */
 
-static bool c2c_opened(const struct profile *p)
-{
-	int c = profile_collector(p, "c2c");
-	return c >= 0 && p->collectors[c].ok;
-}
-
 static void text_classes(const struct c2c_state *st, FILE *out)
 {
 	uint64_t loads = loads_of(&st->total), stores = stores_of(&st->total);
@@ -525,7 +501,7 @@ static void text_classes(const struct c2c_state *st, FILE *out)
 	}
 }
 
-static void text_stacks(const struct c2c_state *st, const struct profile *p, const struct report_options *o,
+static void text_stacks(const struct c2c_state *st, const struct profile *p, const struct view_options *o,
 			FILE *out)
 {
 	fprintf(out, "\nTop c2c stacks (by HITM, then samples; leaf first)\n");
@@ -534,11 +510,11 @@ static void text_stacks(const struct c2c_state *st, const struct profile *p, con
 		const struct c2c_counts *c = &st->by_stack[id];
 		fprintf(out, "    %s: HITM %llu (local %llu, remote %llu), DRAM local %llu, remote %llu, %llu loads, "
 			     "%llu stores\n",
-			path_name(p->stacks.stacks[id].path), (unsigned long long)hitm_of(c),
+			path_name(view_stack_path(p, id)), (unsigned long long)hitm_of(c),
 			(unsigned long long)c->n[C2C_LOCAL_HITM], (unsigned long long)c->n[C2C_REMOTE_HITM],
 			(unsigned long long)c->n[C2C_LOCAL_DRAM], (unsigned long long)c->n[C2C_REMOTE_DRAM],
 			(unsigned long long)loads_of(c), (unsigned long long)stores_of(c));
-		report_text_stack(p, id, o->max_frames, out);
+		view_text_stack(p, id, o->max_frames, out);
 	}
 }
 
@@ -547,7 +523,7 @@ static const char *line_symbol(const struct c2c_line *l)
 	return l->noffsets ? l->offsets[0].symbol : "?";
 }
 
-static void text_line(const struct c2c_line *l, const struct profile *p, const struct report_options *o, FILE *out)
+static void text_line(const struct c2c_line *l, const struct profile *p, const struct view_options *o, FILE *out)
 {
 	fprintf(out, "  0x%-16llx %-32s %7u %6llu %6llu %6llu %8llu %8llu  %s%s\n", (unsigned long long)l->addr,
 		line_symbol(l), l->pid, (unsigned long long)hitm_of(&l->counts),
@@ -562,14 +538,14 @@ static void text_line(const struct c2c_line *l, const struct profile *p, const s
 	for (size_t i = 0; i < l->nstacks && i < o->stacks_per_path; i++) {
 		fprintf(out, "      stack: %llu samples, %llu HITM\n", (unsigned long long)l->stacks[i].count,
 			(unsigned long long)l->stacks[i].hitm);
-		report_text_stack(p, l->stacks[i].stack, o->max_frames, out);
+		view_text_stack(p, l->stacks[i].stack, o->max_frames, out);
 	}
 }
 
-static void c2c_text(void *state, const struct profile *p, const struct report_options *o, FILE *out)
+static void c2c_text(void *state, const struct profile *p, const struct view_options *o, FILE *out)
 {
 	const struct c2c_state *st = state;
-	if (!c2c_opened(p))
+	if (!view_collector_ok(p, st->self))
 		return;
 	text_classes(st, out);
 	text_stacks(st, p, o, out);
@@ -577,7 +553,7 @@ static void c2c_text(void *state, const struct profile *p, const struct report_o
 		C2C_LINE_SIZE, st->nlines);
 	fprintf(out, "  %-18s %-32s %7s %6s %6s %6s %8s %8s  %s\n", "line", "symbol", "pid", "HITM", "lcl", "rmt",
 		"loads", "stores", "dso");
-	for (size_t i = 0; i < st->nlines && i < o->top_functions; i++)
+	for (size_t i = 0; i < st->nlines && i < o->top; i++)
 		text_line(&st->lines[i], p, o, out);
 }
 
@@ -631,21 +607,21 @@ static void json_line(struct json_writer *w, const struct c2c_line *l, const str
 	json_array_begin(w, "stacks");
 	for (size_t i = 0; i < l->nstacks && i < limit; i++) {
 		json_object_begin(w, NULL);
-		json_string(w, "path", path_name(p->stacks.stacks[l->stacks[i].stack].path));
+		json_string(w, "path", path_name(view_stack_path(p, l->stacks[i].stack)));
 		json_u64(w, "count", l->stacks[i].count);
 		json_u64(w, "hitm", l->stacks[i].hitm);
-		report_json_stack_frames(w, p, l->stacks[i].stack);
+		view_json_stack(w, p, l->stacks[i].stack);
 		json_end(w);
 	}
 	json_end(w);
 	json_end(w);
 }
 
-static void c2c_json(void *state, const struct profile *p, const struct report_options *o, struct json_writer *w)
+static void c2c_json(void *state, const struct profile *p, const struct view_options *o, struct json_writer *w)
 {
 	const struct c2c_state *st = state;
 	size_t limit = o->stacks_limit_given ? o->stacks_per_path : 5;
-	if (!c2c_opened(p)) {
+	if (!view_collector_ok(p, st->self)) {
 		/* as every unavailable collector: null or empty, meta.collectors says why */
 		json_null(w, "c2c");
 		json_array_begin(w, "cachelines");
@@ -661,9 +637,9 @@ static void c2c_json(void *state, const struct profile *p, const struct report_o
 	for (size_t i = 0; i < st->nstack_order && (!o->stacks_limit_given || i < o->stacks_per_path); i++) {
 		uint32_t id = st->stack_order[i];
 		json_object_begin(w, NULL);
-		json_string(w, "path", path_name(p->stacks.stacks[id].path));
+		json_string(w, "path", path_name(view_stack_path(p, id)));
 		json_counts(w, &st->by_stack[id]);
-		report_json_stack_frames(w, p, id);
+		view_json_stack(w, p, id);
 		json_end(w);
 	}
 	json_end(w);
@@ -674,8 +650,28 @@ static void c2c_json(void *state, const struct profile *p, const struct report_o
 	json_end(w);
 }
 
+/* ---- keyed figures: LKP's perf-c2c names (samples of each class) ---- */
+
+static void c2c_figures(void *state, const struct profile *p, struct figure_rows *rows)
+{
+	const struct c2c_state *st = state;
+	if (!view_collector_ok(p, st->self))
+		return;
+	const struct c2c_counts *c = &st->total;
+	figure_rows_add(rows, (double)c->n[C2C_LOCAL_HITM], "samples", true, "perf-c2c.HITM.local");
+	figure_rows_add(rows, (double)c->n[C2C_REMOTE_HITM], "samples", true, "perf-c2c.HITM.remote");
+	figure_rows_add(rows, (double)hitm_of(c), "samples", true, "perf-c2c.HITM.total");
+	figure_rows_add(rows, (double)c->n[C2C_LOCAL_DRAM], "samples", true, "perf-c2c.DRAM.local");
+	figure_rows_add(rows, (double)c->n[C2C_REMOTE_DRAM], "samples", true, "perf-c2c.DRAM.remote");
+	figure_rows_add(rows, (double)(c->n[C2C_LOCAL_DRAM] + c->n[C2C_REMOTE_DRAM]), "samples", true,
+			"perf-c2c.DRAM.total");
+	figure_rows_add(rows, (double)loads_of(c), "samples", true, "c2c.loads");
+	figure_rows_add(rows, (double)stores_of(c), "samples", true, "c2c.stores");
+}
+
 static const struct collector_analyzer c2c_analyzer = {
 	.create = c2c_create,
+	.figures = c2c_figures,
 	.sample = c2c_sample,
 	.finish = c2c_finish,
 	.text = c2c_text,

@@ -38,7 +38,7 @@
 #include "sigprof/json.h"
 #include "sigprof/paths.h"
 #include "sigprof/pmu.h"
-#include "sigprof/profile.h"
+#include "sigprof/view.h"
 #include "sigprof/util.h"
 
 #define CACHE_MISS_PERIOD 10000
@@ -140,16 +140,17 @@ struct cache_state {
 	uint64_t path_misses[PATH_COUNT]; /* sampled misses times their period */
 };
 
-static void *cache_create(struct profile *p)
+static void *cache_create(const struct profile *p, int self)
 {
 	(void)p;
+	(void)self;
 	return xcalloc(1, sizeof(struct cache_state));
 }
 
-static void cache_sample(void *state, struct profile *p, const struct sp_sample *s, uint32_t stack)
+static void cache_sample(void *state, const struct profile *p, const struct sp_sample *s, uint32_t stack)
 {
 	struct cache_state *st = state;
-	st->path_misses[p->stacks.stacks[stack].path] += s->period ? s->period : 1;
+	st->path_misses[view_stack_path(p, stack)] += s->period ? s->period : 1;
 }
 
 static const struct path_figure cache_path_figures[] = { { "misses", NULL, 0 } };
@@ -171,8 +172,8 @@ static bool cache_total(const struct profile *p, uint64_t id, double *value)
 {
 	bool found = false;
 	*value = 0;
-	for (size_t i = 0; i < p->events.count; i++) {
-		const struct sp_event *ev = &p->events.events[i];
+	for (size_t i = 0; i < view_event_count(p); i++) {
+		const struct sp_event *ev = view_event(p, i);
 		if (strcmp(ev->collector, "cache") != 0 || ev->attr.type != PERF_TYPE_HARDWARE ||
 		    (ev->attr.config & 0xffffffffULL) != id || !ev->has_totals || !ev->time_running)
 			continue;
@@ -197,8 +198,8 @@ static struct cache_figures cache_figures(const struct profile *p)
 	f.has_misses = cache_total(p, PERF_COUNT_HW_CACHE_MISSES, &f.misses);
 	f.has_references = cache_total(p, PERF_COUNT_HW_CACHE_REFERENCES, &f.references);
 	f.has_instructions = cache_total(p, PERF_COUNT_HW_INSTRUCTIONS, &f.instructions);
-	for (size_t i = 0; i < p->events.count; i++) {
-		const struct sp_event *ev = &p->events.events[i];
+	for (size_t i = 0; i < view_event_count(p); i++) {
+		const struct sp_event *ev = view_event(p, i);
 		if (strcmp(ev->collector, "cache") == 0 && ev->attr.type == PERF_TYPE_HARDWARE &&
 		    (ev->attr.config & 0xffffffffULL) == PERF_COUNT_HW_CACHE_MISSES && !ev->attr.freq)
 			f.period = ev->attr.sample_period;
@@ -206,7 +207,7 @@ static struct cache_figures cache_figures(const struct profile *p)
 	return f;
 }
 
-static void cache_text(void *state, const struct profile *p, const struct report_options *o, FILE *out)
+static void cache_text(void *state, const struct profile *p, const struct view_options *o, FILE *out)
 {
 	(void)state;
 	(void)o;
@@ -229,7 +230,7 @@ static void cache_text(void *state, const struct profile *p, const struct report
 			(unsigned long long)f.period);
 }
 
-static void cache_json(void *state, const struct profile *p, const struct report_options *o, struct json_writer *w)
+static void cache_json(void *state, const struct profile *p, const struct view_options *o, struct json_writer *w)
 {
 	(void)state;
 	(void)o;
@@ -258,8 +259,28 @@ static void cache_destroy(void *state)
 	free(state);
 }
 
+static void cache_figures_rows(void *state, const struct profile *p, struct figure_rows *rows)
+{
+	(void)state;
+	struct cache_figures f = cache_figures(p);
+	if (!f.has_misses)
+		return;
+	figure_rows_add(rows, f.misses, "count", true, "cache.misses");
+	if (f.has_references) {
+		figure_rows_add(rows, f.references, "count", true, "cache.references");
+		figure_rows_add(rows, f.references > 0 ? 100.0 * f.misses / f.references : 0.0, "percent", true,
+				"cache.miss_rate_percent");
+	}
+	if (f.has_instructions) {
+		figure_rows_add(rows, f.instructions, "count", true, "cache.instructions");
+		figure_rows_add(rows, f.instructions > 0 ? 1000.0 * f.misses / f.instructions : 0.0, "per 1000", true,
+				"cache.mpki");
+	}
+}
+
 static const struct collector_analyzer cache_analyzer = {
 	.create = cache_create,
+	.figures = cache_figures_rows,
 	.sample = cache_sample,
 	.text = cache_text,
 	.json = cache_json,

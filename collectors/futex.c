@@ -33,10 +33,9 @@
 #include <string.h>
 
 #include "sigprof/collector.h"
-#include "sigprof/futex.h"
 #include "sigprof/futex_tracker.h"
 #include "sigprof/paths.h"
-#include "sigprof/profile.h"
+#include "sigprof/view.h"
 #include "sigprof/tracepoint.h"
 #include "sigprof/util.h"
 
@@ -180,7 +179,7 @@ static bool decode_call(struct futex_state *st, const struct profile *p, const s
 	const struct event_info *info = futex_event_info_of(st, s->event);
 	if (info->kind != KIND_ENTER && info->kind != KIND_EXIT)
 		return false;
-	const struct tep_event *ev = tracepoint_of(&p->tracepoints, s);
+	const struct tep_event *ev = view_tracepoint_of(p, s);
 	if (!ev)
 		return false;
 	memset(c, 0, sizeof(*c));
@@ -205,10 +204,11 @@ static const struct futex_call *decoded(struct futex_state *st, const struct pro
 	return st->cached_ok ? &st->call : NULL;
 }
 
-static void *futex_create(struct profile *p)
+static void *futex_create(const struct profile *p, int self)
 {
 	(void)p;
 	struct futex_state *st = xcalloc(1, sizeof(*st));
+	st->self = self;
 	st->tracker = futex_tracker_new();
 	return st;
 }
@@ -221,7 +221,7 @@ static void futex_destroy(void *state)
 	free(st);
 }
 
-static int futex_path_of(void *state, struct profile *p, const struct sp_sample *s)
+static int futex_path_of(void *state, const struct profile *p, const struct sp_sample *s)
 {
 	struct futex_state *st = state;
 	const struct futex_call *c = decoded(st, p, s);
@@ -235,15 +235,15 @@ static int futex_path_of(void *state, struct profile *p, const struct sp_sample 
 	return futex_op_path(op);
 }
 
-static void name_word(struct profile *p, struct futex_word *w)
+static void name_word(const struct profile *p, struct futex_word *w)
 {
 	char buf[512];
-	proc_table_data_name(p->procs, w->pid, w->uaddr, buf, sizeof(buf), &w->dso);
+	view_user_data_name(p, w->pid, w->uaddr, buf, sizeof(buf), &w->dso);
 	w->symbol = xstrdup(buf);
 	w->named = true;
 }
 
-static void futex_sample(void *state, struct profile *p, const struct sp_sample *s, uint32_t stack)
+static void futex_sample(void *state, const struct profile *p, const struct sp_sample *s, uint32_t stack)
 {
 	struct futex_state *st = state;
 	const struct futex_call *c = decoded(st, p, s);
@@ -266,7 +266,7 @@ static void futex_sample(void *state, struct profile *p, const struct sp_sample 
 		name_word(p, w);
 }
 
-static void futex_finish(void *state, struct profile *p)
+static void futex_finish(void *state, const struct profile *p)
 {
 	(void)p;
 	struct futex_state *st = state;
@@ -277,14 +277,10 @@ static void futex_finish(void *state, struct profile *p)
 		futex_word_sort_stacks(words[i]);
 }
 
-extern const struct collector futex_collector;
-
-bool futex_profile_has_word(const struct profile *p, uint32_t pid, uint64_t start, uint64_t end)
+/* The marks_data hook (collector.h): a futex word of pid in [start, end) (c2c marks its cacheline). */
+static bool futex_marks_data(void *state, uint32_t pid, uint64_t start, uint64_t end)
 {
-	int c = profile_collector(p, "futex");
-	if (c < 0 || p->collectors[c].impl != &futex_collector || !p->collectors[c].state)
-		return false;
-	const struct futex_state *st = p->collectors[c].state;
+	const struct futex_state *st = state;
 	return futex_tracker_has_word_in(st->tracker, pid, start, end);
 }
 
@@ -296,6 +292,8 @@ static const struct collector_analyzer futex_analyzer = {
 	.text = futex_text,
 	.json = futex_json,
 	.destroy = futex_destroy,
+	.figures = futex_figures,
+	.marks_data = futex_marks_data,
 };
 
 const struct collector futex_collector = {

@@ -8,7 +8,8 @@
  * system call an op is made with, for the tracker and the report.
  *
  * This header is private to collectors/futex*.c; the public contracts are
- * include/sigprof/futex_op.h, futex_tracker.h and futex.h.
+ * include/sigprof/futex_op.h and futex_tracker.h; the rest of the report
+ * reaches the collector only through its analyzer (collector.h).
  */
 #ifndef SIGPROF_FUTEX_INTERNAL_H
 #define SIGPROF_FUTEX_INTERNAL_H
@@ -21,8 +22,9 @@
 #include "sigprof/futex_tracker.h"
 
 struct json_writer;
+struct figure_rows;
 struct profile;
-struct report_options;
+struct view_options;
 struct sp_event;
 
 enum event_kind { KIND_UNKNOWN = 0, KIND_OTHER, KIND_ENTER, KIND_EXIT };
@@ -35,6 +37,7 @@ struct event_info {
 };
 
 struct futex_state {
+	int self;                  /* this collector's index in the profile */
 	struct futex_tracker *tracker;
 	struct event_info *events; /* by sp_event index */
 	size_t nevents;
@@ -51,8 +54,9 @@ enum futex_op_id futex_op_syscall(enum futex_op_id id);
 /* What ev is to this collector (looked up once, then kept in st->events). */
 struct event_info *futex_event_info_of(struct futex_state *st, const struct sp_event *ev);
 
-/* The analyzer's text and JSON reports (futex_report.c). */
-void futex_text(void *state, const struct profile *p, const struct report_options *o, FILE *out);
-void futex_json(void *state, const struct profile *p, const struct report_options *o, struct json_writer *w);
+/* The analyzer's text and JSON reports and its keyed figures (futex_report.c). */
+void futex_text(void *state, const struct profile *p, const struct view_options *o, FILE *out);
+void futex_json(void *state, const struct profile *p, const struct view_options *o, struct json_writer *w);
+void futex_figures(void *state, const struct profile *p, struct figure_rows *rows);
 
 #endif

@@ -10,7 +10,7 @@
 #include "sigprof/collector.h"
 #include "sigprof/futex_tracker.h"
 #include "sigprof/json.h"
-#include "sigprof/profile.h"
+#include "sigprof/view.h"
 #include "sigprof/report.h"
 
 #include "futex_internal.h"
@@ -28,8 +28,8 @@ struct futex_summary {
 static struct futex_summary summarize(struct futex_state *st, const struct profile *p)
 {
 	struct futex_summary sum = { .mode = FUTEX_TRACE, .exact = true };
-	for (size_t i = 0; i < p->events.count; i++) {
-		const struct sp_event *ev = &p->events.events[i];
+	for (size_t i = 0; i < view_event_count(p); i++) {
+		const struct sp_event *ev = view_event(p, i);
 		if (strcmp(ev->collector, "futex") != 0 || ev->attr.type != PERF_TYPE_TRACEPOINT)
 			continue;
 		const struct event_info *info = futex_event_info_of(st, ev);
@@ -76,10 +76,10 @@ static uint64_t op_calls(struct futex_state *st, const struct profile *p, enum f
 	*estimated = os->estimated;
 	if (futex_op_syscall(id) == FOP_UNKNOWN)
 		return os->calls;
-	for (size_t i = 0; i < p->events.count; i++) {
+	for (size_t i = 0; i < view_event_count(p); i++) {
 		enum futex_op_id syscall;
 		uint64_t total;
-		if (enter_total(st, &p->events.events[i], &syscall, &total) && syscall == id) {
+		if (enter_total(st, view_event(p, i), &syscall, &total) && syscall == id) {
 			*estimated = false;
 			return total;
 		}
@@ -109,8 +109,8 @@ static void text_mode_line(const struct futex_summary *sum, FILE *out)
 
 static void text_syscall_totals(struct futex_state *st, const struct profile *p, enum futex_mode mode, FILE *out)
 {
-	for (size_t i = 0; i < p->events.count; i++) {
-		const struct sp_event *ev = &p->events.events[i];
+	for (size_t i = 0; i < view_event_count(p); i++) {
+		const struct sp_event *ev = view_event(p, i);
 		enum futex_op_id syscall;
 		uint64_t total;
 		if (!enter_total(st, ev, &syscall, &total) || (!total && syscall != FOP_UNKNOWN))
@@ -162,14 +162,14 @@ static void text_word_ops(const struct futex_word *w, FILE *out)
 				(unsigned long long)w->ops[id]);
 }
 
-static void text_words(struct futex_state *st, const struct report_options *o, FILE *out)
+static void text_words(struct futex_state *st, const struct view_options *o, FILE *out)
 {
 	struct futex_word *const *words;
 	size_t n = futex_tracker_words(st->tracker, &words);
 	fprintf(out, "\nTop futex words (by blocking time, then calls; %zu word%s; ~ estimated)\n", n, n == 1 ? "" : "s");
 	fprintf(out, "  %-28s %-14s %7s %11s %8s %11s %9s  %s\n", "word", "address", "pid", "calls", "waits",
 		"wait tot ms", "max ms", "ops; errors");
-	for (size_t i = 0; i < n && i < o->top_functions; i++) {
+	for (size_t i = 0; i < n && i < o->top; i++) {
 		const struct futex_word *w = words[i];
 		fprintf(out, "  %-28s %-14llx %7u %s%10llu %8llu %11.3f %9.3f  ", w->symbol, (unsigned long long)w->uaddr,
 			w->pid, w->estimated ? "~" : " ", (unsigned long long)w->calls, (unsigned long long)w->wait.count,
@@ -182,17 +182,17 @@ static void text_words(struct futex_state *st, const struct report_options *o, F
 }
 
 static void text_stack(const struct profile *p, const struct futex_stack *fs, const char *what,
-		       const struct report_options *o, FILE *out)
+		       const struct view_options *o, FILE *out)
 {
 	fprintf(out, "    top %s stack: %llu calls", what, (unsigned long long)fs->count);
 	if (fs->wait.count)
 		fprintf(out, ", %llu waits measured, %.3f ms blocked", (unsigned long long)fs->wait.count,
 			ms(fs->wait.total));
 	fprintf(out, "\n");
-	report_text_stack(p, fs->stack, o->max_frames, out);
+	view_text_stack(p, fs->stack, o->max_frames, out);
 }
 
-static void text_busiest(struct futex_state *st, const struct profile *p, const struct report_options *o, FILE *out)
+static void text_busiest(struct futex_state *st, const struct profile *p, const struct view_options *o, FILE *out)
 {
 	struct futex_word *const *words;
 	if (!futex_tracker_words(st->tracker, &words))
@@ -205,7 +205,7 @@ static void text_busiest(struct futex_state *st, const struct profile *p, const 
 		text_stack(p, &w->wakers[0], "waker", o, out);
 }
 
-void futex_text(void *state, const struct profile *p, const struct report_options *o, FILE *out)
+void futex_text(void *state, const struct profile *p, const struct view_options *o, FILE *out)
 {
 	struct futex_state *st = state;
 	struct futex_summary sum = summarize(st, p);
@@ -258,7 +258,7 @@ static void json_stacks(struct json_writer *w, const struct profile *p, const ch
 		json_u64(w, "count", stacks[i].count);
 		if (with_wait)
 			json_wait(w, "wait_ns", &stacks[i].wait);
-		report_json_stack_frames(w, p, stacks[i].stack);
+		view_json_stack(w, p, stacks[i].stack);
 		json_end(w);
 	}
 	json_end(w);
@@ -300,10 +300,10 @@ static void json_futex_ops(struct futex_state *st, const struct profile *p, cons
 {
 	json_object_begin(w, "futex_ops");
 	if (sum->mode == FUTEX_COUNT) {
-		for (size_t i = 0; i < p->events.count; i++) {
+		for (size_t i = 0; i < view_event_count(p); i++) {
 			enum futex_op_id syscall;
 			uint64_t total;
-			if (enter_total(st, &p->events.events[i], &syscall, &total))
+			if (enter_total(st, view_event(p, i), &syscall, &total))
 				json_u64(w, syscall == FOP_UNKNOWN ? "futex" : futex_op_name(syscall), total);
 		}
 	} else {
@@ -355,8 +355,8 @@ static void json_summary(struct futex_state *st, const struct profile *p, const 
 	json_bool(w, "exact", sum->exact);
 	json_bool(w, "futex_ops_exact", sum->exact || sum->mode == FUTEX_COUNT);
 	json_object_begin(w, "syscalls");
-	for (size_t i = 0; i < p->events.count; i++) {
-		const struct sp_event *ev = &p->events.events[i];
+	for (size_t i = 0; i < view_event_count(p); i++) {
+		const struct sp_event *ev = view_event(p, i);
 		if (strcmp(ev->collector, "futex") != 0 || ev->attr.type != PERF_TYPE_TRACEPOINT)
 			continue;
 		const struct event_info *info = futex_event_info_of(st, ev);
@@ -384,7 +384,7 @@ static void json_summary(struct futex_state *st, const struct profile *p, const 
 	json_end(w);
 }
 
-void futex_json(void *state, const struct profile *p, const struct report_options *o, struct json_writer *w)
+void futex_json(void *state, const struct profile *p, const struct view_options *o, struct json_writer *w)
 {
 	struct futex_state *st = state;
 	struct futex_summary sum = summarize(st, p);
@@ -397,4 +397,48 @@ void futex_json(void *state, const struct profile *p, const struct report_option
 		json_word(w, p, words[i], limit);
 	json_end(w);
 	json_summary(st, p, &sum, w);
+}
+
+/* ---- keyed figures ---- */
+
+void futex_figures(void *state, const struct profile *p, struct figure_rows *rows)
+{
+	struct futex_state *st = state;
+	struct futex_summary sum = summarize(st, p);
+	if (!sum.any_event)
+		return;
+	for (size_t i = 0; i < view_event_count(p); i++) {
+		enum futex_op_id syscall;
+		uint64_t total;
+		if (enter_total(st, view_event(p, i), &syscall, &total))
+			figure_rows_add(rows, (double)total, "count", true, "futex.syscall.%s.calls",
+					syscall == FOP_UNKNOWN ? "futex" : futex_op_name(syscall));
+	}
+	if (sum.mode == FUTEX_COUNT)
+		return;
+	for (int id = 0; id < FOP_COUNT; id++) {
+		const struct futex_op_stats *os = futex_tracker_op(st->tracker, (enum futex_op_id)id);
+		if (!os->calls && !os->errors)
+			continue;
+		const char *op = futex_op_name((enum futex_op_id)id);
+		bool estimated;
+		uint64_t calls = op_calls(st, p, (enum futex_op_id)id, &estimated);
+		figure_rows_add(rows, (double)calls, "count", !estimated, "futex.op.%s.calls", op);
+		figure_rows_add(rows, (double)os->errors, "count", !os->estimated, "futex.op.%s.errors", op);
+		figure_rows_add(rows, (double)os->wait.count, "count", !os->estimated, "futex.op.%s.waits", op);
+		figure_rows_add(rows, ms(os->wait.total), "ms", !os->estimated, "futex.op.%s.wait_total_ms", op);
+		if (os->wait.count) {
+			figure_rows_add(rows, ms(duration_quantile(&os->wait, 0.99)), "ms", !os->estimated,
+					"futex.op.%s.wait_p99_ms", op);
+			figure_rows_add(rows, ms(os->wait.max), "ms", !os->estimated, "futex.op.%s.wait_max_ms", op);
+		}
+	}
+	struct futex_word *const *words;
+	size_t n = futex_tracker_words(st->tracker, &words);
+	for (size_t i = 0; i < n; i++) {
+		const struct futex_word *w = words[i];
+		figure_rows_add(rows, (double)w->calls, "count", !w->estimated, "futex.word.%s.calls", w->symbol);
+		figure_rows_add(rows, (double)w->wait.count, "count", !w->estimated, "futex.word.%s.waits", w->symbol);
+		figure_rows_add(rows, ms(w->wait.total), "ms", !w->estimated, "futex.word.%s.wait_total_ms", w->symbol);
+	}
 }

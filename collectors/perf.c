@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "sigprof/perf.h"
+#include "sigprof/sample.h"
 #include "sigprof/util.h"
 
 #define MAX_CPUS 4096
@@ -409,4 +410,80 @@ void perf_session_close(struct perf_session *s)
 	free(s->events);
 	free(s->cpus);
 	free(s);
+}
+
+struct event_spec *event_list_add(struct event_list *list, const char *name, const char *collector)
+{
+	GROW(list->specs, list->cap, list->count + 1);
+	struct event_spec *spec = &list->specs[list->count++];
+	memset(spec, 0, sizeof(*spec));
+	snprintf(spec->name, sizeof(spec->name), "%s", name);
+	snprintf(spec->collector, sizeof(spec->collector), "%s", collector);
+	return spec;
+}
+
+void event_list_truncate(struct event_list *list, size_t count)
+{
+	for (size_t i = count; i < list->count; i++) {
+		free(list->specs[i].tracepoint_format);
+		free(list->specs[i].tracepoint_filter);
+		free(list->specs[i].cpus);
+	}
+	if (count < list->count)
+		list->count = count;
+}
+
+void event_list_free(struct event_list *list)
+{
+	event_list_truncate(list, 0);
+	free(list->specs);
+	memset(list, 0, sizeof(*list));
+}
+
+enum call_graph_mode call_graph_for(const struct record_options *opts, enum call_graph_mode collector_default)
+{
+	return opts->call_graph_chosen ? opts->call_graph : collector_default;
+}
+
+uint32_t stack_user_size_for(const struct record_options *opts, uint32_t collector_default)
+{
+	return opts->call_graph_chosen ? opts->stack_user_size : collector_default;
+}
+
+void sampling_attr_init(struct perf_event_attr *attr, const struct record_options *opts, uint32_t type,
+			uint64_t config)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->size = sizeof(*attr);
+	attr->type = type;
+	attr->config = config;
+	attr->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+			    PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
+	if (opts->call_graph == CALL_GRAPH_FP)
+		attr->sample_type |= PERF_SAMPLE_CALLCHAIN;
+	if (opts->call_graph == CALL_GRAPH_DWARF) {
+		/*
+		 * The kernel walks its own frames; the user part of its chain
+		 * would be the frame-pointer walk that DWARF replaces, so it is
+		 * left out (as perf does) and the registers and stack copy
+		 * stand in for it.
+		 */
+		attr->sample_type |= PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+		attr->exclude_callchain_user = 1;
+		attr->sample_regs_user = SP_UNWIND_REGS_MASK;
+		attr->sample_stack_user = opts->stack_user_size ? opts->stack_user_size : DEFAULT_STACK_USER_SIZE;
+	}
+	attr->read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+	if (opts->period) {
+		attr->sample_period = opts->period;
+	} else {
+		attr->freq = 1;
+		attr->sample_freq = opts->frequency;
+	}
+	attr->disabled = 1;
+	attr->enable_on_exec = 1;
+	attr->sample_id_all = 1;
+	attr->exclude_kernel = opts->exclude_kernel;
+	attr->exclude_hv = 1;
+	attr->exclude_guest = 1;
 }

@@ -875,3 +875,32 @@ int pmu_event_max_precise(struct perf_event_attr *attr)
 	}
 	return err;
 }
+
+int event_list_add_parsed(struct event_list *list, const struct record_options *opts, const struct pmu_event *ev,
+			  const char *collector, enum call_graph_mode default_call_graph, char *reason,
+			  size_t reasonlen)
+{
+	struct record_options o = *opts;
+	o.call_graph = call_graph_for(opts, default_call_graph);
+	if (ev->source == PMU_SOURCE_TRACEPOINT) {
+		int err = tracepoint_add(list, &o, collector, ev->tracepoint_system, ev->tracepoint_name, true, reason,
+					 reasonlen);
+		if (!err)
+			pmu_event_apply(ev, &list->specs[list->count - 1].attr);
+		return err;
+	}
+	struct perf_event_attr attr;
+	sampling_attr_init(&attr, &o, ev->attr.type, ev->attr.config);
+	pmu_event_apply(ev, &attr);
+	if (ev->max_precise) {
+		int err = pmu_event_max_precise(&attr);
+		if (err < 0) {
+			snprintf(reason, reasonlen, "cannot open %s at any precision: %s", ev->name,
+				 perf_open_reason(err, &attr));
+			return err;
+		}
+	}
+	struct event_spec *spec = event_list_add(list, ev->name, collector);
+	spec->attr = attr;
+	return 0;
+}

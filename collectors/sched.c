@@ -41,8 +41,7 @@
 
 #include "sigprof/collector.h"
 #include "sigprof/json.h"
-#include "sigprof/profile.h"
-#include "sigprof/report.h"
+#include "sigprof/view.h"
 #include "sigprof/sched.h"
 #include "sigprof/tracepoint.h"
 #include "sigprof/util.h"
@@ -397,16 +396,18 @@ enum sched_event {
 };
 
 struct sched_state {
+	int self;             /* this collector's index in the profile */
 	struct sched_tracker *tracker;
 	unsigned char *kinds; /* sp_event index -> enum sched_event */
 	size_t kinds_cap;
 	uint64_t not_workload; /* system-wide hits on other tasks, dropped */
 };
 
-static void *sched_create(struct profile *p)
+static void *sched_create(const struct profile *p, int self)
 {
 	(void)p;
 	struct sched_state *st = xcalloc(1, sizeof(*st));
+	st->self = self;
 	st->tracker = sched_tracker_new();
 	return st;
 }
@@ -453,12 +454,12 @@ static enum sched_event classify(struct sched_state *st, const struct sp_event *
 /* The task a waking, wakeup_new or migration is about (its "pid" field), or -1. */
 static int64_t target_tid(const struct profile *p, const struct sp_sample *s)
 {
-	const struct tep_event *ev = tracepoint_of(&p->tracepoints, s);
+	const struct tep_event *ev = view_tracepoint_of(p, s);
 	int64_t pid;
 	return ev && tp_field_i64(ev, s, "pid", &pid) ? pid : -1;
 }
 
-static int sched_path_of(void *state, struct profile *p, const struct sp_sample *s)
+static int sched_path_of(void *state, const struct profile *p, const struct sp_sample *s)
 {
 	struct sched_state *st = state;
 	enum sched_event kind = classify(st, s->event);
@@ -477,9 +478,9 @@ static int sched_path_of(void *state, struct profile *p, const struct sp_sample 
  * switch-in, a few microseconds before its SWITCH record (which comes
  * after the context switch): take the earlier, as perf sched does.
  */
-static void switch_sample(struct sched_state *st, struct profile *p, const struct sp_sample *s, uint32_t stack)
+static void switch_sample(struct sched_state *st, const struct profile *p, const struct sp_sample *s, uint32_t stack)
 {
-	const struct tep_event *ev = tracepoint_of(&p->tracepoints, s);
+	const struct tep_event *ev = view_tracepoint_of(p, s);
 	int64_t prev_pid = s->tid, prev_state = 0, next_pid = 0;
 	if (!ev || !tp_field_i64(ev, s, "prev_state", &prev_state))
 		return;
@@ -490,7 +491,7 @@ static void switch_sample(struct sched_state *st, struct profile *p, const struc
 		sched_switch_in(st->tracker, (uint32_t)next_pid, s->time);
 }
 
-static void sched_sample(void *state, struct profile *p, const struct sp_sample *s, uint32_t stack)
+static void sched_sample(void *state, const struct profile *p, const struct sp_sample *s, uint32_t stack)
 {
 	struct sched_state *st = state;
 	enum sched_event kind = classify(st, s->event);
@@ -517,7 +518,7 @@ static void sched_sample(void *state, struct profile *p, const struct sp_sample 
 }
 
 /* SWITCH records close waits; FORK/COMM make a task known; EXIT ends it. */
-static void sched_record(void *state, struct profile *p, const struct perf_event_header *rec,
+static void sched_record(void *state, const struct profile *p, const struct perf_event_header *rec,
 			 const struct sp_sample_id *id)
 {
 	(void)p;
@@ -550,7 +551,7 @@ static void sched_record(void *state, struct profile *p, const struct perf_event
 	}
 }
 
-static void sched_finish(void *state, struct profile *p)
+static void sched_finish(void *state, const struct profile *p)
 {
 	(void)p;
 	struct sched_state *st = state;
@@ -566,13 +567,13 @@ struct sched_row {
 	struct sched_stack_stats stats;
 };
 
-static char *lkp_key_of_stack(const struct profile *p, const struct stack *s)
+static char *lkp_key_of_stack(const struct profile *p, uint32_t id)
 {
-	const uint32_t *frames = stack_frames(&p->stacks, s);
 	const char *names[SCHED_LKP_WINDOW];
-	size_t n = s->nframes < SCHED_LKP_WINDOW ? s->nframes : SCHED_LKP_WINDOW;
+	uint32_t depth = view_stack_depth(p, id);
+	size_t n = depth < SCHED_LKP_WINDOW ? depth : SCHED_LKP_WINDOW;
 	for (size_t i = 0; i < n; i++)
-		names[i] = p->stacks.frames[frames[i]].sym;
+		names[i] = view_stack_frame(p, id, (uint32_t)i)->sym;
 	char key[1024];
 	sched_lkp_key(names, n, key, sizeof(key));
 	return xstrdup(key);
@@ -581,17 +582,11 @@ static char *lkp_key_of_stack(const struct profile *p, const struct stack *s)
 /* The row key of a stack: its LKP key, or its frames leaf first joined with ';'. */
 static char *stack_key(const struct profile *p, uint32_t id, bool lkp)
 {
-	const struct stack *s = &p->stacks.stacks[id];
 	if (lkp)
-		return lkp_key_of_stack(p, s);
-	const uint32_t *frames = stack_frames(&p->stacks, s);
+		return lkp_key_of_stack(p, id);
+	static const struct stack_line_style style = { .separator = ";" };
 	struct strbuf sb = { 0 };
-	char buf[256];
-	for (uint32_t i = 0; i < s->nframes; i++) {
-		if (i)
-			sb_addstr(&sb, ";");
-		sb_addstr(&sb, frame_label(&p->stacks.frames[frames[i]], buf, sizeof(buf)));
-	}
+	view_stack_line(p, id, &style, &sb);
 	return sb.buf ? sb.buf : xstrdup("[unknown]");
 }
 
@@ -667,7 +662,7 @@ static double sched_path_figure(void *state, const struct profile *p, int path, 
 	size_t n = sched_stacks_with_waits(st->tracker, &ids);
 	uint64_t total = 0;
 	for (size_t i = 0; i < n; i++)
-		if (p->stacks.stacks[ids[i]].path == path)
+		if (view_stack_path(p, ids[i]) == path)
 			total += sched_stack_stats_of(st->tracker, ids[i])->wait_time.total;
 	free(ids);
 	return ms(total);
@@ -678,18 +673,11 @@ static double figure_avg_ms(const struct sched_figure *f)
 	return f->count ? ms(f->total) / (double)f->count : 0.0;
 }
 
-/* Whether the recording opened the collector (an unavailable one has no section). */
-static bool sched_opened(const struct profile *p)
-{
-	int c = profile_collector(p, "sched");
-	return c >= 0 && p->collectors[c].ok;
-}
-
 /* Where the recording saw wakings: "system-wide", "workload" (only those the workload did) or "none". */
 static const char *waking_scope(const struct profile *p)
 {
-	for (size_t i = 0; i < p->events.count; i++) {
-		const struct sp_event *ev = &p->events.events[i];
+	for (size_t i = 0; i < view_event_count(p); i++) {
+		const struct sp_event *ev = view_event(p, i);
 		if (strcmp(ev->name, "sched:sched_waking") == 0 || strcmp(ev->name, "sched:sched_wakeup") == 0)
 			return event_is_system_wide(ev) ? "system-wide" : "workload";
 	}
@@ -705,8 +693,8 @@ static const char *waking_scope(const struct profile *p)
 static uint64_t unsampled_hits(struct sched_state *st, const struct profile *p, enum sched_event kind)
 {
 	uint64_t missing = 0;
-	for (size_t i = 0; i < p->events.count; i++) {
-		const struct sp_event *ev = &p->events.events[i];
+	for (size_t i = 0; i < view_event_count(p); i++) {
+		const struct sp_event *ev = view_event(p, i);
 		if (strcmp(ev->collector, "sched") == 0 && classify(st, ev) == kind && ev->has_totals &&
 		    ev->total_value > ev->samples)
 			missing += ev->total_value - ev->samples;
@@ -744,14 +732,14 @@ static void text_totals(struct sched_state *st, const struct profile *p, FILE *o
 			(unsigned long long)switches, (unsigned long long)wakings);
 }
 
-static void text_row(const struct profile *p, const struct sched_row *r, const struct report_options *o,
+static void text_row(const struct profile *p, const struct sched_row *r, const struct view_options *o,
 		     FILE *out)
 {
 	const struct sched_stack_stats *s = &r->stats;
 	fprintf(out, "  %8llu %12.3f %9.3f %9.3f %12.3f %9.3f %9.3f %12.3f  %s\n",
 		(unsigned long long)s->wait_time.count, ms(s->wait_time.total), figure_avg_ms(&s->wait_time),
 		ms(s->wait_time.max), ms(s->sch_delay.total), figure_avg_ms(&s->sch_delay), ms(s->sch_delay.max),
-		ms(s->wait_and_delay.total), path_name(p->stacks.stacks[r->stack].path));
+		ms(s->wait_and_delay.total), path_name(view_stack_path(p, r->stack)));
 	if (o->sched_keys_lkp) {
 		fprintf(out, "        %s\n", r->key);
 		return;
@@ -767,12 +755,12 @@ static void text_row(const struct profile *p, const struct sched_row *r, const s
 		fprintf(out, "        ...\n");
 }
 
-static void sched_text(void *state, const struct profile *p, const struct report_options *o, FILE *out)
+static void sched_text(void *state, const struct profile *p, const struct view_options *o, FILE *out)
 {
 	struct sched_state *st = state;
 	const struct sched_totals *t = sched_tracker_totals(st->tracker);
 	const char *scope = waking_scope(p);
-	if (!sched_opened(p))
+	if (!view_collector_ok(p, st->self))
 		return;
 	fprintf(out, "\nScheduler waits (sched): %llu waits of the workload's tasks, wakings seen %s\n",
 		(unsigned long long)t->wait_time.count,
@@ -788,7 +776,7 @@ static void sched_text(void *state, const struct profile *p, const struct report
 		o->sched_keys_lkp ? "keys as LKP's perf-sched" : "leaf first");
 	fprintf(out, "  %8s %12s %9s %9s %12s %9s %9s %12s  %s\n", "waits", "wait tot ms", "avg", "max",
 		"delay tot ms", "avg", "max", "w+d tot ms", "path");
-	for (size_t i = 0; i < n && i < o->top_functions; i++)
+	for (size_t i = 0; i < n && i < o->top; i++)
 		text_row(p, &rows[i], o, out);
 	free_rows(rows, n);
 }
@@ -837,12 +825,11 @@ static void json_totals(struct json_writer *w, struct sched_state *st, const str
 
 static void json_row(struct json_writer *w, const struct profile *p, const struct sched_row *r)
 {
-	const struct stack *s = &p->stacks.stacks[r->stack];
 	json_object_begin(w, NULL);
 	json_string(w, "key", r->key);
-	json_string(w, "path", path_name(s->path));
+	json_string(w, "path", path_name(view_stack_path(p, r->stack)));
 	json_u64(w, "stacks", r->nstacks);
-	report_json_stack_frames(w, p, r->stack);
+	view_json_stack(w, p, r->stack);
 	json_figure(w, "wait_time", &r->stats.wait_time);
 	json_figure(w, "sch_delay", &r->stats.sch_delay);
 	json_figure(w, "wait_and_delay", &r->stats.wait_and_delay);
@@ -850,10 +837,10 @@ static void json_row(struct json_writer *w, const struct profile *p, const struc
 	json_end(w);
 }
 
-static void sched_json(void *state, const struct profile *p, const struct report_options *o, struct json_writer *w)
+static void sched_json(void *state, const struct profile *p, const struct view_options *o, struct json_writer *w)
 {
 	struct sched_state *st = state;
-	if (!sched_opened(p)) {
+	if (!view_collector_ok(p, st->self)) {
 		json_null(w, "sched");
 		return;
 	}
@@ -873,8 +860,49 @@ static void sched_json(void *state, const struct profile *p, const struct report
 	json_end(w);
 }
 
+/* ---- keyed figures ---- */
+
+static void figures_total(struct figure_rows *rows, const char *what, const struct duration_stats *d)
+{
+	figure_rows_add(rows, (double)d->count, "count", true, "sched.total.%s.count", what);
+	if (!d->count)
+		return;
+	figure_rows_add(rows, ms(d->total), "ms", true, "sched.total.%s.total_ms", what);
+	figure_rows_add(rows, ms(d->total) / (double)d->count, "ms", true, "sched.total.%s.avg_ms", what);
+	figure_rows_add(rows, ms(d->max), "ms", true, "sched.total.%s.max_ms", what);
+}
+
+/* Per LKP key, LKP's names: perf-sched.wait_time.avg.ms.KEY (lkp.md). */
+static void figures_lkp(struct figure_rows *rows, const char *what, const char *key, const struct sched_figure *f)
+{
+	figure_rows_add(rows, (double)f->count, "count", true, "perf-sched.%s.count.ms.%s", what, key);
+	figure_rows_add(rows, figure_avg_ms(f), "ms", true, "perf-sched.%s.avg.ms.%s", what, key);
+	figure_rows_add(rows, ms(f->max), "ms", true, "perf-sched.%s.max.ms.%s", what, key);
+}
+
+static void sched_figures(void *state, const struct profile *p, struct figure_rows *rows)
+{
+	struct sched_state *st = state;
+	if (!view_collector_ok(p, st->self))
+		return;
+	const struct sched_totals *t = sched_tracker_totals(st->tracker);
+	figures_total(rows, "wait_time", &t->wait_time);
+	figures_total(rows, "sch_delay", &t->sch_delay);
+	figures_total(rows, "wait_and_delay", &t->wait_and_delay);
+	figure_rows_add(rows, (double)t->migrations, "count", true, "sched.total.migrations");
+	struct sched_row *srows;
+	size_t n = sched_rows(st, p, true, &srows);
+	for (size_t i = 0; i < n; i++) {
+		figures_lkp(rows, "wait_time", srows[i].key, &srows[i].stats.wait_time);
+		figures_lkp(rows, "sch_delay", srows[i].key, &srows[i].stats.sch_delay);
+		figures_lkp(rows, "wait_and_delay", srows[i].key, &srows[i].stats.wait_and_delay);
+	}
+	free_rows(srows, n);
+}
+
 static const struct collector_analyzer sched_analyzer = {
 	.create = sched_create,
+	.figures = sched_figures,
 	.path_of = sched_path_of,
 	.sample = sched_sample,
 	.finish = sched_finish,

@@ -23,8 +23,7 @@
 
 #include "sigprof/collector.h"
 #include "sigprof/json.h"
-#include "sigprof/profile.h"
-#include "sigprof/report.h"
+#include "sigprof/view.h"
 #include "sigprof/signal.h"
 #include "sigprof/tracepoint.h"
 #include "sigprof/util.h"
@@ -452,6 +451,7 @@ static int signal_add_events(struct record_options *opts, struct event_list *eve
 /* ---- report side ---- */
 
 struct signal_report {
+	int self;                                  /* this collector's index in the profile */
 	struct signal_analysis *analysis;
 	const struct signal_tracepoint **by_event; /* event index -> its tracepoint, NULL: not one of ours */
 	bool *known;                               /* by_event[i] was looked up */
@@ -465,12 +465,12 @@ static uint32_t running_handlers(void *state, uint32_t pid, uint32_t tid, int *s
 	return signal_analysis_running_handlers(r->analysis, pid, tid, sigs, max);
 }
 
-static void *signal_create(struct profile *p)
+static void *signal_create(const struct profile *p, int self)
 {
+	(void)p;
 	struct signal_report *r = xcalloc(1, sizeof(*r));
+	r->self = self;
 	r->analysis = signal_analysis_new();
-	p->running_handlers = running_handlers;
-	p->running_handlers_state = r;
 	return r;
 }
 
@@ -503,7 +503,7 @@ static const struct signal_tracepoint *tracepoint_of_sample(struct signal_report
 	return r->by_event[i];
 }
 
-static int signal_path_of(void *state, struct profile *p, const struct sp_sample *s)
+static int signal_path_of(void *state, const struct profile *p, const struct sp_sample *s)
 {
 	const struct signal_tracepoint *tp = tracepoint_of_sample(state, s);
 	return tp ? tp->path : -1;
@@ -533,14 +533,14 @@ static bool decode_fields(const struct tep_event *ev, const struct sp_sample *s,
 	return true;
 }
 
-static void signal_sample(void *state, struct profile *p, const struct sp_sample *s, uint32_t stack)
+static void signal_sample(void *state, const struct profile *p, const struct sp_sample *s, uint32_t stack)
 {
 	struct signal_report *r = state;
 	const struct signal_tracepoint *tp = tracepoint_of_sample(r, s);
 	if (!tp)
 		return;
 	struct signal_event e = { .kind = tp->kind, .time = s->time, .pid = s->pid, .tid = s->tid, .stack = stack };
-	const struct tep_event *ev = tracepoint_of(&p->tracepoints, s);
+	const struct tep_event *ev = view_tracepoint_of(p, s);
 	if (!ev || !decode_fields(ev, s, &e)) {
 		r->undecodable++;
 		return;
@@ -548,7 +548,7 @@ static void signal_sample(void *state, struct profile *p, const struct sp_sample
 	signal_analysis_event(r->analysis, &e);
 }
 
-static void signal_finish(void *state, struct profile *p)
+static void signal_finish(void *state, const struct profile *p)
 {
 	struct signal_report *r = state;
 	signal_analysis_finish(r->analysis);
@@ -635,21 +635,12 @@ static void text_row(const struct signal_figures *f, FILE *out)
  */
 static void text_stack(const struct profile *p, const struct stack_count *row, FILE *out)
 {
-	const struct stack *s = &p->stacks.stacks[row->stack];
-	const uint32_t *frames = stack_frames(&p->stacks, s);
-	uint32_t first = 0;
-	while (first < s->nframes && p->stacks.frames[frames[first]].kernel)
-		first++;
-	if (first == s->nframes)
-		first = 0;
-	fprintf(out, "      %10llu  ", (unsigned long long)row->count);
-	char buf[256];
-	uint32_t shown = 0;
-	for (uint32_t i = first; i < s->nframes && shown < TEXT_FRAMES; i++, shown++)
-		fprintf(out, "%s%s", shown ? " <- " : "", frame_label(&p->stacks.frames[frames[i]], buf, sizeof(buf)));
-	if (first + shown < s->nframes)
-		fprintf(out, " <- ...");
-	fprintf(out, "\n");
+	static const struct stack_line_style style = { .separator = " <- ", .max_frames = TEXT_FRAMES,
+						       .user_frames = true, .more = " <- ..." };
+	struct strbuf line = { 0 };
+	view_stack_line(p, row->stack, &style, &line);
+	fprintf(out, "      %10llu  %s\n", (unsigned long long)row->count, line.buf ? line.buf : "");
+	sb_free(&line);
 }
 
 static void text_stacks(const struct profile *p, const char *title, const struct u64_map *counts, unsigned limit,
@@ -722,11 +713,10 @@ static void text_notes(const struct signal_report *r, FILE *out)
 		fprintf(out, "  note: %llu signal events could not be decoded\n", (unsigned long long)bad);
 }
 
-static void signal_text(void *state, const struct profile *p, const struct report_options *o, FILE *out)
+static void signal_text(void *state, const struct profile *p, const struct view_options *o, FILE *out)
 {
 	struct signal_report *r = state;
-	int c = profile_collector(p, "signal");
-	if (c < 0 || !p->collectors[c].ok)
+	if (!view_collector_ok(p, r->self))
 		return; /* the header says why */
 	const struct signal_figures *top[SIGNAL_MAX];
 	int seen = signals_by_busyness(r->analysis, top);
@@ -763,7 +753,7 @@ static void json_stacks(struct json_writer *w, const char *key, const struct pro
 	for (size_t i = 0; i < n && i < limit; i++) {
 		json_object_begin(w, NULL);
 		json_u64(w, "count", rows[i].count);
-		report_json_stack_frames(w, p, rows[i].stack);
+		view_json_stack(w, p, rows[i].stack);
 		json_end(w);
 	}
 	json_end(w);
@@ -786,8 +776,8 @@ static void json_totals(struct json_writer *w, const struct profile *p)
 	json_object_begin(w, "totals");
 	for (size_t t = 0; t < ARRAY_SIZE(signal_tracepoints); t++) {
 		const struct sp_event *found = NULL;
-		for (size_t e = 0; e < p->events.count && !found; e++) {
-			const struct sp_event *ev = &p->events.events[e];
+		for (size_t e = 0; e < view_event_count(p) && !found; e++) {
+			const struct sp_event *ev = view_event(p, e);
 			if (strcmp(ev->collector, "signal") == 0 && tracepoint_named(ev->name) == &signal_tracepoints[t])
 				found = ev;
 		}
@@ -831,7 +821,7 @@ static void json_signal(struct json_writer *w, const struct profile *p, const st
 	json_end(w);
 }
 
-static void signal_json(void *state, const struct profile *p, const struct report_options *o,
+static void signal_json(void *state, const struct profile *p, const struct view_options *o,
 			struct json_writer *w)
 {
 	struct signal_report *r = state;
@@ -846,7 +836,7 @@ static void signal_json(void *state, const struct profile *p, const struct repor
 }
 
 /* A thread that exits (inside a handler, say) ends its state, so a later thread reusing its tid starts clean. */
-static void signal_record(void *state, struct profile *p, const struct perf_event_header *rec,
+static void signal_record(void *state, const struct profile *p, const struct perf_event_header *rec,
 			  const struct sp_sample_id *id)
 {
 	(void)p;
@@ -857,8 +847,43 @@ static void signal_record(void *state, struct profile *p, const struct perf_even
 		signal_analysis_thread_exit(r->analysis, u32[0], u32[2]);
 }
 
+/* ---- keyed figures ---- */
+
+static void figures_duration(struct figure_rows *rows, const char *signame, const char *what,
+			     const struct duration_stats *d)
+{
+	if (!d->count)
+		return;
+	figure_rows_add(rows, micros(duration_quantile(d, 0.5)), "us", true, "signal.%s.%s.p50_us", signame, what);
+	figure_rows_add(rows, micros(duration_quantile(d, 0.99)), "us", true, "signal.%s.%s.p99_us", signame, what);
+	figure_rows_add(rows, micros(d->max), "us", true, "signal.%s.%s.max_us", signame, what);
+	figure_rows_add(rows, micros(duration_mean(d)), "us", true, "signal.%s.%s.avg_us", signame, what);
+}
+
+static void signal_figures(void *state, const struct profile *p, struct figure_rows *rows)
+{
+	const struct signal_report *r = state;
+	if (!view_collector_ok(p, r->self))
+		return;
+	char name[32];
+	for (int sig = 1; sig <= SIGNAL_MAX; sig++) {
+		const struct signal_figures *f = signal_analysis_figures(r->analysis, sig);
+		if (!f)
+			continue;
+		signal_name(sig, name, sizeof(name));
+		figure_rows_add(rows, (double)f->generated, "count", true, "signal.%s.generated", name);
+		figure_rows_add(rows, (double)f->delivered, "count", true, "signal.%s.delivered", name);
+		figure_rows_add(rows, (double)f->sigreturns, "count", true, "signal.%s.sigreturns", name);
+		figure_rows_add(rows, (double)not_delivered(f), "count", true, "signal.%s.not_delivered", name);
+		figures_duration(rows, name, "latency", &f->latency);
+		figures_duration(rows, name, "handler", &f->handler);
+	}
+}
+
 static const struct collector_analyzer signal_analyzer = {
 	.create = signal_create,
+	.figures = signal_figures,
+	.running_handlers = running_handlers,
 	.path_of = signal_path_of,
 	.sample = signal_sample,
 	.finish = signal_finish,

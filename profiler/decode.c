@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "sigprof/format.h"
-#include "sigprof/sample.h"
+#include "sigprof/decode.h"
 #include "sigprof/util.h"
 
 static void id_table_insert(struct sp_event_set *set, uint64_t id, uint32_t index)

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sigprof/collector.h"
+#include "sigprof/registry.h"
 #include "sigprof/commands.h"
 #include "sigprof/pmu.h"
 #include "sigprof/tracepoint.h"

@@ -16,6 +16,7 @@
 #include <lz4.h>
 
 #include "sigprof/collector.h"
+#include "sigprof/decode.h"
 #include "sigprof/profile.h"
 #include "sigprof/util.h"
 
@@ -67,9 +68,11 @@ static int collector_index(struct profile *p, const char *name)
 	memset(c, 0, sizeof(*c));
 	snprintf(c->name, sizeof(c->name), "%s", name);
 	c->ok = true;
-	c->impl = collector_find(name);
+	for (size_t k = 0; k < p->nknown_collectors && !c->impl; k++)
+		if (strcmp(p->known_collectors[k]->name, name) == 0)
+			c->impl = p->known_collectors[k];
 	if (c->impl && c->impl->analyzer)
-		c->state = c->impl->analyzer->create(p);
+		c->state = c->impl->analyzer->create(p, p->ncollectors);
 	return p->ncollectors++;
 }
 
@@ -214,9 +217,9 @@ static uint32_t user_frame_of(struct loader *l, uint32_t pid, const struct unwin
 
 /*
  * Signal frames the unwinder could not name (the handler took no siginfo)
- * are named from the handlers the signal collector sees running on the
+ * are named from the handlers an analyzer sees running on the
  * sample's thread: the k-th signal frame from the leaf whose handler has
- * not returned (a frame whose thread is in rt_sigreturn has: the collector
+ * not returned (a frame whose thread is in rt_sigreturn has: the signal collector
  * closed it at the syscall's entry) is the k-th innermost running handler.
  * Only when the two agree: as many running handlers as such frames on a
  * stack unwound whole (at least as many on one cut short), and each frame
@@ -226,8 +229,6 @@ static uint32_t user_frame_of(struct loader *l, uint32_t pid, const struct unwin
  */
 static void name_signal_frames(struct profile *p, const struct sp_sample *s, struct unwind_result *r)
 {
-	if (!p->running_handlers)
-		return;
 	uint32_t signal_frames = 0, unnamed = 0;
 	for (size_t i = 0; i < r->nframes; i++)
 		if (r->frames[i].kind == UNWIND_FRAME_SIGNAL && !r->frames[i].returned) {
@@ -236,8 +237,15 @@ static void name_signal_frames(struct profile *p, const struct sp_sample *s, str
 		}
 	if (!unnamed)
 		return;
+	const struct collector_info *handlers = NULL;
+	for (int c = 0; c < p->ncollectors && !handlers; c++)
+		if (p->collectors[c].state && p->collectors[c].impl->analyzer->running_handlers)
+			handlers = &p->collectors[c];
+	if (!handlers)
+		return;
 	int sigs[UNWIND_MAX_FRAMES];
-	uint32_t running = p->running_handlers(p->running_handlers_state, s->pid, s->tid, sigs, UNWIND_MAX_FRAMES);
+	uint32_t running = handlers->impl->analyzer->running_handlers(handlers->state, s->pid, s->tid, sigs,
+									UNWIND_MAX_FRAMES);
 	if (r->failure == UNWIND_COMPLETE ? running != signal_frames : running < signal_frames)
 		return;
 	uint32_t k = 0;
@@ -562,6 +570,10 @@ int profile_load(const char *file, const struct profile_options *opts, struct pr
 	memset(p, 0, sizeof(*p));
 	p->file = file;
 	p->procs = proc_table_new();
+	if (opts) {
+		p->known_collectors = opts->collectors;
+		p->nknown_collectors = opts->collectors ? opts->ncollectors : 0;
+	}
 	stack_table_init(&p->stacks, opts ? opts->rules : NULL);
 	if (opts && opts->srcline)
 		stack_table_enable_srcline(&p->stacks);

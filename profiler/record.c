@@ -23,7 +23,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "sigprof/collector.h"
+#include "sigprof/registry.h"
 #include "sigprof/commands.h"
 #include "sigprof/format.h"
 #include "sigprof/pmu.h"

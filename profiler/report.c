@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "sigprof/commands.h"
+#include "sigprof/registry.h"
 #include "sigprof/report.h"
 #include "sigprof/util.h"
 
@@ -143,16 +144,16 @@ static int parse_report_args(int argc, char **argv, struct report_options *o, st
 			o->format = REPORT_FOLDED;
 			break;
 		case 'n':
-			if (parse_count("-n", optarg, 1000000, &o->top_functions) < 0)
+			if (parse_count("-n", optarg, 1000000, &o->view.top) < 0)
 				return -EINVAL;
 			break;
 		case OPT_STACKS:
-			if (parse_count("--stacks", optarg, 1000000, &o->stacks_per_path) < 0)
+			if (parse_count("--stacks", optarg, 1000000, &o->view.stacks_per_path) < 0)
 				return -EINVAL;
-			o->stacks_limit_given = true;
+			o->view.stacks_limit_given = true;
 			break;
 		case OPT_MAX_FRAMES:
-			if (parse_count("--max-frames", optarg, 100000, &o->max_frames) < 0)
+			if (parse_count("--max-frames", optarg, 100000, &o->view.max_frames) < 0)
 				return -EINVAL;
 			break;
 		case OPT_SORT:
@@ -187,7 +188,7 @@ static int parse_report_args(int argc, char **argv, struct report_options *o, st
 			break;
 		case OPT_SCHED_KEYS:
 			if (strcmp(optarg, "lkp") == 0) {
-				o->sched_keys_lkp = true;
+				o->view.sched_keys_lkp = true;
 			} else if (strcmp(optarg, "stack") != 0) {
 				sp_error("report: --sched-keys %s: expected lkp or stack", QUOTED(optarg));
 				return -EINVAL;
@@ -217,107 +218,6 @@ static int parse_report_args(int argc, char **argv, struct report_options *o, st
 	return check_output_options(json, folded, given, o->format);
 }
 
-const char *dso_short_name(const char *dso)
-{
-	const char *slash = strrchr(dso, '/');
-	return slash && slash[1] ? slash + 1 : dso;
-}
-
-const char *frame_label(const struct frame *f, char *buf, size_t buflen)
-{
-	if (f->sym)
-		return f->sym;
-	snprintf(buf, buflen, "%s+0x%llx", dso_short_name(f->dso), (unsigned long long)f->addr);
-	return buf;
-}
-
-const char *frame_srcline(const struct frame *f, char *buf, size_t buflen)
-{
-	if (!f->srcfile)
-		return NULL;
-	snprintf(buf, buflen, "%s:%u", dso_short_name(f->srcfile), f->line);
-	return buf;
-}
-
-static const struct profile *sort_profile;
-static enum function_sort sort_key;
-
-static int compare_functions(const void *a, const void *b)
-{
-	const struct function_row *x = a, *y = b;
-	if (sort_key == SORT_NAME) {
-		char bx[128], by[128];
-		const struct frame *fx = &sort_profile->stacks.frames[x->frame];
-		const struct frame *fy = &sort_profile->stacks.frames[y->frame];
-		int c = strcmp(frame_label(fx, bx, sizeof(bx)), frame_label(fy, by, sizeof(by)));
-		if (c)
-			return c;
-	}
-	uint64_t kx = sort_key == SORT_TOTAL ? x->total : x->self;
-	uint64_t ky = sort_key == SORT_TOTAL ? y->total : y->self;
-	if (kx != ky)
-		return kx < ky ? 1 : -1;
-	if (x->total != y->total)
-		return x->total < y->total ? 1 : -1;
-	return x->frame < y->frame ? -1 : x->frame > y->frame;
-}
-
-size_t report_functions(const struct profile *p, int collector, enum function_sort sort,
-			struct function_row **rows)
-{
-	const struct stack_table *t = &p->stacks;
-	struct function_row *all = xcalloc(t->nframes + 1, sizeof(*all));
-	uint32_t *seen = xcalloc(t->nframes + 1, sizeof(*seen));
-	for (size_t s = 0; s < t->nstacks; s++) {
-		const struct stack *st = &t->stacks[s];
-		if ((int)st->collector != collector || !st->nframes)
-			continue;
-		const uint32_t *frames = stack_frames(t, st);
-		all[frames[0]].self += st->count;
-		for (uint32_t i = 0; i < st->nframes; i++) {
-			if (seen[frames[i]] == s + 1)
-				continue; /* recursion: count a function once per stack */
-			seen[frames[i]] = (uint32_t)s + 1;
-			all[frames[i]].total += st->count;
-		}
-	}
-	size_t n = 0;
-	for (size_t f = 0; f < t->nframes; f++)
-		if (all[f].total) {
-			all[n] = all[f];
-			all[n++].frame = (uint32_t)f;
-		}
-	free(seen);
-	sort_profile = p;
-	sort_key = sort;
-	qsort(all, n, sizeof(*all), compare_functions);
-	*rows = all;
-	return n;
-}
-
-static int compare_stack_ids(const void *a, const void *b)
-{
-	const struct stack *x = &sort_profile->stacks.stacks[*(const uint32_t *)a];
-	const struct stack *y = &sort_profile->stacks.stacks[*(const uint32_t *)b];
-	if (x->count != y->count)
-		return x->count < y->count ? 1 : -1;
-	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
-}
-
-size_t report_stacks(const struct profile *p, int collector, int path, uint32_t **ids)
-{
-	const struct stack_table *t = &p->stacks;
-	uint32_t *out = xmalloc((t->nstacks + 1) * sizeof(*out));
-	size_t n = 0;
-	for (size_t s = 0; s < t->nstacks; s++)
-		if ((int)t->stacks[s].collector == collector && (path < 0 || t->stacks[s].path == path))
-			out[n++] = (uint32_t)s;
-	sort_profile = p;
-	qsort(out, n, sizeof(*out), compare_stack_ids);
-	*ids = out;
-	return n;
-}
-
 static int folded_collector(const struct profile *p, const char *name)
 {
 	for (int c = 0; c < p->ncollectors; c++)
@@ -335,7 +235,7 @@ static int report_folded(const struct profile *p, const struct report_options *o
 		return -ENOENT;
 	}
 	uint32_t *ids;
-	size_t n = report_stacks(p, c, -1, &ids);
+	size_t n = view_stacks(p, c, -1, &ids);
 	char buf[256];
 	for (size_t i = 0; i < n; i++) {
 		const struct stack *s = &p->stacks.stacks[ids[i]];
@@ -356,10 +256,10 @@ static int report_folded(const struct profile *p, const struct report_options *o
 
 int cmd_report(int argc, char **argv)
 {
-	struct report_options o = { .input = "sigprof.data", .top_functions = 15, .stacks_per_path = 3,
-				    .max_frames = 24 };
+	struct report_options o = { .input = "sigprof.data",
+				    .view = { .top = 15, .stacks_per_path = 3, .max_frames = 24 } };
 	struct path_rules *rules = path_rules_new();
-	struct profile_options po = { .rules = rules };
+	struct profile_options po = { .rules = rules, .collectors = collector_table, .ncollectors = collector_count };
 	if (parse_report_args(argc, argv, &o, rules, &po) < 0) {
 		path_rules_free(rules);
 		return EXIT_USAGE;

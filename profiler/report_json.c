@@ -129,54 +129,15 @@ static void write_paths(struct json_writer *w, const struct profile *p)
 	json_end(w);
 }
 
-/* With --srcline: "srcline", "file", "line" where DWARF gives a line, "inlined": true for an inlined call. */
-static void write_frame_source(struct json_writer *w, const struct frame *f)
-{
-	char buf[256];
-	if (frame_srcline(f, buf, sizeof(buf))) {
-		json_string(w, "srcline", buf);
-		json_string(w, "file", f->srcfile);
-		json_u64(w, "line", f->line);
-	}
-	if (f->inlined)
-		json_bool(w, "inlined", true);
-}
-
-void report_json_frame(struct json_writer *w, const struct frame *f)
-{
-	char buf[256];
-	json_object_begin(w, NULL);
-	json_string(w, "sym", frame_label(f, buf, sizeof(buf)));
-	json_string(w, "dso", f->dso);
-	if (!f->sym) {
-		snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)f->addr);
-		json_string(w, "offset", buf);
-	}
-	if (f->synthetic)
-		json_bool(w, "synthetic", true);
-	write_frame_source(w, f);
-	json_end(w);
-}
-
-void report_json_stack_frames(struct json_writer *w, const struct profile *p, uint32_t stack)
-{
-	const struct stack *s = &p->stacks.stacks[stack];
-	const uint32_t *frames = stack_frames(&p->stacks, s);
-	json_array_begin(w, "frames");
-	for (uint32_t k = 0; k < s->nframes; k++)
-		report_json_frame(w, &p->stacks.frames[frames[k]]);
-	json_end(w);
-}
-
 static void write_stacks(struct json_writer *w, const struct profile *p, const struct report_options *o)
 {
 	json_array_begin(w, "stacks");
 	for (int c = 0; c < p->ncollectors; c++) {
 		for (int path = 0; path < PATH_COUNT; path++) {
 			uint32_t *ids;
-			size_t n = report_stacks(p, c, path, &ids);
-			if (o->stacks_limit_given && n > o->stacks_per_path)
-				n = o->stacks_per_path;
+			size_t n = view_stacks(p, c, path, &ids);
+			if (o->view.stacks_limit_given && n > o->view.stacks_per_path)
+				n = o->view.stacks_per_path;
 			for (size_t i = 0; i < n; i++) {
 				const struct stack *s = &p->stacks.stacks[ids[i]];
 				json_object_begin(w, NULL);
@@ -184,7 +145,7 @@ static void write_stacks(struct json_writer *w, const struct profile *p, const s
 				json_string(w, "path", path_name(s->path));
 				json_u64(w, "count", s->count);
 				json_u64(w, "weight", s->weight);
-				report_json_stack_frames(w, p, ids[i]);
+				view_json_stack(w, p, ids[i]);
 				json_end(w);
 			}
 			free(ids);
@@ -199,14 +160,14 @@ static void write_functions(struct json_writer *w, const struct profile *p, cons
 	char buf[256];
 	for (int c = 0; c < p->ncollectors; c++) {
 		struct function_row *rows;
-		size_t n = report_functions(p, c, o->sort, &rows);
-		for (size_t i = 0; i < n && i < o->top_functions; i++) {
+		size_t n = view_functions(p, c, o->sort, &rows);
+		for (size_t i = 0; i < n && i < o->view.top; i++) {
 			const struct frame *f = &p->stacks.frames[rows[i].frame];
 			json_object_begin(w, NULL);
 			json_string(w, "collector", p->collectors[c].name);
 			json_string(w, "sym", frame_label(f, buf, sizeof(buf)));
 			json_string(w, "dso", f->dso);
-			write_frame_source(w, f);
+			view_json_frame_source(w, f);
 			json_u64(w, "self", rows[i].self);
 			json_u64(w, "total", rows[i].total);
 			json_end(w);
@@ -227,7 +188,7 @@ void report_json(const struct profile *p, const struct report_options *o, FILE *
 	for (int c = 0; c < p->ncollectors; c++) {
 		const struct collector_info *ci = &p->collectors[c];
 		if (ci->state && ci->impl->analyzer->json)
-			ci->impl->analyzer->json(ci->state, p, o, &w);
+			ci->impl->analyzer->json(ci->state, p, &o->view, &w);
 	}
 	write_functions(&w, p, o);
 	write_stacks(&w, p, o);

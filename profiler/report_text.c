@@ -159,12 +159,12 @@ static void print_functions(const struct profile *p, int c, const struct report_
 {
 	const struct collector_info *ci = &p->collectors[c];
 	struct function_row *rows;
-	size_t n = report_functions(p, c, o->sort, &rows);
+	size_t n = view_functions(p, c, o->sort, &rows);
 	fprintf(out, "\nTop functions, %s samples (%s)\n", ci->name,
 		o->sort == SORT_TOTAL ? "by total" : o->sort == SORT_NAME ? "by name" : "by self");
 	fprintf(out, "  %10s %7s %10s %7s  %-40s %s\n", "self", "%", "total", "%", "function", "dso");
 	char buf[256], source[256];
-	for (size_t i = 0; i < n && i < o->top_functions; i++) {
+	for (size_t i = 0; i < n && i < o->view.top; i++) {
 		const struct frame *f = &p->stacks.frames[rows[i].frame];
 		const char *srcline = frame_srcline(f, source, sizeof(source));
 		fprintf(out, "  %10llu %7s %10llu %7s  %-40s %s%s%s%s\n", (unsigned long long)rows[i].self,
@@ -175,24 +175,6 @@ static void print_functions(const struct profile *p, int c, const struct report_
 	free(rows);
 }
 
-void report_text_frame(FILE *out, const struct frame *f)
-{
-	char buf[256], label[300], source[256];
-	snprintf(label, sizeof(label), "%s%s", frame_label(f, buf, sizeof(buf)), f->inlined ? " (inlined)" : "");
-	const char *srcline = frame_srcline(f, source, sizeof(source));
-	fprintf(out, "        %-48s %s%s%s\n", label, dso_short_name(f->dso), srcline ? "  " : "", srcline ? srcline : "");
-}
-
-void report_text_stack(const struct profile *p, uint32_t stack, unsigned max_frames, FILE *out)
-{
-	const struct stack *s = &p->stacks.stacks[stack];
-	const uint32_t *frames = stack_frames(&p->stacks, s);
-	for (uint32_t i = 0; i < s->nframes && i < max_frames; i++)
-		report_text_frame(out, &p->stacks.frames[frames[i]]);
-	if (s->nframes > max_frames)
-		fprintf(out, "        ... %u more frames\n", s->nframes - max_frames);
-}
-
 static void print_stacks(const struct profile *p, int c, const struct report_options *o, FILE *out)
 {
 	const struct collector_info *ci = &p->collectors[c];
@@ -201,14 +183,14 @@ static void print_stacks(const struct profile *p, int c, const struct report_opt
 		if (!ci->path_samples[path])
 			continue;
 		uint32_t *ids;
-		size_t n = report_stacks(p, c, path, &ids);
+		size_t n = view_stacks(p, c, path, &ids);
 		fprintf(out, "\n  %s: %llu samples (%s), %zu distinct stacks\n", path_name(path),
 			(unsigned long long)ci->path_samples[path], SHARE(ci->path_samples[path], ci->samples), n);
-		for (size_t i = 0; i < n && i < o->stacks_per_path; i++) {
+		for (size_t i = 0; i < n && i < o->view.stacks_per_path; i++) {
 			const struct stack *s = &p->stacks.stacks[ids[i]];
 			fprintf(out, "    %llu samples (%s of %s)\n", (unsigned long long)s->count,
 				SHARE(s->count, ci->path_samples[path]), path_name(path));
-			report_text_stack(p, ids[i], o->max_frames, out);
+			view_text_stack(p, ids[i], o->view.max_frames, out);
 		}
 		free(ids);
 	}
@@ -221,7 +203,7 @@ void report_text(const struct profile *p, const struct report_options *o, FILE *
 	for (int c = 0; c < p->ncollectors; c++) {
 		const struct collector_info *ci = &p->collectors[c];
 		if (ci->state && ci->impl->analyzer->text)
-			ci->impl->analyzer->text(ci->state, p, o, out);
+			ci->impl->analyzer->text(ci->state, p, &o->view, out);
 	}
 	for (int c = 0; c < p->ncollectors; c++) {
 		const struct collector_analyzer *an = analyzer_of(&p->collectors[c]);

@@ -35,7 +35,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sigprof/collector.h"
+#include "sigprof/registry.h"
 #include "sigprof/commands.h"
 #include "sigprof/futex_op.h"
 #include "sigprof/json.h"

@@ -27,6 +27,7 @@
 #include <criterion/criterion.h>
 
 #include "sigprof/profile.h"
+#include "sigprof/registry.h"
 #include "sigprof/report.h"
 #include "sigprof/symbolize.h"
 #include "sigprof/util.h"
@@ -306,10 +307,10 @@ static inline char *report_of(const char *path, enum report_format format)
 {
 	struct profile p;
 	char err[256] = "";
-	struct profile_options popts = { 0 };
+	struct profile_options popts = { .collectors = collector_table, .ncollectors = collector_count };
 	cr_assert_eq(profile_load(path, &popts, &p, err, sizeof(err)), 0, "%s", err);
-	struct report_options o = { .input = path, .format = format, .top_functions = 5, .stacks_per_path = 3,
-				    .max_frames = 8 };
+	struct report_options o = { .input = path, .format = format,
+				    .view = { .top = 5, .stacks_per_path = 3, .max_frames = 8 } };
 	char *text = NULL;
 	size_t len = 0;
 	FILE *out = open_memstream(&text, &len);

@@ -4,7 +4,13 @@
  * A collector owns one subject (CPU time, scheduler waits, signals, ...):
  * on the record side it says which events to open; on the report side it
  * names what its samples mean.  Collectors are listed once, in
- * collectors/registry.c; record and report iterate that table.
+ * collectors/registry.c (registry.h); record iterates that table and
+ * report hands it to the profile loader (profile_options).
+ *
+ * Layer: model.  This header is the interface between the model and the
+ * collectors: the loader drives analyzers through it without knowing any
+ * collector; the record side's types (event lists, record options) are
+ * the kernel interface's (perf.h).
  */
 #ifndef SIGPROF_COLLECTOR_H
 #define SIGPROF_COLLECTOR_H
@@ -19,52 +25,9 @@
 
 struct profile;
 struct pmu_event;
-struct report_options;
 struct json_writer;
-
-enum call_graph_mode {
-	CALL_GRAPH_FP,    /* the kernel's callchain: kernel frames + frame-pointer user frames */
-	CALL_GRAPH_NONE,  /* the sampled IP only */
-	CALL_GRAPH_DWARF, /* the kernel's callchain for kernel frames; user registers and a copy of the user
-			     stack, unwound with DWARF CFI at report time */
-};
-
-/* Bytes of user stack a DWARF sample copies under --call-graph dwarf without a SIZE (perf's default). */
-#define DEFAULT_STACK_USER_SIZE 8192u
-/*
- * Bytes of user stack the futex and sched collectors copy by default (no
- * --call-graph): they sample far more often than the cpu collector, and the
- * copy is most of their record.  A quarter of perf's default still names
- * every function of the futex-wait stacks measured in docs/performance.md
- * (stress-ng's stop short of _start only); at 4096 the recorder wrote
- * 300 MB/s on stress-ng --futex and lost a quarter of it on a busy machine.
- */
-#define WAIT_STACK_USER_SIZE 2048u
-/* The kernel's bound: a sample record's size is a u16, the stack size a multiple of 8 below it. */
-#define MAX_STACK_USER_SIZE 65528u
-
-enum futex_mode {
-	FUTEX_SAMPLE, /* every call up to a rate bound, a bounded rate with weights above it */
-	FUTEX_TRACE,  /* every call */
-	FUTEX_COUNT,  /* exact totals per op only */
-};
-
-struct record_options {
-	uint64_t frequency;         /* samples per second per CPU, when period is 0 */
-	uint64_t period;            /* sample every period events; 0: use frequency */
-	enum call_graph_mode call_graph; /* the user's --call-graph; meaningful when call_graph_chosen */
-	bool call_graph_chosen;          /* false: each collector takes its own default (call_graph_for()) */
-	uint32_t stack_user_size;        /* bytes of user stack per DWARF sample; with call_graph_chosen */
-	bool exclude_kernel;        /* set when the kernel may not be sampled (not root, paranoid > 1) */
-	enum futex_mode futex;      /* --futex */
-	bool want_data_mmaps;       /* a collector names data addresses (futex words): record data mappings too */
-};
-
-/* A growable list of event specs that collectors append to. */
-struct event_list {
-	struct event_spec *specs;
-	size_t count, cap;
-};
+struct view_options;
+struct figure_rows;
 
 struct collector {
 	const char *name;
@@ -94,20 +57,23 @@ struct collector {
 };
 
 /*
- * A collector's report side.  The loader calls, for each of the
+ * A collector's report side.  The loader creates it with the profile and
+ * the collector's own index there (its handle: stacks carry that index; no
+ * collector looks itself up by name), then calls, for each of the
  * collector's samples in time order: path_of() (the path the sample is
  * charged to, or -1 to take its stack's path from the frames), then
  * sample() with the interned stack (unless path_of() said PATH_NOT_WORKLOAD).
  * finish() runs once after the last record; text() prints the collector's
- * section after the path table, json() writes its top-level key(s).
+ * section after the path table, json() writes its top-level key(s).  An
+ * analyzer reads the profile only through view.h.
  */
 struct collector_analyzer {
-	void *(*create)(struct profile *p);
-	int (*path_of)(void *state, struct profile *p, const struct sp_sample *s);
-	void (*sample)(void *state, struct profile *p, const struct sp_sample *s, uint32_t stack);
-	void (*finish)(void *state, struct profile *p);
-	void (*text)(void *state, const struct profile *p, const struct report_options *o, FILE *out);
-	void (*json)(void *state, const struct profile *p, const struct report_options *o, struct json_writer *w);
+	void *(*create)(const struct profile *p, int self);
+	int (*path_of)(void *state, const struct profile *p, const struct sp_sample *s);
+	void (*sample)(void *state, const struct profile *p, const struct sp_sample *s, uint32_t stack);
+	void (*finish)(void *state, const struct profile *p);
+	void (*text)(void *state, const struct profile *p, const struct view_options *o, FILE *out);
+	void (*json)(void *state, const struct profile *p, const struct view_options *o, struct json_writer *w);
 	void (*destroy)(void *state);
 	/*
 	 * Optional: every kernel record that is not a sample (COMM, FORK, EXIT,
@@ -116,7 +82,7 @@ struct collector_analyzer {
 	 * analyzer with this hook sees every such record, whichever event
 	 * carried it: the task records come with the first event of the run.
 	 */
-	void (*record)(void *state, struct profile *p, const struct perf_event_header *rec,
+	void (*record)(void *state, const struct profile *p, const struct perf_event_header *rec,
 		       const struct sp_sample_id *id);
 	/*
 	 * Optional: figures of this collector per path (sched: wait time in
@@ -134,6 +100,29 @@ struct collector_analyzer {
 	 * are plain samples; the analyzer adds figures beside them).
 	 */
 	bool show_stacks;
+	/*
+	 * Optional: the figures of this collector's section as keyed rows
+	 * (view.h): stable dotted keys beginning with the collector's name,
+	 * each with a value, a unit and whether it is exact.
+	 */
+	void (*figures)(void *state, const struct profile *p, struct figure_rows *rows);
+
+	/* ---- hooks: what the loader or another collector may ask of this one ---- */
+
+	/*
+	 * Optional: the signals whose handlers run on thread tid of process pid
+	 * at the time of the sample being loaded, innermost first, into sigs (at
+	 * most max); returns how many run.  The loader names the signal frames
+	 * the unwinder found without a siginfo with them (the signal collector).
+	 */
+	uint32_t (*running_handlers)(void *state, uint32_t pid, uint32_t tid, int *sigs, uint32_t max);
+	/*
+	 * Optional: whether [start, end) of process pid holds data this
+	 * collector knows (the futex collector: a futex word).  Asked by
+	 * other analyzers after the last sample, from their finish() (c2c
+	 * marks such cachelines), through view_data_marked_by().
+	 */
+	bool (*marks_data)(void *state, uint32_t pid, uint64_t start, uint64_t end);
 };
 
 /* One figure per path of a collector (collector_analyzer.path_figures). */
@@ -143,51 +132,11 @@ struct path_figure {
 	int decimals;       /* 0: a count, written as an integer */
 };
 
-/* The JSON key of a path figure: "sched_wait_ms", "c2c_hitm_local". */
-const char *path_figure_key(const char *collector, const struct path_figure *f, char *buf, size_t len);
-
 /*
  * What path_of() returns for a sample that concerns no task of the
  * workload (a system-wide event's hit on some other task): the loader
  * drops it, neither interned nor counted, and sample() is not called.
  */
 #define PATH_NOT_WORKLOAD (-2)
-
-extern const struct collector *const collector_table[];
-extern const size_t collector_count;
-const struct collector *collector_find(const char *name);
-
-/* The collector an event the user named belongs to: the first whose owns_event() says so, else "events". */
-const struct collector *collector_for_event(const struct pmu_event *ev);
-
-/* Shared helpers for collectors. */
-struct event_spec *event_list_add(struct event_list *list, const char *name, const char *collector);
-/* Drop the specs from index count on (what a collector added before it failed). */
-void event_list_truncate(struct event_list *list, size_t count);
-void event_list_free(struct event_list *list);
-/*
- * Append a parsed event (pmu.h) for collector, sampled as opts says (the
- * user's frequency or period and call graph; default call graph
- * default_call_graph), a tracepoint at every hit with its raw data.  With
- * :P the highest precise_ip that opens here is taken.  0, or -errno with
- * the reason in reason.
- */
-int event_list_add_parsed(struct event_list *list, const struct record_options *opts, const struct pmu_event *ev,
-			  const char *collector, enum call_graph_mode default_call_graph, char *reason,
-			  size_t reasonlen);
-/*
- * The call-graph mode a collector's events use: the user's --call-graph when
- * given, else the collector's own default.
- */
-enum call_graph_mode call_graph_for(const struct record_options *opts, enum call_graph_mode collector_default);
-/* Likewise the bytes of user stack its DWARF samples copy: the user's SIZE, else the collector's default. */
-uint32_t stack_user_size_for(const struct record_options *opts, uint32_t collector_default);
-/*
- * The attr every sampling event starts from: identifier, tid, time, cpu,
- * period, and the stack opts->call_graph asks for (callchain; with DWARF
- * the kernel part of the callchain plus user registers and stack).
- */
-void sampling_attr_init(struct perf_event_attr *attr, const struct record_options *opts, uint32_t type,
-			uint64_t config);
 
 #endif

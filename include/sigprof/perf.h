@@ -39,6 +39,70 @@ struct event_spec {
 				       on those only (hybrid parts) */
 };
 
+enum call_graph_mode {
+	CALL_GRAPH_FP,    /* the kernel's callchain: kernel frames + frame-pointer user frames */
+	CALL_GRAPH_NONE,  /* the sampled IP only */
+	CALL_GRAPH_DWARF, /* the kernel's callchain for kernel frames; user registers and a copy of the user
+			     stack, unwound with DWARF CFI at report time */
+};
+
+/* Bytes of user stack a DWARF sample copies under --call-graph dwarf without a SIZE (perf's default). */
+#define DEFAULT_STACK_USER_SIZE 8192u
+/*
+ * Bytes of user stack the futex and sched collectors copy by default (no
+ * --call-graph): they sample far more often than the cpu collector, and the
+ * copy is most of their record.  A quarter of perf's default still names
+ * every function of the futex-wait stacks measured in docs/performance.md
+ * (stress-ng's stop short of _start only); at 4096 the recorder wrote
+ * 300 MB/s on stress-ng --futex and lost a quarter of it on a busy machine.
+ */
+#define WAIT_STACK_USER_SIZE 2048u
+/* The kernel's bound: a sample record's size is a u16, the stack size a multiple of 8 below it. */
+#define MAX_STACK_USER_SIZE 65528u
+
+enum futex_mode {
+	FUTEX_SAMPLE, /* every call up to a rate bound, a bounded rate with weights above it */
+	FUTEX_TRACE,  /* every call */
+	FUTEX_COUNT,  /* exact totals per op only */
+};
+
+struct record_options {
+	uint64_t frequency;         /* samples per second per CPU, when period is 0 */
+	uint64_t period;            /* sample every period events; 0: use frequency */
+	enum call_graph_mode call_graph; /* the user's --call-graph; meaningful when call_graph_chosen */
+	bool call_graph_chosen;          /* false: each collector takes its own default (call_graph_for()) */
+	uint32_t stack_user_size;        /* bytes of user stack per DWARF sample; with call_graph_chosen */
+	bool exclude_kernel;        /* set when the kernel may not be sampled (not root, paranoid > 1) */
+	enum futex_mode futex;      /* --futex */
+	bool want_data_mmaps;       /* a collector names data addresses (futex words): record data mappings too */
+};
+
+/* A growable list of event specs that collectors append to. */
+struct event_list {
+	struct event_spec *specs;
+	size_t count, cap;
+};
+
+/* The event list: what a recording opens, built by the collectors. */
+struct event_spec *event_list_add(struct event_list *list, const char *name, const char *collector);
+/* Drop the specs from index count on (what a collector added before it failed). */
+void event_list_truncate(struct event_list *list, size_t count);
+void event_list_free(struct event_list *list);
+/*
+ * The call-graph mode a collector's events use: the user's --call-graph when
+ * given, else the collector's own default.
+ */
+enum call_graph_mode call_graph_for(const struct record_options *opts, enum call_graph_mode collector_default);
+/* Likewise the bytes of user stack its DWARF samples copy: the user's SIZE, else the collector's default. */
+uint32_t stack_user_size_for(const struct record_options *opts, uint32_t collector_default);
+/*
+ * The attr every sampling event starts from: identifier, tid, time, cpu,
+ * period, and the stack opts->call_graph asks for (callchain; with DWARF
+ * the kernel part of the callchain plus user registers and stack).
+ */
+void sampling_attr_init(struct perf_event_attr *attr, const struct record_options *opts, uint32_t type,
+			uint64_t config);
+
 struct perf_target {
 	pid_t pid;          /* the task to follow; -1 with system_wide */
 	bool inherit;       /* follow its threads and children */

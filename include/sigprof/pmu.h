@@ -30,6 +30,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sigprof/perf.h"
+
 enum pmu_event_source {
 	PMU_SOURCE_TRACEPOINT, /* SYSTEM:NAME */
 	PMU_SOURCE_SYSFS,      /* PMU/terms/ */
@@ -134,5 +136,16 @@ size_t pmu_hybrid_core_pmus(char (*names)[32], uint32_t *types, size_t max);
  * without a PMU) or libpfm4 does not initialize.
  */
 const char *pmu_core_model(void);
+
+/*
+ * Append a parsed event  for collector, sampled as opts says (the
+ * user's frequency or period and call graph; default call graph
+ * default_call_graph), a tracepoint at every hit with its raw data.  With
+ * :P the highest precise_ip that opens here is taken.  0, or -errno with
+ * the reason in reason.
+ */
+int event_list_add_parsed(struct event_list *list, const struct record_options *opts, const struct pmu_event *ev,
+			  const char *collector, enum call_graph_mode default_call_graph, char *reason,
+			  size_t reasonlen);
 
 #endif

@@ -1,6 +1,9 @@
 /*
  * profile.h: a recording as the report sees it.
  *
+ * Layer: model.  The commands read a loaded profile directly; collectors
+ * read it only through view.h.
+ *
  * profile_load() streams a data file once: META/EVENT/TOTALS/FINISH fill
  * in what ran and the exact totals; COMM/MMAP2/FORK/EXIT feed the process
  * table; every sample is symbolized, its stack interned and counted.
@@ -32,7 +35,7 @@ struct collector_info {
 	uint64_t samples;       /* decoded samples attributed to it */
 	uint64_t weight;        /* sum of their periods */
 	uint64_t path_samples[PATH_COUNT];
-	const struct collector *impl; /* this sigprof's collector of that name, or NULL */
+	const struct collector *impl; /* the collector of that name in profile_options.collectors, or NULL */
 	void *state;                  /* its analyzer's state, when it has an analyzer */
 };
 
@@ -48,6 +51,13 @@ struct profile_options {
 	const char *kallsyms;            /* NULL: /proc/kallsyms */
 	const struct path_rules *rules;  /* NULL: built-in rules only */
 	bool srcline;                    /* file:line in frames and inlined calls as frames (stacks.h) */
+	/*
+	 * The collectors whose analyzers the loader drives (registry.h's
+	 * table, from the command): a collector of the file is matched by
+	 * name.  NULL: none, the samples are only counted per stack.
+	 */
+	const struct collector *const *collectors;
+	size_t ncollectors;
 };
 
 struct profile {
@@ -78,14 +88,9 @@ struct profile {
 	uint64_t first_time, last_time;
 	char kernel_symbols_problem[200];
 	struct unwind_counts unwind;
-	/*
-	 * Set by the signal collector's analyzer: the signals whose handlers
-	 * run on thread tid of process pid at the time of the sample being
-	 * loaded, innermost first, into sigs (at most max); returns how many
-	 * run.  Names the signal frames the unwinder found without a siginfo.
-	 */
-	uint32_t (*running_handlers)(void *state, uint32_t pid, uint32_t tid, int *sigs, uint32_t max);
-	void *running_handlers_state;
+	/* the collectors the loader may drive (profile_options.collectors) */
+	const struct collector *const *known_collectors;
+	size_t nknown_collectors;
 	/* aggregation */
 	struct proc_table *procs;
 	struct stack_table stacks;

@@ -1,13 +1,10 @@
 /*
- * sample.h: decoding the kernel's records.
+ * sample.h: the kernel's records as sigprof reads them: the events of a
+ * recording (struct sp_event, an event set indexed by id) and one decoded
+ * sample (struct sp_sample) or sample_id trailer.
  *
- * An event set holds what the EVENT records of a file say about each event
- * (its attr, ids, name, collector), indexed by id.  sample_decode() turns a
- * PERF_RECORD_SAMPLE into a struct sp_sample whose pointers point into the
- * record itself (no copies); record_sample_id() reads the sample_id trailer
- * that sample_id_all appends to every other record.  The decoder reads every
- * sample field sigprof may ask for and rejects records that claim more bytes
- * than they hold.
+ * Layer: kernel interface (types only).  The decoder that fills them is the
+ * model's (decode.h, profiler/decode.c).
  */
 #ifndef SIGPROF_SAMPLE_H
 #define SIGPROF_SAMPLE_H
@@ -63,11 +60,6 @@ struct sp_event_set {
 	size_t nids;          /* ids of every event: the table is rebuilt, twice as large, when they fill half of it */
 };
 
-/* Add the event an SP_REC_EVENT record describes; 0 or -EINVAL (malformed record). */
-int event_set_add(struct sp_event_set *set, const struct perf_event_header *rec);
-struct sp_event *event_set_find(const struct sp_event_set *set, uint64_t id);
-void event_set_free(struct sp_event_set *set);
-
 struct sp_sample {
 	struct sp_event *event;
 	uint64_t id;
@@ -100,14 +92,5 @@ struct sp_sample_id {
 	uint32_t cpu;
 	bool valid;
 };
-
-/*
- * 0 on success; -ENOENT when the id matches no event (the caller counts it);
- * -EINVAL when the record is malformed for its event's sample_type.
- */
-int sample_decode(const struct sp_event_set *set, const struct perf_event_header *rec, struct sp_sample *out);
-int record_sample_id(const struct sp_event_set *set, const struct perf_event_header *rec, struct sp_sample_id *out);
-/* The time of any kernel record (a sample's TIME, or the sample_id trailer's); 0 or -ENOENT/-EINVAL. */
-int record_time(const struct sp_event_set *set, const struct perf_event_header *rec, uint64_t *time);
 
 #endif

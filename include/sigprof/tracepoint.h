@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sigprof/collector.h"
+#include "sigprof/perf.h"
 #include "sigprof/sample.h"
 
 /* The tracefs mount point into buf; mounts it when root.  0, or -errno with what to do in err. */

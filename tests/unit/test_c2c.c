@@ -514,13 +514,14 @@ static void load_recording(const char *path, struct profile *p)
 {
 	char *kallsyms = path_join(dir, "kallsyms");
 	write_file(kallsyms, kallsyms_text, strlen(kallsyms_text));
-	struct profile_options opts = { .kallsyms = kallsyms };
+	struct profile_options opts = { .kallsyms = kallsyms, .collectors = collector_table,
+					.ncollectors = collector_count };
 	char err[256] = "";
 	cr_assert_eq(profile_load(path, &opts, p, err, sizeof(err)), 0, "%s", err);
 	free(kallsyms);
 }
 
-static const struct report_options report_defaults = { .top_functions = 15, .stacks_per_path = 3, .max_frames = 24 };
+static const struct report_options report_defaults = { .view = { .top = 15, .stacks_per_path = 3, .max_frames = 24 } };
 
 /* The JSON report of p through jq: one output line per input line of the filter. */
 static void json_through_jq(const struct profile *p, const char *filter, line_handler handle, void *context)

@@ -16,7 +16,7 @@
 #include <criterion/criterion.h>
 
 #include "sigprof/format.h"
-#include "sigprof/sample.h"
+#include "sigprof/decode.h"
 #include "sigprof/util.h"
 #include "unit_helpers.h"
 

@@ -78,7 +78,8 @@ static void finish_file(struct sp_writer *w)
 /* Load path (with the kernel's symbols from kallsyms when not NULL): 0 or the error. */
 static int load(const char *path, const char *kallsyms, struct profile *p)
 {
-	struct profile_options opts = { .kallsyms = kallsyms };
+	struct profile_options opts = { .kallsyms = kallsyms, .collectors = collector_table,
+					.ncollectors = collector_count };
 	char err[256] = "";
 	int ret = profile_load(path, &opts, p, err, sizeof(err));
 	if (ret == 0)

@@ -1,0 +1,22 @@
+/*
+ * registry.h: the collectors this sigprof has (collectors/registry.c).
+ *
+ * The commands look collectors up here and hand the table to the profile
+ * loader (profile_options); nothing below the collectors layer includes
+ * this header.
+ */
+#ifndef SIGPROF_REGISTRY_H
+#define SIGPROF_REGISTRY_H
+
+#include <stddef.h>
+
+#include "sigprof/collector.h"
+
+extern const struct collector *const collector_table[];
+extern const size_t collector_count;
+const struct collector *collector_find(const char *name);
+
+/* The collector an event the user named belongs to: the first whose owns_event() says so, else "events". */
+const struct collector *collector_for_event(const struct pmu_event *ev);
+
+#endif

@@ -1,0 +1,179 @@
+/*
+ * view.h: what a collector's report side may use of a loaded profile.
+ *
+ * Layer: view, above the model (profile.h, stacks.h, paths.h) and below the
+ * collectors and the commands (docs/layers.md).  A collector's analyzer is
+ * handed the profile it belongs to and its own index in it (collector.h);
+ * it reads the profile only through the accessors here, never through the
+ * fields of struct profile (profile.h is not included by collectors).  The
+ * report writers (commands) use the same labels, stack writers and sorted
+ * views, so that every output prints a frame and a stack one way:
+ *
+ *   text, one frame a line      view_text_stack()   (report, c2c, ...)
+ *   text, one line              view_stack_line()   (signal's "a <- b <- c", sched's "a;b;c" keys)
+ *   JSON                        view_json_stack()   ("frames": [{"sym", "dso"[, "offset"]}, ...])
+ *
+ * A collector also lists its figures as keyed rows (struct figure_rows):
+ * stable dotted keys with a value, a unit and whether the value is exact,
+ * which `report --figures` prints and a comparison of runs consumes without
+ * reaching into the collector.
+ */
+#ifndef SIGPROF_VIEW_H
+#define SIGPROF_VIEW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "sigprof/collector.h"
+#include "sigprof/paths.h"
+#include "sigprof/sample.h"
+#include "sigprof/stacks.h"
+
+struct profile;
+struct json_writer;
+struct strbuf;
+struct tep_event;
+
+/* The options a collector's section follows: the part of the report's options that shape it. */
+struct view_options {
+	unsigned top;               /* -n: rows of a ranked list (functions, cachelines) */
+	unsigned stacks_per_path;   /* --stacks: stacks per path or per row */
+	bool stacks_limit_given;    /* --stacks was given (JSON lists every stack without it) */
+	unsigned max_frames;        /* frames shown per stack in text */
+	bool sched_keys_lkp;        /* --sched-keys lkp: sched rows keyed like LKP's perf-sched figures */
+};
+
+/* ---- the collector's own figures ---- */
+
+/* Whether collector self opened in the recording (false: unavailable, with a reason in its header line). */
+bool view_collector_ok(const struct profile *p, int self);
+/* Its decoded samples (of the workload's tasks) and the samples of each path. */
+uint64_t view_collector_samples(const struct profile *p, int self);
+uint64_t view_collector_path_samples(const struct profile *p, int self, int path);
+
+/* ---- events of the recording ---- */
+
+size_t view_event_count(const struct profile *p);
+/* Event i in file order (i < view_event_count()). */
+const struct sp_event *view_event(const struct profile *p, size_t i);
+/* The tracepoint a sample's raw data belongs to, or NULL. */
+const struct tep_event *view_tracepoint_of(const struct profile *p, const struct sp_sample *s);
+
+/* ---- stacks and frames (ids as collector.h hands them to sample()) ---- */
+
+uint64_t view_stack_count(const struct profile *p, uint32_t stack);
+int view_stack_path(const struct profile *p, uint32_t stack);
+uint32_t view_stack_depth(const struct profile *p, uint32_t stack);
+/* Frame i of a stack, leaf first (i < view_stack_depth()). */
+const struct frame *view_stack_frame(const struct profile *p, uint32_t stack, uint32_t i);
+
+/* ---- data addresses ---- */
+
+/*
+ * The name of a data address: kernel data (the upper half of the address
+ * space) from the recording's kernel symbols, "sym+0xOFF" or "0xADDR";
+ * user data per process as proc_table_data_name() names it.  *dso (unless
+ * NULL) is the dso it belongs to, or NULL.  Returns buf.
+ */
+const char *view_data_name(const struct profile *p, uint32_t pid, uint64_t addr, char *buf, size_t len,
+			   const char **dso);
+/* The name of a user data address of process pid only (a futex word): never a kernel symbol. */
+const char *view_user_data_name(const struct profile *p, uint32_t pid, uint64_t addr, char *buf, size_t len,
+				const char **dso);
+/* Whether addr is kernel data (the upper half of the x86-64 address space). */
+bool view_kernel_address(uint64_t addr);
+/*
+ * The collector that knows [start, end) of process pid as its own data
+ * (the futex collector: a futex word there), through the marks_data hooks
+ * of the analyzers (collector.h); NULL when none does.
+ */
+const char *view_data_marked_by(const struct profile *p, uint32_t pid, uint64_t start, uint64_t end);
+
+/* ---- labels ---- */
+
+/* "sym" or "dso+0xoffset" for a frame. */
+const char *frame_label(const struct frame *f, char *buf, size_t buflen);
+/* The last component of a dso path. */
+const char *dso_short_name(const char *dso);
+/* "file.c:42" (the source file's last component) for a frame with a source line (--srcline), else NULL. */
+const char *frame_srcline(const struct frame *f, char *buf, size_t buflen);
+/* The JSON key of a path figure: "sched_wait_ms", "c2c_hitm_local". */
+const char *path_figure_key(const char *collector, const struct path_figure *f, char *buf, size_t len);
+
+/* ---- stack writers ---- */
+
+/*
+ * One frame of a stack in text, on its own indented line: the label,
+ * marked "(inlined)" for an inlined call, the dso, and file:line with
+ * --srcline.
+ */
+void view_text_frame(FILE *out, const struct frame *f);
+/* An interned stack in text: one frame a line, leaf first, at most max_frames, then "... N more frames". */
+void view_text_stack(const struct profile *p, uint32_t stack, unsigned max_frames, FILE *out);
+
+/* How view_stack_line() joins a stack on one line. */
+struct stack_line_style {
+	const char *separator;   /* between frames: " <- ", ";" */
+	unsigned max_frames;     /* 0: every frame */
+	bool user_frames;        /* start at the first user frame (all frames when the stack has none) */
+	const char *more;        /* appended when frames were left out (" <- ..."), or NULL */
+};
+/* A stack's frame labels on one line, leaf first, appended to sb. */
+void view_stack_line(const struct profile *p, uint32_t stack, const struct stack_line_style *style,
+		     struct strbuf *sb);
+
+/* One frame as every JSON list of frames writes it: {"sym", "dso"[, "offset"][, "synthetic"], source}. */
+void view_json_frame(struct json_writer *w, const struct frame *f);
+/* With --srcline: "srcline", "file", "line" where DWARF gives a line, "inlined": true for an inlined call. */
+void view_json_frame_source(struct json_writer *w, const struct frame *f);
+/* "frames": [...] of an interned stack, leaf first. */
+void view_json_stack(struct json_writer *w, const struct profile *p, uint32_t stack);
+
+/* ---- sorted views, shared by every output so that the terminal and JSON never disagree ---- */
+
+enum function_sort { SORT_SELF, SORT_TOTAL, SORT_NAME };
+
+struct function_row {
+	uint32_t frame;
+	uint64_t self;   /* samples whose leaf is this function */
+	uint64_t total;  /* samples with this function anywhere on the stack */
+};
+
+/* Functions of one collector, sorted; returns the count, *rows to free. */
+size_t view_functions(const struct profile *p, int collector, enum function_sort sort, struct function_row **rows);
+/* The frame a function row names. */
+const struct frame *view_frame(const struct profile *p, uint32_t frame);
+/* Stack ids of one collector (and one path, or -1 for all), by count descending; *ids to free. */
+size_t view_stacks(const struct profile *p, int collector, int path, uint32_t **ids);
+
+/* ---- keyed figures ---- */
+
+/* One figure of a recording under a stable dotted key: "signal.SIGUSR1.generated". */
+struct figure_row {
+	char *key;
+	double value;
+	const char *unit;  /* "count", "ms", "us", "percent", ... (a string constant) */
+	bool exact;        /* false: estimated (weighted samples) */
+};
+
+struct figure_rows {
+	struct figure_row *rows;
+	size_t count, cap;
+};
+
+/* Add a row; the key is formatted (printf) and copied. */
+void figure_rows_add(struct figure_rows *rows, double value, const char *unit, bool exact, const char *key_fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+void figure_rows_free(struct figure_rows *rows);
+/*
+ * Every figure of a loaded profile: the run's (run.duration_s, run.samples,
+ * run.lost), each open collector's samples per path (COLLECTOR.samples,
+ * COLLECTOR.path.PATH.samples) and path figures (sched.path.PATH.wait_ms),
+ * then each analyzer's own rows (collector_analyzer.figures), in collector
+ * order.
+ */
+void view_figures(const struct profile *p, struct figure_rows *rows);
+
+#endif
