@@ -11,7 +11,6 @@
 #include "sigprof/futex_tracker.h"
 #include "sigprof/json.h"
 #include "sigprof/view.h"
-#include "sigprof/report.h"
 
 #include "futex_internal.h"
 

@@ -19,12 +19,13 @@ static void vmessage(const char *prefix, const char *fmt, va_list ap)
 	fprintf(stderr, "sigprof: %s%s\n", prefix, line);
 }
 
-void sp_error(const char *fmt, ...)
+int sp_error(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
 	vmessage("", fmt, ap);
 	va_end(ap);
+	return -1;
 }
 
 void sp_warn(const char *fmt, ...)

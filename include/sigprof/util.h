@@ -20,8 +20,12 @@
 /* In 64 bits whatever the type of x: a u32 from a file near UINT32_MAX must not wrap to 0. */
 #define ALIGN_UP(x, a) (((uint64_t)(x) + ((a) - 1)) & ~((uint64_t)(a) - 1))
 
-/* One line on stderr, prefixed with "sigprof: ". */
-void sp_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/*
+ * One line on stderr, prefixed with "sigprof: ".  sp_error() returns -1,
+ * as git's error() does, so that a command's helper can end with
+ * `return sp_error(...);` (its caller tests < 0).
+ */
+int sp_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void sp_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /*
