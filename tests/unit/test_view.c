@@ -1,0 +1,193 @@
+/*
+ * test_view.c: the view layer (profiler/view.c): the one-line stack writer
+ * that the signal and sched sections share, the multi-line text writer,
+ * the JSON frames, keyed figure rows and the marks-data question asked
+ * through the analyzers' hooks.
+ *
+ * The profiles here are built in memory: a stack table filled with
+ * stack_add(), and collectors whose analyzers are test doubles, so that
+ * the view is tested without a recording or a real collector.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "sigprof/json.h"
+#include "sigprof/profile.h"
+#include "sigprof/util.h"
+#include "sigprof/view.h"
+
+/* A profile with one collector ("test") and stacks built by the tests. */
+static struct profile *new_profile(void)
+{
+	struct profile *p = xcalloc(1, sizeof(*p));
+	stack_table_init(&p->stacks, NULL);
+	p->ncollectors = 1;
+	snprintf(p->collectors[0].name, sizeof(p->collectors[0].name), "test");
+	p->collectors[0].ok = true;
+	return p;
+}
+
+static void free_profile(struct profile *p)
+{
+	stack_table_free(&p->stacks);
+	free(p);
+}
+
+/* A stack of two kernel frames then the user functions named, leaf first. */
+static uint32_t kernel_then_user(struct profile *p, const char *const *names, uint32_t n)
+{
+	uint32_t frames[16];
+	uint32_t k = 0;
+	frames[k++] = frame_unknown(&p->stacks, 0x10, true);
+	frames[k++] = frame_unknown(&p->stacks, 0x20, true);
+	for (uint32_t i = 0; i < n; i++)
+		frames[k++] = frame_synthetic(&p->stacks, names[i], "/usr/bin/prog");
+	return stack_add(&p->stacks, 0, frames, k, 1, 1);
+}
+
+static char *line_of(const struct profile *p, uint32_t stack, const struct stack_line_style *style)
+{
+	struct strbuf sb = { 0 };
+	view_stack_line(p, stack, style, &sb);
+	return sb.buf ? sb.buf : xstrdup("");
+}
+
+Test(view, one_line_from_the_first_user_frame)
+{
+	struct profile *p = new_profile();
+	static const char *const names[] = { "handler", "main", "__libc_start_call_main" };
+	uint32_t id = kernel_then_user(p, names, 3);
+	struct stack_line_style style = { .separator = " <- ", .user_frames = true, .more = " <- ..." };
+	char *line = line_of(p, id, &style);
+	cr_assert_str_eq(line, "handler <- main <- __libc_start_call_main");
+	free(line);
+
+	style.max_frames = 2;
+	line = line_of(p, id, &style);
+	cr_assert_str_eq(line, "handler <- main <- ...", "cut at max_frames, with the marker");
+	free(line);
+
+	style.user_frames = false;
+	style.max_frames = 0;
+	style.separator = ";";
+	line = line_of(p, id, &style);
+	cr_assert_str_eq(line, "[unknown]+0x10;[unknown]+0x20;handler;main;__libc_start_call_main",
+			 "every frame when user_frames is not asked for");
+	free(line);
+	free_profile(p);
+}
+
+Test(view, one_line_of_a_kernel_only_stack_shows_its_kernel_frames)
+{
+	struct profile *p = new_profile();
+	uint32_t id = kernel_then_user(p, NULL, 0);
+	struct stack_line_style style = { .separator = " <- ", .user_frames = true };
+	char *line = line_of(p, id, &style);
+	cr_assert_str_eq(line, "[unknown]+0x10 <- [unknown]+0x20");
+	free(line);
+	free_profile(p);
+}
+
+Test(view, accessors_read_the_stack)
+{
+	struct profile *p = new_profile();
+	static const char *const names[] = { "a", "b" };
+	uint32_t id = kernel_then_user(p, names, 2);
+	stack_add(&p->stacks, 0, (uint32_t[]){ frame_synthetic(&p->stacks, "x", "d") }, 1, 4, 4);
+	cr_assert_eq(view_stack_depth(p, id), 4);
+	cr_assert_eq(view_stack_count(p, id), 1);
+	cr_assert_str_eq(view_stack_frame(p, id, 2)->sym, "a");
+	cr_assert(view_stack_frame(p, id, 0)->kernel);
+	uint32_t *ids;
+	size_t n = view_stacks(p, 0, -1, &ids);
+	cr_assert_eq(n, 2);
+	cr_assert_eq(view_stack_count(p, ids[0]), 4, "heaviest first");
+	free(ids);
+	free_profile(p);
+}
+
+Test(view, text_stack_cuts_at_max_frames)
+{
+	struct profile *p = new_profile();
+	static const char *const names[] = { "a", "b", "c" };
+	uint32_t id = kernel_then_user(p, names, 3);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+	view_text_stack(p, id, 3, out);
+	fclose(out);
+	cr_assert_not_null(strstr(text, "        a "), "%s", text);
+	cr_assert_null(strstr(text, "        b "), "%s", text);
+	cr_assert_not_null(strstr(text, "... 2 more frames"), "%s", text);
+	cr_assert_not_null(strstr(text, " prog\n"), "the dso's short name: %s", text);
+	free(text);
+	free_profile(p);
+}
+
+Test(view, json_frames_name_unnamed_frames_by_offset)
+{
+	struct profile *p = new_profile();
+	uint32_t id = kernel_then_user(p, NULL, 0);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+	struct json_writer w;
+	json_init(&w, out);
+	json_object_begin(&w, NULL);
+	view_json_stack(&w, p, id);
+	json_finish(&w);
+	fclose(out);
+	cr_assert_not_null(strstr(text, "\"sym\": \"[unknown]+0x10\""), "%s", text);
+	cr_assert_not_null(strstr(text, "\"offset\": \"0x20\""), "%s", text);
+	free(text);
+	free_profile(p);
+}
+
+Test(view, figure_rows_keep_formatted_keys)
+{
+	struct figure_rows rows = { 0 };
+	for (int i = 0; i < 100; i++)
+		figure_rows_add(&rows, i * 1.5, "ms", i % 2 == 0, "test.row%d.%s", i, "wait");
+	cr_assert_eq(rows.count, 100);
+	cr_assert_str_eq(rows.rows[7].key, "test.row7.wait");
+	cr_assert_float_eq(rows.rows[7].value, 10.5, 1e-9);
+	cr_assert_not(rows.rows[7].exact);
+	cr_assert_str_eq(rows.rows[7].unit, "ms");
+	figure_rows_free(&rows);
+	cr_assert_eq(rows.count, 0);
+}
+
+/* ---- hooks: a test double of an analyzer that knows one data range ---- */
+
+struct marker_state {
+	uint32_t pid;
+	uint64_t start, end;
+	int asked;
+};
+
+static bool marks_range(void *state, uint32_t pid, uint64_t start, uint64_t end)
+{
+	struct marker_state *m = state;
+	m->asked++;
+	return pid == m->pid && start < m->end && end > m->start;
+}
+
+static const struct collector_analyzer marker_analyzer = { .marks_data = marks_range };
+static const struct collector marker_collector = { .name = "marker", .analyzer = &marker_analyzer };
+
+Test(view, data_marked_by_asks_the_hooks)
+{
+	struct profile *p = new_profile();
+	struct marker_state m = { .pid = 7, .start = 0x1000, .end = 0x1004 };
+	p->ncollectors = 2;
+	snprintf(p->collectors[1].name, sizeof(p->collectors[1].name), "marker");
+	p->collectors[1].impl = &marker_collector;
+	p->collectors[1].state = &m;
+	cr_assert_str_eq(view_data_marked_by(p, 7, 0x1000, 0x1040), "marker");
+	cr_assert_null(view_data_marked_by(p, 7, 0x1040, 0x1080), "a line without the word");
+	cr_assert_null(view_data_marked_by(p, 8, 0x1000, 0x1040), "the same address in another process");
+	cr_assert_eq(m.asked, 3);
+	free_profile(p);
+}
