@@ -48,6 +48,20 @@ int options_getopt(const struct option_table *t, struct getopt_tables *g)
 	return 0;
 }
 
+const struct option_spec *options_find(const struct option_table *t, const char *arg)
+{
+	for (size_t i = 0; i < t->count; i++) {
+		const struct option_spec *s = &t->specs[i];
+		if (arg[0] != '-')
+			break;
+		if (arg[1] == '-' ? (s->long_name && strcmp(arg + 2, s->long_name) == 0) ||
+					    (s->alias && strcmp(arg + 2, s->alias) == 0)
+				  : s->short_name && arg[1] == s->short_name && !arg[2])
+			return s;
+	}
+	return NULL;
+}
+
 /* ---- wrapping ---- */
 
 void options_wrap(FILE *out, const char *text, size_t first_column, size_t indent)
@@ -87,7 +101,7 @@ void options_wrap(FILE *out, const char *text, size_t first_column, size_t inden
 static int synopsis_item(const struct option_spec *s, char *buf, size_t buflen)
 {
 	const char *arg = s->values ? s->values : s->arg;
-	if (s->short_name)
+	if (s->short_name && !(s->flags & OPTION_SYNOPSIS_LONG && s->long_name))
 		return snprintf(buf, buflen, "-%c%s%s", s->short_name, arg ? " " : "", arg ? arg : "");
 	return snprintf(buf, buflen, "--%s%s%s", s->long_name, arg ? " " : "", arg ? arg : "");
 }

@@ -50,6 +50,7 @@
 /* option_spec.flags */
 #define OPTION_REPEATABLE 1u    /* the synopsis shows "[-x ARG]..." */
 #define OPTION_NO_SYNOPSIS 2u   /* only in the option list (--help itself) */
+#define OPTION_SYNOPSIS_LONG 4u /* the synopsis names it by its long name, not its short one */
 
 struct option_spec {
 	int id;                 /* what getopt_long returns for it; 0: short_name (a long-only option needs one) */
@@ -92,6 +93,9 @@ int options_getopt(const struct option_table *t, struct getopt_tables *g);
 
 /* What getopt_long returns for s: its id, else its short name. */
 int option_id(const struct option_spec *s);
+
+/* The option of t that arg names exactly ("--name", "--alias" or "-x"), or NULL: for commands that parse by hand. */
+const struct option_spec *options_find(const struct option_table *t, const char *arg);
 
 /* The whole --help text: synopsis, description, option list, then t->epilogue. */
 void options_usage(const struct option_table *t, FILE *out);
