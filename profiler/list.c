@@ -18,6 +18,7 @@
 
 #include "sigprof/registry.h"
 #include "sigprof/commands.h"
+#include "sigprof/options.h"
 #include "sigprof/pmu.h"
 #include "sigprof/tracepoint.h"
 #include "sigprof/util.h"
@@ -25,16 +26,19 @@
 #define LIST_FREQUENCY 4000 /* record's default: what a probe opens must be what record opens */
 #define INDENT "                        "
 
-static void list_usage(FILE *out)
-{
-	fprintf(out, "usage: sigprof list [--names]\n"
-		     "\n"
-		     "Every collector and event class, available here or not and why, with the events each\n"
-		     "collector would open.\n"
-		     "\n"
-		     "  -n, --names   also the generic event names and each sysfs PMU's event aliases\n"
-		     "  -h, --help    this text\n");
-}
+static const struct option_spec list_specs[] = {
+	{ .short_name = 'n', .long_name = "names", .flags = OPTION_SYNOPSIS_LONG,
+	  .help = "also the generic event names and each sysfs PMU's event aliases" },
+	OPTION_HELP_SPEC,
+};
+
+const struct option_table list_option_table = {
+	.command = "sigprof list",
+	.description = "Every collector and event class, available here or not and why, with the events each "
+		       "collector would open.",
+	.specs = list_specs,
+	.count = ARRAY_SIZE(list_specs),
+};
 
 /* items joined by ", ", wrapped under INDENT at about 100 columns. */
 static void print_wrapped(FILE *out, const char *const *items, size_t n)
@@ -173,21 +177,18 @@ static void list_names(FILE *out)
 
 int cmd_list(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "names", no_argument, NULL, 'n' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	bool names = false;
 	int c;
+	struct getopt_tables g;
+	options_getopt(&list_option_table, &g);
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "nh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
 			names = true;
 			break;
 		case 'h':
-			list_usage(stdout);
+			options_usage(&list_option_table, stdout);
 			return 0;
 		default:
 			fprintf(stderr, "Try 'sigprof list --help'.\n");

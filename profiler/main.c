@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "sigprof/commands.h"
+#include "sigprof/options.h"
 #include "sigprof/util.h"
 
 struct command {
@@ -21,27 +22,44 @@ static const struct command commands[] = {
 	{ "list", cmd_list, "the collectors and event classes this machine supports, and why not" },
 };
 
-static void usage(FILE *out)
+static void commands_list(FILE *out)
 {
-	fprintf(out, "usage: sigprof [--version] [--help] COMMAND [ARGS]\n\n"
-		     "sigprof profiles the signal and futex paths of a workload.\n\nCommands:\n");
+	fprintf(out, "Commands:\n");
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
 		fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
 	fprintf(out, "\n'sigprof COMMAND --help' describes a command; man sigprof has the details.\n");
 }
 
+/* sigprof's own options, before any command; the words "help" and "version" do the same. */
+enum { OPT_VERSION = 256 };
+static const struct option_spec main_specs[] = {
+	{ .id = OPT_VERSION, .long_name = "version", .help = "sigprof's version" },
+	{ .short_name = 'h', .long_name = "help", .help = "this text", .flags = OPTION_SYNOPSIS_LONG },
+};
+
+static const struct option_table main_option_table = {
+	.command = "sigprof",
+	.operands = "COMMAND [ARGS]",
+	.description = "sigprof profiles the signal and futex paths of a workload.",
+	.specs = main_specs,
+	.count = ARRAY_SIZE(main_specs),
+	.epilogue = commands_list,
+};
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		usage(stderr);
+		options_usage(&main_option_table, stderr);
 		return EXIT_USAGE;
 	}
 	const char *name = argv[1];
-	if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
-		usage(stdout);
+	const struct option_spec *option = options_find(&main_option_table, name);
+	int id = option ? option_id(option) : 0;
+	if (id == 'h' || strcmp(name, "help") == 0) {
+		options_usage(&main_option_table, stdout);
 		return 0;
 	}
-	if (strcmp(name, "--version") == 0 || strcmp(name, "version") == 0) {
+	if (id == OPT_VERSION || strcmp(name, "version") == 0) {
 		printf("sigprof %s\n", SIGPROF_VERSION);
 		return 0;
 	}

@@ -26,6 +26,7 @@
 #include "sigprof/registry.h"
 #include "sigprof/commands.h"
 #include "sigprof/format.h"
+#include "sigprof/options.h"
 #include "sigprof/pmu.h"
 #include "sigprof/util.h"
 #include "sigprof/workload.h"
@@ -65,41 +66,6 @@ struct record_args {
 	size_t nuser_events, user_events_cap;
 	bool no_kallsyms;       /* --no-kallsyms: do not carry the kernel's symbol table */
 };
-
-static void record_usage(FILE *out)
-{
-	fprintf(out,
-		"usage: sigprof record [-o FILE] [-e COLLECTOR|EVENT,...] [-F HZ | -c PERIOD]\n"
-		"                      [--call-graph fp|dwarf[,SIZE]|none]\n"
-		"                      [--futex trace|sample|count] [-m PAGES] [--] CMD [ARGS...]\n"
-		"\n"
-		"Run CMD under the collectors and write what they gather to FILE (sigprof.data).\n"
-		"\n"
-		"  -o, --output FILE      write to FILE; an existing one is renamed FILE.old\n"
-		"  -e, --event LIST       only these collectors and events (comma-separated, repeatable; default:\n"
-		"                         every collector this machine supports).  An EVENT is a generic name\n"
-		"                         (cache-misses, cpu-clock), SYSTEM:NAME, PMU/TERMS/ or a libpfm4 name,\n"
-		"                         with :u :k :p :P... modifiers (see sigprof(1) and 'sigprof list')\n"
-		"      --futex MODE       trace: every futex call; sample (default): every call up to a rate bound,\n"
-		"                         weighted samples above it; count: exact totals per operation only\n"
-		"  -F, --freq HZ          samples per second per CPU (default %d)\n"
-		"  -c, --count PERIOD     sample every PERIOD events instead of a frequency\n"
-		"  -g                     same as --call-graph fp\n"
-		"      --call-graph MODE  fp: kernel and frame-pointer user stacks; dwarf[,SIZE]: kernel stacks and\n"
-		"                         SIZE bytes of user stack (default %u) unwound at report time; none: the\n"
-		"                         sampled IP only (default: each collector's own: futex and sched\n"
-		"                         dwarf,%u, cpu and signal fp; see sigprof(1))\n"
-		"  -m, --mmap-pages N     ring buffer data pages per CPU, a power of two (default %d; %d when\n"
-		"                         an event copies user stacks)\n"
-		"      --no-kallsyms      do not copy the kernel's symbol table into FILE (reports then read\n"
-		"                         /proc/kallsyms, which is only right on this machine and this boot)\n"
-		"  -q, --quiet            no closing line\n"
-		"  -h, --help             this text\n"
-		"\n"
-		"The exit status is the workload's (128+N if signal N killed it); 127 if CMD cannot be found.\n",
-		DEFAULT_FREQUENCY, DEFAULT_STACK_USER_SIZE, WAIT_STACK_USER_SIZE, DEFAULT_RING_PAGES,
-		DWARF_RING_PAGES);
-}
 
 /* fp | none | dwarf[,SIZE]; SIZE a multiple of 8 from 8 to MAX_STACK_USER_SIZE bytes. */
 static int parse_call_graph(const char *s, struct record_options *opts)
@@ -184,17 +150,59 @@ static void record_args_free(struct record_args *a)
 	free(a->user_events);
 }
 
+static void record_epilogue(FILE *out)
+{
+	fprintf(out, "The exit status is the workload's (128+N if signal N killed it); 127 if CMD cannot be found.\n");
+}
+
+/* --call-graph's help names the sizes: keep it in step with collector.h. */
+_Static_assert(DEFAULT_STACK_USER_SIZE == 8192 && WAIT_STACK_USER_SIZE == 2048, "record's --call-graph help");
+
+static const struct option_spec record_specs[] = {
+	{ .short_name = 'o', .long_name = "output", .arg = "FILE", .default_value = "sigprof.data",
+	  .help = "write to FILE; an existing one is renamed FILE.old" },
+	{ .short_name = 'e', .long_name = "event", .alias = "collectors", .arg = "LIST",
+	  .values = "COLLECTOR|EVENT,...", .flags = OPTION_REPEATABLE,
+	  .help = "only these collectors and events (comma-separated, repeatable; default: every collector this "
+		  "machine supports).  An EVENT is a generic name (cache-misses, cpu-clock), SYSTEM:NAME, "
+		  "PMU/TERMS/ or a libpfm4 name, with :u :k :p :P... modifiers (see sigprof(1) and 'sigprof list')" },
+	{ .short_name = 'F', .long_name = "freq", .arg = "HZ", .group = 1,
+	  .help = "samples per second per CPU", .default_value = OPTIONS_STR(DEFAULT_FREQUENCY) },
+	{ .short_name = 'c', .long_name = "count", .arg = "PERIOD", .group = 1,
+	  .help = "sample every PERIOD events instead of a frequency" },
+	{ .short_name = 'g', .group = 2, .help = "same as --call-graph fp" },
+	{ .id = 'G', .long_name = "call-graph", .arg = "MODE", .values = "fp|dwarf[,SIZE]|none", .group = 2,
+	  .help = "fp: kernel and frame-pointer user stacks; dwarf[,SIZE]: kernel stacks and SIZE bytes of user "
+		  "stack (default 8192) unwound at report time; none: the sampled IP only",
+	  .default_value = "each collector's own: futex and sched dwarf,2048, cpu and signal fp; see sigprof(1)" },
+	{ .id = 'X', .long_name = "futex", .arg = "MODE", .values = "trace|sample|count",
+	  .help = "trace: every futex call; sample (default): every call up to a rate bound, weighted samples "
+		  "above it; count: exact totals per operation only" },
+	{ .short_name = 'm', .long_name = "mmap-pages", .arg = "N", .values = "PAGES",
+	  .help = "ring buffer data pages per CPU, a power of two",
+	  .default_value = OPTIONS_STR(DEFAULT_RING_PAGES) "; " OPTIONS_STR(DWARF_RING_PAGES)
+			   " when an event copies user stacks" },
+	{ .id = 'K', .long_name = "no-kallsyms",
+	  .help = "do not copy the kernel's symbol table into FILE (reports then read /proc/kallsyms, which is "
+		  "only right on this machine and this boot)" },
+	{ .short_name = 'q', .long_name = "quiet", .help = "no closing line" },
+	OPTION_HELP_SPEC,
+};
+
+const struct option_table record_option_table = {
+	.command = "sigprof record",
+	.operands = "[--] CMD [ARGS...]",
+	.description = "Run CMD under the collectors and write what they gather to FILE (sigprof.data).",
+	.specs = record_specs,
+	.count = ARRAY_SIZE(record_specs),
+	.stop_at_operand = true,
+	.epilogue = record_epilogue,
+};
+
 static int parse_record_args(int argc, char **argv, struct record_args *a)
 {
-	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },  { "freq", required_argument, NULL, 'F' },
-		{ "count", required_argument, NULL, 'c' },   { "call-graph", required_argument, NULL, 'G' },
-		{ "mmap-pages", required_argument, NULL, 'm' }, { "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },          { "collectors", required_argument, NULL, 'e' },
-		{ "event", required_argument, NULL, 'e' },
-		{ "futex", required_argument, NULL, 'X' },   { "no-kallsyms", no_argument, NULL, 'K' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct getopt_tables g;
+	options_getopt(&record_option_table, &g);
 	a->output = "sigprof.data";
 	a->opts.frequency = DEFAULT_FREQUENCY;
 	a->opts.call_graph = CALL_GRAPH_FP;
@@ -203,7 +211,7 @@ static int parse_record_args(int argc, char **argv, struct record_args *a)
 	int c, err;
 	uint64_t v;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+o:F:c:gm:qhe:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			if (parse_event_option(optarg, a) < 0)
@@ -270,7 +278,7 @@ static int parse_record_args(int argc, char **argv, struct record_args *a)
 			a->no_kallsyms = true;
 			break;
 		case 'h':
-			record_usage(stdout);
+			options_usage(&record_option_table, stdout);
 			exit(0);
 		default:
 			fprintf(stderr, "Try 'sigprof record --help'.\n");

@@ -8,42 +8,56 @@
 #include <string.h>
 
 #include "sigprof/commands.h"
+#include "sigprof/options.h"
 #include "sigprof/registry.h"
 #include "sigprof/report.h"
 #include "sigprof/util.h"
 
-static void report_usage(FILE *out)
-{
-	fprintf(out,
-		"usage: sigprof report [-i FILE] [--json | --folded] [-n N] [--stacks N] [--sort self|total|name]\n"
-		"                      [--path-rule GLOB=PATH]... [--path-rules FILE] [--kallsyms FILE]\n"
-		"                      [--srcline] [--no-demangle] [--debug-dirs DIRS]\n"
-		"\n"
-		"Show where the samples of a recording land: the share of each path (sigreturn, signal-deliver,\n"
-		"signal-generate, futex-wait, futex-wake, futex-requeue, futex-other, other), the top functions\n"
-		"and the top call stacks of each path.\n"
-		"\n"
-		"  -i, --input FILE        the recording (default sigprof.data)\n"
-		"      --json              one JSON object (docs/report-json.md); one format only: not with --folded\n"
-		"      --folded            folded stacks, root first, for flame graphs\n"
-		"  -n, --top N             functions to list (default 15)\n"
-		"      --stacks N          stacks per path (default 3 in text, all in JSON)\n"
-		"      --sort KEY          order functions by self (default), total or name\n"
-		"      --max-frames N      frames printed per stack in text (default 24)\n"
-		"      --collector NAME    the collector whose stacks --folded prints (default: cpu)\n"
-		"      --path-rule R       add a path rule GLOB=PATH, checked before the built-in ones\n"
-		"      --path-rules FILE   add the rules of FILE, one 'GLOB PATH' per line\n"
-		"      --kallsyms FILE     kernel symbols from FILE instead of /proc/kallsyms\n"
-		"      --sched-keys lkp    key sched stacks like LKP's perf-sched figures (leaf first, five frames)\n"
-		"      --srcline           add file:line to frames and show inlined calls as frames (DWARF)\n"
-		"      --no-demangle       show C++ names as the symbol table has them (_ZN3foo3barEv)\n"
-		"      --debug-dirs DIRS   roots of separate debug files, colon-separated (default\n"
-		"                          $SIGPROF_DEBUG_DIRS, else /usr/lib/debug)\n"
-		"  -h, --help              this text\n");
-}
-
 enum { OPT_JSON = 256, OPT_FOLDED, OPT_STACKS, OPT_SORT, OPT_PATH_RULE, OPT_PATH_RULES, OPT_KALLSYMS,
        OPT_MAX_FRAMES, OPT_COLLECTOR, OPT_SCHED_KEYS, OPT_SRCLINE, OPT_NO_DEMANGLE, OPT_DEBUG_DIRS };
+
+static const struct option_spec report_specs[] = {
+	{ .short_name = 'i', .long_name = "input", .arg = "FILE", .help = "the recording",
+	  .default_value = "sigprof.data" },
+	{ .id = OPT_JSON, .long_name = "json", .group = 1,
+	  .help = "one JSON object (docs/report-json.md); one format only: not with --folded" },
+	{ .id = OPT_FOLDED, .long_name = "folded", .group = 1, .help = "folded stacks, root first, for flame graphs" },
+	{ .short_name = 'n', .long_name = "top", .arg = "N", .help = "functions to list", .default_value = "15" },
+	{ .id = OPT_STACKS, .long_name = "stacks", .arg = "N", .help = "stacks per path",
+	  .default_value = "3 in text, all in JSON" },
+	{ .id = OPT_SORT, .long_name = "sort", .arg = "KEY", .values = "self|total|name",
+	  .help = "order functions by self, total or name", .default_value = "self" },
+	{ .id = OPT_MAX_FRAMES, .long_name = "max-frames", .arg = "N", .help = "frames printed per stack in text",
+	  .default_value = "24" },
+	{ .id = OPT_COLLECTOR, .long_name = "collector", .arg = "NAME",
+	  .help = "the collector whose stacks --folded prints", .default_value = "the first with samples" },
+	{ .id = OPT_PATH_RULE, .long_name = "path-rule", .arg = "R", .values = "GLOB=PATH", .flags = OPTION_REPEATABLE,
+	  .help = "add a path rule GLOB=PATH, checked before the built-in ones" },
+	{ .id = OPT_PATH_RULES, .long_name = "path-rules", .arg = "FILE",
+	  .help = "add the rules of FILE, one 'GLOB PATH' per line" },
+	{ .id = OPT_KALLSYMS, .long_name = "kallsyms", .arg = "FILE",
+	  .help = "kernel symbols from FILE instead of /proc/kallsyms" },
+	{ .id = OPT_SCHED_KEYS, .long_name = "sched-keys", .arg = "KEYS", .values = "lkp|stack",
+	  .help = "lkp: key sched stacks like LKP's perf-sched figures (leaf first, five frames); stack: by "
+		  "their frames", .default_value = "stack" },
+	{ .id = OPT_SRCLINE, .long_name = "srcline",
+	  .help = "add file:line to frames and show inlined calls as frames (DWARF)" },
+	{ .id = OPT_NO_DEMANGLE, .long_name = "no-demangle",
+	  .help = "show C++ names as the symbol table has them (_ZN3foo3barEv)" },
+	{ .id = OPT_DEBUG_DIRS, .long_name = "debug-dirs", .arg = "DIRS",
+	  .help = "roots of separate debug files, colon-separated",
+	  .default_value = "$SIGPROF_DEBUG_DIRS, else /usr/lib/debug" },
+	OPTION_HELP_SPEC,
+};
+
+const struct option_table report_option_table = {
+	.command = "sigprof report",
+	.description = "Show where the samples of a recording land: the share of each path (sigreturn, "
+		       "signal-deliver, signal-generate, futex-wait, futex-wake, futex-requeue, futex-other, other), "
+		       "the top functions and the top call stacks of each path.",
+	.specs = report_specs,
+	.count = ARRAY_SIZE(report_specs),
+};
 
 /*
  * The output formats are one choice: --json and --folded together are an
@@ -103,31 +117,14 @@ static int parse_count(const char *opt, const char *arg, uint64_t max, unsigned 
 static int parse_report_args(int argc, char **argv, struct report_options *o, struct path_rules *rules,
 			     struct profile_options *po)
 {
-	static const struct option longopts[] = {
-		{ "input", required_argument, NULL, 'i' },
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "folded", no_argument, NULL, OPT_FOLDED },
-		{ "top", required_argument, NULL, 'n' },
-		{ "stacks", required_argument, NULL, OPT_STACKS },
-		{ "sort", required_argument, NULL, OPT_SORT },
-		{ "max-frames", required_argument, NULL, OPT_MAX_FRAMES },
-		{ "collector", required_argument, NULL, OPT_COLLECTOR },
-		{ "path-rule", required_argument, NULL, OPT_PATH_RULE },
-		{ "path-rules", required_argument, NULL, OPT_PATH_RULES },
-		{ "kallsyms", required_argument, NULL, OPT_KALLSYMS },
-		{ "sched-keys", required_argument, NULL, OPT_SCHED_KEYS },
-		{ "srcline", no_argument, NULL, OPT_SRCLINE },
-		{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
-		{ "debug-dirs", required_argument, NULL, OPT_DEBUG_DIRS },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	char err[512];
 	int c;
 	bool json = false, folded = false;
 	unsigned given = 0; /* bit i: shaping_options[i] was given */
+	struct getopt_tables g;
+	options_getopt(&report_option_table, &g);
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "i:n:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
 		for (size_t i = 0; i < ARRAY_SIZE(shaping_options); i++)
 			if (shaping_options[i].id == c)
 				given |= 1u << i;
@@ -204,7 +201,7 @@ static int parse_report_args(int argc, char **argv, struct report_options *o, st
 			o->debug_dirs = optarg;
 			break;
 		case 'h':
-			report_usage(stdout);
+			options_usage(&report_option_table, stdout);
 			exit(0);
 		default:
 			fprintf(stderr, "Try 'sigprof report --help'.\n");

@@ -39,6 +39,7 @@
 #include "sigprof/commands.h"
 #include "sigprof/futex_op.h"
 #include "sigprof/json.h"
+#include "sigprof/options.h"
 #include "sigprof/pmu.h"
 #include "sigprof/stat.h"
 #include "sigprof/util.h"
@@ -267,44 +268,54 @@ struct stat_state {
 	bool interval_header_done;
 };
 
-static void stat_usage(FILE *out)
+static void stat_epilogue(FILE *out)
 {
-	fprintf(out,
-		"usage: sigprof stat [-e EVENTS] [-r N] [-I MS] [-o FILE] [--json] [--] CMD [ARGS...]\n"
-		"\n"
-		"Run CMD and count its events (its threads and children too): exact totals, no samples.\n"
-		"\n"
-		"  -e, --event LIST      count these events instead of the defaults (comma-separated; names as in\n"
-		"                        sigprof(1): perf's generic names, SYSTEM:TRACEPOINT, PMU/TERMS/, libpfm4)\n"
-		"  -r, --repeat N        run CMD N times; print each figure's mean and %%stddev (default 1)\n"
-		"  -I, --interval MS     also print the counts of every MS milliseconds while CMD runs (at least %d)\n"
-		"  -o, --output FILE     write the figures to FILE instead of stderr\n"
-		"      --json            write the figures as a JSON document (docs/stat-json.md)\n"
-		"  -h, --help            this text\n"
-		"\n"
-		"Default figures: task-clock (ms), context-switches, cpu-migrations, page-faults, cycles, instructions,\n"
-		"cache-references, cache-misses, signals generated and delivered, sigreturns, futex calls per operation;\n"
-		"derived per run:",
-		MIN_INTERVAL_MS);
+	struct strbuf text = { 0 };
+	sb_addstr(&text, "Default figures: task-clock (ms), context-switches, cpu-migrations, page-faults, cycles, "
+			 "instructions, cache-references, cache-misses, signals generated and delivered, sigreturns, "
+			 "futex calls per operation; derived per run:");
 	for (size_t i = 0; i < derived_figure_count; i++)
-		fprintf(out, "%s %s = %s", i ? ";" : "", derived_figures[i].name, derived_figures[i].formula);
-	fprintf(out, ".\nThe exit status is CMD's (its last run's; 128+N if signal N killed it); 127 if CMD cannot\n"
-		     "be found; 2 for a bad option or event.\n");
+		sb_addf(&text, "%s %s = %s", i ? ";" : "", derived_figures[i].name, derived_figures[i].formula);
+	sb_addstr(&text, ".\nThe exit status is CMD's (its last run's; 128+N if signal N killed it); 127 if CMD "
+			 "cannot be found; 2 for a bad option or event.");
+	options_wrap(out, text.buf, 0, 0);
+	sb_free(&text);
 }
+
+static const struct option_spec stat_specs[] = {
+	{ .short_name = 'e', .long_name = "event", .arg = "LIST", .values = "EVENTS",
+	  .help = "count these events instead of the defaults (comma-separated; names as in sigprof(1): perf's "
+		  "generic names, SYSTEM:TRACEPOINT, PMU/TERMS/, libpfm4)" },
+	{ .short_name = 'r', .long_name = "repeat", .arg = "N",
+	  .help = "run CMD N times; print each figure's mean and %stddev", .default_value = "1" },
+	{ .short_name = 'I', .long_name = "interval", .arg = "MS",
+	  .help = "also print the counts of every MS milliseconds while CMD runs (at least "
+		  OPTIONS_STR(MIN_INTERVAL_MS) ")" },
+	{ .short_name = 'o', .long_name = "output", .arg = "FILE",
+	  .help = "write the figures to FILE instead of stderr" },
+	{ .id = 'J', .long_name = "json", .help = "write the figures as a JSON document (docs/stat-json.md)" },
+	OPTION_HELP_SPEC,
+};
+
+const struct option_table stat_option_table = {
+	.command = "sigprof stat",
+	.operands = "[--] CMD [ARGS...]",
+	.description = "Run CMD and count its events (its threads and children too): exact totals, no samples.",
+	.specs = stat_specs,
+	.count = ARRAY_SIZE(stat_specs),
+	.stop_at_operand = true,
+	.epilogue = stat_epilogue,
+};
 
 static int parse_stat_args(int argc, char **argv, struct stat_args *a)
 {
-	static const struct option longopts[] = {
-		{ "event", required_argument, NULL, 'e' },    { "repeat", required_argument, NULL, 'r' },
-		{ "interval", required_argument, NULL, 'I' }, { "output", required_argument, NULL, 'o' },
-		{ "json", no_argument, NULL, 'J' },           { "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	a->runs = 1;
 	uint64_t v;
 	int c;
+	struct getopt_tables g;
+	options_getopt(&stat_option_table, &g);
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+e:r:I:o:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			if (!*optarg) {
@@ -337,7 +348,7 @@ static int parse_stat_args(int argc, char **argv, struct stat_args *a)
 			a->json = true;
 			break;
 		case 'h':
-			stat_usage(stdout);
+			options_usage(&stat_option_table, stdout);
 			exit(0);
 		default:
 			fprintf(stderr, "Try 'sigprof stat --help'.\n");

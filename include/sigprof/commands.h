@@ -11,6 +11,16 @@ int cmd_report(int argc, char **argv);
 int cmd_stat(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 
+/*
+ * Each command's options (options.h): its getopt_long arrays and its --help
+ * are made from them, and tests hold them against docs/sigprof.1.
+ */
+struct option_table;
+extern const struct option_table record_option_table;
+extern const struct option_table report_option_table;
+extern const struct option_table stat_option_table;
+extern const struct option_table list_option_table;
+
 /* Exit statuses shared by the commands. */
 #define EXIT_USAGE 2        /* bad option, bad input file */
 #define EXIT_CANNOT_RUN 127 /* the workload could not be found, like a shell */

@@ -1,0 +1,277 @@
+/*
+ * test_options.c: the option tables of options.h.  A synthetic table must
+ * give getopt_long arrays that parse what the table says (each long name and
+ * alias, each short letter, with or without an argument, as its id) and a
+ * --help made of the table: the synopsis names every option once, with its
+ * argument, grouped and repeated as flagged; the option list gives every
+ * option its heading, help and default, wrapped at OPTIONS_WIDTH.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "sigprof/options.h"
+#include "sigprof/util.h"
+
+enum { OPT_JSON = 256, OPT_SORT, OPT_LONGWINDED };
+
+static const struct option_spec specs[] = {
+	{ .short_name = 'o', .long_name = "output", .arg = "FILE", .help = "write to FILE",
+	  .default_value = "out.data" },
+	{ .short_name = 'F', .long_name = "freq", .arg = "HZ", .group = 1, .help = "samples per second" },
+	{ .short_name = 'c', .long_name = "count", .arg = "PERIOD", .group = 1, .help = "sample every PERIOD events" },
+	{ .short_name = 'g', .help = "same as --sort self" },
+	{ .id = OPT_JSON, .long_name = "json", .help = "one JSON object" },
+	{ .id = OPT_SORT, .long_name = "sort", .alias = "order", .arg = "KEY", .values = "self|total",
+	  .flags = OPTION_REPEATABLE, .help = "order by KEY", .default_value = "self" },
+	{ .id = OPT_LONGWINDED, .long_name = "a-rather-long-option-name", .arg = "VALUE",
+	  .help = "an option whose heading is wider than the help column, and whose help is long enough to be "
+		  "wrapped onto a second line at one hundred columns" },
+	{ .short_name = 'n', .long_name = "names", .flags = OPTION_SYNOPSIS_LONG, .help = "also the names" },
+	OPTION_HELP_SPEC,
+};
+
+static const struct option_table table = {
+	.command = "prog cmd",
+	.operands = "[--] CMD [ARGS...]",
+	.description = "What cmd does.",
+	.specs = specs,
+	.count = ARRAY_SIZE(specs),
+	.stop_at_operand = true,
+};
+
+/* What print(t, out) writes, malloc'd. */
+static char *capture(void (*print)(const struct option_table *, FILE *), const struct option_table *t)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+	cr_assert_not_null(out);
+	print(t, out);
+	fclose(out);
+	return text;
+}
+
+static void assert_lines_fit(const char *text)
+{
+	for (const char *line = text; *line;) {
+		size_t len = strcspn(line, "\n");
+		cr_assert_leq(len, OPTIONS_WIDTH, "a line of %zu columns: %.*s", len, (int)len, line);
+		line += len + (line[len] == '\n');
+	}
+}
+
+Test(options, getopt_arrays_hold_every_name_of_the_table)
+{
+	struct getopt_tables g;
+	cr_assert_eq(options_getopt(&table, &g), 0);
+	cr_assert_str_eq(g.shortopts, "+o:F:c:gnh");
+	size_t n = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(specs); i++) {
+		const struct option_spec *s = &specs[i];
+		const char *names[] = { s->long_name, s->alias };
+		for (size_t k = 0; k < 2; k++) {
+			if (!names[k])
+				continue;
+			const struct option *o = &g.longopts[n++];
+			cr_assert_str_eq(o->name, names[k]);
+			cr_assert_eq(o->has_arg, s->arg ? required_argument : no_argument, "--%s", names[k]);
+			cr_assert_null(o->flag);
+			cr_assert_eq(o->val, option_id(s), "--%s", names[k]);
+		}
+	}
+	cr_assert_null(g.longopts[n].name, "the long options end with a zero entry");
+}
+
+Test(options, getopt_long_parses_what_the_table_says)
+{
+	struct getopt_tables g;
+	cr_assert_eq(options_getopt(&table, &g), 0);
+	char *argv[] = { "cmd", "-o", "f", "--freq=9", "-g", "--json", "--order", "total", "--sort", "self",
+			 "-n", "--", "workload", "-o", NULL };
+	int argc = (int)ARRAY_SIZE(argv) - 1;
+	static const struct {
+		int id;
+		const char *arg;
+	} want[] = { { 'o', "f" }, { 'F', "9" }, { 'g', NULL }, { OPT_JSON, NULL }, { OPT_SORT, "total" },
+		     { OPT_SORT, "self" }, { 'n', NULL } };
+	optind = 1;
+	opterr = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(want); i++) {
+		int c = getopt_long(argc, argv, g.shortopts, g.longopts, NULL);
+		cr_assert_eq(c, want[i].id, "option %zu: %d", i, c);
+		if (want[i].arg)
+			cr_assert_str_eq(optarg, want[i].arg);
+	}
+	cr_assert_eq(getopt_long(argc, argv, g.shortopts, g.longopts, NULL), -1);
+	cr_assert_str_eq(argv[optind], "workload", "options end at the operand: the workload's -o is its own");
+	/* an option the table lacks is refused, as is a table option without its argument */
+	char *bad[] = { "cmd", "--futex", "-o", NULL };
+	optind = 1;
+	cr_assert_eq(getopt_long(3, bad, g.shortopts, g.longopts, NULL), '?');
+	cr_assert_eq(getopt_long(3, bad, g.shortopts, g.longopts, NULL), '?');
+	opterr = 1;
+}
+
+Test(options, getopt_refuses_a_table_it_cannot_express)
+{
+	struct getopt_tables g;
+	struct option_spec nameless[] = { { .id = 300, .help = "no name" } };
+	struct option_table t = { .command = "x", .specs = nameless, .count = 1 };
+	cr_assert_eq(options_getopt(&t, &g), -EINVAL);
+	struct option_spec idless[] = { { .long_name = "idless", .help = "no id" } };
+	t.specs = idless;
+	cr_assert_eq(options_getopt(&t, &g), -EINVAL);
+	struct option_spec mismatched[] = { { .id = 'y', .short_name = 'x', .long_name = "x", .help = "-x is y" } };
+	t.specs = mismatched;
+	cr_assert_eq(options_getopt(&t, &g), -EINVAL);
+	struct option_spec many[OPTIONS_MAX + 1];
+	for (size_t i = 0; i < ARRAY_SIZE(many); i++)
+		many[i] = (struct option_spec){ .id = 300 + (int)i, .long_name = "opt", .help = "one of many" };
+	t.specs = many;
+	t.count = OPTIONS_MAX;
+	cr_assert_eq(options_getopt(&t, &g), 0);
+	t.count = OPTIONS_MAX + 1;
+	cr_assert_eq(options_getopt(&t, &g), -E2BIG);
+}
+
+Test(options, synopsis_names_every_option_as_the_table_says)
+{
+	char *text = capture(options_synopsis, &table);
+	cr_assert_str_eq(text, "usage: prog cmd [-o FILE] [-F HZ | -c PERIOD] [-g] [--json] [--sort self|total]...\n"
+			       "                [--a-rather-long-option-name VALUE] [--names] [--] CMD [ARGS...]\n");
+	assert_lines_fit(text);
+	free(text);
+}
+
+/* The item of s as the synopsis shows it, built here from the fields (not by the code under test). */
+static void expected_item(const struct option_spec *s, char *buf, size_t n)
+{
+	const char *arg = s->values ? s->values : s->arg;
+	if (s->short_name && !(s->flags & OPTION_SYNOPSIS_LONG))
+		snprintf(buf, n, "-%c%s%s", s->short_name, arg ? " " : "", arg ? arg : "");
+	else
+		snprintf(buf, n, "--%s%s%s", s->long_name, arg ? " " : "", arg ? arg : "");
+}
+
+Test(options, synopsis_wraps_under_the_command_and_keeps_items_whole)
+{
+	/* twenty options of 12 columns each: three lines, each continued under the first option */
+	struct option_spec many[20];
+	char names[20][16];
+	for (size_t i = 0; i < ARRAY_SIZE(many); i++) {
+		snprintf(names[i], sizeof(names[i]), "option-%02zu", i);
+		many[i] = (struct option_spec){ .id = 300 + (int)i, .long_name = names[i], .help = "h" };
+	}
+	struct option_table t = { .command = "prog", .operands = "FILE", .specs = many, .count = ARRAY_SIZE(many) };
+	char *text = capture(options_synopsis, &t);
+	assert_lines_fit(text);
+	const char *at = text;
+	for (size_t i = 0; i < ARRAY_SIZE(many); i++) {
+		char item[64], bracketed[70];
+		expected_item(&many[i], item, sizeof(item));
+		snprintf(bracketed, sizeof(bracketed), "[%s]", item);
+		const char *found = strstr(at, bracketed);
+		cr_assert_not_null(found, "%s after the previous option in: %s", bracketed, text);
+		at = found + strlen(bracketed);
+	}
+	cr_assert_str_eq(at, " FILE\n");
+	for (const char *nl = strchr(text, '\n'); nl && nl[1]; nl = strchr(nl + 1, '\n'))
+		cr_assert(strncmp(nl + 1, "            [--option-", 22) == 0, "a continuation line under the first "
+			  "option: %s", nl + 1);
+	free(text);
+}
+
+Test(options, option_list_gives_each_option_its_heading_help_and_default)
+{
+	char *text = capture(options_list, &table);
+	cr_assert_str_eq(text,
+		"  -o, --output FILE   write to FILE (default out.data)\n"
+		"  -F, --freq HZ       samples per second\n"
+		"  -c, --count PERIOD  sample every PERIOD events\n"
+		"  -g                  same as --sort self\n"
+		"      --json          one JSON object\n"
+		"      --sort, --order KEY\n"
+		"                      order by KEY (default self)\n"
+		"      --a-rather-long-option-name VALUE\n"
+		"                      an option whose heading is wider than the help column, and whose help is long\n"
+		"                      enough to be wrapped onto a second line at one hundred columns\n"
+		"  -n, --names         also the names\n"
+		"  -h, --help          this text\n");
+	assert_lines_fit(text);
+	free(text);
+}
+
+Test(options, usage_is_synopsis_description_list_and_epilogue)
+{
+	char *synopsis = capture(options_synopsis, &table), *list = capture(options_list, &table);
+	char *usage = capture(options_usage, &table);
+	char *want;
+	cr_assert_geq(asprintf(&want, "%s\nWhat cmd does.\n\n%s", synopsis, list), 0);
+	cr_assert_str_eq(usage, want);
+	free(want);
+	free(usage);
+	free(synopsis);
+	free(list);
+}
+
+static void epilogue(FILE *out)
+{
+	fputs("The end.\n", out);
+}
+
+Test(options, usage_ends_with_the_epilogue_after_a_blank_line)
+{
+	struct option_table t = table;
+	t.epilogue = epilogue;
+	char *usage = capture(options_usage, &t);
+	size_t len = strlen(usage);
+	cr_assert_str_eq(usage + len - strlen("\n\nThe end.\n"), "\n\nThe end.\n");
+	free(usage);
+}
+
+Test(options, find_matches_whole_names_only)
+{
+	cr_assert_eq(options_find(&table, "--output"), &specs[0]);
+	cr_assert_eq(options_find(&table, "-o"), &specs[0]);
+	cr_assert_eq(options_find(&table, "--order"), &specs[5], "an alias");
+	cr_assert_eq(options_find(&table, "-h"), &specs[ARRAY_SIZE(specs) - 1]);
+	cr_assert_null(options_find(&table, "--out"), "no abbreviations");
+	cr_assert_null(options_find(&table, "-oFILE"));
+	cr_assert_null(options_find(&table, "output"));
+	cr_assert_null(options_find(&table, "-"));
+	cr_assert_null(options_find(&table, ""));
+}
+
+static void wrap_capture(char **text, const char *in, size_t first_column, size_t indent)
+{
+	size_t len;
+	FILE *out = open_memstream(text, &len);
+	options_wrap(out, in, first_column, indent);
+	fclose(out);
+}
+
+Test(options, wrap_fills_lines_to_the_width_and_honours_newlines)
+{
+	char *text;
+	char words[400] = "";
+	for (int i = 0; i < 40; i++)
+		strcat(words, "word5678 ");
+	wrap_capture(&text, words, 0, 4);
+	/* 9 columns a word: eleven words (98 columns with their spaces) fit on a line of 100 */
+	const char *nl = strchr(text, '\n');
+	cr_assert_eq(nl - text, 11 * 8 + 10, "%s", text);
+	cr_assert(strncmp(nl + 1, "    word5678", 12) == 0, "%s", text);
+	assert_lines_fit(text);
+	free(text);
+	wrap_capture(&text, "one.  two\nthree", 90, 2);
+	cr_assert_str_eq(text, "one.  two\n  three\n", "the two spaces after a period stay");
+	free(text);
+	wrap_capture(&text, "a-word-longer-than-what-is-left", 80, 2);
+	cr_assert_str_eq(text, "a-word-longer-than-what-is-left\n", "the first word of a line is never moved");
+	free(text);
+}
