@@ -425,11 +425,11 @@ void futex_figures(void *state, const struct profile *p, struct figure_rows *row
 		figure_rows_add(rows, (double)calls, "count", !estimated, "futex.op.%s.calls", op);
 		figure_rows_add(rows, (double)os->errors, "count", !os->estimated, "futex.op.%s.errors", op);
 		figure_rows_add(rows, (double)os->wait.count, "count", !os->estimated, "futex.op.%s.waits", op);
-		figure_rows_add(rows, ms(os->wait.total), "ms", !os->estimated, "futex.op.%s.wait_total_ms", op);
+		figure_rows_add(rows, (double)os->wait.total, "ns", !os->estimated, "futex.op.%s.wait_ns.total", op);
 		if (os->wait.count) {
-			figure_rows_add(rows, ms(duration_quantile(&os->wait, 0.99)), "ms", !os->estimated,
-					"futex.op.%s.wait_p99_ms", op);
-			figure_rows_add(rows, ms(os->wait.max), "ms", !os->estimated, "futex.op.%s.wait_max_ms", op);
+			figure_rows_add(rows, (double)duration_quantile(&os->wait, 0.99), "ns", !os->estimated,
+					"futex.op.%s.wait_ns.p99", op);
+			figure_rows_add(rows, (double)os->wait.max, "ns", !os->estimated, "futex.op.%s.wait_ns.max", op);
 		}
 	}
 	struct futex_word *const *words;
@@ -438,6 +438,7 @@ void futex_figures(void *state, const struct profile *p, struct figure_rows *row
 		const struct futex_word *w = words[i];
 		figure_rows_add(rows, (double)w->calls, "count", !w->estimated, "futex.word.%s.calls", w->symbol);
 		figure_rows_add(rows, (double)w->wait.count, "count", !w->estimated, "futex.word.%s.waits", w->symbol);
-		figure_rows_add(rows, ms(w->wait.total), "ms", !w->estimated, "futex.word.%s.wait_total_ms", w->symbol);
+		figure_rows_add(rows, (double)w->wait.total, "ns", !w->estimated, "futex.word.%s.wait_ns.total", w->symbol);
+		figure_rows_add(rows, (double)w->wait.max, "ns", !w->estimated, "futex.word.%s.wait_ns.max", w->symbol);
 	}
 }

@@ -854,10 +854,10 @@ static void figures_duration(struct figure_rows *rows, const char *signame, cons
 {
 	if (!d->count)
 		return;
-	figure_rows_add(rows, micros(duration_quantile(d, 0.5)), "us", true, "signal.%s.%s.p50_us", signame, what);
-	figure_rows_add(rows, micros(duration_quantile(d, 0.99)), "us", true, "signal.%s.%s.p99_us", signame, what);
-	figure_rows_add(rows, micros(d->max), "us", true, "signal.%s.%s.max_us", signame, what);
-	figure_rows_add(rows, micros(duration_mean(d)), "us", true, "signal.%s.%s.avg_us", signame, what);
+	figure_rows_add(rows, micros(duration_quantile(d, 0.5)), "us", true, "signal.%s.%s_us.p50", signame, what);
+	figure_rows_add(rows, micros(duration_quantile(d, 0.99)), "us", true, "signal.%s.%s_us.p99", signame, what);
+	figure_rows_add(rows, micros(d->max), "us", true, "signal.%s.%s_us.max", signame, what);
+	figure_rows_add(rows, micros(duration_mean(d)), "us", true, "signal.%s.%s_us.avg", signame, what);
 }
 
 static void signal_figures(void *state, const struct profile *p, struct figure_rows *rows)

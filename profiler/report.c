@@ -13,15 +13,18 @@
 #include "sigprof/report.h"
 #include "sigprof/util.h"
 
-enum { OPT_JSON = 256, OPT_FOLDED, OPT_STACKS, OPT_SORT, OPT_PATH_RULE, OPT_PATH_RULES, OPT_KALLSYMS,
+enum { OPT_JSON = 256, OPT_FOLDED, OPT_FIGURES, OPT_STACKS, OPT_SORT, OPT_PATH_RULE, OPT_PATH_RULES, OPT_KALLSYMS,
        OPT_MAX_FRAMES, OPT_COLLECTOR, OPT_SCHED_KEYS, OPT_SRCLINE, OPT_NO_DEMANGLE, OPT_DEBUG_DIRS };
 
 static const struct option_spec report_specs[] = {
 	{ .short_name = 'i', .long_name = "input", .arg = "FILE", .help = "the recording",
 	  .default_value = "sigprof.data" },
 	{ .id = OPT_JSON, .long_name = "json", .group = 1,
-	  .help = "one JSON object (docs/report-json.md); one format only: not with --folded" },
+	  .help = "one JSON object (docs/report-json.md); one format only: not with --folded or --figures" },
 	{ .id = OPT_FOLDED, .long_name = "folded", .group = 1, .help = "folded stacks, root first, for flame graphs" },
+	{ .id = OPT_FIGURES, .long_name = "figures", .group = 1,
+	  .help = "every figure under its stable key, one a line: key, value, unit, exact or estimated, tab-separated "
+		  "(docs/figures.md)" },
 	{ .short_name = 'n', .long_name = "top", .arg = "N", .help = "functions to list", .default_value = "15" },
 	{ .id = OPT_STACKS, .long_name = "stacks", .arg = "N", .help = "stacks per path",
 	  .default_value = "3 in text, all in JSON" },
@@ -67,7 +70,7 @@ const struct option_table report_option_table = {
  */
 #define FORMAT_BIT(f) (1u << (f))
 static const char *const format_names[] = { [REPORT_TEXT] = "the text report", [REPORT_JSON] = "--json",
-					    [REPORT_FOLDED] = "--folded" };
+					    [REPORT_FOLDED] = "--folded", [REPORT_FIGURES] = "--figures" };
 
 static const struct shaping_option {
 	int id;            /* getopt's value */
@@ -83,11 +86,16 @@ static const struct shaping_option {
 };
 
 /* One error line for two output formats; a warning line for each option that does nothing in the chosen format. */
-static int check_output_options(bool json, bool folded, unsigned given, enum report_format format)
+static int check_output_options(unsigned formats, unsigned given, enum report_format format)
 {
-	if (json && folded) {
-		sp_error("report: --json and --folded are two output formats: give one of them");
-		return -EINVAL;
+	int first = -1;
+	for (int f = 0; f < (int)ARRAY_SIZE(format_names); f++) {
+		if (!(formats & FORMAT_BIT(f)))
+			continue;
+		if (first >= 0)
+			return sp_error("report: %s and %s are two output formats: give one of them", format_names[first],
+					format_names[f]);
+		first = f;
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(shaping_options); i++) {
 		const struct shaping_option *so = &shaping_options[i];
@@ -119,7 +127,7 @@ static int parse_report_args(int argc, char **argv, struct report_options *o, st
 {
 	char err[512];
 	int c;
-	bool json = false, folded = false;
+	unsigned formats = 0; /* FORMAT_BIT()s of the format options given */
 	unsigned given = 0; /* bit i: shaping_options[i] was given */
 	struct getopt_tables g;
 	options_getopt(&report_option_table, &g);
@@ -133,11 +141,15 @@ static int parse_report_args(int argc, char **argv, struct report_options *o, st
 			o->input = optarg;
 			break;
 		case OPT_JSON:
-			json = true;
+			formats |= FORMAT_BIT(REPORT_JSON);
 			o->format = REPORT_JSON;
 			break;
+		case OPT_FIGURES:
+			formats |= FORMAT_BIT(REPORT_FIGURES);
+			o->format = REPORT_FIGURES;
+			break;
 		case OPT_FOLDED:
-			folded = true;
+			formats |= FORMAT_BIT(REPORT_FOLDED);
 			o->format = REPORT_FOLDED;
 			break;
 		case 'n':
@@ -212,7 +224,7 @@ static int parse_report_args(int argc, char **argv, struct report_options *o, st
 		sp_error("report: unexpected argument %s (the recording is named with -i FILE)", QUOTED(argv[optind]));
 		return -EINVAL;
 	}
-	return check_output_options(json, folded, given, o->format);
+	return check_output_options(formats, given, o->format);
 }
 
 static int folded_collector(const struct profile *p, const char *name)
@@ -251,6 +263,22 @@ static int report_folded(const struct profile *p, const struct report_options *o
 	return 0;
 }
 
+/*
+ * Every figure under its key (view_figures()): "KEY\tVALUE\tUNIT\texact" or
+ * "estimated", for scripts and for a comparison of runs.  Values print with
+ * up to 15 significant digits (what a double holds exactly), integers
+ * without a fraction.
+ */
+static void report_figures(const struct profile *p, FILE *out)
+{
+	struct figure_rows rows = { 0 };
+	view_figures(p, &rows);
+	for (size_t i = 0; i < rows.count; i++)
+		fprintf(out, "%s\t%.15g\t%s\t%s\n", rows.rows[i].key, rows.rows[i].value, rows.rows[i].unit,
+			rows.rows[i].exact ? "exact" : "estimated");
+	figure_rows_free(&rows);
+}
+
 int cmd_report(int argc, char **argv)
 {
 	struct report_options o = { .input = "sigprof.data",
@@ -283,6 +311,8 @@ int cmd_report(int argc, char **argv)
 		report_json(&p, &o, stdout);
 	else if (o.format == REPORT_FOLDED)
 		ret = report_folded(&p, &o, stdout);
+	else if (o.format == REPORT_FIGURES)
+		report_figures(&p, stdout);
 	else
 		report_text(&p, &o, stdout);
 	if (fflush(stdout) != 0 || ferror(stdout)) {

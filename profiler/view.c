@@ -349,13 +349,13 @@ void view_figures(const struct profile *p, struct figure_rows *rows)
 		const struct collector_analyzer *an = ci->impl ? ci->impl->analyzer : NULL;
 		figure_rows_add(rows, (double)ci->samples, "samples", true, "%s.samples", ci->name);
 		for (int path = 0; path < PATH_COUNT; path++) {
-			figure_rows_add(rows, (double)ci->path_samples[path], "samples", true, "%s.path.%s.samples",
-					ci->name, path_name(path));
+			figure_rows_add(rows, ci->samples ? 100.0 * (double)ci->path_samples[path] / (double)ci->samples : 0.0,
+					"percent", true, "paths.%s.%s", ci->name, path_name(path));
 			for (size_t f = 0; an && ci->state && f < an->npath_figures; f++) {
 				char key[96];
 				path_figure_key(ci->name, &an->path_figures[f], key, sizeof(key));
 				figure_rows_add(rows, an->path_figure(ci->state, p, path, f),
-						an->path_figures[f].decimals ? "ms" : "count", true, "%s.path.%s.%s",
+						an->path_figures[f].decimals ? "ms" : "count", true, "paths.%s.%s.%s",
 						ci->name, path_name(path), key + strlen(ci->name) + 1);
 			}
 		}

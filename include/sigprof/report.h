@@ -14,7 +14,7 @@
 #include "sigprof/profile.h"
 #include "sigprof/view.h"
 
-enum report_format { REPORT_TEXT, REPORT_JSON, REPORT_FOLDED };
+enum report_format { REPORT_TEXT, REPORT_JSON, REPORT_FOLDED, REPORT_FIGURES };
 
 struct report_options {
 	const char *input;

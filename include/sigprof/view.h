@@ -169,8 +169,9 @@ void figure_rows_add(struct figure_rows *rows, double value, const char *unit, b
 void figure_rows_free(struct figure_rows *rows);
 /*
  * Every figure of a loaded profile: the run's (run.duration_s, run.samples,
- * run.lost), each open collector's samples per path (COLLECTOR.samples,
- * COLLECTOR.path.PATH.samples) and path figures (sched.path.PATH.wait_ms),
+ * run.lost), each open collector's samples and share per path
+ * (COLLECTOR.samples, paths.COLLECTOR.PATH in percent) and path figures
+ * (paths.sched.PATH.wait_ms),
  * then each analyzer's own rows (collector_analyzer.figures), in collector
  * order.
  */

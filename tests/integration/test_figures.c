@@ -1,0 +1,109 @@
+/*
+ * test_figures.c: `sigprof report --figures`, the keyed rows every
+ * collector lists through its analyzer (view.h), against ground truth and
+ * against the JSON report of the same recording: the two are written by
+ * different code from the same analysis, so they must agree.  Needs root
+ * (tracepoints); skipped, not passed, without.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "harness.h"
+
+/* The rows of `report --figures` of data (malloc'd text). */
+static char *figures_of(const char *data)
+{
+	char *out;
+	int st = run_cmd(&out, false, "%s report --figures -i '%s'", sigprof_bin(), data);
+	cr_assert_eq(st, 0, "report --figures exited %d: %s", st, out);
+	return out;
+}
+
+/* The value of key in rows, asserting that it is there once, with four tab-separated fields. */
+static double figure(const char *rows, const char *key, const char *want_exact)
+{
+	size_t klen = strlen(key);
+	double value = 0;
+	int found = 0;
+	for (const char *line = rows; *line;) {
+		const char *end = strchr(line, '\n');
+		if (!end)
+			end = line + strlen(line);
+		if ((size_t)(end - line) > klen && strncmp(line, key, klen) == 0 && line[klen] == '\t') {
+			char unit[32], exact[32];
+			cr_assert_eq(sscanf(line + klen + 1, "%lf\t%31s\t%31s", &value, unit, exact), 3, "%.*s",
+				     (int)(end - line), line);
+			if (want_exact)
+				cr_assert_str_eq(exact, want_exact, "%s", key);
+			found++;
+		}
+		line = *end ? end + 1 : end;
+	}
+	cr_assert_eq(found, 1, "%s appears %d times in:\n%s", key, found, rows);
+	return value;
+}
+
+Test(figures, signal_rows_are_the_counts_sent_and_agree_with_json, .timeout = 120)
+{
+	require_perf_events();
+	require_root();
+	const long n = 3000;
+	const char *data = test_path("storm.data");
+	char cmd[256];
+	snprintf(cmd, sizeof(cmd), W "signal_storm %ld >/dev/null", n);
+	free(record_workload(data, "", cmd));
+	const char *json = report_json_file(data, "");
+	require_collector(json, "signal");
+	char *rows = figures_of(data);
+	cr_assert_eq(figure(rows, "signal.SIGUSR1.generated", "exact"), n);
+	cr_assert_eq(figure(rows, "signal.SIGUSR1.delivered", "exact"), n);
+	cr_assert_eq(figure(rows, "signal.SIGUSR1.sigreturns", "exact"), n);
+	cr_assert_eq(figure(rows, "signal.SIGUSR1.not_delivered", "exact"), 0);
+	cr_assert_eq(figure(rows, "signal.samples", "exact"), jq_file(json, "[.meta.collectors[] | "
+									      "select(.name==\"signal\") | .samples] | first"));
+	double p99_us = figure(rows, "signal.SIGUSR1.latency_us.p99", "exact");
+	cr_assert_float_eq(p99_us * 1000.0, jq_file(json, ".signals[0].latency_ns.p99"), 1.0);
+	/* each collector's path shares add up to 100% */
+	double share = 0;
+	static const char *const paths[] = { "sigreturn", "signal-deliver", "signal-generate", "futex-wait",
+					     "futex-wake", "futex-requeue", "futex-other", "other" };
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		char key[64];
+		snprintf(key, sizeof(key), "paths.signal.%s", paths[i]);
+		share += figure(rows, key, "exact");
+	}
+	cr_assert_float_eq(share, 100.0, 1e-6);
+	free(rows);
+}
+
+Test(figures, futex_word_rows_agree_with_json, .timeout = 120)
+{
+	require_perf_events();
+	require_root();
+	const char *data = test_path("waiter.data");
+	free(record_workload(data, "--futex=trace", W "futex_waiter 5 5 >/dev/null"));
+	const char *json = report_json_file(data, "");
+	require_collector(json, "futex");
+	char *rows = figures_of(data);
+	cr_assert_eq(figure(rows, "futex.word.gate.calls", NULL),
+		     jq_file(json, "[.futexes[] | select(.symbol==\"gate\") | .calls] | first"));
+	cr_assert_eq(figure(rows, "futex.word.gate.waits", NULL),
+		     jq_file(json, "[.futexes[] | select(.symbol==\"gate\") | .wait_ns.count] | first"));
+	cr_assert_eq(figure(rows, "futex.word.gate.wait_ns.total", NULL),
+		     jq_file(json, "[.futexes[] | select(.symbol==\"gate\") | .wait_ns.total] | first"));
+	cr_assert_geq(figure(rows, "futex.op.WAKE.calls", NULL), 5, "the main thread opens the gate 5 times");
+	free(rows);
+}
+
+Test(figures, one_output_format_only)
+{
+	char *out;
+	int st = run_cmd(&out, true, "%s report --figures --json -i /nonexistent", sigprof_bin());
+	cr_assert_eq(st, 2, "%s", out);
+	cr_assert_not_null(strstr(out, "--json and --figures are two output formats"), "%s", out);
+	cr_assert_eq(count_lines(out), 1, "one error line: %s", out);
+	free(out);
+}
