@@ -1456,13 +1456,3 @@ const char *unwind_failure_key(enum unwind_failure failure)
 	};
 	return (unsigned)failure < UNWIND_FAILURE_COUNT ? keys[failure] : "unknown";
 }
-
-const char *unwind_signal_name(int signal, char *buf, size_t len)
-{
-	const char *abbrev = signal > 0 ? sigabbrev_np(signal) : NULL;
-	if (abbrev)
-		snprintf(buf, len, "SIG%s", abbrev);
-	else
-		snprintf(buf, len, "SIG%d", signal);
-	return buf;
-}
