@@ -69,7 +69,11 @@
  * its leaf just past the trampoline's syscall, where no unwind table helps,
  * so the walk reloads the interrupted registers from the sigcontext in the
  * frame and goes on.
+ *
+ * Inputs: a sample's registers in perf's numbering (<asm/perf_regs.h>) and
+ * its stack copy; nothing here reads the kernel's records (sample.h).
  */
+#include <asm/perf_regs.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <errno.h>
@@ -77,7 +81,7 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <libunwind.h>
-#include <signal.h>
+#include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,7 +90,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sigprof/sample.h"
 #include "sigprof/unwind.h"
 #include "sigprof/util.h"
 #include "symtab_internal.h"
