@@ -1,5 +1,5 @@
 /*
- * test_unwind.c: the DWARF unwinder (symbolize/unwind.c) over real stack
+ * test_unwind.c: the DWARF unwinder (symbolize/unwind*.c) over real stack
  * snapshots.
  *
  * build/fixtures/unwind_fixture (tests/fixtures/unwind_fixture.c, built -O2
