@@ -28,33 +28,10 @@
 #include "sigprof/tracepoint.h"
 #include "sigprof/util.h"
 
-/* ---- signal numbers (the kernel's generic numbering: x86, arm64, riscv, ...) ---- */
+/* ---- signal numbers (the kernel's generic numbering; their names: signal_name() in profiler/util.c) ---- */
 
-/* glibc's SIGRTMIN: the kernel's first RT signal is 32, glibc keeps 32 and 33 for itself. */
-#define GLIBC_SIGRTMIN 34
+/* The kernel's first real-time signal: from it on, signals queue rather than merge with a pending one. */
 #define KERNEL_SIGRTMIN 32
-
-static const char *const standard_names[KERNEL_SIGRTMIN] = {
-	NULL,      "SIGHUP",  "SIGINT",    "SIGQUIT", "SIGILL",    "SIGTRAP", "SIGABRT", "SIGBUS",
-	"SIGFPE",  "SIGKILL", "SIGUSR1",   "SIGSEGV", "SIGUSR2",   "SIGPIPE", "SIGALRM", "SIGTERM",
-	"SIGSTKFLT", "SIGCHLD", "SIGCONT", "SIGSTOP", "SIGTSTP",   "SIGTTIN", "SIGTTOU", "SIGURG",
-	"SIGXCPU", "SIGXFSZ", "SIGVTALRM", "SIGPROF", "SIGWINCH",  "SIGIO",   "SIGPWR",  "SIGSYS",
-};
-
-const char *signal_name(int signo, char *buf, unsigned buflen)
-{
-	if (signo >= 1 && signo < KERNEL_SIGRTMIN)
-		snprintf(buf, buflen, "%s", standard_names[signo]);
-	else if (signo >= KERNEL_SIGRTMIN && signo < GLIBC_SIGRTMIN)
-		snprintf(buf, buflen, "SIGRTMIN-%d", GLIBC_SIGRTMIN - signo);
-	else if (signo == GLIBC_SIGRTMIN)
-		snprintf(buf, buflen, "SIGRTMIN");
-	else if (signo > GLIBC_SIGRTMIN && signo <= SIGNAL_MAX)
-		snprintf(buf, buflen, "SIGRTMIN+%d", signo - GLIBC_SIGRTMIN);
-	else
-		snprintf(buf, buflen, "SIG%d", signo);
-	return buf;
-}
 
 bool signal_default_is_fatal(int signo)
 {

@@ -209,7 +209,7 @@ static uint32_t user_frame_of(struct loader *l, uint32_t pid, const struct unwin
 	if (f->kind == UNWIND_FRAME_SIGNAL) {
 		char name[48] = "[signal]", signal[16];
 		if (f->signal) /* 0: the handler took no siginfo, so the frame does not say which signal */
-			snprintf(name, sizeof(name), "[signal %s]", unwind_signal_name(f->signal, signal, sizeof(signal)));
+			snprintf(name, sizeof(name), "[signal %s]", signal_name(f->signal, signal, sizeof(signal)));
 		return frame_synthetic(&l->p->stacks, name, "[signal]");
 	}
 	return user_frame(l, pid, f->kind == UNWIND_FRAME_RETURN ? f->ip - 1 : f->ip);

@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
 #include <stdlib.h>
@@ -414,4 +415,37 @@ void sort_unless_sorted(void *base, size_t count, size_t size, int (*compare)(co
 		insertion_sort(base, count, size, compare);
 	else
 		qsort(base, count, size, compare);
+}
+
+/* The kernel's first real-time signal; glibc's SIGRTMIN is above it (it keeps 32 and 33 for its threads). */
+#define KERNEL_SIGRTMIN 32
+
+/* The standard signals by number (the spellings of kill -l, without aliases such as SIGIOT or SIGPOLL). */
+static const char *const standard_signal_names[KERNEL_SIGRTMIN] = {
+	[SIGHUP] = "SIGHUP",       [SIGINT] = "SIGINT",       [SIGQUIT] = "SIGQUIT",     [SIGILL] = "SIGILL",
+	[SIGTRAP] = "SIGTRAP",     [SIGABRT] = "SIGABRT",     [SIGBUS] = "SIGBUS",       [SIGFPE] = "SIGFPE",
+	[SIGKILL] = "SIGKILL",     [SIGUSR1] = "SIGUSR1",     [SIGSEGV] = "SIGSEGV",     [SIGUSR2] = "SIGUSR2",
+	[SIGPIPE] = "SIGPIPE",     [SIGALRM] = "SIGALRM",     [SIGTERM] = "SIGTERM",     [SIGSTKFLT] = "SIGSTKFLT",
+	[SIGCHLD] = "SIGCHLD",     [SIGCONT] = "SIGCONT",     [SIGSTOP] = "SIGSTOP",     [SIGTSTP] = "SIGTSTP",
+	[SIGTTIN] = "SIGTTIN",     [SIGTTOU] = "SIGTTOU",     [SIGURG] = "SIGURG",       [SIGXCPU] = "SIGXCPU",
+	[SIGXFSZ] = "SIGXFSZ",     [SIGVTALRM] = "SIGVTALRM", [SIGPROF] = "SIGPROF",     [SIGWINCH] = "SIGWINCH",
+	[SIGIO] = "SIGIO",         [SIGPWR] = "SIGPWR",       [SIGSYS] = "SIGSYS",
+};
+
+const char *signal_name(int signo, char *buf, size_t buflen)
+{
+	int rtmin = SIGRTMIN, rtmax = SIGRTMAX; /* glibc's, asked at run time */
+	if (signo > 0 && signo < KERNEL_SIGRTMIN && standard_signal_names[signo])
+		snprintf(buf, buflen, "%s", standard_signal_names[signo]);
+	else if (signo == rtmin)
+		snprintf(buf, buflen, "SIGRTMIN");
+	else if (signo == rtmax)
+		snprintf(buf, buflen, "SIGRTMAX");
+	else if (signo > rtmin && signo < rtmax)
+		snprintf(buf, buflen, "SIGRTMIN+%d", signo - rtmin);
+	else if (signo >= KERNEL_SIGRTMIN && signo < rtmin)
+		snprintf(buf, buflen, "SIGRTMIN-%d", rtmin - signo);
+	else
+		snprintf(buf, buflen, "SIG%d", signo);
+	return buf;
 }

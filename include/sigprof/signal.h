@@ -105,8 +105,6 @@ uint32_t signal_analysis_running_handlers(const struct signal_analysis *a, uint3
 uint64_t signal_analysis_unmatched_sigreturns(const struct signal_analysis *a);
 uint64_t signal_analysis_bad_events(const struct signal_analysis *a);
 
-/* "SIGUSR1", "SIGRTMIN+3" (glibc's SIGRTMIN, 34), "SIGRTMIN-2" for 32; "SIG99" out of range; into buf. */
-const char *signal_name(int signo, char *buf, unsigned buflen);
 /* Whether the default action of signo ends the process (terminate or core dump). */
 bool signal_default_is_fatal(int signo);
 

@@ -91,7 +91,4 @@ int unwind_sample(struct unwinder *u, const struct unwind_input *in, struct unwi
 /* A stable key for a failure ("no_unwind_info", "stack_end", ...), as JSON reports count them. */
 const char *unwind_failure_key(enum unwind_failure failure);
 
-/* "SIGPROF" for 27; "SIG42" for a signal without a name. */
-const char *unwind_signal_name(int signal, char *buf, size_t len);
-
 #endif

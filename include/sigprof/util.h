@@ -115,4 +115,14 @@ int read_int_file(const char *path, int fallback);
 /* Parse a whole decimal number in [min, max]; 0 or -EINVAL/-ERANGE. */
 int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 
+/*
+ * A signal number's name, into buf, the same everywhere a report shows one:
+ * "SIGUSR1" for the standard signals (1..31); real-time signals relative to
+ * the C library's SIGRTMIN and SIGRTMAX: "SIGRTMIN", "SIGRTMIN+3", ...,
+ * "SIGRTMAX", and "SIGRTMIN-2", "SIGRTMIN-1" for the kernel's first two
+ * (32, 33), which glibc keeps for itself; "SIG<n>" ("SIG0", "SIG65",
+ * "SIG-1") for a number no signal has.
+ */
+const char *signal_name(int signo, char *buf, size_t buflen);
+
 #endif

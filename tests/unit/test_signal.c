@@ -389,31 +389,6 @@ Test(signal, equal_times_give_zero_durations)
 	signal_analysis_free(a);
 }
 
-static const char *name_of(int sig)
-{
-	static char buf[32];
-	return signal_name(sig, buf, sizeof(buf));
-}
-
-Test(signal, names)
-{
-	cr_assert_str_eq(name_of(1), "SIGHUP");
-	cr_assert_str_eq(name_of(9), "SIGKILL");
-	cr_assert_str_eq(name_of(10), "SIGUSR1");
-	cr_assert_str_eq(name_of(12), "SIGUSR2");
-	cr_assert_str_eq(name_of(16), "SIGSTKFLT");
-	cr_assert_str_eq(name_of(17), "SIGCHLD");
-	cr_assert_str_eq(name_of(29), "SIGIO");
-	cr_assert_str_eq(name_of(31), "SIGSYS");
-	cr_assert_str_eq(name_of(32), "SIGRTMIN-2");
-	cr_assert_str_eq(name_of(33), "SIGRTMIN-1");
-	cr_assert_str_eq(name_of(34), "SIGRTMIN");
-	cr_assert_str_eq(name_of(35), "SIGRTMIN+1");
-	cr_assert_str_eq(name_of(64), "SIGRTMIN+30");
-	cr_assert_str_eq(name_of(0), "SIG0");
-	cr_assert_str_eq(name_of(65), "SIG65");
-}
-
 Test(signal, default_actions)
 {
 	cr_assert(signal_default_is_fatal(SIGTERM_NO));

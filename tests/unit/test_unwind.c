@@ -1,5 +1,5 @@
 /*
- * test_unwind.c: the DWARF unwinder (symbolize/unwind.c) over real stack
+ * test_unwind.c: the DWARF unwinder (symbolize/unwind*.c) over real stack
  * snapshots.
  *
  * build/fixtures/unwind_fixture (tests/fixtures/unwind_fixture.c, built -O2
@@ -215,7 +215,7 @@ static void check_signal_chain(const char *fixture)
 	cr_assert_eq(find_function(s.procs, &result, 0, "main"), 4);
 	cr_assert_eq(result.failure, UNWIND_COMPLETE, "stopped: %s", result.reason);
 	char name[16];
-	cr_assert_str_eq(unwind_signal_name(result.frames[2].signal, name, sizeof(name)), "SIGPROF");
+	cr_assert_str_eq(signal_name(result.frames[2].signal, name, sizeof(name)), "SIGPROF");
 	unwinder_free(u);
 	free_snapshot(&s);
 }

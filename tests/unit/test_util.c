@@ -2,6 +2,7 @@
  * test_util.c: the small shared helpers of profiler/util.c that the other
  * suites do not exercise on their own.
  */
+#include <signal.h>
 #include <string.h>
 
 #include <criterion/criterion.h>
@@ -53,4 +54,55 @@ Test(util, format_share_never_rounds_a_part_to_nothing_or_all)
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++)
 		cr_expect_str_eq(SHARE(cases[i].part, cases[i].whole), cases[i].out, "%g of %g", cases[i].part,
 				 cases[i].whole);
+}
+
+static const char *name_of(int signo)
+{
+	static char buf[32];
+	return signal_name(signo, buf, sizeof(buf));
+}
+
+/* One name per signal number, for the signal table and the [signal ...] frames alike. */
+Test(util, signal_name_standard_signals)
+{
+	cr_assert_str_eq(name_of(SIGHUP), "SIGHUP");
+	cr_assert_str_eq(name_of(SIGKILL), "SIGKILL");
+	cr_assert_str_eq(name_of(SIGUSR1), "SIGUSR1");
+	cr_assert_str_eq(name_of(SIGUSR2), "SIGUSR2");
+	cr_assert_str_eq(name_of(SIGSTKFLT), "SIGSTKFLT");
+	cr_assert_str_eq(name_of(SIGCHLD), "SIGCHLD");
+	cr_assert_str_eq(name_of(SIGPROF), "SIGPROF");
+	cr_assert_str_eq(name_of(SIGIO), "SIGIO"); /* not its alias SIGPOLL */
+	cr_assert_str_eq(name_of(SIGABRT), "SIGABRT"); /* not SIGIOT */
+	cr_assert_str_eq(name_of(SIGSYS), "SIGSYS");
+	for (int signo = 1; signo < 32; signo++) /* every standard number has a name */
+		cr_assert(strncmp(name_of(signo), "SIG", 3) == 0 && (name_of(signo)[3] < '0' || name_of(signo)[3] > '9'),
+			  "%d: %s", signo, name_of(signo));
+}
+
+Test(util, signal_name_real_time_signals_count_from_the_c_library)
+{
+	cr_assert_eq(SIGRTMIN, 34);
+	cr_assert_eq(SIGRTMAX, 64);
+	cr_assert_str_eq(name_of(SIGRTMIN), "SIGRTMIN");
+	cr_assert_str_eq(name_of(SIGRTMIN + 1), "SIGRTMIN+1");
+	cr_assert_str_eq(name_of(SIGRTMIN + 3), "SIGRTMIN+3");
+	cr_assert_str_eq(name_of(SIGRTMAX - 1), "SIGRTMIN+29");
+	cr_assert_str_eq(name_of(SIGRTMAX), "SIGRTMAX");
+	/* glibc keeps the kernel's first two real-time signals (32, 33) for itself: its 34..64 */
+	cr_assert_str_eq(name_of(32), "SIGRTMIN-2");
+	cr_assert_str_eq(name_of(33), "SIGRTMIN-1");
+	cr_assert_str_eq(name_of(34), "SIGRTMIN");
+	cr_assert_str_eq(name_of(64), "SIGRTMAX");
+}
+
+Test(util, signal_name_falls_back_to_the_number)
+{
+	cr_assert_str_eq(name_of(0), "SIG0");
+	cr_assert_str_eq(name_of(-1), "SIG-1");
+	cr_assert_str_eq(name_of(-34), "SIG-34");
+	cr_assert_str_eq(name_of(SIGRTMAX + 1), "SIG65");
+	cr_assert_str_eq(name_of(1000), "SIG1000");
+	char small[6];
+	cr_assert_str_eq(signal_name(SIGRTMIN + 3, small, sizeof(small)), "SIGRT"); /* cut, still terminated */
 }
