@@ -5,6 +5,19 @@
  * command at the edge turns that into one line with sp_error().  Memory:
  * x*alloc() abort with a message on exhaustion instead of returning NULL, so
  * callers need no out-of-memory branches.  strbuf is a growable string.
+ *
+ * Layers.  sigprof is built in layers; a file includes and links to its own
+ * layer and those below it, never above (docs/layers.md; tests/layers.txt
+ * places every file, `make check-layers` enforces it).  Bottom up:
+ *   base        util (this file), stats, json: knows nothing above it
+ *   kernel      perf.c (+ the event list), pmu.c, tracepoint.c   } siblings: neither
+ *   symbolize   symbolize/: ELF and kernel symbols, maps, unwinding } uses the other
+ *   model       data file, decoding, stacks, paths, profile loader
+ *   view        what a collector's report side may use
+ *   collectors  cpu, signal, futex, sched, cache, c2c, ... and their table
+ *   commands    main.c's table, record, report (+ its writers), stat, list
+ * This header is the bottom: nothing here may name a type or call a
+ * function of any other module, so everything can use it.
  */
 #ifndef SIGPROF_UTIL_H
 #define SIGPROF_UTIL_H
