@@ -134,7 +134,7 @@ void module_free(struct module *m);
 /* The dso's module, loaded on first use and shared with every dso of the same build-id. */
 struct module *module_of(struct unwinder *u, struct dso *dso);
 /* The view of the module that mapping belongs to, made on first use in this walk; NULL when it has no file. */
-struct module_view *view_of(struct walk *w, const struct mapping *map);
+struct module_view *module_view_of(struct walk *w, const struct mapping *map);
 /* Copy len bytes at a process address from a module this walk has a view of; false when none covers it. */
 bool read_from_views(struct walk *w, uint64_t addr, void *buf, size_t len);
 /* Whether the code at vaddr is where a thread's stack begins (no frame lies beyond it). */

@@ -338,7 +338,7 @@ static bool module_read(const struct module *m, uint64_t vaddr, void *buf, size_
 }
 
 /* The view of the module that mapping belongs to, made on first use in this walk; NULL when it has no file. */
-struct module_view *view_of(struct walk *w, const struct mapping *map)
+struct module_view *module_view_of(struct walk *w, const struct mapping *map)
 {
 	struct module *m = module_of(w->u, map->dso);
 	for (size_t i = 0; i < w->nviews; i++)
