@@ -27,7 +27,6 @@
 #include <string.h>
 
 #include "sigprof/util.h"
-#include "sigprof/stats.h"
 #include "symtab_internal.h"
 
 struct kallsyms_entry {

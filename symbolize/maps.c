@@ -21,7 +21,6 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "sigprof/stats.h"
 #include "sigprof/symbolize.h"
 #include "sigprof/util.h"
 

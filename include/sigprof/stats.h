@@ -5,9 +5,6 @@
  * distribution in a log-linear histogram (64 sub-buckets per power of two:
  * any percentile is within 1.6% of the true value), so p50/p99 of millions
  * of durations cost a fixed 8 KiB.
- *
- * u64_map is an open-addressing map from a u64 key (a tid, an address) to
- * a pointer, for the analyzers' per-task and per-word state.
  */
 #ifndef SIGPROF_STATS_H
 #define SIGPROF_STATS_H
@@ -15,6 +12,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "sigprof/util.h"
 
 #define DURATION_SUB_BUCKETS 64
 #define DURATION_BUCKETS (64 * DURATION_SUB_BUCKETS)
@@ -33,22 +32,5 @@ void duration_merge(struct duration_stats *dst, const struct duration_stats *src
 uint64_t duration_quantile(const struct duration_stats *d, double q);
 double duration_mean(const struct duration_stats *d);
 void duration_free(struct duration_stats *d);
-
-struct u64_map {
-	uint64_t *keys;
-	void **values;   /* NULL: empty slot */
-	size_t nslots, count;
-};
-
-/* The value for key, or NULL. */
-void *u64_map_get(const struct u64_map *m, uint64_t key);
-/* Set key's value (non-NULL); returns the previous value or NULL. */
-void *u64_map_put(struct u64_map *m, uint64_t key, void *value);
-/* Remove key; returns its value or NULL. */
-void *u64_map_remove(struct u64_map *m, uint64_t key);
-/* Iterate: *pos starts at 0; returns false at the end. */
-bool u64_map_next(const struct u64_map *m, size_t *pos, uint64_t *key, void **value);
-/* Free the table (not the values). */
-void u64_map_free(struct u64_map *m);
 
 #endif

@@ -23,6 +23,7 @@
 #define SIGPROF_UTIL_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -137,5 +138,27 @@ int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
  * "SIG-1") for a number no signal has.
  */
 const char *signal_name(int signo, char *buf, size_t buflen);
+
+/*
+ * u64_map: an open-addressing map from a u64 key (a tid, an address) to a
+ * pointer, for the analyzers' per-task and per-word state and the
+ * symbolizer's tables.
+ */
+struct u64_map {
+	uint64_t *keys;
+	void **values;   /* NULL: empty slot */
+	size_t nslots, count;
+};
+
+/* The value for key, or NULL. */
+void *u64_map_get(const struct u64_map *m, uint64_t key);
+/* Set key's value (non-NULL); returns the previous value or NULL. */
+void *u64_map_put(struct u64_map *m, uint64_t key, void *value);
+/* Remove key; returns its value or NULL. */
+void *u64_map_remove(struct u64_map *m, uint64_t key);
+/* Iterate: *pos starts at 0; returns false at the end. */
+bool u64_map_next(const struct u64_map *m, size_t *pos, uint64_t *key, void **value);
+/* Free the table (not the values). */
+void u64_map_free(struct u64_map *m);
 
 #endif
