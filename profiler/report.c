@@ -114,10 +114,8 @@ static int check_output_options(unsigned formats, unsigned given, enum report_fo
 static int parse_count(const char *opt, const char *arg, uint64_t max, unsigned *out)
 {
 	uint64_t v;
-	if (parse_u64(arg, 0, max, &v) < 0) {
-		sp_error("report: %s %s: expected a number from 0 to %llu", opt, QUOTED(arg), (unsigned long long)max);
-		return -EINVAL;
-	}
+	if (parse_u64(arg, 0, max, &v) < 0)
+		return sp_error("report: %s %s: expected a number from 0 to %llu", opt, QUOTED(arg), (unsigned long long)max);
 	*out = (unsigned)v;
 	return 0;
 }
@@ -172,36 +170,28 @@ static int parse_report_args(int argc, char **argv, struct report_options *o, st
 				o->sort = SORT_TOTAL;
 			else if (strcmp(optarg, "name") == 0)
 				o->sort = SORT_NAME;
-			else {
-				sp_error("report: --sort %s: expected self, total or name", QUOTED(optarg));
-				return -EINVAL;
-			}
+			else
+				return sp_error("report: --sort %s: expected self, total or name", QUOTED(optarg));
 			break;
 		case OPT_COLLECTOR:
 			o->collector = optarg;
 			break;
 		case OPT_PATH_RULE:
-			if (path_rules_add(rules, optarg, err, sizeof(err)) < 0) {
-				sp_error("report: --path-rule: %s", err);
-				return -EINVAL;
-			}
+			if (path_rules_add(rules, optarg, err, sizeof(err)) < 0)
+				return sp_error("report: --path-rule: %s", err);
 			break;
 		case OPT_PATH_RULES:
-			if (path_rules_load(rules, optarg, err, sizeof(err)) < 0) {
-				sp_error("report: --path-rules: %s", err);
-				return -EINVAL;
-			}
+			if (path_rules_load(rules, optarg, err, sizeof(err)) < 0)
+				return sp_error("report: --path-rules: %s", err);
 			break;
 		case OPT_KALLSYMS:
 			po->kallsyms = optarg;
 			break;
 		case OPT_SCHED_KEYS:
-			if (strcmp(optarg, "lkp") == 0) {
+			if (strcmp(optarg, "lkp") == 0)
 				o->view.sched_keys_lkp = true;
-			} else if (strcmp(optarg, "stack") != 0) {
-				sp_error("report: --sched-keys %s: expected lkp or stack", QUOTED(optarg));
-				return -EINVAL;
-			}
+			else if (strcmp(optarg, "stack") != 0)
+				return sp_error("report: --sched-keys %s: expected lkp or stack", QUOTED(optarg));
 			break;
 		case OPT_SRCLINE:
 			po->srcline = true;
@@ -220,10 +210,8 @@ static int parse_report_args(int argc, char **argv, struct report_options *o, st
 			return -EINVAL;
 		}
 	}
-	if (optind < argc) {
-		sp_error("report: unexpected argument %s (the recording is named with -i FILE)", QUOTED(argv[optind]));
-		return -EINVAL;
-	}
+	if (optind < argc)
+		return sp_error("report: unexpected argument %s (the recording is named with -i FILE)", QUOTED(argv[optind]));
 	return check_output_options(formats, given, o->format);
 }
 
@@ -238,11 +226,9 @@ static int folded_collector(const struct profile *p, const char *name)
 static int report_folded(const struct profile *p, const struct report_options *o, FILE *out)
 {
 	int c = folded_collector(p, o->collector);
-	if (c < 0) {
-		sp_error("report: %s: no samples from collector %s", p->file,
-			 o->collector ? QUOTED(o->collector) : "any");
-		return -ENOENT;
-	}
+	if (c < 0)
+		return sp_error("report: %s: no samples from collector %s", p->file,
+				o->collector ? QUOTED(o->collector) : "any");
 	uint32_t *ids;
 	size_t n = view_stacks(p, c, -1, &ids);
 	char buf[256];

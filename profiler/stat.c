@@ -318,27 +318,21 @@ static int parse_stat_args(int argc, char **argv, struct stat_args *a)
 	while ((c = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
-			if (!*optarg) {
-				sp_error("stat: -e needs a list of events");
-				return -EINVAL;
-			}
+			if (!*optarg)
+				return sp_error("stat: -e needs a list of events");
 			if (a->events.len)
 				sb_addf(&a->events, ",");
 			sb_addf(&a->events, "%s", optarg);
 			break;
 		case 'r':
-			if (parse_u64(optarg, 1, MAX_RUNS, &v) < 0) {
-				sp_error("stat: -r %s: expected a number of runs from 1 to %d", QUOTED(optarg), MAX_RUNS);
-				return -EINVAL;
-			}
+			if (parse_u64(optarg, 1, MAX_RUNS, &v) < 0)
+				return sp_error("stat: -r %s: expected a number of runs from 1 to %d", QUOTED(optarg), MAX_RUNS);
 			a->runs = (unsigned)v;
 			break;
 		case 'I':
-			if (parse_u64(optarg, MIN_INTERVAL_MS, MAX_INTERVAL_MS, &v) < 0) {
-				sp_error("stat: -I %s: expected an interval from %d to %d milliseconds", QUOTED(optarg),
-					 MIN_INTERVAL_MS, MAX_INTERVAL_MS);
-				return -EINVAL;
-			}
+			if (parse_u64(optarg, MIN_INTERVAL_MS, MAX_INTERVAL_MS, &v) < 0)
+				return sp_error("stat: -I %s: expected an interval from %d to %d milliseconds",
+						QUOTED(optarg), MIN_INTERVAL_MS, MAX_INTERVAL_MS);
 			a->interval_ms = (unsigned)v;
 			break;
 		case 'o':
@@ -355,14 +349,10 @@ static int parse_stat_args(int argc, char **argv, struct stat_args *a)
 			return -EINVAL;
 		}
 	}
-	if (a->interval_ms && a->runs > 1) {
-		sp_error("stat: -I and -r cannot be combined (the intervals of one run, or the statistics of many)");
-		return -EINVAL;
-	}
-	if (optind >= argc) {
-		sp_error("stat: no command to run (sigprof stat [options] -- CMD [ARGS...])");
-		return -EINVAL;
-	}
+	if (a->interval_ms && a->runs > 1)
+		return sp_error("stat: -I and -r cannot be combined (the intervals of one run, or the statistics of many)");
+	if (optind >= argc)
+		return sp_error("stat: no command to run (sigprof stat [options] -- CMD [ARGS...])");
 	a->argv = argv + optind;
 	return 0;
 }
@@ -481,17 +471,13 @@ static int add_user_counters(struct stat_state *st, const char *list, bool exclu
 	while (pmu_event_list_next(&p, spec, sizeof(spec))) {
 		struct pmu_event ev;
 		char err[256];
-		if (pmu_event_parse(spec, &ev, err, sizeof(err)) < 0) {
-			sp_error("stat: -e: %s", err);
-			return -EINVAL;
-		}
+		if (pmu_event_parse(spec, &ev, err, sizeof(err)) < 0)
+			return sp_error("stat: -e: %s", err);
 		struct counter *c = counter_add(st, spec, spec);
 		add_parsed(st, c, &ev, exclude_kernel);
 	}
-	if (!st->ncounters) {
-		sp_error("stat: -e %s names no event", QUOTED(list));
-		return -EINVAL;
-	}
+	if (!st->ncounters)
+		return sp_error("stat: -e %s names no event", QUOTED(list));
 	return 0;
 }
 
