@@ -2,11 +2,16 @@
  * test_util.c: the small shared helpers of profiler/util.c that the other
  * suites do not exercise on their own.
  */
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <criterion/criterion.h>
 
 #include "sigprof/util.h"
+#include "unit_helpers.h"
 
 /* What a user typed, as an error line shows it: one line, quoted, escaped, cut with "...". */
 Test(util, quote_user_escapes_and_cuts)
@@ -53,4 +58,30 @@ Test(util, format_share_never_rounds_a_part_to_nothing_or_all)
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++)
 		cr_expect_str_eq(SHARE(cases[i].part, cases[i].whole), cases[i].out, "%g of %g", cases[i].part,
 				 cases[i].whole);
+}
+
+/* An untrusted file is read up to a bound: exactly the bound is whole, one byte more or /dev/zero is -EFBIG. */
+Test(util, read_file_bounded_stops_at_its_bound)
+{
+	char *path = temp_file_with("0123456789", 10);
+	char *text;
+	size_t len;
+	cr_assert_eq(read_file_bounded(path, 10, &text, &len), 0);
+	cr_assert_eq(len, 10);
+	cr_assert_str_eq(text, "0123456789");
+	free(text);
+	cr_assert_eq(read_file_bounded(path, 9, &text, &len), -EFBIG);
+	cr_assert_null(text);
+	cr_assert_eq(read_file_bounded("/dev/zero", 1 << 20, &text, &len), -EFBIG);
+	cr_assert_eq(read_file_bounded("/nonexistent/file", 10, &text, &len), -ENOENT);
+	unlink(path);
+	free(path);
+}
+
+Test(util, file_type_names)
+{
+	cr_assert_str_eq(file_type_name(S_IFLNK | 0777), "a symbolic link");
+	cr_assert_str_eq(file_type_name(S_IFCHR), "a character device");
+	cr_assert_str_eq(file_type_name(S_IFIFO), "a FIFO");
+	cr_assert_str_eq(file_type_name(S_IFDIR | 0755), "a directory");
 }
