@@ -668,14 +668,22 @@ Test(datafile, writer_refuses_what_is_not_a_regular_file_and_opens_nothing_there
 	free(d);
 }
 
+/* A fresh directory d holding r.data ("previous", *path), and a writer started on r.data. */
+static struct sp_writer *start_over_previous(const char *name, char **d, char **path)
+{
+	*d = subdir(name);
+	*path = path_join(*d, "r.data");
+	write_file(*path, "previous", 8);
+	struct sp_writer *w = NULL;
+	cr_assert_eq(sp_writer_create(*path, &w), 0);
+	return w;
+}
+
 Test(datafile, the_file_takes_its_name_only_when_published)
 {
-	char *d = subdir("publish");
-	char *path = path_join(d, "r.data");
-	write_file(path, "previous", 8);
-	struct sp_writer *w = NULL;
-	cr_assert_eq(sp_writer_create(path, &w), 0);
-	/* until published: the previous recording as it was, and one hidden temporary file of mode 0600 */
+	char *d, *path;
+	struct sp_writer *w = start_over_previous("publish", &d, &path);
+	/* until published: the previous recording as it was, and one hidden temporary file */
 	char *ls = entries(d);
 	cr_assert(strncmp(ls, ".r.data.", 8) == 0 && strstr(ls, " r.data ") && !strstr(ls, ".old"), "%s", ls);
 	free(ls);
@@ -695,12 +703,9 @@ Test(datafile, the_file_takes_its_name_only_when_published)
 
 Test(datafile, discard_removes_only_its_own_file_and_puts_the_previous_one_back)
 {
-	char *d = subdir("discard");
-	char *path = path_join(d, "r.data");
-	write_file(path, "previous", 8);
 	/* before publishing: the temporary file goes, nothing else moves */
-	struct sp_writer *w = NULL;
-	cr_assert_eq(sp_writer_create(path, &w), 0);
+	char *d, *path;
+	struct sp_writer *w = start_over_previous("discard", &d, &path);
 	sp_writer_discard(w);
 	char *ls = entries(d);
 	cr_assert_str_eq(ls, "r.data ");
@@ -734,11 +739,8 @@ Test(datafile, discard_removes_only_its_own_file_and_puts_the_previous_one_back)
 
 Test(datafile, a_write_error_before_publishing_never_replaces_the_previous_file)
 {
-	char *d = subdir("failing");
-	char *path = path_join(d, "r.data");
-	write_file(path, "previous", 8);
-	struct sp_writer *w = NULL;
-	cr_assert_eq(sp_writer_create(path, &w), 0);
+	char *d, *path;
+	struct sp_writer *w = start_over_previous("failing", &d, &path);
 	/* the file size limit stands in for a full disk: the next write fails with EFBIG */
 	struct rlimit saved, small = { 4096, 4096 };
 	getrlimit(RLIMIT_FSIZE, &saved);
