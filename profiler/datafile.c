@@ -9,6 +9,13 @@
  * stalls for a moment (ext4 under load: 50-150 ms here) then stalls that
  * thread, not the drain loop whose ring buffers would overflow meanwhile.
  *
+ * The file's life is written for root in a directory other users can
+ * write (docs/security.md): nothing is ever opened by the output's name.
+ * The writer creates a new file of its own next to it (O_EXCL|O_NOFOLLOW,
+ * a random hidden name, through the directory's descriptor), and
+ * sp_writer_publish() renames it into place, the previous file going to
+ * NAME.old by rename too; a failure removes only that file.
+ *
  * The reader streams: it keeps a buffer of at least two maximal records
  * (64 KiB each) and refills it as records are consumed, so a report reads a
  * file of any size in constant memory.

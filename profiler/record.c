@@ -4,9 +4,11 @@
  * The order of a run:
  *   1. check the command exists (before touching any file, so a typo costs
  *      no previous recording);
- *   2. ask each collector for its events; open the data file, write META;
+ *   2. ask each collector for its events; create the data file under a
+ *      temporary name (before any signal is blocked: see open_output());
  *   3. fork the workload blocked on a pipe (workload.h), open the events
- *      for it on every CPU (inherit + enable_on_exec), write EVENT records;
+ *      for it on every CPU (inherit + enable_on_exec), write EVENT, META
+ *      and KALLSYMS records, flush, and rename the file into place;
  *   4. release it; a second, close-on-exec pipe tells whether exec worked;
  *   5. drain the ring buffers into the file until the workload exits,
  *      forwarding SIGINT/SIGTERM/SIGHUP to it;
