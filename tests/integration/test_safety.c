@@ -38,9 +38,19 @@ static void helper_create(void)
 	}
 }
 
+/* userdel refuses a user with a running process: a racing helper may still be on its way out. */
 static void helper_remove(void)
 {
-	if (helper[0] && run_cmd(NULL, true, "userdel %s", helper) != 0)
+	if (!helper[0])
+		return;
+	int st = -1;
+	for (int attempt = 0; attempt < 50 && st != 0; attempt++) {
+		if (attempt)
+			usleep(100 * 1000);
+		run_cmd(NULL, true, "pkill -KILL -u %s", helper);
+		st = run_cmd(NULL, true, "userdel %s", helper);
+	}
+	if (st != 0)
 		fprintf(stderr, "could not remove the helper user %s\n", helper);
 	helper[0] = '\0';
 }
