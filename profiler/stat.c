@@ -49,34 +49,6 @@
 #define MIN_INTERVAL_MS 10 /* perf's floor too: shorter intervals measure mostly the reads */
 #define MAX_INTERVAL_MS 3600000
 
-/* ---- statistics ---- */
-
-double stat_mean(const double *v, size_t n)
-{
-	if (!n)
-		return 0;
-	double sum = 0;
-	for (size_t i = 0; i < n; i++)
-		sum += v[i];
-	return sum / (double)n;
-}
-
-double stat_stddev(const double *v, size_t n)
-{
-	if (n < 2)
-		return 0;
-	double mean = stat_mean(v, n), sum = 0;
-	for (size_t i = 0; i < n; i++)
-		sum += (v[i] - mean) * (v[i] - mean);
-	return sqrt(sum / (double)n);
-}
-
-double stat_stddev_percent(const double *v, size_t n)
-{
-	double mean = stat_mean(v, n);
-	return mean == 0 ? 0 : 100.0 * stat_stddev(v, n) / fabs(mean);
-}
-
 bool counter_scale(const struct counter_reading *r, double *scaled, double *running_share)
 {
 	*running_share = 1;
