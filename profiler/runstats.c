@@ -71,7 +71,7 @@ bool lkp_perf_metric(const char *key)
 bool lkp_absolute_change(const char *key)
 {
 	size_t len = strlen(key);
-	return has_prefix(key, "perf-profile.") || has_prefix(key, "paths.") || (len && key[len - 1] == '%');
+	return has_prefix(key, "perf-profile.") || (len && key[len - 1] == '%');
 }
 
 const char *change_verdict_name(enum change_verdict v)

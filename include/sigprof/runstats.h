@@ -11,8 +11,9 @@
  *   value of a side   the mean of its runs
  *   %stddev           100 * population stddev / mean, shown when above 2
  *   %change           100 * (new - base) / base; for figures that are
- *                     themselves percentages (perf-profile.*, paths.*,
- *                     keys ending in '%') the absolute difference
+ *                     themselves percentages (perf-profile.*, keys ending
+ *                     in '%'; diff adds rows in percent) the absolute
+ *                     difference
  *   significant       both sides have at least 3 runs, and
  *                     min(new) > median(base) && median(new) > max(base)
  *                     (or the mirror), and the ratio of the medians is above
@@ -68,7 +69,7 @@ void run_summarize(const double *v, size_t n, struct run_summary *s);
 
 /* LKP's perf metrics (perf-stat.*, perf-profile.*, perf-c2c.*): the 1% threshold. */
 bool lkp_perf_metric(const char *key);
-/* Figures whose change is the absolute difference: perf-profile.*, paths.* shares, keys ending in '%'. */
+/* Figures whose change is the absolute difference (compare.rb): perf-profile.*, keys ending in '%'. */
 bool lkp_absolute_change(const char *key);
 
 /* What the rules say of one row. */

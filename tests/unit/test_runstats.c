@@ -140,7 +140,8 @@ Test(runstats, change_relative_and_absolute)
 			   1e-9);
 	cr_assert_float_eq(lkp_change("perf-profile.self.cycles-pp.foo", 12.5, 10.0, NULL), -2.5, 1e-12,
 			   "perf-profile shares change by their difference");
-	cr_assert_float_eq(lkp_change("paths.cpu.sigreturn", 30, 35, NULL), 5, 1e-12);
+	cr_assert_float_eq(lkp_change("perf-stat.overall.cache-miss%", 30, 35, NULL), 5, 1e-12, "a key ending in %%");
+	cr_assert_float_eq(lkp_change("paths.sched.sigreturn.wait_ms", 30, 36, NULL), 20, 1e-12);
 	cr_assert(lkp_perf_metric("perf-c2c.DRAM.local"));
 	cr_assert_not(lkp_perf_metric("perf-sched.wait_time.avg.ms.x"), "perf-sched is not in LKP's perf metrics");
 }
