@@ -239,6 +239,7 @@ struct diff_row {
 	struct run_summary sum[SIDES];
 	enum change_verdict verdict;
 	double change;
+	bool exact_count;    /* exact and a count: runstats.h's exact */
 	bool change_defined, absolute, listed;
 };
 
@@ -287,7 +288,9 @@ static size_t build_rows(struct diff_data *d, const struct diff_args *a, struct 
 			}
 			run_summarize(r->values[s], r->nvalues[s], &r->sum[s]);
 		}
-		r->verdict = lkp_verdict(r->key, r->exact, &r->sum[BASE], &r->sum[NEW]);
+		/* exact counts (signals, sigreturns, futex calls) that did not differ are never significant */
+		r->exact_count = r->exact && strcmp(r->unit, "count") == 0;
+		r->verdict = lkp_verdict(r->key, r->exact_count, &r->sum[BASE], &r->sum[NEW]);
 		r->absolute = lkp_absolute_change(r->key) || strcmp(r->unit, "percent") == 0;
 		if (r->nvalues[BASE] && r->nvalues[NEW]) {
 			r->change = r->absolute ? r->sum[NEW].mean - r->sum[BASE].mean
@@ -295,8 +298,16 @@ static size_t build_rows(struct diff_data *d, const struct diff_args *a, struct 
 			if (r->absolute)
 				r->change_defined = true;
 		}
+		/*
+		 * A figure of one side only is listed when that side measured it in
+		 * every run (a signal that stopped occurring); one that came and
+		 * went between runs (a sched key, a futex word) only with --all.
+		 */
+		bool consistent = r->verdict == CHANGE_MISSING &&
+				  (r->nvalues[BASE] ? r->nvalues[BASE] == d->runs[BASE] : r->nvalues[NEW] == d->runs[NEW]);
+		bool tested = d->runs[BASE] >= LKP_MIN_RUNS && d->runs[NEW] >= LKP_MIN_RUNS;
 		bool shown = a->all || r->verdict == CHANGE_SIGNIFICANT || r->verdict == CHANGE_UNTESTED ||
-			     r->verdict == CHANGE_MISSING;
+			     (r->verdict == CHANGE_MISSING && (consistent || !tested));
 		if (shown && a->min_change > 0 && r->verdict != CHANGE_MISSING && r->change_defined &&
 		    fabs(r->change) < a->min_change)
 			shown = false;
@@ -495,6 +506,7 @@ static void diff_json(const struct diff_args *a, const struct diff_data *d, stru
 		json_string(&w, "group", key_groups[r->group].name);
 		json_string(&w, "unit", r->unit);
 		json_bool(&w, "exact", r->exact);
+		json_bool(&w, "exact_count", r->exact_count);
 		json_side(&w, "base", r, BASE);
 		json_side(&w, "new", r, NEW);
 		if (r->nvalues[BASE] && r->nvalues[NEW] && r->change_defined)
