@@ -355,34 +355,63 @@ static const struct diff_row *find_row(const struct diff_row *rows, size_t n, co
 	return NULL;
 }
 
+struct cost_line {
+	const struct diff_row *row;
+	char path[96];
+	double share;      /* of the change of the CPU time on all paths, percent */
+	bool has_share;
+};
+
+static int compare_cost_lines(const void *a, const void *b)
+{
+	const struct cost_line *x = a, *y = b;
+	double sx = x->has_share ? fabs(x->share) : -1, sy = y->has_share ? fabs(y->share) : -1;
+	if (sx != sy)
+		return sx > sy ? -1 : 1;
+	return strcmp(x->path, y->path);
+}
+
+/* "sigreturn: 412 -> 377 ns per event (-8.5%), 71% of the change", ranked by that share. */
 static void text_costs(const struct diff_row *rows, size_t n, FILE *out)
 {
-	const struct diff_row *total = find_row(rows, n, "cost.total.cpu_ms");
-	bool header = false;
+	struct cost_line *lines = xcalloc(n + 1, sizeof(*lines));
+	size_t nlines = 0;
 	for (size_t i = 0; i < n; i++) {
 		const struct diff_row *r = &rows[i];
-		size_t len = strlen(r->key);
-		if (strncmp(r->key, "cost.", 5) != 0 || len < 13 || strcmp(r->key + len - 13, ".ns_per_event") != 0)
+		const char *last = strrchr(r->key, '.');
+		if (strncmp(r->key, "cost.", 5) != 0 || !last || strstr(last, "_per_event") == NULL ||
+		    strcmp(last + strlen(last) - 10, "_per_event") != 0 || !r->nvalues[BASE] || !r->nvalues[NEW])
 			continue;
-		if (!r->nvalues[BASE] || !r->nvalues[NEW])
-			continue;
-		char path[128], key[192];
-		snprintf(path, sizeof(path), "%.*s", (int)(len - 13 - 5), r->key + 5);
-		if (!header) {
-			fprintf(out, "\ncost per event (CPU per event on each path; share of the change of the CPU time on all paths)\n");
-			header = true;
-		}
-		fprintf(out, "  %-16s %.4g -> %.4g %s per event (%+.1f%%)", path, r->sum[BASE].mean, r->sum[NEW].mean, r->unit,
-			r->change);
-		snprintf(key, sizeof(key), "cost.%s.cpu_ms", path);
+		struct cost_line *l = &lines[nlines++];
+		l->row = r;
+		snprintf(l->path, sizeof(l->path), "%.*s", (int)(last - r->key - 5), r->key + 5);
+		bool ns = strcmp(r->unit, "ns") == 0;
+		char key[160];
+		snprintf(key, sizeof(key), "cost.%s.%s", l->path, ns ? "cpu_ms" : "cpu_cycles");
 		const struct diff_row *cpu = find_row(rows, n, key);
+		const struct diff_row *total = find_row(rows, n, ns ? "cost.total.cpu_ms" : "cost.total.cpu_cycles");
 		if (cpu && total && cpu->nvalues[BASE] && cpu->nvalues[NEW] && total->nvalues[BASE] && total->nvalues[NEW]) {
 			double dt = total->sum[NEW].mean - total->sum[BASE].mean, dp = cpu->sum[NEW].mean - cpu->sum[BASE].mean;
-			if (dt != 0)
-				fprintf(out, ", %.0f%% of the change", 100 * dp / dt);
+			if (dt != 0) {
+				l->share = 100 * dp / dt;
+				l->has_share = true;
+			}
 		}
+	}
+	qsort(lines, nlines, sizeof(*lines), compare_cost_lines);
+	if (nlines)
+		fprintf(out, "\ncost per event: CPU per event on each path with counted events, and the share of the change "
+			     "of the CPU time on all paths that the path explains\n");
+	for (size_t i = 0; i < nlines; i++) {
+		const struct diff_row *r = lines[i].row;
+		fprintf(out, "  %-16s %.4g -> %.4g %s per event", lines[i].path, r->sum[BASE].mean, r->sum[NEW].mean, r->unit);
+		if (r->change_defined)
+			fprintf(out, " (%+.1f%%)", r->change);
+		if (lines[i].has_share)
+			fprintf(out, ", %.0f%% of the change", lines[i].share);
 		fprintf(out, "%s\n", r->verdict == CHANGE_SIGNIFICANT ? "" : r->verdict == CHANGE_UNTESTED ? "" : "  (not significant)");
 	}
+	free(lines);
 }
 
 /* ---- outputs ---- */
