@@ -127,7 +127,7 @@ int diff_stat_document(const char *text, size_t max_runs, diff_figure_fn add, vo
 										     : NULL;
 		if (ru && json_object_is_type(ru, json_type_object)) {
 			json_object_object_foreach(ru, field, value) {
-				if (!is_number(value))
+				if (!is_number(value) || strcmp(field, "elapsed_time") == 0) /* elapsed_s gave it */
 					continue;
 				char key[320];
 				snprintf(key, sizeof(key), "time.%s", field);

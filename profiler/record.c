@@ -527,12 +527,26 @@ static int drain_until_exit(struct perf_session *session, struct workload *w, st
 	return status;
 }
 
+/* META "rusage": the workload's LKP time.* figures as "NAME=VALUE" strings (docs/data-format.md). */
+static int write_rusage(struct sp_writer *w, const struct workload *wl, uint64_t duration_ns)
+{
+	struct time_figure figures[WORKLOAD_TIME_FIGURES];
+	size_t n = workload_time_figures(&wl->rusage, (double)duration_ns / 1e9, figures);
+	char text[WORKLOAD_TIME_FIGURES][96];
+	const char *values[WORKLOAD_TIME_FIGURES];
+	for (size_t i = 0; i < n; i++) {
+		snprintf(text[i], sizeof(text[i]), "%s=%.9g", figures[i].name, figures[i].value);
+		values[i] = text[i];
+	}
+	return sp_writer_meta(w, "rusage", values, (uint32_t)n);
+}
+
 static int write_closing(struct sp_writer *w, struct perf_session *session, const struct drain_state *d,
-			 int status, uint64_t duration_ns)
+			 int status, uint64_t duration_ns, const struct workload *wl)
 {
 	const struct opened_event *events;
 	size_t n = perf_session_events(session, &events);
-	int err = 0;
+	int err = status >= 0 ? write_rusage(w, wl, duration_ns) : 0;
 	unsigned index = 0;
 	for (size_t e = 0; e < n && !err; e++) {
 		if (events[e].failed)
@@ -702,7 +716,7 @@ static int record_run(struct record_args *a)
 	uint64_t duration = now_monotonic_ns() - start_mono;
 	perf_session_disable(session);
 	err = status < 0 ? status : drain_round(session, &d);
-	err = err ? err : write_closing(writer, session, &d, status, duration);
+	err = err ? err : write_closing(writer, session, &d, status, duration, &w);
 	uint64_t bytes = sp_writer_bytes(writer);
 	int close_err = sp_writer_close(writer);
 	err = err ? err : close_err;

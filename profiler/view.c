@@ -416,6 +416,15 @@ void view_figures(const struct profile *p, struct figure_rows *rows)
 	figure_rows_add(rows, profile_duration_s(p), "s", p->has_finish, "run.duration_s");
 	figure_rows_add(rows, (double)p->samples, "count", true, "run.samples");
 	figure_rows_add(rows, (double)profile_lost(p, NULL), "count", true, "run.lost");
+	for (int i = 0; i < p->ntime_figures; i++) {
+		const char *name = p->time_figures[i].name;
+		size_t len = strlen(name);
+		bool seconds = len > 5 && strcmp(name + len - 5, "_time") == 0;
+		const char *unit = seconds ? "s" : strcmp(name, "maximum_resident_set_size") == 0 ? "KB"
+			: strncmp(name, "percent", 7) == 0 ? "percent" : "count";
+		figure_rows_add(rows, p->time_figures[i].value, unit, !seconds && strcmp(unit, "percent") != 0, "time.%s",
+				name);
+	}
 	for (int c = 0; c < p->ncollectors; c++) {
 		const struct collector_info *ci = &p->collectors[c];
 		if (!ci->ok)
