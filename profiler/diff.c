@@ -230,6 +230,31 @@ static bool key_of_collector(const char *key, const char *name)
 	return false;
 }
 
+/*
+ * Whether an exact row counts the workload's events (signals generated,
+ * delivered and returned from; futex calls; a stat document's tracepoint
+ * counts), which a deterministic program repeats run after run: unlike
+ * exact counts of what the machine did with it (samples, scheduler waits,
+ * context switches), which vary from run to run.
+ */
+static bool event_count_key(const char *key, const char *unit)
+{
+	static const char *const event_counts[] = { ".generated", ".delivered", ".sigreturns", ".not_delivered",
+						    ".calls", ".events" };
+	if (strcmp(unit, "count") != 0)
+		return false;
+	if (strncmp(key, "perf-stat.total.", 16) == 0)
+		return true; /* exact there means a tracepoint's count */
+	size_t len = strlen(key);
+	for (size_t i = 0; i < ARRAY_SIZE(event_counts); i++) {
+		size_t n = strlen(event_counts[i]);
+		if (len > n && strcmp(key + len - n, event_counts[i]) == 0)
+			return strncmp(key, "signal.", 7) == 0 || strncmp(key, "futex.", 6) == 0 ||
+			       strncmp(key, "cost.", 5) == 0;
+	}
+	return false;
+}
+
 struct diff_row {
 	const char *key, *unit;
 	bool exact;
@@ -239,7 +264,7 @@ struct diff_row {
 	struct run_summary sum[SIDES];
 	enum change_verdict verdict;
 	double change;
-	bool exact_count;    /* exact and a count: runstats.h's exact */
+	bool exact_count;    /* exact and a count of the workload's events (event_count_key()): runstats.h's exact */
 	bool change_defined, absolute, listed;
 };
 
@@ -289,7 +314,7 @@ static size_t build_rows(struct diff_data *d, const struct diff_args *a, struct 
 			run_summarize(r->values[s], r->nvalues[s], &r->sum[s]);
 		}
 		/* exact counts (signals, sigreturns, futex calls) that did not differ are never significant */
-		r->exact_count = r->exact && strcmp(r->unit, "count") == 0;
+		r->exact_count = r->exact && event_count_key(r->key, r->unit);
 		r->verdict = lkp_verdict(r->key, r->exact_count, &r->sum[BASE], &r->sum[NEW]);
 		r->absolute = lkp_absolute_change(r->key) || strcmp(r->unit, "percent") == 0;
 		if (r->nvalues[BASE] && r->nvalues[NEW]) {

@@ -122,8 +122,8 @@ Test(diff, unchanged_workload_three_against_three_is_quiet, .timeout = 300)
 	double exact_significant = jq_file(json, "[.rows[] | select(.significant and .exact_count)] | length");
 	cr_assert_gt(rows, 20, "the recordings give figures");
 	cr_assert_eq(exact_significant, 0, "an exact count of an unchanged workload came out significant");
-	/* measured on this 2-core VM (docs/diff.md); the bound leaves room for a busy machine */
-	cr_assert_leq(significant, rows * 0.15, "%g of %g rows significant for one unchanged workload", significant,
+	/* measured on this 2-core VM: 2% to 13% of the rows (docs/diff.md); the bound leaves room for a busy machine */
+	cr_assert_leq(significant, rows * 0.2, "%g of %g rows significant for one unchanged workload", significant,
 		      rows);
 }
 
