@@ -711,6 +711,13 @@ static int parse_diff_args(int argc, char **argv, struct diff_args *a, struct pa
 		a->nfiles[NEW] = (size_t)(argc - dash - 1);
 		if (!a->nfiles[BASE] || !a->nfiles[NEW])
 			return sp_error("diff: BASE... -- NEW...: give at least one file on each side of --");
+		for (size_t i = 0; i < a->nfiles[NEW]; i++) {
+			char name[64];
+			snprintf(name, sizeof(name), "%.*s", (int)strcspn(a->files[NEW][i], "="), a->files[NEW][i]);
+			if (options_find(&diff_option_table, name))
+				return sp_error("diff: %s after --: the options go before the files (what follows -- is "
+						"the new side's files)", QUOTED(a->files[NEW][i]));
+		}
 	} else {
 		if (argc - optind != 2)
 			return sp_error("diff: expected two files, BASE NEW (or several runs a side: BASE... -- NEW...), "

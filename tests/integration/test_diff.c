@@ -83,6 +83,22 @@ Test(diff, handler_knob_changes_handler_time_not_the_counts, .timeout = 300)
 		cr_assert_eq(row(json, key, "if .significant then 1 else 0 end"), 0, "%s", key);
 		cr_assert_eq(row(json, key, "if .verdict == \"equal\" then 1 else 0 end"), 1, "%s", key);
 	}
+	/* --folded: each side's column adds up to its runs' cpu samples */
+	double cpu_base = row(json, "cpu.samples", ".base.values | add"), cpu_new = row(json, "cpu.samples", ".new.values | add");
+	if (cpu_base < 0)
+		cr_skip_test("no cpu collector in these recordings");
+	char *out;
+	const char *d = test_dir();
+	int st = run_cmd(&out, false,
+			 "%s diff --folded --collector cpu %s/spin1k.1.data %s/spin1k.2.data %s/spin1k.3.data -- "
+			 "%s/spin8k.1.data %s/spin8k.2.data %s/spin8k.3.data | awk '{ b += $(NF-1); n += $NF } END "
+			 "{ print b, n }'", sigprof_bin(), d, d, d, d, d, d);
+	cr_assert_eq(st, 0, "%s", out);
+	double folded_base = -1, folded_new = -1;
+	cr_assert_eq(sscanf(out, "%lf %lf", &folded_base, &folded_new), 2, "%s", out);
+	cr_assert_eq(folded_base, cpu_base);
+	cr_assert_eq(folded_new, cpu_new);
+	free(out);
 }
 
 Test(diff, twice_the_futex_wakes, .timeout = 300)
@@ -184,5 +200,13 @@ Test(diff, bad_input_is_one_error_line)
 	st = run_cmd(&out, true, "%s diff /nonexistent/a.data /nonexistent/b.data", sigprof_bin());
 	cr_assert_eq(st, 2, "%s", out);
 	cr_assert_eq(count_lines(out), 1, "%s", out);
+	free(out);
+	st = run_cmd(&out, true, "%s diff a.data -- b.data --sort=key", sigprof_bin());
+	cr_assert_eq(st, 2, "%s", out);
+	cr_assert(strstr(out, "the options go before the files"), "%s", out);
+	free(out);
+	st = run_cmd(&out, true, "%s diff --json --folded a b", sigprof_bin());
+	cr_assert_eq(st, 2, "%s", out);
+	cr_assert(strstr(out, "two output formats"), "%s", out);
 	free(out);
 }
