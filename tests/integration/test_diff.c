@@ -117,6 +117,49 @@ Test(diff, twice_the_futex_wakes, .timeout = 300)
 	cr_assert_eq(row(json, key, "if .significant then 1 else 0 end"), 1);
 }
 
+/* `record -r 3` of sched_sleeper 5 MS; returns the mean over the runs of each run's own measured mean sleep. */
+static double record_sleeps(const char *name, int ms)
+{
+	char *out;
+	int st = run_cmd(&out, false, "%s record -q -r 3 -o '%s/%s.data' -- " W "sched_sleeper 5 %d", sigprof_bin(),
+			 test_dir(), name, ms);
+	cr_assert_eq(st, 0, "record -r 3 exited %d: %s", st, out);
+	double sum = 0;
+	int runs = 0;
+	for (const char *at = strstr(out, "mean "); at; at = strstr(at + 1, "mean ")) {
+		double mean;
+		if (sscanf(at, "mean %lf ms", &mean) == 1) {
+			sum += mean;
+			runs++;
+		}
+	}
+	cr_assert_eq(runs, 3, "sched_sleeper printed: %s", out);
+	free(out);
+	return sum / runs;
+}
+
+Test(diff, a_wait_of_10_against_20_ms, .timeout = 300)
+{
+	require_perf_events();
+	require_root();
+	double measured10 = record_sleeps("sleep10", 10), measured20 = record_sleeps("sleep20", 20);
+	const char *json = diff_json("sleep10", "sleep20", "sleep.json");
+	const char *rows = "[.rows[] | select(.key | startswith(\"perf-sched.wait_time.avg.ms.do_nanosleep.\"))";
+	char filter[512];
+	snprintf(filter, sizeof(filter), "%s] | length", rows);
+	if (jq_file(json, filter) < 1)
+		cr_skip_test("no sched waits in nanosleep recorded (the sched collector did not open?)");
+	snprintf(filter, sizeof(filter), "%s | .change_percent] | first", rows);
+	double change = jq_file(json, filter);
+	snprintf(filter, sizeof(filter), "%s | if .significant then 1 else 0 end] | first", rows);
+	cr_assert_eq(jq_file(json, filter), 1, "the nanosleep wait (%+.1f%%) is not significant", change);
+	/* the workload's own clock says how much longer its sleeps were: the diff must agree, within 15% */
+	double truth = 100 * (measured20 / measured10 - 1);
+	cr_assert_gt(change, 0);
+	cr_assert_float_eq((100 + change) / (100 + truth), 1.0, 0.15, "diff %+.1f%%, the workload measured %+.1f%%",
+			   change, truth);
+}
+
 Test(diff, unchanged_workload_three_against_three_is_quiet, .timeout = 300)
 {
 	require_perf_events();
