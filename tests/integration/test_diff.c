@@ -1,7 +1,8 @@
 /*
  * test_diff.c: `sigprof diff` against ground truth.  The same bundled
  * program recorded with a knob turned (a handler that spins 8x longer,
- * twice the futex wakes), 3 runs a side (`record -r 3`): the changed
+ * twice the futex wakes, sleeps of 20 instead of 10 ms), 3 runs a side
+ * (`record -r 3`): the changed
  * figures must come out significant with the right sign and roughly the
  * right size, the exact counts that did not move not significant.  Six runs
  * of one unchanged program split 3 against 3 must show no significant exact
