@@ -396,15 +396,15 @@ static int compare_cost_lines(const void *a, const void *b)
 	return strcmp(x->path, y->path);
 }
 
-/* "sigreturn: 412 -> 377 ns per event (-8.5%), 71% of the change", ranked by that share. */
-static void text_costs(const struct diff_row *rows, size_t n, FILE *out)
+/* The cost lines of the rows, ranked by the share of the change they explain; returns the count, *out to free. */
+static size_t cost_lines(const struct diff_row *rows, size_t n, struct cost_line **out)
 {
 	struct cost_line *lines = xcalloc(n + 1, sizeof(*lines));
 	size_t nlines = 0;
 	for (size_t i = 0; i < n; i++) {
 		const struct diff_row *r = &rows[i];
 		const char *last = strrchr(r->key, '.');
-		if (strncmp(r->key, "cost.", 5) != 0 || !last || strstr(last, "_per_event") == NULL ||
+		if (strncmp(r->key, "cost.", 5) != 0 || !last || strlen(last) < 10 ||
 		    strcmp(last + strlen(last) - 10, "_per_event") != 0 || !r->nvalues[BASE] || !r->nvalues[NEW])
 			continue;
 		struct cost_line *l = &lines[nlines++];
@@ -424,6 +424,15 @@ static void text_costs(const struct diff_row *rows, size_t n, FILE *out)
 		}
 	}
 	qsort(lines, nlines, sizeof(*lines), compare_cost_lines);
+	*out = lines;
+	return nlines;
+}
+
+/* "sigreturn: 412 -> 377 ns per event (-8.5%), 71% of the change", ranked by that share. */
+static void text_costs(const struct diff_row *rows, size_t n, FILE *out)
+{
+	struct cost_line *lines;
+	size_t nlines = cost_lines(rows, n, &lines);
 	if (nlines)
 		fprintf(out, "\ncost per event: CPU per event on each path with counted events, and the share of the change "
 			     "of the CPU time on all paths that the path explains\n");
@@ -434,7 +443,8 @@ static void text_costs(const struct diff_row *rows, size_t n, FILE *out)
 			fprintf(out, " (%+.1f%%)", r->change);
 		if (lines[i].has_share)
 			fprintf(out, ", %.0f%% of the change", lines[i].share);
-		fprintf(out, "%s\n", r->verdict == CHANGE_SIGNIFICANT ? "" : r->verdict == CHANGE_UNTESTED ? "" : "  (not significant)");
+		bool tested = r->verdict == CHANGE_SIGNIFICANT || r->verdict == CHANGE_UNTESTED;
+		fprintf(out, "%s\n", tested ? "" : "  (not significant)");
 	}
 	free(lines);
 }
@@ -573,6 +583,30 @@ static void diff_json(const struct diff_args *a, const struct diff_data *d, stru
 		json_end(&w);
 	}
 	json_end(&w);
+	struct cost_line *lines;
+	size_t nlines = cost_lines(rows, n, &lines);
+	json_array_begin(&w, "costs");
+	for (size_t i = 0; i < nlines; i++) {
+		const struct diff_row *r = lines[i].row;
+		json_object_begin(&w, NULL);
+		json_string(&w, "path", lines[i].path);
+		json_string(&w, "key", r->key);
+		json_string(&w, "unit", r->unit);
+		json_number(&w, "base", r->sum[BASE].mean);
+		json_number(&w, "new", r->sum[NEW].mean);
+		if (r->change_defined)
+			json_double(&w, "change_percent", r->change, 4);
+		else
+			json_null(&w, "change_percent");
+		if (lines[i].has_share)
+			json_double(&w, "share_of_change_percent", lines[i].share, 2);
+		else
+			json_null(&w, "share_of_change_percent");
+		json_bool(&w, "significant", r->verdict == CHANGE_SIGNIFICANT);
+		json_end(&w);
+	}
+	json_end(&w);
+	free(lines);
 	json_finish(&w);
 }
 
