@@ -118,11 +118,14 @@ Test(diff, twice_the_futex_wakes, .timeout = 300)
 	cr_assert_eq(row(json, key, "if .significant then 1 else 0 end"), 1);
 }
 
-/* `record -r 3` of sched_sleeper 5 MS; returns the mean over the runs of each run's own measured mean sleep. */
+/*
+ * `record -r 3` of sched_sleeper 20 MS (20 sleeps: a run's mean holds steady on a loaded machine); returns
+ * the mean over the runs of each run's own measured mean sleep.
+ */
 static double record_sleeps(const char *name, int ms)
 {
 	char *out;
-	int st = run_cmd(&out, false, "%s record -q -r 3 -o '%s/%s.data' -- " W "sched_sleeper 5 %d", sigprof_bin(),
+	int st = run_cmd(&out, false, "%s record -q -r 3 -o '%s/%s.data' -- " W "sched_sleeper 20 %d", sigprof_bin(),
 			 test_dir(), name, ms);
 	cr_assert_eq(st, 0, "record -r 3 exited %d: %s", st, out);
 	double sum = 0;
