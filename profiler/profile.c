@@ -144,6 +144,20 @@ static void load_meta(struct loader *l, const struct perf_event_header *rec)
 		p->start_realtime_ns = strtoull(v, NULL, 10);
 	} else if (strcmp(key, "start_monotonic_ns") == 0) {
 		p->start_monotonic_ns = strtoull(v, NULL, 10);
+	} else if (strcmp(key, "rusage") == 0) {
+		/* "NAME=VALUE" each: the workload's time.* figures (docs/data-format.md) */
+		for (uint32_t i = 1; i < n && p->ntime_figures < PROFILE_MAX_TIME_FIGURES; i++) {
+			const char *eq = strchr(s[i], '=');
+			char *end;
+			if (!eq || eq == s[i] || (size_t)(eq - s[i]) >= sizeof(p->time_figures[0].name))
+				continue;
+			double value = strtod(eq + 1, &end);
+			if (end == eq + 1 || *end)
+				continue;
+			snprintf(p->time_figures[p->ntime_figures].name, sizeof(p->time_figures[0].name), "%.*s",
+				 (int)(eq - s[i]), s[i]);
+			p->time_figures[p->ntime_figures++].value = value;
+		}
 	} else if (strcmp(key, "note") == 0) {
 		add_note(p, v);
 	} else if (strcmp(key, "boot_id") == 0) {

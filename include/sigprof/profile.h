@@ -26,6 +26,7 @@
 struct collector;
 
 #define PROFILE_MAX_COLLECTORS 16
+#define PROFILE_MAX_TIME_FIGURES 16
 
 struct collector_info {
 	char name[32];
@@ -70,6 +71,12 @@ struct profile {
 	uint64_t start_realtime_ns, start_monotonic_ns;
 	char **notes;
 	int nnotes;
+	/* META rusage: the workload's LKP time.* figures (user_time, voluntary_context_switches, ...) */
+	struct {
+		char name[48];
+		double value;
+	} time_figures[PROFILE_MAX_TIME_FIGURES];
+	int ntime_figures;
 	struct collector_info collectors[PROFILE_MAX_COLLECTORS];
 	int ncollectors;
 	/* EVENT + TOTALS, TRACEPOINT */
