@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "sigprof/registry.h"
+#include "sigprof/cli.h"
 #include "sigprof/commands.h"
 #include "sigprof/format.h"
 #include "sigprof/options.h"
@@ -125,9 +126,15 @@ static int parse_event_option(const char *list, struct record_args *a)
 		if (perr < 0 && perr == -ENOENT && !strpbrk(item, ":/")) {
 			/* a plain word: it may have been meant as a collector */
 			struct strbuf known = { 0 };
-			for (size_t i = 0; i < collector_count; i++)
+			struct nearest near = { .word = item };
+			for (size_t i = 0; i < collector_count; i++) {
 				sb_addf(&known, "%s%s", i ? ", " : "", collector_table[i]->name);
-			sp_error("record: -e: %s; nor a collector (%s)", err, known.buf);
+				nearest_offer(&near, collector_table[i]->name);
+			}
+			if (near.best)
+				sp_error("record: -e: %s; nor a collector: did you mean '%s'?", err, near.best);
+			else
+				sp_error("record: -e: %s; nor a collector (%s)", err, known.buf);
 			sb_free(&known);
 			return -EINVAL;
 		}
@@ -281,7 +288,7 @@ static int parse_record_args(int argc, char **argv, struct record_args *a)
 			options_usage(&record_option_table, stdout);
 			exit(0);
 		default:
-			fprintf(stderr, "Try 'sigprof record --help'.\n");
+			cli_option_error(&record_option_table, argc, argv);
 			return -EINVAL;
 		}
 	}

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sigprof/cli.h"
 #include "sigprof/commands.h"
 #include "sigprof/options.h"
 #include "sigprof/registry.h"
@@ -206,7 +207,7 @@ static int parse_report_args(int argc, char **argv, struct report_options *o, st
 			options_usage(&report_option_table, stdout);
 			exit(0);
 		default:
-			fprintf(stderr, "Try 'sigprof report --help'.\n");
+			cli_option_error(&report_option_table, argc, argv);
 			return -EINVAL;
 		}
 	}
