@@ -12,6 +12,7 @@
 
 #include "sigprof/json.h"
 #include "sigprof/profile.h"
+#include "sigprof/term.h"
 #include "sigprof/util.h"
 #include "sigprof/view.h"
 
@@ -157,21 +158,48 @@ const char *path_figure_key(const char *collector, const struct path_figure *f, 
 
 /* ---- stack writers ---- */
 
-void view_text_frame(FILE *out, const struct frame *f)
+int view_frame_paint(const struct frame *f)
 {
-	char buf[256], label[300], source[256];
-	snprintf(label, sizeof(label), "%s%s", frame_label(f, buf, sizeof(buf)), f->inlined ? " (inlined)" : "");
-	const char *srcline = frame_srcline(f, source, sizeof(source));
-	fprintf(out, "        %-48s %s%s%s\n", label, dso_short_name(f->dso), srcline ? "  " : "", srcline ? srcline : "");
+	if (f->synthetic)
+		return PAINT_MARK;
+	return f->kernel ? PAINT_KERNEL : PAINT_USER;
 }
 
-void view_text_stack(const struct profile *p, uint32_t stack, unsigned max_frames, FILE *out)
+#define FRAME_INDENT 8
+#define FRAME_LABEL_COLUMNS 48
+
+void view_text_frame(FILE *out, const struct frame *f, const struct view_options *o)
+{
+	char buf[256], label[300], source[256], cut[320], where[320], cut_where[340];
+	snprintf(label, sizeof(label), "%s%s", frame_label(f, buf, sizeof(buf)), f->inlined ? " (inlined)" : "");
+	const char *srcline = frame_srcline(f, source, sizeof(source));
+	snprintf(where, sizeof(where), "%s%s%s", dso_short_name(f->dso), srcline ? "  " : "", srcline ? srcline : "");
+	size_t label_cols = FRAME_LABEL_COLUMNS, where_cols = term_columns(where);
+	const char *shown = label, *shown_where = where;
+	if (o->width) {
+		/* the label gets what the dso leaves, at least half the line; then the dso what is left */
+		size_t room = o->width > FRAME_INDENT + 1 ? o->width - FRAME_INDENT - 1 : 1;
+		size_t for_label = room > where_cols ? room - where_cols : 0;
+		if (for_label < room / 2)
+			for_label = room / 2;
+		shown = term_cut(label, for_label, cut, sizeof(cut));
+		if (label_cols > for_label)
+			label_cols = for_label;
+		size_t used = term_columns(shown) > label_cols ? term_columns(shown) : label_cols;
+		shown_where = term_cut(where, room > used ? room - used : 1, cut_where, sizeof(cut_where));
+	}
+	size_t pad = label_cols > term_columns(shown) ? label_cols - term_columns(shown) : 0;
+	fprintf(out, "%*s%s%s%s%*s %s%s%s\n", FRAME_INDENT, "", term_on(o->color, view_frame_paint(f)), shown,
+		term_off(o->color), (int)pad, "", term_on(o->color, PAINT_DIM), shown_where, term_off(o->color));
+}
+
+void view_text_stack(const struct profile *p, uint32_t stack, const struct view_options *o, FILE *out)
 {
 	uint32_t depth = view_stack_depth(p, stack);
-	for (uint32_t i = 0; i < depth && i < max_frames; i++)
-		view_text_frame(out, view_stack_frame(p, stack, i));
-	if (depth > max_frames)
-		fprintf(out, "        ... %u more frames\n", depth - max_frames);
+	for (uint32_t i = 0; i < depth && i < o->max_frames; i++)
+		view_text_frame(out, view_stack_frame(p, stack, i), o);
+	if (depth > o->max_frames)
+		fprintf(out, "%*s... %u more frames\n", FRAME_INDENT, "", depth - o->max_frames);
 }
 
 void view_stack_line(const struct profile *p, uint32_t stack, const struct stack_line_style *style,

@@ -43,6 +43,8 @@ struct view_options {
 	bool stacks_limit_given;    /* --stacks was given (JSON lists every stack without it) */
 	unsigned max_frames;        /* frames shown per stack in text */
 	bool sched_keys_lkp;        /* --sched-keys lkp: sched rows keyed like LKP's perf-sched figures */
+	unsigned width;             /* columns text fits in (term.h: --width, COLUMNS, the terminal); 0: no limit */
+	bool color;                 /* colour text (term.h: --color, NO_COLOR, a terminal) */
 };
 
 /* ---- the collector's own figures ---- */
@@ -105,13 +107,18 @@ const char *path_figure_key(const char *collector, const struct path_figure *f, 
 /* ---- stack writers ---- */
 
 /*
- * One frame of a stack in text, on its own indented line: the label,
- * marked "(inlined)" for an inlined call, the dso, and file:line with
- * --srcline.
+ * One frame of a stack in text, on its own line indented 8 columns: the
+ * label, marked "(inlined)" for an inlined call, the dso, and file:line
+ * with --srcline.  Within o->width (the label cut with term_cut(), in the
+ * middle of a C++ name), coloured with o->color: kernel frames, user
+ * frames, and the frames sigprof adds ("[signal SIGPROF]", "[unwind: ...]")
+ * apart.
  */
-void view_text_frame(FILE *out, const struct frame *f);
-/* An interned stack in text: one frame a line, leaf first, at most max_frames, then "... N more frames". */
-void view_text_stack(const struct profile *p, uint32_t stack, unsigned max_frames, FILE *out);
+void view_text_frame(FILE *out, const struct frame *f, const struct view_options *o);
+/* An interned stack in text: one frame a line, leaf first, at most o->max_frames, then "... N more frames". */
+void view_text_stack(const struct profile *p, uint32_t stack, const struct view_options *o, FILE *out);
+/* What o->color paints a frame's label with: PAINT_KERNEL, PAINT_USER or PAINT_MARK (term.h). */
+int view_frame_paint(const struct frame *f);
 
 /* How view_stack_line() joins a stack on one line. */
 struct stack_line_style {
