@@ -19,7 +19,7 @@
  * Frames narrower than a pixel are not drawn (their parent holds their
  * width), so a page of 100 000 stacks draws a few thousand elements.
  * window.sigprof holds the state, for tests: location.hash "#selftest"
- * runs checks and writes their results into <pre id="selftest">,
+ * runs checks and writes their results into the pre element "selftest",
  * "#search=TERM" fills the search box of every flame graph.
  */
 "use strict";

@@ -1,0 +1,168 @@
+/*
+ * test_html.c: `sigprof report --html` in a real browser.  Debian's
+ * chromium, headless with JavaScript on, loads the page of a recording of
+ * signal_storm from a file with "#selftest": the page's script draws the
+ * flame graphs, searches, clicks a frame to zoom and hovers it, and writes
+ * what it saw into <pre id="selftest">, which --dump-dom hands back.  The
+ * test holds that against `report --json` of the same recording and the
+ * workload's known count, and keeps a screenshot of the page (searching
+ * "signal") in build/test-output/report-html.png.  Skipped, not passed,
+ * without root, perf events or chromium.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "harness.h"
+
+#define CHROMIUM_FLAGS                                                                                              \
+	"--headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking "       \
+	"--disable-component-update --disable-sync --window-size=1280,1400 --virtual-time-budget=10000"
+#define SCREENSHOT W "../test-output/report-html.png"
+
+static void require_chromium(void)
+{
+	char *out;
+	int st = run_cmd(&out, true, "command -v chromium");
+	free(out);
+	if (st != 0)
+		cr_skip_test("chromium is not installed (Debian package chromium; make deps installs it)");
+}
+
+static double seconds_since(const struct timespec *t0)
+{
+	struct timespec t1;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/* Load page#selftest in chromium; the selftest's JSON into a file beside it; returns its name. */
+static const char *browser_selftest(const char *page)
+{
+	char *dom;
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	int st = run_cmd(&dom, false, "timeout 120 chromium " CHROMIUM_FLAGS " --user-data-dir='%s' --dump-dom "
+				      "'file://%s#selftest' 2>/dev/null",
+			 test_path("chromium-profile"), page);
+	fprintf(stderr, "test_html: chromium loaded and dumped %s in %.2f s\n", page, seconds_since(&t0));
+	cr_assert_eq(st, 0, "chromium exited %d", st);
+	/* the last one: the page's script, in the DOM too, may name the element */
+	const char *start = NULL;
+	for (const char *p = dom; (p = strstr(p, "<pre id=\"selftest\">")); p++)
+		start = p;
+	cr_assert_not_null(start, "no selftest output: the page's script did not run to the end:\n%.2000s", dom);
+	start += strlen("<pre id=\"selftest\">");
+	const char *end = strstr(start, "</pre>");
+	cr_assert_not_null(end);
+	const char *json = test_path("selftest.json");
+	FILE *f = fopen(json, "w");
+	cr_assert_not_null(f);
+	/* the DOM escapes & < > in text; the selftest's JSON has its quotes as they are */
+	for (const char *p = start; p < end; p++) {
+		if (strncmp(p, "&amp;", 5) == 0) { fputc('&', f); p += 4; }
+		else if (strncmp(p, "&lt;", 4) == 0) { fputc('<', f); p += 3; }
+		else if (strncmp(p, "&gt;", 4) == 0) { fputc('>', f); p += 3; }
+		else fputc(*p, f);
+	}
+	fclose(f);
+	free(dom);
+	return json;
+}
+
+Test(html, signal_storm_page_in_chromium, .timeout = 300)
+{
+	require_perf_events();
+	require_root();
+	require_chromium();
+	const long n = 3000;
+	char data[512];
+	snprintf(data, sizeof(data), "%s", test_path("storm.data"));
+	char cmd[256];
+	snprintf(cmd, sizeof(cmd), W "signal_storm %ld >/dev/null", n);
+	free(record_workload(data, "", cmd));
+	char json[512];
+	snprintf(json, sizeof(json), "%s", report_json_file(data, ""));
+	require_collector(json, "signal");
+
+	char page[512];
+	snprintf(page, sizeof(page), "%s", test_path("report.html"));
+	char *out;
+	int st = run_cmd(&out, true, "%s report -i '%s' --html '%s'", sigprof_bin(), data, page);
+	cr_assert_eq(st, 0, "report --html exited %d: %s", st, out);
+	free(out);
+	/* self-contained: no URL the browser would fetch */
+	st = run_cmd(&out, false, "grep -c -E '(src|href)=\"|https?://|@import' '%s'", page);
+	cr_assert_str_eq(out, "0\n", "the page refers to something outside it");
+	free(out);
+
+	char result[512];
+	snprintf(result, sizeof(result), "%s", browser_selftest(page));
+	const char *signal = ".collectors[] | select(.name == \"signal\")";
+	char filter[256];
+	/* the flame graph's total is the report's, and the workload's: generate, deliver, sigreturn per signal */
+	snprintf(filter, sizeof(filter), "%s | .samples", signal);
+	double flame_samples = jq_file(result, filter);
+	double report_samples = jq_file(json, ".meta.collectors[] | select(.name == \"signal\") | .samples");
+	cr_assert_eq(flame_samples, report_samples, "flame graph %g samples, report %g", flame_samples, report_samples);
+	cr_assert_eq(flame_samples, 3 * n, "signal samples %g, want %ld", flame_samples, 3 * n);
+	double cpu_flame = jq_file(result, ".collectors[] | select(.name == \"cpu\") | .samples");
+	double cpu_report = jq_file(json, ".meta.collectors[] | select(.name == \"cpu\") | .samples");
+	if (cpu_report > 0)
+		cr_assert_eq(cpu_flame, cpu_report, "cpu: flame graph %g samples, report %g", cpu_flame, cpu_report);
+	/* frames are drawn, kernel frames apart */
+	snprintf(filter, sizeof(filter), "%s | .drawn", signal);
+	cr_assert_gt(jq_file(result, filter), 5);
+	snprintf(filter, sizeof(filter), "%s | .kernel", signal);
+	cr_assert_gt(jq_file(result, filter), 0);
+	/* search: frames highlighted, and the matched total is what the page shows */
+	snprintf(filter, sizeof(filter), "%s | .search.highlighted", signal);
+	cr_assert_geq(jq_file(result, filter), 1);
+	snprintf(filter, sizeof(filter), "%s | .search.total", signal);
+	double matched = jq_file(result, filter);
+	cr_assert_gt(matched, 0);
+	cr_assert_leq(matched, flame_samples);
+	snprintf(filter, sizeof(filter), "%s | .search.dataset_total", signal);
+	cr_assert_eq(jq_file(result, filter), matched);
+	/* zoom: the clicked frame fills the width, and hovering it names its counts */
+	snprintf(filter, sizeof(filter), "%s | if .zoom.zoomed then 1 else 0 end", signal);
+	cr_assert_eq(jq_file(result, filter), 1, "the click did not zoom");
+	snprintf(filter, sizeof(filter), "%s | .zoom.width_after - .zoom.canvas_width | fabs", signal);
+	cr_assert_lt(jq_file(result, filter), 1.0, "the zoomed frame does not fill the width");
+	snprintf(filter, sizeof(filter), "%s | .zoom.info | test(\"samples\") | if . then 1 else 0 end", signal);
+	cr_assert_eq(jq_file(result, filter), 1, "hover shows no counts");
+
+	/* a screenshot to look at, searching "signal" */
+	mkdir(W "../test-output", 0755);
+	unlink(SCREENSHOT);
+	st = run_cmd(&out, true, "timeout 120 chromium " CHROMIUM_FLAGS " --user-data-dir='%s' --screenshot=" SCREENSHOT
+				 " 'file://%s#search=signal' >/dev/null 2>&1", test_path("chromium-profile"), page);
+	free(out);
+	struct stat sb;
+	cr_assert_eq(stat(SCREENSHOT, &sb), 0, "no screenshot at " SCREENSHOT);
+	cr_assert_gt(sb.st_size, 10000, "the screenshot is nearly empty");
+}
+
+Test(html, unwritable_file_is_one_error_line, .timeout = 60)
+{
+	require_perf_events();
+	require_root();
+	const char *data = test_path("small.data");
+	free(record_workload(data, "-e signal", W "signal_storm 10 >/dev/null"));
+	char *out;
+	int st = run_cmd(&out, true, "%s report -i '%s' --html /nonexistent-dir/page.html", sigprof_bin(), data);
+	cr_assert_eq(st, 2, "exit %d: %s", st, out);
+	cr_assert_eq(count_lines(out), 1, "%s", out);
+	cr_assert_not_null(strstr(out, "sigprof: report: --html '/nonexistent-dir/page.html': cannot create it"), "%s",
+			   out);
+	free(out);
+	st = run_cmd(&out, true, "%s report -i '%s' --html x.html --json", sigprof_bin(), data);
+	cr_assert_eq(st, 2, "exit %d: %s", st, out);
+	cr_assert_not_null(strstr(out, "two output formats"), "%s", out);
+	free(out);
+}
