@@ -587,22 +587,27 @@ static double micros(uint64_t ns)
 	return (double)ns / 1000.0;
 }
 
-static void text_row(const struct signal_figures *f, FILE *out)
+/* The summary table's columns: signal, four counts, latency p50/p99/max, handler p50/p99/max (view_table). */
+static const unsigned text_columns[] = { 15, 11, 11, 11, 11, 31, 31 };
+
+static void text_row(const struct signal_figures *f, struct view_table *t)
 {
 	char name[32];
-	fprintf(out, "  %-13s %10llu %10llu %10llu %10llu", signal_name(f->signo, name, sizeof(name)),
+	struct strbuf row = { 0 };
+	sb_addf(&row, "  %-13s %10llu %10llu %10llu %10llu", signal_name(f->signo, name, sizeof(name)),
 		(unsigned long long)f->generated, (unsigned long long)f->delivered,
 		(unsigned long long)f->sigreturns, (unsigned long long)not_delivered(f));
 	const struct duration_stats *d[] = { &f->latency, &f->handler };
 	for (int i = 0; i < 2; i++) {
 		if (!d[i]->count) {
-			fprintf(out, "  %9s %9s %9s", "-", "-", "-");
+			sb_addf(&row, "  %9s %9s %9s", "-", "-", "-");
 			continue;
 		}
-		fprintf(out, "  %9.2f %9.2f %9.2f", micros(duration_quantile(d[i], 0.5)),
+		sb_addf(&row, "  %9.2f %9.2f %9.2f", micros(duration_quantile(d[i], 0.5)),
 			micros(duration_quantile(d[i], 0.99)), micros(d[i]->max));
 	}
-	fprintf(out, "\n");
+	view_table_addf(t, "%s", row.buf);
+	sb_free(&row);
 }
 
 /*
@@ -697,16 +702,19 @@ static void signal_text(void *state, const struct profile *p, const struct view_
 		return; /* the header says why */
 	const struct signal_figures *top[SIGNAL_MAX];
 	int seen = signals_by_busyness(r->analysis, top);
-	fprintf(out, "\nSignals (generated -> delivered: latency; delivered -> rt_sigreturn: handler; in µs)\n");
+	fputc('\n', out);
+	view_text_wrapped(o, out, 2, "Signals (generated -> delivered: latency; delivered -> rt_sigreturn: handler; in µs)");
 	if (!seen) {
 		fprintf(out, "  no signal events\n");
 		return;
 	}
-	fprintf(out, "  %-13s %10s %10s %10s %10s  %9s %9s %9s  %9s %9s %9s\n", "signal", "generated", "delivered",
-		"sigreturns", "not-deliv", "lat p50", "p99", "max", "hdl p50", "p99", "max");
+	struct view_table t = { .columns = text_columns, .ncolumns = ARRAY_SIZE(text_columns) };
+	view_table_addf(&t, "  %-13s %10s %10s %10s %10s  %9s %9s %9s  %9s %9s %9s", "signal", "generated", "delivered",
+			"sigreturns", "not-deliv", "lat p50", "p99", "max", "hdl p50", "p99", "max");
 	for (int sig = 1; sig <= SIGNAL_MAX; sig++)
 		if (signal_analysis_figures(r->analysis, sig))
-			text_row(signal_analysis_figures(r->analysis, sig), out);
+			text_row(signal_analysis_figures(r->analysis, sig), &t);
+	view_table_print(&t, o, out);
 	text_notes(r, out);
 	char name[32];
 	for (int i = 0; i < seen && i < TEXT_BUSIEST; i++) {

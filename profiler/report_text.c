@@ -204,26 +204,35 @@ static void print_functions(const struct profile *p, int c, const struct report_
 	size_t n = view_functions(p, c, o->sort, &rows);
 	fprintf(out, "\n%sTop functions, %s samples (%s)%s\n", term_on(v->color, PAINT_HEADING), ci->name,
 		o->sort == SORT_TOTAL ? "by total" : o->sort == SORT_NAME ? "by name" : "by self", term_off(v->color));
-	fprintf(out, "  %10s %7s %10s %7s  %-40s %s\n", "self", "%", "total", "%", "function", "dso");
-	char buf[256], source[256], where[320], cut[320], cut_where[340];
-	for (size_t i = 0; i < n && i < o->view.top; i++) {
+	char buf[256], source[256], cut[320], cut_where[340];
+	size_t shown = n < o->view.top ? n : o->view.top;
+	char (*where)[320] = xcalloc(shown ? shown : 1, sizeof(*where));
+	size_t widest_where = 3; /* "dso" */
+	for (size_t i = 0; i < shown; i++) {
 		const struct frame *f = &p->stacks.frames[rows[i].frame];
 		const char *srcline = frame_srcline(f, source, sizeof(source));
-		snprintf(where, sizeof(where), "%s%s%s%s", dso_short_name(f->dso), srcline ? "  " : "",
+		snprintf(where[i], sizeof(where[i]), "%s%s%s%s", dso_short_name(f->dso), srcline ? "  " : "",
 			 srcline ? srcline : "", f->inlined ? " (inlined)" : "");
-		const char *label = frame_label(f, buf, sizeof(buf)), *shown_where = where;
-		size_t name_cols = FUNCTION_NAME_COLUMNS;
+		if (term_columns(where[i]) > widest_where)
+			widest_where = term_columns(where[i]);
+	}
+	/* within the width: the name column gets what the widest dso leaves, at least half of it */
+	size_t name_cols = FUNCTION_NAME_COLUMNS, room = 0;
+	if (v->width) {
+		room = v->width > FUNCTION_PREFIX_COLUMNS + 1 + 10 ? v->width - FUNCTION_PREFIX_COLUMNS - 1 : 10;
+		size_t for_name = room > widest_where ? room - widest_where : 0;
+		if (for_name < room / 2)
+			for_name = room / 2;
+		if (name_cols > for_name)
+			name_cols = for_name;
+	}
+	fprintf(out, "  %10s %7s %10s %7s  %-*s %s\n", "self", "%", "total", "%", (int)name_cols, "function", "dso");
+	for (size_t i = 0; i < shown; i++) {
+		const struct frame *f = &p->stacks.frames[rows[i].frame];
+		const char *label = frame_label(f, buf, sizeof(buf)), *shown_where = where[i];
 		if (v->width) {
-			/* the name gets what the dso leaves, at least half of what is left after the numbers */
-			size_t room = v->width > FUNCTION_PREFIX_COLUMNS + 1 + 10 ? v->width - FUNCTION_PREFIX_COLUMNS - 1 : 10;
-			size_t for_name = room > term_columns(where) ? room - term_columns(where) : 0;
-			if (for_name < room / 2)
-				for_name = room / 2;
-			label = term_cut(label, for_name, cut, sizeof(cut));
-			if (name_cols > for_name)
-				name_cols = for_name;
-			size_t used = term_columns(label) > name_cols ? term_columns(label) : name_cols;
-			shown_where = term_cut(where, room > used ? room - used : 1, cut_where, sizeof(cut_where));
+			label = term_cut(label, name_cols, cut, sizeof(cut));
+			shown_where = term_cut(where[i], room > name_cols ? room - name_cols : 1, cut_where, sizeof(cut_where));
 		}
 		size_t pad = name_cols > term_columns(label) ? name_cols - term_columns(label) : 0;
 		fprintf(out, "  %10llu %7s %10llu %7s  %s%s%s%*s %s%s%s\n", (unsigned long long)rows[i].self,
@@ -231,6 +240,7 @@ static void print_functions(const struct profile *p, int c, const struct report_
 			SHARE(rows[i].total, ci->samples), term_on(v->color, view_frame_paint(f)), label,
 			term_off(v->color), (int)pad, "", term_on(v->color, PAINT_DIM), shown_where, term_off(v->color));
 	}
+	free(where);
 	free(rows);
 }
 
@@ -258,9 +268,59 @@ static void print_stacks(const struct profile *p, int c, const struct report_opt
 	}
 }
 
+/*
+ * The header's lines ("# key:  value"), each word-wrapped within the width
+ * with its continuation lines under the value, still comments.
+ */
+static void print_header_fitted(const struct profile *p, const struct view_options *v, FILE *out)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&text, &len);
+	if (!mem) {
+		print_header(p, out);
+		return;
+	}
+	print_header(p, mem);
+	fclose(mem);
+	for (char *line = text; *line;) {
+		char *end = strchr(line, '\n');
+		if (end)
+			*end = '\0';
+		if (!v->width || term_columns(line) <= v->width) {
+			fprintf(out, "%s\n", line);
+		} else {
+			/* "# key:       " is 14 columns: the value's column */
+			size_t col = 0;
+			for (char *w = line; *w;) {
+				size_t gap = strspn(w, " "), word = strcspn(w + gap, " ");
+				if (!word)
+					break;
+				char saved = w[gap + word];
+				w[gap + word] = '\0';
+				size_t wcols = term_columns(w + gap);
+				if (col > 14 && col + gap + wcols > v->width) {
+					fprintf(out, "\n#%13s%s", "", w + gap);
+					col = 14 + wcols;
+				} else {
+					fputs(w, out);
+					col += gap + wcols;
+				}
+				w[gap + word] = saved;
+				w += gap + word;
+			}
+			fputc('\n', out);
+		}
+		if (!end)
+			break;
+		line = end + 1;
+	}
+	free(text);
+}
+
 void report_text(const struct profile *p, const struct report_options *o, FILE *out)
 {
-	print_header(p, out);
+	print_header_fitted(p, &o->view, out);
 	print_paths(p, &o->view, out);
 	for (int c = 0; c < p->ncollectors; c++) {
 		const struct collector_info *ci = &p->collectors[c];

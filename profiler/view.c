@@ -392,3 +392,115 @@ void view_figures(const struct profile *p, struct figure_rows *rows)
 	}
 }
 
+/* ---- text that fits a width ---- */
+
+void view_text_wrapped(const struct view_options *o, FILE *out, size_t indent, const char *fmt, ...)
+{
+	struct strbuf sb = { 0 };
+	va_list ap;
+	va_start(ap, fmt);
+	char *text;
+	if (vasprintf(&text, fmt, ap) < 0)
+		text = NULL;
+	va_end(ap);
+	if (!text)
+		return;
+	size_t len = strlen(text);
+	if (len && text[len - 1] == '\n')
+		text[--len] = '\0';
+	if (!o->width || term_columns(text) <= o->width) {
+		fprintf(out, "%s\n", text);
+		free(text);
+		return;
+	}
+	size_t col = 0;
+	for (const char *p = text; *p;) {
+		size_t gap = strspn(p, " ");
+		size_t word = strcspn(p + gap, " ");
+		if (!word)
+			break;
+		sb_reset(&sb);
+		sb_add(&sb, p + gap, word);
+		size_t wcols = term_columns(sb.buf);
+		if (col > indent && col + gap + wcols > o->width) {
+			fprintf(out, "\n%*s", (int)indent, "");
+			col = indent;
+		} else {
+			fprintf(out, "%.*s", (int)gap, p);
+			col += gap;
+		}
+		fputs(sb.buf, out);
+		col += wcols;
+		p += gap + word;
+	}
+	fputc('\n', out);
+	sb_free(&sb);
+	free(text);
+}
+
+void view_table_addf(struct view_table *t, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *row;
+	if (vasprintf(&row, fmt, ap) < 0)
+		row = xstrdup("");
+	va_end(ap);
+	size_t len = strlen(row);
+	if (len && row[len - 1] == '\n')
+		row[len - 1] = '\0';
+	GROW(t->rows, t->cap, t->nrows + 1);
+	t->rows[t->nrows++] = row;
+}
+
+/* Column c of row: its bytes from start (the columns before it) for width bytes, the last one to the end. */
+static void print_cell(FILE *out, const char *row, size_t start, size_t width, bool last)
+{
+	size_t len = strlen(row);
+	if (start >= len)
+		return;
+	fprintf(out, "%.*s", (int)(last ? len - start : width), row + start);
+}
+
+void view_table_print(struct view_table *t, const struct view_options *o, FILE *out)
+{
+	size_t widest = 0;
+	for (size_t r = 0; r < t->nrows; r++)
+		if (term_columns(t->rows[r]) > widest)
+			widest = term_columns(t->rows[r]);
+	if (!o->width || widest <= o->width || t->ncolumns < 2) {
+		for (size_t r = 0; r < t->nrows; r++)
+			fprintf(out, "%s\n", t->rows[r]);
+	} else {
+		size_t *starts = xcalloc(t->ncolumns + 1, sizeof(*starts));
+		for (size_t c = 0; c < t->ncolumns; c++)
+			starts[c + 1] = starts[c] + t->columns[c];
+		size_t first = 1;
+		while (first < t->ncolumns) {
+			size_t used = t->columns[0], end = first;
+			/* the last column takes the rest of each row */
+			for (; end < t->ncolumns; end++) {
+				size_t w = end + 1 == t->ncolumns ? widest - starts[end] : t->columns[end];
+				if (end > first && used + w > o->width)
+					break;
+				used += w;
+			}
+			if (first > 1)
+				fputc('\n', out);
+			for (size_t r = 0; r < t->nrows; r++) {
+				print_cell(out, t->rows[r], 0, t->columns[0], false);
+				for (size_t c = first; c < end; c++)
+					print_cell(out, t->rows[r], starts[c], t->columns[c], c + 1 == t->ncolumns);
+				fputc('\n', out);
+			}
+			first = end;
+		}
+		free(starts);
+	}
+	for (size_t r = 0; r < t->nrows; r++)
+		free(t->rows[r]);
+	free(t->rows);
+	t->rows = NULL;
+	t->nrows = t->cap = 0;
+}
+

@@ -138,6 +138,39 @@ void view_json_frame_source(struct json_writer *w, const struct frame *f);
 /* "frames": [...] of an interned stack, leaf first. */
 void view_json_stack(struct json_writer *w, const struct profile *p, uint32_t stack);
 
+/* ---- text that fits o->width ---- */
+
+/*
+ * A line of prose (a heading, a note) word-wrapped within o->width: the
+ * lines after the first start with indent spaces.  Without a width, one
+ * line as it is.  The text ends with its own newline or gets one.
+ */
+void view_text_wrapped(const struct view_options *o, FILE *out, size_t indent, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/*
+ * A text table whose rows are printed as before (fixed columns, one printf
+ * a row) and, when wider than o->width, laid out again as several tables
+ * one under the other, each with the key column (the first) and the
+ * columns that fit.  columns[] are the widths of the columns in the
+ * rows' printed form, leading spaces included; text past the last one
+ * belongs to it.  Rows are ASCII, so a column's width is its bytes.
+ *
+ *	static const unsigned columns[] = { 15, 11, 11, 11 };   "  %-13s %10s %10s %10s"
+ *	struct view_table t = { .columns = columns, .ncolumns = ARRAY_SIZE(columns) };
+ *	view_table_addf(&t, "  %-13s %10s %10s %10s", "signal", "generated", ...);
+ *	...
+ *	view_table_print(&t, o, out);   prints and frees the rows
+ */
+struct view_table {
+	const unsigned *columns;
+	size_t ncolumns;
+	char **rows;
+	size_t nrows, cap;
+};
+void view_table_addf(struct view_table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void view_table_print(struct view_table *t, const struct view_options *o, FILE *out);
+
 /* ---- sorted views, shared by every output so that the terminal and JSON never disagree ---- */
 
 enum function_sort { SORT_SELF, SORT_TOTAL, SORT_NAME };
