@@ -29,6 +29,8 @@
 #include "sigprof/format.h"
 #include "sigprof/options.h"
 #include "sigprof/pmu.h"
+#include "sigprof/term.h"
+#include "sigprof/view.h"
 #include "sigprof/util.h"
 #include "sigprof/workload.h"
 
@@ -588,14 +590,24 @@ static void print_closing_line(const struct record_args *a, const struct drain_s
 		(double)duration_ns / 1e9, (unsigned long long)d->stats.samples, (unsigned long long)lost,
 		SHARE(lost, d->stats.samples + lost),
 		(double)bytes / 1e6, a->output);
-	const char *sep = "; unavailable: ";
+	/* on a terminal (or with COLUMNS) the line is wrapped within its width, the collectors left out on their own */
+	struct view_options fit = { .width = term_width(STDERR_FILENO, 0) };
+	const char *sep = fit.width ? ";" : "; unavailable: ";
+	bool any = false;
 	for (size_t i = 0; i < nstates; i++) {
 		if (!states[i].error)
 			continue;
+		if (fit.width && !any) {
+			view_text_wrapped(&fit, stderr, 9, "%s%s", line.buf, sep);
+			sb_reset(&line);
+			sb_addstr(&line, "         unavailable: ");
+			sep = "";
+		}
 		sb_addf(&line, "%s%s (%s)", sep, states[i].collector->name, states[i].reason);
 		sep = ", ";
+		any = true;
 	}
-	fprintf(stderr, "%s\n", line.buf);
+	view_text_wrapped(&fit, stderr, 9, "%s", line.buf);
 	sb_free(&line);
 }
 
