@@ -6,7 +6,9 @@
  * what it saw into <pre id="selftest">, which --dump-dom hands back.  The
  * test holds that against `report --json` of the same recording and the
  * workload's known count, and keeps a screenshot of the page (searching
- * "signal") in build/test-output/report-html.png.  Skipped, not passed,
+ * "signal") in build/test-output/report-html.png.  The differential mode
+ * (report_html_diff(), for `sigprof diff --html`) is tested on a pair of
+ * recordings the same way, its screenshot in report-html-diff.png.  Skipped, not passed,
  * without root, perf events or chromium.
  */
 #include <stdio.h>
@@ -24,6 +26,7 @@
 	"--headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking "       \
 	"--disable-component-update --disable-sync --window-size=1280,1400 --virtual-time-budget=10000"
 #define SCREENSHOT W "../test-output/report-html.png"
+#define DIFF_SCREENSHOT W "../test-output/report-html-diff.png"
 
 static void require_chromium(void)
 {
@@ -165,4 +168,83 @@ Test(html, unwritable_file_is_one_error_line, .timeout = 60)
 	cr_assert_eq(st, 2, "exit %d: %s", st, out);
 	cr_assert_not_null(strstr(out, "two output formats"), "%s", out);
 	free(out);
+}
+
+/* ---- the differential mode, on a pair of recordings ---- */
+
+#include "sigprof/registry.h"
+#include "sigprof/report.h"
+
+/* report_html_diff() of base and new into page, as `sigprof diff --html` is to call it. */
+static void write_diff_page(const char *base_data, const char *new_data, const char *page)
+{
+	struct path_rules *rules = path_rules_new();
+	struct profile_options po = { .rules = rules, .collectors = collector_table, .ncollectors = collector_count };
+	struct profile base, new;
+	char err[512];
+	cr_assert_eq(profile_load(base_data, &po, &base, err, sizeof(err)), 0, "%s: %s", base_data, err);
+	cr_assert_eq(profile_load(new_data, &po, &new, err, sizeof(err)), 0, "%s: %s", new_data, err);
+	struct report_options o = { .input = new_data, .view = { .top = 15, .stacks_per_path = 3, .max_frames = 24 } };
+	FILE *out = fopen(page, "w");
+	cr_assert_not_null(out);
+	report_html_diff(&base, &new, &o, out);
+	cr_assert_eq(fclose(out), 0);
+	profile_free(&base);
+	profile_free(&new);
+	path_rules_free(rules);
+}
+
+/*
+ * The same workload twice with its time moved: sig_nested's SIGUSR1 handler
+ * spins 200 µs and the SIGUSR2 handler nested in it 50 µs in the base, the
+ * other way round in the new recording.  The cpu collector's frames of the
+ * SIGUSR2 handler gain share (red), those of the SIGUSR1 handler's own spin
+ * lose it (blue); the totals are each recording's own.
+ */
+Test(html, differential_flame_graph_of_two_recordings, .timeout = 300)
+{
+	require_perf_events();
+	require_root();
+	require_chromium();
+	char base_data[512], new_data[512], page[512], base_json[512], new_json[512];
+	snprintf(base_data, sizeof(base_data), "%s", test_path("base.data"));
+	snprintf(new_data, sizeof(new_data), "%s", test_path("new.data"));
+	snprintf(page, sizeof(page), "%s", test_path("diff.html"));
+	free(record_workload(base_data, "-e cpu", W "sig_nested 400 50 200 >/dev/null"));
+	free(record_workload(new_data, "-e cpu", W "sig_nested 400 200 50 >/dev/null"));
+	snprintf(base_json, sizeof(base_json), "%s", report_json_file(base_data, ""));
+	require_collector(base_json, "cpu");
+	snprintf(new_json, sizeof(new_json), "%s", report_json_file(new_data, ""));
+	write_diff_page(base_data, new_data, page);
+
+	char result[512];
+	snprintf(result, sizeof(result), "%s", browser_selftest(page));
+	const char *cpu = ".collectors[] | select(.name == \"cpu\")";
+	char filter[256];
+	char *seen;
+	run_cmd(&seen, false, "cat '%s'", result);
+	fprintf(stderr, "test_html: the differential page's selftest: %s\n", seen);
+	free(seen);
+	cr_assert_eq(jq_file(result, "if .mode == \"diff\" then 1 else 0 end"), 1);
+	snprintf(filter, sizeof(filter), "%s | .base_samples", cpu);
+	double base_samples = jq_file(result, filter);
+	snprintf(filter, sizeof(filter), "%s | .samples", cpu);
+	double new_samples = jq_file(result, filter);
+	const char *report_signal = ".meta.collectors[] | select(.name == \"cpu\") | .samples";
+	cr_assert_eq(base_samples, jq_file(base_json, report_signal), "base: %g samples", base_samples);
+	cr_assert_eq(new_samples, jq_file(new_json, report_signal), "new: %g samples", new_samples);
+	snprintf(filter, sizeof(filter), "%s | .grew", cpu);
+	cr_assert_geq(jq_file(result, filter), 1, "no frame coloured as grown");
+	snprintf(filter, sizeof(filter), "%s | .shrank", cpu);
+	cr_assert_geq(jq_file(result, filter), 1, "no frame coloured as shrunk");
+	snprintf(filter, sizeof(filter), "%s | .zoom.info | test(\"base .* new \") | if . then 1 else 0 end", cpu);
+	cr_assert_eq(jq_file(result, filter), 1, "hover shows no base and new counts");
+
+	mkdir(W "../test-output", 0755);
+	char *out;
+	run_cmd(&out, true, "timeout 120 chromium " CHROMIUM_FLAGS " --user-data-dir='%s' --screenshot=" DIFF_SCREENSHOT
+			    " 'file://%s' >/dev/null 2>&1", test_path("chromium-profile"), page);
+	free(out);
+	struct stat sb;
+	cr_assert_eq(stat(DIFF_SCREENSHOT, &sb), 0, "no screenshot at " DIFF_SCREENSHOT);
 }
