@@ -443,7 +443,9 @@
 			while (leafward && leafward.ch.size) leafward = [...leafward.ch.values()][0];
 			if (leafward) {
 				const term = flameData.frames[leafward.f][0];
+				const t0 = performance.now();
 				fg.setSearch(term);
+				r.search_ms = performance.now() - t0;
 				r.search = { term, highlighted: fg.canvas.querySelectorAll(".frame.match").length, total: fg.matchTotal,
 					dataset_total: Number(fg.element.dataset.matchTotal) };
 				fg.setSearch("");
@@ -454,7 +456,9 @@
 			if (target) {
 				const before = parseFloat(target.style.width);
 				const node = target.node;
+				const t0 = performance.now();
 				target.dispatchEvent(new MouseEvent("click", { bubbles: true }));
+				r.zoom_ms = performance.now() - t0;
 				const after = [...fg.canvas.querySelectorAll(".frame")].find((d) => d.node === node);
 				if (after) after.dispatchEvent(new MouseEvent("mouseover", { bubbles: true }));
 				r.zoom = { name: fg.name(node), width_before: before, width_after: after ? parseFloat(after.style.width) : 0,
