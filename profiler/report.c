@@ -119,9 +119,10 @@ static int check_output_options(unsigned formats, unsigned given, enum report_fo
 		if (!(given & (1u << i)) || (so->formats & FORMAT_BIT(format)))
 			continue;
 		struct strbuf applies = { 0 };
+		int named = 0, count = __builtin_popcount(so->formats);
 		for (int f = 0; f < (int)ARRAY_SIZE(format_names); f++)
 			if (so->formats & FORMAT_BIT(f))
-				sb_addf(&applies, "%s%s", applies.len ? " and " : "", format_names[f]);
+				sb_addf(&applies, "%s%s", !named++ ? "" : named == count ? " and " : ", ", format_names[f]);
 		sp_warn("report: %s applies to %s, not to %s: ignored", so->name, applies.buf, format_names[format]);
 		sb_free(&applies);
 	}

@@ -437,10 +437,10 @@
 					if (m && m.length === 4) { if (+m[1] > +m[3] + 20) r.grew++; else if (+m[3] > +m[1] + 20) r.shrank++; }
 				}
 			}
-			/* search: the most frequent frame name below the root, to have something to find */
-			const first = [...fg.root.ch.values()][0];
-			let leafward = first;
-			while (leafward && leafward.ch.size) leafward = [...leafward.ch.values()][0];
+			/* search: the leaf of the heaviest path, wide enough to be drawn, to have something to find */
+			const heaviest = (node) => [...node.ch.values()].reduce((a, b) => (fg.value(b) > fg.value(a) ? b : a));
+			let leafward = fg.root.ch.size ? heaviest(fg.root) : null;
+			while (leafward && leafward.ch.size) leafward = heaviest(leafward);
 			if (leafward) {
 				const term = flameData.frames[leafward.f][0];
 				const t0 = performance.now();

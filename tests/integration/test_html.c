@@ -78,6 +78,28 @@ static const char *browser_selftest(const char *page)
 	return json;
 }
 
+/* jq EXPR over the selftest's entry of one collector: `.collectors[] | select(.name == COLLECTOR) | EXPR`. */
+static double selftest_value(const char *result, const char *collector, const char *expr)
+{
+	char filter[512];
+	snprintf(filter, sizeof(filter), ".collectors[] | select(.name == \"%s\") | %s", collector, expr);
+	return jq_file(result, filter);
+}
+
+/* A screenshot of page (with its #fragment) into shot, under build/test-output/; asserts it is not empty. */
+static void screenshot(const char *page, const char *fragment, const char *shot)
+{
+	mkdir(W "../test-output", 0755);
+	unlink(shot);
+	char *out;
+	run_cmd(&out, true, "timeout 120 chromium " CHROMIUM_FLAGS " --user-data-dir='%s' --screenshot='%s' 'file://%s%s' "
+			    ">/dev/null 2>&1", test_path("chromium-profile"), shot, page, fragment);
+	free(out);
+	struct stat sb;
+	cr_assert_eq(stat(shot, &sb), 0, "no screenshot at %s", shot);
+	cr_assert_gt(sb.st_size, 10000, "the screenshot %s is nearly empty", shot);
+}
+
 Test(html, signal_storm_page_in_chromium, .timeout = 300)
 {
 	require_perf_events();
@@ -106,49 +128,32 @@ Test(html, signal_storm_page_in_chromium, .timeout = 300)
 
 	char result[512];
 	snprintf(result, sizeof(result), "%s", browser_selftest(page));
-	const char *signal = ".collectors[] | select(.name == \"signal\")";
-	char filter[256];
 	/* the flame graph's total is the report's, and the workload's: generate, deliver, sigreturn per signal */
-	snprintf(filter, sizeof(filter), "%s | .samples", signal);
-	double flame_samples = jq_file(result, filter);
+	double flame_samples = selftest_value(result, "signal", ".samples");
 	double report_samples = jq_file(json, ".meta.collectors[] | select(.name == \"signal\") | .samples");
 	cr_assert_eq(flame_samples, report_samples, "flame graph %g samples, report %g", flame_samples, report_samples);
 	cr_assert_eq(flame_samples, 3 * n, "signal samples %g, want %ld", flame_samples, 3 * n);
-	double cpu_flame = jq_file(result, ".collectors[] | select(.name == \"cpu\") | .samples");
 	double cpu_report = jq_file(json, ".meta.collectors[] | select(.name == \"cpu\") | .samples");
 	if (cpu_report > 0)
-		cr_assert_eq(cpu_flame, cpu_report, "cpu: flame graph %g samples, report %g", cpu_flame, cpu_report);
+		cr_assert_eq(selftest_value(result, "cpu", ".samples"), cpu_report, "cpu: flame graph and report differ");
 	/* frames are drawn, kernel frames apart */
-	snprintf(filter, sizeof(filter), "%s | .drawn", signal);
-	cr_assert_gt(jq_file(result, filter), 5);
-	snprintf(filter, sizeof(filter), "%s | .kernel", signal);
-	cr_assert_gt(jq_file(result, filter), 0);
+	cr_assert_gt(selftest_value(result, "signal", ".drawn"), 5);
+	cr_assert_gt(selftest_value(result, "signal", ".kernel"), 0);
 	/* search: frames highlighted, and the matched total is what the page shows */
-	snprintf(filter, sizeof(filter), "%s | .search.highlighted", signal);
-	cr_assert_geq(jq_file(result, filter), 1);
-	snprintf(filter, sizeof(filter), "%s | .search.total", signal);
-	double matched = jq_file(result, filter);
+	cr_assert_geq(selftest_value(result, "signal", ".search.highlighted"), 1);
+	double matched = selftest_value(result, "signal", ".search.total");
 	cr_assert_gt(matched, 0);
 	cr_assert_leq(matched, flame_samples);
-	snprintf(filter, sizeof(filter), "%s | .search.dataset_total", signal);
-	cr_assert_eq(jq_file(result, filter), matched);
+	cr_assert_eq(selftest_value(result, "signal", ".search.dataset_total"), matched);
 	/* zoom: the clicked frame fills the width, and hovering it names its counts */
-	snprintf(filter, sizeof(filter), "%s | if .zoom.zoomed then 1 else 0 end", signal);
-	cr_assert_eq(jq_file(result, filter), 1, "the click did not zoom");
-	snprintf(filter, sizeof(filter), "%s | .zoom.width_after - .zoom.canvas_width | fabs", signal);
-	cr_assert_lt(jq_file(result, filter), 1.0, "the zoomed frame does not fill the width");
-	snprintf(filter, sizeof(filter), "%s | .zoom.info | test(\"samples\") | if . then 1 else 0 end", signal);
-	cr_assert_eq(jq_file(result, filter), 1, "hover shows no counts");
+	cr_assert_eq(selftest_value(result, "signal", "if .zoom.zoomed then 1 else 0 end"), 1, "the click did not zoom");
+	cr_assert_lt(selftest_value(result, "signal", ".zoom.width_after - .zoom.canvas_width | fabs"), 1.0,
+		     "the zoomed frame does not fill the width");
+	cr_assert_eq(selftest_value(result, "signal", ".zoom.info | test(\"samples\") | if . then 1 else 0 end"), 1,
+		     "hover shows no counts");
 
 	/* a screenshot to look at, searching "signal" */
-	mkdir(W "../test-output", 0755);
-	unlink(SCREENSHOT);
-	st = run_cmd(&out, true, "timeout 120 chromium " CHROMIUM_FLAGS " --user-data-dir='%s' --screenshot=" SCREENSHOT
-				 " 'file://%s#search=signal' >/dev/null 2>&1", test_path("chromium-profile"), page);
-	free(out);
-	struct stat sb;
-	cr_assert_eq(stat(SCREENSHOT, &sb), 0, "no screenshot at " SCREENSHOT);
-	cr_assert_gt(sb.st_size, 10000, "the screenshot is nearly empty");
+	screenshot(page, "#search=signal", SCREENSHOT);
 }
 
 Test(html, unwritable_file_is_one_error_line, .timeout = 60)
@@ -219,32 +224,19 @@ Test(html, differential_flame_graph_of_two_recordings, .timeout = 300)
 
 	char result[512];
 	snprintf(result, sizeof(result), "%s", browser_selftest(page));
-	const char *cpu = ".collectors[] | select(.name == \"cpu\")";
-	char filter[256];
 	char *seen;
 	run_cmd(&seen, false, "cat '%s'", result);
 	fprintf(stderr, "test_html: the differential page's selftest: %s\n", seen);
 	free(seen);
 	cr_assert_eq(jq_file(result, "if .mode == \"diff\" then 1 else 0 end"), 1);
-	snprintf(filter, sizeof(filter), "%s | .base_samples", cpu);
-	double base_samples = jq_file(result, filter);
-	snprintf(filter, sizeof(filter), "%s | .samples", cpu);
-	double new_samples = jq_file(result, filter);
-	const char *report_signal = ".meta.collectors[] | select(.name == \"cpu\") | .samples";
-	cr_assert_eq(base_samples, jq_file(base_json, report_signal), "base: %g samples", base_samples);
-	cr_assert_eq(new_samples, jq_file(new_json, report_signal), "new: %g samples", new_samples);
-	snprintf(filter, sizeof(filter), "%s | .grew", cpu);
-	cr_assert_geq(jq_file(result, filter), 1, "no frame coloured as grown");
-	snprintf(filter, sizeof(filter), "%s | .shrank", cpu);
-	cr_assert_geq(jq_file(result, filter), 1, "no frame coloured as shrunk");
-	snprintf(filter, sizeof(filter), "%s | .zoom.info | test(\"base .* new \") | if . then 1 else 0 end", cpu);
-	cr_assert_eq(jq_file(result, filter), 1, "hover shows no base and new counts");
-
-	mkdir(W "../test-output", 0755);
-	char *out;
-	run_cmd(&out, true, "timeout 120 chromium " CHROMIUM_FLAGS " --user-data-dir='%s' --screenshot=" DIFF_SCREENSHOT
-			    " 'file://%s' >/dev/null 2>&1", test_path("chromium-profile"), page);
-	free(out);
-	struct stat sb;
-	cr_assert_eq(stat(DIFF_SCREENSHOT, &sb), 0, "no screenshot at " DIFF_SCREENSHOT);
+	double base_samples = selftest_value(result, "cpu", ".base_samples");
+	double new_samples = selftest_value(result, "cpu", ".samples");
+	const char *report_cpu = ".meta.collectors[] | select(.name == \"cpu\") | .samples";
+	cr_assert_eq(base_samples, jq_file(base_json, report_cpu), "base: %g samples", base_samples);
+	cr_assert_eq(new_samples, jq_file(new_json, report_cpu), "new: %g samples", new_samples);
+	cr_assert_geq(selftest_value(result, "cpu", ".grew"), 1, "no frame coloured as grown");
+	cr_assert_geq(selftest_value(result, "cpu", ".shrank"), 1, "no frame coloured as shrunk");
+	cr_assert_eq(selftest_value(result, "cpu", ".zoom.info | test(\"base .* new \") | if . then 1 else 0 end"), 1,
+		     "hover shows no base and new counts");
+	screenshot(page, "", DIFF_SCREENSHOT);
 }
