@@ -23,6 +23,7 @@
 
 #include "sigprof/collector.h"
 #include "sigprof/json.h"
+#include "sigprof/term.h"
 #include "sigprof/view.h"
 #include "sigprof/signal.h"
 #include "sigprof/tracepoint.h"
@@ -615,24 +616,27 @@ static void text_row(const struct signal_figures *f, struct view_table *t)
  * was), or its kernel frames when it has no user frames (a kernel thread,
  * an interrupt with no user context).
  */
-static void text_stack(const struct profile *p, const struct stack_count *row, FILE *out)
+static void text_stack(const struct profile *p, const struct stack_count *row, const struct view_options *o, FILE *out)
 {
 	static const struct stack_line_style style = { .separator = " <- ", .max_frames = TEXT_FRAMES,
 						       .user_frames = true, .more = " <- ..." };
 	struct strbuf line = { 0 };
 	view_stack_line(p, row->stack, &style, &line);
-	fprintf(out, "      %10llu  %s\n", (unsigned long long)row->count, line.buf ? line.buf : "");
+	char cut[1024];
+	/* within the width: the count's 18 columns, then as much of the line as fits, cut with "…" */
+	const char *shown = term_cut(line.buf ? line.buf : "", o->width > 18 ? o->width - 18 : 0, cut, sizeof(cut));
+	fprintf(out, "      %10llu  %s\n", (unsigned long long)row->count, shown);
 	sb_free(&line);
 }
 
-static void text_stacks(const struct profile *p, const char *title, const struct u64_map *counts, unsigned limit,
-			FILE *out)
+static void text_stacks(const struct profile *p, const char *title, const struct u64_map *counts,
+			const struct view_options *o, FILE *out)
 {
 	struct stack_count *rows;
 	size_t n = sorted_stacks(counts, &rows);
 	fprintf(out, "    %s (%zu distinct stacks)\n", title, n);
-	for (size_t i = 0; i < n && i < limit; i++)
-		text_stack(p, &rows[i], out);
+	for (size_t i = 0; i < n && i < o->stacks_per_path; i++)
+		text_stack(p, &rows[i], o, out);
 	free(rows);
 }
 
@@ -668,7 +672,7 @@ static const char *unmatched_delivery_reason(int signo)
 				       : "the sender was not recorded: another process, an interrupt, a child's exit";
 }
 
-static void text_notes(const struct signal_report *r, FILE *out)
+static void text_notes(const struct signal_report *r, const struct view_options *o, FILE *out)
 {
 	char name[32];
 	for (int sig = 1; sig <= SIGNAL_MAX; sig++) {
@@ -677,22 +681,22 @@ static void text_notes(const struct signal_report *r, FILE *out)
 			continue;
 		signal_name(sig, name, sizeof(name));
 		if (f->unmatched_deliveries)
-			fprintf(out, "  note: %s: %llu deliveries without a generation (%s)\n", name,
+			view_text_wrapped(o, out, 8, "  note: %s: %llu deliveries without a generation (%s)", name,
 				(unsigned long long)f->unmatched_deliveries, unmatched_delivery_reason(sig));
 		if (f->unmatched_generations)
-			fprintf(out, "  note: %s: %llu generations never delivered (the target exited or was killed, the "
-				     "run ended, or sigwaitinfo/signalfd took it)\n",
+			view_text_wrapped(o, out, 8, "  note: %s: %llu generations never delivered (the target exited or was killed, the "
+				     "run ended, or sigwaitinfo/signalfd took it)",
 				name, (unsigned long long)f->unmatched_generations);
 		if (f->unreturned)
-			fprintf(out, "  note: %s: %llu handlers never returned (left by longjmp, or the thread exited)\n",
+			view_text_wrapped(o, out, 8, "  note: %s: %llu handlers never returned (left by longjmp, or the thread exited)",
 				name, (unsigned long long)f->unreturned);
 	}
 	uint64_t stray = signal_analysis_unmatched_sigreturns(r->analysis);
 	if (stray)
-		fprintf(out, "  note: %llu rt_sigreturn calls with no handler running\n", (unsigned long long)stray);
+		view_text_wrapped(o, out, 8, "  note: %llu rt_sigreturn calls with no handler running", (unsigned long long)stray);
 	uint64_t bad = r->undecodable + signal_analysis_bad_events(r->analysis);
 	if (bad)
-		fprintf(out, "  note: %llu signal events could not be decoded\n", (unsigned long long)bad);
+		view_text_wrapped(o, out, 8, "  note: %llu signal events could not be decoded", (unsigned long long)bad);
 }
 
 static void signal_text(void *state, const struct profile *p, const struct view_options *o, FILE *out)
@@ -715,12 +719,12 @@ static void signal_text(void *state, const struct profile *p, const struct view_
 		if (signal_analysis_figures(r->analysis, sig))
 			text_row(signal_analysis_figures(r->analysis, sig), &t);
 	view_table_print(&t, o, out);
-	text_notes(r, out);
+	text_notes(r, o, out);
 	char name[32];
 	for (int i = 0; i < seen && i < TEXT_BUSIEST; i++) {
 		fprintf(out, "\n  %s stacks (leaf first, user frames)\n", signal_name(top[i]->signo, name, sizeof(name)));
-		text_stacks(p, "sent from", &top[i]->senders, o->stacks_per_path, out);
-		text_stacks(p, "interrupted at", &top[i]->interrupted, o->stacks_per_path, out);
+		text_stacks(p, "sent from", &top[i]->senders, o, out);
+		text_stacks(p, "interrupted at", &top[i]->interrupted, o, out);
 	}
 }
 
