@@ -188,7 +188,7 @@ static void text_stack(const struct profile *p, const struct futex_stack *fs, co
 		fprintf(out, ", %llu waits measured, %.3f ms blocked", (unsigned long long)fs->wait.count,
 			ms(fs->wait.total));
 	fprintf(out, "\n");
-	view_text_stack(p, fs->stack, o->max_frames, out);
+	view_text_stack(p, fs->stack, o, out);
 }
 
 static void text_busiest(struct futex_state *st, const struct profile *p, const struct view_options *o, FILE *out)

@@ -41,6 +41,7 @@
 
 #include "sigprof/collector.h"
 #include "sigprof/json.h"
+#include "sigprof/term.h"
 #include "sigprof/view.h"
 #include "sigprof/sched.h"
 #include "sigprof/tracepoint.h"
@@ -704,42 +705,64 @@ static uint64_t unsampled_hits(struct sched_state *st, const struct profile *p, 
 
 /* ---- text ---- */
 
-static void text_total_line(FILE *out, const char *name, const struct duration_stats *d)
+/* The totals table's columns: name, count, total, avg, p50, p99, max (view_table). */
+static const unsigned total_columns[] = { 18, 11, 15, 13, 13, 13, 13 };
+
+static void text_total_line(struct view_table *t, const char *name, const struct duration_stats *d)
 {
-	fprintf(out, "  %-16s %10llu %14.3f %12.3f %12.3f %12.3f %12.3f\n", name, (unsigned long long)d->count,
-		ms(d->total), d->count ? ms(d->total) / (double)d->count : 0.0, ms(duration_quantile(d, 0.5)),
-		ms(duration_quantile(d, 0.99)), ms(d->max));
+	view_table_addf(t, "  %-16s %10llu %14.3f %12.3f %12.3f %12.3f %12.3f", name, (unsigned long long)d->count,
+			ms(d->total), d->count ? ms(d->total) / (double)d->count : 0.0, ms(duration_quantile(d, 0.5)),
+			ms(duration_quantile(d, 0.99)), ms(d->max));
 }
 
-static void text_totals(struct sched_state *st, const struct profile *p, FILE *out)
+static void text_totals(struct sched_state *st, const struct profile *p, const struct view_options *o, FILE *out)
 {
 	const struct sched_totals *t = sched_tracker_totals(st->tracker);
-	fprintf(out, "  %-16s %10s %14s %12s %12s %12s %12s\n", "", "count", "total ms", "avg ms", "p50 ms",
-		"p99 ms", "max ms");
-	text_total_line(out, "wait_time", &t->wait_time);
-	text_total_line(out, "sch_delay", &t->sch_delay);
-	text_total_line(out, "wait_and_delay", &t->wait_and_delay);
-	text_total_line(out, "new task delay", &t->new_task_delay);
+	struct view_table table = { .columns = total_columns, .ncolumns = ARRAY_SIZE(total_columns) };
+	view_table_addf(&table, "  %-16s %10s %14s %12s %12s %12s %12s", "", "count", "total ms", "avg ms", "p50 ms",
+			"p99 ms", "max ms");
+	text_total_line(&table, "wait_time", &t->wait_time);
+	text_total_line(&table, "sch_delay", &t->sch_delay);
+	text_total_line(&table, "wait_and_delay", &t->wait_and_delay);
+	text_total_line(&table, "new task delay", &t->new_task_delay);
+	view_table_print(&table, o, out);
 	fprintf(out, "  migrations: %llu; waits with no waking seen (delay unknown): %llu\n",
 		(unsigned long long)t->migrations, (unsigned long long)t->without_waking);
-	fprintf(out, "  not counted: %llu waits open at the end, %llu ended by exit, %llu cut by a lost switch-in\n",
-		(unsigned long long)t->open_at_end, (unsigned long long)t->ended_by_exit,
-		(unsigned long long)t->unmatched);
+	view_text_wrapped(o, out, 4, "  not counted: %llu waits open at the end, %llu ended by exit, %llu cut by a lost "
+			  "switch-in", (unsigned long long)t->open_at_end, (unsigned long long)t->ended_by_exit,
+			  (unsigned long long)t->unmatched);
 	uint64_t switches = unsampled_hits(st, p, EV_SWITCH), wakings = unsampled_hits(st, p, EV_WAKING);
 	if (switches || wakings)
-		fprintf(out, "  throttled: %llu switch-outs and %llu wakings (of any task) counted by the kernel but not "
-			     "sampled\n",
-			(unsigned long long)switches, (unsigned long long)wakings);
+		view_text_wrapped(o, out, 4, "  throttled: %llu switch-outs and %llu wakings (of any task) counted by the "
+				  "kernel but not sampled", (unsigned long long)switches, (unsigned long long)wakings);
 }
 
+/* The stack table's columns: waits, wait total/avg/max, delay total/avg/max, w+d total, path (view_table). */
+static const unsigned row_columns[] = { 10, 13, 10, 10, 13, 10, 10, 13, 18 };
+
+static void text_row_heading(struct view_table *t)
+{
+	view_table_addf(t, "  %8s %12s %9s %9s %12s %9s %9s %12s  %s", "waits", "wait tot ms", "avg", "max",
+			"delay tot ms", "avg", "max", "w+d tot ms", "path");
+}
+
+/*
+ * A stack's row, then its frames.  Rows wider than the width repeat the
+ * heading over each row, in as many tables as the width needs (o->width);
+ * those that fit had their heading printed once before the first.
+ */
 static void text_row(const struct profile *p, const struct sched_row *r, const struct view_options *o,
-		     FILE *out)
+		     bool own_heading, FILE *out)
 {
 	const struct sched_stack_stats *s = &r->stats;
-	fprintf(out, "  %8llu %12.3f %9.3f %9.3f %12.3f %9.3f %9.3f %12.3f  %s\n",
-		(unsigned long long)s->wait_time.count, ms(s->wait_time.total), figure_avg_ms(&s->wait_time),
-		ms(s->wait_time.max), ms(s->sch_delay.total), figure_avg_ms(&s->sch_delay), ms(s->sch_delay.max),
-		ms(s->wait_and_delay.total), path_name(view_stack_path(p, r->stack)));
+	struct view_table t = { .columns = row_columns, .ncolumns = ARRAY_SIZE(row_columns) };
+	if (own_heading)
+		text_row_heading(&t);
+	view_table_addf(&t, "  %8llu %12.3f %9.3f %9.3f %12.3f %9.3f %9.3f %12.3f  %s",
+			(unsigned long long)s->wait_time.count, ms(s->wait_time.total), figure_avg_ms(&s->wait_time),
+			ms(s->wait_time.max), ms(s->sch_delay.total), figure_avg_ms(&s->sch_delay), ms(s->sch_delay.max),
+			ms(s->wait_and_delay.total), path_name(view_stack_path(p, r->stack)));
+	view_table_print(&t, o, out);
 	if (o->sched_keys_lkp) {
 		fprintf(out, "        %s\n", r->key);
 		return;
@@ -748,7 +771,9 @@ static void text_row(const struct profile *p, const struct sched_row *r, const s
 	const char *k = r->key;
 	for (unsigned i = 0; i < o->max_frames && k; i++) {
 		const char *semi = strchr(k, ';');
-		fprintf(out, "        %.*s\n", semi ? (int)(semi - k) : (int)strlen(k), k);
+		char frame[512], cut[520];
+		snprintf(frame, sizeof(frame), "%.*s", semi ? (int)(semi - k) : (int)strlen(k), k);
+		fprintf(out, "        %s\n", term_cut(frame, o->width > 8 ? o->width - 8 : 0, cut, sizeof(cut)));
 		k = semi ? semi + 1 : NULL;
 	}
 	if (k)
@@ -762,22 +787,31 @@ static void sched_text(void *state, const struct profile *p, const struct view_o
 	const char *scope = waking_scope(p);
 	if (!view_collector_ok(p, st->self))
 		return;
-	fprintf(out, "\nScheduler waits (sched): %llu waits of the workload's tasks, wakings seen %s\n",
+	fputc('\n', out);
+	view_text_wrapped(o, out, 2, "Scheduler waits (sched): %llu waits of the workload's tasks, wakings seen %s",
 		(unsigned long long)t->wait_time.count,
 		strcmp(scope, "system-wide") == 0 ? "system-wide"
 		: strcmp(scope, "workload") == 0  ? "only when the workload did them (no system-wide events: "
 						    "delays partly unknown)"
 						  : "nowhere (no waking event: delays unknown)");
-	text_totals(st, p, out);
+	text_totals(st, p, o, out);
 	struct sched_row *rows;
 	size_t n = sched_rows(st, p, o->sched_keys_lkp, &rows);
-	fprintf(out, "\nTop sched stacks by wait_and_delay total (%s; wait = switch-out to switch-in, "
-		     "delay = waking to switch-in)\n",
-		o->sched_keys_lkp ? "keys as LKP's perf-sched" : "leaf first");
-	fprintf(out, "  %8s %12s %9s %9s %12s %9s %9s %12s  %s\n", "waits", "wait tot ms", "avg", "max",
-		"delay tot ms", "avg", "max", "w+d tot ms", "path");
+	fputc('\n', out);
+	view_text_wrapped(o, out, 2, "Top sched stacks by wait_and_delay total (%s; wait = switch-out to switch-in, "
+			  "delay = waking to switch-in)", o->sched_keys_lkp ? "keys as LKP's perf-sched" : "leaf first");
+	size_t row_width = 0; /* the widest row, its path included */
+	for (size_t c = 0; c + 1 < ARRAY_SIZE(row_columns); c++)
+		row_width += row_columns[c];
+	row_width += strlen("futex-requeue") + 2;
+	bool fits = !o->width || row_width <= o->width;
+	if (fits) {
+		struct view_table heading = { .columns = row_columns, .ncolumns = ARRAY_SIZE(row_columns) };
+		text_row_heading(&heading);
+		view_table_print(&heading, o, out);
+	}
 	for (size_t i = 0; i < n && i < o->top; i++)
-		text_row(p, &rows[i], o, out);
+		text_row(p, &rows[i], o, !fits, out);
 	free_rows(rows, n);
 }
 

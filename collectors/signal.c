@@ -23,6 +23,7 @@
 
 #include "sigprof/collector.h"
 #include "sigprof/json.h"
+#include "sigprof/term.h"
 #include "sigprof/view.h"
 #include "sigprof/signal.h"
 #include "sigprof/tracepoint.h"
@@ -628,22 +629,27 @@ static double micros(uint64_t ns)
 	return (double)ns / 1000.0;
 }
 
-static void text_row(const struct signal_figures *f, FILE *out)
+/* The summary table's columns: signal, four counts, latency p50/p99/max, handler p50/p99/max (view_table). */
+static const unsigned text_columns[] = { 15, 11, 11, 11, 11, 31, 31 };
+
+static void text_row(const struct signal_figures *f, struct view_table *t)
 {
 	char name[32];
-	fprintf(out, "  %-13s %10llu %10llu %10llu %10llu", signal_name(f->signo, name, sizeof(name)),
+	struct strbuf row = { 0 };
+	sb_addf(&row, "  %-13s %10llu %10llu %10llu %10llu", signal_name(f->signo, name, sizeof(name)),
 		(unsigned long long)f->generated, (unsigned long long)f->delivered,
 		(unsigned long long)f->sigreturns, (unsigned long long)not_delivered(f));
 	const struct duration_stats *d[] = { &f->latency, &f->handler };
 	for (int i = 0; i < 2; i++) {
 		if (!d[i]->count) {
-			fprintf(out, "  %9s %9s %9s", "-", "-", "-");
+			sb_addf(&row, "  %9s %9s %9s", "-", "-", "-");
 			continue;
 		}
-		fprintf(out, "  %9.2f %9.2f %9.2f", micros(duration_quantile(d[i], 0.5)),
+		sb_addf(&row, "  %9.2f %9.2f %9.2f", micros(duration_quantile(d[i], 0.5)),
 			micros(duration_quantile(d[i], 0.99)), micros(d[i]->max));
 	}
-	fprintf(out, "\n");
+	view_table_addf(t, "%s", row.buf);
+	sb_free(&row);
 }
 
 /*
@@ -651,24 +657,27 @@ static void text_row(const struct signal_figures *f, FILE *out)
  * was), or its kernel frames when it has no user frames (a kernel thread,
  * an interrupt with no user context).
  */
-static void text_stack(const struct profile *p, const struct stack_count *row, FILE *out)
+static void text_stack(const struct profile *p, const struct stack_count *row, const struct view_options *o, FILE *out)
 {
 	static const struct stack_line_style style = { .separator = " <- ", .max_frames = TEXT_FRAMES,
 						       .user_frames = true, .more = " <- ..." };
 	struct strbuf line = { 0 };
 	view_stack_line(p, row->stack, &style, &line);
-	fprintf(out, "      %10llu  %s\n", (unsigned long long)row->count, line.buf ? line.buf : "");
+	char cut[1024];
+	/* within the width: the count's 18 columns, then as much of the line as fits, cut with "…" */
+	const char *shown = term_cut(line.buf ? line.buf : "", o->width > 18 ? o->width - 18 : 0, cut, sizeof(cut));
+	fprintf(out, "      %10llu  %s\n", (unsigned long long)row->count, shown);
 	sb_free(&line);
 }
 
-static void text_stacks(const struct profile *p, const char *title, const struct u64_map *counts, unsigned limit,
-			FILE *out)
+static void text_stacks(const struct profile *p, const char *title, const struct u64_map *counts,
+			const struct view_options *o, FILE *out)
 {
 	struct stack_count *rows;
 	size_t n = sorted_stacks(counts, &rows);
 	fprintf(out, "    %s (%zu distinct stacks)\n", title, n);
-	for (size_t i = 0; i < n && i < limit; i++)
-		text_stack(p, &rows[i], out);
+	for (size_t i = 0; i < n && i < o->stacks_per_path; i++)
+		text_stack(p, &rows[i], o, out);
 	free(rows);
 }
 
@@ -704,7 +713,7 @@ static const char *unmatched_delivery_reason(int signo)
 				       : "the sender was not recorded: another process, an interrupt, a child's exit";
 }
 
-static void text_notes(const struct signal_report *r, FILE *out)
+static void text_notes(const struct signal_report *r, const struct view_options *o, FILE *out)
 {
 	char name[32];
 	for (int sig = 1; sig <= SIGNAL_MAX; sig++) {
@@ -713,26 +722,27 @@ static void text_notes(const struct signal_report *r, FILE *out)
 			continue;
 		signal_name(sig, name, sizeof(name));
 		if (f->unmatched_deliveries)
-			fprintf(out, "  note: %s: %llu deliveries without a generation (%s)\n", name,
+			view_text_wrapped(o, out, 8, "  note: %s: %llu deliveries without a generation (%s)", name,
 				(unsigned long long)f->unmatched_deliveries, unmatched_delivery_reason(sig));
 		if (f->unmatched_generations)
-			fprintf(out, "  note: %s: %llu generations never delivered (the target exited or was killed, the "
-				     "run ended, or sigwaitinfo/signalfd took it)\n",
+			view_text_wrapped(o, out, 8, "  note: %s: %llu generations never delivered (the target exited or was killed, the "
+				     "run ended, or sigwaitinfo/signalfd took it)",
 				name, (unsigned long long)f->unmatched_generations);
 		if (f->unreturned)
-			fprintf(out, "  note: %s: %llu handlers never returned (left by longjmp, or the thread exited)\n",
+			view_text_wrapped(o, out, 8, "  note: %s: %llu handlers never returned (left by longjmp, or the thread exited)",
 				name, (unsigned long long)f->unreturned);
 	}
 	uint64_t stray = signal_analysis_unmatched_sigreturns(r->analysis);
 	if (stray)
-		fprintf(out, "  note: %llu rt_sigreturn calls with no handler running\n", (unsigned long long)stray);
+		view_text_wrapped(o, out, 8, "  note: %llu rt_sigreturn calls with no handler running", (unsigned long long)stray);
 	uint64_t bad = r->undecodable + signal_analysis_bad_events(r->analysis);
 	if (bad)
-		fprintf(out, "  note: %llu signal events could not be decoded\n", (unsigned long long)bad);
+		view_text_wrapped(o, out, 8, "  note: %llu signal events could not be decoded", (unsigned long long)bad);
 	if (r->other_tasks_generated)
-		fprintf(out, "  note: %llu signals generated by interrupts for other processes' tasks while the workload "
-			     "ran are not counted (the kernel's signal_generate total includes them)\n",
-			(unsigned long long)r->other_tasks_generated);
+		view_text_wrapped(o, out, 8,
+				  "  note: %llu signals generated by interrupts for other processes' tasks while the "
+				  "workload ran are not counted (the kernel's signal_generate total includes them)",
+				  (unsigned long long)r->other_tasks_generated);
 }
 
 static void signal_text(void *state, const struct profile *p, const struct view_options *o, FILE *out)
@@ -742,22 +752,25 @@ static void signal_text(void *state, const struct profile *p, const struct view_
 		return; /* the header says why */
 	const struct signal_figures *top[SIGNAL_MAX];
 	int seen = signals_by_busyness(r->analysis, top);
-	fprintf(out, "\nSignals (generated -> delivered: latency; delivered -> rt_sigreturn: handler; in µs)\n");
+	fputc('\n', out);
+	view_text_wrapped(o, out, 2, "Signals (generated -> delivered: latency; delivered -> rt_sigreturn: handler; in µs)");
 	if (!seen) {
 		fprintf(out, "  no signal events\n");
 		return;
 	}
-	fprintf(out, "  %-13s %10s %10s %10s %10s  %9s %9s %9s  %9s %9s %9s\n", "signal", "generated", "delivered",
-		"sigreturns", "not-deliv", "lat p50", "p99", "max", "hdl p50", "p99", "max");
+	struct view_table t = { .columns = text_columns, .ncolumns = ARRAY_SIZE(text_columns) };
+	view_table_addf(&t, "  %-13s %10s %10s %10s %10s  %9s %9s %9s  %9s %9s %9s", "signal", "generated", "delivered",
+			"sigreturns", "not-deliv", "lat p50", "p99", "max", "hdl p50", "p99", "max");
 	for (int sig = 1; sig <= SIGNAL_MAX; sig++)
 		if (signal_analysis_figures(r->analysis, sig))
-			text_row(signal_analysis_figures(r->analysis, sig), out);
-	text_notes(r, out);
+			text_row(signal_analysis_figures(r->analysis, sig), &t);
+	view_table_print(&t, o, out);
+	text_notes(r, o, out);
 	char name[32];
 	for (int i = 0; i < seen && i < TEXT_BUSIEST; i++) {
 		fprintf(out, "\n  %s stacks (leaf first, user frames)\n", signal_name(top[i]->signo, name, sizeof(name)));
-		text_stacks(p, "sent from", &top[i]->senders, o->stacks_per_path, out);
-		text_stacks(p, "interrupted at", &top[i]->interrupted, o->stacks_per_path, out);
+		text_stacks(p, "sent from", &top[i]->senders, o, out);
+		text_stacks(p, "interrupted at", &top[i]->interrupted, o, out);
 	}
 }
 

@@ -42,7 +42,7 @@ static int utf8_length(const unsigned char *s)
 	return n;
 }
 
-static void write_string(FILE *out, const char *s)
+void json_quote(FILE *out, const char *s, bool script_safe)
 {
 	fputc('"', out);
 	for (const unsigned char *p = (const unsigned char *)s; *p;) {
@@ -54,7 +54,7 @@ static void write_string(FILE *out, const char *s)
 			fputs("\\n", out);
 		} else if (c == '\t') {
 			fputs("\\t", out);
-		} else if (c < 0x20) {
+		} else if (c < 0x20 || (script_safe && (c == '<' || c == '>' || c == '&'))) {
 			fprintf(out, "\\u%04x", c);
 		} else {
 			int n = utf8_length(p);
@@ -72,6 +72,8 @@ static void write_string(FILE *out, const char *s)
 	fputc('"', out);
 }
 
+#define JSON_QUOTE(w, s) json_quote((w)->out, (s), (w)->script_safe)
+
 static void begin_value(struct json_writer *w, const char *key)
 {
 	if (w->depth > 0) {
@@ -81,7 +83,7 @@ static void begin_value(struct json_writer *w, const char *key)
 	}
 	w->has_items[w->depth] = true;
 	if (key) {
-		write_string(w->out, key);
+		JSON_QUOTE(w, key);
 		fputs(": ", w->out);
 	}
 }
@@ -124,7 +126,7 @@ void json_string(struct json_writer *w, const char *key, const char *value)
 {
 	begin_value(w, key);
 	if (value)
-		write_string(w->out, value);
+		JSON_QUOTE(w, value);
 	else
 		fputs("null", w->out);
 }

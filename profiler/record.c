@@ -27,10 +27,13 @@
 #include <unistd.h>
 
 #include "sigprof/registry.h"
+#include "sigprof/cli.h"
 #include "sigprof/commands.h"
 #include "sigprof/format.h"
 #include "sigprof/options.h"
 #include "sigprof/pmu.h"
+#include "sigprof/term.h"
+#include "sigprof/view.h"
 #include "sigprof/util.h"
 #include "sigprof/workload.h"
 
@@ -132,9 +135,15 @@ static int parse_event_option(const char *list, struct record_args *a)
 		if (perr < 0 && perr == -ENOENT && !strpbrk(item, ":/")) {
 			/* a plain word: it may have been meant as a collector */
 			struct strbuf known = { 0 };
-			for (size_t i = 0; i < collector_count; i++)
+			struct nearest near = { .word = item };
+			for (size_t i = 0; i < collector_count; i++) {
 				sb_addf(&known, "%s%s", i ? ", " : "", collector_table[i]->name);
-			sp_error("record: -e: %s; nor a collector (%s)", err, known.buf);
+				nearest_offer(&near, collector_table[i]->name);
+			}
+			if (near.best)
+				sp_error("record: -e: %s; nor a collector: did you mean '%s'?", err, near.best);
+			else
+				sp_error("record: -e: %s; nor a collector (%s)", err, known.buf);
 			sb_free(&known);
 			return -EINVAL;
 		}
@@ -304,7 +313,7 @@ static int parse_record_args(int argc, char **argv, struct record_args *a)
 			options_usage(&record_option_table, stdout);
 			exit(0);
 		default:
-			fprintf(stderr, "Try 'sigprof record --help'.\n");
+			cli_option_error(&record_option_table, argc, argv);
 			return -EINVAL;
 		}
 	}
@@ -625,14 +634,24 @@ static void print_closing_line(const struct record_args *a, const struct drain_s
 		(double)duration_ns / 1e9, (unsigned long long)d->stats.samples, (unsigned long long)lost,
 		SHARE(lost, d->stats.samples + lost),
 		(double)bytes / 1e6, strcmp(a->output, "-") ? a->output : "stdout");
-	const char *sep = "; unavailable: ";
+	/* on a terminal (or with COLUMNS) the line is wrapped within its width, the collectors left out on their own */
+	struct view_options fit = { .width = term_width(STDERR_FILENO, 0) };
+	const char *sep = fit.width ? ";" : "; unavailable: ";
+	bool any = false;
 	for (size_t i = 0; i < nstates; i++) {
 		if (!states[i].error)
 			continue;
+		if (fit.width && !any) {
+			view_text_wrapped(&fit, stderr, 9, "%s%s", line.buf, sep);
+			sb_reset(&line);
+			sb_addstr(&line, "         unavailable: ");
+			sep = "";
+		}
 		sb_addf(&line, "%s%s (%s)", sep, states[i].collector->name, states[i].reason);
 		sep = ", ";
+		any = true;
 	}
-	fprintf(stderr, "%s\n", line.buf);
+	view_text_wrapped(&fit, stderr, 9, "%s", line.buf);
 	sb_free(&line);
 }
 

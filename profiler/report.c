@@ -6,15 +6,19 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "sigprof/cli.h"
 #include "sigprof/commands.h"
 #include "sigprof/options.h"
 #include "sigprof/registry.h"
+#include "sigprof/term.h"
 #include "sigprof/report.h"
 #include "sigprof/util.h"
 
 enum { OPT_JSON = 256, OPT_FOLDED, OPT_FIGURES, OPT_STACKS, OPT_SORT, OPT_PATH_RULE, OPT_PATH_RULES, OPT_KALLSYMS,
-       OPT_MAX_FRAMES, OPT_COLLECTOR, OPT_SCHED_KEYS, OPT_SRCLINE, OPT_NO_DEMANGLE, OPT_DEBUG_DIRS };
+       OPT_MAX_FRAMES, OPT_COLLECTOR, OPT_SCHED_KEYS, OPT_SRCLINE, OPT_NO_DEMANGLE, OPT_DEBUG_DIRS, OPT_HTML,
+       OPT_WIDTH, OPT_COLOR, OPT_NO_PAGER };
 
 static const struct option_spec report_specs[] = {
 	{ .short_name = 'i', .long_name = "input", .arg = "FILE", .help = "the recording",
@@ -25,6 +29,9 @@ static const struct option_spec report_specs[] = {
 	{ .id = OPT_FIGURES, .long_name = "figures", .group = 1,
 	  .help = "every figure under its stable key, one a line: key, value, unit, exact or estimated, tab-separated "
 		  "(docs/figures.md)" },
+	{ .id = OPT_HTML, .long_name = "html", .arg = "FILE", .group = 1,
+	  .help = "write one self-contained HTML page to FILE: the report's tables and an interactive flame graph per "
+		  "collector (docs/report-html.md)" },
 	{ .short_name = 'n', .long_name = "top", .arg = "N", .help = "functions to list", .default_value = "15" },
 	{ .id = OPT_STACKS, .long_name = "stacks", .arg = "N", .help = "stacks per path",
 	  .default_value = "3 in text, all in JSON" },
@@ -50,6 +57,13 @@ static const struct option_spec report_specs[] = {
 	{ .id = OPT_DEBUG_DIRS, .long_name = "debug-dirs", .arg = "DIRS",
 	  .help = "roots of separate debug files, colon-separated",
 	  .default_value = "$SIGPROF_DEBUG_DIRS, else /usr/lib/debug" },
+	{ .id = OPT_WIDTH, .long_name = "width", .arg = "N",
+	  .help = "fit the text report in N columns", .default_value = "$COLUMNS, else the terminal's; no limit in a pipe" },
+	{ .id = OPT_COLOR, .long_name = "color", .arg = "WHEN", .values = "auto|always|never",
+	  .help = "colour paths and kernel, user and sigprof's own frames; auto: when stdout is a terminal and NO_COLOR "
+		  "is not set", .default_value = "auto" },
+	{ .id = OPT_NO_PAGER, .long_name = "no-pager",
+	  .help = "never page; by default a report longer than the terminal goes through $PAGER (less -FRX)" },
 	OPTION_HELP_SPEC,
 };
 
@@ -70,17 +84,20 @@ const struct option_table report_option_table = {
  */
 #define FORMAT_BIT(f) (1u << (f))
 static const char *const format_names[] = { [REPORT_TEXT] = "the text report", [REPORT_JSON] = "--json",
-					    [REPORT_FOLDED] = "--folded", [REPORT_FIGURES] = "--figures" };
+					    [REPORT_FOLDED] = "--folded", [REPORT_FIGURES] = "--figures",
+					    [REPORT_HTML] = "--html" };
 
 static const struct shaping_option {
 	int id;            /* getopt's value */
 	const char *name;
 	unsigned formats;  /* FORMAT_BIT()s of the formats it shapes */
 } shaping_options[] = {
-	{ 'n', "--top (-n)", FORMAT_BIT(REPORT_TEXT) | FORMAT_BIT(REPORT_JSON) },
-	{ OPT_STACKS, "--stacks", FORMAT_BIT(REPORT_TEXT) | FORMAT_BIT(REPORT_JSON) },
-	{ OPT_SORT, "--sort", FORMAT_BIT(REPORT_TEXT) | FORMAT_BIT(REPORT_JSON) },
-	{ OPT_SCHED_KEYS, "--sched-keys", FORMAT_BIT(REPORT_TEXT) | FORMAT_BIT(REPORT_JSON) },
+	{ 'n', "--top (-n)", FORMAT_BIT(REPORT_TEXT) | FORMAT_BIT(REPORT_JSON) | FORMAT_BIT(REPORT_HTML) },
+	{ OPT_STACKS, "--stacks", FORMAT_BIT(REPORT_TEXT) | FORMAT_BIT(REPORT_JSON) | FORMAT_BIT(REPORT_HTML) },
+	{ OPT_SORT, "--sort", FORMAT_BIT(REPORT_TEXT) | FORMAT_BIT(REPORT_JSON) | FORMAT_BIT(REPORT_HTML) },
+	{ OPT_SCHED_KEYS, "--sched-keys", FORMAT_BIT(REPORT_TEXT) | FORMAT_BIT(REPORT_JSON) | FORMAT_BIT(REPORT_HTML) },
+	{ OPT_WIDTH, "--width", FORMAT_BIT(REPORT_TEXT) },
+	{ OPT_COLOR, "--color", FORMAT_BIT(REPORT_TEXT) },
 	{ OPT_MAX_FRAMES, "--max-frames", FORMAT_BIT(REPORT_TEXT) },
 	{ OPT_COLLECTOR, "--collector", FORMAT_BIT(REPORT_FOLDED) },
 };
@@ -102,9 +119,10 @@ static int check_output_options(unsigned formats, unsigned given, enum report_fo
 		if (!(given & (1u << i)) || (so->formats & FORMAT_BIT(format)))
 			continue;
 		struct strbuf applies = { 0 };
+		int named = 0, count = __builtin_popcount(so->formats);
 		for (int f = 0; f < (int)ARRAY_SIZE(format_names); f++)
 			if (so->formats & FORMAT_BIT(f))
-				sb_addf(&applies, "%s%s", applies.len ? " and " : "", format_names[f]);
+				sb_addf(&applies, "%s%s", !named++ ? "" : named == count ? " and " : ", ", format_names[f]);
 		sp_warn("report: %s applies to %s, not to %s: ignored", so->name, applies.buf, format_names[format]);
 		sb_free(&applies);
 	}
@@ -149,6 +167,25 @@ static int parse_report_args(int argc, char **argv, struct report_options *o, st
 		case OPT_FOLDED:
 			formats |= FORMAT_BIT(REPORT_FOLDED);
 			o->format = REPORT_FOLDED;
+			break;
+		case OPT_HTML:
+			formats |= FORMAT_BIT(REPORT_HTML);
+			o->format = REPORT_HTML;
+			o->html = optarg;
+			break;
+		case OPT_WIDTH:
+			if (parse_count("--width", optarg, 100000, &o->width) < 0)
+				return -EINVAL;
+			break;
+		case OPT_COLOR: {
+			enum term_color_mode mode;
+			if (term_color_parse(optarg, &mode) < 0)
+				return sp_error("report: --color %s: expected auto, always or never", QUOTED(optarg));
+			o->color = (int)mode;
+			break;
+		}
+		case OPT_NO_PAGER:
+			o->no_pager = true;
 			break;
 		case 'n':
 			if (parse_count("-n", optarg, 1000000, &o->view.top) < 0)
@@ -206,7 +243,7 @@ static int parse_report_args(int argc, char **argv, struct report_options *o, st
 			options_usage(&report_option_table, stdout);
 			exit(0);
 		default:
-			fprintf(stderr, "Try 'sigprof report --help'.\n");
+			cli_option_error(&report_option_table, argc, argv);
 			return -EINVAL;
 		}
 	}
@@ -273,6 +310,32 @@ static void report_figures(const struct profile *p, FILE *out)
 	figure_rows_free(&rows);
 }
 
+/* The HTML page into o->html: written whole to FILE.tmp, then renamed, so a failed write leaves no half page. */
+static int report_html_file(const struct profile *p, const struct report_options *o)
+{
+	struct strbuf tmp = { 0 };
+	sb_addf(&tmp, "%s.tmp", o->html);
+	FILE *out = fopen(tmp.buf, "w");
+	if (!out) {
+		int err = errno;
+		sp_error("report: --html %s: cannot create it: %s", QUOTED(o->html), strerror(err));
+		sb_free(&tmp);
+		return -err;
+	}
+	report_html(p, o, out);
+	bool failed = ferror(out) != 0;
+	failed |= fclose(out) != 0;
+	if (failed || rename(tmp.buf, o->html) != 0) {
+		int err = errno ? errno : EIO;
+		sp_error("report: --html %s: writing it failed: %s", QUOTED(o->html), strerror(err));
+		unlink(tmp.buf);
+		sb_free(&tmp);
+		return -err;
+	}
+	sb_free(&tmp);
+	return 0;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	struct report_options o = { .input = "sigprof.data",
@@ -301,16 +364,26 @@ int cmd_report(int argc, char **argv)
 	else if (p.problem[0])
 		sp_warn("%s: %s; reporting what came before", o.input, p.problem);
 	ret = 0;
-	if (o.format == REPORT_JSON)
+	if (o.format == REPORT_JSON) {
 		report_json(&p, &o, stdout);
-	else if (o.format == REPORT_FOLDED)
+	} else if (o.format == REPORT_FOLDED) {
 		ret = report_folded(&p, &o, stdout);
-	else if (o.format == REPORT_FIGURES)
+	} else if (o.format == REPORT_FIGURES) {
 		report_figures(&p, stdout);
-	else
-		report_text(&p, &o, stdout);
-	if (fflush(stdout) != 0 || ferror(stdout)) {
-		sp_error("report: writing the report failed: %s", strerror(errno));
+	} else if (o.format == REPORT_HTML) {
+		ret = report_html_file(&p, &o);
+	} else {
+		/* the terminal: its width and colour, and the pager for a report longer than the screen */
+		o.view.width = term_width(STDOUT_FILENO, o.width);
+		o.view.color = term_color_enabled((enum term_color_mode)o.color, STDOUT_FILENO);
+		struct pager pg;
+		FILE *out = pager_begin(&pg, !o.no_pager);
+		report_text(&p, &o, out);
+		if (pager_end(&pg) < 0)
+			ret = -EIO;
+	}
+	if (fflush(stdout) != 0 || ferror(stdout) || ret == -EIO) {
+		sp_error("report: writing the report failed: %s", strerror(errno ? errno : EIO));
 		ret = -EIO;
 	}
 	profile_free(&p);

@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "sigprof/registry.h"
+#include "sigprof/cli.h"
 #include "sigprof/commands.h"
 #include "sigprof/futex_op.h"
 #include "sigprof/json.h"
@@ -318,7 +319,7 @@ static int parse_stat_args(int argc, char **argv, struct stat_args *a)
 			options_usage(&stat_option_table, stdout);
 			exit(0);
 		default:
-			fprintf(stderr, "Try 'sigprof stat --help'.\n");
+			cli_option_error(&stat_option_table, argc, argv);
 			return -EINVAL;
 		}
 	}

@@ -589,3 +589,47 @@ void u64_map_free(struct u64_map *m)
 	free(m->values);
 	memset(m, 0, sizeof(*m));
 }
+
+size_t edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	/* three rows of the (la+1) x (lb+1) table: two back for a swap */
+	size_t *rows = xcalloc(3 * (lb + 1), sizeof(*rows));
+	size_t *back2 = rows, *back1 = rows + lb + 1, *cur = rows + 2 * (lb + 1);
+	for (size_t j = 0; j <= lb; j++)
+		back1[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		cur[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t cost = a[i - 1] != b[j - 1];
+			size_t d = back1[j - 1] + cost;
+			if (back1[j] + 1 < d)
+				d = back1[j] + 1;
+			if (cur[j - 1] + 1 < d)
+				d = cur[j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && back2[j - 2] + 1 < d)
+				d = back2[j - 2] + 1;
+			cur[j] = d;
+		}
+		size_t *t = back2;
+		back2 = back1;
+		back1 = cur;
+		cur = t;
+	}
+	size_t d = back1[lb];
+	free(rows);
+	return d;
+}
+
+void nearest_offer(struct nearest *n, const char *name)
+{
+	size_t len = strlen(n->word);
+	if (!len || strcmp(n->word, name) == 0)
+		return;
+	size_t d = len >= 2 && strncmp(n->word, name, len) == 0 ? 0 : edit_distance(n->word, name);
+	size_t limit = len <= 4 ? 1 : len <= 8 ? 2 : 3;
+	if (d <= limit && (!n->best || d < n->distance)) {
+		n->best = name;
+		n->distance = d;
+	}
+}

@@ -12,6 +12,7 @@
 
 #include "sigprof/json.h"
 #include "sigprof/profile.h"
+#include "sigprof/term.h"
 #include "sigprof/util.h"
 #include "sigprof/view.h"
 
@@ -157,21 +158,48 @@ const char *path_figure_key(const char *collector, const struct path_figure *f, 
 
 /* ---- stack writers ---- */
 
-void view_text_frame(FILE *out, const struct frame *f)
+int view_frame_paint(const struct frame *f)
 {
-	char buf[256], label[300], source[256];
-	snprintf(label, sizeof(label), "%s%s", frame_label(f, buf, sizeof(buf)), f->inlined ? " (inlined)" : "");
-	const char *srcline = frame_srcline(f, source, sizeof(source));
-	fprintf(out, "        %-48s %s%s%s\n", label, dso_short_name(f->dso), srcline ? "  " : "", srcline ? srcline : "");
+	if (f->synthetic)
+		return PAINT_MARK;
+	return f->kernel ? PAINT_KERNEL : PAINT_USER;
 }
 
-void view_text_stack(const struct profile *p, uint32_t stack, unsigned max_frames, FILE *out)
+#define FRAME_INDENT 8
+#define FRAME_LABEL_COLUMNS 48
+
+void view_text_frame(FILE *out, const struct frame *f, const struct view_options *o)
+{
+	char buf[256], label[300], source[256], cut[320], where[320], cut_where[340];
+	snprintf(label, sizeof(label), "%s%s", frame_label(f, buf, sizeof(buf)), f->inlined ? " (inlined)" : "");
+	const char *srcline = frame_srcline(f, source, sizeof(source));
+	snprintf(where, sizeof(where), "%s%s%s", dso_short_name(f->dso), srcline ? "  " : "", srcline ? srcline : "");
+	size_t label_cols = FRAME_LABEL_COLUMNS, where_cols = term_columns(where);
+	const char *shown = label, *shown_where = where;
+	if (o->width) {
+		/* the label gets what the dso leaves, at least half the line; then the dso what is left */
+		size_t room = o->width > FRAME_INDENT + 1 ? o->width - FRAME_INDENT - 1 : 1;
+		size_t for_label = room > where_cols ? room - where_cols : 0;
+		if (for_label < room / 2)
+			for_label = room / 2;
+		shown = term_cut(label, for_label, cut, sizeof(cut));
+		if (label_cols > for_label)
+			label_cols = for_label;
+		size_t used = term_columns(shown) > label_cols ? term_columns(shown) : label_cols;
+		shown_where = term_cut(where, room > used ? room - used : 1, cut_where, sizeof(cut_where));
+	}
+	size_t pad = label_cols > term_columns(shown) ? label_cols - term_columns(shown) : 0;
+	fprintf(out, "%*s%s%s%s%*s %s%s%s\n", FRAME_INDENT, "", term_on(o->color, view_frame_paint(f)), shown,
+		term_off(o->color), (int)pad, "", term_on(o->color, PAINT_DIM), shown_where, term_off(o->color));
+}
+
+void view_text_stack(const struct profile *p, uint32_t stack, const struct view_options *o, FILE *out)
 {
 	uint32_t depth = view_stack_depth(p, stack);
-	for (uint32_t i = 0; i < depth && i < max_frames; i++)
-		view_text_frame(out, view_stack_frame(p, stack, i));
-	if (depth > max_frames)
-		fprintf(out, "        ... %u more frames\n", depth - max_frames);
+	for (uint32_t i = 0; i < depth && i < o->max_frames; i++)
+		view_text_frame(out, view_stack_frame(p, stack, i), o);
+	if (depth > o->max_frames)
+		fprintf(out, "%*s... %u more frames\n", FRAME_INDENT, "", depth - o->max_frames);
 }
 
 void view_stack_line(const struct profile *p, uint32_t stack, const struct stack_line_style *style,
@@ -446,5 +474,117 @@ void view_figures(const struct profile *p, struct figure_rows *rows)
 			an->figures(ci->state, p, rows);
 	}
 	add_cost_rows(p, rows);
+}
+
+/* ---- text that fits a width ---- */
+
+void view_text_wrapped(const struct view_options *o, FILE *out, size_t indent, const char *fmt, ...)
+{
+	struct strbuf sb = { 0 };
+	va_list ap;
+	va_start(ap, fmt);
+	char *text;
+	if (vasprintf(&text, fmt, ap) < 0)
+		text = NULL;
+	va_end(ap);
+	if (!text)
+		return;
+	size_t len = strlen(text);
+	if (len && text[len - 1] == '\n')
+		text[--len] = '\0';
+	if (!o->width || term_columns(text) <= o->width) {
+		fprintf(out, "%s\n", text);
+		free(text);
+		return;
+	}
+	size_t col = 0;
+	for (const char *p = text; *p;) {
+		size_t gap = strspn(p, " ");
+		size_t word = strcspn(p + gap, " ");
+		if (!word)
+			break;
+		sb_reset(&sb);
+		sb_add(&sb, p + gap, word);
+		size_t wcols = term_columns(sb.buf);
+		if (col > indent && col + gap + wcols > o->width) {
+			fprintf(out, "\n%*s", (int)indent, "");
+			col = indent;
+		} else {
+			fprintf(out, "%.*s", (int)gap, p);
+			col += gap;
+		}
+		fputs(sb.buf, out);
+		col += wcols;
+		p += gap + word;
+	}
+	fputc('\n', out);
+	sb_free(&sb);
+	free(text);
+}
+
+void view_table_addf(struct view_table *t, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *row;
+	if (vasprintf(&row, fmt, ap) < 0)
+		row = xstrdup("");
+	va_end(ap);
+	size_t len = strlen(row);
+	if (len && row[len - 1] == '\n')
+		row[len - 1] = '\0';
+	GROW(t->rows, t->cap, t->nrows + 1);
+	t->rows[t->nrows++] = row;
+}
+
+/* Column c of row: its bytes from start (the columns before it) for width bytes, the last one to the end. */
+static void print_cell(FILE *out, const char *row, size_t start, size_t width, bool last)
+{
+	size_t len = strlen(row);
+	if (start >= len)
+		return;
+	fprintf(out, "%.*s", (int)(last ? len - start : width), row + start);
+}
+
+void view_table_print(struct view_table *t, const struct view_options *o, FILE *out)
+{
+	size_t widest = 0;
+	for (size_t r = 0; r < t->nrows; r++)
+		if (term_columns(t->rows[r]) > widest)
+			widest = term_columns(t->rows[r]);
+	if (!o->width || widest <= o->width || t->ncolumns < 2) {
+		for (size_t r = 0; r < t->nrows; r++)
+			fprintf(out, "%s\n", t->rows[r]);
+	} else {
+		size_t *starts = xcalloc(t->ncolumns + 1, sizeof(*starts));
+		for (size_t c = 0; c < t->ncolumns; c++)
+			starts[c + 1] = starts[c] + t->columns[c];
+		size_t first = 1;
+		while (first < t->ncolumns) {
+			size_t used = t->columns[0], end = first;
+			/* the last column takes the rest of each row */
+			for (; end < t->ncolumns; end++) {
+				size_t w = end + 1 == t->ncolumns ? widest - starts[end] : t->columns[end];
+				if (end > first && used + w > o->width)
+					break;
+				used += w;
+			}
+			if (first > 1)
+				fputc('\n', out);
+			for (size_t r = 0; r < t->nrows; r++) {
+				print_cell(out, t->rows[r], 0, t->columns[0], false);
+				for (size_t c = first; c < end; c++)
+					print_cell(out, t->rows[r], starts[c], t->columns[c], c + 1 == t->ncolumns);
+				fputc('\n', out);
+			}
+			first = end;
+		}
+		free(starts);
+	}
+	for (size_t r = 0; r < t->nrows; r++)
+		free(t->rows[r]);
+	free(t->rows);
+	t->rows = NULL;
+	t->nrows = t->cap = 0;
 }
 

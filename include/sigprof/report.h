@@ -14,7 +14,7 @@
 #include "sigprof/profile.h"
 #include "sigprof/view.h"
 
-enum report_format { REPORT_TEXT, REPORT_JSON, REPORT_FOLDED, REPORT_FIGURES };
+enum report_format { REPORT_TEXT, REPORT_JSON, REPORT_FOLDED, REPORT_FIGURES, REPORT_HTML };
 
 struct report_options {
 	const char *input;
@@ -23,11 +23,27 @@ struct report_options {
 	const char *collector;      /* --collector for --folded; NULL: the first with samples */
 	bool no_demangle;           /* --no-demangle: C++ names raw */
 	const char *debug_dirs;     /* --debug-dirs: roots of separate debug files; NULL: SIGPROF_DEBUG_DIRS or default */
+	const char *html;           /* --html FILE */
+	unsigned width;             /* --width N; 0: COLUMNS or the terminal's */
+	int color;                  /* --color: enum term_color_mode */
+	bool no_pager;              /* --no-pager */
 	struct view_options view;   /* -n, --stacks, --max-frames, --sched-keys: what the collectors' sections follow */
 };
 
 void report_text(const struct profile *p, const struct report_options *o, FILE *out);
 void report_json(const struct profile *p, const struct report_options *o, FILE *out);
+struct json_writer;
+/* The JSON document into a writer the caller set up (report_html: script_safe). */
+void report_json_write(struct json_writer *w, const struct profile *p, const struct report_options *o);
+/*
+ * The HTML page (docs/report-html.md): the report's header, paths and
+ * sections as tables and a flame graph per collector, one file with its
+ * script and style inline.  report_html_diff: the flame graphs of base and
+ * new in one, coloured by growth and shrink (sigprof diff --html).
+ */
+void report_html(const struct profile *p, const struct report_options *o, FILE *out);
+void report_html_diff(const struct profile *base, const struct profile *new, const struct report_options *o,
+		      FILE *out);
 
 /* Folded stacks (--folded, and `sigprof diff --folded`): the collector whose stacks they are, by name (NULL: the
  * first with samples), or -1. */

@@ -55,6 +55,27 @@ const char *quote_user(const char *s, char *buf, size_t buflen);
 #define QUOTED(s) quote_user((s), (char[QUOTE_MAX]){ 0 }, QUOTE_MAX)
 
 /*
+ * "Did you mean ...?": the name nearest to what a user typed, among the
+ * names offered one by one to nearest_offer().  Near means a prefix of the
+ * name (at least two characters), or within an edit distance (insertions,
+ * deletions, substitutions, swaps of two neighbours) of 1 for words up to 4
+ * characters, of 2 up to 8, of 3 beyond; the first of equally near names
+ * wins.  best is NULL when no name was near.
+ *
+ *	struct nearest n = { .word = typed };
+ *	for (...) nearest_offer(&n, name);
+ *	if (n.best) ... "did you mean '%s'?", n.best
+ */
+struct nearest {
+	const char *word;   /* what was typed */
+	const char *best;   /* the nearest name so far, or NULL */
+	size_t distance;    /* its distance (0 for a prefix) */
+};
+void nearest_offer(struct nearest *n, const char *name);
+/* The edit distance between a and b (optimal string alignment: a swap of neighbours is one edit). */
+size_t edit_distance(const char *a, const char *b);
+
+/*
  * part as a share of whole, "12.34%", as every text table and summary line
  * prints one: two decimals, but a share that is not zero never shows as
  * 0.00% (it is "<0.01%": one lost record in a million is not none), nor

@@ -43,6 +43,8 @@ struct view_options {
 	bool stacks_limit_given;    /* --stacks was given (JSON lists every stack without it) */
 	unsigned max_frames;        /* frames shown per stack in text */
 	bool sched_keys_lkp;        /* --sched-keys lkp: sched rows keyed like LKP's perf-sched figures */
+	unsigned width;             /* columns text fits in (term.h: --width, COLUMNS, the terminal); 0: no limit */
+	bool color;                 /* colour text (term.h: --color, NO_COLOR, a terminal) */
 };
 
 /* ---- the collector's own figures ---- */
@@ -105,13 +107,18 @@ const char *path_figure_key(const char *collector, const struct path_figure *f, 
 /* ---- stack writers ---- */
 
 /*
- * One frame of a stack in text, on its own indented line: the label,
- * marked "(inlined)" for an inlined call, the dso, and file:line with
- * --srcline.
+ * One frame of a stack in text, on its own line indented 8 columns: the
+ * label, marked "(inlined)" for an inlined call, the dso, and file:line
+ * with --srcline.  Within o->width (the label cut with term_cut(), in the
+ * middle of a C++ name), coloured with o->color: kernel frames, user
+ * frames, and the frames sigprof adds ("[signal SIGPROF]", "[unwind: ...]")
+ * apart.
  */
-void view_text_frame(FILE *out, const struct frame *f);
-/* An interned stack in text: one frame a line, leaf first, at most max_frames, then "... N more frames". */
-void view_text_stack(const struct profile *p, uint32_t stack, unsigned max_frames, FILE *out);
+void view_text_frame(FILE *out, const struct frame *f, const struct view_options *o);
+/* An interned stack in text: one frame a line, leaf first, at most o->max_frames, then "... N more frames". */
+void view_text_stack(const struct profile *p, uint32_t stack, const struct view_options *o, FILE *out);
+/* What o->color paints a frame's label with: PAINT_KERNEL, PAINT_USER or PAINT_MARK (term.h). */
+int view_frame_paint(const struct frame *f);
 
 /* How view_stack_line() joins a stack on one line. */
 struct stack_line_style {
@@ -130,6 +137,39 @@ void view_json_frame(struct json_writer *w, const struct frame *f);
 void view_json_frame_source(struct json_writer *w, const struct frame *f);
 /* "frames": [...] of an interned stack, leaf first. */
 void view_json_stack(struct json_writer *w, const struct profile *p, uint32_t stack);
+
+/* ---- text that fits o->width ---- */
+
+/*
+ * A line of prose (a heading, a note) word-wrapped within o->width: the
+ * lines after the first start with indent spaces.  Without a width, one
+ * line as it is.  The text ends with its own newline or gets one.
+ */
+void view_text_wrapped(const struct view_options *o, FILE *out, size_t indent, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/*
+ * A text table whose rows are printed as before (fixed columns, one printf
+ * a row) and, when wider than o->width, laid out again as several tables
+ * one under the other, each with the key column (the first) and the
+ * columns that fit.  columns[] are the widths of the columns in the
+ * rows' printed form, leading spaces included; text past the last one
+ * belongs to it.  Rows are ASCII, so a column's width is its bytes.
+ *
+ *	static const unsigned columns[] = { 15, 11, 11, 11 };   "  %-13s %10s %10s %10s"
+ *	struct view_table t = { .columns = columns, .ncolumns = ARRAY_SIZE(columns) };
+ *	view_table_addf(&t, "  %-13s %10s %10s %10s", "signal", "generated", ...);
+ *	...
+ *	view_table_print(&t, o, out);   prints and frees the rows
+ */
+struct view_table {
+	const unsigned *columns;
+	size_t ncolumns;
+	char **rows;
+	size_t nrows, cap;
+};
+void view_table_addf(struct view_table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void view_table_print(struct view_table *t, const struct view_options *o, FILE *out);
 
 /* ---- sorted views, shared by every output so that the terminal and JSON never disagree ---- */
 

@@ -137,3 +137,29 @@ Test(util, file_type_names)
 	cr_assert_str_eq(file_type_name(S_IFIFO), "a FIFO");
 	cr_assert_str_eq(file_type_name(S_IFDIR | 0755), "a directory");
 }
+
+/* "Did you mean": near by a prefix or a few edits, never a far name. */
+Test(util, nearest_name_by_prefix_and_edits)
+{
+	static const char *const names[] = { "cpu", "signal", "futex", "sched", "cache", "c2c", "lock" };
+	static const struct {
+		const char *typed, *want;
+	} cases[] = {
+		{ "sigal", "signal" }, { "singal", "signal" }, { "sig", "signal" }, { "futx", "futex" },
+		{ "cpux", "cpu" }, { "shced", "sched" }, { "lck", "lock" }, { "network", NULL }, { "x", NULL },
+		{ "signal", NULL }, /* itself: nothing to suggest */
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct nearest n = { .word = cases[i].typed };
+		for (size_t k = 0; k < ARRAY_SIZE(names); k++)
+			nearest_offer(&n, names[k]);
+		if (cases[i].want)
+			cr_assert(n.best && strcmp(n.best, cases[i].want) == 0, "%s: %s", cases[i].typed,
+				  n.best ? n.best : "(none)");
+		else
+			cr_assert_null(n.best, "%s: %s", cases[i].typed, n.best);
+	}
+	cr_assert_eq(edit_distance("report", "reprot"), 1);
+	cr_assert_eq(edit_distance("", "abc"), 3);
+	cr_assert_eq(edit_distance("kitten", "sitting"), 3);
+}

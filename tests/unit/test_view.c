@@ -117,7 +117,7 @@ Test(view, text_stack_cuts_at_max_frames)
 	char *text = NULL;
 	size_t len = 0;
 	FILE *out = open_memstream(&text, &len);
-	view_text_stack(p, id, 3, out);
+	view_text_stack(p, id, &(struct view_options){ .max_frames = 3 }, out);
 	fclose(out);
 	cr_assert_not_null(strstr(text, "        a "), "%s", text);
 	cr_assert_null(strstr(text, "        b "), "%s", text);
