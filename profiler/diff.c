@@ -39,7 +39,7 @@ enum side { BASE, NEW, SIDES };
 static const char *const side_names[SIDES] = { "base", "new" };
 
 enum diff_sort { SORT_BY_CHANGE, SORT_BY_KEY };
-enum diff_format { DIFF_TEXT, DIFF_JSON, DIFF_FOLDED };
+enum diff_format { DIFF_TEXT, DIFF_JSON, DIFF_FOLDED, DIFF_HTML };
 
 struct diff_args {
 	const char **files[SIDES];
@@ -48,6 +48,7 @@ struct diff_args {
 	enum diff_format format;
 	enum diff_sort sort;
 	const char *collector;
+	const char *html;       /* --html FILE: the differential flame graphs of the first run of each side */
 	double min_change;      /* --min-change: |%change| below it is not listed */
 	unsigned limit;         /* -n: rows at most; 0: all */
 	struct profile_options po;
@@ -626,7 +627,7 @@ static void diff_folded(struct diff_data *d, FILE *out)
 
 /* ---- options ---- */
 
-enum { OPT_ALL = 256, OPT_JSON, OPT_FOLDED, OPT_SORT, OPT_COLLECTOR, OPT_MIN_CHANGE, OPT_PATH_RULE, OPT_PATH_RULES,
+enum { OPT_ALL = 256, OPT_JSON, OPT_FOLDED, OPT_HTML, OPT_SORT, OPT_COLLECTOR, OPT_MIN_CHANGE, OPT_PATH_RULE, OPT_PATH_RULES,
        OPT_KALLSYMS };
 
 static const struct option_spec diff_specs[] = {
@@ -635,6 +636,10 @@ static const struct option_spec diff_specs[] = {
 	{ .id = OPT_FOLDED, .long_name = "folded", .group = 1,
 	  .help = "two-column folded stacks (stack, base count, new count) for differential flame graphs, as "
 		  "difffolded.pl writes them" },
+	{ .id = OPT_HTML, .long_name = "html", .arg = "FILE", .group = 1,
+	  .help = "a page of differential flame graphs, one per collector: frames sized by the new side, coloured "
+		  "by growth (red) and shrink (blue) of their share; of the first recording of each side "
+		  "(docs/report-html.md)" },
 	{ .id = OPT_SORT, .long_name = "sort", .arg = "KEY", .values = "change|key",
 	  .help = "order the rows of each group by the size of their change or by key", .default_value = "change" },
 	{ .id = OPT_COLLECTOR, .long_name = "collector", .arg = "NAME",
@@ -691,6 +696,11 @@ static int parse_diff_args(int argc, char **argv, struct diff_args *a, struct pa
 			a->format = DIFF_FOLDED;
 			formats++;
 			break;
+		case OPT_HTML:
+			a->format = DIFF_HTML;
+			a->html = optarg;
+			formats++;
+			break;
 		case OPT_SORT:
 			if (strcmp(optarg, "change") == 0)
 				a->sort = SORT_BY_CHANGE;
@@ -735,9 +745,10 @@ static int parse_diff_args(int argc, char **argv, struct diff_args *a, struct pa
 		}
 	}
 	if (formats > 1)
-		return sp_error("diff: --json and --folded are two output formats: give one of them");
-	if (a->format == DIFF_FOLDED && (a->all || a->min_change > 0 || a->limit))
-		sp_warn("diff: --all, --min-change and -n shape the table, not --folded: ignored");
+		return sp_error("diff: --json, --folded and --html are output formats: give one of them");
+	if ((a->format == DIFF_FOLDED || a->format == DIFF_HTML) && (a->all || a->min_change > 0 || a->limit))
+		sp_warn("diff: --all, --min-change and -n shape the table, not %s: ignored",
+			a->format == DIFF_HTML ? "--html" : "--folded");
 	a->files[BASE] = (const char **)argv + optind;
 	if (dash < argc) {
 		a->nfiles[BASE] = (size_t)(dash - optind);
@@ -763,6 +774,36 @@ static int parse_diff_args(int argc, char **argv, struct diff_args *a, struct pa
 	return 0;
 }
 
+/*
+ * --html: the first recording of each side, loaded whole, drawn as one
+ * page of differential flame graphs (report_html_diff).  A flame graph
+ * needs stacks: a stat document is refused.
+ */
+static int diff_html(const struct diff_args *a)
+{
+	struct profile p[SIDES];
+	int loaded = 0, ret = 0;
+	for (int s = 0; s < SIDES && ret == 0; s++) {
+		const char *file = a->files[s][0];
+		char err[512];
+		if (profile_load(file, &a->po, &p[s], err, sizeof(err)) < 0) {
+			ret = sp_error("diff: --html: %s: %s (a flame graph compares recordings)", QUOTED(file), err);
+			profile_free(&p[s]);
+			break;
+		}
+		loaded++;
+		if (a->nfiles[s] > 1)
+			sp_warn("diff: --html draws the first recording of each side: %s", QUOTED(file));
+	}
+	if (ret == 0) {
+		struct report_options o = { .view = { .top = 15, .stacks_per_path = 3, .max_frames = 24 } };
+		ret = report_html_file("diff", a->html, &p[BASE], &p[NEW], &o);
+	}
+	for (int s = 0; s < loaded; s++)
+		profile_free(&p[s]);
+	return ret;
+}
+
 int cmd_diff(int argc, char **argv)
 {
 	struct path_rules *rules = path_rules_new();
@@ -771,6 +812,11 @@ int cmd_diff(int argc, char **argv)
 	if (parse_diff_args(argc, argv, &a, rules) < 0) {
 		path_rules_free(rules);
 		return EXIT_USAGE;
+	}
+	if (a.format == DIFF_HTML) {
+		int ret = diff_html(&a);
+		path_rules_free(rules);
+		return ret < 0 ? EXIT_USAGE : 0;
 	}
 	struct diff_data *d = xcalloc(1, sizeof(*d));
 	d->pool = string_pool_new();

@@ -310,32 +310,6 @@ static void report_figures(const struct profile *p, FILE *out)
 	figure_rows_free(&rows);
 }
 
-/* The HTML page into o->html: written whole to FILE.tmp, then renamed, so a failed write leaves no half page. */
-static int report_html_file(const struct profile *p, const struct report_options *o)
-{
-	struct strbuf tmp = { 0 };
-	sb_addf(&tmp, "%s.tmp", o->html);
-	FILE *out = fopen(tmp.buf, "w");
-	if (!out) {
-		int err = errno;
-		sp_error("report: --html %s: cannot create it: %s", QUOTED(o->html), strerror(err));
-		sb_free(&tmp);
-		return -err;
-	}
-	report_html(p, o, out);
-	bool failed = ferror(out) != 0;
-	failed |= fclose(out) != 0;
-	if (failed || rename(tmp.buf, o->html) != 0) {
-		int err = errno ? errno : EIO;
-		sp_error("report: --html %s: writing it failed: %s", QUOTED(o->html), strerror(err));
-		unlink(tmp.buf);
-		sb_free(&tmp);
-		return -err;
-	}
-	sb_free(&tmp);
-	return 0;
-}
-
 int cmd_report(int argc, char **argv)
 {
 	struct report_options o = { .input = "sigprof.data",
@@ -371,7 +345,7 @@ int cmd_report(int argc, char **argv)
 	} else if (o.format == REPORT_FIGURES) {
 		report_figures(&p, stdout);
 	} else if (o.format == REPORT_HTML) {
-		ret = report_html_file(&p, &o);
+		ret = report_html_file("report", o.html, NULL, &p, &o);
 	} else {
 		/* the terminal: its width and colour, and the pager for a report longer than the screen */
 		o.view.width = term_width(STDOUT_FILENO, o.width);

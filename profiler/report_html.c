@@ -31,6 +31,7 @@
  * stacks are merged by their labels, so the same function in two
  * recordings (or two addresses of one function) is one frame.
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -275,3 +276,24 @@ void report_html_diff(const struct profile *base, const struct profile *new, con
 	write_page(title, base, new, o, &fl, out);
 	flame_free(&fl);
 }
+
+int report_html_file(const char *command, const char *path, const struct profile *base, const struct profile *p,
+		     const struct report_options *o)
+{
+	struct safe_output out;
+	int err = safe_output_open(path, 0644, &out);
+	if (err == -EEXIST)
+		return sp_error("%s: --html %s: it exists and is not a regular file (a link, device, FIFO or "
+				"directory): sigprof writes only a regular file", command, QUOTED(path));
+	if (err < 0)
+		return sp_error("%s: --html %s: cannot create it: %s", command, QUOTED(path), strerror(-err));
+	if (base)
+		report_html_diff(base, p, o, out.fp);
+	else
+		report_html(p, o, out.fp);
+	err = safe_output_commit(&out);
+	if (err < 0)
+		return sp_error("%s: --html %s: writing it failed: %s", command, QUOTED(path), strerror(-err));
+	return 0;
+}
+

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <stdlib.h>
@@ -633,3 +634,99 @@ void nearest_offer(struct nearest *n, const char *name)
 		n->distance = d;
 	}
 }
+
+int safe_output_open(const char *path, unsigned mode, struct safe_output *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->dirfd = -1;
+	const char *slash = strrchr(path, '/');
+	char *dir = slash ? xstrndup(path, (size_t)(slash - path) + (slash == path)) : xstrdup(".");
+	const char *name = slash ? slash + 1 : path;
+	if (!*name) {
+		free(dir);
+		return -EISDIR;
+	}
+	int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	free(dir);
+	if (dirfd < 0)
+		return -errno;
+	struct stat st;
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode)) {
+		close(dirfd);
+		return -EEXIST;
+	}
+	for (int attempt = 0; attempt < 64; attempt++) {
+		uint32_t r = 0;
+		if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
+			r = (uint32_t)(now_monotonic_ns() ^ ((uint64_t)getpid() << 16)) + (uint32_t)attempt;
+		struct strbuf temp = { 0 };
+		sb_addf(&temp, ".%.200s.%08x", name, r);
+		int fd = openat(dirfd, temp.buf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0) {
+			int err = -errno;
+			sb_free(&temp);
+			if (err == -EEXIST)
+				continue;
+			close(dirfd);
+			return err;
+		}
+		out->fp = fdopen(fd, "w");
+		if (!out->fp) {
+			int err = -errno;
+			close(fd);
+			unlinkat(dirfd, temp.buf, 0);
+			sb_free(&temp);
+			close(dirfd);
+			return err;
+		}
+		out->dirfd = dirfd;
+		out->name = xstrdup(name);
+		out->temp = temp.buf;
+		out->mode = mode;
+		return 0;
+	}
+	close(dirfd);
+	return -EEXIST;
+}
+
+static void safe_output_free(struct safe_output *out)
+{
+	if (out->dirfd >= 0)
+		close(out->dirfd);
+	free(out->name);
+	free(out->temp);
+	memset(out, 0, sizeof(*out));
+	out->dirfd = -1;
+}
+
+int safe_output_commit(struct safe_output *out)
+{
+	int err = 0;
+	if (fflush(out->fp) != 0 || ferror(out->fp))
+		err = errno ? -errno : -EIO;
+	if (!err && fchmod(fileno(out->fp), out->mode) != 0)
+		err = -errno;
+	if (fclose(out->fp) != 0 && !err)
+		err = -errno;
+	out->fp = NULL;
+	struct stat st;
+	/* the name may have become a link or a device since the open: never replace one */
+	if (!err && fstatat(out->dirfd, out->name, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode))
+		err = -EEXIST;
+	if (!err && renameat(out->dirfd, out->temp, out->dirfd, out->name) != 0)
+		err = -errno;
+	if (err)
+		unlinkat(out->dirfd, out->temp, 0);
+	safe_output_free(out);
+	return err;
+}
+
+void safe_output_abort(struct safe_output *out)
+{
+	if (out->fp)
+		fclose(out->fp);
+	if (out->dirfd >= 0 && out->temp)
+		unlinkat(out->dirfd, out->temp, 0);
+	safe_output_free(out);
+}
+

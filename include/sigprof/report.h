@@ -42,6 +42,13 @@ void report_json_write(struct json_writer *w, const struct profile *p, const str
  * new in one, coloured by growth and shrink (sigprof diff --html).
  */
 void report_html(const struct profile *p, const struct report_options *o, FILE *out);
+/*
+ * The page (report_html, or report_html_diff when base is not NULL) into
+ * a new file renamed over path when whole (safe_output, util.h); one error
+ * line prefixed with command ("report", "diff") on failure, and -1.
+ */
+int report_html_file(const char *command, const char *path, const struct profile *base, const struct profile *p,
+		     const struct report_options *o);
 void report_html_diff(const struct profile *base, const struct profile *new, const struct report_options *o,
 		      FILE *out);
 

@@ -193,4 +193,26 @@ bool u64_map_next(const struct u64_map *m, size_t *pos, uint64_t *key, void **va
 /* Free the table (not the values). */
 void u64_map_free(struct u64_map *m);
 
+/*
+ * An output file a root command may write in a directory others can write
+ * (/tmp): the data goes to a new file of its own next to PATH (O_EXCL |
+ * O_NOFOLLOW, a random name, mode 0600 then chmod to mode), which
+ * safe_output_commit() renames over PATH when it is whole.  An existing
+ * PATH that is not a regular file (a symbolic link, device, FIFO,
+ * directory) is refused (-EEXIST) and never opened; a failed or aborted
+ * output leaves PATH as it was.
+ */
+struct safe_output {
+	FILE *fp;        /* write here */
+	int dirfd;       /* PATH's directory */
+	char *name;      /* PATH's last component */
+	char *temp;      /* the new file's name in dirfd */
+	unsigned mode;   /* the permissions PATH gets */
+};
+int safe_output_open(const char *path, unsigned mode, struct safe_output *out);
+/* Flush, close and rename into place; 0 or -errno (the new file removed). */
+int safe_output_commit(struct safe_output *out);
+/* Close and remove the new file; PATH is untouched. */
+void safe_output_abort(struct safe_output *out);
+
 #endif

@@ -7,7 +7,7 @@
  * test holds that against `report --json` of the same recording and the
  * workload's known count, and keeps a screenshot of the page (searching
  * "signal") in build/test-output/report-html.png.  The differential mode
- * (report_html_diff(), for `sigprof diff --html`) is tested on a pair of
+ * (report_html_diff(), through `sigprof diff --html`) is tested on a pair of
  * recordings the same way, its screenshot in report-html-diff.png.  Skipped, not passed,
  * without root, perf events or chromium.
  */
@@ -177,26 +177,13 @@ Test(html, unwritable_file_is_one_error_line, .timeout = 60)
 
 /* ---- the differential mode, on a pair of recordings ---- */
 
-#include "sigprof/registry.h"
-#include "sigprof/report.h"
-
-/* report_html_diff() of base and new into page, as `sigprof diff --html` is to call it. */
+/* `sigprof diff --html page base new`, the command a user runs. */
 static void write_diff_page(const char *base_data, const char *new_data, const char *page)
 {
-	struct path_rules *rules = path_rules_new();
-	struct profile_options po = { .rules = rules, .collectors = collector_table, .ncollectors = collector_count };
-	struct profile base, new;
-	char err[512];
-	cr_assert_eq(profile_load(base_data, &po, &base, err, sizeof(err)), 0, "%s: %s", base_data, err);
-	cr_assert_eq(profile_load(new_data, &po, &new, err, sizeof(err)), 0, "%s: %s", new_data, err);
-	struct report_options o = { .input = new_data, .view = { .top = 15, .stacks_per_path = 3, .max_frames = 24 } };
-	FILE *out = fopen(page, "w");
-	cr_assert_not_null(out);
-	report_html_diff(&base, &new, &o, out);
-	cr_assert_eq(fclose(out), 0);
-	profile_free(&base);
-	profile_free(&new);
-	path_rules_free(rules);
+	char *out;
+	int st = run_cmd(&out, true, "%s diff --html '%s' '%s' '%s'", sigprof_bin(), page, base_data, new_data);
+	cr_assert_eq(st, 0, "diff --html exited %d: %s", st, out);
+	free(out);
 }
 
 /*

@@ -2,6 +2,7 @@
  * test_util.c: the small shared helpers of profiler/util.c that the other
  * suites do not exercise on their own.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -162,4 +163,52 @@ Test(util, nearest_name_by_prefix_and_edits)
 	cr_assert_eq(edit_distance("report", "reprot"), 1);
 	cr_assert_eq(edit_distance("", "abc"), 3);
 	cr_assert_eq(edit_distance("kitten", "sitting"), 3);
+}
+
+/* A root command's output in a directory others can write: a new file renamed over the name, never a link followed. */
+Test(util, safe_output_replaces_a_file_and_refuses_a_link)
+{
+	char *dir = temp_dir_new();
+	char *path = path_join(dir, "page.html");
+	write_file(path, "old", 3);
+	struct safe_output out;
+	cr_assert_eq(safe_output_open(path, 0644, &out), 0);
+	fputs("new page", out.fp);
+	cr_assert_eq(safe_output_commit(&out), 0);
+	char *text = read_text_file(path);
+	cr_assert_str_eq(text, "new page");
+	free(text);
+	struct stat st;
+	cr_assert_eq(stat(path, &st), 0);
+	cr_assert_eq(st.st_mode & 0777, 0644);
+
+	/* aborted: the name keeps what it had, and no temporary file is left */
+	cr_assert_eq(safe_output_open(path, 0644, &out), 0);
+	fputs("half", out.fp);
+	safe_output_abort(&out);
+	text = read_text_file(path);
+	cr_assert_str_eq(text, "new page");
+	free(text);
+
+	/* a link at the name is refused and its target untouched */
+	char *target = path_join(dir, "target");
+	write_file(target, "precious", 8);
+	char *link = path_join(dir, "link.html");
+	cr_assert_eq(symlink(target, link), 0);
+	cr_assert_eq(safe_output_open(link, 0644, &out), -EEXIST);
+	text = read_text_file(target);
+	cr_assert_str_eq(text, "precious");
+	free(text);
+	cr_assert_eq(safe_output_open(dir, 0644, &out), -EEXIST, "a directory at the name");
+	/* what is left in the directory: the page, the target, the link; no temporary file */
+	int entries = 0;
+	DIR *d = opendir(dir);
+	for (struct dirent *e; (e = readdir(d));)
+		entries += e->d_name[0] != '.' || (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."));
+	closedir(d);
+	cr_assert_eq(entries, 3);
+	free(link);
+	free(target);
+	free(path);
+	temp_dir_remove(dir);
 }
