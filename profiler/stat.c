@@ -499,6 +499,14 @@ static int output_open(struct stat_state *st)
 	const char *path = st->args.output;
 	if (!path)
 		return 0;
+	/*
+	 * A symbolic link is followed (-o /dev/stderr) only when root or the
+	 * caller owns it: one another user planted in a directory both can
+	 * write (/tmp) would make root truncate the file it points at.
+	 */
+	struct stat link;
+	if (lstat(path, &link) == 0 && S_ISLNK(link.st_mode) && link.st_uid != 0 && link.st_uid != geteuid())
+		return -EPERM;
 	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
 	st->out_created = fd >= 0;
 	if (fd < 0 && errno == EEXIST)
@@ -974,8 +982,13 @@ static int stat_run(struct stat_state *st)
 	if (!a->events.len)
 		add_default_counters(st, exclude_kernel);
 	int err = output_open(st);
+	if (err == -EPERM) {
+		sp_error("stat: -o %s is a symbolic link another user owns: not followed (give the file it names)",
+			 QUOTED(a->output));
+		return EXIT_USAGE;
+	}
 	if (err < 0) {
-		sp_error("stat: cannot create %s: %s", a->output, strerror(-err));
+		sp_error("stat: cannot create %s: %s", QUOTED(a->output), strerror(-err));
 		return EXIT_USAGE;
 	}
 	char why[768] = "";
