@@ -119,7 +119,15 @@ struct sched_tracker {
 	struct sched_stack_stats *stacks; /* indexed by stack id */
 	size_t stacks_cap;
 	struct sched_totals totals;
+	sched_wait_hook wait_hook;
+	void *wait_hook_ctx;
 };
+
+void sched_tracker_set_wait_hook(struct sched_tracker *t, sched_wait_hook hook, void *ctx)
+{
+	t->wait_hook = hook;
+	t->wait_hook_ctx = ctx;
+}
 
 enum sched_out_kind sched_out_kind_of(int64_t prev_state)
 {
@@ -226,7 +234,7 @@ void sched_switch_out_record(struct sched_tracker *t, uint32_t tid, uint64_t tim
 }
 
 /* The end of a wait: charge it to the stack of the switch-out that began it. */
-static void close_wait(struct sched_tracker *t, struct sched_task *task, uint64_t time)
+static void close_wait(struct sched_tracker *t, uint32_t tid, struct sched_task *task, uint64_t time)
 {
 	struct sched_stack_stats *st = stack_stats(t, task->stack);
 	uint64_t wait = elapsed(task->out_time, time);
@@ -243,6 +251,8 @@ static void close_wait(struct sched_tracker *t, struct sched_task *task, uint64_
 	figure_add(&st->wait_and_delay, wait + delay);
 	duration_add(&t->totals.wait_and_delay, wait + delay);
 	task->waiting = false;
+	if (t->wait_hook)
+		t->wait_hook(t->wait_hook_ctx, tid, task->stack, wait, delay);
 }
 
 void sched_switch_in(struct sched_tracker *t, uint32_t tid, uint64_t time)
@@ -253,7 +263,7 @@ void sched_switch_in(struct sched_tracker *t, uint32_t tid, uint64_t time)
 		task->new_time = 0;
 	}
 	if (task->waiting)
-		close_wait(t, task, time);
+		close_wait(t, tid, task, time);
 	task->early_waking = 0;
 }
 
@@ -401,14 +411,34 @@ struct sched_state {
 	unsigned char *kinds; /* sp_event index -> enum sched_event */
 	size_t kinds_cap;
 	uint64_t not_workload; /* system-wide hits on other tasks, dropped */
+	const struct profile *profile; /* for the wait hook's weights */
+	struct u64_map pids;   /* tid -> pid + 1 of the tasks seen switching out, for the weights' labels */
 };
+
+/* The weights (collector.h): wait time and scheduling delay per switch-out stack. */
+enum { WEIGHT_WAIT_NS, WEIGHT_DELAY_NS };
+static const struct weight_kind sched_weights[] = {
+	[WEIGHT_WAIT_NS] = { "wait", "nanoseconds", true },
+	[WEIGHT_DELAY_NS] = { "delay", "nanoseconds", false },
+};
+
+static void charge_wait(void *ctx, uint32_t tid, uint32_t stack, uint64_t wait, uint64_t delay)
+{
+	const struct sched_state *st = ctx;
+	uintptr_t pid = (uintptr_t)u64_map_get(&st->pids, tid);
+	view_add_weight(st->profile, st->self, stack, pid ? (uint32_t)(pid - 1) : tid, tid, 0, 0, WEIGHT_WAIT_NS, wait);
+	view_add_weight(st->profile, st->self, stack, pid ? (uint32_t)(pid - 1) : tid, tid, 0, 0, WEIGHT_DELAY_NS,
+			delay);
+}
 
 static void *sched_create(const struct profile *p, int self)
 {
-	(void)p;
 	struct sched_state *st = xcalloc(1, sizeof(*st));
 	st->self = self;
+	st->profile = p;
 	st->tracker = sched_tracker_new();
+	if (view_weights_wanted(p))
+		sched_tracker_set_wait_hook(st->tracker, charge_wait, st);
 	return st;
 }
 
@@ -416,6 +446,7 @@ static void sched_destroy(void *state)
 {
 	struct sched_state *st = state;
 	sched_tracker_free(st->tracker);
+	u64_map_free(&st->pids);
 	free(st->kinds);
 	free(st);
 }
@@ -485,6 +516,8 @@ static void switch_sample(struct sched_state *st, const struct profile *p, const
 	if (!ev || !tp_field_i64(ev, s, "prev_state", &prev_state))
 		return;
 	tp_field_i64(ev, s, "prev_pid", &prev_pid);
+	if (view_weights_wanted(p) && prev_pid == s->tid)
+		u64_map_put(&st->pids, s->tid, (void *)(uintptr_t)(s->pid + 1));
 	sched_switch_out(st->tracker, (uint32_t)prev_pid, s->time, stack, sched_out_kind_of(prev_state));
 	if (tp_field_i64(ev, s, "next_pid", &next_pid) && next_pid > 0 &&
 	    sched_task_known(st->tracker, (uint32_t)next_pid))
@@ -922,4 +955,6 @@ const struct collector sched_collector = {
 	.add_events = sched_add_events,
 	.unit = "events",
 	.analyzer = &sched_analyzer,
+	.weights = sched_weights,
+	.nweights = ARRAY_SIZE(sched_weights),
 };

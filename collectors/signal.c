@@ -66,7 +66,8 @@ struct pending_queue {
 
 struct handler_frame {
 	int sig;
-	uint64_t time; /* of the delivery */
+	uint64_t time;  /* of the delivery */
+	uint32_t stack; /* of the delivery */
 };
 
 struct thread_state {
@@ -82,7 +83,15 @@ struct signal_analysis {
 	struct u64_map queues;  /* queue_key() -> struct pending_queue */
 	uint64_t unmatched_sigreturns;
 	uint64_t bad_events;
+	signal_handler_hook handler_hook;
+	void *handler_hook_ctx;
 };
+
+void signal_analysis_set_handler_hook(struct signal_analysis *a, signal_handler_hook hook, void *ctx)
+{
+	a->handler_hook = hook;
+	a->handler_hook_ctx = ctx;
+}
 
 /* A thread's own queue for sig, or (shared) its process's. */
 static uint64_t queue_key(bool shared, uint32_t id, int sig)
@@ -277,7 +286,7 @@ static void push_handler(struct signal_analysis *a, struct thread_state *t, cons
 		t->depth--;
 	}
 	GROW(t->frames, t->cap, t->depth + 1);
-	t->frames[t->depth++] = (struct handler_frame){ e->sig, e->time };
+	t->frames[t->depth++] = (struct handler_frame){ e->sig, e->time, e->stack };
 }
 
 static void on_deliver(struct signal_analysis *a, struct signal_figures *f, const struct signal_event *e)
@@ -316,6 +325,8 @@ static void on_sigreturn(struct signal_analysis *a, const struct signal_event *e
 	struct signal_figures *f = a->figures[h.sig];
 	f->sigreturns++;
 	duration_add(&f->handler, e->time > h.time ? e->time - h.time : 0);
+	if (a->handler_hook)
+		a->handler_hook(a->handler_hook_ctx, e->pid, e->tid, h.sig, h.stack, e->time > h.time ? e->time - h.time : 0);
 }
 
 void signal_analysis_event(struct signal_analysis *a, const struct signal_event *e)
@@ -429,6 +440,7 @@ static int signal_add_events(struct record_options *opts, struct event_list *eve
 
 struct signal_report {
 	int self;                                  /* this collector's index in the profile */
+	const struct profile *profile;             /* for the handler hook's weights */
 	struct signal_analysis *analysis;
 	const struct signal_tracepoint **by_event; /* event index -> its tracepoint, NULL: not one of ours */
 	bool *known;                               /* by_event[i] was looked up */
@@ -442,12 +454,28 @@ static uint32_t running_handlers(void *state, uint32_t pid, uint32_t tid, int *s
 	return signal_analysis_running_handlers(r->analysis, pid, tid, sigs, max);
 }
 
+/* The weights (collector.h): deliveries and handler time per interrupted stack, labelled with the signal. */
+enum { WEIGHT_DELIVERIES, WEIGHT_HANDLER_NS };
+static const struct weight_kind signal_weights[] = {
+	[WEIGHT_DELIVERIES] = { "deliveries", "count", false },
+	[WEIGHT_HANDLER_NS] = { "handler", "nanoseconds", true },
+};
+
+static void charge_handler(void *ctx, uint32_t pid, uint32_t tid, int sig, uint32_t stack, uint64_t ns)
+{
+	const struct signal_report *r = ctx;
+	if (stack != SIGNAL_NO_STACK)
+		view_add_weight(r->profile, r->self, stack, pid, tid, sig, 0, WEIGHT_HANDLER_NS, ns);
+}
+
 static void *signal_create(const struct profile *p, int self)
 {
-	(void)p;
 	struct signal_report *r = xcalloc(1, sizeof(*r));
 	r->self = self;
+	r->profile = p;
 	r->analysis = signal_analysis_new();
+	if (view_weights_wanted(p))
+		signal_analysis_set_handler_hook(r->analysis, charge_handler, r);
 	return r;
 }
 
@@ -523,6 +551,8 @@ static void signal_sample(void *state, const struct profile *p, const struct sp_
 		return;
 	}
 	signal_analysis_event(r->analysis, &e);
+	if (e.kind == SIGNAL_EVENT_DELIVER && e.sig > 0)
+		view_add_weight(p, r->self, stack, s->pid, s->tid, e.sig, 0, WEIGHT_DELIVERIES, 1);
 }
 
 static void signal_finish(void *state, const struct profile *p)
@@ -876,4 +906,6 @@ const struct collector signal_collector = {
 	.add_events = signal_add_events,
 	.unit = "events",
 	.analyzer = &signal_analyzer,
+	.weights = signal_weights,
+	.nweights = ARRAY_SIZE(signal_weights),
 };

@@ -14,7 +14,8 @@
 #include "sigprof/util.h"
 
 enum { OPT_JSON = 256, OPT_FOLDED, OPT_FIGURES, OPT_STACKS, OPT_SORT, OPT_PATH_RULE, OPT_PATH_RULES, OPT_KALLSYMS,
-       OPT_MAX_FRAMES, OPT_COLLECTOR, OPT_SCHED_KEYS, OPT_SRCLINE, OPT_NO_DEMANGLE, OPT_DEBUG_DIRS };
+       OPT_MAX_FRAMES, OPT_COLLECTOR, OPT_SCHED_KEYS, OPT_SRCLINE, OPT_NO_DEMANGLE, OPT_DEBUG_DIRS, OPT_PPROF,
+       OPT_WEIGHT, OPT_FOLDED_ROOT };
 
 static const struct option_spec report_specs[] = {
 	{ .short_name = 'i', .long_name = "input", .arg = "FILE", .help = "the recording",
@@ -22,6 +23,8 @@ static const struct option_spec report_specs[] = {
 	{ .id = OPT_JSON, .long_name = "json", .group = 1,
 	  .help = "one JSON object (docs/report-json.md); one format only: not with --folded or --figures" },
 	{ .id = OPT_FOLDED, .long_name = "folded", .group = 1, .help = "folded stacks, root first, for flame graphs" },
+	{ .id = OPT_PPROF, .long_name = "pprof", .arg = "FILE", .group = 1,
+	  .help = "write a gzipped pprof profile.proto to FILE, for go tool pprof (docs/outputs.md)" },
 	{ .id = OPT_FIGURES, .long_name = "figures", .group = 1,
 	  .help = "every figure under its stable key, one a line: key, value, unit, exact or estimated, tab-separated "
 		  "(docs/figures.md)" },
@@ -34,6 +37,11 @@ static const struct option_spec report_specs[] = {
 	  .default_value = "24" },
 	{ .id = OPT_COLLECTOR, .long_name = "collector", .arg = "NAME",
 	  .help = "the collector whose stacks --folded prints", .default_value = "the first with samples" },
+	{ .id = OPT_WEIGHT, .long_name = "weight", .arg = "W", .values = "samples|ns",
+	  .help = "what a folded stack weighs: its samples, or the collector's time in ns (cpu-clock, sched wait, "
+		  "futex wait, signal handler)", .default_value = "samples" },
+	{ .id = OPT_FOLDED_ROOT, .long_name = "folded-root", .arg = "R", .values = "comm|pid|tid|none",
+	  .help = "begin each folded stack with its command, comm-PID or comm-PID/TID", .default_value = "none" },
 	{ .id = OPT_PATH_RULE, .long_name = "path-rule", .arg = "R", .values = "GLOB=PATH", .flags = OPTION_REPEATABLE,
 	  .help = "add a path rule GLOB=PATH, checked before the built-in ones" },
 	{ .id = OPT_PATH_RULES, .long_name = "path-rules", .arg = "FILE",
@@ -70,7 +78,8 @@ const struct option_table report_option_table = {
  */
 #define FORMAT_BIT(f) (1u << (f))
 static const char *const format_names[] = { [REPORT_TEXT] = "the text report", [REPORT_JSON] = "--json",
-					    [REPORT_FOLDED] = "--folded", [REPORT_FIGURES] = "--figures" };
+					    [REPORT_FOLDED] = "--folded", [REPORT_FIGURES] = "--figures",
+					    [REPORT_PPROF] = "--pprof" };
 
 static const struct shaping_option {
 	int id;            /* getopt's value */
@@ -83,6 +92,8 @@ static const struct shaping_option {
 	{ OPT_SCHED_KEYS, "--sched-keys", FORMAT_BIT(REPORT_TEXT) | FORMAT_BIT(REPORT_JSON) },
 	{ OPT_MAX_FRAMES, "--max-frames", FORMAT_BIT(REPORT_TEXT) },
 	{ OPT_COLLECTOR, "--collector", FORMAT_BIT(REPORT_FOLDED) },
+	{ OPT_WEIGHT, "--weight", FORMAT_BIT(REPORT_FOLDED) },
+	{ OPT_FOLDED_ROOT, "--folded-root", FORMAT_BIT(REPORT_FOLDED) },
 };
 
 /* One error line for two output formats; a warning line for each option that does nothing in the chosen format. */
@@ -150,6 +161,30 @@ static int parse_report_args(int argc, char **argv, struct report_options *o, st
 			formats |= FORMAT_BIT(REPORT_FOLDED);
 			o->format = REPORT_FOLDED;
 			break;
+		case OPT_PPROF:
+			formats |= FORMAT_BIT(REPORT_PPROF);
+			o->format = REPORT_PPROF;
+			o->pprof = optarg;
+			po->weights = true;
+			break;
+		case OPT_WEIGHT:
+			if (strcmp(optarg, "ns") == 0)
+				o->weight_ns = true;
+			else if (strcmp(optarg, "samples") != 0)
+				return sp_error("report: --weight %s: expected samples or ns", QUOTED(optarg));
+			break;
+		case OPT_FOLDED_ROOT:
+			if (strcmp(optarg, "comm") == 0)
+				o->root = ROOT_COMM;
+			else if (strcmp(optarg, "pid") == 0)
+				o->root = ROOT_PID;
+			else if (strcmp(optarg, "tid") == 0)
+				o->root = ROOT_TID;
+			else if (strcmp(optarg, "none") == 0)
+				o->root = ROOT_NONE;
+			else
+				return sp_error("report: --folded-root %s: expected comm, pid, tid or none", QUOTED(optarg));
+			break;
 		case 'n':
 			if (parse_count("-n", optarg, 1000000, &o->view.top) < 0)
 				return -EINVAL;
@@ -212,40 +247,159 @@ static int parse_report_args(int argc, char **argv, struct report_options *o, st
 	}
 	if (optind < argc)
 		return sp_error("report: unexpected argument %s (the recording is named with -i FILE)", QUOTED(argv[optind]));
+	/* folded stacks per thread or by time need the weight table (weights.h) */
+	if (o->format == REPORT_FOLDED && (o->weight_ns || o->root != ROOT_NONE))
+		po->weights = true;
 	return check_output_options(formats, given, o->format);
 }
 
-static int folded_collector(const struct profile *p, const char *name)
+/*
+ * Folded stacks, root first, one line per stack: "a;b;c 42".  Frames are
+ * named as in the text report, except that a frame no symbol names is
+ * "[dso]", without its address, so that they merge; a kernel frame ends in
+ * _[k] and an inlined one in _[i] (flamegraph.pl colours by them).  With
+ * --folded-root the first frame is the command, comm-PID or comm-PID/TID
+ * (as perf script | stackcollapse-perf.pl --pid/--tid put them); with
+ * --weight ns the value is the collector's time (weights.h).
+ */
+
+/* The weight kind --weight ns reads for collector c, or -1 when it has none. */
+static int time_kind(const struct profile *p, int c)
 {
+	const struct collector *impl = p->collectors[c].impl;
+	for (size_t i = 0; impl && i < impl->nweights; i++)
+		if (impl->weights[i].is_time)
+			return WEIGHT_OWN + (int)i;
+	if (impl && impl->nweights)
+		return -1;
+	return profile_period_is_time(p, c) ? WEIGHT_PERIOD : -1;
+}
+
+static int folded_collector(const struct profile *p, const struct report_options *o)
+{
+	if (o->collector) {
+		int c = profile_collector(p, o->collector);
+		if (c < 0)
+			return sp_error("report: --collector %s: %s has no such collector", QUOTED(o->collector), p->file);
+		if (!p->collectors[c].samples)
+			return sp_error("report: %s: collector %s has no samples: nothing to fold", p->file,
+					QUOTED(o->collector));
+		if (o->weight_ns && time_kind(p, c) < 0)
+			return sp_error("report: --weight ns: collector %s measures no time (cpu with cpu-clock, sched, "
+					"futex and signal do)", QUOTED(o->collector));
+		return c;
+	}
 	for (int c = 0; c < p->ncollectors; c++)
-		if (name ? strcmp(p->collectors[c].name, name) == 0 : p->collectors[c].samples > 0)
+		if (p->collectors[c].samples && (!o->weight_ns || time_kind(p, c) >= 0))
 			return c;
-	return -1;
+	return sp_error("report: %s: no collector has samples%s: nothing to fold", p->file,
+			o->weight_ns ? " with a time weight" : "");
+}
+
+static void folded_frames(const struct profile *p, uint32_t stack, FILE *out)
+{
+	const struct stack *s = &p->stacks.stacks[stack];
+	const uint32_t *frames = stack_frames(&p->stacks, s);
+	char buf[256];
+	for (uint32_t k = s->nframes; k-- > 0;) {
+		const struct frame *f = &p->stacks.frames[frames[k]];
+		fprintf(out, "%s", frame_merged_label(f, buf, sizeof(buf)));
+		if (frame_srcline(f, buf, sizeof(buf)))
+			fprintf(out, ":%s", buf);
+		fprintf(out, "%s%s%s", f->kernel ? "_[k]" : "", f->inlined ? "_[i]" : "", k ? ";" : "");
+	}
+}
+
+/* One folded line before merging: its root frame, stack and weight. */
+struct folded_row {
+	char *root;   /* NULL without --folded-root */
+	uint32_t stack;
+	uint64_t value;
+};
+
+static int compare_folded_keys(const void *a, const void *b)
+{
+	const struct folded_row *x = a, *y = b;
+	int c = x->root && y->root ? strcmp(x->root, y->root) : 0;
+	if (c)
+		return c;
+	return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+/* Root by root (by name), heaviest first within one. */
+static int compare_folded_rows(const void *a, const void *b)
+{
+	const struct folded_row *x = a, *y = b;
+	int c = x->root && y->root ? strcmp(x->root, y->root) : 0;
+	if (c)
+		return c;
+	if (x->value != y->value)
+		return x->value < y->value ? 1 : -1;
+	return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+static char *root_frame(const struct weight_key *k, enum folded_root root)
+{
+	char buf[128];
+	const char *comm = k->comm && k->comm[0] ? k->comm : "[unknown]";
+	if (root == ROOT_COMM)
+		snprintf(buf, sizeof(buf), "%s", comm);
+	else if (root == ROOT_PID)
+		snprintf(buf, sizeof(buf), "%s-%u", comm, k->pid);
+	else
+		snprintf(buf, sizeof(buf), "%s-%u/%u", comm, k->pid, k->tid);
+	return xstrdup(buf);
 }
 
 static int report_folded(const struct profile *p, const struct report_options *o, FILE *out)
 {
-	int c = folded_collector(p, o->collector);
+	int c = folded_collector(p, o);
 	if (c < 0)
-		return sp_error("report: %s: no samples from collector %s", p->file,
-				o->collector ? QUOTED(o->collector) : "any");
-	uint32_t *ids;
-	size_t n = view_stacks(p, c, -1, &ids);
-	char buf[256];
-	for (size_t i = 0; i < n; i++) {
-		const struct stack *s = &p->stacks.stacks[ids[i]];
-		const uint32_t *frames = stack_frames(&p->stacks, s);
-		for (uint32_t k = s->nframes; k-- > 0;) {
-			const struct frame *f = &p->stacks.frames[frames[k]];
-			fprintf(out, "%s", frame_label(f, buf, sizeof(buf)));
-			if (frame_srcline(f, buf, sizeof(buf)))
-				fprintf(out, ":%s", buf);
-			/* flamegraph.pl colours frames by these suffixes: kernel, inlined */
-			fprintf(out, "%s%s%s", f->kernel ? "_[k]" : "", f->inlined ? "_[i]" : "", k ? ";" : "");
+		return c;
+	struct folded_row *rows = NULL;
+	size_t n = 0, cap = 0;
+	if (!p->weights) { /* per stack, by samples: the stack table has it */
+		uint32_t *ids;
+		size_t nids = view_stacks(p, c, -1, &ids);
+		for (size_t i = 0; i < nids; i++) {
+			GROW(rows, cap, n + 1);
+			rows[n++] = (struct folded_row){ NULL, ids[i], p->stacks.stacks[ids[i]].count };
 		}
-		fprintf(out, " %llu\n", (unsigned long long)s->count);
+		free(ids);
+	} else {
+		int kind = o->weight_ns ? time_kind(p, c) : WEIGHT_SAMPLES;
+		for (size_t e = 0; e < p->weights->count; e++) {
+			const struct weight_entry *we = &p->weights->entries[e];
+			if ((int)we->key.collector != c || !we->values[kind])
+				continue;
+			GROW(rows, cap, n + 1);
+			rows[n++] = (struct folded_row){ o->root != ROOT_NONE ? root_frame(&we->key, o->root) : NULL,
+							 we->key.stack, we->values[kind] };
+		}
+		/* entries that differ only in what the lines do not show (a label, a thread) merge */
+		qsort(rows, n, sizeof(*rows), compare_folded_keys);
+		size_t kept = 0;
+		for (size_t i = 0; i < n; i++) {
+			if (kept && compare_folded_keys(&rows[kept - 1], &rows[i]) == 0) {
+				rows[kept - 1].value += rows[i].value;
+				free(rows[i].root);
+				continue;
+			}
+			rows[kept++] = rows[i];
+		}
+		n = kept;
+		qsort(rows, n, sizeof(*rows), compare_folded_rows);
 	}
-	free(ids);
+	if (!n && o->weight_ns)
+		sp_warn("report: %s: collector %s measured no time on any stack", p->file, p->collectors[c].name);
+	for (size_t i = 0; i < n; i++) {
+		if (rows[i].root)
+			fprintf(out, "%s;", rows[i].root);
+		folded_frames(p, rows[i].stack, out);
+		fprintf(out, " %llu\n", (unsigned long long)rows[i].value);
+		free(rows[i].root);
+	}
+	free(rows);
 	return 0;
 }
 
@@ -299,6 +453,10 @@ int cmd_report(int argc, char **argv)
 		ret = report_folded(&p, &o, stdout);
 	else if (o.format == REPORT_FIGURES)
 		report_figures(&p, stdout);
+	else if (o.format == REPORT_PPROF) {
+		if ((ret = report_pprof(&p, o.pprof, err, sizeof(err))) < 0)
+			sp_error("report: --pprof: %s", err);
+	}
 	else
 		report_text(&p, &o, stdout);
 	if (fflush(stdout) != 0 || ferror(stdout)) {

@@ -77,6 +77,23 @@ const struct frame *view_frame(const struct profile *p, uint32_t frame)
 	return &p->stacks.frames[frame];
 }
 
+/* ---- weights ---- */
+
+bool view_weights_wanted(const struct profile *p)
+{
+	return p->weights != NULL;
+}
+
+void view_add_weight(const struct profile *p, int self, uint32_t stack, uint32_t pid, uint32_t tid, int signal,
+		     uint64_t word, unsigned kind, uint64_t value)
+{
+	if (!p->weights || self < 0 || WEIGHT_OWN + kind >= WEIGHT_MAX)
+		return;
+	struct weight_key key = { .collector = (uint32_t)self, .stack = stack, .pid = pid, .tid = tid,
+				  .comm = proc_table_comm_of(p->procs, pid), .signal = signal, .word = word };
+	weight_table_add(p->weights, &key, WEIGHT_OWN + kind, value);
+}
+
 /* ---- data addresses ---- */
 
 bool view_kernel_address(uint64_t addr)
@@ -125,6 +142,14 @@ const char *view_data_marked_by(const struct profile *p, uint32_t pid, uint64_t 
 
 /* ---- labels ---- */
 
+const char *view_dso_build_id(const struct profile *p, const char *dso)
+{
+	struct dso *d = proc_table_dso_named(p->procs, dso);
+	if (!d || d->is_kernel || !d->load_tried)
+		return NULL; /* never loads a file only to name it */
+	return symtab_build_id(d->symtab);
+}
+
 const char *dso_short_name(const char *dso)
 {
 	const char *slash = strrchr(dso, '/');
@@ -136,6 +161,16 @@ const char *frame_label(const struct frame *f, char *buf, size_t buflen)
 	if (f->sym)
 		return f->sym;
 	snprintf(buf, buflen, "%s+0x%llx", dso_short_name(f->dso), (unsigned long long)f->addr);
+	return buf;
+}
+
+const char *frame_merged_label(const struct frame *f, char *buf, size_t buflen)
+{
+	if (f->sym)
+		return f->sym;
+	if (f->dso[0] == '[')
+		return f->dso;
+	snprintf(buf, buflen, "[%s]", dso_short_name(f->dso));
 	return buf;
 }
 

@@ -28,6 +28,7 @@ struct pmu_event;
 struct json_writer;
 struct view_options;
 struct figure_rows;
+struct weight_kind;
 
 struct collector {
 	const char *name;
@@ -54,6 +55,14 @@ struct collector {
 	bool on_request;
 	/* What it opens, in words, for `sigprof list` (also when it cannot open here). */
 	const char *events;
+	/*
+	 * Optional: its own weight kinds (weights.h: WEIGHT_OWN + i), which its
+	 * analyzer adds with view_add_weight(): the figures that make sense as
+	 * the weight of a stack (signal: deliveries, handler ns).  Without
+	 * them, its weights are its samples and their periods.
+	 */
+	const struct weight_kind *weights;
+	size_t nweights;
 };
 
 /*

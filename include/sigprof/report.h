@@ -14,13 +14,19 @@
 #include "sigprof/profile.h"
 #include "sigprof/view.h"
 
-enum report_format { REPORT_TEXT, REPORT_JSON, REPORT_FOLDED, REPORT_FIGURES };
+enum report_format { REPORT_TEXT, REPORT_JSON, REPORT_FOLDED, REPORT_FIGURES, REPORT_PPROF };
+
+/* --folded-root: the frame folded stacks begin with. */
+enum folded_root { ROOT_NONE, ROOT_COMM, ROOT_PID, ROOT_TID };
 
 struct report_options {
 	const char *input;
 	enum report_format format;
 	enum function_sort sort;
 	const char *collector;      /* --collector for --folded; NULL: the first with samples */
+	const char *pprof;          /* --pprof FILE */
+	bool weight_ns;             /* --weight ns: folded stacks weighed by the collector's time */
+	enum folded_root root;      /* --folded-root */
 	bool no_demangle;           /* --no-demangle: C++ names raw */
 	const char *debug_dirs;     /* --debug-dirs: roots of separate debug files; NULL: SIGPROF_DEBUG_DIRS or default */
 	struct view_options view;   /* -n, --stacks, --max-frames, --sched-keys: what the collectors' sections follow */
@@ -28,5 +34,17 @@ struct report_options {
 
 void report_text(const struct profile *p, const struct report_options *o, FILE *out);
 void report_json(const struct profile *p, const struct report_options *o, FILE *out);
+
+/*
+ * pprof (report_pprof.c): a profile loaded with profile_options.weights as
+ * a gzipped profile.proto at path.  0, or -errno with the reason in err.
+ */
+int report_pprof(const struct profile *p, const char *path, char *err, size_t errlen);
+/*
+ * Two recordings (sigprof diff): both files get the sample types of both,
+ * in one order, so that `pprof -diff_base=BASE_PATH CHANGED_PATH` compares them.
+ */
+int report_pprof_pair(const struct profile *base, const char *base_path, const struct profile *changed,
+		      const char *changed_path, char *err, size_t errlen);
 
 #endif

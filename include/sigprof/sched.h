@@ -81,6 +81,14 @@ void sched_task_exit(struct sched_tracker *t, uint32_t tid);
 /* The recording ended: waits still open are counted in open_at_end. */
 void sched_tracker_finish(struct sched_tracker *t);
 
+/*
+ * Optional: called at every completed wait with its task, the stack it
+ * was charged to, its wait time and its scheduling delay (0 when no
+ * waking was seen), in ns: the analyzer charges them as weights (view.h).
+ */
+typedef void (*sched_wait_hook)(void *ctx, uint32_t tid, uint32_t stack, uint64_t wait, uint64_t delay);
+void sched_tracker_set_wait_hook(struct sched_tracker *t, sched_wait_hook hook, void *ctx);
+
 /* The figures of a stack, or NULL when no wait was charged to it. */
 const struct sched_stack_stats *sched_stack_stats_of(const struct sched_tracker *t, uint32_t stack);
 /* Stack ids with at least one completed wait, in no order; returns the count, *ids to free. */
