@@ -15,8 +15,16 @@ void json_init(struct json_writer *w, FILE *out)
 	w->out = out;
 }
 
+void json_init_compact(struct json_writer *w, FILE *out)
+{
+	json_init(w, out);
+	w->compact = true;
+}
+
 static void indent(struct json_writer *w)
 {
+	if (w->compact)
+		return;
 	fputc('\n', w->out);
 	for (int i = 0; i < w->depth; i++)
 		fputs("  ", w->out);
@@ -82,7 +90,7 @@ static void begin_value(struct json_writer *w, const char *key)
 	w->has_items[w->depth] = true;
 	if (key) {
 		write_string(w->out, key);
-		fputs(": ", w->out);
+		fputs(w->compact ? ":" : ": ", w->out);
 	}
 }
 
