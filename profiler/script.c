@@ -44,7 +44,8 @@ static const struct option_spec script_specs[] = {
 	  .default_value = "sigprof.data" },
 	{ .id = OPT_JSON, .long_name = "json", .help = "one JSON object per event and line instead of perf script's text" },
 	{ .id = OPT_TIME, .long_name = "time", .arg = "T", .values = "START,END",
-	  .help = "only events from START to END, in seconds as the events' times show them; either may be empty" },
+	  .help = "only events from START to END (its last digit whole), in seconds as the events' times show them; "
+		  "either may be empty" },
 	{ .id = OPT_PID, .long_name = "pid", .arg = "PIDS", .help = "only events of these processes, comma-separated" },
 	{ .id = OPT_TID, .long_name = "tid", .arg = "TIDS", .help = "only events of these threads, comma-separated" },
 	{ .id = OPT_EVENT, .long_name = "event", .arg = "NAMES",
@@ -82,8 +83,12 @@ struct script {
 	uint64_t shown;
 };
 
-/* "12345.678901" (seconds, up to nine decimals) into ns. */
-static int parse_seconds(const char *s, size_t len, uint64_t *ns)
+/*
+ * "12345.678901" (seconds, up to nine decimals) into ns; *unit is the ns
+ * its last digit stands for (1000 for microseconds), so that an end given
+ * as script prints times includes its whole last microsecond.
+ */
+static int parse_seconds(const char *s, size_t len, uint64_t *ns, uint64_t *unit)
 {
 	char buf[64];
 	if (len == 0 || len >= sizeof(buf))
@@ -97,10 +102,12 @@ static int parse_seconds(const char *s, size_t len, uint64_t *ns)
 	if (parse_u64(buf, 0, UINT64_MAX / 1000000000ull, &whole) < 0)
 		return -EINVAL;
 	uint64_t frac = 0, scale = 100000000ull;
+	*unit = 1000000000ull;
 	for (const char *d = dot ? dot + 1 : ""; *d; d++, scale /= 10) {
-		if (*d < '0' || *d > '9')
+		if (*d < '0' || *d > '9' || !scale)
 			return -EINVAL;
 		frac += (uint64_t)(*d - '0') * scale;
+		*unit = scale;
 	}
 	*ns = whole * 1000000000ull + frac;
 	return 0;
@@ -111,10 +118,13 @@ static int parse_time(const char *arg, struct script_filter *f)
 	const char *comma = strchr(arg, ',');
 	if (!comma)
 		return sp_error("script: --time %s: expected START,END in seconds (either may be empty)", QUOTED(arg));
-	if (comma > arg && parse_seconds(arg, (size_t)(comma - arg), &f->time_from) < 0)
+	uint64_t unit;
+	if (comma > arg && parse_seconds(arg, (size_t)(comma - arg), &f->time_from, &unit) < 0)
 		return sp_error("script: --time %s: %.*s is not a time in seconds", QUOTED(arg), (int)(comma - arg), arg);
-	if (comma[1] && parse_seconds(comma + 1, strlen(comma + 1), &f->time_to) < 0)
+	if (comma[1] && parse_seconds(comma + 1, strlen(comma + 1), &f->time_to, &unit) < 0)
 		return sp_error("script: --time %s: %s is not a time in seconds", QUOTED(arg), comma + 1);
+	if (comma[1])
+		f->time_to += unit - 1;
 	f->time_from_given = comma > arg;
 	f->time_to_given = comma[1] != '\0';
 	if (f->time_from_given && f->time_to_given && f->time_to < f->time_from)
