@@ -293,6 +293,25 @@ static void futex_finish(void *state, const struct profile *p)
 		futex_word_sort_stacks(words[i]);
 }
 
+/* The describe hook (collector.h): an entry's op and word, an exit's result. */
+static bool futex_describe(void *state, const struct profile *p, const struct sp_sample *s, char *buf, size_t len)
+{
+	struct futex_state *st = state;
+	struct futex_call c;
+	if (!decode_call(st, p, s, &c))
+		return false;
+	char op[96], word[256], err[32];
+	if (c.enter) {
+		view_user_data_name(p, c.pid, c.uaddr, word, sizeof(word), NULL);
+		snprintf(buf, len, "%s on %s", futex_op_format(&c.op, op, sizeof(op)), word);
+	} else if (c.ret < 0 && c.ret >= -4095) {
+		snprintf(buf, len, "returns %s", futex_errno_name((int)-c.ret, err, sizeof(err)));
+	} else {
+		snprintf(buf, len, "returns %lld", (long long)c.ret);
+	}
+	return true;
+}
+
 /* The marks_data hook (collector.h): a futex word of pid in [start, end) (c2c marks its cacheline). */
 static bool futex_marks_data(void *state, uint32_t pid, uint64_t start, uint64_t end)
 {
@@ -310,6 +329,7 @@ static const struct collector_analyzer futex_analyzer = {
 	.destroy = futex_destroy,
 	.figures = futex_figures,
 	.marks_data = futex_marks_data,
+	.describe = futex_describe,
 };
 
 const struct collector futex_collector = {

@@ -266,6 +266,7 @@ static void pair_exit(struct futex_tracker *t, struct futex_thread *th, const st
 			wait_time_add(&w->wait, ns);
 			wait_time_add(&stack_entry(&w->waiters, &w->nwaiters, th->stack)->wait, ns);
 			duration_add(&t->ops[id].wait, ns);
+			slowest_event_note(&t->ops[id].slowest_wait, th->enter_time, c->time, w->pid, c->tid);
 			if (t->wait_hook)
 				t->wait_hook(t->wait_hook_ctx, w, c->tid, th->stack, ns);
 		} else {

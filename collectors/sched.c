@@ -242,6 +242,7 @@ static void close_wait(struct sched_tracker *t, uint32_t tid, struct sched_task 
 	uint64_t delay = ready ? elapsed(ready, time) : 0;
 	figure_add(&st->wait_time, wait);
 	duration_add(&t->totals.wait_time, wait);
+	slowest_event_note(&t->totals.slowest_wait, task->out_time, time, 0, tid);
 	if (ready) {
 		figure_add(&st->sch_delay, delay);
 		duration_add(&t->totals.sch_delay, delay);
@@ -753,6 +754,7 @@ static void text_totals(struct sched_state *st, const struct profile *p, FILE *o
 	text_total_line(out, "sch_delay", &t->sch_delay);
 	text_total_line(out, "wait_and_delay", &t->wait_and_delay);
 	text_total_line(out, "new task delay", &t->new_task_delay);
+	view_text_slowest(out, "wait", &t->slowest_wait);
 	fprintf(out, "  migrations: %llu; waits with no waking seen (delay unknown): %llu\n",
 		(unsigned long long)t->migrations, (unsigned long long)t->without_waking);
 	fprintf(out, "  not counted: %llu waits open at the end, %llu ended by exit, %llu cut by a lost switch-in\n",
@@ -846,6 +848,7 @@ static void json_totals(struct json_writer *w, struct sched_state *st, const str
 	json_duration(w, "sch_delay", &t->sch_delay);
 	json_duration(w, "wait_and_delay", &t->wait_and_delay);
 	json_duration(w, "new_task_delay", &t->new_task_delay);
+	view_json_slowest(w, "slowest_wait", &t->slowest_wait);
 	json_u64(w, "migrations", t->migrations);
 	json_u64(w, "without_waking", t->without_waking);
 	json_u64(w, "open_at_end", t->open_at_end);

@@ -295,8 +295,10 @@ static void on_deliver(struct signal_analysis *a, struct signal_figures *f, cons
 	f->delivered++;
 	count_stack(&f->interrupted, e->stack);
 	uint64_t generated;
-	if (take_generation(a, e, &generated))
+	if (take_generation(a, e, &generated)) {
 		duration_add(&f->latency, e->time > generated ? e->time - generated : 0);
+		slowest_event_note(&f->slowest_latency, generated, e->time, e->pid, e->tid);
+	}
 	else
 		f->unmatched_deliveries++;
 	if (e->sa_handler == SIGNAL_HANDLER_IGNORE) {
@@ -325,6 +327,7 @@ static void on_sigreturn(struct signal_analysis *a, const struct signal_event *e
 	struct signal_figures *f = a->figures[h.sig];
 	f->sigreturns++;
 	duration_add(&f->handler, e->time > h.time ? e->time - h.time : 0);
+	slowest_event_note(&f->slowest_handler, h.time, e->time, e->pid, e->tid);
 	if (a->handler_hook)
 		a->handler_hook(a->handler_hook_ctx, e->pid, e->tid, h.sig, h.stack, e->time > h.time ? e->time - h.time : 0);
 }
@@ -555,6 +558,35 @@ static void signal_sample(void *state, const struct profile *p, const struct sp_
 		view_add_weight(p, r->self, stack, s->pid, s->tid, e.sig, 0, WEIGHT_DELIVERIES, 1);
 }
 
+/* The describe hook (collector.h): the signal by name, a generation's result, a delivery's disposition. */
+static bool signal_describe(void *state, const struct profile *p, const struct sp_sample *s, char *buf, size_t len)
+{
+	static const char *const results[SIGNAL_RESULT_COUNT] = {
+		[SIGNAL_RESULT_DELIVERED] = "queued", [SIGNAL_RESULT_IGNORED] = "ignored",
+		[SIGNAL_RESULT_ALREADY_PENDING] = "already pending", [SIGNAL_RESULT_OVERFLOW_FAIL] = "queue full, dropped",
+		[SIGNAL_RESULT_LOSE_INFO] = "queued without its siginfo",
+	};
+	const struct signal_tracepoint *tp = tracepoint_of_sample(state, s);
+	const struct tep_event *ev = view_tracepoint_of(p, s);
+	if (!tp || !ev)
+		return false;
+	struct signal_event e = { .kind = tp->kind };
+	if (!decode_fields(ev, s, &e))
+		return false;
+	char name[32];
+	if (tp->kind == SIGNAL_EVENT_GENERATE)
+		snprintf(buf, len, "%s to %u, %s", signal_name(e.sig, name, sizeof(name)), e.target,
+			 e.result >= 0 && e.result < SIGNAL_RESULT_COUNT ? results[e.result] : "unknown result");
+	else if (tp->kind == SIGNAL_EVENT_DELIVER)
+		snprintf(buf, len, "%s to %s", signal_name(e.sig, name, sizeof(name)),
+			 e.sa_handler == SIGNAL_HANDLER_IGNORE    ? "SIG_IGN"
+			 : e.sa_handler == SIGNAL_HANDLER_DEFAULT ? "its default action"
+								  : "its handler");
+	else
+		return false;
+	return true;
+}
+
 static void signal_finish(void *state, const struct profile *p)
 {
 	struct signal_report *r = state;
@@ -738,7 +770,14 @@ static void signal_text(void *state, const struct profile *p, const struct view_
 		if (signal_analysis_figures(r->analysis, sig))
 			text_row(signal_analysis_figures(r->analysis, sig), out);
 	text_notes(r, out);
-	char name[32];
+	char name[32], what[64];
+	for (int i = 0; i < seen && i < TEXT_BUSIEST; i++) {
+		signal_name(top[i]->signo, name, sizeof(name));
+		snprintf(what, sizeof(what), "%s latency", name);
+		view_text_slowest(out, what, &top[i]->slowest_latency);
+		snprintf(what, sizeof(what), "%s handler", name);
+		view_text_slowest(out, what, &top[i]->slowest_handler);
+	}
 	for (int i = 0; i < seen && i < TEXT_BUSIEST; i++) {
 		fprintf(out, "\n  %s stacks (leaf first, user frames)\n", signal_name(top[i]->signo, name, sizeof(name)));
 		text_stacks(p, "sent from", &top[i]->senders, o->stacks_per_path, out);
@@ -822,6 +861,8 @@ static void json_signal(struct json_writer *w, const struct profile *p, const st
 	json_u64(w, "unreturned", f->unreturned);
 	json_durations(w, "latency_ns", &f->latency);
 	json_durations(w, "handler_ns", &f->handler);
+	view_json_slowest(w, "slowest_latency", &f->slowest_latency);
+	view_json_slowest(w, "slowest_handler", &f->slowest_handler);
 	json_stacks(w, "senders", p, &f->senders, limit);
 	json_stacks(w, "interrupted", p, &f->interrupted, limit);
 	json_totals(w, p);
@@ -898,6 +939,7 @@ static const struct collector_analyzer signal_analyzer = {
 	.json = signal_json,
 	.destroy = signal_destroy,
 	.record = signal_record,
+	.describe = signal_describe,
 };
 
 const struct collector signal_collector = {

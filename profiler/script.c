@@ -254,17 +254,31 @@ static bool is_tracepoint(const struct sp_sample *s)
 	return s->event->attr.type == PERF_TYPE_TRACEPOINT;
 }
 
-static void text_event(struct script *sc, const struct profile *p, const struct sp_sample *s, uint32_t stack)
+/* The collector's own words for a sample (collector.h, describe), or NULL. */
+static const char *describe(const struct profile *p, const struct sp_sample *s, int collector, char *buf, size_t len)
+{
+	const struct collector_info *ci = &p->collectors[collector];
+	if (!ci->state || !ci->impl->analyzer->describe)
+		return NULL;
+	return ci->impl->analyzer->describe(ci->state, p, s, buf, len) ? buf : NULL;
+}
+
+static void text_event(struct script *sc, const struct profile *p, const struct sp_sample *s, int collector,
+		       uint32_t stack)
 {
 	FILE *out = sc->out;
 	char comm[32], fields[4096];
-	fprintf(out, "%s %u/%u [%03u] %llu.%06llu: ", comm_of(p, s->pid, comm, sizeof(comm)), s->pid, s->tid, s->cpu,
-		(unsigned long long)(s->time / 1000000000ull), (unsigned long long)(s->time % 1000000000ull / 1000));
+	char when[32];
+	fprintf(out, "%s %u/%u [%03u] %s: ", comm_of(p, s->pid, comm, sizeof(comm)), s->pid, s->tid, s->cpu,
+		view_time(s->time, when, sizeof(when)));
 	if (!is_tracepoint(s))
 		fprintf(out, "%10llu ", (unsigned long long)s->period);
 	fprintf(out, "%s:", s->event->name);
 	if (is_tracepoint(s) && tp_print(&p->tracepoints, s, fields, sizeof(fields)))
 		fprintf(out, " %s", fields);
+	char words[512];
+	if (describe(p, s, collector, words, sizeof(words)))
+		fprintf(out, " (%s)", words);
 	fputc('\n', out);
 	const struct stack *st = &p->stacks.stacks[stack];
 	const uint32_t *frames = stack_frames(&p->stacks, st);
@@ -317,6 +331,9 @@ static void json_event(struct script *sc, const struct profile *p, const struct 
 	if (is_tracepoint(s) && tp_print(&p->tracepoints, s, fields, sizeof(fields)))
 		json_string(w, "trace", fields);
 	json_fields(w, p, s);
+	char words[512];
+	if (describe(p, s, collector, words, sizeof(words)))
+		json_string(w, "decoded", words);
 	view_json_stack(w, p, stack);
 	json_finish(w);
 }
@@ -330,7 +347,7 @@ static void on_sample(void *ctx, const struct profile *p, const struct sp_sample
 	if (sc->f.json)
 		json_event(sc, p, s, collector, stack);
 	else
-		text_event(sc, p, s, stack);
+		text_event(sc, p, s, collector, stack);
 }
 
 static void filter_free(struct script_filter *f)

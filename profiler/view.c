@@ -190,6 +190,46 @@ const char *path_figure_key(const char *collector, const struct path_figure *f, 
 	return buf;
 }
 
+/* ---- times and the slowest events ---- */
+
+const char *view_time(uint64_t ns, char *buf, size_t len)
+{
+	snprintf(buf, len, "%llu.%06llu", (unsigned long long)(ns / 1000000000ull),
+		 (unsigned long long)(ns % 1000000000ull / 1000));
+	return buf;
+}
+
+void view_text_slowest(FILE *out, const char *what, const struct slowest_event *s)
+{
+	if (!s->start)
+		return;
+	char start[32], end[32];
+	view_time(s->start, start, sizeof(start));
+	view_time(s->end, end, sizeof(end));
+	fprintf(out, "  slowest %s: %.3f ms, tid %u, %s to %s (sigprof script --tid %u --time %s,%s)\n", what,
+		(double)s->ns / 1e6, s->tid, start, end, s->tid, start, end);
+}
+
+void view_json_slowest(struct json_writer *w, const char *key, const struct slowest_event *s)
+{
+	if (!s->start) {
+		json_null(w, key);
+		return;
+	}
+	char start[32], end[32], both[64];
+	snprintf(both, sizeof(both), "%s,%s", view_time(s->start, start, sizeof(start)),
+		 view_time(s->end, end, sizeof(end)));
+	json_object_begin(w, key);
+	json_u64(w, "ns", s->ns);
+	json_u64(w, "start_ns", s->start);
+	json_u64(w, "end_ns", s->end);
+	if (s->pid)
+		json_u64(w, "pid", s->pid);
+	json_u64(w, "tid", s->tid);
+	json_string(w, "script_time", both);
+	json_end(w);
+}
+
 /* ---- stack writers ---- */
 
 void view_text_frame(FILE *out, const struct frame *f)

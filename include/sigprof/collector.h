@@ -132,6 +132,12 @@ struct collector_analyzer {
 	 * marks such cachelines), through view_data_marked_by().
 	 */
 	bool (*marks_data)(void *state, uint32_t pid, uint64_t start, uint64_t end);
+	/*
+	 * Optional: one of this collector's samples in its own words, for
+	 * `sigprof script` ("WAIT_BITSET|PRIVATE on gate", "SIGUSR1
+	 * delivered"), into buf; false when it has nothing to add.
+	 */
+	bool (*describe)(void *state, const struct profile *p, const struct sp_sample *s, char *buf, size_t len);
 };
 
 /* One figure per path of a collector (collector_analyzer.path_figures). */

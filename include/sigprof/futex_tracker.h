@@ -88,6 +88,7 @@ struct futex_op_stats {
 	struct duration_stats wait;  /* measured blocking time, with percentiles */
 	uint64_t unmeasured, unfinished;
 	bool estimated;
+	struct slowest_event slowest_wait; /* its longest measured wait: entry to exit */
 };
 
 struct futex_tracker;

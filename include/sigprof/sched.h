@@ -54,6 +54,7 @@ struct sched_stack_stats {
 struct sched_totals {
 	struct duration_stats wait_time, sch_delay, wait_and_delay; /* every wait of every stack */
 	struct duration_stats new_task_delay; /* sched_wakeup_new -> first switch-in: delay without a wait */
+	struct slowest_event slowest_wait;    /* the longest wait: switch-out to switch-in (pid not known) */
 	uint64_t migrations;        /* of the workload's tasks, waiting or not */
 	uint64_t without_waking;    /* completed waits of blocked tasks with no waking seen (delay unknown) */
 	uint64_t open_at_end;       /* waits not closed when the recording ended (not counted) */

@@ -77,6 +77,8 @@ struct signal_figures {
 	uint64_t unreturned;                     /* handler deliveries no sigreturn closed (thread exited, longjmp, run ended) */
 	struct duration_stats latency;           /* generation -> delivery, ns */
 	struct duration_stats handler;           /* delivery -> rt_sigreturn entry, ns (nested handlers included) */
+	struct slowest_event slowest_latency;    /* its longest generation -> delivery (the delivering thread's) */
+	struct slowest_event slowest_handler;    /* its longest delivery -> rt_sigreturn */
 	struct u64_map senders;                  /* generation stack id -> count (the value is the count) */
 	struct u64_map interrupted;              /* delivery stack id -> count */
 };

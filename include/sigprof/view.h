@@ -30,6 +30,7 @@
 #include "sigprof/paths.h"
 #include "sigprof/sample.h"
 #include "sigprof/stacks.h"
+#include "sigprof/stats.h"
 #include "sigprof/weights.h"
 
 struct profile;
@@ -125,6 +126,19 @@ const char *dso_short_name(const char *dso);
 const char *frame_srcline(const struct frame *f, char *buf, size_t buflen);
 /* The JSON key of a path figure: "sched_wait_ms", "c2c_hitm_local". */
 const char *path_figure_key(const char *collector, const struct path_figure *f, char *buf, size_t len);
+
+/* ---- times and the slowest events ---- */
+
+/* A perf clock time as sigprof script prints it: seconds with six decimals ("1283.867775"). */
+const char *view_time(uint64_t ns, char *buf, size_t len);
+/*
+ * One text line that points at a slowest event: "  slowest WHAT: 5.603 ms,
+ * tid 10157, 1283.901234 to 1283.906836 (sigprof script --tid 10157
+ * --time 1283.901234,1283.906836)"; nothing when none was seen.
+ */
+void view_text_slowest(FILE *out, const char *what, const struct slowest_event *s);
+/* "KEY": {"ns", "start_ns", "end_ns", "pid", "tid", "script_time": "START,END"}, or null when none was seen. */
+void view_json_slowest(struct json_writer *w, const char *key, const struct slowest_event *s);
 
 /* ---- stack writers ---- */
 

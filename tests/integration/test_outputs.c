@@ -306,6 +306,10 @@ Test(outputs, script_prints_every_event_once_in_time_order_with_filters, .timeou
 			     sigprof_bin(), data), 0);
 	cr_assert_str_eq(out, "2000\n1\ntrue\n\"kill\"\n", "%s", out);
 	free(out);
+	cr_assert_eq(run_cmd(&out, false, "%s script --json --event signal:signal_deliver -i '%s' | jq -s -r '.[0].decoded'",
+			     sigprof_bin(), data), 0);
+	cr_assert_str_eq(out, "SIGUSR1 to its handler\n");
+	free(out);
 	/* --time: the 10th to the 19th delivery, as script prints their times */
 	cr_assert_eq(run_cmd(&out, false, "%s script --event signal:signal_deliver -i '%s' | grep -v -E '^(\t|$)' | "
 				       "awk '{ sub(\":\", \"\", $4) } NR == 10 { a = $4 } NR == 19 { print a \",\" $4 }'",
@@ -320,6 +324,30 @@ Test(outputs, script_prints_every_event_once_in_time_order_with_filters, .timeou
 	snprintf(opts, sizeof(opts), "--event signal --tid %d", atoi(out));
 	free(out);
 	cr_assert_eq(script_events(data, opts), 3 * n);
+	/*
+	 * The signal section points at its slowest handler: the script command it
+	 * names shows that delivery first and its rt_sigreturn last, as far apart
+	 * as the report says.
+	 */
+	double slowest_ns = jq_file(json, ".signals[0].slowest_handler.ns");
+	cr_assert_gt(slowest_ns, 0);
+	cr_assert_eq(slowest_ns, jq_file(json, ".signals[0].handler_ns.max"));
+	cr_assert_eq(run_cmd(&out, false, "%s report -i '%s' | sed -n 's/.*slowest SIGUSR1 handler: .*(sigprof script "
+				       "\\(.*\\))$/\\1/p'", sigprof_bin(), data), 0);
+	out[strcspn(out, "\n")] = '\0';
+	cr_assert_neq(strlen(out), 0, "the report names no slowest handler");
+	char *around;
+	cr_assert_eq(run_cmd(&around, false, "%s script --json --event signal %s -i '%s' | "
+					  "jq -s '.[0].event, .[-1].event, .[-1].time_ns - .[0].time_ns'",
+			     sigprof_bin(), out, data), 0, "%s", out);
+	char first[64], last[64];
+	double apart;
+	cr_assert_eq(sscanf(around, "%63s %63s %lf", first, last, &apart), 3, "%s", around);
+	cr_assert_str_eq(first, "\"signal:signal_deliver\"");
+	cr_assert_str_eq(last, "\"syscalls:sys_enter_rt_sigreturn\"");
+	cr_assert_eq(apart, slowest_ns);
+	free(around);
+	free(out);
 	/* bad input: one line, status 2 */
 	int st = run_cmd(&out, true, "%s script --time 5,x -i '%s'", sigprof_bin(), data);
 	cr_assert_eq(st, 2);
