@@ -134,8 +134,11 @@ static int parse_count(const char *opt, const char *arg, uint64_t max, unsigned 
 static int parse_report_args(int argc, char **argv, struct report_options *o, struct path_rules *rules,
 			     struct profile_options *po)
 {
+	/* in the order of their options' values (the option table) */
+	static const enum function_sort sorts[] = { SORT_SELF, SORT_TOTAL, SORT_NAME };
+	static const enum folded_root roots[] = { ROOT_COMM, ROOT_PID, ROOT_TID, ROOT_NONE };
 	char err[512];
-	int c;
+	int c, k;
 	unsigned formats = 0; /* FORMAT_BIT()s of the format options given */
 	unsigned given = 0; /* bit i: shaping_options[i] was given */
 	struct getopt_tables g;
@@ -168,22 +171,14 @@ static int parse_report_args(int argc, char **argv, struct report_options *o, st
 			po->weights = true;
 			break;
 		case OPT_WEIGHT:
-			if (strcmp(optarg, "ns") == 0)
-				o->weight_ns = true;
-			else if (strcmp(optarg, "samples") != 0)
+			if ((k = option_choice(&report_option_table, c, optarg)) < 0)
 				return sp_error("report: --weight %s: expected samples or ns", QUOTED(optarg));
+			o->weight_ns = k == 1;
 			break;
 		case OPT_FOLDED_ROOT:
-			if (strcmp(optarg, "comm") == 0)
-				o->root = ROOT_COMM;
-			else if (strcmp(optarg, "pid") == 0)
-				o->root = ROOT_PID;
-			else if (strcmp(optarg, "tid") == 0)
-				o->root = ROOT_TID;
-			else if (strcmp(optarg, "none") == 0)
-				o->root = ROOT_NONE;
-			else
+			if ((k = option_choice(&report_option_table, c, optarg)) < 0)
 				return sp_error("report: --folded-root %s: expected comm, pid, tid or none", QUOTED(optarg));
+			o->root = roots[k];
 			break;
 		case 'n':
 			if (parse_count("-n", optarg, 1000000, &o->view.top) < 0)
@@ -199,14 +194,9 @@ static int parse_report_args(int argc, char **argv, struct report_options *o, st
 				return -EINVAL;
 			break;
 		case OPT_SORT:
-			if (strcmp(optarg, "self") == 0)
-				o->sort = SORT_SELF;
-			else if (strcmp(optarg, "total") == 0)
-				o->sort = SORT_TOTAL;
-			else if (strcmp(optarg, "name") == 0)
-				o->sort = SORT_NAME;
-			else
+			if ((k = option_choice(&report_option_table, c, optarg)) < 0)
 				return sp_error("report: --sort %s: expected self, total or name", QUOTED(optarg));
+			o->sort = sorts[k];
 			break;
 		case OPT_COLLECTOR:
 			o->collector = optarg;

@@ -221,36 +221,33 @@ static int write_one(const struct profile *p, const struct pprof_types *t, const
 	return ret;
 }
 
-int report_pprof(const struct profile *p, const char *path, char *err, size_t errlen)
+/* Profiles with one set of sample types (the union of theirs), each to its path. */
+static int write_profiles(const struct profile *const *profiles, const char *const *paths, size_t n, char *err,
+			  size_t errlen)
 {
 	struct pprof_types t = { 0 };
-	collect_types(p, &t);
-	int ret;
+	for (size_t i = 0; i < n; i++)
+		collect_types(profiles[i], &t);
+	int ret = 0;
 	if (!t.count) {
 		snprintf(err, errlen, "no collector has samples: nothing to write");
 		ret = -ENODATA;
-	} else {
-		ret = write_one(p, &t, path, err, errlen);
 	}
+	for (size_t i = 0; i < n && !ret; i++)
+		ret = write_one(profiles[i], &t, paths[i], err, errlen);
 	free(t.types);
 	return ret;
+}
+
+int report_pprof(const struct profile *p, const char *path, char *err, size_t errlen)
+{
+	return write_profiles(&p, &path, 1, err, errlen);
 }
 
 int report_pprof_pair(const struct profile *base, const char *base_path, const struct profile *changed,
 		      const char *changed_path, char *err, size_t errlen)
 {
-	struct pprof_types t = { 0 };
-	collect_types(base, &t);
-	collect_types(changed, &t);
-	int ret;
-	if (!t.count) {
-		snprintf(err, errlen, "neither recording has samples: nothing to write");
-		ret = -ENODATA;
-	} else {
-		ret = write_one(base, &t, base_path, err, errlen);
-		if (!ret)
-			ret = write_one(changed, &t, changed_path, err, errlen);
-	}
-	free(t.types);
-	return ret;
+	const struct profile *profiles[] = { base, changed };
+	const char *paths[] = { base_path, changed_path };
+	return write_profiles(profiles, paths, 2, err, errlen);
 }

@@ -128,18 +128,25 @@ static double handler_ns_from_script(const char *data)
 	return total;
 }
 
-Test(outputs, pprof_top_traces_and_tagfocus_give_the_reports_figures, .timeout = 180)
+/* signal_storm sending n signals, recorded with every collector into data; its JSON report (skipped without signal). */
+static const char *record_storm(const char *data, long n)
 {
 	require_perf_events();
 	require_root();
-	require_go();
-	const long n = 3000;
-	const char *data = test_path("storm.data");
 	char cmd[128];
 	snprintf(cmd, sizeof(cmd), W "signal_storm %ld >/dev/null", n);
 	free(record_workload(data, "", cmd));
 	const char *json = report_json_file(data, "");
 	require_collector(json, "signal");
+	return json;
+}
+
+Test(outputs, pprof_top_traces_and_tagfocus_give_the_reports_figures, .timeout = 180)
+{
+	require_go();
+	const long n = 3000;
+	const char *data = test_path("storm.data");
+	const char *json = record_storm(data, n);
 	const char *profile = write_pprof(data, "storm.pb.gz");
 
 	/* every delivery, on the interrupted stack kill <- main */
@@ -187,15 +194,23 @@ Test(outputs, pprof_top_traces_and_tagfocus_give_the_reports_figures, .timeout =
 	cr_assert_eq(pprof_shown(profile, "-sample_index=signal_handler -unit=ns"), handler_ns);
 }
 
-Test(outputs, time_weights_are_the_measured_waits_in_pprof_and_folded, .timeout = 180)
+/* futex_waiter K T recorded with --futex=trace into data; its JSON report (skipped without futex). */
+static const char *record_waiter(const char *data, int k, int t_ms)
 {
 	require_perf_events();
 	require_root();
-	const char *data = test_path("waiter.data");
-	free(record_workload(data, "--futex=trace", W "futex_waiter 10 5 >/dev/null"));
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), W "futex_waiter %d %d >/dev/null", k, t_ms);
+	free(record_workload(data, "--futex=trace", cmd));
 	const char *json = report_json_file(data, "");
 	require_collector(json, "futex");
-	require_collector(json, "sched");
+	return json;
+}
+
+Test(outputs, time_weights_are_the_measured_waits_in_pprof_and_folded, .timeout = 180)
+{
+	const char *data = test_path("waiter.data");
+	require_collector(record_waiter(data, 10, 5), "sched");
 	double word_wait = figure(data, "futex.word.gate.wait_ns.total");
 	double word_calls = figure(data, "futex.word.gate.calls");
 	double sched_wait_ns = figure(data, "sched.total.wait_time.total_ms") * 1e6;
@@ -228,12 +243,8 @@ Test(outputs, time_weights_are_the_measured_waits_in_pprof_and_folded, .timeout 
 
 Test(outputs, folded_roots_split_per_thread_and_unnamed_frames_merge, .timeout = 120)
 {
-	require_perf_events();
-	require_root();
 	const char *data = test_path("waiter.data");
-	free(record_workload(data, "--futex=trace", W "futex_waiter 10 2 >/dev/null"));
-	const char *json = report_json_file(data, "");
-	require_collector(json, "futex");
+	const char *json = record_waiter(data, 10, 2);
 	int lines, rooted_lines;
 	char *plain = folded(data, "--collector futex");
 	double total = folded_sum(plain, &lines);
@@ -284,15 +295,9 @@ static int script_events(const char *data, const char *options)
 
 Test(outputs, script_prints_every_event_once_in_time_order_with_filters, .timeout = 120)
 {
-	require_perf_events();
-	require_root();
 	const int n = 2000;
 	const char *data = test_path("storm.data");
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), W "signal_storm %d >/dev/null", n);
-	free(record_workload(data, "", cmd));
-	const char *json = report_json_file(data, "");
-	require_collector(json, "signal");
+	const char *json = record_storm(data, n);
 	double all = jq_file(json, "[.meta.collectors[].samples] | add");
 	cr_assert_eq(script_events(data, ""), all, "every sample of the workload once");
 	cr_assert_eq(script_events(data, "--event signal:signal_deliver"), n);
@@ -363,10 +368,8 @@ Test(outputs, script_text_is_read_by_stackcollapse_perf, .timeout = 60)
 {
 	if (run_cmd(NULL, false, "command -v stackcollapse-perf.pl >/dev/null") != 0)
 		cr_skip_test("stackcollapse-perf.pl is not installed: Debian 12 packages no FlameGraph scripts");
-	require_perf_events();
-	require_root();
 	const char *data = test_path("storm.data");
-	free(record_workload(data, "", W "signal_storm 1000 >/dev/null"));
+	record_storm(data, 1000);
 	char *out;
 	cr_assert_eq(run_cmd(&out, false, "%s script --event signal:signal_deliver -i '%s' | stackcollapse-perf.pl",
 			     sigprof_bin(), data), 0);

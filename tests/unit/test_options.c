@@ -275,3 +275,13 @@ Test(options, wrap_fills_lines_to_the_width_and_honours_newlines)
 	cr_assert_str_eq(text, "a-word-longer-than-what-is-left\n", "the first word of a line is never moved");
 	free(text);
 }
+
+Test(options, a_choice_is_its_position_among_the_options_values)
+{
+	cr_assert_eq(option_choice(&table, OPT_SORT, "self"), 0);
+	cr_assert_eq(option_choice(&table, OPT_SORT, "total"), 1);
+	cr_assert_eq(option_choice(&table, OPT_SORT, "tot"), -1, "a prefix is no value");
+	cr_assert_eq(option_choice(&table, OPT_SORT, "totals"), -1);
+	cr_assert_eq(option_choice(&table, OPT_SORT, ""), -1);
+	cr_assert_eq(option_choice(&table, 'o', "out.data"), -1, "an option without a list of values");
+}
