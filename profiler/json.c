@@ -53,8 +53,16 @@ static int utf8_length(const unsigned char *s)
 static void write_string(FILE *out, const char *s)
 {
 	fputc('"', out);
-	for (const unsigned char *p = (const unsigned char *)s; *p;) {
+	const unsigned char *run = (const unsigned char *)s; /* bytes written as they are, not yet written */
+	const unsigned char *p = run;
+	while (*p) {
 		unsigned char c = *p;
+		int n = c >= 0x20 && c != '"' && c != '\\' ? utf8_length(p) : 0;
+		if (n) {
+			p += n;
+			continue;
+		}
+		fwrite(run, 1, (size_t)(p - run), out);
 		if (c == '"' || c == '\\') {
 			fputc('\\', out);
 			fputc(c, out);
@@ -65,18 +73,11 @@ static void write_string(FILE *out, const char *s)
 		} else if (c < 0x20) {
 			fprintf(out, "\\u%04x", c);
 		} else {
-			int n = utf8_length(p);
-			if (n == 0) {
-				fputs("\\ufffd", out);
-				p++;
-				continue;
-			}
-			fwrite(p, 1, (size_t)n, out);
-			p += n;
-			continue;
+			fputs("\\ufffd", out); /* not valid UTF-8 */
 		}
-		p++;
+		run = ++p;
 	}
+	fwrite(run, 1, (size_t)(p - run), out);
 	fputc('"', out);
 }
 

@@ -369,6 +369,10 @@ int cmd_script(int argc, char **argv)
 		filter_free(&sc.f);
 		return EXIT_USAGE;
 	}
+	/* hundreds of thousands of events: write in large blocks, and take stdout's lock once */
+	static char buffer[1 << 20];
+	setvbuf(stdout, buffer, _IOFBF, sizeof(buffer));
+	flockfile(stdout);
 	json_init_compact(&sc.json, stdout);
 	struct profile p;
 	char err[512];
@@ -380,7 +384,9 @@ int cmd_script(int argc, char **argv)
 			p.problem[0] ? p.problem : "no closing section", (unsigned long long)p.samples);
 	else if (p.problem[0])
 		sp_warn("%s: %s; these are the events that came before", input, p.problem);
-	if (fflush(stdout) != 0 || ferror(stdout)) {
+	bool failed = fflush(stdout) != 0 || ferror(stdout);
+	funlockfile(stdout);
+	if (failed) {
 		sp_error("script: writing the events failed: %s", strerror(errno));
 		ret = -EIO;
 	}
