@@ -253,8 +253,7 @@ static int parse_report_args(int argc, char **argv, struct report_options *o, st
  * --weight ns the value is the collector's time (weights.h).
  */
 
-/* The weight kind --weight ns reads for collector c, or -1 when it has none. */
-static int time_kind(const struct profile *p, int c)
+int report_time_weight(const struct profile *p, int c)
 {
 	const struct collector *impl = p->collectors[c].impl;
 	for (size_t i = 0; impl && i < impl->nweights; i++)
@@ -274,13 +273,13 @@ static int folded_collector(const struct profile *p, const struct report_options
 		if (!p->collectors[c].samples)
 			return sp_error("report: %s: collector %s has no samples: nothing to fold", p->file,
 					QUOTED(o->collector));
-		if (o->weight_ns && time_kind(p, c) < 0)
+		if (o->weight_ns && report_time_weight(p, c) < 0)
 			return sp_error("report: --weight ns: collector %s measures no time (cpu with cpu-clock, sched, "
 					"futex and signal do)", QUOTED(o->collector));
 		return c;
 	}
 	for (int c = 0; c < p->ncollectors; c++)
-		if (p->collectors[c].samples && (!o->weight_ns || time_kind(p, c) >= 0))
+		if (p->collectors[c].samples && (!o->weight_ns || report_time_weight(p, c) >= 0))
 			return c;
 	return sp_error("report: %s: no collector has samples%s: nothing to fold", p->file,
 			o->weight_ns ? " with a time weight" : "");
@@ -357,7 +356,7 @@ static int report_folded(const struct profile *p, const struct report_options *o
 		}
 		free(ids);
 	} else {
-		int kind = o->weight_ns ? time_kind(p, c) : WEIGHT_SAMPLES;
+		int kind = o->weight_ns ? report_time_weight(p, c) : WEIGHT_SAMPLES;
 		for (size_t e = 0; e < p->weights->count; e++) {
 			const struct weight_entry *we = &p->weights->entries[e];
 			if ((int)we->key.collector != c || !we->values[kind])

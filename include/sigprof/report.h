@@ -36,6 +36,13 @@ void report_text(const struct profile *p, const struct report_options *o, FILE *
 void report_json(const struct profile *p, const struct report_options *o, FILE *out);
 
 /*
+ * The weight kind (weights.h) that is collector c's time in ns, which
+ * --weight ns reads from profile.weights: its own kind marked is_time,
+ * else its periods when they are time (cpu-clock); -1 when it has none.
+ */
+int report_time_weight(const struct profile *p, int c);
+
+/*
  * pprof (report_pprof.c): a profile loaded with profile_options.weights as
  * a gzipped profile.proto at path.  0, or -errno with the reason in err.
  */

@@ -376,3 +376,28 @@ Test(outputs, script_text_is_read_by_stackcollapse_perf, .timeout = 60)
 	cr_assert_str_eq(out, "signal_storm;__libc_start_call_main;main;kill 1000\n");
 	free(out);
 }
+
+Test(outputs, script_text_is_read_by_speedscopes_import, .timeout = 120)
+{
+	if (run_cmd(NULL, false, "command -v node >/dev/null && test -d tests/speedscope/node_modules/speedscope && "
+				 "test -d tests/speedscope/node_modules/jsdom") != 0)
+		cr_skip_test("node or the npm packages of tests/speedscope are missing (make deps installs them)");
+	const char *data = test_path("storm.data");
+	record_storm(data, 1000);
+	const char *text = test_path("storm.script");
+	cr_assert_eq(run_cmd(NULL, false, "%s script -i '%s' > '%s'", sigprof_bin(), data, text), 0);
+	char *out;
+	int st = run_cmd(&out, true, "node tests/speedscope/import-check.mjs '%s'", text);
+	cr_assert_eq(st, 0, "%s", out);
+	/* speedscope tried its importers in turn and its perf script importer took the text */
+	cr_assert_not_null(strstr(out, "Importing from linux perf script output"), "%s", out);
+	/* and named the profile after the thread it read from the event headers */
+	char *pid_out;
+	cr_assert_eq(run_cmd(&pid_out, false, "%s script --json --event signal:signal_deliver -i '%s' | jq -s '.[0].pid'",
+			     sigprof_bin(), data), 0);
+	char title[128];
+	snprintf(title, sizeof(title), "title: signal_storm pid: %d tid: %d - speedscope", atoi(pid_out), atoi(pid_out));
+	cr_assert_not_null(strstr(out, title), "want %s in:\n%s", title, out);
+	free(pid_out);
+	free(out);
+}
