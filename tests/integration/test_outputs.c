@@ -239,6 +239,13 @@ Test(outputs, time_weights_are_the_measured_waits_in_pprof_and_folded, .timeout 
 	cr_assert_eq(pprof_shown(profile, "-sample_index=futex_wait -unit=ns -tagfocus=futex_word=gate"), word_wait);
 	cr_assert_eq(pprof_shown(profile, "-sample_index=futex_calls -tagfocus=futex_word=gate"), word_calls);
 	cr_assert_float_eq(pprof_shown(profile, "-sample_index=sched_wait -unit=ns"), sched_wait_ns, 1000.0);
+	/* with --srcline, pprof's -lines shows the workload's source lines */
+	char *lines_out;
+	cr_assert_eq(run_cmd(&lines_out, true, "%s report --srcline -i '%s' --pprof '%s' && go tool pprof -top -lines "
+					       "-sample_index=futex_calls -tagfocus=futex_word=gate '%s'",
+			     sigprof_bin(), data, profile, profile), 0);
+	cr_assert_not_null(strstr(lines_out, "futex_waiter.c:"), "%s", lines_out);
+	free(lines_out);
 }
 
 Test(outputs, folded_roots_split_per_thread_and_unnamed_frames_merge, .timeout = 120)

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <criterion/criterion.h>
@@ -153,4 +154,97 @@ Test(weights, entries_split_by_thread_and_label_and_add_up_per_kind)
 	cr_assert_eq(t.count, 5003);
 	cr_assert_eq(t.entries[3 + 4999].values[WEIGHT_PERIOD], 5000);
 	weight_table_free(&t);
+}
+
+/* ---- the writer's pairs for pprof -diff_base (report_pprof.c), on profiles made by hand ---- */
+
+#include "sigprof/profile.h"
+#include "sigprof/registry.h"
+#include "sigprof/report.h"
+
+/* A profile of one stack "main <- f" with samples of the named collectors (registry.h's), each `count` times. */
+static void hand_profile(struct profile *p, const char *const *collectors, size_t n, uint64_t count)
+{
+	memset(p, 0, sizeof(*p));
+	p->file = "hand.data";
+	p->procs = proc_table_new();
+	stack_table_init(&p->stacks, NULL);
+	p->weights = calloc(1, sizeof(*p->weights));
+	weight_table_init(p->weights);
+	uint32_t frames[2] = { frame_synthetic(&p->stacks, "f", "[test]"), frame_synthetic(&p->stacks, "main", "[test]") };
+	for (size_t c = 0; c < n; c++) {
+		struct collector_info *ci = &p->collectors[p->ncollectors];
+		snprintf(ci->name, sizeof(ci->name), "%s", collectors[c]);
+		ci->ok = true;
+		ci->samples = count;
+		ci->weight = count;
+		for (size_t k = 0; k < collector_count; k++)
+			if (strcmp(collector_table[k]->name, collectors[c]) == 0)
+				ci->impl = collector_table[k];
+		cr_assert_not_null(ci->impl, "no collector %s", collectors[c]);
+		uint32_t stack = stack_add(&p->stacks, (uint32_t)p->ncollectors, frames, 2, count, count);
+		struct weight_key key = { .collector = (uint32_t)p->ncollectors, .stack = stack, .pid = 7, .tid = 8 };
+		weight_table_add(p->weights, &key, WEIGHT_SAMPLES, count);
+		weight_table_add(p->weights, &key, WEIGHT_OWN, count); /* the first own kind, where there is one */
+		p->ncollectors++;
+	}
+}
+
+static void hand_free(struct profile *p)
+{
+	weight_table_free(p->weights);
+	free(p->weights);
+	stack_table_free(&p->stacks);
+	proc_table_free(p->procs);
+}
+
+static struct pprof_profile *read_back(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	cr_assert_not_null(f);
+	unsigned char gz[1 << 16];
+	size_t len = fread(gz, 1, sizeof(gz), f);
+	fclose(f);
+	unsigned char raw[1 << 16];
+	z_stream z = { .next_in = gz, .avail_in = (uInt)len, .next_out = raw, .avail_out = sizeof(raw) };
+	cr_assert_eq(inflateInit2(&z, 15 + 16), Z_OK);
+	cr_assert_eq(inflate(&z, Z_FINISH), Z_STREAM_END);
+	size_t n = z.total_out;
+	inflateEnd(&z);
+	struct pprof_profile *p = (void *)protobuf_c_message_unpack(&pprof_profile_descriptor, NULL, n, raw);
+	cr_assert_not_null(p);
+	return p;
+}
+
+Test(pprof, a_pair_has_the_sample_types_of_both_recordings_in_one_order)
+{
+	static const char *const base_collectors[] = { "cpu" };
+	static const char *const new_collectors[] = { "cpu", "signal" };
+	struct profile base, changed;
+	hand_profile(&base, base_collectors, 1, 3);
+	hand_profile(&changed, new_collectors, 2, 5);
+	char base_path[] = "/tmp/sigprof-pprof-base-XXXXXX", new_path[] = "/tmp/sigprof-pprof-new-XXXXXX";
+	close(mkstemp(base_path));
+	close(mkstemp(new_path));
+	char err[256];
+	cr_assert_eq(report_pprof_pair(&base, base_path, &changed, new_path, err, sizeof(err)), 0, "%s", err);
+	struct pprof_profile *b = read_back(base_path), *n = read_back(new_path);
+	cr_assert_eq(b->n_sample_type, n->n_sample_type);
+	cr_assert_geq(b->n_sample_type, 3, "cpu_samples, signal_deliveries, signal_handler");
+	for (size_t i = 0; i < b->n_sample_type; i++)
+		cr_assert_str_eq(b->string_table[b->sample_type[i]->type], n->string_table[n->sample_type[i]->type]);
+	cr_assert_str_eq(b->string_table[b->sample_type[0]->type], "cpu_samples");
+	/* the base has its 3 cpu samples and no signal values; the new one both */
+	cr_assert_eq(b->n_sample, 1);
+	cr_assert_eq(b->sample[0]->value[0], 3);
+	cr_assert_eq(n->n_sample, 2);
+	cr_assert_eq(n->sample[0]->value[0], 5);
+	cr_assert_eq(n->sample[1]->value[0], 0);
+	cr_assert_eq(n->sample[1]->n_location_id, 2);
+	protobuf_c_message_free_unpacked(&b->base, NULL);
+	protobuf_c_message_free_unpacked(&n->base, NULL);
+	unlink(base_path);
+	unlink(new_path);
+	hand_free(&base);
+	hand_free(&changed);
 }
