@@ -120,7 +120,15 @@ struct sched_tracker {
 	struct sched_stack_stats *stacks; /* indexed by stack id */
 	size_t stacks_cap;
 	struct sched_totals totals;
+	sched_wait_hook wait_hook;
+	void *wait_hook_ctx;
 };
+
+void sched_tracker_set_wait_hook(struct sched_tracker *t, sched_wait_hook hook, void *ctx)
+{
+	t->wait_hook = hook;
+	t->wait_hook_ctx = ctx;
+}
 
 enum sched_out_kind sched_out_kind_of(int64_t prev_state)
 {
@@ -227,7 +235,7 @@ void sched_switch_out_record(struct sched_tracker *t, uint32_t tid, uint64_t tim
 }
 
 /* The end of a wait: charge it to the stack of the switch-out that began it. */
-static void close_wait(struct sched_tracker *t, struct sched_task *task, uint64_t time)
+static void close_wait(struct sched_tracker *t, uint32_t tid, struct sched_task *task, uint64_t time)
 {
 	struct sched_stack_stats *st = stack_stats(t, task->stack);
 	uint64_t wait = elapsed(task->out_time, time);
@@ -235,6 +243,7 @@ static void close_wait(struct sched_tracker *t, struct sched_task *task, uint64_
 	uint64_t delay = ready ? elapsed(ready, time) : 0;
 	figure_add(&st->wait_time, wait);
 	duration_add(&t->totals.wait_time, wait);
+	slowest_event_note(&t->totals.slowest_wait, task->out_time, time, 0, tid);
 	if (ready) {
 		figure_add(&st->sch_delay, delay);
 		duration_add(&t->totals.sch_delay, delay);
@@ -244,6 +253,8 @@ static void close_wait(struct sched_tracker *t, struct sched_task *task, uint64_
 	figure_add(&st->wait_and_delay, wait + delay);
 	duration_add(&t->totals.wait_and_delay, wait + delay);
 	task->waiting = false;
+	if (t->wait_hook)
+		t->wait_hook(t->wait_hook_ctx, tid, task->stack, wait, delay);
 }
 
 void sched_switch_in(struct sched_tracker *t, uint32_t tid, uint64_t time)
@@ -254,7 +265,7 @@ void sched_switch_in(struct sched_tracker *t, uint32_t tid, uint64_t time)
 		task->new_time = 0;
 	}
 	if (task->waiting)
-		close_wait(t, task, time);
+		close_wait(t, tid, task, time);
 	task->early_waking = 0;
 }
 
@@ -402,14 +413,34 @@ struct sched_state {
 	unsigned char *kinds; /* sp_event index -> enum sched_event */
 	size_t kinds_cap;
 	uint64_t not_workload; /* system-wide hits on other tasks, dropped */
+	const struct profile *profile; /* for the wait hook's weights */
+	struct u64_map pids;   /* tid -> pid + 1 of the tasks seen switching out, for the weights' labels */
 };
+
+/* The weights (collector.h): wait time and scheduling delay per switch-out stack. */
+enum { WEIGHT_WAIT_NS, WEIGHT_DELAY_NS };
+static const struct weight_kind sched_weights[] = {
+	[WEIGHT_WAIT_NS] = { "wait", "nanoseconds", true },
+	[WEIGHT_DELAY_NS] = { "delay", "nanoseconds", false },
+};
+
+static void charge_wait(void *ctx, uint32_t tid, uint32_t stack, uint64_t wait, uint64_t delay)
+{
+	const struct sched_state *st = ctx;
+	uintptr_t pid = (uintptr_t)u64_map_get(&st->pids, tid);
+	view_add_weight(st->profile, st->self, stack, pid ? (uint32_t)(pid - 1) : tid, tid, 0, 0, WEIGHT_WAIT_NS, wait);
+	view_add_weight(st->profile, st->self, stack, pid ? (uint32_t)(pid - 1) : tid, tid, 0, 0, WEIGHT_DELAY_NS,
+			delay);
+}
 
 static void *sched_create(const struct profile *p, int self)
 {
-	(void)p;
 	struct sched_state *st = xcalloc(1, sizeof(*st));
 	st->self = self;
+	st->profile = p;
 	st->tracker = sched_tracker_new();
+	if (view_weights_wanted(p))
+		sched_tracker_set_wait_hook(st->tracker, charge_wait, st);
 	return st;
 }
 
@@ -417,6 +448,7 @@ static void sched_destroy(void *state)
 {
 	struct sched_state *st = state;
 	sched_tracker_free(st->tracker);
+	u64_map_free(&st->pids);
 	free(st->kinds);
 	free(st);
 }
@@ -486,6 +518,8 @@ static void switch_sample(struct sched_state *st, const struct profile *p, const
 	if (!ev || !tp_field_i64(ev, s, "prev_state", &prev_state))
 		return;
 	tp_field_i64(ev, s, "prev_pid", &prev_pid);
+	if (view_weights_wanted(p) && prev_pid == s->tid)
+		u64_map_put(&st->pids, s->tid, (void *)(uintptr_t)(s->pid + 1));
 	sched_switch_out(st->tracker, (uint32_t)prev_pid, s->time, stack, sched_out_kind_of(prev_state));
 	if (tp_field_i64(ev, s, "next_pid", &next_pid) && next_pid > 0 &&
 	    sched_task_known(st->tracker, (uint32_t)next_pid))
@@ -726,6 +760,7 @@ static void text_totals(struct sched_state *st, const struct profile *p, const s
 	text_total_line(&table, "wait_and_delay", &t->wait_and_delay);
 	text_total_line(&table, "new task delay", &t->new_task_delay);
 	view_table_print(&table, o, out);
+	view_text_slowest(out, "wait", &t->slowest_wait);
 	fprintf(out, "  migrations: %llu; waits with no waking seen (delay unknown): %llu\n",
 		(unsigned long long)t->migrations, (unsigned long long)t->without_waking);
 	view_text_wrapped(o, out, 4, "  not counted: %llu waits open at the end, %llu ended by exit, %llu cut by a lost "
@@ -847,6 +882,7 @@ static void json_totals(struct json_writer *w, struct sched_state *st, const str
 	json_duration(w, "sch_delay", &t->sch_delay);
 	json_duration(w, "wait_and_delay", &t->wait_and_delay);
 	json_duration(w, "new_task_delay", &t->new_task_delay);
+	view_json_slowest(w, "slowest_wait", &t->slowest_wait);
 	json_u64(w, "migrations", t->migrations);
 	json_u64(w, "without_waking", t->without_waking);
 	json_u64(w, "open_at_end", t->open_at_end);
@@ -956,4 +992,6 @@ const struct collector sched_collector = {
 	.add_events = sched_add_events,
 	.unit = "events",
 	.analyzer = &sched_analyzer,
+	.weights = sched_weights,
+	.nweights = ARRAY_SIZE(sched_weights),
 };

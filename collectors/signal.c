@@ -67,7 +67,8 @@ struct pending_queue {
 
 struct handler_frame {
 	int sig;
-	uint64_t time; /* of the delivery */
+	uint64_t time;  /* of the delivery */
+	uint32_t stack; /* of the delivery */
 };
 
 struct thread_state {
@@ -83,7 +84,15 @@ struct signal_analysis {
 	struct u64_map queues;  /* queue_key() -> struct pending_queue */
 	uint64_t unmatched_sigreturns;
 	uint64_t bad_events;
+	signal_handler_hook handler_hook;
+	void *handler_hook_ctx;
 };
+
+void signal_analysis_set_handler_hook(struct signal_analysis *a, signal_handler_hook hook, void *ctx)
+{
+	a->handler_hook = hook;
+	a->handler_hook_ctx = ctx;
+}
 
 /* A thread's own queue for sig, or (shared) its process's. */
 static uint64_t queue_key(bool shared, uint32_t id, int sig)
@@ -278,7 +287,7 @@ static void push_handler(struct signal_analysis *a, struct thread_state *t, cons
 		t->depth--;
 	}
 	GROW(t->frames, t->cap, t->depth + 1);
-	t->frames[t->depth++] = (struct handler_frame){ e->sig, e->time };
+	t->frames[t->depth++] = (struct handler_frame){ e->sig, e->time, e->stack };
 }
 
 static void on_deliver(struct signal_analysis *a, struct signal_figures *f, const struct signal_event *e)
@@ -287,8 +296,10 @@ static void on_deliver(struct signal_analysis *a, struct signal_figures *f, cons
 	f->delivered++;
 	count_stack(&f->interrupted, e->stack);
 	uint64_t generated;
-	if (take_generation(a, e, &generated))
+	if (take_generation(a, e, &generated)) {
 		duration_add(&f->latency, e->time > generated ? e->time - generated : 0);
+		slowest_event_note(&f->slowest_latency, generated, e->time, e->pid, e->tid);
+	}
 	else
 		f->unmatched_deliveries++;
 	if (e->sa_handler == SIGNAL_HANDLER_IGNORE) {
@@ -317,6 +328,9 @@ static void on_sigreturn(struct signal_analysis *a, const struct signal_event *e
 	struct signal_figures *f = a->figures[h.sig];
 	f->sigreturns++;
 	duration_add(&f->handler, e->time > h.time ? e->time - h.time : 0);
+	slowest_event_note(&f->slowest_handler, h.time, e->time, e->pid, e->tid);
+	if (a->handler_hook)
+		a->handler_hook(a->handler_hook_ctx, e->pid, e->tid, h.sig, h.stack, e->time > h.time ? e->time - h.time : 0);
 }
 
 void signal_analysis_event(struct signal_analysis *a, const struct signal_event *e)
@@ -430,6 +444,7 @@ static int signal_add_events(struct record_options *opts, struct event_list *eve
 
 struct signal_report {
 	int self;                                  /* this collector's index in the profile */
+	const struct profile *profile;             /* for the handler hook's weights */
 	struct signal_analysis *analysis;
 	const struct signal_tracepoint **by_event; /* event index -> its tracepoint, NULL: not one of ours */
 	bool *known;                               /* by_event[i] was looked up */
@@ -445,12 +460,28 @@ static uint32_t running_handlers(void *state, uint32_t pid, uint32_t tid, int *s
 	return signal_analysis_running_handlers(r->analysis, pid, tid, sigs, max);
 }
 
+/* The weights (collector.h): deliveries and handler time per interrupted stack, labelled with the signal. */
+enum { WEIGHT_DELIVERIES, WEIGHT_HANDLER_NS };
+static const struct weight_kind signal_weights[] = {
+	[WEIGHT_DELIVERIES] = { "deliveries", "count", false },
+	[WEIGHT_HANDLER_NS] = { "handler", "nanoseconds", true },
+};
+
+static void charge_handler(void *ctx, uint32_t pid, uint32_t tid, int sig, uint32_t stack, uint64_t ns)
+{
+	const struct signal_report *r = ctx;
+	if (stack != SIGNAL_NO_STACK)
+		view_add_weight(r->profile, r->self, stack, pid, tid, sig, 0, WEIGHT_HANDLER_NS, ns);
+}
+
 static void *signal_create(const struct profile *p, int self)
 {
-	(void)p;
 	struct signal_report *r = xcalloc(1, sizeof(*r));
 	r->self = self;
+	r->profile = p;
 	r->analysis = signal_analysis_new();
+	if (view_weights_wanted(p))
+		signal_analysis_set_handler_hook(r->analysis, charge_handler, r);
 	return r;
 }
 
@@ -564,6 +595,37 @@ static void signal_sample(void *state, const struct profile *p, const struct sp_
 		return;
 	}
 	signal_analysis_event(r->analysis, &e);
+	if (e.kind == SIGNAL_EVENT_DELIVER && e.sig > 0)
+		view_add_weight(p, r->self, stack, s->pid, s->tid, e.sig, 0, WEIGHT_DELIVERIES, 1);
+}
+
+/* The describe hook (collector.h): the signal by name, a generation's result, a delivery's disposition. */
+static bool signal_describe(void *state, const struct profile *p, const struct sp_sample *s, char *buf, size_t len)
+{
+	static const char *const results[SIGNAL_RESULT_COUNT] = {
+		[SIGNAL_RESULT_DELIVERED] = "queued", [SIGNAL_RESULT_IGNORED] = "ignored",
+		[SIGNAL_RESULT_ALREADY_PENDING] = "already pending", [SIGNAL_RESULT_OVERFLOW_FAIL] = "queue full, dropped",
+		[SIGNAL_RESULT_LOSE_INFO] = "queued without its siginfo",
+	};
+	const struct signal_tracepoint *tp = tracepoint_of_sample(state, s);
+	const struct tep_event *ev = view_tracepoint_of(p, s);
+	if (!tp || !ev)
+		return false;
+	struct signal_event e = { .kind = tp->kind };
+	if (!decode_fields(ev, s, &e))
+		return false;
+	char name[32];
+	if (tp->kind == SIGNAL_EVENT_GENERATE)
+		snprintf(buf, len, "%s to %u, %s", signal_name(e.sig, name, sizeof(name)), e.target,
+			 e.result >= 0 && e.result < SIGNAL_RESULT_COUNT ? results[e.result] : "unknown result");
+	else if (tp->kind == SIGNAL_EVENT_DELIVER)
+		snprintf(buf, len, "%s to %s", signal_name(e.sig, name, sizeof(name)),
+			 e.sa_handler == SIGNAL_HANDLER_IGNORE    ? "SIG_IGN"
+			 : e.sa_handler == SIGNAL_HANDLER_DEFAULT ? "its default action"
+								  : "its handler");
+	else
+		return false;
+	return true;
 }
 
 static void signal_finish(void *state, const struct profile *p)
@@ -766,7 +828,14 @@ static void signal_text(void *state, const struct profile *p, const struct view_
 			text_row(signal_analysis_figures(r->analysis, sig), &t);
 	view_table_print(&t, o, out);
 	text_notes(r, o, out);
-	char name[32];
+	char name[32], what[64];
+	for (int i = 0; i < seen && i < TEXT_BUSIEST; i++) {
+		signal_name(top[i]->signo, name, sizeof(name));
+		snprintf(what, sizeof(what), "%s latency", name);
+		view_text_slowest(out, what, &top[i]->slowest_latency);
+		snprintf(what, sizeof(what), "%s handler", name);
+		view_text_slowest(out, what, &top[i]->slowest_handler);
+	}
 	for (int i = 0; i < seen && i < TEXT_BUSIEST; i++) {
 		fprintf(out, "\n  %s stacks (leaf first, user frames)\n", signal_name(top[i]->signo, name, sizeof(name)));
 		text_stacks(p, "sent from", &top[i]->senders, o, out);
@@ -850,6 +919,8 @@ static void json_signal(struct json_writer *w, const struct profile *p, const st
 	json_u64(w, "unreturned", f->unreturned);
 	json_durations(w, "latency_ns", &f->latency);
 	json_durations(w, "handler_ns", &f->handler);
+	view_json_slowest(w, "slowest_latency", &f->slowest_latency);
+	view_json_slowest(w, "slowest_handler", &f->slowest_handler);
 	json_stacks(w, "senders", p, &f->senders, limit);
 	json_stacks(w, "interrupted", p, &f->interrupted, limit);
 	json_totals(w, p);
@@ -937,6 +1008,7 @@ static const struct collector_analyzer signal_analyzer = {
 	.json = signal_json,
 	.destroy = signal_destroy,
 	.record = signal_record,
+	.describe = signal_describe,
 };
 
 const struct collector signal_collector = {
@@ -945,4 +1017,6 @@ const struct collector signal_collector = {
 	.add_events = signal_add_events,
 	.unit = "events",
 	.analyzer = &signal_analyzer,
+	.weights = signal_weights,
+	.nweights = ARRAY_SIZE(signal_weights),
 };

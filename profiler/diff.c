@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sigprof/cli.h"
 #include "sigprof/commands.h"
 #include "sigprof/diff.h"
 #include "sigprof/json.h"
@@ -679,6 +680,7 @@ static int parse_diff_args(int argc, char **argv, struct diff_args *a, struct pa
 		}
 	char err[512];
 	int c, formats = 0;
+	const char *format_given[3];
 	uint64_t v;
 	struct getopt_tables g;
 	options_getopt(&diff_option_table, &g);
@@ -689,14 +691,17 @@ static int parse_diff_args(int argc, char **argv, struct diff_args *a, struct pa
 			a->all = true;
 			break;
 		case OPT_JSON:
+			format_given[formats < 3 ? formats : 2] = "--json";
 			a->format = DIFF_JSON;
 			formats++;
 			break;
 		case OPT_FOLDED:
+			format_given[formats < 3 ? formats : 2] = "--folded";
 			a->format = DIFF_FOLDED;
 			formats++;
 			break;
 		case OPT_HTML:
+			format_given[formats < 3 ? formats : 2] = "--html";
 			a->format = DIFF_HTML;
 			a->html = optarg;
 			formats++;
@@ -740,12 +745,13 @@ static int parse_diff_args(int argc, char **argv, struct diff_args *a, struct pa
 			options_usage(&diff_option_table, stdout);
 			exit(0);
 		default:
-			fprintf(stderr, "Try 'sigprof diff --help'.\n");
+			cli_option_error(&diff_option_table, dash, argv);
 			return -EINVAL;
 		}
 	}
 	if (formats > 1)
-		return sp_error("diff: --json, --folded and --html are output formats: give one of them");
+		return sp_error("diff: %s and %s are two output formats: give one of them", format_given[0],
+				format_given[1]);
 	if ((a->format == DIFF_FOLDED || a->format == DIFF_HTML) && (a->all || a->min_change > 0 || a->limit))
 		sp_warn("diff: --all, --min-change and -n shape the table, not %s: ignored",
 			a->format == DIFF_HTML ? "--html" : "--folded");

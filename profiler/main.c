@@ -21,6 +21,7 @@ static const struct command commands[] = {
 	{ "report", cmd_report, "show where the samples of a recording land: paths, functions, stacks" },
 	{ "stat", cmd_stat, "run a command and count its events: exact totals, mean and %stddev over runs" },
 	{ "diff", cmd_diff, "compare two sets of runs like the kernel test robot: what changed, by LKP's rules" },
+	{ "script", cmd_script, "print every sample of a recording in time order, as perf script does, or as JSON lines" },
 	{ "list", cmd_list, "the collectors and event classes this machine supports, and why not" },
 };
 

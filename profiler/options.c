@@ -131,6 +131,24 @@ const char *options_failure(const struct option_table *t, int argc, char **argv,
 	return buf;
 }
 
+int option_choice(const struct option_table *t, int id, const char *arg)
+{
+	for (size_t i = 0; i < t->count; i++) {
+		const struct option_spec *s = &t->specs[i];
+		if (option_id(s) != id || !s->values)
+			continue;
+		size_t len = strlen(arg);
+		int k = 0;
+		for (const char *v = s->values; *v; k++) {
+			size_t n = strcspn(v, "|");
+			if (n == len && strncmp(v, arg, n) == 0)
+				return k;
+			v += n + (v[n] == '|');
+		}
+	}
+	return -1;
+}
+
 /* ---- wrapping ---- */
 
 void options_wrap(FILE *out, const char *text, size_t first_column, size_t indent)

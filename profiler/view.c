@@ -78,6 +78,23 @@ const struct frame *view_frame(const struct profile *p, uint32_t frame)
 	return &p->stacks.frames[frame];
 }
 
+/* ---- weights ---- */
+
+bool view_weights_wanted(const struct profile *p)
+{
+	return p->weights != NULL;
+}
+
+void view_add_weight(const struct profile *p, int self, uint32_t stack, uint32_t pid, uint32_t tid, int signal,
+		     uint64_t word, unsigned kind, uint64_t value)
+{
+	if (!p->weights || self < 0 || WEIGHT_OWN + kind >= WEIGHT_MAX)
+		return;
+	struct weight_key key = { .collector = (uint32_t)self, .stack = stack, .pid = pid, .tid = tid,
+				  .comm = proc_table_comm_of(p->procs, pid), .signal = signal, .word = word };
+	weight_table_add(p->weights, &key, WEIGHT_OWN + kind, value);
+}
+
 /* ---- data addresses ---- */
 
 bool view_kernel_address(uint64_t addr)
@@ -126,6 +143,14 @@ const char *view_data_marked_by(const struct profile *p, uint32_t pid, uint64_t 
 
 /* ---- labels ---- */
 
+const char *view_dso_build_id(const struct profile *p, const char *dso)
+{
+	struct dso *d = proc_table_dso_named(p->procs, dso);
+	if (!d || d->is_kernel || !d->load_tried)
+		return NULL; /* never loads a file only to name it */
+	return symtab_build_id(d->symtab);
+}
+
 const char *dso_short_name(const char *dso)
 {
 	const char *slash = strrchr(dso, '/');
@@ -137,6 +162,16 @@ const char *frame_label(const struct frame *f, char *buf, size_t buflen)
 	if (f->sym)
 		return f->sym;
 	snprintf(buf, buflen, "%s+0x%llx", dso_short_name(f->dso), (unsigned long long)f->addr);
+	return buf;
+}
+
+const char *frame_merged_label(const struct frame *f, char *buf, size_t buflen)
+{
+	if (f->sym)
+		return f->sym;
+	if (f->dso[0] == '[')
+		return f->dso;
+	snprintf(buf, buflen, "[%s]", dso_short_name(f->dso));
 	return buf;
 }
 
@@ -154,6 +189,46 @@ const char *path_figure_key(const char *collector, const struct path_figure *f, 
 	for (char *k = buf; *k; k++)
 		*k = *k == ' ' ? '_' : *k;
 	return buf;
+}
+
+/* ---- times and the slowest events ---- */
+
+const char *view_time(uint64_t ns, char *buf, size_t len)
+{
+	snprintf(buf, len, "%llu.%06llu", (unsigned long long)(ns / 1000000000ull),
+		 (unsigned long long)(ns % 1000000000ull / 1000));
+	return buf;
+}
+
+void view_text_slowest(FILE *out, const char *what, const struct slowest_event *s)
+{
+	if (!s->start)
+		return;
+	char start[32], end[32];
+	view_time(s->start, start, sizeof(start));
+	view_time(s->end, end, sizeof(end));
+	fprintf(out, "  slowest %s: %.3f ms, tid %u, %s to %s (sigprof script --tid %u --time %s,%s)\n", what,
+		(double)s->ns / 1e6, s->tid, start, end, s->tid, start, end);
+}
+
+void view_json_slowest(struct json_writer *w, const char *key, const struct slowest_event *s)
+{
+	if (!s->start) {
+		json_null(w, key);
+		return;
+	}
+	char start[32], end[32], both[64];
+	snprintf(both, sizeof(both), "%s,%s", view_time(s->start, start, sizeof(start)),
+		 view_time(s->end, end, sizeof(end)));
+	json_object_begin(w, key);
+	json_u64(w, "ns", s->ns);
+	json_u64(w, "start_ns", s->start);
+	json_u64(w, "end_ns", s->end);
+	if (s->pid)
+		json_u64(w, "pid", s->pid);
+	json_u64(w, "tid", s->tid);
+	json_string(w, "script_time", both);
+	json_end(w);
 }
 
 /* ---- stack writers ---- */

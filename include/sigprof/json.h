@@ -21,9 +21,12 @@ struct json_writer {
 	bool has_items[JSON_MAX_DEPTH]; /* a value was written at this depth: the next needs a comma */
 	char closer[JSON_MAX_DEPTH];     /* '}' or ']' */
 	bool script_safe;                /* strings escape < > & (\u003c...): the document goes inside an HTML <script> */
+	bool compact;                    /* no indentation: one document a line (JSON Lines) */
 };
 
 void json_init(struct json_writer *w, FILE *out);
+/* A writer of compact documents, each on one line once json_finish() ends it (`sigprof script --json`). */
+void json_init_compact(struct json_writer *w, FILE *out);
 void json_object_begin(struct json_writer *w, const char *key);
 void json_array_begin(struct json_writer *w, const char *key);
 void json_end(struct json_writer *w); /* closes the innermost object or array */

@@ -108,6 +108,13 @@ const struct option_spec *options_find(const struct option_table *t, const char 
 const char *options_failure(const struct option_table *t, int argc, char **argv, int failed_optind, int failed_optopt,
 			    char *buf, size_t len);
 
+/*
+ * The position of arg among the '|'-separated values of the option whose
+ * getopt value is id (0 for "self" in "self|total|name"), or -1 when it is
+ * none of them (or the option has no such list).
+ */
+int option_choice(const struct option_table *t, int id, const char *arg);
+
 /* The whole --help text: synopsis, description, option list, then t->epilogue. */
 void options_usage(const struct option_table *t, FILE *out);
 

@@ -30,6 +30,8 @@
 #include "sigprof/paths.h"
 #include "sigprof/sample.h"
 #include "sigprof/stacks.h"
+#include "sigprof/stats.h"
+#include "sigprof/weights.h"
 
 struct profile;
 struct json_writer;
@@ -71,6 +73,20 @@ uint32_t view_stack_depth(const struct profile *p, uint32_t stack);
 /* Frame i of a stack, leaf first (i < view_stack_depth()). */
 const struct frame *view_stack_frame(const struct profile *p, uint32_t stack, uint32_t i);
 
+/* ---- weights (weights.h) ---- */
+
+/*
+ * Add value to this collector's own weight kind `kind` (an index into its
+ * struct collector.weights) of a stack, for thread tid of process pid,
+ * labelled with a signal number and a futex word (0: none).  Nothing
+ * happens unless the report asked for weights (pprof, folded per thread
+ * or by time): view_weights_wanted() says whether, so an analyzer can
+ * skip the work.
+ */
+void view_add_weight(const struct profile *p, int self, uint32_t stack, uint32_t pid, uint32_t tid, int signal,
+		     uint64_t word, unsigned kind, uint64_t value);
+bool view_weights_wanted(const struct profile *p);
+
 /* ---- data addresses ---- */
 
 /*
@@ -97,12 +113,34 @@ const char *view_data_marked_by(const struct profile *p, uint32_t pid, uint64_t 
 
 /* "sym" or "dso+0xoffset" for a frame. */
 const char *frame_label(const struct frame *f, char *buf, size_t buflen);
+/*
+ * "sym", or for a frame no symbol names "[dso]" (its file's last
+ * component, or the dso itself when bracketed: "[unknown]", "[vdso]"):
+ * no address, so the unnamed frames of one file merge (folded stacks,
+ * pprof's functions).
+ */
+const char *frame_merged_label(const struct frame *f, char *buf, size_t buflen);
+/* The GNU build-id (hex) of a dso the report read, by the name frames give it; NULL when unknown. */
+const char *view_dso_build_id(const struct profile *p, const char *dso);
 /* The last component of a dso path. */
 const char *dso_short_name(const char *dso);
 /* "file.c:42" (the source file's last component) for a frame with a source line (--srcline), else NULL. */
 const char *frame_srcline(const struct frame *f, char *buf, size_t buflen);
 /* The JSON key of a path figure: "sched_wait_ms", "c2c_hitm_local". */
 const char *path_figure_key(const char *collector, const struct path_figure *f, char *buf, size_t len);
+
+/* ---- times and the slowest events ---- */
+
+/* A perf clock time as sigprof script prints it: seconds with six decimals ("1283.867775"). */
+const char *view_time(uint64_t ns, char *buf, size_t len);
+/*
+ * One text line that points at a slowest event: "  slowest WHAT: 5.603 ms,
+ * tid 10157, 1283.901234 to 1283.906836 (sigprof script --tid 10157
+ * --time 1283.901234,1283.906836)"; nothing when none was seen.
+ */
+void view_text_slowest(FILE *out, const char *what, const struct slowest_event *s);
+/* "KEY": {"ns", "start_ns", "end_ns", "pid", "tid", "script_time": "START,END"}, or null when none was seen. */
+void view_json_slowest(struct json_writer *w, const char *key, const struct slowest_event *s);
 
 /* ---- stack writers ---- */
 

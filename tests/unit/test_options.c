@@ -310,3 +310,13 @@ Test(options, failure_names_what_was_wrong_and_the_nearest_option)
 		cr_assert_str_eq(failure_of(argv, 2, buf, sizeof(buf)), cases[i].want, "%s", cases[i].arg);
 	}
 }
+
+Test(options, a_choice_is_its_position_among_the_options_values)
+{
+	cr_assert_eq(option_choice(&table, OPT_SORT, "self"), 0);
+	cr_assert_eq(option_choice(&table, OPT_SORT, "total"), 1);
+	cr_assert_eq(option_choice(&table, OPT_SORT, "tot"), -1, "a prefix is no value");
+	cr_assert_eq(option_choice(&table, OPT_SORT, "totals"), -1);
+	cr_assert_eq(option_choice(&table, OPT_SORT, ""), -1);
+	cr_assert_eq(option_choice(&table, 'o', "out.data"), -1, "an option without a list of values");
+}
