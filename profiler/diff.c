@@ -40,7 +40,7 @@ enum side { BASE, NEW, SIDES };
 static const char *const side_names[SIDES] = { "base", "new" };
 
 enum diff_sort { SORT_BY_CHANGE, SORT_BY_KEY };
-enum diff_format { DIFF_TEXT, DIFF_JSON, DIFF_FOLDED, DIFF_HTML };
+enum diff_format { DIFF_TEXT, DIFF_JSON, DIFF_FOLDED, DIFF_HTML, DIFF_PPROF };
 
 struct diff_args {
 	const char **files[SIDES];
@@ -50,6 +50,7 @@ struct diff_args {
 	enum diff_sort sort;
 	const char *collector;
 	const char *html;       /* --html FILE: the differential flame graphs of the first run of each side */
+	const char *pprof;      /* --pprof PREFIX: PREFIX.base.pb.gz and PREFIX.new.pb.gz, of the first run of each side */
 	double min_change;      /* --min-change: |%change| below it is not listed */
 	unsigned limit;         /* -n: rows at most; 0: all */
 	struct profile_options po;
@@ -628,7 +629,7 @@ static void diff_folded(struct diff_data *d, FILE *out)
 
 /* ---- options ---- */
 
-enum { OPT_ALL = 256, OPT_JSON, OPT_FOLDED, OPT_HTML, OPT_SORT, OPT_COLLECTOR, OPT_MIN_CHANGE, OPT_PATH_RULE, OPT_PATH_RULES,
+enum { OPT_ALL = 256, OPT_JSON, OPT_FOLDED, OPT_HTML, OPT_PPROF, OPT_SORT, OPT_COLLECTOR, OPT_MIN_CHANGE, OPT_PATH_RULE, OPT_PATH_RULES,
        OPT_KALLSYMS };
 
 static const struct option_spec diff_specs[] = {
@@ -641,6 +642,10 @@ static const struct option_spec diff_specs[] = {
 	  .help = "a page of differential flame graphs, one per collector: frames sized by the new side, coloured "
 		  "by growth (red) and shrink (blue) of their share; of the first recording of each side "
 		  "(docs/report-html.md)" },
+	{ .id = OPT_PPROF, .long_name = "pprof", .arg = "PREFIX", .group = 1,
+	  .help = "PREFIX.base.pb.gz and PREFIX.new.pb.gz, pprof profiles of the first recording of each side with "
+		  "one set of sample types, for go tool pprof -diff_base=PREFIX.base.pb.gz PREFIX.new.pb.gz "
+		  "(docs/outputs.md)" },
 	{ .id = OPT_SORT, .long_name = "sort", .arg = "KEY", .values = "change|key",
 	  .help = "order the rows of each group by the size of their change or by key", .default_value = "change" },
 	{ .id = OPT_COLLECTOR, .long_name = "collector", .arg = "NAME",
@@ -680,7 +685,7 @@ static int parse_diff_args(int argc, char **argv, struct diff_args *a, struct pa
 		}
 	char err[512];
 	int c, formats = 0;
-	const char *format_given[3];
+	const char *format_given[4];
 	uint64_t v;
 	struct getopt_tables g;
 	options_getopt(&diff_option_table, &g);
@@ -691,19 +696,26 @@ static int parse_diff_args(int argc, char **argv, struct diff_args *a, struct pa
 			a->all = true;
 			break;
 		case OPT_JSON:
-			format_given[formats < 3 ? formats : 2] = "--json";
+			format_given[formats < 4 ? formats : 3] = "--json";
 			a->format = DIFF_JSON;
 			formats++;
 			break;
 		case OPT_FOLDED:
-			format_given[formats < 3 ? formats : 2] = "--folded";
+			format_given[formats < 4 ? formats : 3] = "--folded";
 			a->format = DIFF_FOLDED;
 			formats++;
 			break;
 		case OPT_HTML:
-			format_given[formats < 3 ? formats : 2] = "--html";
+			format_given[formats < 4 ? formats : 3] = "--html";
 			a->format = DIFF_HTML;
 			a->html = optarg;
+			formats++;
+			break;
+		case OPT_PPROF:
+			format_given[formats < 4 ? formats : 3] = "--pprof";
+			a->format = DIFF_PPROF;
+			a->pprof = optarg;
+			a->po.weights = true;
 			formats++;
 			break;
 		case OPT_SORT:
@@ -752,9 +764,8 @@ static int parse_diff_args(int argc, char **argv, struct diff_args *a, struct pa
 	if (formats > 1)
 		return sp_error("diff: %s and %s are two output formats: give one of them", format_given[0],
 				format_given[1]);
-	if ((a->format == DIFF_FOLDED || a->format == DIFF_HTML) && (a->all || a->min_change > 0 || a->limit))
-		sp_warn("diff: --all, --min-change and -n shape the table, not %s: ignored",
-			a->format == DIFF_HTML ? "--html" : "--folded");
+	if (a->format != DIFF_TEXT && a->format != DIFF_JSON && (a->all || a->min_change > 0 || a->limit))
+		sp_warn("diff: --all, --min-change and -n shape the table, not %s: ignored", format_given[0]);
 	a->files[BASE] = (const char **)argv + optind;
 	if (dash < argc) {
 		a->nfiles[BASE] = (size_t)(dash - optind);
@@ -781,29 +792,42 @@ static int parse_diff_args(int argc, char **argv, struct diff_args *a, struct pa
 }
 
 /*
- * --html: the first recording of each side, loaded whole, drawn as one
- * page of differential flame graphs (report_html_diff).  A flame graph
- * needs stacks: a stat document is refused.
+ * --html and --pprof: the first recording of each side, loaded whole: one
+ * page of differential flame graphs (report_html_diff), or two pprof
+ * profiles with one set of sample types (report_pprof_pair).  They need
+ * stacks: a stat document is refused.
  */
-static int diff_html(const struct diff_args *a)
+static int diff_pair_output(const struct diff_args *a)
 {
+	const char *option = a->format == DIFF_HTML ? "--html" : "--pprof";
 	struct profile p[SIDES];
 	int loaded = 0, ret = 0;
 	for (int s = 0; s < SIDES && ret == 0; s++) {
 		const char *file = a->files[s][0];
 		char err[512];
 		if (profile_load(file, &a->po, &p[s], err, sizeof(err)) < 0) {
-			ret = sp_error("diff: --html: %s: %s (a flame graph compares recordings)", QUOTED(file), err);
+			ret = sp_error("diff: %s: %s: %s (it compares recordings)", option, QUOTED(file), err);
 			profile_free(&p[s]);
 			break;
 		}
 		loaded++;
 		if (a->nfiles[s] > 1)
-			sp_warn("diff: --html draws the first recording of each side: %s", QUOTED(file));
+			sp_warn("diff: %s takes the first recording of each side: %s", option, QUOTED(file));
 	}
-	if (ret == 0) {
+	if (ret == 0 && a->format == DIFF_HTML) {
 		struct report_options o = { .view = { .top = 15, .stacks_per_path = 3, .max_frames = 24 } };
 		ret = report_html_file("diff", a->html, &p[BASE], &p[NEW], &o);
+	} else if (ret == 0) {
+		struct strbuf base = { 0 }, new = { 0 };
+		sb_addf(&base, "%s.base.pb.gz", a->pprof);
+		sb_addf(&new, "%s.new.pb.gz", a->pprof);
+		char err[512];
+		if (report_pprof_pair(&p[BASE], base.buf, &p[NEW], new.buf, err, sizeof(err)) < 0)
+			ret = sp_error("diff: --pprof: %s", err);
+		else
+			printf("go tool pprof -diff_base=%s %s\n", base.buf, new.buf);
+		sb_free(&base);
+		sb_free(&new);
 	}
 	for (int s = 0; s < loaded; s++)
 		profile_free(&p[s]);
@@ -819,8 +843,8 @@ int cmd_diff(int argc, char **argv)
 		path_rules_free(rules);
 		return EXIT_USAGE;
 	}
-	if (a.format == DIFF_HTML) {
-		int ret = diff_html(&a);
+	if (a.format == DIFF_HTML || a.format == DIFF_PPROF) {
+		int ret = diff_pair_output(&a);
 		path_rules_free(rules);
 		return ret < 0 ? EXIT_USAGE : 0;
 	}

@@ -204,15 +204,19 @@ static int write_one(const struct profile *p, const struct pprof_types *t, const
 	sb_free(&comment);
 	main_mapping_first(&w);
 	add_samples(&w, t);
-	int ret = 0;
-	FILE *out = fopen(path, "wb");
-	if (!out) {
-		ret = -errno;
-		snprintf(err, errlen, "cannot create %s: %s", path, strerror(errno));
+	/* a new file renamed over path when whole: a link or device at path is refused (safe_output, util.h) */
+	struct safe_output out;
+	int ret = safe_output_open(path, 0644, &out);
+	if (ret == -EEXIST) {
+		snprintf(err, errlen, "%s exists and is not a regular file (a link, device, FIFO or directory)", path);
+	} else if (ret < 0) {
+		snprintf(err, errlen, "cannot create %s: %s", path, strerror(-ret));
 	} else {
-		ret = pprof_write_gzip(w.b, out);
-		if (fclose(out) != 0 && !ret)
-			ret = -EIO;
+		ret = pprof_write_gzip(w.b, out.fp);
+		if (ret)
+			safe_output_abort(&out);
+		else
+			ret = safe_output_commit(&out);
 		if (ret)
 			snprintf(err, errlen, "writing %s failed: %s", path, strerror(-ret));
 	}

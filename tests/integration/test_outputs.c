@@ -411,3 +411,39 @@ Test(outputs, script_text_is_read_by_speedscopes_import, .timeout = 120)
 	free(pid_out);
 	free(out);
 }
+
+/*
+ * diff --pprof: the first recording of each side as two profiles with one
+ * set of sample types.  futex_wake_many N makes N FUTEX_WAKE calls: each
+ * file's futex_calls total is its recording's own count (report --figures),
+ * and `-diff_base` shows the difference of the two.
+ */
+Test(outputs, diff_pprof_pair_reads_as_a_difference_in_pprof, .timeout = 180)
+{
+	require_perf_events();
+	require_root();
+	require_go();
+	char base[512], new[512];
+	snprintf(base, sizeof(base), "%s", test_path("wake1000.data"));
+	snprintf(new, sizeof(new), "%s", test_path("wake2000.data"));
+	free(record_workload(base, "-e futex", W "futex_wake_many 1000 >/dev/null"));
+	free(record_workload(new, "-e futex", W "futex_wake_many 2000 >/dev/null"));
+	const char *prefix = test_path("pair");
+	char *out;
+	int st = run_cmd(&out, true, "%s diff --pprof '%s' '%s' '%s'", sigprof_bin(), prefix, base, new);
+	cr_assert_eq(st, 0, "diff --pprof exited %d: %s", st, out);
+	cr_assert_not_null(strstr(out, "go tool pprof -diff_base="), "it prints the command to compare them: %s", out);
+	free(out);
+	char base_profile[600], new_profile[600], diff_options[700];
+	snprintf(base_profile, sizeof(base_profile), "%s.base.pb.gz", prefix);
+	snprintf(new_profile, sizeof(new_profile), "%s.new.pb.gz", prefix);
+	double base_calls = figure(base, "futex.op.WAKE.calls"), new_calls = figure(new, "futex.op.WAKE.calls");
+	cr_assert_geq(base_calls, 1000);
+	cr_assert_geq(new_calls, 2000);
+	cr_assert_eq(pprof_shown(base_profile, "-sample_index=futex_calls -nodefraction=0"), base_calls);
+	cr_assert_eq(pprof_shown(new_profile, "-sample_index=futex_calls -nodefraction=0"), new_calls);
+	snprintf(diff_options, sizeof(diff_options), "-sample_index=futex_calls -nodefraction=0 -focus=main -diff_base='%s'",
+		 base_profile);
+	cr_assert_eq(pprof_shown(new_profile, diff_options), new_calls - base_calls,
+		     "the difference of the two sides' calls through main");
+}
