@@ -35,6 +35,7 @@
 #include "sigprof/collector.h"
 #include "sigprof/futex_tracker.h"
 #include "sigprof/paths.h"
+#include "sigprof/rate_bound.h"
 #include "sigprof/view.h"
 #include "sigprof/tracepoint.h"
 #include "sigprof/util.h"
@@ -65,24 +66,77 @@ static uint64_t sample_bound(void)
 	return max > 0 && max < FUTEX_SAMPLE_BOUND_HZ ? (uint64_t)max : FUTEX_SAMPLE_BOUND_HZ;
 }
 
-static void apply_mode(struct perf_event_attr *attr, enum futex_mode mode)
+/* A counter: no records, an exact total. */
+static void make_counter(struct perf_event_attr *attr)
 {
-	if (mode == FUTEX_SAMPLE) {
-		attr->freq = 1;
-		attr->sample_freq = sample_bound();
-	} else if (mode == FUTEX_COUNT) {
-		attr->freq = 0;
-		attr->sample_period = 0; /* a counter: no records, an exact total */
-	}
+	attr->freq = 0;
+	attr->sample_period = 0;
+	attr->sample_type &= ~(uint64_t)(PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER);
+	attr->sample_regs_user = 0;
+	attr->sample_stack_user = 0;
 }
 
+/*
+ * Another event on the tracepoint of specs[from], named "NAME#suffix" (the
+ * report tells them apart by the suffix; docs/futex.md).  It has no format
+ * of its own: the TRACEPOINT record of specs[from] describes its samples.
+ */
+static size_t add_sibling(struct event_list *events, size_t from, const char *suffix, const char *filter)
+{
+	struct event_spec *spec = event_list_add(events, "", "futex");
+	const struct event_spec *src = &events->specs[from];
+	/* the tracepoint's own name, without the suffix of a sibling it was copied from */
+	snprintf(spec->name, sizeof(spec->name), "%.*s#%s", (int)strcspn(src->name, "#"), src->name, suffix);
+	spec->attr = src->attr;
+	snprintf(spec->tracepoint_system, sizeof(spec->tracepoint_system), "%s", src->tracepoint_system);
+	if (filter)
+		spec->tracepoint_filter = xstrdup(filter);
+	return events->count - 1;
+}
+
+/*
+ * The events of one tracepoint: in trace mode the one that records every
+ * hit; in count mode a counter; in sample mode the gate that records every
+ * hit while the window's rate allows, its weighted alternate and its meter
+ * (rate_bound.h).  Returns the index of the spec whose total is the exact
+ * count of hits (the gate in trace, the meter in sample, the counter in
+ * count), or -errno.
+ */
 static int add_tracepoint(struct event_list *events, const struct record_options *opts, const char *name,
-			  bool entry, char *reason, size_t reasonlen)
+			  bool entry, int entry_meter, char *reason, size_t reasonlen)
 {
 	int err = tracepoint_add(events, opts, "futex", "syscalls", name, entry, reason, reasonlen);
-	if (!err)
-		apply_mode(&events->specs[events->count - 1].attr, opts->futex);
-	return err;
+	if (err)
+		return err;
+	size_t record = events->count - 1;
+	if (opts->futex == FUTEX_COUNT) {
+		make_counter(&events->specs[record].attr);
+		return (int)record;
+	}
+	if (opts->futex == FUTEX_TRACE)
+		return (int)record;
+	size_t alternate = add_sibling(events, record, FUTEX_SAMPLED_SUFFIX, NULL);
+	events->specs[alternate].attr.freq = 1;
+	events->specs[alternate].attr.sample_freq = sample_bound();
+	/* an exit's rate is its entry's: the entry's meter measures both */
+	int meter = entry_meter;
+	if (entry) {
+		meter = (int)add_sibling(events, record, FUTEX_COUNT_SUFFIX, NULL);
+		make_counter(&events->specs[meter].attr);
+	}
+	rate_bound_link(events, record, (size_t)meter, (int)alternate, sample_bound());
+	return meter;
+}
+
+/* One counter per futex(2) command, with the tracepoint filter `sigprof stat` uses: exact calls per op. */
+static void add_op_counters(struct event_list *events, size_t total)
+{
+	char filter[160];
+	for (unsigned cmd = 0; cmd <= FOP_LOCK_PI2; cmd++) {
+		futex_op_filter(cmd, filter, sizeof(filter));
+		size_t c = add_sibling(events, total, futex_op_name((enum futex_op_id)cmd), filter);
+		make_counter(&events->specs[c].attr);
+	}
 }
 
 static int futex_add_events(struct record_options *opts, struct event_list *events, char *reason,
@@ -95,16 +149,18 @@ static int futex_add_events(struct record_options *opts, struct event_list *even
 	with_stacks.stack_user_size = stack_user_size_for(opts, WAIT_STACK_USER_SIZE);
 	for (size_t i = 0; i < ARRAY_SIZE(futex_syscalls); i++) {
 		snprintf(name, sizeof(name), "sys_enter_%s", futex_syscalls[i]);
-		int err = add_tracepoint(events, &with_stacks, name, true, reason, reasonlen);
-		if (err == -ENOENT && i > 0)
+		int total = add_tracepoint(events, &with_stacks, name, true, -1, reason, reasonlen);
+		if (total == -ENOENT && i > 0)
 			continue; /* an older kernel without this futex2 call */
-		if (err)
-			return err;
+		if (total < 0)
+			return total;
+		if (i == 0)
+			add_op_counters(events, (size_t)total);
 		if (opts->futex == FUTEX_COUNT)
 			continue;
 		snprintf(name, sizeof(name), "sys_exit_%s", futex_syscalls[i]);
-		err = add_tracepoint(events, &with_stacks, name, false, reason, reasonlen);
-		if (err)
+		int err = add_tracepoint(events, &with_stacks, name, false, total, reason, reasonlen);
+		if (err < 0)
 			return err;
 	}
 	reason[0] = '\0';
@@ -125,6 +181,49 @@ static enum futex_op_id syscall_named(const char *name)
 	return FOP_COUNT;
 }
 
+/* The futex(2) command a counter suffix names ("WAKE"), or FOP_COUNT. */
+static enum futex_op_id command_named(const char *name)
+{
+	for (int id = 0; id <= FOP_LOCK_PI2; id++)
+		if (strcmp(name, futex_op_name((enum futex_op_id)id)) == 0)
+			return (enum futex_op_id)id;
+	return FOP_COUNT;
+}
+
+/* What "syscalls:sys_{enter,exit}_CALL[#SUFFIX]" is (the suffixes: futex_internal.h). */
+static void classify(struct event_info *info, const char *name)
+{
+	static const char enter_prefix[] = "syscalls:sys_enter_", exit_prefix[] = "syscalls:sys_exit_";
+	info->kind = KIND_OTHER;
+	info->syscall = FOP_COUNT;
+	const char *call;
+	if (strncmp(name, enter_prefix, sizeof(enter_prefix) - 1) == 0)
+		call = name + sizeof(enter_prefix) - 1, info->entry = true;
+	else if (strncmp(name, exit_prefix, sizeof(exit_prefix) - 1) == 0)
+		call = name + sizeof(exit_prefix) - 1;
+	else
+		return;
+	char base[64];
+	size_t len = strcspn(call, "#");
+	snprintf(base, sizeof(base), "%.*s", (int)len, call);
+	enum futex_op_id syscall = syscall_named(base);
+	if (syscall == FOP_COUNT)
+		return;
+	info->syscall = syscall;
+	const char *suffix = call[len] == '#' ? call + len + 1 : NULL;
+	if (!suffix) {
+		info->kind = info->entry ? KIND_ENTER : KIND_EXIT;
+	} else if (strcmp(suffix, FUTEX_SAMPLED_SUFFIX) == 0) {
+		info->kind = info->entry ? KIND_ENTER : KIND_EXIT;
+		info->weighted = true;
+	} else if (strcmp(suffix, FUTEX_COUNT_SUFFIX) == 0) {
+		info->kind = KIND_METER;
+	} else if (info->entry && syscall == FOP_UNKNOWN && command_named(suffix) != FOP_COUNT) {
+		info->kind = KIND_OP_COUNTER;
+		info->op = command_named(suffix);
+	}
+}
+
 struct event_info *futex_event_info_of(struct futex_state *st, const struct sp_event *ev)
 {
 	if (ev->index >= st->nevents) {
@@ -133,19 +232,12 @@ struct event_info *futex_event_info_of(struct futex_state *st, const struct sp_e
 		memset(st->events + old, 0, (st->nevents - old) * sizeof(*st->events));
 	}
 	struct event_info *info = &st->events[ev->index];
-	if (info->kind != KIND_UNKNOWN)
-		return info;
-	static const char enter_prefix[] = "syscalls:sys_enter_", exit_prefix[] = "syscalls:sys_exit_";
-	info->kind = KIND_OTHER;
-	enum futex_op_id syscall = FOP_COUNT;
-	if (strncmp(ev->name, enter_prefix, sizeof(enter_prefix) - 1) == 0) {
-		syscall = syscall_named(ev->name + sizeof(enter_prefix) - 1);
-		info->kind = syscall == FOP_COUNT ? KIND_OTHER : KIND_ENTER;
-	} else if (strncmp(ev->name, exit_prefix, sizeof(exit_prefix) - 1) == 0) {
-		syscall = syscall_named(ev->name + sizeof(exit_prefix) - 1);
-		info->kind = syscall == FOP_COUNT ? KIND_OTHER : KIND_EXIT;
+	if (info->kind == KIND_UNKNOWN) {
+		classify(info, ev->name);
+		/* a recording of the kernel's frequency mode on the tracepoint itself (sigprof before the window) */
+		if ((info->kind == KIND_ENTER || info->kind == KIND_EXIT) && ev->attr.freq)
+			info->weighted = true;
 	}
-	info->syscall = syscall;
 	return info;
 }
 

@@ -27,12 +27,32 @@ struct profile;
 struct view_options;
 struct sp_event;
 
-enum event_kind { KIND_UNKNOWN = 0, KIND_OTHER, KIND_ENTER, KIND_EXIT };
+/*
+ * The events of one tracepoint are told apart by a suffix of their name
+ * (docs/futex.md): "syscalls:sys_enter_futex" records every call (trace,
+ * and sample mode's gate) or counts them (count), "...#sampled" is sample
+ * mode's weighted alternate, "...#count" its meter, "...#WAKE" the counter
+ * of one futex(2) command.
+ */
+#define FUTEX_SAMPLED_SUFFIX "sampled"
+#define FUTEX_COUNT_SUFFIX "count"
+
+enum event_kind {
+	KIND_UNKNOWN = 0,
+	KIND_OTHER,
+	KIND_ENTER,      /* an entry tracepoint: its records are calls */
+	KIND_EXIT,       /* an exit tracepoint: results */
+	KIND_METER,      /* a counter of an entry or exit tracepoint's hits (sample mode's meter) */
+	KIND_OP_COUNTER, /* a counter of the futex(2) calls of one command */
+};
 
 /* What one of the recording's events is to this collector, and what its samples added up to. */
 struct event_info {
 	enum event_kind kind;
 	enum futex_op_id syscall; /* FOP_SYS_* for futex2 calls, FOP_UNKNOWN for futex(2) */
+	bool entry;               /* of an entry tracepoint (KIND_ENTER, and meters and counters of one) */
+	bool weighted;            /* sample mode's alternate: samples with the kernel's period as weight */
+	enum futex_op_id op;      /* KIND_OP_COUNTER: its command */
 	uint64_t samples, weight;
 };
 

@@ -28,6 +28,7 @@
 #include "sigprof/format.h"
 #include "sigprof/options.h"
 #include "sigprof/pmu.h"
+#include "sigprof/rate_bound.h"
 #include "sigprof/util.h"
 #include "sigprof/workload.h"
 
@@ -476,8 +477,13 @@ static int drain_round(struct perf_session *session, struct drain_state *d)
 	return ret;
 }
 
-/* Drain until the workload exits; returns its wait status, or -errno on a write error. */
-static int drain_until_exit(struct perf_session *session, struct workload *w, struct drain_state *d)
+/*
+ * Drain until the workload exits; returns its wait status, or -errno on a
+ * write error.  With rate-bounded events (rate_bound.h) the loop also wakes
+ * at the end of every window to measure it and switch what it calls for.
+ */
+static int drain_until_exit(struct perf_session *session, struct workload *w, struct drain_state *d,
+			    struct rate_bound *bound)
 {
 	int fds[4096];
 	size_t nfds = perf_session_poll_fds(session, fds, ARRAY_SIZE(fds));
@@ -487,7 +493,10 @@ static int drain_until_exit(struct perf_session *session, struct workload *w, st
 	int status = 0, ret = 0;
 	uint64_t flushed = now_monotonic_ns();
 	while (!workload_check(w, &status)) {
-		struct timespec timeout = { 0, 100 * 1000 * 1000 };
+		uint64_t wait_ns = 100 * 1000 * 1000;
+		if (bound && rate_bound_timeout_ns(bound, now_monotonic_ns()) < wait_ns)
+			wait_ns = rate_bound_timeout_ns(bound, now_monotonic_ns());
+		struct timespec timeout = { 0, (long)wait_ns };
 		int n = ppoll(pfds, nfds, &timeout, &w->waitmask);
 		if (n < 0 && errno != EINTR) {
 			ret = -errno;
@@ -496,6 +505,8 @@ static int drain_until_exit(struct perf_session *session, struct workload *w, st
 		for (size_t i = 0; i < nfds; i++)
 			if (pfds[i].revents & (POLLHUP | POLLERR))
 				pfds[i].fd = -1; /* its task is gone: stop polling, keep draining */
+		if (bound)
+			rate_bound_tick(bound, now_monotonic_ns()); /* a failed switch leaves that side as it was */
 		ret = drain_round(session, d);
 		/* a full buffer goes to the writer by itself; this bounds how far the file lags */
 		if (!ret && now_monotonic_ns() - flushed >= FLUSH_INTERVAL_NS) {
@@ -684,7 +695,10 @@ static int record_run(struct record_args *a)
 	}
 
 	struct drain_state d = { .writer = writer };
-	int status = drain_until_exit(session, &w, &d);
+	struct rate_bound *bound = NULL;
+	rate_bound_start(session, now_monotonic_ns(), &bound);
+	int status = drain_until_exit(session, &w, &d, bound);
+	rate_bound_free(bound);
 	uint64_t duration = now_monotonic_ns() - start_mono;
 	perf_session_disable(session);
 	err = status < 0 ? status : drain_round(session, &d);
