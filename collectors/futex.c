@@ -56,6 +56,12 @@
  * wait 10-30 us later) below the bound.
  */
 #define FUTEX_SAMPLE_BOUND_HZ 50000
+/*
+ * Trace mode's bound on the stack copies, per CPU: 2000 copies of 2 KiB a
+ * second are 4 MB/s, while every call's record (the frame-pointer chain)
+ * goes on at any rate.
+ */
+#define TRACE_STACK_BOUND_HZ 2000
 
 /* The system calls, futex(2) first: it is required, the futex2 calls are taken where the kernel has them. */
 static const char *const futex_syscalls[] = { "futex", "futex_wait", "futex_wake", "futex_requeue", "futex_waitv" };
@@ -113,8 +119,28 @@ static int add_tracepoint(struct event_list *events, const struct record_options
 		make_counter(&events->specs[record].attr);
 		return (int)record;
 	}
-	if (opts->futex == FUTEX_TRACE)
+	if (opts->futex == FUTEX_TRACE) {
+		if (entry && !opts->call_graph_chosen) {
+			/*
+			 * Every entry carries its frame-pointer chain; a copy of the
+			 * user stack is taken beside it while the entries of this CPU
+			 * stay under TRACE_STACK_BOUND_HZ over a window, so that each
+			 * call site's first calls (at least) are unwound with DWARF.
+			 */
+			struct record_options dwarf = *opts;
+			dwarf.call_graph = CALL_GRAPH_DWARF;
+			dwarf.stack_user_size = WAIT_STACK_USER_SIZE;
+			size_t copy = add_sibling(events, record, FUTEX_STACK_SUFFIX, NULL);
+			struct perf_event_attr *a = &events->specs[copy].attr;
+			sampling_attr_init(a, &dwarf, PERF_TYPE_TRACEPOINT, a->config);
+			a->sample_type |= PERF_SAMPLE_RAW;
+			a->exclude_callchain_kernel = 1;
+			a->sample_period = 1;
+			a->freq = 0;
+			rate_bound_link(events, copy, record, -1, TRACE_STACK_BOUND_HZ);
+		}
 		return (int)record;
+	}
 	size_t alternate = add_sibling(events, record, FUTEX_SAMPLED_SUFFIX, NULL);
 	events->specs[alternate].attr.freq = 1;
 	events->specs[alternate].attr.sample_freq = sample_bound();
@@ -143,9 +169,14 @@ static int futex_add_events(struct record_options *opts, struct event_list *even
 			    size_t reasonlen)
 {
 	char name[64];
-	/* Waiters blocked in glibc's lock code (no frame pointers) are named only by a DWARF unwind. */
+	/*
+	 * Waiters blocked in glibc's lock code (no frame pointers) are named only
+	 * by a DWARF unwind.  Trace mode records every call: a 2 KiB copy on each
+	 * lost 30% of the records on a fast caller, so its entries take the
+	 * frame-pointer chain and a copy only while the rate allows (above).
+	 */
 	struct record_options with_stacks = *opts;
-	with_stacks.call_graph = call_graph_for(opts, CALL_GRAPH_DWARF);
+	with_stacks.call_graph = call_graph_for(opts, opts->futex == FUTEX_TRACE ? CALL_GRAPH_FP : CALL_GRAPH_DWARF);
 	with_stacks.stack_user_size = stack_user_size_for(opts, WAIT_STACK_USER_SIZE);
 	for (size_t i = 0; i < ARRAY_SIZE(futex_syscalls); i++) {
 		snprintf(name, sizeof(name), "sys_enter_%s", futex_syscalls[i]);
@@ -218,6 +249,8 @@ static void classify(struct event_info *info, const char *name)
 		info->weighted = true;
 	} else if (strcmp(suffix, FUTEX_COUNT_SUFFIX) == 0) {
 		info->kind = KIND_METER;
+	} else if (strcmp(suffix, FUTEX_STACK_SUFFIX) == 0 && info->entry) {
+		info->kind = KIND_STACK;
 	} else if (info->entry && syscall == FOP_UNKNOWN && command_named(suffix) != FOP_COUNT) {
 		info->kind = KIND_OP_COUNTER;
 		info->op = command_named(suffix);
@@ -269,13 +302,13 @@ static bool decode_call(struct futex_state *st, const struct profile *p, const s
 	if (!s->event)
 		return false;
 	const struct event_info *info = futex_event_info_of(st, s->event);
-	if (info->kind != KIND_ENTER && info->kind != KIND_EXIT)
+	if (info->kind != KIND_ENTER && info->kind != KIND_EXIT && info->kind != KIND_STACK)
 		return false;
 	const struct tep_event *ev = view_tracepoint_of(p, s);
 	if (!ev)
 		return false;
 	memset(c, 0, sizeof(*c));
-	c->enter = info->kind == KIND_ENTER;
+	c->enter = info->kind != KIND_EXIT;
 	c->pid = s->pid;
 	c->tid = s->tid;
 	c->time = s->time;
@@ -309,6 +342,13 @@ static void futex_destroy(void *state)
 {
 	struct futex_state *st = state;
 	futex_tracker_free(st->tracker);
+	size_t pos = 0;
+	uint64_t key;
+	void *value;
+	while (u64_map_next(&st->joins, &pos, &key, &value))
+		free(value);
+	u64_map_free(&st->joins);
+	u64_map_free(&st->dwarf_of);
 	free(st->events);
 	free(st);
 }
@@ -319,12 +359,60 @@ static int futex_path_of(void *state, const struct profile *p, const struct sp_s
 	const struct futex_call *c = decoded(st, p, s);
 	if (!c)
 		return PATH_FUTEX_OTHER;
+	if (st->events[s->event->index].kind == KIND_STACK)
+		return futex_op_path(c->op.id) | PATH_STACK_ONLY;
 	if (c->enter)
 		return futex_op_path(c->op.id);
 	enum futex_op_id op = futex_tracker_thread_op(st->tracker, c->tid);
 	if (c->syscall != FOP_UNKNOWN)
 		op = c->syscall; /* a futex2 exit names its own op */
 	return futex_op_path(op);
+}
+
+/* ---- trace mode: the stack copies joined to the entries of their call ---- */
+
+#define STACK_AMBIGUOUS ((void *)UINTPTR_MAX)
+
+/* What a thread's current call brought: its entry's stack and its copy's, ids + 1 (0: not seen). */
+struct stack_join {
+	uint32_t entry_stack, copy_stack;
+};
+
+/*
+ * An entry (copy false) or its stack copy (true) of thread tid, in either
+ * order: the second of the two teaches that the entry's frame-pointer stack
+ * is that call site's DWARF stack.  A frame-pointer stack that two copies
+ * disagree about (it loses the caller of a libc wrapper, which the copies
+ * tell apart) stays as it is.
+ */
+static void join_stack(struct futex_state *st, uint32_t tid, uint32_t stack, bool copy)
+{
+	struct stack_join *j = u64_map_get(&st->joins, tid);
+	if (!j) {
+		j = xcalloc(1, sizeof(*j));
+		u64_map_put(&st->joins, tid, j);
+	}
+	if (copy)
+		j->copy_stack = stack + 1;
+	else
+		j->entry_stack = stack + 1;
+	if (!j->copy_stack || !j->entry_stack)
+		return;
+	st->stacks_lent++;
+	void *known = u64_map_get(&st->dwarf_of, j->entry_stack);
+	void *learned = (void *)(uintptr_t)j->copy_stack;
+	if (!known)
+		u64_map_put(&st->dwarf_of, j->entry_stack, learned);
+	else if (known != learned)
+		u64_map_put(&st->dwarf_of, j->entry_stack, STACK_AMBIGUOUS);
+	j->entry_stack = j->copy_stack = 0;
+}
+
+static uint32_t dwarf_stack_of(void *ctx, uint32_t stack)
+{
+	struct futex_state *st = ctx;
+	void *v = u64_map_get(&st->dwarf_of, (uint64_t)stack + 1);
+	return v && v != STACK_AMBIGUOUS ? (uint32_t)((uintptr_t)v - 1) : stack;
 }
 
 static void name_word(const struct profile *p, struct futex_word *w)
@@ -345,12 +433,18 @@ static void futex_sample(void *state, const struct profile *p, const struct sp_s
 		return;
 	}
 	struct event_info *info = &st->events[s->event->index];
+	if (info->kind == KIND_STACK) {
+		join_stack(st, c->tid, stack, true);
+		return;
+	}
 	info->samples++;
 	info->weight += c->period;
 	if (!c->enter) {
+		free(u64_map_remove(&st->joins, c->tid)); /* the call is over: its entry and copy were joined or not */
 		futex_tracker_exit(st->tracker, c);
 		return;
 	}
+	join_stack(st, c->tid, stack, false);
 	struct futex_call entry = *c;
 	entry.stack = stack;
 	struct futex_word *w = futex_tracker_enter(st->tracker, &entry);
@@ -365,8 +459,11 @@ static void futex_finish(void *state, const struct profile *p)
 	futex_tracker_finish(st->tracker);
 	struct futex_word *const *words;
 	size_t n = futex_tracker_words(st->tracker, &words);
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		if (st->dwarf_of.count)
+			futex_word_remap_stacks(words[i], dwarf_stack_of, st);
 		futex_word_sort_stacks(words[i]);
+	}
 }
 
 /* The marks_data hook (collector.h): a futex word of pid in [start, end) (c2c marks its cacheline). */

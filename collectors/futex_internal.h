@@ -20,6 +20,7 @@
 #include <stdio.h>
 
 #include "sigprof/futex_tracker.h"
+#include "sigprof/util.h"
 
 struct json_writer;
 struct figure_rows;
@@ -32,10 +33,13 @@ struct sp_event;
  * (docs/futex.md): "syscalls:sys_enter_futex" records every call (trace,
  * and sample mode's gate) or counts them (count), "...#sampled" is sample
  * mode's weighted alternate, "...#count" its meter, "...#WAKE" the counter
- * of one futex(2) command.
+ * of one futex(2) command, "...#stack" trace mode's copies of the user
+ * stack (taken while the rate allows) that lend a DWARF stack to the
+ * frame-pointer stacks of the entries of the same call site.
  */
 #define FUTEX_SAMPLED_SUFFIX "sampled"
 #define FUTEX_COUNT_SUFFIX "count"
+#define FUTEX_STACK_SUFFIX "stack"
 
 enum event_kind {
 	KIND_UNKNOWN = 0,
@@ -44,6 +48,7 @@ enum event_kind {
 	KIND_EXIT,       /* an exit tracepoint: results */
 	KIND_METER,      /* a counter of an entry or exit tracepoint's hits (sample mode's meter) */
 	KIND_OP_COUNTER, /* a counter of the futex(2) calls of one command */
+	KIND_STACK,      /* an entry's stack copy: lends its stack to the entry of the same call */
 };
 
 /* What one of the recording's events is to this collector, and what its samples added up to. */
@@ -62,6 +67,15 @@ struct futex_state {
 	struct event_info *events; /* by sp_event index */
 	size_t nevents;
 	uint64_t undecoded;        /* samples whose raw fields could not be read */
+	/*
+	 * Trace mode's stack copies: per thread the entry and the copy seen
+	 * since its last exit (struct stack_join), and what they taught: an
+	 * entry's frame-pointer stack id + 1 -> the DWARF stack id + 1 of its call
+	 * site (STACK_AMBIGUOUS when one frame-pointer stack had copies of two).
+	 */
+	struct u64_map joins;
+	struct u64_map dwarf_of;
+	uint64_t stacks_lent;       /* entries whose call had a copy of its own */
 	/* the last sample path_of() decoded, reused by sample(): its record's raw data identifies it */
 	const void *cached_raw;
 	bool cached_ok;
