@@ -6,17 +6,21 @@
  * Record side.  It opens the entry and exit tracepoints of futex(2) and of
  * the futex2 system calls this kernel has (futex_wait, futex_wake,
  * futex_requeue, futex_waitv); entries carry their callchain, exits only
- * their result.  --futex picks what flows:
- *   trace   every call, period 1: exact, and the most expensive;
- *   sample  (default) the kernel's frequency mode (attr.freq) at
- *           FUTEX_SAMPLE_BOUND_HZ per tracepoint and CPU: the period stays
- *           1, so every call is recorded, while the workload's calls on a CPU
- *           are more than 1/(2 x bound) apart; faster, the kernel raises the
- *           period and each sample carries it as its weight;
+ * their result.  In every mode a counter per futex(2) command, with the
+ * tracepoint filter `sigprof stat` uses, makes the calls per op exact.
+ * --futex picks what flows:
+ *   trace   every call, period 1, each entry with its frame-pointer chain,
+ *           and a copy of the user stack beside it while the entries of its
+ *           CPU stay under TRACE_STACK_BOUND_HZ over a window (rate_bound.h);
+ *   sample  (default) every call while a window of the CPU stays at or under
+ *           FUTEX_SAMPLE_BOUND_HZ per tracepoint (the gate, measured by a
+ *           meter), the kernel's frequency mode at that rate in the windows
+ *           above (the alternate): each of its samples carries its period as
+ *           its weight;
  *   count   counters only (sample_period 0): no records, the exact totals of
- *           each system call in the TOTALS records.
- * (A fixed period does not work for this: with PERIOD in sample_type the
- * kernel samples a tracepoint on every hit whatever the period.)
+ *           each system call and command in the TOTALS records.
+ * The events of one tracepoint are told apart by a suffix of their name
+ * (futex_internal.h).
  *
  * Report side.  Each sample is decoded (op, word address, result) and fed
  * to the tracker (futex_tracker.c): the per-thread state machine that pairs
@@ -45,15 +49,10 @@
 /* ---- record side ---- */
 
 /*
- * The sample mode's bound, per tracepoint and CPU (docs/futex.md has the
- * measurements).  The kernel estimates the rate from the time between two
- * samples of one event, so it is two calls closer than 1/(2 x bound), 10 us,
- * that raise the period, and the next sample within two ticks lowers it.
- * The events follow the CPU, not the thread: the kernel swaps the contexts
- * of a process's threads at a context switch instead of rescheduling their
- * events, so a wake and the woken thread's next call on one CPU count as a
- * burst.  10 us keeps a futex handoff (wake, then the woken thread's next
- * wait 10-30 us later) below the bound.
+ * The sample mode's bound, per tracepoint and CPU, measured over a window
+ * of RATE_BOUND_WINDOW_NS (docs/futex.md): 500 calls in 10 ms.  Above it the
+ * alternate samples at this frequency, as the kernel's frequency mode did
+ * on the tracepoint itself before the window.
  */
 #define FUTEX_SAMPLE_BOUND_HZ 50000
 /*

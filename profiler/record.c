@@ -177,8 +177,9 @@ static const struct option_spec record_specs[] = {
 		  "stack (default 8192) unwound at report time; none: the sampled IP only",
 	  .default_value = "each collector's own: futex and sched dwarf,2048, cpu and signal fp; see sigprof(1)" },
 	{ .id = 'X', .long_name = "futex", .arg = "MODE", .values = "trace|sample|count",
-	  .help = "trace: every futex call; sample (default): every call up to a rate bound, weighted samples "
-		  "above it; count: exact totals per operation only" },
+	  .help = "trace: every futex call; sample (default): every call while a 10 ms window stays under the "
+		  "rate bound, weighted samples above it; count: exact totals only.  Calls per operation are "
+		  "exact in every mode" },
 	{ .short_name = 'm', .long_name = "mmap-pages", .arg = "N", .values = "PAGES",
 	  .help = "ring buffer data pages per CPU, a power of two",
 	  .default_value = OPTIONS_STR(DEFAULT_RING_PAGES) "; " OPTIONS_STR(DWARF_RING_PAGES)
