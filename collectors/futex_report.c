@@ -31,7 +31,7 @@ struct tracepoint_sum {
 	uint64_t samples, weight;  /* of the records, all sides */
 	uint64_t weighted_samples; /* of them, samples of the alternate (weight >= 1 each) */
 	/* the events' counts, from the TOTALS records */
-	bool has_meter, has_own;
+	bool has_meter, has_own, has_alternate;
 	uint64_t meter_total, own_total, alternate_total;
 };
 
@@ -95,7 +95,7 @@ static struct futex_summary summarize(struct futex_state *st, const struct profi
 		if (info->kind == KIND_METER)
 			t->meter_total = ev->total_value, t->has_meter = true;
 		else if (info->weighted)
-			t->alternate_total += ev->total_value;
+			t->alternate_total += ev->total_value, t->has_alternate = true;
 		else
 			t->own_total = ev->total_value, t->has_own = true;
 	}
@@ -111,6 +111,8 @@ static struct futex_summary summarize(struct futex_state *st, const struct profi
 			t->total = t->meter_total, t->has_total = true;
 		else if (t->has_own && !t->alternate_total)
 			t->total = t->own_total, t->has_total = true;
+		else if (!t->has_own && t->has_alternate)
+			t->total = t->alternate_total, t->has_total = true; /* older sigprof: one always-on weighted event */
 	}
 	for (size_t i = 0; i < sum.ntps; i++) {
 		const struct tracepoint_sum *t = &sum.tps[i];
