@@ -6,17 +6,23 @@
  * Record side.  It opens the entry and exit tracepoints of futex(2) and of
  * the futex2 system calls this kernel has (futex_wait, futex_wake,
  * futex_requeue, futex_waitv); entries carry their callchain, exits only
- * their result.  --futex picks what flows:
- *   trace   every call, period 1: exact, and the most expensive;
- *   sample  (default) the kernel's frequency mode (attr.freq) at
- *           FUTEX_SAMPLE_BOUND_HZ per tracepoint and CPU: the period stays
- *           1, so every call is recorded, while the workload's calls on a CPU
- *           are more than 1/(2 x bound) apart; faster, the kernel raises the
- *           period and each sample carries it as its weight;
+ * their result.  In trace and count modes a counter per futex(2) command,
+ * with the tracepoint filter `sigprof stat` uses, makes the calls per op
+ * exact (sample mode does not pay for them: exact while every call is
+ * recorded, estimated above the bound).
+ * --futex picks what flows:
+ *   trace   every call, period 1, each entry with its frame-pointer chain,
+ *           and a copy of the user stack beside it while the entries of its
+ *           CPU stay under TRACE_STACK_BOUND_HZ over a window (rate_bound.h);
+ *   sample  (default) every call while a window of the CPU stays at or under
+ *           FUTEX_SAMPLE_BOUND_HZ per tracepoint (the gate, measured by a
+ *           meter), the kernel's frequency mode at that rate in the windows
+ *           above (the alternate): each of its samples carries its period as
+ *           its weight;
  *   count   counters only (sample_period 0): no records, the exact totals of
- *           each system call in the TOTALS records.
- * (A fixed period does not work for this: with PERIOD in sample_type the
- * kernel samples a tracepoint on every hit whatever the period.)
+ *           each system call and command in the TOTALS records.
+ * The events of one tracepoint are told apart by a suffix of their name
+ * (futex_internal.h).
  *
  * Report side.  Each sample is decoded (op, word address, result) and fed
  * to the tracker (futex_tracker.c): the per-thread state machine that pairs
@@ -35,6 +41,7 @@
 #include "sigprof/collector.h"
 #include "sigprof/futex_tracker.h"
 #include "sigprof/paths.h"
+#include "sigprof/rate_bound.h"
 #include "sigprof/view.h"
 #include "sigprof/tracepoint.h"
 #include "sigprof/util.h"
@@ -44,17 +51,18 @@
 /* ---- record side ---- */
 
 /*
- * The sample mode's bound, per tracepoint and CPU (docs/futex.md has the
- * measurements).  The kernel estimates the rate from the time between two
- * samples of one event, so it is two calls closer than 1/(2 x bound), 10 us,
- * that raise the period, and the next sample within two ticks lowers it.
- * The events follow the CPU, not the thread: the kernel swaps the contexts
- * of a process's threads at a context switch instead of rescheduling their
- * events, so a wake and the woken thread's next call on one CPU count as a
- * burst.  10 us keeps a futex handoff (wake, then the woken thread's next
- * wait 10-30 us later) below the bound.
+ * The sample mode's bound, per tracepoint and CPU, measured over a window
+ * of RATE_BOUND_WINDOW_NS (docs/futex.md): 500 calls in 10 ms.  Above it the
+ * alternate samples at this frequency, as the kernel's frequency mode did
+ * on the tracepoint itself before the window.
  */
 #define FUTEX_SAMPLE_BOUND_HZ 50000
+/*
+ * Trace mode's bound on the stack copies, per CPU: 2000 copies of 2 KiB a
+ * second are 4 MB/s, while every call's record (the frame-pointer chain)
+ * goes on at any rate.
+ */
+#define TRACE_STACK_BOUND_HZ 2000
 
 /* The system calls, futex(2) first: it is required, the futex2 calls are taken where the kernel has them. */
 static const char *const futex_syscalls[] = { "futex", "futex_wait", "futex_wake", "futex_requeue", "futex_waitv" };
@@ -65,46 +73,132 @@ static uint64_t sample_bound(void)
 	return max > 0 && max < FUTEX_SAMPLE_BOUND_HZ ? (uint64_t)max : FUTEX_SAMPLE_BOUND_HZ;
 }
 
-static void apply_mode(struct perf_event_attr *attr, enum futex_mode mode)
+/* A counter: no records, an exact total. */
+static void make_counter(struct perf_event_attr *attr)
 {
-	if (mode == FUTEX_SAMPLE) {
-		attr->freq = 1;
-		attr->sample_freq = sample_bound();
-	} else if (mode == FUTEX_COUNT) {
-		attr->freq = 0;
-		attr->sample_period = 0; /* a counter: no records, an exact total */
-	}
+	attr->freq = 0;
+	attr->sample_period = 0;
+	attr->sample_type &= ~(uint64_t)(PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER);
+	attr->sample_regs_user = 0;
+	attr->sample_stack_user = 0;
 }
 
+/*
+ * Another event on the tracepoint of specs[from], named "NAME#suffix" (the
+ * report tells them apart by the suffix; docs/futex.md).  It has no format
+ * of its own: the TRACEPOINT record of specs[from] describes its samples.
+ */
+static size_t add_sibling(struct event_list *events, size_t from, const char *suffix, const char *filter)
+{
+	struct event_spec *spec = event_list_add(events, "", "futex");
+	const struct event_spec *src = &events->specs[from];
+	/* the tracepoint's own name, without the suffix of a sibling it was copied from */
+	snprintf(spec->name, sizeof(spec->name), "%.*s#%s", (int)strcspn(src->name, "#"), src->name, suffix);
+	spec->attr = src->attr;
+	snprintf(spec->tracepoint_system, sizeof(spec->tracepoint_system), "%s", src->tracepoint_system);
+	if (filter)
+		spec->tracepoint_filter = xstrdup(filter);
+	return events->count - 1;
+}
+
+/*
+ * The events of one tracepoint: in trace mode the one that records every
+ * hit; in count mode a counter; in sample mode the gate that records every
+ * hit while the window's rate allows, its weighted alternate and its meter
+ * (rate_bound.h).  Returns the index of the spec whose total is the exact
+ * count of hits (the gate in trace, the meter in sample, the counter in
+ * count), or -errno.
+ */
 static int add_tracepoint(struct event_list *events, const struct record_options *opts, const char *name,
-			  bool entry, char *reason, size_t reasonlen)
+			  bool entry, int entry_meter, char *reason, size_t reasonlen)
 {
 	int err = tracepoint_add(events, opts, "futex", "syscalls", name, entry, reason, reasonlen);
-	if (!err)
-		apply_mode(&events->specs[events->count - 1].attr, opts->futex);
-	return err;
+	if (err)
+		return err;
+	size_t record = events->count - 1;
+	if (opts->futex == FUTEX_COUNT) {
+		make_counter(&events->specs[record].attr);
+		return (int)record;
+	}
+	if (opts->futex == FUTEX_TRACE) {
+		if (entry && !opts->call_graph_chosen) {
+			/*
+			 * Every entry carries its frame-pointer chain; a copy of the
+			 * user stack is taken beside it while the entries of this CPU
+			 * stay under TRACE_STACK_BOUND_HZ over a window, so that each
+			 * call site's first calls (at least) are unwound with DWARF.
+			 */
+			struct record_options dwarf = *opts;
+			dwarf.call_graph = CALL_GRAPH_DWARF;
+			dwarf.stack_user_size = WAIT_STACK_USER_SIZE;
+			size_t copy = add_sibling(events, record, FUTEX_STACK_SUFFIX, NULL);
+			struct perf_event_attr *a = &events->specs[copy].attr;
+			sampling_attr_init(a, &dwarf, PERF_TYPE_TRACEPOINT, a->config);
+			a->sample_type |= PERF_SAMPLE_RAW;
+			a->exclude_callchain_kernel = 1;
+			a->sample_period = 1;
+			a->freq = 0;
+			rate_bound_link(events, copy, record, -1, TRACE_STACK_BOUND_HZ);
+		}
+		return (int)record;
+	}
+	size_t alternate = add_sibling(events, record, FUTEX_SAMPLED_SUFFIX, NULL);
+	events->specs[alternate].attr.freq = 1;
+	events->specs[alternate].attr.sample_freq = sample_bound();
+	/* an exit's rate is its entry's: the entry's meter measures both */
+	int meter = entry_meter;
+	if (entry) {
+		meter = (int)add_sibling(events, record, FUTEX_COUNT_SUFFIX, NULL);
+		make_counter(&events->specs[meter].attr);
+	}
+	rate_bound_link(events, record, (size_t)meter, (int)alternate, sample_bound());
+	return meter;
+}
+
+/* One counter per futex(2) command, with the tracepoint filter `sigprof stat` uses: exact calls per op. */
+static void add_op_counters(struct event_list *events, size_t total)
+{
+	char filter[160];
+	for (unsigned cmd = 0; cmd <= FOP_LOCK_PI2; cmd++) {
+		futex_op_filter(cmd, filter, sizeof(filter));
+		size_t c = add_sibling(events, total, futex_op_name((enum futex_op_id)cmd), filter);
+		make_counter(&events->specs[c].attr);
+	}
 }
 
 static int futex_add_events(struct record_options *opts, struct event_list *events, char *reason,
 			    size_t reasonlen)
 {
 	char name[64];
-	/* Waiters blocked in glibc's lock code (no frame pointers) are named only by a DWARF unwind. */
+	/*
+	 * Waiters blocked in glibc's lock code (no frame pointers) are named only
+	 * by a DWARF unwind.  Trace mode records every call: a 2 KiB copy on each
+	 * lost 30% of the records on a fast caller, so its entries take the
+	 * frame-pointer chain and a copy only while the rate allows (above).
+	 */
 	struct record_options with_stacks = *opts;
-	with_stacks.call_graph = call_graph_for(opts, CALL_GRAPH_DWARF);
+	with_stacks.call_graph = call_graph_for(opts, opts->futex == FUTEX_TRACE ? CALL_GRAPH_FP : CALL_GRAPH_DWARF);
 	with_stacks.stack_user_size = stack_user_size_for(opts, WAIT_STACK_USER_SIZE);
 	for (size_t i = 0; i < ARRAY_SIZE(futex_syscalls); i++) {
 		snprintf(name, sizeof(name), "sys_enter_%s", futex_syscalls[i]);
-		int err = add_tracepoint(events, &with_stacks, name, true, reason, reasonlen);
-		if (err == -ENOENT && i > 0)
+		int total = add_tracepoint(events, &with_stacks, name, true, -1, reason, reasonlen);
+		if (total == -ENOENT && i > 0)
 			continue; /* an older kernel without this futex2 call */
-		if (err)
-			return err;
+		if (total < 0)
+			return total;
+		/*
+		 * The op counters cost about 0.05 us a call each (14 of them: 0.7 us,
+		 * 2.5 times the default mode's whole cost on futex-heavy code), so
+		 * only the modes that ask for exact totals pay for them; sample mode's
+		 * per-op calls are exact while every call is recorded, estimated above.
+		 */
+		if (i == 0 && opts->futex != FUTEX_SAMPLE)
+			add_op_counters(events, (size_t)total);
 		if (opts->futex == FUTEX_COUNT)
 			continue;
 		snprintf(name, sizeof(name), "sys_exit_%s", futex_syscalls[i]);
-		err = add_tracepoint(events, &with_stacks, name, false, reason, reasonlen);
-		if (err)
+		int err = add_tracepoint(events, &with_stacks, name, false, total, reason, reasonlen);
+		if (err < 0)
 			return err;
 	}
 	reason[0] = '\0';
@@ -125,6 +219,51 @@ static enum futex_op_id syscall_named(const char *name)
 	return FOP_COUNT;
 }
 
+/* The futex(2) command a counter suffix names ("WAKE"), or FOP_COUNT. */
+static enum futex_op_id command_named(const char *name)
+{
+	for (int id = 0; id <= FOP_LOCK_PI2; id++)
+		if (strcmp(name, futex_op_name((enum futex_op_id)id)) == 0)
+			return (enum futex_op_id)id;
+	return FOP_COUNT;
+}
+
+/* What "syscalls:sys_{enter,exit}_CALL[#SUFFIX]" is (the suffixes: futex_internal.h). */
+static void classify(struct event_info *info, const char *name)
+{
+	static const char enter_prefix[] = "syscalls:sys_enter_", exit_prefix[] = "syscalls:sys_exit_";
+	info->kind = KIND_OTHER;
+	info->syscall = FOP_COUNT;
+	const char *call;
+	if (strncmp(name, enter_prefix, sizeof(enter_prefix) - 1) == 0)
+		call = name + sizeof(enter_prefix) - 1, info->entry = true;
+	else if (strncmp(name, exit_prefix, sizeof(exit_prefix) - 1) == 0)
+		call = name + sizeof(exit_prefix) - 1;
+	else
+		return;
+	char base[64];
+	size_t len = strcspn(call, "#");
+	snprintf(base, sizeof(base), "%.*s", (int)len, call);
+	enum futex_op_id syscall = syscall_named(base);
+	if (syscall == FOP_COUNT)
+		return;
+	info->syscall = syscall;
+	const char *suffix = call[len] == '#' ? call + len + 1 : NULL;
+	if (!suffix) {
+		info->kind = info->entry ? KIND_ENTER : KIND_EXIT;
+	} else if (strcmp(suffix, FUTEX_SAMPLED_SUFFIX) == 0) {
+		info->kind = info->entry ? KIND_ENTER : KIND_EXIT;
+		info->weighted = true;
+	} else if (strcmp(suffix, FUTEX_COUNT_SUFFIX) == 0) {
+		info->kind = KIND_METER;
+	} else if (strcmp(suffix, FUTEX_STACK_SUFFIX) == 0 && info->entry) {
+		info->kind = KIND_STACK;
+	} else if (info->entry && syscall == FOP_UNKNOWN && command_named(suffix) != FOP_COUNT) {
+		info->kind = KIND_OP_COUNTER;
+		info->op = command_named(suffix);
+	}
+}
+
 struct event_info *futex_event_info_of(struct futex_state *st, const struct sp_event *ev)
 {
 	if (ev->index >= st->nevents) {
@@ -133,19 +272,12 @@ struct event_info *futex_event_info_of(struct futex_state *st, const struct sp_e
 		memset(st->events + old, 0, (st->nevents - old) * sizeof(*st->events));
 	}
 	struct event_info *info = &st->events[ev->index];
-	if (info->kind != KIND_UNKNOWN)
-		return info;
-	static const char enter_prefix[] = "syscalls:sys_enter_", exit_prefix[] = "syscalls:sys_exit_";
-	info->kind = KIND_OTHER;
-	enum futex_op_id syscall = FOP_COUNT;
-	if (strncmp(ev->name, enter_prefix, sizeof(enter_prefix) - 1) == 0) {
-		syscall = syscall_named(ev->name + sizeof(enter_prefix) - 1);
-		info->kind = syscall == FOP_COUNT ? KIND_OTHER : KIND_ENTER;
-	} else if (strncmp(ev->name, exit_prefix, sizeof(exit_prefix) - 1) == 0) {
-		syscall = syscall_named(ev->name + sizeof(exit_prefix) - 1);
-		info->kind = syscall == FOP_COUNT ? KIND_OTHER : KIND_EXIT;
+	if (info->kind == KIND_UNKNOWN) {
+		classify(info, ev->name);
+		/* a recording of the kernel's frequency mode on the tracepoint itself (sigprof before the window) */
+		if ((info->kind == KIND_ENTER || info->kind == KIND_EXIT) && ev->attr.freq)
+			info->weighted = true;
 	}
-	info->syscall = syscall;
 	return info;
 }
 
@@ -177,13 +309,13 @@ static bool decode_call(struct futex_state *st, const struct profile *p, const s
 	if (!s->event)
 		return false;
 	const struct event_info *info = futex_event_info_of(st, s->event);
-	if (info->kind != KIND_ENTER && info->kind != KIND_EXIT)
+	if (info->kind != KIND_ENTER && info->kind != KIND_EXIT && info->kind != KIND_STACK)
 		return false;
 	const struct tep_event *ev = view_tracepoint_of(p, s);
 	if (!ev)
 		return false;
 	memset(c, 0, sizeof(*c));
-	c->enter = info->kind == KIND_ENTER;
+	c->enter = info->kind != KIND_EXIT;
 	c->pid = s->pid;
 	c->tid = s->tid;
 	c->time = s->time;
@@ -232,6 +364,13 @@ static void futex_destroy(void *state)
 {
 	struct futex_state *st = state;
 	futex_tracker_free(st->tracker);
+	size_t pos = 0;
+	uint64_t key;
+	void *value;
+	while (u64_map_next(&st->joins, &pos, &key, &value))
+		free(value);
+	u64_map_free(&st->joins);
+	u64_map_free(&st->dwarf_of);
 	free(st->events);
 	free(st);
 }
@@ -242,12 +381,60 @@ static int futex_path_of(void *state, const struct profile *p, const struct sp_s
 	const struct futex_call *c = decoded(st, p, s);
 	if (!c)
 		return PATH_FUTEX_OTHER;
+	if (st->events[s->event->index].kind == KIND_STACK)
+		return futex_op_path(c->op.id) | PATH_STACK_ONLY;
 	if (c->enter)
 		return futex_op_path(c->op.id);
 	enum futex_op_id op = futex_tracker_thread_op(st->tracker, c->tid);
 	if (c->syscall != FOP_UNKNOWN)
 		op = c->syscall; /* a futex2 exit names its own op */
 	return futex_op_path(op);
+}
+
+/* ---- trace mode: the stack copies joined to the entries of their call ---- */
+
+#define STACK_AMBIGUOUS ((void *)UINTPTR_MAX)
+
+/* What a thread's current call brought: its entry's stack and its copy's, ids + 1 (0: not seen). */
+struct stack_join {
+	uint32_t entry_stack, copy_stack;
+};
+
+/*
+ * An entry (copy false) or its stack copy (true) of thread tid, in either
+ * order: the second of the two teaches that the entry's frame-pointer stack
+ * is that call site's DWARF stack.  A frame-pointer stack that two copies
+ * disagree about (it loses the caller of a libc wrapper, which the copies
+ * tell apart) stays as it is.
+ */
+static void join_stack(struct futex_state *st, uint32_t tid, uint32_t stack, bool copy)
+{
+	struct stack_join *j = u64_map_get(&st->joins, tid);
+	if (!j) {
+		j = xcalloc(1, sizeof(*j));
+		u64_map_put(&st->joins, tid, j);
+	}
+	if (copy)
+		j->copy_stack = stack + 1;
+	else
+		j->entry_stack = stack + 1;
+	if (!j->copy_stack || !j->entry_stack)
+		return;
+	st->stacks_lent++;
+	void *known = u64_map_get(&st->dwarf_of, j->entry_stack);
+	void *learned = (void *)(uintptr_t)j->copy_stack;
+	if (!known)
+		u64_map_put(&st->dwarf_of, j->entry_stack, learned);
+	else if (known != learned)
+		u64_map_put(&st->dwarf_of, j->entry_stack, STACK_AMBIGUOUS);
+	j->entry_stack = j->copy_stack = 0;
+}
+
+static uint32_t dwarf_stack_of(void *ctx, uint32_t stack)
+{
+	struct futex_state *st = ctx;
+	void *v = u64_map_get(&st->dwarf_of, (uint64_t)stack + 1);
+	return v && v != STACK_AMBIGUOUS ? (uint32_t)((uintptr_t)v - 1) : stack;
 }
 
 static void name_word(const struct profile *p, struct futex_word *w)
@@ -268,12 +455,18 @@ static void futex_sample(void *state, const struct profile *p, const struct sp_s
 		return;
 	}
 	struct event_info *info = &st->events[s->event->index];
+	if (info->kind == KIND_STACK) {
+		join_stack(st, c->tid, stack, true);
+		return;
+	}
 	info->samples++;
 	info->weight += c->period;
 	if (!c->enter) {
+		free(u64_map_remove(&st->joins, c->tid)); /* the call is over: its entry and copy were joined or not */
 		futex_tracker_exit(st->tracker, c);
 		return;
 	}
+	join_stack(st, c->tid, stack, false);
 	struct futex_call entry = *c;
 	entry.stack = stack;
 	struct futex_word *w = futex_tracker_enter(st->tracker, &entry);
@@ -289,8 +482,11 @@ static void futex_finish(void *state, const struct profile *p)
 	futex_tracker_finish(st->tracker);
 	struct futex_word *const *words;
 	size_t n = futex_tracker_words(st->tracker, &words);
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		if (st->dwarf_of.count)
+			futex_word_remap_stacks(words[i], dwarf_stack_of, st);
 		futex_word_sort_stacks(words[i]);
+	}
 }
 
 /* The describe hook (collector.h): an entry's op and word, an exit's result. */

@@ -20,6 +20,7 @@
 #include <stdio.h>
 
 #include "sigprof/futex_tracker.h"
+#include "sigprof/util.h"
 
 struct json_writer;
 struct figure_rows;
@@ -27,12 +28,36 @@ struct profile;
 struct view_options;
 struct sp_event;
 
-enum event_kind { KIND_UNKNOWN = 0, KIND_OTHER, KIND_ENTER, KIND_EXIT };
+/*
+ * The events of one tracepoint are told apart by a suffix of their name
+ * (docs/futex.md): "syscalls:sys_enter_futex" records every call (trace,
+ * and sample mode's gate) or counts them (count), "...#sampled" is sample
+ * mode's weighted alternate, "...#count" its meter, "...#WAKE" the counter
+ * of one futex(2) command, "...#stack" trace mode's copies of the user
+ * stack (taken while the rate allows) that lend a DWARF stack to the
+ * frame-pointer stacks of the entries of the same call site.
+ */
+#define FUTEX_SAMPLED_SUFFIX "sampled"
+#define FUTEX_COUNT_SUFFIX "count"
+#define FUTEX_STACK_SUFFIX "stack"
+
+enum event_kind {
+	KIND_UNKNOWN = 0,
+	KIND_OTHER,
+	KIND_ENTER,      /* an entry tracepoint: its records are calls */
+	KIND_EXIT,       /* an exit tracepoint: results */
+	KIND_METER,      /* a counter of an entry or exit tracepoint's hits (sample mode's meter) */
+	KIND_OP_COUNTER, /* a counter of the futex(2) calls of one command */
+	KIND_STACK,      /* an entry's stack copy: lends its stack to the entry of the same call */
+};
 
 /* What one of the recording's events is to this collector, and what its samples added up to. */
 struct event_info {
 	enum event_kind kind;
 	enum futex_op_id syscall; /* FOP_SYS_* for futex2 calls, FOP_UNKNOWN for futex(2) */
+	bool entry;               /* of an entry tracepoint (KIND_ENTER, and meters and counters of one) */
+	bool weighted;            /* sample mode's alternate: samples with the kernel's period as weight */
+	enum futex_op_id op;      /* KIND_OP_COUNTER: its command */
 	uint64_t samples, weight;
 };
 
@@ -43,6 +68,15 @@ struct futex_state {
 	struct event_info *events; /* by sp_event index */
 	size_t nevents;
 	uint64_t undecoded;        /* samples whose raw fields could not be read */
+	/*
+	 * Trace mode's stack copies: per thread the entry and the copy seen
+	 * since its last exit (struct stack_join), and what they taught: an
+	 * entry's frame-pointer stack id + 1 -> the DWARF stack id + 1 of its call
+	 * site (STACK_AMBIGUOUS when one frame-pointer stack had copies of two).
+	 */
+	struct u64_map joins;
+	struct u64_map dwarf_of;
+	uint64_t stacks_lent;       /* entries whose call had a copy of its own */
 	/* the last sample path_of() decoded, reused by sample(): its record's raw data identifies it */
 	const void *cached_raw;
 	bool cached_ok;

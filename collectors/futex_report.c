@@ -10,41 +10,119 @@
 #include "sigprof/collector.h"
 #include "sigprof/futex_tracker.h"
 #include "sigprof/json.h"
+#include "sigprof/rate_bound.h"
 #include "sigprof/view.h"
 
 #include "futex_internal.h"
 
 /* ---- what the recording was: mode and exact totals ---- */
 
+/*
+ * One tracepoint (the entry or exit of one system call) over the events
+ * that stand for it: the one that records every call (trace; sample mode's
+ * gate), sample mode's weighted alternate and meter, or count mode's
+ * counter.
+ */
+struct tracepoint_sum {
+	enum futex_op_id syscall; /* FOP_UNKNOWN: futex(2) */
+	bool entry;
+	bool has_total;
+	uint64_t total;            /* exact hits: the meter's, else the recording or counting event's */
+	uint64_t samples, weight;  /* of the records, all sides */
+	uint64_t weighted_samples; /* of them, samples of the alternate (weight >= 1 each) */
+	/* the events' counts, from the TOTALS records */
+	bool has_meter, has_own, has_alternate;
+	uint64_t meter_total, own_total, alternate_total;
+};
+
+#define MAX_TRACEPOINTS (2 * (FOP_SYS_WAITV - FOP_SYS_WAIT + 2))
+
 struct futex_summary {
 	enum futex_mode mode;
-	uint64_t bound;          /* sample mode's sample_freq */
+	uint64_t bound;          /* sample mode's bound (the alternate's sample_freq) */
 	bool any_event;
 	bool exact;              /* every call was recorded with weight 1 */
+	bool ops_counted;        /* the recording has a counter per futex(2) command: futex_ops are exact */
 	uint64_t hits;           /* exact hits of all the futex tracepoints (0: the workload made no futex call) */
+	struct tracepoint_sum tps[MAX_TRACEPOINTS];
+	size_t ntps;
 };
+
+static struct tracepoint_sum *tracepoint_of_sum(struct futex_summary *sum, enum futex_op_id syscall, bool entry)
+{
+	for (size_t i = 0; i < sum->ntps; i++)
+		if (sum->tps[i].syscall == syscall && sum->tps[i].entry == entry)
+			return &sum->tps[i];
+	if (sum->ntps == MAX_TRACEPOINTS)
+		return NULL;
+	struct tracepoint_sum *t = &sum->tps[sum->ntps++];
+	*t = (struct tracepoint_sum){ .syscall = syscall, .entry = entry };
+	return t;
+}
 
 static struct futex_summary summarize(struct futex_state *st, const struct profile *p)
 {
 	struct futex_summary sum = { .mode = FUTEX_TRACE, .exact = true };
+	size_t op_counters = 0;
 	for (size_t i = 0; i < view_event_count(p); i++) {
 		const struct sp_event *ev = view_event(p, i);
 		if (strcmp(ev->collector, "futex") != 0 || ev->attr.type != PERF_TYPE_TRACEPOINT)
 			continue;
 		const struct event_info *info = futex_event_info_of(st, ev);
+		if (info->kind == KIND_OP_COUNTER) {
+			op_counters += ev->has_totals;
+			continue;
+		}
+		if (info->kind != KIND_ENTER && info->kind != KIND_EXIT && info->kind != KIND_METER)
+			continue;
+		struct tracepoint_sum *t = tracepoint_of_sum(&sum, info->syscall, info->entry);
+		if (!t)
+			continue;
 		sum.any_event = true;
-		if (ev->attr.freq) {
+		if (info->weighted) {
 			sum.mode = FUTEX_SAMPLE;
 			sum.bound = ev->attr.sample_freq;
-		} else if (ev->attr.sample_period == 0) {
+			t->weighted_samples += info->samples;
+		} else if (info->kind != KIND_METER && ev->attr.sample_period == 0) {
 			sum.mode = FUTEX_COUNT;
 		}
-		if (!ev->has_totals || info->samples != ev->total_value || info->weight != ev->total_value)
+		if (info->kind != KIND_METER) {
+			t->samples += info->samples;
+			t->weight += info->weight;
+		}
+		if (!ev->has_totals)
+			continue;
+		if (info->kind == KIND_METER)
+			t->meter_total = ev->total_value, t->has_meter = true;
+		else if (info->weighted)
+			t->alternate_total += ev->total_value, t->has_alternate = true;
+		else
+			t->own_total = ev->total_value, t->has_own = true;
+	}
+	/*
+	 * The exact hits of a tracepoint: its meter's count; without a meter
+	 * (sample mode's exits, trace and count mode) the recording or counting
+	 * event's own, which is every hit unless an alternate took over for a
+	 * while (then the tracepoint's total is not known exactly).
+	 */
+	for (size_t i = 0; i < sum.ntps; i++) {
+		struct tracepoint_sum *t = &sum.tps[i];
+		if (t->has_meter)
+			t->total = t->meter_total, t->has_total = true;
+		else if (t->has_own && !t->alternate_total)
+			t->total = t->own_total, t->has_total = true;
+		else if (!t->has_own && t->has_alternate)
+			t->total = t->alternate_total, t->has_total = true; /* older sigprof: one always-on weighted event */
+	}
+	for (size_t i = 0; i < sum.ntps; i++) {
+		const struct tracepoint_sum *t = &sum.tps[i];
+		if (!t->has_total || t->samples != t->total || t->weight != t->total)
 			sum.exact = false;
-		sum.hits += ev->has_totals ? ev->total_value : info->samples;
+		sum.hits += t->has_total ? t->total : t->samples;
 	}
 	if (sum.mode == FUTEX_COUNT || !sum.any_event)
 		sum.exact = false;
+	sum.ops_counted = op_counters == FOP_LOCK_PI2 + 1;
 	return sum;
 }
 
@@ -53,37 +131,74 @@ static const char *mode_name(enum futex_mode mode)
 	return mode == FUTEX_SAMPLE ? "sample" : mode == FUTEX_COUNT ? "count" : "trace";
 }
 
-/* The exact total of an enter tracepoint, by the op it stands for (count mode's futex_ops). */
-static bool enter_total(struct futex_state *st, const struct sp_event *ev, enum futex_op_id *syscall,
-			uint64_t *total)
+/* The exact count of calls of one system call (its entry tracepoint), when the recording has it. */
+static bool syscall_total(struct futex_summary *sum, enum futex_op_id syscall, uint64_t *total)
 {
-	const struct event_info *info = futex_event_info_of(st, ev);
-	if (strcmp(ev->collector, "futex") != 0 || info->kind != KIND_ENTER || !ev->has_totals)
+	for (size_t i = 0; i < sum->ntps; i++)
+		if (sum->tps[i].syscall == syscall && sum->tps[i].entry && sum->tps[i].has_total) {
+			*total = sum->tps[i].total;
+			return true;
+		}
+	return false;
+}
+
+/* The exact count of one futex(2) command's calls from its counter; UNKNOWN is what no counter took. */
+static bool command_total(struct futex_state *st, const struct profile *p, struct futex_summary *sum,
+			  enum futex_op_id id, uint64_t *total)
+{
+	if (!sum->ops_counted)
 		return false;
-	*syscall = info->syscall;
-	*total = ev->total_value;
+	uint64_t counted = 0, all;
+	for (size_t i = 0; i < view_event_count(p); i++) {
+		const struct sp_event *ev = view_event(p, i);
+		if (strcmp(ev->collector, "futex") != 0 || !ev->has_totals)
+			continue;
+		const struct event_info *info = futex_event_info_of(st, ev);
+		if (info->kind != KIND_OP_COUNTER)
+			continue;
+		if (info->op == id) {
+			*total = ev->total_value;
+			return true;
+		}
+		counted += ev->total_value;
+	}
+	if (id != FOP_UNKNOWN || !syscall_total(sum, FOP_UNKNOWN, &all))
+		return false;
+	*total = all > counted ? all - counted : 0;
 	return true;
 }
 
 /*
- * An op's calls: a futex2 system call is one op, so its tracepoint's exact
- * count is the op's; the futex(2) ops are split by the records (weighted).
+ * An op's calls: exact from the counters where the recording has them (a
+ * futex2 system call is one op, its tracepoint's count; a futex(2) command
+ * has its filtered counter), else the records' weighted count.
  */
-static uint64_t op_calls(struct futex_state *st, const struct profile *p, enum futex_op_id id, bool *estimated)
+static uint64_t op_calls(struct futex_state *st, const struct profile *p, struct futex_summary *sum,
+			 enum futex_op_id id, bool *estimated)
 {
 	const struct futex_op_stats *os = futex_tracker_op(st->tracker, id);
-	*estimated = os->estimated;
-	if (futex_op_syscall(id) == FOP_UNKNOWN)
-		return os->calls;
-	for (size_t i = 0; i < view_event_count(p); i++) {
-		enum futex_op_id syscall;
-		uint64_t total;
-		if (enter_total(st, view_event(p, i), &syscall, &total) && syscall == id) {
-			*estimated = false;
-			return total;
-		}
+	uint64_t total;
+	bool counted = futex_op_syscall(id) == FOP_UNKNOWN ? command_total(st, p, sum, id, &total)
+							   : syscall_total(sum, id, &total);
+	if (counted) {
+		*estimated = false;
+		return total;
 	}
+	*estimated = os->estimated || sum->mode == FUTEX_COUNT;
 	return os->calls;
+}
+
+/* Whether an op has a row: the workload made it (counted or recorded) or it failed. */
+static bool op_shown(struct futex_state *st, const struct profile *p, struct futex_summary *sum, enum futex_op_id id)
+{
+	const struct futex_op_stats *os = futex_tracker_op(st->tracker, id);
+	bool estimated;
+	return os->calls || os->errors || op_calls(st, p, sum, id, &estimated);
+}
+
+static const char *syscall_label(enum futex_op_id syscall)
+{
+	return syscall == FOP_UNKNOWN ? "futex" : futex_op_name(syscall);
 }
 
 /* ---- text ---- */
@@ -96,9 +211,10 @@ static double ms(uint64_t ns)
 static void text_mode_line(const struct futex_summary *sum, FILE *out)
 {
 	if (sum->mode == FUTEX_COUNT)
-		fprintf(out, "  mode count: exact totals per system call, no per-call records\n");
+		fprintf(out, "  mode count: exact totals per system call and op, no per-call records\n");
 	else if (sum->mode == FUTEX_SAMPLE)
-		fprintf(out, "  mode sample: every call up to %llu calls/s per tracepoint and CPU, weighted samples above; %s\n",
+		fprintf(out, "  mode sample: every call while a %llu ms window stays under %llu calls/s per tracepoint and CPU, "
+			"weighted samples above; %s\n", (unsigned long long)(RATE_BOUND_WINDOW_NS / 1000000),
 			(unsigned long long)sum->bound,
 			sum->exact ? "every call was recorded (exact)" : "figures marked ~ are estimated");
 	else
@@ -106,18 +222,17 @@ static void text_mode_line(const struct futex_summary *sum, FILE *out)
 			sum->exact ? "exact" : "records were lost: figures marked ~ are estimated");
 }
 
-static void text_syscall_totals(struct futex_state *st, const struct profile *p, enum futex_mode mode, FILE *out)
+static void text_syscall_totals(const struct futex_summary *sum, FILE *out)
 {
-	for (size_t i = 0; i < view_event_count(p); i++) {
-		const struct sp_event *ev = view_event(p, i);
-		enum futex_op_id syscall;
-		uint64_t total;
-		if (!enter_total(st, ev, &syscall, &total) || (!total && syscall != FOP_UNKNOWN))
+	for (size_t i = 0; i < sum->ntps; i++) {
+		const struct tracepoint_sum *t = &sum->tps[i];
+		if (!t->entry || !t->has_total || (!t->total && t->syscall != FOP_UNKNOWN))
 			continue; /* futex2 calls the workload did not make */
-		fprintf(out, "  %-14s %12llu calls (exact count)", syscall == FOP_UNKNOWN ? "futex" : futex_op_name(syscall),
-			(unsigned long long)total);
-		if (mode != FUTEX_COUNT)
-			fprintf(out, ", %llu entries recorded", (unsigned long long)st->events[ev->index].samples);
+		fprintf(out, "  %-14s %12llu calls (exact count)", syscall_label(t->syscall), (unsigned long long)t->total);
+		if (sum->mode != FUTEX_COUNT)
+			fprintf(out, ", %llu entries recorded", (unsigned long long)t->samples);
+		if (t->weighted_samples)
+			fprintf(out, " (%llu of them weighted samples)", (unsigned long long)t->weighted_samples);
 		fprintf(out, "\n");
 	}
 }
@@ -132,16 +247,28 @@ static void text_errors(const struct futex_count *errs, size_t n, FILE *out)
 			(unsigned long long)errs[i].count);
 }
 
-static void text_ops(struct futex_state *st, const struct profile *p, FILE *out)
+/* Count mode: the exact calls of each op, from the counters. */
+static void text_op_counts(struct futex_state *st, const struct profile *p, struct futex_summary *sum, FILE *out)
+{
+	fprintf(out, "\n  %-16s %12s\n", "op", "calls");
+	for (int id = 0; id < FOP_COUNT; id++) {
+		bool estimated;
+		uint64_t calls = op_calls(st, p, sum, (enum futex_op_id)id, &estimated);
+		if (calls && !estimated)
+			fprintf(out, "  %-16s %12llu\n", futex_op_name((enum futex_op_id)id), (unsigned long long)calls);
+	}
+}
+
+static void text_ops(struct futex_state *st, const struct profile *p, struct futex_summary *sum, FILE *out)
 {
 	fprintf(out, "\n  %-16s %12s %10s %10s %10s %10s %12s %9s %9s  %s\n", "op", "calls", "private", "errors", "waits",
 		"unmeasured", "wait tot ms", "p99 ms", "max ms", "errors by name");
 	for (int id = 0; id < FOP_COUNT; id++) {
 		const struct futex_op_stats *os = futex_tracker_op(st->tracker, (enum futex_op_id)id);
-		if (!os->calls && !os->errors)
+		if (!op_shown(st, p, sum, (enum futex_op_id)id))
 			continue;
 		bool estimated;
-		uint64_t calls = op_calls(st, p, (enum futex_op_id)id, &estimated);
+		uint64_t calls = op_calls(st, p, sum, (enum futex_op_id)id, &estimated);
 		fprintf(out, "  %-16s %s%11llu %10llu %10llu %10llu %10llu %12.3f %9.3f %9.3f  ",
 			futex_op_name((enum futex_op_id)id), estimated ? "~" : " ", (unsigned long long)calls,
 			(unsigned long long)os->private_calls, (unsigned long long)os->errors,
@@ -221,14 +348,16 @@ void futex_text(void *state, const struct profile *p, const struct view_options 
 	}
 	fprintf(out, "\nFutex operations\n");
 	text_mode_line(&sum, out);
-	text_syscall_totals(st, p, sum.mode, out);
-	if (sum.mode == FUTEX_COUNT)
+	text_syscall_totals(&sum, out);
+	if (sum.mode == FUTEX_COUNT) {
+		text_op_counts(st, p, &sum, out);
 		return;
+	}
 	uint64_t orphans, unpaired = futex_tracker_unpaired_exits(st->tracker, &orphans);
 	if (unpaired || st->undecoded)
 		fprintf(out, "  exits without their entry: %llu (%llu of no known op); undecoded samples: %llu\n",
 			(unsigned long long)unpaired, (unsigned long long)orphans, (unsigned long long)st->undecoded);
-	text_ops(st, p, out);
+	text_ops(st, p, &sum, out);
 	text_words(st, o, out);
 	text_busiest(st, p, o, out);
 }
@@ -299,36 +428,34 @@ static void json_word(struct json_writer *w, const struct profile *p, const stru
 	json_end(w);
 }
 
-static void json_futex_ops(struct futex_state *st, const struct profile *p, const struct futex_summary *sum,
+static void json_futex_ops(struct futex_state *st, const struct profile *p, struct futex_summary *sum,
 			   struct json_writer *w)
 {
 	json_object_begin(w, "futex_ops");
-	if (sum->mode == FUTEX_COUNT) {
-		for (size_t i = 0; i < view_event_count(p); i++) {
-			enum futex_op_id syscall;
-			uint64_t total;
-			if (enter_total(st, view_event(p, i), &syscall, &total))
-				json_u64(w, syscall == FOP_UNKNOWN ? "futex" : futex_op_name(syscall), total);
-		}
-	} else {
-		for (int id = 0; id < FOP_COUNT; id++) {
-			bool estimated;
-			if (futex_tracker_op(st->tracker, (enum futex_op_id)id)->calls)
-				json_u64(w, futex_op_name((enum futex_op_id)id),
-					 op_calls(st, p, (enum futex_op_id)id, &estimated));
+	bool any = false;
+	for (int id = 0; id < FOP_COUNT; id++) {
+		bool estimated;
+		uint64_t calls = op_calls(st, p, sum, (enum futex_op_id)id, &estimated);
+		if (calls && (sum->mode != FUTEX_COUNT || !estimated)) {
+			json_u64(w, futex_op_name((enum futex_op_id)id), calls);
+			any = true;
 		}
 	}
+	uint64_t total;
+	/* a count-mode recording without per-command counters (older sigprof): futex(2) as one total */
+	if (!any && sum->mode == FUTEX_COUNT && syscall_total(sum, FOP_UNKNOWN, &total))
+		json_u64(w, "futex", total);
 	json_end(w);
 }
 
 static void json_op_detail(struct json_writer *w, struct futex_state *st, const struct profile *p,
-			   enum futex_op_id id)
+			   struct futex_summary *sum, enum futex_op_id id)
 {
 	const struct futex_op_stats *os = futex_tracker_op(st->tracker, id);
 	bool estimated;
 	json_object_begin(w, NULL);
 	json_string(w, "op", futex_op_name(id));
-	json_u64(w, "calls", op_calls(st, p, id, &estimated));
+	json_u64(w, "calls", op_calls(st, p, sum, id, &estimated));
 	json_bool(w, "calls_estimated", estimated);
 	json_u64(w, "private", os->private_calls);
 	json_u64(w, "clock_realtime", os->realtime_calls);
@@ -348,39 +475,40 @@ static void json_op_detail(struct json_writer *w, struct futex_state *st, const 
 	json_end(w);
 }
 
-static void json_summary(struct futex_state *st, const struct profile *p, const struct futex_summary *sum,
+static void json_summary(struct futex_state *st, const struct profile *p, struct futex_summary *sum,
 			 struct json_writer *w)
 {
 	json_object_begin(w, "futex_summary");
 	json_string(w, "mode", mode_name(sum->mode));
-	if (sum->mode == FUTEX_SAMPLE)
+	if (sum->mode == FUTEX_SAMPLE) {
 		json_u64(w, "bound_hz", sum->bound);
-	else
+		json_u64(w, "window_ms", RATE_BOUND_WINDOW_NS / 1000000);
+	} else {
 		json_null(w, "bound_hz");
+		json_null(w, "window_ms");
+	}
 	json_bool(w, "exact", sum->exact);
-	json_bool(w, "futex_ops_exact", sum->exact || sum->mode == FUTEX_COUNT);
+	json_bool(w, "futex_ops_exact", sum->exact || sum->ops_counted);
 	json_object_begin(w, "syscalls");
-	for (size_t i = 0; i < view_event_count(p); i++) {
-		const struct sp_event *ev = view_event(p, i);
-		if (strcmp(ev->collector, "futex") != 0 || ev->attr.type != PERF_TYPE_TRACEPOINT)
-			continue;
-		const struct event_info *info = futex_event_info_of(st, ev);
-		json_object_begin(w, strchr(ev->name, ':') ? strchr(ev->name, ':') + 1 : ev->name);
-		if (ev->has_totals)
-			json_u64(w, "total", ev->total_value);
+	char key[64];
+	for (size_t i = 0; i < sum->ntps; i++) {
+		const struct tracepoint_sum *t = &sum->tps[i];
+		snprintf(key, sizeof(key), "sys_%s_%s", t->entry ? "enter" : "exit", syscall_label(t->syscall));
+		json_object_begin(w, key);
+		if (t->has_total)
+			json_u64(w, "total", t->total);
 		else
 			json_null(w, "total");
-		json_u64(w, "samples", info->samples);
-		json_u64(w, "weight", info->weight);
+		json_u64(w, "samples", t->samples);
+		json_u64(w, "weight", t->weight);
+		json_u64(w, "weighted_samples", t->weighted_samples);
 		json_end(w);
 	}
 	json_end(w);
 	json_array_begin(w, "ops");
-	for (int id = 0; id < FOP_COUNT; id++) {
-		const struct futex_op_stats *os = futex_tracker_op(st->tracker, (enum futex_op_id)id);
-		if (os->calls || os->errors)
-			json_op_detail(w, st, p, (enum futex_op_id)id);
-	}
+	for (int id = 0; id < FOP_COUNT; id++)
+		if (sum->mode != FUTEX_COUNT && op_shown(st, p, sum, (enum futex_op_id)id))
+			json_op_detail(w, st, p, sum, (enum futex_op_id)id);
 	json_end(w);
 	uint64_t orphans, unpaired = futex_tracker_unpaired_exits(st->tracker, &orphans);
 	json_u64(w, "unpaired_exits", unpaired);
@@ -412,22 +540,22 @@ void futex_figures(void *state, const struct profile *p, struct figure_rows *row
 	struct futex_summary sum = summarize(st, p);
 	if (!sum.any_event)
 		return;
-	for (size_t i = 0; i < view_event_count(p); i++) {
-		enum futex_op_id syscall;
-		uint64_t total;
-		if (enter_total(st, view_event(p, i), &syscall, &total))
-			figure_rows_add(rows, (double)total, "count", true, "futex.syscall.%s.calls",
-					syscall == FOP_UNKNOWN ? "futex" : futex_op_name(syscall));
-	}
-	if (sum.mode == FUTEX_COUNT)
-		return;
+	for (size_t i = 0; i < sum.ntps; i++)
+		if (sum.tps[i].entry && sum.tps[i].has_total)
+			figure_rows_add(rows, (double)sum.tps[i].total, "count", true, "futex.syscall.%s.calls",
+					syscall_label(sum.tps[i].syscall));
 	for (int id = 0; id < FOP_COUNT; id++) {
 		const struct futex_op_stats *os = futex_tracker_op(st->tracker, (enum futex_op_id)id);
-		if (!os->calls && !os->errors)
+		if (!op_shown(st, p, &sum, (enum futex_op_id)id))
 			continue;
 		const char *op = futex_op_name((enum futex_op_id)id);
 		bool estimated;
-		uint64_t calls = op_calls(st, p, (enum futex_op_id)id, &estimated);
+		uint64_t calls = op_calls(st, p, &sum, (enum futex_op_id)id, &estimated);
+		if (sum.mode == FUTEX_COUNT) {
+			if (!estimated)
+				figure_rows_add(rows, (double)calls, "count", true, "futex.op.%s.calls", op);
+			continue;
+		}
 		figure_rows_add(rows, (double)calls, "count", !estimated, "futex.op.%s.calls", op);
 		figure_rows_add(rows, (double)os->errors, "count", !os->estimated, "futex.op.%s.errors", op);
 		figure_rows_add(rows, (double)os->wait.count, "count", !os->estimated, "futex.op.%s.waits", op);
@@ -438,6 +566,8 @@ void futex_figures(void *state, const struct profile *p, struct figure_rows *row
 			figure_rows_add(rows, (double)os->wait.max, "ns", !os->estimated, "futex.op.%s.wait_ns.max", op);
 		}
 	}
+	if (sum.mode == FUTEX_COUNT)
+		return;
 	struct futex_word *const *words;
 	size_t n = futex_tracker_words(st->tracker, &words);
 	for (size_t i = 0; i < n; i++) {

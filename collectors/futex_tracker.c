@@ -375,3 +375,31 @@ void futex_word_sort_stacks(struct futex_word *w)
 	if (w->nwakers)
 		qsort(w->wakers, w->nwakers, sizeof(*w->wakers), compare_stacks);
 }
+
+static size_t remap_list(struct futex_stack *list, size_t n, uint32_t (*remap)(void *ctx, uint32_t stack), void *ctx)
+{
+	size_t kept = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t id = remap(ctx, list[i].stack);
+		size_t k = 0;
+		while (k < kept && list[k].stack != id)
+			k++;
+		if (k == kept) {
+			list[kept] = list[i];
+			list[kept++].stack = id;
+			continue;
+		}
+		list[k].count += list[i].count;
+		list[k].wait.count += list[i].wait.count;
+		list[k].wait.total += list[i].wait.total;
+		if (list[i].wait.max > list[k].wait.max)
+			list[k].wait.max = list[i].wait.max;
+	}
+	return kept;
+}
+
+void futex_word_remap_stacks(struct futex_word *w, uint32_t (*remap)(void *ctx, uint32_t stack), void *ctx)
+{
+	w->nwaiters = remap_list(w->waiters, w->nwaiters, remap, ctx);
+	w->nwakers = remap_list(w->wakers, w->nwakers, remap, ctx);
+}

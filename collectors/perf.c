@@ -412,6 +412,33 @@ void perf_session_close(struct perf_session *s)
 	free(s);
 }
 
+size_t perf_session_cpu_count(const struct perf_session *s)
+{
+	return s->ncpus;
+}
+
+int perf_session_read_cpu(struct perf_session *s, size_t e, size_t i, uint64_t *value)
+{
+	int fd = i < s->ncpus && e < s->nevents ? s->cpus[i].fds[e] : -1;
+	uint64_t v[3];
+	if (fd < 0)
+		return -EBADF;
+	ssize_t n = read(fd, v, sizeof(v));
+	if (n < (ssize_t)sizeof(v))
+		return n < 0 ? -errno : -EIO;
+	*value = v[0];
+	return 0;
+}
+
+int perf_session_enable_cpu(struct perf_session *s, size_t e, size_t i, bool enable)
+{
+	int fd = i < s->ncpus && e < s->nevents ? s->cpus[i].fds[e] : -1;
+	if (fd < 0)
+		return -EBADF;
+	/* without PERF_IOC_FLAG_GROUP the kernel applies it to the event and every inherited child */
+	return ioctl(fd, enable ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0) < 0 ? -errno : 0;
+}
+
 struct event_spec *event_list_add(struct event_list *list, const char *name, const char *collector)
 {
 	GROW(list->specs, list->cap, list->count + 1);
@@ -419,6 +446,7 @@ struct event_spec *event_list_add(struct event_list *list, const char *name, con
 	memset(spec, 0, sizeof(*spec));
 	snprintf(spec->name, sizeof(spec->name), "%s", name);
 	snprintf(spec->collector, sizeof(spec->collector), "%s", collector);
+	spec->rate_meter = spec->rate_alternate = -1;
 	return spec;
 }
 

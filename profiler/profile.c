@@ -370,6 +370,8 @@ static void load_sample(struct loader *l, const struct perf_event_header *rec)
 	int path = an && an->path_of ? an->path_of(c->state, p, &s) : -1;
 	if (path == PATH_NOT_WORKLOAD)
 		return;
+	bool stack_only = path >= 0 && (path & PATH_STACK_ONLY);
+	path &= ~PATH_STACK_ONLY;
 	if (s.time) {
 		if (!p->first_time || s.time < p->first_time)
 			p->first_time = s.time;
@@ -382,9 +384,12 @@ static void load_sample(struct loader *l, const struct perf_event_header *rec)
 	if (n == 0)
 		frames[n++] = sample_in_kernel(rec) ? kernel_frame(l, s.ip) : user_frame(l, s.pid, s.ip);
 	uint64_t period = s.period ? s.period : 1;
-	uint32_t id = stack_add_on_path(&p->stacks, (uint32_t)ci, frames, n, 1, period, path);
+	uint32_t id = stack_add_on_path(&p->stacks, (uint32_t)ci, frames, n, !stack_only, stack_only ? 0 : period,
+					path);
 	if (an && an->sample)
 		an->sample(c->state, p, &s, id);
+	if (stack_only)
+		return;
 	c->samples++;
 	s.event->collector_samples++;
 	c->weight += period;

@@ -34,6 +34,7 @@
 #include "sigprof/pmu.h"
 #include "sigprof/term.h"
 #include "sigprof/view.h"
+#include "sigprof/rate_bound.h"
 #include "sigprof/util.h"
 #include "sigprof/workload.h"
 
@@ -194,9 +195,10 @@ static const struct option_spec record_specs[] = {
 		  "stack (default 8192) unwound at report time; none: the sampled IP only",
 	  .default_value = "each collector's own: futex and sched dwarf,2048, cpu and signal fp; see sigprof(1)" },
 	{ .id = 'X', .long_name = "futex", .arg = "MODE", .values = "trace|sample|count",
-	  .help = "trace: every futex call; sample (default): every call up to a rate bound, weighted samples "
-		  "above it; count: one exact total per futex system call (futex(2) not split by operation), no "
-		  "records" },
+	  .help = "trace: every futex call; sample (default): every call while a 10 ms window stays under the "
+		  "rate bound, weighted samples above it; count: exact totals only.  Calls per operation are "
+		  "exact in trace and count (a filtered counter per operation); in sample mode while under the "
+		  "bound, estimated above it" },
 	{ .short_name = 'm', .long_name = "mmap-pages", .arg = "N", .values = "PAGES",
 	  .help = "ring buffer data pages per CPU, a power of two",
 	  .default_value = OPTIONS_STR(DEFAULT_RING_PAGES) "; " OPTIONS_STR(DWARF_RING_PAGES)
@@ -515,8 +517,13 @@ static int drain_round(struct perf_session *session, struct drain_state *d)
 	return ret;
 }
 
-/* Drain until the workload exits; returns its wait status, or -errno on a write error. */
-static int drain_until_exit(struct perf_session *session, struct workload *w, struct drain_state *d)
+/*
+ * Drain until the workload exits; returns its wait status, or -errno on a
+ * write error.  With rate-bounded events (rate_bound.h) the loop also wakes
+ * at the end of every window to measure it and switch what it calls for.
+ */
+static int drain_until_exit(struct perf_session *session, struct workload *w, struct drain_state *d,
+			    struct rate_bound *bound)
 {
 	int fds[4096];
 	size_t nfds = perf_session_poll_fds(session, fds, ARRAY_SIZE(fds));
@@ -526,7 +533,10 @@ static int drain_until_exit(struct perf_session *session, struct workload *w, st
 	int status = 0, ret = 0;
 	uint64_t flushed = now_monotonic_ns();
 	while (!workload_check(w, &status)) {
-		struct timespec timeout = { 0, 100 * 1000 * 1000 };
+		uint64_t wait_ns = 100 * 1000 * 1000;
+		if (bound && rate_bound_timeout_ns(bound, now_monotonic_ns()) < wait_ns)
+			wait_ns = rate_bound_timeout_ns(bound, now_monotonic_ns());
+		struct timespec timeout = { 0, (long)wait_ns };
 		int n = ppoll(pfds, nfds, &timeout, &w->waitmask);
 		if (n < 0 && errno != EINTR) {
 			ret = -errno;
@@ -535,6 +545,8 @@ static int drain_until_exit(struct perf_session *session, struct workload *w, st
 		for (size_t i = 0; i < nfds; i++)
 			if (pfds[i].revents & (POLLHUP | POLLERR))
 				pfds[i].fd = -1; /* its task is gone: stop polling, keep draining */
+		if (bound)
+			rate_bound_tick(bound, now_monotonic_ns()); /* a failed switch leaves that side as it was */
 		ret = drain_round(session, d);
 		/* a full buffer goes to the writer by itself; this bounds how far the file lags */
 		if (!ret && now_monotonic_ns() - flushed >= FLUSH_INTERVAL_NS) {
@@ -771,7 +783,10 @@ static int record_run(struct record_args *a)
 	}
 
 	struct drain_state d = { .writer = writer };
-	int status = drain_until_exit(session, &w, &d);
+	struct rate_bound *bound = NULL;
+	rate_bound_start(session, now_monotonic_ns(), &bound);
+	int status = drain_until_exit(session, &w, &d, bound);
+	rate_bound_free(bound);
 	uint64_t duration = now_monotonic_ns() - start_mono;
 	perf_session_disable(session);
 	err = status < 0 ? status : drain_round(session, &d);

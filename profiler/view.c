@@ -409,7 +409,8 @@ size_t view_stacks(const struct profile *p, int collector, int path, uint32_t **
 	uint32_t *out = xmalloc((t->nstacks + 1) * sizeof(*out));
 	size_t n = 0;
 	for (size_t s = 0; s < t->nstacks; s++)
-		if ((int)t->stacks[s].collector == collector && (path < 0 || t->stacks[s].path == path))
+		if ((int)t->stacks[s].collector == collector && (path < 0 || t->stacks[s].path == path) &&
+		    t->stacks[s].count) /* a stack only lent to other samples (PATH_STACK_ONLY) counts nothing */
 			out[n++] = (uint32_t)s;
 	sort_profile = p;
 	qsort(out, n, sizeof(*out), compare_stack_ids);

@@ -155,4 +155,13 @@ struct path_figure {
  */
 #define PATH_NOT_WORKLOAD (-2)
 
+/*
+ * What path_of() may OR into a path (never into -1) for a sample that only
+ * lends its stack to another sample of the same call (the futex
+ * collector's stack copies in trace mode): the loader interns its stack on
+ * that path and hands it to sample(), but counts it nowhere: no sample, no
+ * weight, no share of the path.
+ */
+#define PATH_STACK_ONLY 0x100
+
 #endif

@@ -126,5 +126,11 @@ void futex_tracker_set_wait_hook(struct futex_tracker *t, futex_wait_hook hook, 
 
 /* Stacks of a word's waiters or wakers, most calls first; valid until the word changes. */
 void futex_word_sort_stacks(struct futex_word *w);
+/*
+ * Replace every waiter and waker stack id of w by remap(ctx, id), adding up
+ * the calls and wait times of stacks that become one (trace mode's
+ * frame-pointer stacks replaced by the DWARF stack of their call site).
+ */
+void futex_word_remap_stacks(struct futex_word *w, uint32_t (*remap)(void *ctx, uint32_t stack), void *ctx);
 
 #endif

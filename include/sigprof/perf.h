@@ -37,6 +37,17 @@ struct event_spec {
 	char *cpus;                 /* the CPUs its PMU covers, as sysfs lists them ("0-7,16-23"), owned by the
 				       event list; NULL or empty: every CPU.  A per-CPU session opens the event
 				       on those only (hybrid parts) */
+	/*
+	 * The windowed rate bound (rate_bound.h).  rate_bound_hz > 0 makes this
+	 * spec a gate: it records every hit while the hits of its CPU, counted by
+	 * the counter spec rate_meter over a window, stay at or below
+	 * rate_bound_hz per second; above, the recorder disables it on that CPU
+	 * and enables rate_alternate (a spec index, or -1 for none) until a
+	 * window is back under the bound.  Indices are into the same list.
+	 */
+	uint64_t rate_bound_hz;
+	int rate_meter;
+	int rate_alternate;
 };
 
 enum call_graph_mode {
@@ -162,6 +173,12 @@ int perf_session_disable(struct perf_session *s);
 int perf_session_read_total(struct perf_session *s, size_t event, uint64_t *value, uint64_t *enabled,
 			    uint64_t *running);
 void perf_session_close(struct perf_session *s);
+/* The CPUs the session opened events on (1 for a per-task counting session: cpu -1). */
+size_t perf_session_cpu_count(const struct perf_session *s);
+/* Event e's counter on the session's CPU number i (its inherited children summed); -EBADF when not open there. */
+int perf_session_read_cpu(struct perf_session *s, size_t e, size_t i, uint64_t *value);
+/* Enable or disable event e on the session's CPU number i, with its inherited children. */
+int perf_session_enable_cpu(struct perf_session *s, size_t e, size_t i, bool enable);
 
 /* A raw perf_event_open(2), -errno on failure. */
 int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd, unsigned long flags);

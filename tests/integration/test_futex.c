@@ -70,6 +70,21 @@ Test(futex, trace_counts_every_wake_on_wake_word)
 	free(text);
 }
 
+/* The value of the figure futex.op.OP.calls, asserting that it is marked want ("exact" or "estimated"). */
+static double op_figure(const char *data, const char *op, const char *want)
+{
+	char *out;
+	int st = run_cmd(&out, false, "%s report --figures -i %s | awk -F'\\t' '$1 == \"futex.op.%s.calls\" { print $2, $4 }'",
+			 sigprof_bin(), data, op);
+	cr_assert_eq(st, 0);
+	double value = -1;
+	char exact[32] = "";
+	cr_assert_eq(sscanf(out, "%lf %31s", &value, exact), 2, "no futex.op.%s.calls row: %s", op, out);
+	cr_assert_str_eq(exact, want, "futex.op.%s.calls is %s", op, exact);
+	free(out);
+	return value;
+}
+
 Test(futex, count_mode_keeps_exact_totals_only)
 {
 	require_tracepoints();
@@ -78,7 +93,12 @@ Test(futex, count_mode_keeps_exact_totals_only)
 	int st = run_cmd(NULL, false, "%s record -q -e futex --futex=count -o %s -- " W "futex_wake_many %ld >/dev/null",
 			 sigprof_bin(), data, n);
 	cr_assert_eq(st, 0);
-	cr_assert_eq(json_number(data, ".futex_ops.futex"), n);
+	/* a counter per futex(2) command splits the calls by op */
+	cr_assert_eq(json_number(data, ".futex_ops.WAKE"), n);
+	cr_assert_eq(json_number(data, ".futex_ops | length"), 1);
+	cr_assert_eq(json_number(data, ".futex_summary.syscalls.sys_enter_futex.total"), n);
+	cr_assert_eq(json_number(data, "if .futex_summary.futex_ops_exact then 1 else 0 end"), 1);
+	cr_assert_eq(op_figure(data, "WAKE", "exact"), n);
 	cr_assert_eq(json_number(data, ".futexes | length"), 0);
 	cr_assert_eq(json_number(data, ".meta.samples"), 0, "count mode writes no per-call records");
 }
@@ -152,6 +172,104 @@ Test(futex, waiter_blocks_k_times_trace_mode)
 	check_waiter("--futex=trace", "waiter-trace.data");
 }
 
+/*
+ * The default mode on a sparse workload (issue 14): 10 blocking waits woken
+ * every 50 ms are 10 timed waits, every run, and nothing is estimated.  The
+ * kernel's frequency mode raised the period after a wake and the next wait
+ * (two calls 10-30 us apart on one CPU); the window of rate_bound.h does not.
+ */
+Test(futex, default_mode_records_every_call_of_sparse_waits, .timeout = 60)
+{
+	require_tracepoints();
+	const int k = 10, t_ms = 50;
+	for (int run = 0; run < 3; run++) {
+		char name[32];
+		snprintf(name, sizeof(name), "sparse%d.data", run);
+		const char *data = test_path(name);
+		char *out;
+		int st = run_cmd(&out, false, "%s record -q -e futex -o %s -- " W "futex_waiter %d %d", sigprof_bin(), data,
+				 k, t_ms);
+		cr_assert_eq(st, 0, "record exited %d: %s", st, out);
+		int calls, blocked, eagain;
+		waiter_tally(out, &calls, &blocked, &eagain);
+		free(out);
+		cr_assert_eq(json_number(data, ".futex_summary.mode == \"sample\" | if . then 1 else 0 end"), 1);
+		cr_assert_eq(json_number(data, "if .futex_summary.exact then 1 else 0 end"), 1, "run %d: not exact", run);
+		cr_assert_eq(json_number(data, "[.futexes[] | select(.estimated)] | length"), 0, "run %d: a word is estimated",
+			     run);
+		cr_assert_eq(word_number(data, "gate", ".ops.WAIT"), calls, "run %d", run);
+		cr_assert_eq(word_number(data, "gate", ".wait_ns.count"), calls, "run %d: every wait is timed", run);
+		cr_assert_eq(word_number(data, "gate", ".unmeasured_waits"), 0, "run %d", run);
+		cr_assert_eq(word_number(data, "gate", ".ops.WAKE"), k, "run %d: the gate opened %d times", run, k);
+		cr_assert_eq(json_number(data, ".futex_summary.syscalls.sys_enter_futex.weighted_samples"), 0);
+		cr_assert_eq(op_figure(data, "WAIT", "exact"), calls);
+	}
+}
+
+/*
+ * --futex trace on a fast caller (issue 14): every call kept, none lost;
+ * the entries carry frame-pointer chains, which lose wake_many (the caller
+ * of libc's syscall(), which has no frame pointer), and the stack copies
+ * taken while the rate allows give the call site its DWARF stack.
+ */
+Test(futex, trace_keeps_every_call_of_a_fast_caller, .timeout = 120)
+{
+	require_tracepoints();
+	const long n = 100000;
+	const char *data = test_path("fast-trace.data");
+	char *out;
+	int st = run_cmd(&out, false, "%s record -q -e futex --futex=trace -o %s -- " W "futex_wake_many %ld",
+			 sigprof_bin(), data, n);
+	cr_assert_eq(st, 0, "record exited %d: %s", st, out);
+	free(out);
+	cr_assert_eq(json_number(data, ".meta.lost"), 0, "records were lost");
+	cr_assert_eq(json_number(data, "if .futex_summary.exact then 1 else 0 end"), 1);
+	cr_assert_eq(json_number(data, ".futex_ops.WAKE"), n);
+	cr_assert_eq(word_number(data, "wake_word", ".calls"), n);
+	cr_assert_eq(word_number(data, "wake_word", "if .estimated then 1 else 0 end"), 0);
+	cr_assert_eq(json_number(data, ".paths[] | select(.path==\"futex-wake\") | .samples.futex"), 2 * n,
+		     "the stack copies are not counted as calls");
+	cr_assert_eq(word_number(data, "wake_word", "[.wakers[] | select(any(.frames[]; .sym==\"wake_many\")) | .count] "
+						   "| add"), n, "every waker stack names wake_many");
+}
+
+/* The default mode on a fast caller: weighted samples above the bound, exact calls per op from the counters. */
+/*
+ * Above the bound: count mode's per-op counters count every call exactly;
+ * the default mode (no counters: they cost 0.7 us a call) weighs its
+ * samples, within 2% of the exact count, and marks them estimated when
+ * weighting set in.
+ */
+Test(futex, ops_above_the_bound_exact_in_count_mode_estimated_in_the_default, .timeout = 120)
+{
+	require_tracepoints();
+	const long n = 100000;
+	const char *data = test_path("fast-count.data");
+	int st = run_cmd(NULL, false, "%s record -q -e futex --futex count -o %s -- " W "futex_wake_many %ld >/dev/null",
+			 sigprof_bin(), data, n);
+	cr_assert_eq(st, 0);
+	cr_assert_eq(json_number(data, ".futex_ops.WAKE"), n);
+	cr_assert_eq(json_number(data, "if .futex_summary.futex_ops_exact then 1 else 0 end"), 1);
+	cr_assert_eq(op_figure(data, "WAKE", "exact"), n);
+
+	data = test_path("fast-sample.data");
+	st = run_cmd(NULL, false, "%s record -q -e futex -o %s -- " W "futex_wake_many %ld >/dev/null", sigprof_bin(),
+		     data, n);
+	cr_assert_eq(st, 0);
+	double wakes = json_number(data, ".futex_ops.WAKE");
+	double weighted = word_number(data, "wake_word", ".calls");
+	if (json_number(data, ".futex_summary.syscalls.sys_enter_futex.weighted_samples") > 0) {
+		cr_assert_eq(word_number(data, "wake_word", "if .estimated then 1 else 0 end"), 1,
+			     "weighted samples set in, the word must say so");
+		cr_assert_eq(json_number(data, "if .futex_summary.futex_ops_exact then 1 else 0 end"), 0);
+	} else {
+		cr_assert_eq(wakes, n);
+		cr_assert_eq(weighted, n);
+	}
+	cr_assert(fabs(wakes - n) <= 0.02 * n, "the weighted WAKE calls %.0f for %ld", wakes, n);
+	cr_assert(fabs(weighted - n) <= 0.02 * n, "the word's weighted calls %.0f for %ld", weighted, n);
+}
+
 Test(futex, futex2_system_calls)
 {
 	require_tracepoints();
@@ -194,7 +312,12 @@ Test(futex, perf_bench_hash_is_futex_wait_without_lost_records, .timeout = 120)
 	cr_assert_eq(json_number(data, "if .futex_summary.exact then 1 else 0 end"), 0);
 	cr_assert_gt(json_number(data, "[.futexes[] | select(.estimated)] | length"), 0);
 	double total = json_number(data, ".futex_summary.syscalls.sys_enter_futex.total");
-	double weighted = json_number(data, "[.futex_ops[]] | add");
+	/* the default mode opens no per-op counters: its ops are weighted above the bound, and say so */
+	double ops = json_number(data, "[.futex_ops | to_entries[] | select(.key | startswith(\"futex_\") | not) | "
+				       ".value] | add");
+	cr_assert(fabs(ops - total) <= 0.02 * total, "weighted ops %.0f vs exact %.0f", ops, total);
+	cr_assert_eq(json_number(data, "if .futex_summary.futex_ops_exact then 1 else 0 end"), 0);
+	double weighted = json_number(data, "[.futexes[].calls] | add");
 	cr_assert(fabs(weighted - total) <= 0.02 * total, "weighted calls %.0f vs exact %.0f", weighted, total);
 	double eagain = json_number(data, "[.futex_summary.ops[] | select(.op==\"WAIT\") | .errors.EAGAIN] | add");
 	cr_assert_gt(eagain, 0.5 * total, "perf bench futex hash waits fail with EAGAIN: %.0f of %.0f", eagain, total);

@@ -490,3 +490,46 @@ Test(futex, files_and_anonymous_memory_fall_back_to_offsets)
 	expect_name(pt, 5, (void *)0x12004, "[anon]+0x4", -ENOENT);
 	proc_table_free(pt);
 }
+
+/* Trace mode: the entries' frame-pointer stacks replaced by their call site's DWARF stack. */
+static uint32_t remap_by_table(void *ctx, uint32_t stack)
+{
+	const uint32_t *table = ctx;
+	return table[stack];
+}
+
+Test(futex, remapped_stacks_that_become_one_add_up)
+{
+	struct futex_tracker *t = futex_tracker_new();
+	/* stacks 7 and 8 are frame-pointer stacks of two call sites that turn out to be one (stack 20) */
+	feed(t, enter(1, 10, 1000, WAIT_PRIV, WORD, 7, 1));
+	feed(t, leave(1, 10, 3000, 0, 1));
+	feed(t, enter(1, 10, 4000, WAIT_PRIV, WORD, 8, 1));
+	feed(t, leave(1, 10, 9000, 0, 1));
+	feed(t, enter(1, 10, 9500, WAIT_PRIV, WORD, 9, 1));
+	feed(t, leave(1, 10, 9600, -EAGAIN, 1));
+	feed(t, enter(1, 11, 9700, WAKE_PRIV, WORD, 5, 1));
+	feed(t, leave(1, 11, 9800, 1, 1));
+	futex_tracker_finish(t);
+	struct futex_word *const *words;
+	cr_assert_eq(futex_tracker_words(t, &words), 1);
+	uint32_t table[32];
+	for (uint32_t i = 0; i < 32; i++)
+		table[i] = i;
+	table[7] = table[8] = 20;
+	table[5] = 21;
+	futex_word_remap_stacks(words[0], remap_by_table, table);
+	futex_word_sort_stacks(words[0]);
+	const struct futex_word *w = words[0];
+	cr_assert_eq(w->nwaiters, 2);
+	cr_assert_eq(w->waiters[0].stack, 20);
+	cr_assert_eq(w->waiters[0].count, 2);
+	cr_assert_eq(w->waiters[0].wait.count, 2);
+	cr_assert_eq(w->waiters[0].wait.total, 2000 + 5000);
+	cr_assert_eq(w->waiters[0].wait.max, 5000);
+	cr_assert_eq(w->waiters[1].stack, 9, "a stack nobody remapped stays");
+	cr_assert_eq(w->waiters[0].wait.total + w->waiters[1].wait.total, w->wait.total);
+	cr_assert_eq(w->nwakers, 1);
+	cr_assert_eq(w->wakers[0].stack, 21);
+	futex_tracker_free(t);
+}

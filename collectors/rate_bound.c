@@ -1,0 +1,148 @@
+/*
+ * rate_bound.c: the windowed rate bound (rate_bound.h): per gate and CPU,
+ * the meter's count at the last window's end and which side is enabled.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "sigprof/rate_bound.h"
+#include "sigprof/util.h"
+
+struct gate_cpu {
+	uint64_t meter_at_tick; /* the meter's count when the last window ended */
+	bool above;             /* the alternate is enabled here, the gate disabled */
+};
+
+struct gate {
+	size_t spec, meter;
+	int alternate;          /* -1: none */
+	uint64_t bound_hz;
+	struct gate_cpu *cpus;
+};
+
+struct rate_bound {
+	struct perf_session *session;
+	struct gate *gates;
+	size_t ngates, gates_cap, ncpus;
+	uint64_t window_start;  /* ns, monotonic */
+	uint64_t windows_above, switches;
+};
+
+void rate_bound_link(struct event_list *events, size_t gate, size_t meter, int alternate, uint64_t bound_hz)
+{
+	struct event_spec *g = &events->specs[gate];
+	g->rate_bound_hz = bound_hz;
+	g->rate_meter = (int)meter;
+	g->rate_alternate = alternate;
+	if (alternate >= 0) {
+		struct perf_event_attr *a = &events->specs[alternate].attr;
+		a->disabled = 1;
+		a->enable_on_exec = 0; /* the recorder enables it when a window is above the bound */
+	}
+}
+
+bool rate_bound_above(uint64_t hits, uint64_t elapsed_ns, uint64_t bound_hz)
+{
+	return (unsigned __int128)hits * 1000000000u > (unsigned __int128)bound_hz * elapsed_ns;
+}
+
+int rate_bound_start(struct perf_session *s, uint64_t now_ns, struct rate_bound **out)
+{
+	const struct opened_event *events;
+	size_t n = perf_session_events(s, &events);
+	*out = NULL;
+	struct rate_bound *rb = NULL;
+	for (size_t e = 0; e < n; e++) {
+		const struct event_spec *spec = events[e].spec;
+		if (!spec->rate_bound_hz || events[e].failed || spec->rate_meter < 0 || (size_t)spec->rate_meter >= n ||
+		    events[spec->rate_meter].failed)
+			continue;
+		if (!rb) {
+			rb = xcalloc(1, sizeof(*rb));
+			rb->session = s;
+			rb->ncpus = perf_session_cpu_count(s);
+			rb->window_start = now_ns;
+		}
+		GROW(rb->gates, rb->gates_cap, rb->ngates + 1);
+		struct gate *g = &rb->gates[rb->ngates++];
+		bool alternate = spec->rate_alternate >= 0 && (size_t)spec->rate_alternate < n &&
+				 !events[spec->rate_alternate].failed;
+		*g = (struct gate){ .spec = e, .meter = (size_t)spec->rate_meter,
+				    .alternate = alternate ? spec->rate_alternate : -1, .bound_hz = spec->rate_bound_hz,
+				    .cpus = xcalloc(rb->ncpus ? rb->ncpus : 1, sizeof(struct gate_cpu)) };
+		for (size_t i = 0; i < rb->ncpus; i++)
+			perf_session_read_cpu(s, g->meter, i, &g->cpus[i].meter_at_tick);
+	}
+	*out = rb;
+	return 0;
+}
+
+/* Enable one side before disabling the other: a hit in between is recorded twice, never lost. */
+static int switch_side(struct rate_bound *rb, const struct gate *g, size_t cpu, bool above)
+{
+	int err = 0, ret;
+	if (above) {
+		if (g->alternate >= 0 && (ret = perf_session_enable_cpu(rb->session, (size_t)g->alternate, cpu, true)))
+			err = ret;
+		if ((ret = perf_session_enable_cpu(rb->session, g->spec, cpu, false)) && !err)
+			err = ret;
+	} else {
+		if ((ret = perf_session_enable_cpu(rb->session, g->spec, cpu, true)))
+			err = ret;
+		if (g->alternate >= 0 && (ret = perf_session_enable_cpu(rb->session, (size_t)g->alternate, cpu, false)) &&
+		    !err)
+			err = ret;
+	}
+	return err;
+}
+
+int rate_bound_tick(struct rate_bound *rb, uint64_t now_ns)
+{
+	if (!rb || now_ns - rb->window_start < RATE_BOUND_WINDOW_NS)
+		return 0;
+	uint64_t elapsed = now_ns - rb->window_start;
+	int err = 0;
+	for (size_t k = 0; k < rb->ngates; k++) {
+		struct gate *g = &rb->gates[k];
+		for (size_t i = 0; i < rb->ncpus; i++) {
+			struct gate_cpu *c = &g->cpus[i];
+			uint64_t count;
+			if (perf_session_read_cpu(rb->session, g->meter, i, &count) < 0)
+				continue; /* not open on this CPU (a PMU that covers some CPUs only) */
+			bool above = rate_bound_above(count - c->meter_at_tick, elapsed, g->bound_hz);
+			c->meter_at_tick = count;
+			rb->windows_above += above;
+			if (above == c->above)
+				continue;
+			int ret = switch_side(rb, g, i, above);
+			if (ret && !err)
+				err = ret;
+			c->above = above;
+			rb->switches++;
+		}
+	}
+	rb->window_start = now_ns;
+	return err;
+}
+
+uint64_t rate_bound_timeout_ns(const struct rate_bound *rb, uint64_t now_ns)
+{
+	uint64_t elapsed = now_ns - rb->window_start;
+	return elapsed >= RATE_BOUND_WINDOW_NS ? 0 : RATE_BOUND_WINDOW_NS - elapsed;
+}
+
+void rate_bound_stats(const struct rate_bound *rb, uint64_t *windows_above, uint64_t *switches)
+{
+	*windows_above = rb ? rb->windows_above : 0;
+	*switches = rb ? rb->switches : 0;
+}
+
+void rate_bound_free(struct rate_bound *rb)
+{
+	if (!rb)
+		return;
+	for (size_t k = 0; k < rb->ngates; k++)
+		free(rb->gates[k].cpus);
+	free(rb->gates);
+	free(rb);
+}

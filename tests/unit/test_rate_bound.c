@@ -1,0 +1,51 @@
+/*
+ * test_rate_bound.c: the windowed rate bound's decision and how it links
+ * the specs (include/sigprof/rate_bound.h).  The switching itself runs on
+ * real events in tests/integration/test_futex.c (sparse waits recorded
+ * exactly, a fast caller sampled with weights).
+ */
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "sigprof/perf.h"
+#include "sigprof/rate_bound.h"
+
+Test(rate_bound, the_rate_is_hits_over_the_window)
+{
+	const uint64_t ms = 1000 * 1000;
+	/* 50000/s over 10 ms: 500 hits are at the bound, 501 above it */
+	cr_assert_not(rate_bound_above(500, 10 * ms, 50000));
+	cr_assert(rate_bound_above(501, 10 * ms, 50000));
+	/* a window that ran long (the recorder was late) is measured over its real length */
+	cr_assert_not(rate_bound_above(1000, 20 * ms, 50000));
+	cr_assert(rate_bound_above(1001, 20 * ms, 50000));
+	/* two calls 10 us apart are a burst, not a rate: far under any bound over a window */
+	cr_assert_not(rate_bound_above(2, 10 * ms, 1000));
+	cr_assert_not(rate_bound_above(0, 0, 1));
+	/* no overflow at the extremes */
+	cr_assert(rate_bound_above(UINT64_MAX, UINT64_MAX / 2, 1000000000));
+	cr_assert_not(rate_bound_above(UINT64_MAX / 4, UINT64_MAX, 1000000000));
+}
+
+Test(rate_bound, link_marks_the_gate_and_holds_the_alternate_back)
+{
+	struct event_list events = { 0 };
+	for (int i = 0; i < 3; i++) {
+		struct event_spec *spec = event_list_add(&events, "syscalls:sys_enter_futex", "futex");
+		spec->attr.disabled = 1;
+		spec->attr.enable_on_exec = 1;
+		cr_assert_eq(spec->rate_alternate, -1, "no alternate unless linked");
+		cr_assert_eq(spec->rate_meter, -1);
+	}
+	rate_bound_link(&events, 0, 2, 1, 50000);
+	cr_assert_eq(events.specs[0].rate_bound_hz, 50000);
+	cr_assert_eq(events.specs[0].rate_meter, 2);
+	cr_assert_eq(events.specs[0].rate_alternate, 1);
+	cr_assert_eq(events.specs[0].attr.enable_on_exec, 1, "the gate records from exec");
+	cr_assert_eq(events.specs[1].attr.disabled, 1);
+	cr_assert_eq(events.specs[1].attr.enable_on_exec, 0, "the alternate waits for a window above the bound");
+	cr_assert_eq(events.specs[2].attr.enable_on_exec, 1, "the meter counts from exec");
+	cr_assert_eq(events.specs[1].rate_bound_hz, 0);
+	event_list_free(&events);
+}
