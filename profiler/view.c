@@ -123,6 +123,17 @@ const char *view_data_marked_by(const struct profile *p, uint32_t pid, uint64_t 
 	return NULL;
 }
 
+bool view_pending_futex_word(const struct profile *p, uint32_t tid, uint64_t time, uint32_t *pid, uint64_t *uaddr)
+{
+	for (int c = 0; c < p->ncollectors; c++) {
+		const struct collector_info *ci = &p->collectors[c];
+		if (ci->state && ci->impl->analyzer->pending_futex_word &&
+		    ci->impl->analyzer->pending_futex_word(ci->state, tid, time, pid, uaddr))
+			return true;
+	}
+	return false;
+}
+
 /* ---- labels ---- */
 
 const char *dso_short_name(const char *dso)

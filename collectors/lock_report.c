@@ -1,0 +1,320 @@
+/*
+ * lock_report.c: what the lock collector prints: the exact total of
+ * contentions and how much of it was recorded, then per lock (by wait
+ * time) its contentions, wait distribution, kind, path and name, the futex
+ * words whose calls contended it, and its stacks; in text, JSON ("locks",
+ * "lock_summary") and keyed figures (lock.*).  docs/lock.md describes each
+ * figure.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sigprof/collector.h"
+#include "sigprof/json.h"
+#include "sigprof/lock.h"
+#include "sigprof/view.h"
+
+#include "lock_internal.h"
+
+/* Locks whose futex words and stacks the text report details. */
+#define TEXT_DETAILED_LOCKS 3
+/* Futex words listed per lock in text. */
+#define TEXT_WORDS 8
+
+/* ---- what the recording was: exact totals ---- */
+
+struct lock_summary {
+	bool any_event;
+	bool has_total;
+	uint64_t total;     /* contention_begin hits the kernel counted */
+	uint64_t recorded;  /* contention_begin samples of the workload's tasks */
+	uint64_t unsampled; /* hits counted but not recorded (throttled or lost) */
+	bool estimated;     /* some hits were not recorded: the per-lock figures are a part of the total */
+};
+
+static struct lock_summary summarize(const struct lock_state *st, const struct profile *p)
+{
+	struct lock_summary sum = { .recorded = st->begins };
+	for (size_t i = 0; i < view_event_count(p); i++) {
+		const struct sp_event *ev = view_event(p, i);
+		if (strcmp(ev->name, "lock:contention_begin") != 0 || strcmp(ev->collector, "lock") != 0)
+			continue;
+		sum.any_event = true;
+		if (ev->has_totals) {
+			sum.has_total = true;
+			sum.total += ev->total_value;
+		}
+	}
+	if (sum.has_total && sum.total > sum.recorded)
+		sum.unsampled = sum.total - sum.recorded;
+	sum.estimated = !sum.has_total || sum.unsampled > 0 || st->undecoded > 0;
+	return sum;
+}
+
+static double ms(uint64_t ns)
+{
+	return (double)ns / 1e6;
+}
+
+static double us(uint64_t ns)
+{
+	return (double)ns / 1e3;
+}
+
+static const char *kind_of(const struct lock_figures *l, char *buf, size_t len)
+{
+	if (l->mixed_flags)
+		return "mixed";
+	return lock_kind_name(l->flags, buf, len);
+}
+
+/* ---- text ---- */
+
+static void text_summary(const struct lock_state *st, const struct lock_summary *sum, FILE *out)
+{
+	if (sum->has_total)
+		fprintf(out, "  contentions: %llu (exact count), %llu recorded", (unsigned long long)sum->total,
+			(unsigned long long)sum->recorded);
+	else
+		fprintf(out, "  contentions: %llu recorded (no exact count in the file)", (unsigned long long)sum->recorded);
+	if (sum->unsampled)
+		fprintf(out, "; %llu counted by the kernel but not recorded (throttled or lost): figures marked ~ are "
+			     "estimated",
+			(unsigned long long)sum->unsampled);
+	fprintf(out, "\n");
+	uint64_t orphans = lock_tracker_orphan_ends(st->tracker);
+	if (orphans || st->undecoded)
+		fprintf(out, "  ends without a recorded begin: %llu; undecodable samples: %llu\n",
+			(unsigned long long)orphans, (unsigned long long)st->undecoded);
+}
+
+static void text_lock_row(const struct lock_figures *l, bool estimated, FILE *out)
+{
+	char kind[32];
+	const struct duration_stats *d = &l->wait;
+	fprintf(out, "  %s%11llu %10.3f %9.2f %9.2f %9.2f %10.2f  %-10s %-15s %s\n", estimated ? "~" : " ",
+		(unsigned long long)l->contentions, ms(d->total), d->count ? us(d->total) / (double)d->count : 0.0,
+		us(duration_quantile(d, 0.5)), us(duration_quantile(d, 0.99)), us(d->max),
+		kind_of(l, kind, sizeof(kind)), path_name(lock_figures_path(l)), l->name);
+}
+
+/* Contentions on futex paths that no recorded futex call explains (its entry was sampled out). */
+static uint64_t futex_unattributed(const struct lock_figures *l)
+{
+	uint64_t on_futex = 0, charged = 0;
+	for (int path = PATH_FUTEX_WAIT; path <= PATH_FUTEX_OTHER; path++)
+		on_futex += l->path_contentions[path];
+	for (size_t i = 0; i < l->nwords; i++)
+		charged += l->words[i].contentions;
+	return on_futex > charged ? on_futex - charged : 0;
+}
+
+static void text_words(const struct lock_figures *l, FILE *out)
+{
+	uint64_t unattributed = futex_unattributed(l);
+	if (unattributed)
+		fprintf(out, "    %llu contentions in futex calls whose entry was not recorded (no word known)\n",
+			(unsigned long long)unattributed);
+	if (!l->nwords)
+		return;
+	fprintf(out, "    futex words it served (%zu%s):\n", l->nwords,
+		l->nwords > 1 ? ", sharing this lock" : "");
+	for (size_t i = 0; i < l->nwords && i < TEXT_WORDS; i++) {
+		const struct lock_futex_word *w = &l->words[i];
+		fprintf(out, "      %10llu contentions %10.3f ms  %s (%s, pid %u)\n", (unsigned long long)w->contentions,
+			ms(w->wait_total), w->symbol ? w->symbol : "?", w->dso ? dso_short_name(w->dso) : "?", w->pid);
+	}
+	if (l->nwords > TEXT_WORDS)
+		fprintf(out, "      ... %zu more words\n", l->nwords - TEXT_WORDS);
+}
+
+static void text_stacks(const struct profile *p, const struct lock_figures *l, const struct view_options *o,
+			FILE *out)
+{
+	for (size_t i = 0; i < l->nstacks && i < o->stacks_per_path; i++) {
+		const struct lock_stack *s = &l->stacks[i];
+		fprintf(out, "    %llu contentions, %.3f ms waited:\n", (unsigned long long)s->contentions,
+			ms(s->wait_total));
+		view_text_stack(p, s->stack, o->max_frames, out);
+	}
+}
+
+void lock_text(void *state, const struct profile *p, const struct view_options *o, FILE *out)
+{
+	struct lock_state *st = state;
+	fprintf(out, "\nlock: kernel lock contention (lock:contention_begin to contention_end per task)\n");
+	if (!view_collector_ok(p, st->self)) {
+		fprintf(out, "  not recorded\n");
+		return;
+	}
+	struct lock_summary sum = summarize(st, p);
+	text_summary(st, &sum, out);
+	struct lock_figures *const *locks;
+	size_t n = lock_tracker_locks(st->tracker, &locks);
+	if (!n)
+		return;
+	fprintf(out, "  %12s %10s %9s %9s %9s %10s  %-10s %-15s %s\n", "contentions", "wait ms", "avg us", "p50 us",
+		"p99 us", "max us", "kind", "path", "lock");
+	for (size_t i = 0; i < n && i < o->top; i++)
+		text_lock_row(locks[i], sum.estimated, out);
+	if (n > o->top)
+		fprintf(out, "  ... %zu more locks (-n)\n", n - o->top);
+	fprintf(out, "  lock wait per path:");
+	for (int path = 0; path < PATH_COUNT; path++)
+		if (lock_tracker_path_contentions(st->tracker, path))
+			fprintf(out, "  %s %.3f ms (%llu)", path_name(path), ms(lock_tracker_path_wait(st->tracker, path)),
+				(unsigned long long)lock_tracker_path_contentions(st->tracker, path));
+	fprintf(out, "\n");
+	for (size_t i = 0; i < n && i < TEXT_DETAILED_LOCKS && i < o->top; i++) {
+		const struct lock_figures *l = locks[i];
+		fprintf(out, "  %s (0x%llx):\n", l->name, (unsigned long long)l->addr);
+		if (l->unmatched || l->failed)
+			fprintf(out, "    %llu contentions without a recorded end, %llu ended with an error\n",
+				(unsigned long long)l->unmatched, (unsigned long long)l->failed);
+		text_words(l, out);
+		text_stacks(p, l, o, out);
+	}
+}
+
+/* ---- JSON ---- */
+
+static void json_lock(struct json_writer *w, const struct profile *p, const struct lock_figures *l, bool estimated,
+		      size_t limit)
+{
+	char buf[64];
+	json_object_begin(w, NULL);
+	snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)l->addr);
+	json_string(w, "addr", buf);
+	json_string(w, "name", l->name);
+	json_string(w, "key", l->key);
+	json_string(w, "kind", kind_of(l, buf, sizeof(buf)));
+	json_u64(w, "flags", l->flags);
+	json_u64(w, "contentions", l->contentions);
+	json_bool(w, "estimated", estimated);
+	json_object_begin(w, "wait_ns");
+	json_u64(w, "count", l->wait.count);
+	json_u64(w, "total", l->wait.total);
+	json_u64(w, "max", l->wait.max);
+	json_u64(w, "p50", duration_quantile(&l->wait, 0.5));
+	json_u64(w, "p99", duration_quantile(&l->wait, 0.99));
+	json_end(w);
+	json_u64(w, "unmatched", l->unmatched);
+	json_u64(w, "failed", l->failed);
+	json_string(w, "path", path_name(lock_figures_path(l)));
+	json_object_begin(w, "paths");
+	for (int path = 0; path < PATH_COUNT; path++) {
+		if (!l->path_contentions[path])
+			continue;
+		json_object_begin(w, path_name(path));
+		json_u64(w, "contentions", l->path_contentions[path]);
+		json_u64(w, "wait_ns", l->path_wait[path]);
+		json_end(w);
+	}
+	json_end(w);
+	json_u64(w, "futex_unattributed", futex_unattributed(l));
+	json_array_begin(w, "futex_words");
+	for (size_t i = 0; i < l->nwords; i++) {
+		const struct lock_futex_word *fw = &l->words[i];
+		json_object_begin(w, NULL);
+		json_string(w, "symbol", fw->symbol ? fw->symbol : "");
+		if (fw->dso)
+			json_string(w, "dso", fw->dso);
+		else
+			json_null(w, "dso");
+		json_u64(w, "pid", fw->pid);
+		snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)fw->uaddr);
+		json_string(w, "addr", buf);
+		json_u64(w, "contentions", fw->contentions);
+		json_u64(w, "wait_ns", fw->wait_total);
+		json_end(w);
+	}
+	json_end(w);
+	json_array_begin(w, "stacks");
+	for (size_t i = 0; i < l->nstacks && i < limit; i++) {
+		json_object_begin(w, NULL);
+		json_u64(w, "contentions", l->stacks[i].contentions);
+		json_u64(w, "wait_ns", l->stacks[i].wait_total);
+		json_string(w, "path", path_name(view_stack_path(p, l->stacks[i].stack)));
+		view_json_stack(w, p, l->stacks[i].stack);
+		json_end(w);
+	}
+	json_end(w);
+	json_end(w);
+}
+
+void lock_json(void *state, const struct profile *p, const struct view_options *o, struct json_writer *w)
+{
+	struct lock_state *st = state;
+	if (!view_collector_ok(p, st->self))
+		return;
+	struct lock_summary sum = summarize(st, p);
+	size_t limit = o->stacks_limit_given ? o->stacks_per_path : 5;
+	struct lock_figures *const *locks;
+	size_t n = lock_tracker_locks(st->tracker, &locks);
+	json_array_begin(w, "locks");
+	for (size_t i = 0; i < n; i++)
+		json_lock(w, p, locks[i], sum.estimated, limit);
+	json_end(w);
+	json_object_begin(w, "lock_summary");
+	if (sum.has_total)
+		json_u64(w, "contentions", sum.total);
+	else
+		json_null(w, "contentions");
+	json_u64(w, "recorded", sum.recorded);
+	json_u64(w, "unsampled", sum.unsampled);
+	json_bool(w, "estimated", sum.estimated);
+	json_u64(w, "ends", st->ends);
+	json_u64(w, "orphan_ends", lock_tracker_orphan_ends(st->tracker));
+	json_u64(w, "undecoded_samples", st->undecoded);
+	json_end(w);
+}
+
+/* ---- keyed figures ---- */
+
+/* Locks of one key (every bucket lock taken in futex_wait_setup) add up to one row each. */
+struct lock_class {
+	const char *key;
+	uint64_t contentions, wait_total, wait_max;
+};
+
+void lock_figures_rows(void *state, const struct profile *p, struct figure_rows *rows)
+{
+	struct lock_state *st = state;
+	if (!view_collector_ok(p, st->self))
+		return;
+	struct lock_summary sum = summarize(st, p);
+	if (!sum.any_event)
+		return;
+	figure_rows_add(rows, (double)(sum.has_total ? sum.total : sum.recorded), "count", sum.has_total,
+			"lock.contentions");
+	struct lock_figures *const *locks;
+	size_t n = lock_tracker_locks(st->tracker, &locks);
+	uint64_t wait = 0;
+	struct lock_class *classes = xcalloc(n ? n : 1, sizeof(*classes));
+	size_t nclasses = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct lock_figures *l = locks[i];
+		wait += l->wait.total;
+		size_t c = 0;
+		while (c < nclasses && strcmp(classes[c].key, l->key) != 0)
+			c++;
+		if (c == nclasses)
+			classes[nclasses++].key = l->key;
+		classes[c].contentions += l->contentions;
+		classes[c].wait_total += l->wait.total;
+		if (l->wait.max > classes[c].wait_max)
+			classes[c].wait_max = l->wait.max;
+	}
+	figure_rows_add(rows, (double)wait, "ns", !sum.estimated, "lock.wait_ns.total");
+	figure_rows_add(rows, (double)n, "count", !sum.estimated, "lock.locks");
+	for (size_t c = 0; c < nclasses; c++) {
+		figure_rows_add(rows, (double)classes[c].contentions, "count", !sum.estimated, "lock.%s.contentions",
+				classes[c].key);
+		figure_rows_add(rows, (double)classes[c].wait_total, "ns", !sum.estimated, "lock.%s.wait_ns.total",
+				classes[c].key);
+		figure_rows_add(rows, (double)classes[c].wait_max, "ns", !sum.estimated, "lock.%s.wait_ns.max",
+				classes[c].key);
+	}
+	free(classes);
+}
