@@ -490,3 +490,21 @@ Test(futex, files_and_anonymous_memory_fall_back_to_offsets)
 	expect_name(pt, 5, (void *)0x12004, "[anon]+0x4", -ENOENT);
 	proc_table_free(pt);
 }
+
+Test(futex, the_pending_word_of_a_thread)
+{
+	/* The lock collector's question (the pending_futex_word hook): which word is tid's call in progress on? */
+	struct futex_tracker *t = futex_tracker_new();
+	uint32_t pid = 0;
+	uint64_t uaddr = 0;
+	cr_expect_not(futex_tracker_pending_word(t, 11, 100, &pid, &uaddr), "a thread never seen");
+	feed(t, enter(10, 11, 100, WAIT_PRIV, WORD, 1, 1));
+	cr_expect_not(futex_tracker_pending_word(t, 11, 99, &pid, &uaddr), "before its entry");
+	cr_assert(futex_tracker_pending_word(t, 11, 150, &pid, &uaddr));
+	cr_expect_eq(pid, 10);
+	cr_expect_eq(uaddr, WORD);
+	cr_expect_not(futex_tracker_pending_word(t, 12, 150, &pid, &uaddr), "another thread");
+	feed(t, leave(10, 11, 200, -EAGAIN, 1));
+	cr_expect_not(futex_tracker_pending_word(t, 11, 250, &pid, &uaddr), "after its exit");
+	futex_tracker_free(t);
+}
