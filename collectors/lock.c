@@ -15,9 +15,9 @@
  * thread is inside a futex call, to that call's futex word, which the
  * futex collector answers through the pending_futex_word hook
  * (view_pending_futex_word()); an end takes the path of the begin it
- * closes.  A lock is named once, on first sight: the kernel data symbol at
+ * closes.  A lock is named after the last event: the kernel data symbol at
  * its address in the recording's kallsyms, else by the first function of
- * its stack that is not a lock primitive (lock_primitives[]): "lock taken
+ * its busiest stack that is not a lock primitive (lock_primitives[]): "lock taken
  * in __lock_task_sighand", "bucket lock taken in futex_wait_setup" for a
  * lock inside futex calls.  lock_report.c prints the figures
  * (docs/lock.md describes each).
@@ -97,23 +97,43 @@ static const char *lock_taker(const struct profile *p, uint32_t stack)
 	return NULL;
 }
 
-static void name_lock(const struct profile *p, struct lock_figures *l, uint32_t pid, uint32_t stack, bool in_futex)
+/* Static data further than this past a kallsyms symbol is not that symbol's: kallsyms has no sizes. */
+#define STATIC_LOCK_MAX_OFFSET 0x10000
+
+/* The kernel data symbol at a lock's address, or NULL (dynamic memory, or too far past the nearest symbol). */
+static const char *static_name(const struct profile *p, uint64_t addr, char *buf, size_t len)
+{
+	const char *name = view_data_name(p, 0, addr, buf, len, NULL);
+	if (strncmp(name, "0x", 2) == 0)
+		return NULL;
+	const char *plus = strstr(name, "+0x");
+	if (plus && strtoull(plus + 3, NULL, 16) >= STATIC_LOCK_MAX_OFFSET)
+		return NULL;
+	return name;
+}
+
+/*
+ * Name a lock after the last event: its kernel data symbol, else the
+ * function that took it on its busiest stack ("bucket lock" when a futex
+ * function took it inside futex calls), and the key of its figures.
+ */
+static void name_lock(const struct profile *p, struct lock_figures *l)
 {
 	char buf[512], text[600];
-	const char *name = view_data_name(p, pid, l->addr, buf, sizeof(buf), NULL);
-	const char *taker = strncmp(name, "0x", 2) == 0 ? lock_taker(p, stack) : NULL;
-	if (strncmp(name, "0x", 2) != 0) {
+	const char *name = static_name(p, l->addr, buf, sizeof(buf));
+	const char *taker = !name && l->nstacks ? lock_taker(p, l->stacks[0].stack) : NULL;
+	if (name) {
 		l->name = xstrdup(name);
 		/* the symbol, without the offset: one key for a static lock whatever its field */
 		snprintf(text, sizeof(text), "symbol.%.*s", (int)strcspn(name, "+"), name);
 	} else if (taker) {
-		/* a futex function taking a lock inside a futex call: the word's hash bucket lock */
-		bool bucket = in_futex && strstr(taker, "futex");
+		bool bucket = l->nwords > 0 && strstr(taker, "futex");
 		snprintf(text, sizeof(text), "%s taken in %s", bucket ? "bucket lock" : "lock", taker);
 		l->name = xstrdup(text);
 		snprintf(text, sizeof(text), "taken_in.%s", taker);
 	} else {
-		l->name = xstrdup(name);
+		snprintf(text, sizeof(text), "0x%llx", (unsigned long long)l->addr);
+		l->name = xstrdup(text);
 		snprintf(text, sizeof(text), "unnamed");
 	}
 	l->key = xstrdup(text);
@@ -244,18 +264,20 @@ static void lock_sample(void *state, const struct profile *p, const struct sp_sa
 	e.in_futex = e.path >= PATH_FUTEX_WAIT && e.path <= PATH_FUTEX_OTHER &&
 		     view_pending_futex_word(p, e.tid, e.time, &e.futex_pid, &e.futex_uaddr);
 	struct lock_futex_word *w;
-	struct lock_figures *l = lock_tracker_event(st->tracker, &e, &w);
-	if (!l->named)
-		name_lock(p, l, e.pid, stack, e.in_futex);
+	lock_tracker_event(st->tracker, &e, &w);
 	if (w && !w->named)
 		name_word(p, w);
 }
 
 static void lock_finish(void *state, const struct profile *p)
 {
-	(void)p;
 	struct lock_state *st = state;
 	lock_tracker_finish(st->tracker);
+	struct lock_figures *const *locks;
+	size_t n = lock_tracker_locks(st->tracker, &locks);
+	for (size_t i = 0; i < n; i++)
+		if (!locks[i]->named)
+			name_lock(p, locks[i]);
 }
 
 /* A thread that exits ends its pending contentions, so a later thread reusing its tid starts clean. */

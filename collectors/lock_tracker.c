@@ -296,6 +296,9 @@ void lock_tracker_finish(struct lock_tracker *t)
 		u64_map_free(&l->stack_index); /* rows moved: no more lookups after the last event */
 		memset(&l->stack_index, 0, sizeof(l->stack_index));
 	}
+	free(t->sorted); /* waits changed since any earlier sort */
+	t->sorted = NULL;
+	t->nsorted = 0;
 }
 
 static int compare_locks(const void *a, const void *b)

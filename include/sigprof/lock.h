@@ -107,7 +107,7 @@ struct lock_figures {
 	struct lock_futex_word *words;         /* most contentions first after lock_tracker_finish() */
 	size_t nwords, words_cap;
 	struct u64_map stack_index;            /* stack id -> index + 1 */
-	/* filled in by the caller on first sight: */
+	/* filled in by the caller after lock_tracker_finish(): */
 	char *name;                            /* "futex_queues+0x40", "bucket lock taken in futex_wait_setup" */
 	char *key;                             /* its figures' key: "symbol.futex_queues", "taken_in.futex_wait_setup" */
 	bool named;
