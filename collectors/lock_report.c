@@ -62,11 +62,17 @@ static double us(uint64_t ns)
 	return (double)ns / 1e3;
 }
 
+/*
+ * The kind of a lock from its begins' flags.  A mutex reports MUTEX|SPIN
+ * while it spins on its owner and MUTEX once it sleeps: one mutex.
+ */
 static const char *kind_of(const struct lock_figures *l, char *buf, size_t len)
 {
-	if (l->mixed_flags)
-		return "mixed";
-	return lock_kind_name(l->flags, buf, len);
+	if (!l->mixed_flags)
+		return lock_kind_name(l->flags, buf, len);
+	if (l->flags_seen & (LOCK_F_MUTEX | LOCK_F_RT))
+		return lock_kind_name(l->flags_seen & ~(uint32_t)LOCK_F_SPIN, buf, len);
+	return "mixed";
 }
 
 /* ---- text ---- */
@@ -189,7 +195,7 @@ static void json_lock(struct json_writer *w, const struct profile *p, const stru
 	json_string(w, "name", l->name);
 	json_string(w, "key", l->key);
 	json_string(w, "kind", kind_of(l, buf, sizeof(buf)));
-	json_u64(w, "flags", l->flags);
+	json_u64(w, "flags", l->flags_seen);
 	json_u64(w, "contentions", l->contentions);
 	json_bool(w, "estimated", estimated);
 	json_object_begin(w, "wait_ns");

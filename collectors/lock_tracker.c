@@ -114,6 +114,7 @@ static struct lock_figures *lock_of(struct lock_tracker *t, uint64_t addr, uint3
 	} else if (l->flags != flags) {
 		l->mixed_flags = true;
 	}
+	l->flags_seen |= flags;
 	return l;
 }
 

@@ -95,6 +95,7 @@ struct lock_figures {
 	uint64_t addr;
 	uint32_t flags;                        /* the flags of its first begin */
 	bool mixed_flags;                      /* begins with other flags were seen too */
+	uint32_t flags_seen;                   /* the flags of every begin, or'ed */
 	uint64_t contentions;                  /* begins, weighted */
 	uint64_t recorded;                     /* begins recorded (unweighted) */
 	struct duration_stats wait;            /* measured begin -> end on one thread, ns */
