@@ -38,10 +38,6 @@ struct lock_state {
 	struct lock_event event;
 };
 
-/* The lock primitives skipped when a lock is named by the function that took it (lock.c, docs/lock.md). */
-extern const char *const lock_primitives[];
-extern const size_t lock_primitive_count;
-
 /* The analyzer's text and JSON reports and its keyed figures (lock_report.c). */
 void lock_text(void *state, const struct profile *p, const struct view_options *o, FILE *out);
 void lock_json(void *state, const struct profile *p, const struct view_options *o, struct json_writer *w);

@@ -48,6 +48,14 @@ enum lock_flag {
 	LOCK_F_MUTEX = 1u << 5,
 };
 
+/*
+ * The lock primitives (fnmatch globs) skipped when a lock is named by the
+ * function that took it: the first kernel frame of its busiest stack that
+ * matches none (collectors/lock.c; docs/lock.md lists them).
+ */
+extern const char *const lock_primitives[];
+extern const size_t lock_primitive_count;
+
 /* "spin", "rwlock:R", "rwsem:W", "mutex", ... for a begin's flags; "flags=0x..." into buf for others. */
 const char *lock_kind_name(uint32_t flags, char *buf, size_t len);
 
