@@ -2,9 +2,11 @@
 # tests/bench.sh - sigprof against perf: recording overhead, lost records and report time.
 #
 # Run from the repository root after `make sigprof workloads` (`make bench` does both).
-# Three tables come out of one run: the cpu collector against `perf record -g` (table 1), the tracepoint
-# collectors (signal, futex, sched) against perf recording the same tracepoints (table 2, issue 3), and the
-# same collectors with DWARF call graphs against `perf record --call-graph dwarf` (table 3, issue 4).
+# Four tables come out of one run: the cpu collector against `perf record -g` (table 1), the tracepoint
+# collectors (signal, futex, sched) against perf recording the same tracepoints (table 2, issue 3), the
+# same collectors with DWARF call graphs against `perf record --call-graph dwarf` (table 3, issue 4), and the
+# lock collector against `perf lock record` + `perf lock report/contention` (table 4, issue 12; described at
+# its code, after the targets of table 3).
 #
 # Method
 #   Every workload runs for a fixed time and reports its own throughput; a tool's cost shows as the
@@ -94,7 +96,7 @@
 # Environment: BENCH_SECONDS (default 3) seconds per run, BENCH_TRACE_SECONDS (default BENCH_SECONDS) per
 # table-2 run, BENCH_REPEAT (default 3) rounds, BENCH_REPORT_REPEAT (default 3), BENCH_FREQ (default 4000)
 # sampling rate of table 1, BENCH_TRACE (default 1; 0 skips tables 2 and 3), BENCH_DWARF (default 1; 0 skips
-# table 3), BENCH_DWARF_SIZE (default 8192), BENCH_DWARF_FREQ (default 1000), BENCH_WORKLOADS (default
+# table 3), BENCH_LOCK (default 1; 0 skips table 4, the lock collector), BENCH_DWARF_SIZE (default 8192), BENCH_DWARF_FREQ (default 1000), BENCH_WORKLOADS (default
 # build/workloads), SIGPROF (default ./sigprof).
 # Defaults take about 10 minutes (table 1 about 1.5, tables 2 and 3 about 6, the report timings about 2).
 # A missing perf, stress-ng or jq skips what needs it with a note.
@@ -109,6 +111,7 @@ REPORT_REPEAT=${BENCH_REPORT_REPEAT:-3}
 FREQ=${BENCH_FREQ:-4000}
 TRACE=${BENCH_TRACE:-1}
 DWARF=${BENCH_DWARF:-1}
+LOCK=${BENCH_LOCK:-1}
 DWARF_SIZE=${BENCH_DWARF_SIZE:-8192}
 DWARF_FREQ=${BENCH_DWARF_FREQ:-1000}
 WORKLOADS_DIR=${BENCH_WORKLOADS:-build/workloads}
@@ -120,8 +123,8 @@ for v in SECONDS_PER_RUN TRACE_SECONDS REPEAT REPORT_REPEAT FREQ DWARF_SIZE DWAR
         exit 2
     fi
 done
-if ! [[ $TRACE =~ ^[01]$ && $DWARF =~ ^[01]$ ]]; then
-    echo "bench: BENCH_TRACE and BENCH_DWARF must be 0 or 1 (got '$TRACE', '$DWARF')" >&2
+if ! [[ $TRACE =~ ^[01]$ && $DWARF =~ ^[01]$ && $LOCK =~ ^[01]$ ]]; then
+    echo "bench: BENCH_TRACE, BENCH_DWARF and BENCH_LOCK must be 0 or 1 (got '$TRACE', '$DWARF', '$LOCK')" >&2
     exit 2
 fi
 if ((DWARF_SIZE % 8 || DWARF_SIZE > 65528)); then
@@ -803,6 +806,118 @@ if ((${#TWORKLOADS[@]} && DWARF)); then
             "$(verdict "$pfu" "$spu")" "$(wl_name "$wl")" "$(pct "$spu")" "$(pct "$pfu")" \
             "$(pct "${DUNMAPPED[$wl.sigprof]}")" "$(pct "${DUNMAPPED[$wl.perf]}")" "$(pct "${DREASON[$wl.sigprof]}")"
     done
+fi
+
+# ---------------------------------------------------------------- table 4: the lock collector
+# Its own rounds after the others (BENCH_LOCK=0 skips it; needs lock:contention_begin, perf and jq):
+#   workloads  futex-hash (perf bench futex hash -r S -t 2: the bucket locks) and timer (stress-ng --timer 1 -t S)
+#   modes      bare; sp-lock = ./sigprof record -e lock -o F -- W (every contention, kernel + fp user stacks);
+#              perf-lock = perf lock record -o F -- W (the same two tracepoints, every hit, callchains);
+#              sp-lockfx = ./sigprof record -e lock,futex -o F -- W (what joins contentions to futex words)
+#   figures    throughput ratio to bare (median over rounds), records and lost (sums), the recorded
+#              contentions against the kernel's count (sigprof's lock_summary), report time on the last
+#              round's files: ./sigprof report -i F against perf lock report -i F and perf lock contention -i F.
+if ((LOCK && HAVE_PERF && HAVE_JQ)) && [[ -d /sys/kernel/tracing/events/lock || -d /sys/kernel/debug/tracing/events/lock ]]; then
+    declare -A LOPS LSAMPLES LLOST LLAST LRATIO LCONT LUNS
+    LWORKLOADS=(fhash)
+    ((HAVE_STRESS)) && LWORKLOADS+=(ttimer)
+    LMODES=(bare sp-lock perf-lock sp-lockfx)
+    lrun_one() { # WORKLOAD MODE ROUND
+        local wl=$1 mode=$2 round=$3 cmd log data rc=0 ops s='-' l=0 c='-' u='-'
+        read -r -a cmd <<<"$(workload_cmd "$wl")"
+        log=$TMP/l.$wl.$mode.$round.log
+        data=$TMP/l.$wl.$mode.$round.data
+        case $mode in
+            bare) (cd "$TMP" && "${cmd[@]}") >"$log" 2>&1 || rc=$? ;;
+            sp-lock) (cd "$TMP" && "$SIGPROF" record -e lock -o "$data" -- "${cmd[@]}") >"$log" 2>&1 || rc=$? ;;
+            sp-lockfx) (cd "$TMP" && "$SIGPROF" record -e lock,futex -o "$data" -- "${cmd[@]}") >"$log" 2>&1 || rc=$? ;;
+            perf-lock) (cd "$TMP" && perf lock record -o "$data" -- "${cmd[@]}") >"$log" 2>&1 || rc=$? ;;
+        esac
+        ((rc == 0)) || fail_log "$(wl_name "$wl") under $mode exited with status $rc" "$log"
+        ops=$(parse_ops "$wl" "$log")
+        [[ -n $ops ]] || fail_log "no throughput found in the output of $(wl_name "$wl") under $mode" "$log"
+        LOPS[$wl.$mode]+="$ops "
+        case $mode in
+            sp-*)
+                read -r s l c u < <("$SIGPROF" report -i "$data" --json |
+                    jq -r '"\(.meta.samples) \(.meta.lost) \(.lock_summary.contentions) \(.lock_summary.unsampled)"')
+                LCONT[$wl.$mode]+="$c "
+                LUNS[$wl.$mode]=$((${LUNS[$wl.$mode]:-0} + u))
+                ;;
+            perf-lock) read -r s l _ < <(perf_stats "$data") ;;
+        esac
+        if [[ $mode != bare ]]; then
+            LSAMPLES[$wl.$mode]+="$s "
+            LLOST[$wl.$mode]=$((${LLOST[$wl.$mode]:-0} + l))
+            [[ -n ${LLAST[$wl.$mode]:-} ]] && rm -f "${LLAST[$wl.$mode]}"
+            LLAST[$wl.$mode]=$data
+        fi
+        printf '  round %d  %-10s %-10s %12s ops/s%s\n' "$round" "$(wl_name "$wl")" "$mode" "$ops" \
+            "$([[ $mode == bare ]] || echo "   records $s, lost $l${c:+, contentions $c}")"
+    }
+    echo
+    echo "table 4 throughput runs (lock collector):"
+    for ((r = 1; r <= REPEAT; r++)); do
+        for wl in "${LWORKLOADS[@]}"; do
+            for ((i = 0; i < ${#LMODES[@]}; i++)); do
+                lrun_one "$wl" "${LMODES[$(((i + r - 1) % ${#LMODES[@]}))]}" "$r"
+            done
+        done
+    done
+    declare -A LRTIME
+    for wl in "${LWORKLOADS[@]}"; do
+        LRTIME[$wl.sp-lock]=$(time_cmd_ms "$SIGPROF" report -i "${LLAST[$wl.sp-lock]}")
+        LRTIME[$wl.sp-lockfx]=$(time_cmd_ms "$SIGPROF" report -i "${LLAST[$wl.sp-lockfx]}")
+        LRTIME[$wl.perf-lock]=$(time_cmd_ms perf lock report -i "${LLAST[$wl.perf-lock]}")
+        LRTIME[$wl.perf-contention]=$(time_cmd_ms perf lock contention -i "${LLAST[$wl.perf-lock]}")
+    done
+    echo
+    echo "table 4: the lock collector against perf lock record on the same tracepoints, ${TRACE_SECONDS}s runs"
+    printf '%-10s %-10s %11s %17s %6s %11s %8s %9s %6s %11s %9s %9s\n' workload mode "ops/s(med)" "ops/s(min-max)" \
+        ratio ratio-range lost-thr records lost contentions unsampled report-ms
+    for wl in "${LWORKLOADS[@]}"; do
+        read -r -a bare_ops <<<"${LOPS[$wl.bare]}"
+        for mode in "${LMODES[@]}"; do
+            read -r -a ops <<<"${LOPS[$wl.$mode]}"
+            m=$(median "${ops[@]}")
+            range=$(FMT=%.0f rng "${ops[@]}")
+            if [[ $mode == bare ]]; then
+                printf '%-10s %-10s %11.0f %17s %6s\n' "$(wl_name "$wl")" "$mode" "$m" "$range" 1.000
+                continue
+            fi
+            ratios=()
+            for ((i = 0; i < ${#ops[@]}; i++)); do
+                ratios+=("$(calc "\"%.4f\", ${ops[$i]} / ${bare_ops[$i]}")")
+            done
+            LRATIO[$wl.$mode]=$(median "${ratios[@]}")
+            rt=${LRTIME[$wl.$mode]}
+            [[ $mode == perf-lock ]] && rt="$rt/${LRTIME[$wl.perf-contention]}"
+            # shellcheck disable=SC2086
+            printf '%-10s %-10s %11.0f %17s %6.3f %11s %7.1f%% %9.0f %6s %11s %9s %9s\n' "$(wl_name "$wl")" "$mode" \
+                "$m" "$range" "${LRATIO[$wl.$mode]}" "$(FMT=%.2f rng "${ratios[@]}")" \
+                "$(calc "\"%.1f\", 100 * (1 - ${LRATIO[$wl.$mode]})")" "$(median ${LSAMPLES[$wl.$mode]})" \
+                "${LLOST[$wl.$mode]}" "$([[ -n ${LCONT[$wl.$mode]:-} ]] && median ${LCONT[$wl.$mode]} || echo -)" \
+                "${LUNS[$wl.$mode]:--}" "$rt"
+        done
+    done
+    echo "records: median per run (sigprof: every record of the file; perf: SAMPLE events); lost, unsampled: sums;"
+    echo "contentions: the kernel's count of lock:contention_begin (median); report-ms: sigprof report, perf lock report/perf lock contention"
+    echo
+    echo "targets, table 4 (lock collector: overhead no larger than perf lock record's, no lost records, report time):"
+    for wl in "${LWORKLOADS[@]}"; do
+        sp=${LRATIO[$wl.sp-lock]} pf=${LRATIO[$wl.perf-lock]}
+        printf '  [%s] %-10s sp-lock >= perf-lock throughput kept %.3f vs %.3f (%s)\n' "$(verdict "$sp" "$pf")" \
+            "$(wl_name "$wl")" "$sp" "$pf" "$(margin "$sp" "$pf")"
+        l=${LLOST[$wl.sp-lock]}
+        printf '  [%s] %-10s sp-lock no lost records: %s lost over %s runs (perf lock record lost %s)\n' \
+            "$([[ $l == 0 ]] && echo PASS || echo MISS)" "$(wl_name "$wl")" "$l" "$REPEAT" "${LLOST[$wl.perf-lock]}"
+        sr=${LRTIME[$wl.sp-lock]} pr=${LRTIME[$wl.perf-contention]}
+        printf '  [%s] %-10s sigprof report <= perf lock contention: %s ms vs %s ms\n' \
+            "$( ((sr <= pr)) && echo PASS || echo MISS)" "$(wl_name "$wl")" "$sr" "$pr"
+    done
+elif ((LOCK)); then
+    echo
+    echo "table 4 (lock collector) skipped: it needs perf, jq and the lock:contention_begin tracepoint"
 fi
 
 rate_after=$(cat /proc/sys/kernel/perf_event_max_sample_rate 2>/dev/null || echo '?')
