@@ -202,15 +202,6 @@ static bool decode(struct lock_state *st, const struct profile *p, const struct 
 	return true;
 }
 
-static const struct lock_event *decoded(struct lock_state *st, const struct profile *p, const struct sp_sample *s)
-{
-	if (!s->raw || st->cached_raw != s->raw) {
-		st->cached_raw = s->raw;
-		st->cached_ok = decode(st, p, s, &st->event);
-	}
-	return st->cached_ok ? &st->event : NULL;
-}
-
 static void *lock_create(const struct profile *p, int self)
 {
 	(void)p;
@@ -232,22 +223,22 @@ static void lock_destroy(void *state)
 static int lock_path_of(void *state, const struct profile *p, const struct sp_sample *s)
 {
 	struct lock_state *st = state;
-	const struct lock_event *e = decoded(st, p, s);
-	if (!e || e->kind == LOCK_EVENT_BEGIN)
+	uint64_t addr;
+	const struct tep_event *ev;
+	if (!s->event || kind_of(st, s->event) != LOCK_EVENT_END || !(ev = view_tracepoint_of(p, s)) ||
+	    !tp_field_u64(ev, s, "lock_addr", &addr))
 		return -1;
-	return lock_tracker_pending_path(st->tracker, e->tid, e->addr);
+	return lock_tracker_pending_path(st->tracker, s->tid, addr);
 }
 
 static void lock_sample(void *state, const struct profile *p, const struct sp_sample *s, uint32_t stack)
 {
 	struct lock_state *st = state;
-	const struct lock_event *d = decoded(st, p, s);
-	st->cached_raw = NULL;
-	if (!d) {
+	struct lock_event e;
+	if (!decode(st, p, s, &e)) {
 		st->undecoded++;
 		return;
 	}
-	struct lock_event e = *d;
 	if (e.kind == LOCK_EVENT_END) {
 		st->ends++;
 		lock_tracker_event(st->tracker, &e, NULL);

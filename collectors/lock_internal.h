@@ -32,10 +32,6 @@ struct lock_state {
 	size_t nevents;
 	uint64_t begins, ends;    /* samples decoded */
 	uint64_t undecoded;       /* samples whose raw fields could not be read */
-	/* the last sample path_of() decoded, reused by sample(): its record's raw data identifies it */
-	const void *cached_raw;
-	bool cached_ok;
-	struct lock_event event;
 };
 
 /* The analyzer's text and JSON reports and its keyed figures (lock_report.c). */

@@ -185,26 +185,43 @@ void lock_text(void *state, const struct profile *p, const struct view_options *
 
 /* ---- JSON ---- */
 
+/* One futex word a lock served: the word (named as the futex collector names it), its contentions and wait. */
+static void json_lock_word(struct json_writer *w, const struct lock_futex_word *fw)
+{
+	json_object_begin(w, NULL);
+	json_string(w, "symbol", fw->symbol ? fw->symbol : "");
+	json_string(w, "dso", fw->dso); /* null when no mapping holds it */
+	json_u64(w, "pid", fw->pid);
+	json_hex(w, "addr", fw->uaddr);
+	json_u64(w, "contentions", fw->contentions);
+	json_u64(w, "wait_ns", fw->wait_total);
+	json_end(w);
+}
+
+/* One stack of a lock: its frames, the path they are on, its contentions and their wait. */
+static void json_lock_stack(struct json_writer *w, const struct profile *p, const struct lock_stack *s)
+{
+	json_object_begin(w, NULL);
+	view_json_stack(w, p, s->stack);
+	json_string(w, "path", path_name(view_stack_path(p, s->stack)));
+	json_u64(w, "contentions", s->contentions);
+	json_u64(w, "wait_ns", s->wait_total);
+	json_end(w);
+}
+
 static void json_lock(struct json_writer *w, const struct profile *p, const struct lock_figures *l, bool estimated,
 		      size_t limit)
 {
 	char buf[64];
 	json_object_begin(w, NULL);
-	snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)l->addr);
-	json_string(w, "addr", buf);
+	json_hex(w, "addr", l->addr);
 	json_string(w, "name", l->name);
 	json_string(w, "key", l->key);
 	json_string(w, "kind", kind_of(l, buf, sizeof(buf)));
 	json_u64(w, "flags", l->flags_seen);
 	json_u64(w, "contentions", l->contentions);
 	json_bool(w, "estimated", estimated);
-	json_object_begin(w, "wait_ns");
-	json_u64(w, "count", l->wait.count);
-	json_u64(w, "total", l->wait.total);
-	json_u64(w, "max", l->wait.max);
-	json_u64(w, "p50", duration_quantile(&l->wait, 0.5));
-	json_u64(w, "p99", duration_quantile(&l->wait, 0.99));
-	json_end(w);
+	view_json_durations(w, "wait_ns", &l->wait);
 	json_u64(w, "unmatched", l->unmatched);
 	json_u64(w, "failed", l->failed);
 	json_string(w, "path", path_name(lock_figures_path(l)));
@@ -220,31 +237,12 @@ static void json_lock(struct json_writer *w, const struct profile *p, const stru
 	json_end(w);
 	json_u64(w, "futex_unattributed", futex_unattributed(l));
 	json_array_begin(w, "futex_words");
-	for (size_t i = 0; i < l->nwords; i++) {
-		const struct lock_futex_word *fw = &l->words[i];
-		json_object_begin(w, NULL);
-		json_string(w, "symbol", fw->symbol ? fw->symbol : "");
-		if (fw->dso)
-			json_string(w, "dso", fw->dso);
-		else
-			json_null(w, "dso");
-		json_u64(w, "pid", fw->pid);
-		snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)fw->uaddr);
-		json_string(w, "addr", buf);
-		json_u64(w, "contentions", fw->contentions);
-		json_u64(w, "wait_ns", fw->wait_total);
-		json_end(w);
-	}
+	for (size_t i = 0; i < l->nwords; i++)
+		json_lock_word(w, &l->words[i]);
 	json_end(w);
 	json_array_begin(w, "stacks");
-	for (size_t i = 0; i < l->nstacks && i < limit; i++) {
-		json_object_begin(w, NULL);
-		json_u64(w, "contentions", l->stacks[i].contentions);
-		json_u64(w, "wait_ns", l->stacks[i].wait_total);
-		json_string(w, "path", path_name(view_stack_path(p, l->stacks[i].stack)));
-		view_json_stack(w, p, l->stacks[i].stack);
-		json_end(w);
-	}
+	for (size_t i = 0; i < l->nstacks && i < limit; i++)
+		json_lock_stack(w, p, &l->stacks[i]);
 	json_end(w);
 	json_end(w);
 }

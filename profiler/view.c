@@ -12,6 +12,7 @@
 
 #include "sigprof/json.h"
 #include "sigprof/profile.h"
+#include "sigprof/stats.h"
 #include "sigprof/util.h"
 #include "sigprof/view.h"
 
@@ -241,6 +242,17 @@ void view_json_stack(struct json_writer *w, const struct profile *p, uint32_t st
 	json_array_begin(w, "frames");
 	for (uint32_t k = 0; k < depth; k++)
 		view_json_frame(w, view_stack_frame(p, stack, k));
+	json_end(w);
+}
+
+void view_json_durations(struct json_writer *w, const char *key, const struct duration_stats *d)
+{
+	json_object_begin(w, key);
+	json_u64(w, "count", d->count);
+	json_u64(w, "total", d->total);
+	json_u64(w, "max", d->max);
+	json_u64(w, "p50", duration_quantile(d, 0.5));
+	json_u64(w, "p99", duration_quantile(d, 0.99));
 	json_end(w);
 }
 

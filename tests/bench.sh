@@ -230,9 +230,9 @@ is_dmode() { [[ " ${DMODES[*]} " == *" $1 "* ]]; }
 
 wl_name() {
     case $1 in
-        ttimer) echo timer ;;
+        ttimer | lttimer) echo timer ;;
         sfutex) echo sng-futex ;;
-        fhash) echo futex-hash ;;
+        fhash | lfhash) echo futex-hash ;;
         nofp) echo nofp-mutex ;;
         *) echo "$1" ;;
     esac
@@ -242,9 +242,9 @@ workload_cmd() {
     case $1 in
         timer) echo "stress-ng --timer 1 --timer-freq 100000 -t $SECONDS_PER_RUN --metrics-brief" ;;
         futex) echo "perf bench futex hash -r $SECONDS_PER_RUN -t 2" ;;
-        ttimer) echo "stress-ng --timer 1 -t $TRACE_SECONDS --metrics-brief" ;;
+        ttimer | lttimer) echo "stress-ng --timer 1 -t $TRACE_SECONDS --metrics-brief" ;;
         sfutex) echo "stress-ng --futex 2 -t $TRACE_SECONDS --metrics-brief" ;;
-        fhash) echo "perf bench futex hash -r $TRACE_SECONDS -t 2" ;;
+        fhash | lfhash) echo "perf bench futex hash -r $TRACE_SECONDS -t 2" ;;
         nofp) echo "$NOFP 4 $((60000 * TRACE_SECONDS))" ;;
     esac
 }
@@ -264,9 +264,9 @@ perf_tracepoints() { # FIT
 # throughput from a workload's output (stdout+stderr, possibly mixed with the profiler's)
 parse_ops() {
     case $1 in
-        timer | ttimer) awk '$2 == "metrc:" && $4 == "timer" && $5 ~ /^[0-9]+$/ { v = $(NF - 1) } END { if (v != "") print v }' "$2" ;;
+        timer | ttimer | lttimer) awk '$2 == "metrc:" && $4 == "timer" && $5 ~ /^[0-9]+$/ { v = $(NF - 1) } END { if (v != "") print v }' "$2" ;;
         sfutex) awk '$2 == "metrc:" && $4 == "futex" && $5 ~ /^[0-9]+$/ { v = $(NF - 1) } END { if (v != "") print v }' "$2" ;;
-        futex | fhash) awk '$1 == "Averaged" && $3 == "operations/sec" { v = $2 } END { if (v != "") print v }' "$2" ;;
+        futex | fhash | lfhash) awk '$1 == "Averaged" && $3 == "operations/sec" { v = $2 } END { if (v != "") print v }' "$2" ;;
     esac
 }
 
@@ -377,6 +377,9 @@ trun_one() { # WORKLOAD MODE ROUND
             read -r -a tp <<<"$(perf_tracepoints "$([[ $mode == perf-fit ]] && echo 1 || echo 0)")"
             (cd "$TMP" && perf record -g "${tp[@]}" -o "$data" -- "${cmd[@]}") >"$log" 2>&1 || rc=$?
             ;;
+        sp-lock) (cd "$TMP" && "$SIGPROF" record -e lock -o "$data" -- "${cmd[@]}") >"$log" 2>&1 || rc=$? ;;
+        sp-lockfx) (cd "$TMP" && "$SIGPROF" record -e lock,futex -o "$data" -- "${cmd[@]}") >"$log" 2>&1 || rc=$? ;;
+        perf-lock) (cd "$TMP" && perf lock record -o "$data" -- "${cmd[@]}") >"$log" 2>&1 || rc=$? ;;
         perf-trace) (cd "$TMP" && perf trace -s -e futex -- "${cmd[@]}") >"$log" 2>&1 || rc=$? ;;
         perf-sched) (cd "$TMP" && perf sched record -o "$data" -- "${cmd[@]}") >"$log" 2>&1 || rc=$? ;;
         perf-schedg) (cd "$TMP" && perf sched record -g -o "$data" -- "${cmd[@]}") >"$log" 2>&1 || rc=$? ;;
@@ -408,7 +411,7 @@ trun_one() { # WORKLOAD MODE ROUND
             TMB[$wl.$mode]+="$mb "
             # keep the last recording of sp-all and perf-all for the report timing, drop the others
             [[ -n ${TLAST[$wl.$mode]:-} ]] && rm -f "${TLAST[$wl.$mode]}"
-            if [[ $mode == sp-all || $mode == perf-all ]]; then TLAST[$wl.$mode]=$data; else rm -f "$data"; fi
+            if [[ $mode == sp-all || $mode == perf-all || $mode == *-lock* ]]; then TLAST[$wl.$mode]=$data; else rm -f "$data"; fi
         fi
     fi
     printf '  round %d  %-10s %-11s %12s ops/s%s\n' "$round" "$(wl_name "$wl")" "$mode" "$ops" \
@@ -809,111 +812,63 @@ if ((${#TWORKLOADS[@]} && DWARF)); then
 fi
 
 # ---------------------------------------------------------------- table 4: the lock collector
-# Its own rounds after the others (BENCH_LOCK=0 skips it; needs lock:contention_begin, perf and jq):
-#   workloads  futex-hash (perf bench futex hash -r S -t 2: the bucket locks) and timer (stress-ng --timer 1 -t S)
-#   modes      bare; sp-lock = ./sigprof record -e lock -o F -- W (every contention, kernel + fp user stacks);
-#              perf-lock = perf lock record -o F -- W (the same two tracepoints, every hit, callchains);
-#              sp-lockfx = ./sigprof record -e lock,futex -o F -- W (what joins contentions to futex words)
-#   figures    throughput ratio to bare (median over rounds), records and lost (sums), the recorded
-#              contentions against the kernel's count (sigprof's lock_summary), report time on the last
-#              round's files: ./sigprof report -i F against perf lock report -i F and perf lock contention -i F.
-if ((LOCK && HAVE_PERF && HAVE_JQ)) && [[ -d /sys/kernel/tracing/events/lock || -d /sys/kernel/debug/tracing/events/lock ]]; then
-    declare -A LOPS LSAMPLES LLOST LLAST LRATIO LCONT LUNS
-    LWORKLOADS=(fhash)
-    ((HAVE_STRESS)) && LWORKLOADS+=(ttimer)
+# Its own rounds after the others (BENCH_LOCK=0 skips it; needs perf, jq and lock:contention_begin), run by
+# trun_one and printed like table 2:
+#   workloads  futex-hash (perf bench futex hash -r S -t 2: the bucket locks) and timer (stress-ng --timer 1 -t S),
+#              with bare runs of their own
+#   modes      sp-lock   ./sigprof record -e lock -o F -- W (every contention, kernel + fp user stacks)
+#              perf-lock perf lock record -o F -- W (the same two tracepoints, every hit, callchains)
+#              sp-lockfx ./sigprof record -e lock,futex -o F -- W (what joins contentions to futex words)
+#   also       the kernel's count of contentions (sigprof's lock_summary.contentions, median), and report time
+#              on the last round's files: ./sigprof report against perf lock report and perf lock contention
+if ((LOCK && HAVE_PERF && HAVE_JQ)) && [[ -d /sys/kernel/tracing/events/lock ]]; then
+    LWORKLOADS=(lfhash)
+    ((HAVE_STRESS)) && LWORKLOADS+=(lttimer)
     LMODES=(bare sp-lock perf-lock sp-lockfx)
-    lrun_one() { # WORKLOAD MODE ROUND
-        local wl=$1 mode=$2 round=$3 cmd log data rc=0 ops s='-' l=0 c='-' u='-'
-        read -r -a cmd <<<"$(workload_cmd "$wl")"
-        log=$TMP/l.$wl.$mode.$round.log
-        data=$TMP/l.$wl.$mode.$round.data
-        case $mode in
-            bare) (cd "$TMP" && "${cmd[@]}") >"$log" 2>&1 || rc=$? ;;
-            sp-lock) (cd "$TMP" && "$SIGPROF" record -e lock -o "$data" -- "${cmd[@]}") >"$log" 2>&1 || rc=$? ;;
-            sp-lockfx) (cd "$TMP" && "$SIGPROF" record -e lock,futex -o "$data" -- "${cmd[@]}") >"$log" 2>&1 || rc=$? ;;
-            perf-lock) (cd "$TMP" && perf lock record -o "$data" -- "${cmd[@]}") >"$log" 2>&1 || rc=$? ;;
-        esac
-        ((rc == 0)) || fail_log "$(wl_name "$wl") under $mode exited with status $rc" "$log"
-        ops=$(parse_ops "$wl" "$log")
-        [[ -n $ops ]] || fail_log "no throughput found in the output of $(wl_name "$wl") under $mode" "$log"
-        LOPS[$wl.$mode]+="$ops "
-        case $mode in
-            sp-*)
-                read -r s l c u < <("$SIGPROF" report -i "$data" --json |
-                    jq -r '"\(.meta.samples) \(.meta.lost) \(.lock_summary.contentions) \(.lock_summary.unsampled)"')
-                LCONT[$wl.$mode]+="$c "
-                LUNS[$wl.$mode]=$((${LUNS[$wl.$mode]:-0} + u))
-                ;;
-            perf-lock) read -r s l _ < <(perf_stats "$data") ;;
-        esac
-        if [[ $mode != bare ]]; then
-            LSAMPLES[$wl.$mode]+="$s "
-            LLOST[$wl.$mode]=$((${LLOST[$wl.$mode]:-0} + l))
-            [[ -n ${LLAST[$wl.$mode]:-} ]] && rm -f "${LLAST[$wl.$mode]}"
-            LLAST[$wl.$mode]=$data
-        fi
-        printf '  round %d  %-10s %-10s %12s ops/s%s\n' "$round" "$(wl_name "$wl")" "$mode" "$ops" \
-            "$([[ $mode == bare ]] || echo "   records $s, lost $l${c:+, contentions $c}")"
-    }
+    declare -A LCONT
     echo
     echo "table 4 throughput runs (lock collector):"
     for ((r = 1; r <= REPEAT; r++)); do
         for wl in "${LWORKLOADS[@]}"; do
             for ((i = 0; i < ${#LMODES[@]}; i++)); do
-                lrun_one "$wl" "${LMODES[$(((i + r - 1) % ${#LMODES[@]}))]}" "$r"
+                mode=${LMODES[$(((i + r - 1) % ${#LMODES[@]}))]}
+                trun_one "$wl" "$mode" "$r"
+                [[ $mode == sp-* ]] && LCONT[$wl.$mode]+="$("$SIGPROF" report -i "${TLAST[$wl.$mode]}" --json |
+                    jq -r '.lock_summary.contentions') "
             done
         done
     done
-    declare -A LRTIME
     for wl in "${LWORKLOADS[@]}"; do
-        LRTIME[$wl.sp-lock]=$(time_cmd_ms "$SIGPROF" report -i "${LLAST[$wl.sp-lock]}")
-        LRTIME[$wl.sp-lockfx]=$(time_cmd_ms "$SIGPROF" report -i "${LLAST[$wl.sp-lockfx]}")
-        LRTIME[$wl.perf-lock]=$(time_cmd_ms perf lock report -i "${LLAST[$wl.perf-lock]}")
-        LRTIME[$wl.perf-contention]=$(time_cmd_ms perf lock contention -i "${LLAST[$wl.perf-lock]}")
+        TRTIME[$wl.sp-lock]=$(time_cmd_ms "$SIGPROF" report -i "${TLAST[$wl.sp-lock]}")
+        TRTIME[$wl.sp-lockfx]=$(time_cmd_ms "$SIGPROF" report -i "${TLAST[$wl.sp-lockfx]}")
+        TRTIME[$wl.perf-lock]=$(time_cmd_ms perf lock report -i "${TLAST[$wl.perf-lock]}")
+        TRTIME[$wl.perf-contention]=$(time_cmd_ms perf lock contention -i "${TLAST[$wl.perf-lock]}")
     done
     echo
     echo "table 4: the lock collector against perf lock record on the same tracepoints, ${TRACE_SECONDS}s runs"
-    printf '%-10s %-10s %11s %17s %6s %11s %8s %9s %6s %11s %9s %9s\n' workload mode "ops/s(med)" "ops/s(min-max)" \
-        ratio ratio-range lost-thr records lost contentions unsampled report-ms
+    echo "$THEAD"
     for wl in "${LWORKLOADS[@]}"; do
-        read -r -a bare_ops <<<"${LOPS[$wl.bare]}"
         for mode in "${LMODES[@]}"; do
-            read -r -a ops <<<"${LOPS[$wl.$mode]}"
-            m=$(median "${ops[@]}")
-            range=$(FMT=%.0f rng "${ops[@]}")
-            if [[ $mode == bare ]]; then
-                printf '%-10s %-10s %11.0f %17s %6s\n' "$(wl_name "$wl")" "$mode" "$m" "$range" 1.000
-                continue
-            fi
-            ratios=()
-            for ((i = 0; i < ${#ops[@]}; i++)); do
-                ratios+=("$(calc "\"%.4f\", ${ops[$i]} / ${bare_ops[$i]}")")
-            done
-            LRATIO[$wl.$mode]=$(median "${ratios[@]}")
-            rt=${LRTIME[$wl.$mode]}
-            [[ $mode == perf-lock ]] && rt="$rt/${LRTIME[$wl.perf-contention]}"
-            # shellcheck disable=SC2086
-            printf '%-10s %-10s %11.0f %17s %6.3f %11s %7.1f%% %9.0f %6s %11s %9s %9s\n' "$(wl_name "$wl")" "$mode" \
-                "$m" "$range" "${LRATIO[$wl.$mode]}" "$(FMT=%.2f rng "${ratios[@]}")" \
-                "$(calc "\"%.1f\", 100 * (1 - ${LRATIO[$wl.$mode]})")" "$(median ${LSAMPLES[$wl.$mode]})" \
-                "${LLOST[$wl.$mode]}" "$([[ -n ${LCONT[$wl.$mode]:-} ]] && median ${LCONT[$wl.$mode]} || echo -)" \
-                "${LUNS[$wl.$mode]:--}" "$rt"
+            print_trow "$wl" "$mode"
         done
     done
-    echo "records: median per run (sigprof: every record of the file; perf: SAMPLE events); lost, unsampled: sums;"
-    echo "contentions: the kernel's count of lock:contention_begin (median); report-ms: sigprof report, perf lock report/perf lock contention"
+    echo "columns as in table 2; report-ms of perf-lock: perf lock report"
+    for wl in "${LWORKLOADS[@]}"; do
+        # shellcheck disable=SC2086
+        echo "$(wl_name "$wl"): contentions the kernel counted (median per run): sp-lock $(median ${LCONT[$wl.sp-lock]})," \
+            "sp-lockfx $(median ${LCONT[$wl.sp-lockfx]})"
+    done
     echo
     echo "targets, table 4 (lock collector: overhead no larger than perf lock record's, no lost records, report time):"
     for wl in "${LWORKLOADS[@]}"; do
-        sp=${LRATIO[$wl.sp-lock]} pf=${LRATIO[$wl.perf-lock]}
-        printf '  [%s] %-10s sp-lock >= perf-lock throughput kept %.3f vs %.3f (%s)\n' "$(verdict "$sp" "$pf")" \
-            "$(wl_name "$wl")" "$sp" "$pf" "$(margin "$sp" "$pf")"
-        l=${LLOST[$wl.sp-lock]}
-        printf '  [%s] %-10s sp-lock no lost records: %s lost over %s runs (perf lock record lost %s)\n' \
-            "$([[ $l == 0 ]] && echo PASS || echo MISS)" "$(wl_name "$wl")" "$l" "$REPEAT" "${LLOST[$wl.perf-lock]}"
-        sr=${LRTIME[$wl.sp-lock]} pr=${LRTIME[$wl.perf-contention]}
-        printf '  [%s] %-10s sigprof report <= perf lock contention: %s ms vs %s ms\n' \
-            "$( ((sr <= pr)) && echo PASS || echo MISS)" "$(wl_name "$wl")" "$sr" "$pr"
+        pair "$wl" sp-lock perf-lock
+        l=${TLOST[$wl.sp-lock]}
+        printf '  [%s] %-10s %-11s no lost records: %s lost over %s runs (perf lock record lost %s)\n' \
+            "$([[ $l == 0 ]] && echo PASS || echo MISS)" "$(wl_name "$wl")" sp-lock "$l" "$REPEAT" \
+            "${TLOST[$wl.perf-lock]}"
+        sr=${TRTIME[$wl.sp-lock]} pr=${TRTIME[$wl.perf-contention]}
+        printf '  [%s] %-10s sigprof report <= perf lock contention: %s ms vs %s ms (perf lock report %s ms)\n' \
+            "$( ((sr <= pr)) && echo PASS || echo MISS)" "$(wl_name "$wl")" "$sr" "$pr" "${TRTIME[$wl.perf-lock]}"
     done
 elif ((LOCK)); then
     echo

@@ -137,6 +137,9 @@ void view_json_frame(struct json_writer *w, const struct frame *f);
 void view_json_frame_source(struct json_writer *w, const struct frame *f);
 /* "frames": [...] of an interned stack, leaf first. */
 void view_json_stack(struct json_writer *w, const struct profile *p, uint32_t stack);
+struct duration_stats;
+/* KEY: {"count", "total", "max", "p50", "p99"} of a duration distribution (ns), as the collectors write it. */
+void view_json_durations(struct json_writer *w, const char *key, const struct duration_stats *d);
 
 /* ---- sorted views, shared by every output so that the terminal and JSON never disagree ---- */
 

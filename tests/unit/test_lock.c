@@ -19,19 +19,36 @@
 #define LOCK_A 0xffff888100001000ull
 #define LOCK_B 0xffff888100002000ull
 
-static struct lock_figures *begin(struct lock_tracker *t, uint32_t tid, uint64_t addr, uint64_t time, uint32_t stack,
-				  int path)
-{
-	struct lock_event e = { .kind = LOCK_EVENT_BEGIN, .time = time, .pid = 1, .tid = tid, .addr = addr,
-				.flags = LOCK_F_SPIN, .weight = 1, .stack = stack, .path = path };
-	return lock_tracker_event(t, &e, NULL);
-}
+/* One step of a synthetic sequence: a begin (with its stack and path) or an end (with its result). */
+struct step {
+	enum lock_event_kind kind;
+	uint32_t tid;
+	uint64_t addr, time;
+	uint32_t stack; /* begin */
+	int path;       /* begin */
+	int ret;        /* end */
+};
+#define BEGIN(tid, addr, time, stack, path) { LOCK_EVENT_BEGIN, tid, addr, time, stack, path, 0 }
+#define END(tid, addr, time) { LOCK_EVENT_END, tid, addr, time, 0, 0, 0 }
+#define END_RET(tid, addr, time, ret) { LOCK_EVENT_END, tid, addr, time, 0, 0, ret }
 
-static void end(struct lock_tracker *t, uint32_t tid, uint64_t addr, uint64_t time, int ret)
+static void feed_steps(struct lock_tracker *t, const struct step *steps, size_t n)
 {
-	struct lock_event e = { .kind = LOCK_EVENT_END, .time = time, .pid = 1, .tid = tid, .addr = addr, .ret = ret };
-	cr_expect_null(lock_tracker_event(t, &e, NULL));
+	for (size_t i = 0; i < n; i++) {
+		const struct step *s = &steps[i];
+		struct lock_event e = { .kind = s->kind, .time = s->time, .pid = 1, .tid = s->tid, .addr = s->addr,
+					.flags = LOCK_F_SPIN, .weight = 1, .stack = s->stack, .path = s->path,
+					.ret = s->ret };
+		struct lock_figures *l = lock_tracker_event(t, &e, NULL);
+		cr_assert_eq(l != NULL, s->kind == LOCK_EVENT_BEGIN, "step %zu: a begin returns its lock, an end none", i);
+	}
 }
+/* Feed the steps given as arguments, in order. */
+#define FEED(t, ...)                                                           \
+	do {                                                                   \
+		const struct step steps_[] = { __VA_ARGS__ };                  \
+		feed_steps(t, steps_, sizeof(steps_) / sizeof(steps_[0]));     \
+	} while (0)
 
 static const struct lock_figures *lock_at(struct lock_tracker *t, uint64_t addr)
 {
@@ -43,10 +60,8 @@ static const struct lock_figures *lock_at(struct lock_tracker *t, uint64_t addr)
 Test(lock, begin_end_measures_the_wait)
 {
 	struct lock_tracker *t = lock_tracker_new();
-	begin(t, TID, LOCK_A, 1000, 7, PATH_FUTEX_WAIT);
-	end(t, TID, LOCK_A, 1500, 0);
-	begin(t, TID, LOCK_A, 2000, 7, PATH_FUTEX_WAIT);
-	end(t, TID, LOCK_A, 4000, 0);
+	FEED(t, BEGIN(TID, LOCK_A, 1000, 7, PATH_FUTEX_WAIT), END(TID, LOCK_A, 1500),
+	     BEGIN(TID, LOCK_A, 2000, 7, PATH_FUTEX_WAIT), END(TID, LOCK_A, 4000));
 	lock_tracker_finish(t);
 	const struct lock_figures *l = lock_at(t, LOCK_A);
 	cr_expect_eq(l->contentions, 2);
@@ -69,10 +84,8 @@ Test(lock, nesting_closes_the_innermost_first)
 {
 	/* A mutex's slow path spins on its wait_lock: B inside A on one thread. */
 	struct lock_tracker *t = lock_tracker_new();
-	begin(t, TID, LOCK_A, 1000, 1, PATH_OTHER);
-	begin(t, TID, LOCK_B, 1100, 2, PATH_OTHER);
-	end(t, TID, LOCK_B, 1150, 0);  /* B: 50 */
-	end(t, TID, LOCK_A, 3000, 0);  /* A: 2000 */
+	FEED(t, BEGIN(TID, LOCK_A, 1000, 1, PATH_OTHER), BEGIN(TID, LOCK_B, 1100, 2, PATH_OTHER),
+	     END(TID, LOCK_B, 1150) /* B: 50 */, END(TID, LOCK_A, 3000) /* A: 2000 */);
 	lock_tracker_finish(t);
 	cr_expect_eq(lock_at(t, LOCK_A)->wait.total, 2000);
 	cr_expect_eq(lock_at(t, LOCK_B)->wait.total, 50);
@@ -88,10 +101,8 @@ Test(lock, threads_are_apart_and_migration_does_not_matter)
 	 * begin and end (the tracker keys threads, never CPUs, so nothing changes).
 	 */
 	struct lock_tracker *t = lock_tracker_new();
-	begin(t, TID, LOCK_A, 1000, 1, PATH_FUTEX_WAIT);
-	begin(t, OTHER, LOCK_A, 1200, 2, PATH_FUTEX_WAKE);
-	end(t, OTHER, LOCK_A, 1300, 0); /* OTHER: 100 */
-	end(t, TID, LOCK_A, 1900, 0);   /* TID: 900, after a migration */
+	FEED(t, BEGIN(TID, LOCK_A, 1000, 1, PATH_FUTEX_WAIT), BEGIN(OTHER, LOCK_A, 1200, 2, PATH_FUTEX_WAKE),
+	     END(OTHER, LOCK_A, 1300) /* OTHER: 100 */, END(TID, LOCK_A, 1900) /* TID: 900, after a migration */);
 	lock_tracker_finish(t);
 	const struct lock_figures *l = lock_at(t, LOCK_A);
 	cr_expect_eq(l->wait.count, 2);
@@ -106,18 +117,16 @@ Test(lock, threads_are_apart_and_migration_does_not_matter)
 Test(lock, a_lost_end_is_counted_not_measured)
 {
 	struct lock_tracker *t = lock_tracker_new();
-	begin(t, TID, LOCK_A, 1000, 1, PATH_OTHER);
-	/* its end was lost: the next begin of the same lock on the same thread says so */
-	begin(t, TID, LOCK_A, 5000, 1, PATH_OTHER);
-	end(t, TID, LOCK_A, 5100, 0); /* 100, never 4100 */
-	/* an inner lock whose end was lost, closed by the outer end */
-	begin(t, TID, LOCK_A, 6000, 1, PATH_OTHER);
-	begin(t, TID, LOCK_B, 6100, 1, PATH_OTHER);
-	end(t, TID, LOCK_A, 6300, 0); /* A: 300; B unmatched */
-	/* an end whose begin was lost */
-	end(t, OTHER, LOCK_A, 7000, 0);
-	/* a begin still open at the end of the recording */
-	begin(t, OTHER, LOCK_B, 8000, 1, PATH_OTHER);
+	FEED(t, BEGIN(TID, LOCK_A, 1000, 1, PATH_OTHER),
+	     /* its end was lost: the next begin of the same lock on the same thread says so */
+	     BEGIN(TID, LOCK_A, 5000, 1, PATH_OTHER), END(TID, LOCK_A, 5100) /* 100, never 4100 */,
+	     /* an inner lock whose end was lost, closed by the outer end */
+	     BEGIN(TID, LOCK_A, 6000, 1, PATH_OTHER), BEGIN(TID, LOCK_B, 6100, 1, PATH_OTHER),
+	     END(TID, LOCK_A, 6300) /* A: 300; B unmatched */,
+	     /* an end whose begin was lost */
+	     END(OTHER, LOCK_A, 7000),
+	     /* a begin still open at the end of the recording */
+	     BEGIN(OTHER, LOCK_B, 8000, 1, PATH_OTHER));
 	lock_tracker_finish(t);
 	const struct lock_figures *a = lock_at(t, LOCK_A), *b = lock_at(t, LOCK_B);
 	cr_expect_eq(a->contentions, 3);
@@ -134,9 +143,9 @@ Test(lock, a_lost_end_is_counted_not_measured)
 Test(lock, thread_exit_drops_its_pending_contentions)
 {
 	struct lock_tracker *t = lock_tracker_new();
-	begin(t, TID, LOCK_A, 1000, 1, PATH_OTHER);
+	FEED(t, BEGIN(TID, LOCK_A, 1000, 1, PATH_OTHER));
 	lock_tracker_thread_exit(t, TID);
-	end(t, TID, LOCK_A, 2000, 0); /* a new thread with the reused tid: no begin to close */
+	FEED(t, END(TID, LOCK_A, 2000)); /* a new thread with the reused tid: no begin to close */
 	lock_tracker_finish(t);
 	cr_expect_eq(lock_at(t, LOCK_A)->unmatched, 1);
 	cr_expect_eq(lock_at(t, LOCK_A)->wait.count, 0);
@@ -147,11 +156,11 @@ Test(lock, thread_exit_drops_its_pending_contentions)
 Test(lock, an_end_takes_the_path_of_its_begin)
 {
 	struct lock_tracker *t = lock_tracker_new();
-	begin(t, TID, LOCK_A, 1000, 1, PATH_SIGNAL_DELIVER);
+	FEED(t, BEGIN(TID, LOCK_A, 1000, 1, PATH_SIGNAL_DELIVER));
 	cr_expect_eq(lock_tracker_pending_path(t, TID, LOCK_A), PATH_SIGNAL_DELIVER);
 	cr_expect_eq(lock_tracker_pending_path(t, TID, LOCK_B), -1);
 	cr_expect_eq(lock_tracker_pending_path(t, OTHER, LOCK_A), -1);
-	end(t, TID, LOCK_A, 1010, -4 /* -EINTR */);
+	FEED(t, END_RET(TID, LOCK_A, 1010, -4 /* -EINTR */));
 	cr_expect_eq(lock_tracker_pending_path(t, TID, LOCK_A), -1);
 	cr_expect_eq(lock_at(t, LOCK_A)->failed, 1);
 	lock_tracker_free(t);
@@ -171,7 +180,7 @@ Test(lock, futex_words_of_a_bucket_lock)
 		cr_assert_not_null(lock_tracker_event(t, &e, &w));
 		cr_assert_not_null(w);
 		cr_expect_eq(w->uaddr, words[i]);
-		end(t, TID, LOCK_A, times[i][1], 0);
+		FEED(t, END(TID, LOCK_A, times[i][1]));
 	}
 	lock_tracker_finish(t);
 	const struct lock_figures *l = lock_at(t, LOCK_A);
@@ -190,9 +199,8 @@ Test(lock, weighted_begins_and_sorting)
 	struct lock_event e = { .kind = LOCK_EVENT_BEGIN, .time = 100, .tid = TID, .addr = LOCK_B, .flags = LOCK_F_MUTEX,
 				.weight = 4, .stack = LOCK_NO_STACK, .path = PATH_OTHER };
 	lock_tracker_event(t, &e, NULL);
-	end(t, TID, LOCK_B, 200, 0); /* stands for 4 contentions of 100 */
-	begin(t, TID, LOCK_A, 300, 1, PATH_OTHER);
-	end(t, TID, LOCK_A, 310, 0);
+	FEED(t, END(TID, LOCK_B, 200) /* stands for 4 contentions of 100 */, BEGIN(TID, LOCK_A, 300, 1, PATH_OTHER),
+	     END(TID, LOCK_A, 310));
 	lock_tracker_finish(t);
 	struct lock_figures *const *locks;
 	cr_assert_eq(lock_tracker_locks(t, &locks), 2);
@@ -215,7 +223,7 @@ Test(lock, kinds_and_cachelines)
 	cr_expect_str_eq(lock_kind_name(LOCK_F_PERCPU | LOCK_F_READ, buf, sizeof(buf)), "percpu-rwsem:R");
 	cr_expect_str_eq(lock_kind_name(0x40, buf, sizeof(buf)), "flags=0x40");
 	struct lock_tracker *t = lock_tracker_new();
-	begin(t, TID, LOCK_A + 0x44, 1, 1, PATH_OTHER);
+	FEED(t, BEGIN(TID, LOCK_A + 0x44, 1, 1, PATH_OTHER));
 	cr_expect(lock_tracker_has_lock_in(t, LOCK_A + 0x40, LOCK_A + 0x80));
 	cr_expect_not(lock_tracker_has_lock_in(t, LOCK_A, LOCK_A + 0x40));
 	cr_expect_not(lock_tracker_has_lock_in(t, LOCK_A + 0x80, LOCK_A + 0xc0));
