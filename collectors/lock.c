@@ -127,7 +127,9 @@ static void name_lock(const struct profile *p, struct lock_figures *l)
 		/* the symbol, without the offset: one key for a static lock whatever its field */
 		snprintf(text, sizeof(text), "symbol.%.*s", (int)strcspn(name, "+"), name);
 	} else if (taker) {
-		bool bucket = l->nwords > 0 && strstr(taker, "futex");
+		/* a futex function's lock inside futex calls: the hash bucket lock of their words */
+		int path = lock_figures_path(l);
+		bool bucket = strstr(taker, "futex") && path >= PATH_FUTEX_WAIT && path <= PATH_FUTEX_OTHER;
 		snprintf(text, sizeof(text), "%s taken in %s", bucket ? "bucket lock" : "lock", taker);
 		l->name = xstrdup(text);
 		snprintf(text, sizeof(text), "taken_in.%s", taker);

@@ -30,10 +30,12 @@ struct lock_summary {
 	uint64_t total;     /* contention_begin hits the kernel counted */
 	uint64_t recorded;  /* contention_begin samples of the workload's tasks */
 	uint64_t unsampled; /* hits counted but not recorded (throttled or lost) */
+	uint64_t rebegins;  /* begins that continued a pending contention (lock.h): hits, not contentions */
+	uint64_t contentions; /* hits less rebegins: the kernel's count when every hit was recorded */
 	bool estimated;     /* some hits were not recorded: the per-lock figures are a part of the total */
 };
 
-static struct lock_summary summarize(const struct lock_state *st, const struct profile *p)
+static struct lock_summary summarize(struct lock_state *st, const struct profile *p)
 {
 	struct lock_summary sum = { .recorded = st->begins };
 	for (size_t i = 0; i < view_event_count(p); i++) {
@@ -48,7 +50,13 @@ static struct lock_summary summarize(const struct lock_state *st, const struct p
 	}
 	if (sum.has_total && sum.total > sum.recorded)
 		sum.unsampled = sum.total - sum.recorded;
+	struct lock_figures *const *locks;
+	size_t n = lock_tracker_locks(st->tracker, &locks);
+	for (size_t i = 0; i < n; i++)
+		sum.rebegins += locks[i]->rebegins;
 	sum.estimated = !sum.has_total || sum.unsampled > 0 || st->undecoded > 0;
+	uint64_t hits = sum.has_total ? sum.total : sum.recorded;
+	sum.contentions = hits > sum.rebegins ? hits - sum.rebegins : 0;
 	return sum;
 }
 
@@ -75,19 +83,71 @@ static const char *kind_of(const struct lock_figures *l, char *buf, size_t len)
 	return "mixed";
 }
 
+/* ---- locks of one name ---- */
+
+/*
+ * The locks of one key added up: every bucket lock taken in
+ * futex_wait_setup is one row, as perf lock contention shows callers.
+ */
+struct lock_class {
+	const char *key, *name;  /* the key, and the name of its busiest lock */
+	size_t locks;
+	uint64_t contentions, wait_total, wait_max;
+};
+
+static int compare_classes(const void *a, const void *b)
+{
+	const struct lock_class *x = a, *y = b;
+	if (x->wait_total != y->wait_total)
+		return x->wait_total > y->wait_total ? -1 : 1;
+	if (x->contentions != y->contentions)
+		return x->contentions > y->contentions ? -1 : 1;
+	return strcmp(x->key, y->key);
+}
+
+/* The classes of the tracker's locks, by wait; *out to free. */
+static size_t lock_classes(struct lock_state *st, struct lock_class **out)
+{
+	struct lock_figures *const *locks;
+	size_t n = lock_tracker_locks(st->tracker, &locks), nclasses = 0;
+	struct lock_class *classes = xcalloc(n ? n : 1, sizeof(*classes));
+	for (size_t i = 0; i < n; i++) {
+		const struct lock_figures *l = locks[i];
+		size_t c = 0;
+		while (c < nclasses && strcmp(classes[c].key, l->key) != 0)
+			c++;
+		if (c == nclasses)
+			classes[nclasses++] = (struct lock_class){ .key = l->key, .name = l->name };
+		classes[c].locks++;
+		classes[c].contentions += l->contentions;
+		classes[c].wait_total += l->wait.total;
+		if (l->wait.max > classes[c].wait_max)
+			classes[c].wait_max = l->wait.max;
+	}
+	qsort(classes, nclasses, sizeof(*classes), compare_classes);
+	*out = classes;
+	return nclasses;
+}
+
 /* ---- text ---- */
 
-static void text_summary(const struct lock_state *st, const struct lock_summary *sum, FILE *out)
+static void text_summary(struct lock_state *st, const struct lock_summary *sum, FILE *out)
 {
 	if (sum->has_total)
-		fprintf(out, "  contentions: %llu (exact count), %llu recorded", (unsigned long long)sum->total,
+		fprintf(out, "  contention_begin hits: %llu (exact count), %llu recorded", (unsigned long long)sum->total,
 			(unsigned long long)sum->recorded);
 	else
-		fprintf(out, "  contentions: %llu recorded (no exact count in the file)", (unsigned long long)sum->recorded);
+		fprintf(out, "  contention_begin hits: %llu recorded (no exact count in the file)",
+			(unsigned long long)sum->recorded);
 	if (sum->unsampled)
 		fprintf(out, "; %llu counted by the kernel but not recorded (throttled or lost): figures marked ~ are "
 			     "estimated",
 			(unsigned long long)sum->unsampled);
+	fprintf(out, "\n");
+	fprintf(out, "  contentions: %s%llu", sum->estimated ? "~" : "", (unsigned long long)sum->contentions);
+	if (sum->rebegins)
+		fprintf(out, " (%llu hits continued a wait already begun: a mutex that stopped spinning to sleep)",
+			(unsigned long long)sum->rebegins);
 	fprintf(out, "\n");
 	uint64_t orphans = lock_tracker_orphan_ends(st->tracker);
 	if (orphans || st->undecoded)
@@ -146,6 +206,23 @@ static void text_stacks(const struct profile *p, const struct lock_figures *l, c
 	}
 }
 
+/* The locks of one name together, when some name has several (the futex hash's bucket locks). */
+static void text_classes(struct lock_state *st, const struct view_options *o, bool estimated, size_t nlocks,
+			 FILE *out)
+{
+	struct lock_class *classes;
+	size_t n = lock_classes(st, &classes);
+	if (n < nlocks) {
+		fprintf(out, "  by name (the locks of one name together):\n");
+		fprintf(out, "  %12s %10s %10s %6s  %s\n", "contentions", "wait ms", "max us", "locks", "lock");
+		for (size_t i = 0; i < n && i < o->top; i++)
+			fprintf(out, "  %s%11llu %10.3f %10.2f %6zu  %s\n", estimated ? "~" : " ",
+				(unsigned long long)classes[i].contentions, ms(classes[i].wait_total),
+				us(classes[i].wait_max), classes[i].locks, classes[i].name);
+	}
+	free(classes);
+}
+
 void lock_text(void *state, const struct profile *p, const struct view_options *o, FILE *out)
 {
 	struct lock_state *st = state;
@@ -166,6 +243,7 @@ void lock_text(void *state, const struct profile *p, const struct view_options *
 		text_lock_row(locks[i], sum.estimated, out);
 	if (n > o->top)
 		fprintf(out, "  ... %zu more locks (-n)\n", n - o->top);
+	text_classes(st, o, sum.estimated, n, out);
 	fprintf(out, "  lock wait per path:");
 	for (int path = 0; path < PATH_COUNT; path++)
 		if (lock_tracker_path_contentions(st->tracker, path))
@@ -222,6 +300,7 @@ static void json_lock(struct json_writer *w, const struct profile *p, const stru
 	json_u64(w, "contentions", l->contentions);
 	json_bool(w, "estimated", estimated);
 	view_json_durations(w, "wait_ns", &l->wait);
+	json_u64(w, "rebegins", l->rebegins);
 	json_u64(w, "unmatched", l->unmatched);
 	json_u64(w, "failed", l->failed);
 	json_string(w, "path", path_name(lock_figures_path(l)));
@@ -260,12 +339,29 @@ void lock_json(void *state, const struct profile *p, const struct view_options *
 	for (size_t i = 0; i < n; i++)
 		json_lock(w, p, locks[i], sum.estimated, limit);
 	json_end(w);
+	struct lock_class *classes;
+	size_t nclasses = lock_classes(st, &classes);
+	json_array_begin(w, "lock_names");
+	for (size_t c = 0; c < nclasses; c++) {
+		json_object_begin(w, NULL);
+		json_string(w, "key", classes[c].key);
+		json_string(w, "name", classes[c].name);
+		json_u64(w, "locks", classes[c].locks);
+		json_u64(w, "contentions", classes[c].contentions);
+		json_u64(w, "wait_ns_total", classes[c].wait_total);
+		json_u64(w, "wait_ns_max", classes[c].wait_max);
+		json_end(w);
+	}
+	json_end(w);
+	free(classes);
 	json_object_begin(w, "lock_summary");
 	if (sum.has_total)
-		json_u64(w, "contentions", sum.total);
+		json_u64(w, "hits", sum.total);
 	else
-		json_null(w, "contentions");
+		json_null(w, "hits");
+	json_u64(w, "contentions", sum.contentions);
 	json_u64(w, "recorded", sum.recorded);
+	json_u64(w, "rebegins", sum.rebegins);
 	json_u64(w, "unsampled", sum.unsampled);
 	json_bool(w, "estimated", sum.estimated);
 	json_u64(w, "ends", st->ends);
@@ -276,12 +372,6 @@ void lock_json(void *state, const struct profile *p, const struct view_options *
 
 /* ---- keyed figures ---- */
 
-/* Locks of one key (every bucket lock taken in futex_wait_setup) add up to one row each. */
-struct lock_class {
-	const char *key;
-	uint64_t contentions, wait_total, wait_max;
-};
-
 void lock_figures_rows(void *state, const struct profile *p, struct figure_rows *rows)
 {
 	struct lock_state *st = state;
@@ -290,29 +380,20 @@ void lock_figures_rows(void *state, const struct profile *p, struct figure_rows 
 	struct lock_summary sum = summarize(st, p);
 	if (!sum.any_event)
 		return;
-	figure_rows_add(rows, (double)(sum.has_total ? sum.total : sum.recorded), "count", sum.has_total,
-			"lock.contentions");
-	struct lock_figures *const *locks;
-	size_t n = lock_tracker_locks(st->tracker, &locks);
+	if (sum.has_total)
+		figure_rows_add(rows, (double)sum.total, "count", true, "lock.hits");
+	figure_rows_add(rows, (double)sum.contentions, "count", !sum.estimated, "lock.contentions");
+	struct lock_class *classes;
+	size_t n = lock_classes(st, &classes);
 	uint64_t wait = 0;
-	struct lock_class *classes = xcalloc(n ? n : 1, sizeof(*classes));
-	size_t nclasses = 0;
-	for (size_t i = 0; i < n; i++) {
-		const struct lock_figures *l = locks[i];
-		wait += l->wait.total;
-		size_t c = 0;
-		while (c < nclasses && strcmp(classes[c].key, l->key) != 0)
-			c++;
-		if (c == nclasses)
-			classes[nclasses++].key = l->key;
-		classes[c].contentions += l->contentions;
-		classes[c].wait_total += l->wait.total;
-		if (l->wait.max > classes[c].wait_max)
-			classes[c].wait_max = l->wait.max;
+	size_t locks = 0;
+	for (size_t c = 0; c < n; c++) {
+		wait += classes[c].wait_total;
+		locks += classes[c].locks;
 	}
 	figure_rows_add(rows, (double)wait, "ns", !sum.estimated, "lock.wait_ns.total");
-	figure_rows_add(rows, (double)n, "count", !sum.estimated, "lock.locks");
-	for (size_t c = 0; c < nclasses; c++) {
+	figure_rows_add(rows, (double)locks, "count", !sum.estimated, "lock.locks");
+	for (size_t c = 0; c < n; c++) {
 		figure_rows_add(rows, (double)classes[c].contentions, "count", !sum.estimated, "lock.%s.contentions",
 				classes[c].key);
 		figure_rows_add(rows, (double)classes[c].wait_total, "ns", !sum.estimated, "lock.%s.wait_ns.total",

@@ -164,8 +164,28 @@ static void thread_truncate(struct lock_thread *th, unsigned from)
 	th->depth = from;
 }
 
+/*
+ * A begin of a lock its thread already waits for, with no end between:
+ * the kernel fires contention_begin twice for one wait when a mutex (or
+ * rtmutex) stops spinning on its owner and goes to sleep.  One contention,
+ * measured from its first begin (an end lost between two waits of one
+ * lock, possible only when records were lost, looks the same).
+ */
+static struct lock_figures *on_rebegin(struct lock_tracker *t, struct lock_thread *th, unsigned i,
+				       const struct lock_event *e)
+{
+	thread_truncate(th, i + 1); /* begins nested inside it lost their ends */
+	struct lock_figures *l = lock_of(t, e->addr, e->flags);
+	l->rebegins += e->weight ? e->weight : 1;
+	return l;
+}
+
 static struct lock_figures *on_begin(struct lock_tracker *t, const struct lock_event *e, struct lock_futex_word **wordp)
 {
+	struct lock_thread *th = thread_of(t, e->tid, true);
+	for (unsigned i = 0; i < th->depth; i++)
+		if (th->pending[i].addr == e->addr)
+			return on_rebegin(t, th, i, e);
 	uint64_t weight = e->weight ? e->weight : 1;
 	int path = e->path >= 0 && e->path < PATH_COUNT ? e->path : PATH_OTHER;
 	struct lock_figures *l = lock_of(t, e->addr, e->flags);
@@ -185,14 +205,6 @@ static struct lock_figures *on_begin(struct lock_tracker *t, const struct lock_e
 	}
 	if (wordp)
 		*wordp = w;
-
-	struct lock_thread *th = thread_of(t, e->tid, true);
-	/* The same lock pending on this thread: its end was lost (one cannot wait for a lock twice at once). */
-	for (unsigned i = 0; i < th->depth; i++)
-		if (th->pending[i].addr == e->addr) {
-			thread_truncate(th, i);
-			break;
-		}
 	if (th->depth == LOCK_MAX_NESTING) {
 		l->unmatched += weight;
 		return l;

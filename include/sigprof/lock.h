@@ -9,11 +9,12 @@
  * innermost pending begin of the same lock address on the same thread, and
  * the difference of their times is the wait.  Threads, not CPUs, key the
  * state, so a task that migrates between begin and end is measured the
- * same.  A pending begin whose end never comes is counted, not measured:
- * when its thread begins the same lock again (the end was lost), when an
- * outer lock's end pops it, when the thread exits, or when the recording
- * ends.  An end without a pending begin (its begin was lost or sampled out)
- * is counted too.
+ * same.  A second begin of a lock its thread already waits for continues
+ * that contention (the kernel fires two begins for a mutex that spins,
+ * then sleeps): a rebegin, not a new contention.  A pending begin whose end
+ * never comes is counted, not measured: when an outer lock's end pops it,
+ * when the thread exits, or when the recording ends.  An end without a
+ * pending begin (its begin was lost or sampled out) is counted too.
  *
  * Per lock (its kernel address) the tracker keeps contentions (weighted),
  * the kind bits of the flags, the wait distribution, the waits per path,
@@ -106,6 +107,8 @@ struct lock_figures {
 	uint32_t flags_seen;                   /* the flags of every begin, or'ed */
 	uint64_t contentions;                  /* begins, weighted */
 	uint64_t recorded;                     /* begins recorded (unweighted) */
+	uint64_t rebegins;                     /* begins that continued a pending contention of the lock on the same
+						  thread (a mutex that stopped spinning to sleep): not contentions */
 	struct duration_stats wait;            /* measured begin -> end on one thread, ns */
 	uint64_t unmatched;                    /* begins never closed: end lost, thread exited, run ended */
 	uint64_t failed;                       /* ends with ret != 0 */

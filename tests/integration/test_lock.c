@@ -37,25 +37,31 @@ static const char *lock_json(const char *data)
 	return json;
 }
 
-/* Every contention the kernel counted is in the per-lock figures, none lost. */
+/*
+ * Every contention_begin hit the kernel counted is in the per-lock figures:
+ * as a contention, or as a rebegin (a mutex that spun, then slept, fires
+ * two begins for one wait).  None lost, every begin closed by its end.
+ */
 static void check_totals(const char *json)
 {
-	double total = jq_file(json, ".lock_summary.contentions");
-	double per_lock = jq_file(json, "[.locks[].contentions] | add");
-	cr_assert_gt(total, 0, "no contention counted");
-	cr_assert_eq(per_lock, total, "the locks add up to %.0f contentions, the kernel counted %.0f", per_lock, total);
-	cr_assert_eq(jq_file(json, ".lock_summary.recorded"), total);
+	double hits = jq_file(json, ".lock_summary.hits");
+	double contentions = jq_file(json, "[.locks[].contentions] | add");
+	double rebegins = jq_file(json, "[.locks[].rebegins] | add");
+	cr_assert_gt(hits, 0, "no contention counted");
+	cr_assert_eq(contentions + rebegins, hits, "the locks add up to %.0f contentions and %.0f rebegins, the kernel "
+		     "counted %.0f hits", contentions, rebegins, hits);
+	cr_assert_eq(jq_file(json, ".lock_summary.contentions"), contentions);
+	cr_assert_eq(jq_file(json, ".lock_summary.recorded"), hits);
 	cr_assert_eq(jq_file(json, "if .lock_summary.estimated then 1 else 0 end"), 0);
-	/* every begin was closed by its end on the same task */
 	cr_assert_eq(jq_file(json, ".lock_summary.orphan_ends"), 0);
-	cr_assert_eq(jq_file(json, "[.locks[].wait_ns.count] | add"), total);
+	cr_assert_eq(jq_file(json, "[.locks[].wait_ns.count] | add"), contentions, "a begin without its end");
 }
 
 Test(lock, the_bucket_lock_of_one_word, .timeout = 120)
 {
 	require_lock_tracing();
 	const char *data = test_path("bucket.data");
-	const long threads = 4, calls = 100000;
+	const long threads = 4, calls = 200000;
 	char cmd[256];
 	snprintf(cmd, sizeof(cmd), W "lock_bucket %ld %ld", threads, calls);
 	/* the lock and futex collectors only: a lighter recording, that loses no record */
@@ -66,14 +72,20 @@ Test(lock, the_bucket_lock_of_one_word, .timeout = 120)
 	cr_assert_eq(eagain, made, "every call finds the word changed and takes the bucket lock only");
 	const char *json = lock_json(data);
 	check_totals(json);
-	/* the top lock is the bucket lock, taken in futex_wait_setup on the futex-wait path */
-	const char *top = "(.locks | max_by(.contentions))";
+	/*
+	 * The top lock of the futex-wait path is the bucket lock, a spinlock taken
+	 * in futex_wait_setup.  (Of all locks, a runqueue lock may beat it on a
+	 * machine so busy that the workload's threads seldom run at once: how
+	 * often each is contended is timing, not ground truth.)
+	 */
+	if (jq_file(json, "[.locks[] | select(.path == \"futex-wait\")] | length") == 0)
+		cr_skip_test("no contention on the futex-wait path in %ld calls: the workload's threads never ran at once "
+			     "(a machine busy with other work); nothing to check", made);
+	const char *top = "([.locks[] | select(.path == \"futex-wait\")] | max_by(.contentions))";
 	char filter[512];
-	snprintf(filter, sizeof(filter), "%s | if (.name | test(\"^bucket lock taken in futex_wait_setup\")) then 1 "
-					 "else 0 end", top);
-	cr_assert_eq(jq_file(json, filter), 1, "the top lock is not the bucket lock taken in futex_wait_setup");
-	snprintf(filter, sizeof(filter), "%s | if .path == \"futex-wait\" and .kind == \"spin\" then 1 else 0 end", top);
-	cr_assert_eq(jq_file(json, filter), 1);
+	snprintf(filter, sizeof(filter), "%s | if (.name | test(\"^bucket lock taken in futex_wait_setup\")) and "
+					 ".kind == \"spin\" then 1 else 0 end", top);
+	cr_assert_eq(jq_file(json, filter), 1, "the top futex-wait lock is not the bucket lock taken in futex_wait_setup");
 	/*
 	 * It served one word, bucket_word.  The futex collector samples the calls
 	 * of so busy a workload (its default mode): a contention whose call's
@@ -123,6 +135,7 @@ Test(lock, figures_rows_agree_with_json, .timeout = 120)
 	const char *json = lock_json(data);
 	double total = jq_file(json, ".lock_summary.contentions");
 	cr_assert_gt(total, 0, "no contention counted");
+	cr_assert_eq(figure_rows_sum(data, "^lock\\.hits$"), jq_file(json, ".lock_summary.hits"));
 	cr_assert_eq(figure_rows_sum(data, "^lock\\.contentions$"), total);
 	cr_assert_eq(figure_rows_sum(data, "^lock\\.wait_ns\\.total$"), jq_file(json, "[.locks[].wait_ns.total] | add"));
 	/* the rows per kind of lock (by name or by the function that took it) add up to the total */

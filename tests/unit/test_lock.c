@@ -117,10 +117,7 @@ Test(lock, threads_are_apart_and_migration_does_not_matter)
 Test(lock, a_lost_end_is_counted_not_measured)
 {
 	struct lock_tracker *t = lock_tracker_new();
-	FEED(t, BEGIN(TID, LOCK_A, 1000, 1, PATH_OTHER),
-	     /* its end was lost: the next begin of the same lock on the same thread says so */
-	     BEGIN(TID, LOCK_A, 5000, 1, PATH_OTHER), END(TID, LOCK_A, 5100) /* 100, never 4100 */,
-	     /* an inner lock whose end was lost, closed by the outer end */
+	FEED(t, /* an inner lock whose end was lost, closed by the outer end */
 	     BEGIN(TID, LOCK_A, 6000, 1, PATH_OTHER), BEGIN(TID, LOCK_B, 6100, 1, PATH_OTHER),
 	     END(TID, LOCK_A, 6300) /* A: 300; B unmatched */,
 	     /* an end whose begin was lost */
@@ -129,14 +126,44 @@ Test(lock, a_lost_end_is_counted_not_measured)
 	     BEGIN(OTHER, LOCK_B, 8000, 1, PATH_OTHER));
 	lock_tracker_finish(t);
 	const struct lock_figures *a = lock_at(t, LOCK_A), *b = lock_at(t, LOCK_B);
-	cr_expect_eq(a->contentions, 3);
-	cr_expect_eq(a->wait.count, 2);
-	cr_expect_eq(a->wait.total, 400);
-	cr_expect_eq(a->unmatched, 1);
+	cr_expect_eq(a->contentions, 1);
+	cr_expect_eq(a->wait.count, 1);
+	cr_expect_eq(a->wait.total, 300);
+	cr_expect_eq(a->unmatched, 0);
 	cr_expect_eq(b->contentions, 2);
 	cr_expect_eq(b->wait.count, 0);
 	cr_expect_eq(b->unmatched, 2);
 	cr_expect_eq(lock_tracker_orphan_ends(t), 1);
+	lock_tracker_free(t);
+}
+
+Test(lock, a_mutex_that_spins_then_sleeps_is_one_contention)
+{
+	/*
+	 * The kernel's mutex slow path: begin (MUTEX|SPIN) while it spins on the
+	 * owner, begin (MUTEX) again when it goes to sleep, one end.  Inside the
+	 * spin, the wait_lock (B) was contended and released.
+	 */
+	struct lock_tracker *t = lock_tracker_new();
+	struct lock_event spin = { .kind = LOCK_EVENT_BEGIN, .time = 1000, .tid = TID, .addr = LOCK_A,
+				   .flags = LOCK_F_MUTEX | LOCK_F_SPIN, .weight = 1, .stack = 1, .path = PATH_OTHER };
+	struct lock_event sleep = spin;
+	sleep.time = 1500;
+	sleep.flags = LOCK_F_MUTEX;
+	cr_assert_not_null(lock_tracker_event(t, &spin, NULL));
+	FEED(t, BEGIN(TID, LOCK_B, 1100, 2, PATH_OTHER), END(TID, LOCK_B, 1120));
+	cr_assert_not_null(lock_tracker_event(t, &sleep, NULL));
+	FEED(t, END(TID, LOCK_A, 9000));
+	lock_tracker_finish(t);
+	const struct lock_figures *a = lock_at(t, LOCK_A);
+	cr_expect_eq(a->contentions, 1);
+	cr_expect_eq(a->rebegins, 1);
+	cr_expect_eq(a->wait.count, 1);
+	cr_expect_eq(a->wait.total, 8000); /* from the first begin */
+	cr_expect_eq(a->unmatched, 0);
+	cr_expect(a->mixed_flags);
+	cr_expect_eq(a->flags_seen, LOCK_F_MUTEX | LOCK_F_SPIN);
+	cr_expect_eq(lock_at(t, LOCK_B)->wait.total, 20);
 	lock_tracker_free(t);
 }
 
