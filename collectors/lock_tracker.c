@@ -69,8 +69,9 @@ struct lock_tracker *lock_tracker_new(void)
 	return xcalloc(1, sizeof(struct lock_tracker));
 }
 
-static void lock_free(struct lock_figures *l)
+static void lock_free(void *value)
 {
+	struct lock_figures *l = value;
 	duration_free(&l->wait);
 	free(l->stacks);
 	for (size_t i = 0; i < l->nwords; i++)
@@ -86,16 +87,8 @@ void lock_tracker_free(struct lock_tracker *t)
 {
 	if (!t)
 		return;
-	size_t pos = 0;
-	uint64_t key;
-	void *value;
-	while (u64_map_next(&t->locks, &pos, &key, &value))
-		lock_free(value);
-	u64_map_free(&t->locks);
-	pos = 0;
-	while (u64_map_next(&t->threads, &pos, &key, &value))
-		free(value);
-	u64_map_free(&t->threads);
+	u64_map_free_values(&t->locks, lock_free);
+	u64_map_free_values(&t->threads, free);
 	free(t->sorted);
 	free(t);
 }

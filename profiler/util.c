@@ -537,3 +537,11 @@ void u64_map_free(struct u64_map *m)
 	free(m->values);
 	memset(m, 0, sizeof(*m));
 }
+
+void u64_map_free_values(struct u64_map *m, void (*free_value)(void *value))
+{
+	for (size_t i = 0; i < m->nslots; i++)
+		if (m->values[i])
+			free_value(m->values[i]);
+	u64_map_free(m);
+}

@@ -3,6 +3,7 @@
  * suites do not exercise on their own.
  */
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <criterion/criterion.h>
@@ -105,4 +106,27 @@ Test(util, signal_name_falls_back_to_the_number)
 	cr_assert_str_eq(name_of(1000), "SIG1000");
 	char small[6];
 	cr_assert_str_eq(signal_name(SIGRTMIN + 3, small, sizeof(small)), "SIGRT"); /* cut, still terminated */
+}
+
+static int values_freed;
+
+static void count_and_free(void *value)
+{
+	values_freed++;
+	free(value);
+}
+
+Test(util, u64_map_free_values_frees_each_value_once)
+{
+	struct u64_map m = { 0 };
+	for (uint64_t k = 1; k <= 100; k++) /* enough to grow the table twice */
+		u64_map_put(&m, k * 4096, xcalloc(1, 16));
+	free(u64_map_remove(&m, 4096));
+	values_freed = 0;
+	u64_map_free_values(&m, count_and_free);
+	cr_assert_eq(values_freed, 99);
+	cr_assert_eq(m.count, 0);
+	cr_assert_null(m.values);
+	u64_map_free_values(&m, count_and_free); /* an empty map: nothing */
+	cr_assert_eq(values_freed, 99);
 }
