@@ -253,6 +253,12 @@ void lock_text(void *state, const struct profile *p, const struct view_options *
 	for (size_t i = 0; i < n && i < TEXT_DETAILED_LOCKS && i < o->top; i++) {
 		const struct lock_figures *l = locks[i];
 		fprintf(out, "  %s (0x%llx):\n", l->name, (unsigned long long)l->addr);
+		fprintf(out, "    per path:");
+		for (int path = 0; path < PATH_COUNT; path++)
+			if (l->path_contentions[path])
+				fprintf(out, "  %s %.3f ms (%llu)", path_name(path), ms(l->path_wait[path]),
+					(unsigned long long)l->path_contentions[path]);
+		fprintf(out, "\n");
 		if (l->unmatched || l->failed)
 			fprintf(out, "    %llu contentions without a recorded end, %llu ended with an error\n",
 				(unsigned long long)l->unmatched, (unsigned long long)l->failed);
