@@ -293,7 +293,7 @@ static bool lock_marks_data(void *state, uint32_t pid, uint64_t start, uint64_t 
 	return view_kernel_address(start) && lock_tracker_has_lock_in(st->tracker, start, end);
 }
 
-static const struct path_figure lock_path_figures[] = { { "lock wait ms", "wait_ms", 3 } };
+static const struct path_figure lock_path_figures[] = { { "lock wait ms", "wait_ms", 3, "ms" } };
 
 static double lock_path_figure(void *state, const struct profile *p, int path, size_t figure)
 {

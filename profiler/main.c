@@ -19,6 +19,7 @@ static const struct command commands[] = {
 	{ "record", cmd_record, "run a command and record its profile into sigprof.data" },
 	{ "report", cmd_report, "show where the samples of a recording land: paths, functions, stacks" },
 	{ "stat", cmd_stat, "run a command and count its events: exact totals, mean and %stddev over runs" },
+	{ "diff", cmd_diff, "compare two sets of runs like the kernel test robot: what changed, by LKP's rules" },
 	{ "list", cmd_list, "the collectors and event classes this machine supports, and why not" },
 };
 

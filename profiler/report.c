@@ -215,7 +215,7 @@ static int parse_report_args(int argc, char **argv, struct report_options *o, st
 	return check_output_options(formats, given, o->format);
 }
 
-static int folded_collector(const struct profile *p, const char *name)
+int report_folded_collector(const struct profile *p, const char *name)
 {
 	for (int c = 0; c < p->ncollectors; c++)
 		if (name ? strcmp(p->collectors[c].name, name) == 0 : p->collectors[c].samples > 0)
@@ -223,28 +223,36 @@ static int folded_collector(const struct profile *p, const char *name)
 	return -1;
 }
 
+void report_folded_stack(const struct profile *p, uint32_t stack, struct strbuf *sb)
+{
+	const struct stack *s = &p->stacks.stacks[stack];
+	const uint32_t *frames = stack_frames(&p->stacks, s);
+	char buf[256];
+	for (uint32_t k = s->nframes; k-- > 0;) {
+		const struct frame *f = &p->stacks.frames[frames[k]];
+		sb_addstr(sb, frame_label(f, buf, sizeof(buf)));
+		if (frame_srcline(f, buf, sizeof(buf)))
+			sb_addf(sb, ":%s", buf);
+		/* flamegraph.pl colours frames by these suffixes: kernel, inlined */
+		sb_addf(sb, "%s%s%s", f->kernel ? "_[k]" : "", f->inlined ? "_[i]" : "", k ? ";" : "");
+	}
+}
+
 static int report_folded(const struct profile *p, const struct report_options *o, FILE *out)
 {
-	int c = folded_collector(p, o->collector);
+	int c = report_folded_collector(p, o->collector);
 	if (c < 0)
 		return sp_error("report: %s: no samples from collector %s", p->file,
 				o->collector ? QUOTED(o->collector) : "any");
 	uint32_t *ids;
 	size_t n = view_stacks(p, c, -1, &ids);
-	char buf[256];
+	struct strbuf line = { 0 };
 	for (size_t i = 0; i < n; i++) {
-		const struct stack *s = &p->stacks.stacks[ids[i]];
-		const uint32_t *frames = stack_frames(&p->stacks, s);
-		for (uint32_t k = s->nframes; k-- > 0;) {
-			const struct frame *f = &p->stacks.frames[frames[k]];
-			fprintf(out, "%s", frame_label(f, buf, sizeof(buf)));
-			if (frame_srcline(f, buf, sizeof(buf)))
-				fprintf(out, ":%s", buf);
-			/* flamegraph.pl colours frames by these suffixes: kernel, inlined */
-			fprintf(out, "%s%s%s", f->kernel ? "_[k]" : "", f->inlined ? "_[i]" : "", k ? ";" : "");
-		}
-		fprintf(out, " %llu\n", (unsigned long long)s->count);
+		sb_reset(&line);
+		report_folded_stack(p, ids[i], &line);
+		fprintf(out, "%s %llu\n", line.len ? line.buf : "", (unsigned long long)p->stacks.stacks[ids[i]].count);
 	}
+	sb_free(&line);
 	free(ids);
 	return 0;
 }

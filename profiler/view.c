@@ -360,11 +360,94 @@ void figure_rows_free(struct figure_rows *rows)
 	memset(rows, 0, sizeof(*rows));
 }
 
+/*
+ * The paths whose events are counted exactly, and the rows that count them:
+ * a key of the form PREFIX.NAME.SUFFIX (or PREFIX.NAME*.SUFFIX: futex ops
+ * beginning with NAME; or ending with it when the pattern starts with '*').
+ */
+static const struct cost_source {
+	int path;
+	const char *prefix, *name, *suffix;
+} cost_sources[] = {
+	{ PATH_SIGRETURN, "signal.", NULL, ".sigreturns" },
+	{ PATH_SIGNAL_DELIVER, "signal.", NULL, ".delivered" },
+	{ PATH_SIGNAL_GENERATE, "signal.", NULL, ".generated" },
+	{ PATH_FUTEX_WAIT, "futex.op.", "WAIT", ".calls" },
+	{ PATH_FUTEX_WAKE, "futex.op.", "WAKE", ".calls" },
+	{ PATH_FUTEX_REQUEUE, "futex.op.", "*REQUEUE", ".calls" },
+};
+
+static bool cost_source_matches(const struct cost_source *src, const char *key)
+{
+	size_t plen = strlen(src->prefix), klen = strlen(key), slen = strlen(src->suffix);
+	if (strncmp(key, src->prefix, plen) != 0 || klen <= plen + slen || strcmp(key + klen - slen, src->suffix) != 0)
+		return false;
+	const char *name = key + plen;
+	size_t nlen = klen - plen - slen;
+	if (memchr(name, '.', nlen))
+		return false; /* signal.SIGUSR1.latency_us... is not a count of the signal */
+	if (!src->name)
+		return true;
+	if (src->name[0] == '*') {
+		size_t want = strlen(src->name + 1);
+		return nlen >= want && strncmp(name + nlen - want, src->name + 1, want) == 0;
+	}
+	return nlen >= strlen(src->name) && strncmp(name, src->name, strlen(src->name)) == 0 &&
+	       !(strcmp(src->name, "WAIT") == 0 && nlen >= 16 && strncmp(name, "WAIT_REQUEUE_PI", 15) == 0);
+}
+
+/*
+ * cost.PATH.*: the CPU time (cpu collector: the samples' periods, ns of
+ * cpu-clock or cycles) that landed on each path with an exact event count,
+ * per event: sigreturn's samples over the sigreturns, and so on.  Built
+ * from the rows already listed, so it needs no collector's internals.
+ */
+static void add_cost_rows(const struct profile *p, struct figure_rows *rows)
+{
+	int cpu = profile_collector(p, "cpu");
+	if (cpu < 0 || !p->collectors[cpu].ok || !p->collectors[cpu].samples || !p->collectors[cpu].weight)
+		return;
+	const struct collector_info *ci = &p->collectors[cpu];
+	bool ns = strcmp(ci->event, "cpu-clock") == 0 || strcmp(ci->event, "task-clock") == 0;
+	const char *unit = ns ? "ns" : "cycles", *total_key = ns ? "cpu_ms" : "cpu_cycles";
+	double scale = ns ? 1e-6 : 1, per_sample = (double)ci->weight / (double)ci->samples;
+	size_t listed = rows->count;
+	for (size_t i = 0; i < ARRAY_SIZE(cost_sources); i++) {
+		const struct cost_source *src = &cost_sources[i];
+		double events = 0;
+		bool exact = true, any = false;
+		for (size_t r = 0; r < listed; r++)
+			if (cost_source_matches(src, rows->rows[r].key)) {
+				events += rows->rows[r].value;
+				exact &= rows->rows[r].exact;
+				any = true;
+			}
+		if (!any)
+			continue;
+		double cpu_on_path = per_sample * (double)ci->path_samples[src->path];
+		const char *name = path_name(src->path);
+		figure_rows_add(rows, events, "count", exact, "cost.%s.events", name);
+		figure_rows_add(rows, cpu_on_path * scale, ns ? "ms" : "cycles", false, "cost.%s.%s", name, total_key);
+		if (events > 0)
+			figure_rows_add(rows, cpu_on_path / events, unit, false, "cost.%s.%s_per_event", name, unit);
+	}
+	figure_rows_add(rows, (double)ci->weight * scale, ns ? "ms" : "cycles", false, "cost.total.%s", total_key);
+}
+
 void view_figures(const struct profile *p, struct figure_rows *rows)
 {
 	figure_rows_add(rows, profile_duration_s(p), "s", p->has_finish, "run.duration_s");
 	figure_rows_add(rows, (double)p->samples, "count", true, "run.samples");
 	figure_rows_add(rows, (double)profile_lost(p, NULL), "count", true, "run.lost");
+	for (int i = 0; i < p->ntime_figures; i++) {
+		const char *name = p->time_figures[i].name;
+		size_t len = strlen(name);
+		bool seconds = len > 5 && strcmp(name + len - 5, "_time") == 0;
+		const char *unit = seconds ? "s" : strcmp(name, "maximum_resident_set_size") == 0 ? "KB"
+			: strncmp(name, "percent", 7) == 0 ? "percent" : "count";
+		figure_rows_add(rows, p->time_figures[i].value, unit, !seconds && strcmp(unit, "percent") != 0, "time.%s",
+				name);
+	}
 	for (int c = 0; c < p->ncollectors; c++) {
 		const struct collector_info *ci = &p->collectors[c];
 		if (!ci->ok)
@@ -378,12 +461,13 @@ void view_figures(const struct profile *p, struct figure_rows *rows)
 				char key[96];
 				path_figure_key(ci->name, &an->path_figures[f], key, sizeof(key));
 				figure_rows_add(rows, an->path_figure(ci->state, p, path, f),
-						an->path_figures[f].decimals ? "ms" : "count", true, "paths.%s.%s.%s",
+						an->path_figures[f].unit ? an->path_figures[f].unit : "count", true, "paths.%s.%s.%s",
 						ci->name, path_name(path), key + strlen(ci->name) + 1);
 			}
 		}
 		if (an && ci->state && an->figures)
 			an->figures(ci->state, p, rows);
 	}
+	add_cost_rows(p, rows);
 }
 

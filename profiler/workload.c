@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -96,9 +98,18 @@ static void install_handlers(sigset_t *waitmask)
 		sigdelset(waitmask, caught_signals[i]);
 }
 
-/* The workload's side of the fork: wait for the go, then exec. */
-static void __attribute__((noreturn)) run_child(char **argv, int go_fd, int exec_err_fd)
+/*
+ * The workload's side of the fork: tie its life to sigprof's, wait for the
+ * go, then exec.  A recorder that is SIGKILLed cannot kill its workload,
+ * so the kernel does: PR_SET_PDEATHSIG sends SIGKILL when sigprof's main
+ * thread (the one that forked) exits.  It survives exec, except of a
+ * set-user-ID program that changes the user.  A sigprof that died before
+ * the prctl is seen in getppid(): the child was already re-parented.
+ */
+static void __attribute__((noreturn)) run_child(char **argv, pid_t parent, int go_fd, int exec_err_fd)
 {
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+		_exit(EXIT_CANNOT_RUN);
 	sigset_t none;
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
@@ -137,6 +148,7 @@ int workload_start(struct workload *w, char **argv)
 		close(go[1]);
 		return err;
 	}
+	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid < 0) {
 		int err = -errno;
@@ -149,7 +161,7 @@ int workload_start(struct workload *w, char **argv)
 	if (pid == 0) {
 		close(go[1]);
 		close(exec_err[0]);
-		run_child(argv, go[0], exec_err[1]);
+		run_child(argv, parent, go[0], exec_err[1]);
 	}
 	close(go[0]);
 	close(exec_err[1]);
@@ -188,10 +200,31 @@ bool workload_check(struct workload *w, int *status)
 	if (!child_exited)
 		return false;
 	child_exited = 0;
-	if (waitpid(w->pid, status, WNOHANG) != w->pid)
+	if (wait4(w->pid, status, WNOHANG, &w->rusage) != w->pid)
 		return false;
 	w->pid = -1;
 	return true;
+}
+
+size_t workload_time_figures(const struct rusage *ru, double elapsed_s, struct time_figure *out)
+{
+	double user = (double)ru->ru_utime.tv_sec + (double)ru->ru_utime.tv_usec / 1e6;
+	double sys = (double)ru->ru_stime.tv_sec + (double)ru->ru_stime.tv_usec / 1e6;
+	const struct time_figure figures[WORKLOAD_TIME_FIGURES] = {
+		{ "user_time", user },
+		{ "system_time", sys },
+		{ "elapsed_time", elapsed_s },
+		{ "percent_of_cpu_this_job_got", elapsed_s > 0 ? 100 * (user + sys) / elapsed_s : 0 },
+		{ "maximum_resident_set_size", (double)ru->ru_maxrss },
+		{ "minor_page_faults", (double)ru->ru_minflt },
+		{ "major_page_faults", (double)ru->ru_majflt },
+		{ "voluntary_context_switches", (double)ru->ru_nvcsw },
+		{ "involuntary_context_switches", (double)ru->ru_nivcsw },
+		{ "file_system_inputs", (double)ru->ru_inblock },
+		{ "file_system_outputs", (double)ru->ru_oublock },
+	};
+	memcpy(out, figures, sizeof(figures));
+	return WORKLOAD_TIME_FIGURES;
 }
 
 void workload_abort(struct workload *w)

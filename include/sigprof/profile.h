@@ -26,6 +26,7 @@
 struct collector;
 
 #define PROFILE_MAX_COLLECTORS 16
+#define PROFILE_MAX_TIME_FIGURES 16
 
 struct collector_info {
 	char name[32];
@@ -70,6 +71,12 @@ struct profile {
 	uint64_t start_realtime_ns, start_monotonic_ns;
 	char **notes;
 	int nnotes;
+	/* META rusage: the workload's LKP time.* figures (user_time, voluntary_context_switches, ...) */
+	struct {
+		char name[48];
+		double value;
+	} time_figures[PROFILE_MAX_TIME_FIGURES];
+	int ntime_figures;
 	struct collector_info collectors[PROFILE_MAX_COLLECTORS];
 	int ncollectors;
 	/* EVENT + TOTALS, TRACEPOINT */
@@ -106,7 +113,12 @@ int profile_collector(const struct profile *p, const char *name);
 
 /* Duration in seconds: from FINISH, else from the first to the last sample. */
 double profile_duration_s(const struct profile *p);
-/* The workload's exit status as a shell reports it, or -1 when unknown (truncated). */
+/*
+ * The workload's exit status as a shell reports it; -1 when the recording
+ * was cut short (no FINISH), PROFILE_EXIT_UNKNOWN when its FINISH holds a
+ * wait status that is neither an exit nor a death by signal.
+ */
+#define PROFILE_EXIT_UNKNOWN (-2)
 int profile_exit_status(const struct profile *p);
 /*
  * Hits of every-hit events (tracepoints sampled with period 1) that have no

@@ -29,4 +29,10 @@ struct report_options {
 void report_text(const struct profile *p, const struct report_options *o, FILE *out);
 void report_json(const struct profile *p, const struct report_options *o, FILE *out);
 
+/* Folded stacks (--folded, and `sigprof diff --folded`): the collector whose stacks they are, by name (NULL: the
+ * first with samples), or -1. */
+int report_folded_collector(const struct profile *p, const char *name);
+/* One stack folded, root first: "main;work;__restore_rt;sys_rt_sigreturn_[k]" (no count), appended to sb. */
+void report_folded_stack(const struct profile *p, uint32_t stack, struct strbuf *sb);
+
 #endif
