@@ -57,6 +57,17 @@ static const struct lock_figures *lock_at(struct lock_tracker *t, uint64_t addr)
 	return l;
 }
 
+/* A lock's measured waits: how many, their sum and their maximum (ns). */
+static void expect_waits(const struct lock_figures *l, uint64_t count, uint64_t total, uint64_t max)
+{
+	cr_expect_eq(l->wait.count, count, "0x%llx: %llu waits, expected %llu", (unsigned long long)l->addr,
+		     (unsigned long long)l->wait.count, (unsigned long long)count);
+	cr_expect_eq(l->wait.total, total, "0x%llx: %llu ns waited, expected %llu", (unsigned long long)l->addr,
+		     (unsigned long long)l->wait.total, (unsigned long long)total);
+	cr_expect_eq(l->wait.max, max, "0x%llx: longest wait %llu ns, expected %llu", (unsigned long long)l->addr,
+		     (unsigned long long)l->wait.max, (unsigned long long)max);
+}
+
 Test(lock, begin_end_measures_the_wait)
 {
 	struct lock_tracker *t = lock_tracker_new();
@@ -65,9 +76,7 @@ Test(lock, begin_end_measures_the_wait)
 	lock_tracker_finish(t);
 	const struct lock_figures *l = lock_at(t, LOCK_A);
 	cr_expect_eq(l->contentions, 2);
-	cr_expect_eq(l->wait.count, 2);
-	cr_expect_eq(l->wait.total, 2500); /* 500 + 2000 */
-	cr_expect_eq(l->wait.max, 2000);
+	expect_waits(l, 2, 2500 /* 500 + 2000 */, 2000);
 	cr_expect_eq(l->unmatched, 0);
 	cr_expect_eq(l->path_wait[PATH_FUTEX_WAIT], 2500);
 	cr_expect_eq(lock_tracker_path_wait(t, PATH_FUTEX_WAIT), 2500);
@@ -87,8 +96,8 @@ Test(lock, nesting_closes_the_innermost_first)
 	FEED(t, BEGIN(TID, LOCK_A, 1000, 1, PATH_OTHER), BEGIN(TID, LOCK_B, 1100, 2, PATH_OTHER),
 	     END(TID, LOCK_B, 1150) /* B: 50 */, END(TID, LOCK_A, 3000) /* A: 2000 */);
 	lock_tracker_finish(t);
-	cr_expect_eq(lock_at(t, LOCK_A)->wait.total, 2000);
-	cr_expect_eq(lock_at(t, LOCK_B)->wait.total, 50);
+	expect_waits(lock_at(t, LOCK_A), 1, 2000, 2000);
+	expect_waits(lock_at(t, LOCK_B), 1, 50, 50);
 	cr_expect_eq(lock_at(t, LOCK_A)->unmatched + lock_at(t, LOCK_B)->unmatched, 0);
 	cr_expect_eq(lock_tracker_orphan_ends(t), 0);
 	lock_tracker_free(t);
@@ -105,9 +114,7 @@ Test(lock, threads_are_apart_and_migration_does_not_matter)
 	     END(OTHER, LOCK_A, 1300) /* OTHER: 100 */, END(TID, LOCK_A, 1900) /* TID: 900, after a migration */);
 	lock_tracker_finish(t);
 	const struct lock_figures *l = lock_at(t, LOCK_A);
-	cr_expect_eq(l->wait.count, 2);
-	cr_expect_eq(l->wait.total, 1000);
-	cr_expect_eq(l->wait.max, 900);
+	expect_waits(l, 2, 1000, 900);
 	cr_expect_eq(l->path_wait[PATH_FUTEX_WAIT], 900);
 	cr_expect_eq(l->path_wait[PATH_FUTEX_WAKE], 100);
 	cr_expect_eq(lock_figures_path(l), PATH_FUTEX_WAIT);
@@ -127,11 +134,10 @@ Test(lock, a_lost_end_is_counted_not_measured)
 	lock_tracker_finish(t);
 	const struct lock_figures *a = lock_at(t, LOCK_A), *b = lock_at(t, LOCK_B);
 	cr_expect_eq(a->contentions, 1);
-	cr_expect_eq(a->wait.count, 1);
-	cr_expect_eq(a->wait.total, 300);
+	expect_waits(a, 1, 300, 300);
 	cr_expect_eq(a->unmatched, 0);
 	cr_expect_eq(b->contentions, 2);
-	cr_expect_eq(b->wait.count, 0);
+	expect_waits(b, 0, 0, 0);
 	cr_expect_eq(b->unmatched, 2);
 	cr_expect_eq(lock_tracker_orphan_ends(t), 1);
 	lock_tracker_free(t);
@@ -158,8 +164,7 @@ Test(lock, a_mutex_that_spins_then_sleeps_is_one_contention)
 	const struct lock_figures *a = lock_at(t, LOCK_A);
 	cr_expect_eq(a->contentions, 1);
 	cr_expect_eq(a->rebegins, 1);
-	cr_expect_eq(a->wait.count, 1);
-	cr_expect_eq(a->wait.total, 8000); /* from the first begin */
+	expect_waits(a, 1, 8000 /* from the first begin */, 8000);
 	cr_expect_eq(a->unmatched, 0);
 	cr_expect(a->mixed_flags);
 	cr_expect_eq(a->flags_seen, LOCK_F_MUTEX | LOCK_F_SPIN);
