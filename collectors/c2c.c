@@ -18,7 +18,7 @@
  * is named by the data symbol of its lowest touched address (kernel data
  * from kallsyms, user data from the ELF symbols of its mapping, else the
  * mapping: heap, stack, anon) and marked when the futex collector saw a
- * futex word in it.
+ * futex word in it, or the lock collector a contended kernel lock.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -208,6 +208,7 @@ struct c2c_line {
 	size_t nstacks, stacks_cap;
 	const char *dso;           /* the mapping (or [kernel]) of its lowest touched address, NULL when none */
 	bool futex;                /* holds a futex word the futex collector saw */
+	bool lock;                 /* holds a kernel lock the lock collector saw contended */
 };
 
 struct c2c_state {
@@ -417,9 +418,13 @@ static void c2c_finish(void *state, const struct profile *p)
 		struct c2c_line *l = &st->lines[i];
 		qsort(l->offsets, l->noffsets, sizeof(*l->offsets), compare_offsets);
 		qsort(l->stacks, l->nstacks, sizeof(*l->stacks), compare_line_stacks);
-		/* the futex collector's hook: a futex word in the line ("[futex]", JSON "futex") */
-		const char *marker = l->pid ? view_data_marked_by(p, l->pid, l->addr, l->addr + C2C_LINE_SIZE) : NULL;
+		/*
+		 * The marks_data hooks: a futex word in a user line ("[futex]", JSON
+		 * "futex"), a contended kernel lock in a kernel line ("[lock]", "lock").
+		 */
+		const char *marker = view_data_marked_by(p, l->pid, l->addr, l->addr + C2C_LINE_SIZE);
 		l->futex = marker && strcmp(marker, "futex") == 0;
+		l->lock = marker && strcmp(marker, "lock") == 0;
 	}
 	if (st->nlines) /* qsort's array may not be NULL, even empty */
 		qsort(st->lines, st->nlines, sizeof(*st->lines), compare_lines);
@@ -529,7 +534,7 @@ static void text_line(const struct c2c_line *l, const struct profile *p, const s
 		line_symbol(l), l->pid, (unsigned long long)hitm_of(&l->counts),
 		(unsigned long long)l->counts.n[C2C_LOCAL_HITM], (unsigned long long)l->counts.n[C2C_REMOTE_HITM],
 		(unsigned long long)loads_of(&l->counts), (unsigned long long)stores_of(&l->counts),
-		l->dso ? dso_short_name(l->dso) : "-", l->futex ? "  [futex]" : "");
+		l->dso ? dso_short_name(l->dso) : "-", l->futex ? "  [futex]" : l->lock ? "  [lock]" : "");
 	for (size_t i = 0; i < l->noffsets; i++) {
 		const struct c2c_offset *off = &l->offsets[i];
 		fprintf(out, "      +0x%02x %-36s loads %llu, stores %llu, HITM %llu\n", off->offset, off->symbol,
@@ -549,7 +554,7 @@ static void c2c_text(void *state, const struct profile *p, const struct view_opt
 		return;
 	text_classes(st, out);
 	text_stacks(st, p, o, out);
-	fprintf(out, "\nCachelines (%u bytes) by HITM (%zu lines; pid 0: kernel data; [futex]: holds a futex word)\n",
+	fprintf(out, "\nCachelines (%u bytes) by HITM (%zu lines; pid 0: kernel data; [futex]: holds a futex word; [lock]: a contended kernel lock)\n",
 		C2C_LINE_SIZE, st->nlines);
 	fprintf(out, "  %-18s %-32s %7s %6s %6s %6s %8s %8s  %s\n", "line", "symbol", "pid", "HITM", "lcl", "rmt",
 		"loads", "stores", "dso");
@@ -588,6 +593,7 @@ static void json_line(struct json_writer *w, const struct c2c_line *l, const str
 	json_bool(w, "kernel", l->pid == 0);
 	json_counts(w, &l->counts);
 	json_bool(w, "futex", l->futex);
+	json_bool(w, "lock", l->lock);
 	uint64_t loads = loads_of(&l->counts);
 	json_double(w, "load_latency_avg", loads ? (double)l->load_latency / (double)loads : 0.0, 1);
 	json_classes(w, &l->counts);

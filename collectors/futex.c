@@ -515,6 +515,13 @@ static bool futex_marks_data(void *state, uint32_t pid, uint64_t start, uint64_t
 	return futex_tracker_has_word_in(st->tracker, pid, start, end);
 }
 
+/* The pending_futex_word hook (collector.h): the word of tid's futex call in progress (lock charges it). */
+static bool futex_pending_word(void *state, uint32_t tid, uint64_t time, uint32_t *pid, uint64_t *uaddr)
+{
+	const struct futex_state *st = state;
+	return futex_tracker_pending_word(st->tracker, tid, time, pid, uaddr);
+}
+
 static const struct collector_analyzer futex_analyzer = {
 	.create = futex_create,
 	.path_of = futex_path_of,
@@ -526,6 +533,7 @@ static const struct collector_analyzer futex_analyzer = {
 	.figures = futex_figures,
 	.marks_data = futex_marks_data,
 	.describe = futex_describe,
+	.pending_futex_word = futex_pending_word,
 };
 
 const struct collector futex_collector = {

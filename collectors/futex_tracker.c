@@ -325,6 +325,17 @@ enum futex_op_id futex_tracker_thread_op(const struct futex_tracker *t, uint32_t
 	return th && th->seen ? th->op.id : FOP_UNKNOWN;
 }
 
+bool futex_tracker_pending_word(const struct futex_tracker *t, uint32_t tid, uint64_t time, uint32_t *pid,
+				uint64_t *uaddr)
+{
+	const struct futex_thread *th = u64_map_get(&t->threads, tid);
+	if (!th || !th->pending || th->enter_time > time || !th->word || th->word->array)
+		return false;
+	*pid = th->word->pid;
+	*uaddr = th->word->uaddr;
+	return true;
+}
+
 static int compare_words(const void *a, const void *b)
 {
 	const struct futex_word *x = *(struct futex_word *const *)a, *y = *(struct futex_word *const *)b;

@@ -13,16 +13,18 @@ extern const struct collector cpu_collector;
 extern const struct collector signal_collector;
 extern const struct collector futex_collector;
 extern const struct collector sched_collector;
+extern const struct collector lock_collector;
 extern const struct collector cache_collector;
 extern const struct collector c2c_collector;
 extern const struct collector events_collector;
 
-/* The order is the order of the report's sections: signal, futex, sched, cache, c2c after the path table. */
+/* The order is the order of the report's sections: signal, futex, sched, lock, cache, c2c after the path table. */
 const struct collector *const collector_table[] = {
 	&cpu_collector,
 	&signal_collector,
 	&futex_collector,
 	&sched_collector,
+	&lock_collector,
 	&cache_collector,
 	&c2c_collector,
 	&events_collector,

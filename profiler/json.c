@@ -146,6 +146,12 @@ void json_u64(struct json_writer *w, const char *key, uint64_t value)
 	fprintf(w->out, "%llu", (unsigned long long)value);
 }
 
+void json_hex(struct json_writer *w, const char *key, uint64_t value)
+{
+	begin_value(w, key);
+	fprintf(w->out, "\"0x%llx\"", (unsigned long long)value);
+}
+
 void json_i64(struct json_writer *w, const char *key, int64_t value)
 {
 	begin_value(w, key);

@@ -140,6 +140,7 @@ const struct stat_default_event stat_default_events[] = {
 	{ "signals-generated", "signal:signal_generate" },
 	{ "signals-delivered", "signal:signal_deliver" },
 	{ "sigreturns", "syscalls:sys_enter_rt_sigreturn" },
+	{ "lock-contentions", "lock:contention_begin" },
 	{ "futex-calls", "syscalls:sys_enter_futex" },
 };
 const size_t stat_default_event_count = ARRAY_SIZE(stat_default_events);

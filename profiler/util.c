@@ -730,3 +730,10 @@ void safe_output_abort(struct safe_output *out)
 	safe_output_free(out);
 }
 
+void u64_map_free_values(struct u64_map *m, void (*free_value)(void *value))
+{
+	for (size_t i = 0; i < m->nslots; i++)
+		if (m->values[i])
+			free_value(m->values[i]);
+	u64_map_free(m);
+}

@@ -13,6 +13,7 @@
 #include "sigprof/json.h"
 #include "sigprof/profile.h"
 #include "sigprof/term.h"
+#include "sigprof/stats.h"
 #include "sigprof/util.h"
 #include "sigprof/view.h"
 
@@ -139,6 +140,17 @@ const char *view_data_marked_by(const struct profile *p, uint32_t pid, uint64_t 
 			return ci->name;
 	}
 	return NULL;
+}
+
+bool view_pending_futex_word(const struct profile *p, uint32_t tid, uint64_t time, uint32_t *pid, uint64_t *uaddr)
+{
+	for (int c = 0; c < p->ncollectors; c++) {
+		const struct collector_info *ci = &p->collectors[c];
+		if (ci->state && ci->impl->analyzer->pending_futex_word &&
+		    ci->impl->analyzer->pending_futex_word(ci->state, tid, time, pid, uaddr))
+			return true;
+	}
+	return false;
 }
 
 /* ---- labels ---- */
@@ -333,6 +345,17 @@ void view_json_stack(struct json_writer *w, const struct profile *p, uint32_t st
 	json_array_begin(w, "frames");
 	for (uint32_t k = 0; k < depth; k++)
 		view_json_frame(w, view_stack_frame(p, stack, k));
+	json_end(w);
+}
+
+void view_json_durations(struct json_writer *w, const char *key, const struct duration_stats *d)
+{
+	json_object_begin(w, key);
+	json_u64(w, "count", d->count);
+	json_u64(w, "total", d->total);
+	json_u64(w, "max", d->max);
+	json_u64(w, "p50", duration_quantile(d, 0.5));
+	json_u64(w, "p99", duration_quantile(d, 0.99));
 	json_end(w);
 }
 

@@ -2,9 +2,11 @@
 # tests/bench.sh - sigprof against perf: recording overhead, lost records and report time.
 #
 # Run from the repository root after `make sigprof workloads` (`make bench` does both).
-# Three tables come out of one run: the cpu collector against `perf record -g` (table 1), the tracepoint
-# collectors (signal, futex, sched) against perf recording the same tracepoints (table 2, issue 3), and the
-# same collectors with DWARF call graphs against `perf record --call-graph dwarf` (table 3, issue 4).
+# Four tables come out of one run: the cpu collector against `perf record -g` (table 1), the tracepoint
+# collectors (signal, futex, sched) against perf recording the same tracepoints (table 2, issue 3), the
+# same collectors with DWARF call graphs against `perf record --call-graph dwarf` (table 3, issue 4), and the
+# lock collector against `perf lock record` + `perf lock report/contention` (table 4, issue 12; described at
+# its code, after the targets of table 3).
 #
 # Method
 #   Every workload runs for a fixed time and reports its own throughput; a tool's cost shows as the
@@ -94,7 +96,7 @@
 # Environment: BENCH_SECONDS (default 3) seconds per run, BENCH_TRACE_SECONDS (default BENCH_SECONDS) per
 # table-2 run, BENCH_REPEAT (default 3) rounds, BENCH_REPORT_REPEAT (default 3), BENCH_FREQ (default 4000)
 # sampling rate of table 1, BENCH_TRACE (default 1; 0 skips tables 2 and 3), BENCH_DWARF (default 1; 0 skips
-# table 3), BENCH_DWARF_SIZE (default 8192), BENCH_DWARF_FREQ (default 1000), BENCH_WORKLOADS (default
+# table 3), BENCH_LOCK (default 1; 0 skips table 4, the lock collector), BENCH_DWARF_SIZE (default 8192), BENCH_DWARF_FREQ (default 1000), BENCH_WORKLOADS (default
 # build/workloads), SIGPROF (default ./sigprof).
 # Defaults take about 10 minutes (table 1 about 1.5, tables 2 and 3 about 6, the report timings about 2).
 # A missing perf, stress-ng or jq skips what needs it with a note.
@@ -109,6 +111,7 @@ REPORT_REPEAT=${BENCH_REPORT_REPEAT:-3}
 FREQ=${BENCH_FREQ:-4000}
 TRACE=${BENCH_TRACE:-1}
 DWARF=${BENCH_DWARF:-1}
+LOCK=${BENCH_LOCK:-1}
 DWARF_SIZE=${BENCH_DWARF_SIZE:-8192}
 DWARF_FREQ=${BENCH_DWARF_FREQ:-1000}
 WORKLOADS_DIR=${BENCH_WORKLOADS:-build/workloads}
@@ -120,8 +123,8 @@ for v in SECONDS_PER_RUN TRACE_SECONDS REPEAT REPORT_REPEAT FREQ DWARF_SIZE DWAR
         exit 2
     fi
 done
-if ! [[ $TRACE =~ ^[01]$ && $DWARF =~ ^[01]$ ]]; then
-    echo "bench: BENCH_TRACE and BENCH_DWARF must be 0 or 1 (got '$TRACE', '$DWARF')" >&2
+if ! [[ $TRACE =~ ^[01]$ && $DWARF =~ ^[01]$ && $LOCK =~ ^[01]$ ]]; then
+    echo "bench: BENCH_TRACE, BENCH_DWARF and BENCH_LOCK must be 0 or 1 (got '$TRACE', '$DWARF', '$LOCK')" >&2
     exit 2
 fi
 if ((DWARF_SIZE % 8 || DWARF_SIZE > 65528)); then
@@ -227,9 +230,9 @@ is_dmode() { [[ " ${DMODES[*]} " == *" $1 "* ]]; }
 
 wl_name() {
     case $1 in
-        ttimer) echo timer ;;
+        ttimer | lttimer) echo timer ;;
         sfutex) echo sng-futex ;;
-        fhash) echo futex-hash ;;
+        fhash | lfhash) echo futex-hash ;;
         nofp) echo nofp-mutex ;;
         *) echo "$1" ;;
     esac
@@ -239,9 +242,9 @@ workload_cmd() {
     case $1 in
         timer) echo "stress-ng --timer 1 --timer-freq 100000 -t $SECONDS_PER_RUN --metrics-brief" ;;
         futex) echo "perf bench futex hash -r $SECONDS_PER_RUN -t 2" ;;
-        ttimer) echo "stress-ng --timer 1 -t $TRACE_SECONDS --metrics-brief" ;;
+        ttimer | lttimer) echo "stress-ng --timer 1 -t $TRACE_SECONDS --metrics-brief" ;;
         sfutex) echo "stress-ng --futex 2 -t $TRACE_SECONDS --metrics-brief" ;;
-        fhash) echo "perf bench futex hash -r $TRACE_SECONDS -t 2" ;;
+        fhash | lfhash) echo "perf bench futex hash -r $TRACE_SECONDS -t 2" ;;
         nofp) echo "$NOFP 4 $((60000 * TRACE_SECONDS))" ;;
     esac
 }
@@ -261,9 +264,9 @@ perf_tracepoints() { # FIT
 # throughput from a workload's output (stdout+stderr, possibly mixed with the profiler's)
 parse_ops() {
     case $1 in
-        timer | ttimer) awk '$2 == "metrc:" && $4 == "timer" && $5 ~ /^[0-9]+$/ { v = $(NF - 1) } END { if (v != "") print v }' "$2" ;;
+        timer | ttimer | lttimer) awk '$2 == "metrc:" && $4 == "timer" && $5 ~ /^[0-9]+$/ { v = $(NF - 1) } END { if (v != "") print v }' "$2" ;;
         sfutex) awk '$2 == "metrc:" && $4 == "futex" && $5 ~ /^[0-9]+$/ { v = $(NF - 1) } END { if (v != "") print v }' "$2" ;;
-        futex | fhash) awk '$1 == "Averaged" && $3 == "operations/sec" { v = $2 } END { if (v != "") print v }' "$2" ;;
+        futex | fhash | lfhash) awk '$1 == "Averaged" && $3 == "operations/sec" { v = $2 } END { if (v != "") print v }' "$2" ;;
     esac
 }
 
@@ -374,6 +377,9 @@ trun_one() { # WORKLOAD MODE ROUND
             read -r -a tp <<<"$(perf_tracepoints "$([[ $mode == perf-fit ]] && echo 1 || echo 0)")"
             (cd "$TMP" && perf record -g "${tp[@]}" -o "$data" -- "${cmd[@]}") >"$log" 2>&1 || rc=$?
             ;;
+        sp-lock) (cd "$TMP" && "$SIGPROF" record -e lock -o "$data" -- "${cmd[@]}") >"$log" 2>&1 || rc=$? ;;
+        sp-lockfx) (cd "$TMP" && "$SIGPROF" record -e lock,futex -o "$data" -- "${cmd[@]}") >"$log" 2>&1 || rc=$? ;;
+        perf-lock) (cd "$TMP" && perf lock record -o "$data" -- "${cmd[@]}") >"$log" 2>&1 || rc=$? ;;
         perf-trace) (cd "$TMP" && perf trace -s -e futex -- "${cmd[@]}") >"$log" 2>&1 || rc=$? ;;
         perf-sched) (cd "$TMP" && perf sched record -o "$data" -- "${cmd[@]}") >"$log" 2>&1 || rc=$? ;;
         perf-schedg) (cd "$TMP" && perf sched record -g -o "$data" -- "${cmd[@]}") >"$log" 2>&1 || rc=$? ;;
@@ -405,7 +411,7 @@ trun_one() { # WORKLOAD MODE ROUND
             TMB[$wl.$mode]+="$mb "
             # keep the last recording of sp-all and perf-all for the report timing, drop the others
             [[ -n ${TLAST[$wl.$mode]:-} ]] && rm -f "${TLAST[$wl.$mode]}"
-            if [[ $mode == sp-all || $mode == perf-all ]]; then TLAST[$wl.$mode]=$data; else rm -f "$data"; fi
+            if [[ $mode == sp-all || $mode == perf-all || $mode == *-lock* ]]; then TLAST[$wl.$mode]=$data; else rm -f "$data"; fi
         fi
     fi
     printf '  round %d  %-10s %-11s %12s ops/s%s\n' "$round" "$(wl_name "$wl")" "$mode" "$ops" \
@@ -803,6 +809,70 @@ if ((${#TWORKLOADS[@]} && DWARF)); then
             "$(verdict "$pfu" "$spu")" "$(wl_name "$wl")" "$(pct "$spu")" "$(pct "$pfu")" \
             "$(pct "${DUNMAPPED[$wl.sigprof]}")" "$(pct "${DUNMAPPED[$wl.perf]}")" "$(pct "${DREASON[$wl.sigprof]}")"
     done
+fi
+
+# ---------------------------------------------------------------- table 4: the lock collector
+# Its own rounds after the others (BENCH_LOCK=0 skips it; needs perf, jq and lock:contention_begin), run by
+# trun_one and printed like table 2:
+#   workloads  futex-hash (perf bench futex hash -r S -t 2: the bucket locks) and timer (stress-ng --timer 1 -t S),
+#              with bare runs of their own
+#   modes      sp-lock   ./sigprof record -e lock -o F -- W (every contention, kernel + fp user stacks)
+#              perf-lock perf lock record -o F -- W (the same two tracepoints, every hit, callchains)
+#              sp-lockfx ./sigprof record -e lock,futex -o F -- W (what joins contentions to futex words)
+#   also       the kernel's count of contentions (sigprof's lock_summary.contentions, median), and report time
+#              on the last round's files: ./sigprof report against perf lock report and perf lock contention
+if ((LOCK && HAVE_PERF && HAVE_JQ)) && [[ -d /sys/kernel/tracing/events/lock ]]; then
+    LWORKLOADS=(lfhash)
+    ((HAVE_STRESS)) && LWORKLOADS+=(lttimer)
+    LMODES=(bare sp-lock perf-lock sp-lockfx)
+    declare -A LCONT
+    echo
+    echo "table 4 throughput runs (lock collector):"
+    for ((r = 1; r <= REPEAT; r++)); do
+        for wl in "${LWORKLOADS[@]}"; do
+            for ((i = 0; i < ${#LMODES[@]}; i++)); do
+                mode=${LMODES[$(((i + r - 1) % ${#LMODES[@]}))]}
+                trun_one "$wl" "$mode" "$r"
+                [[ $mode == sp-* ]] && LCONT[$wl.$mode]+="$("$SIGPROF" report -i "${TLAST[$wl.$mode]}" --json |
+                    jq -r '.lock_summary.contentions') "
+            done
+        done
+    done
+    for wl in "${LWORKLOADS[@]}"; do
+        TRTIME[$wl.sp-lock]=$(time_cmd_ms "$SIGPROF" report -i "${TLAST[$wl.sp-lock]}")
+        TRTIME[$wl.sp-lockfx]=$(time_cmd_ms "$SIGPROF" report -i "${TLAST[$wl.sp-lockfx]}")
+        TRTIME[$wl.perf-lock]=$(time_cmd_ms perf lock report -i "${TLAST[$wl.perf-lock]}")
+        TRTIME[$wl.perf-contention]=$(time_cmd_ms perf lock contention -i "${TLAST[$wl.perf-lock]}")
+    done
+    echo
+    echo "table 4: the lock collector against perf lock record on the same tracepoints, ${TRACE_SECONDS}s runs"
+    echo "$THEAD"
+    for wl in "${LWORKLOADS[@]}"; do
+        for mode in "${LMODES[@]}"; do
+            print_trow "$wl" "$mode"
+        done
+    done
+    echo "columns as in table 2; report-ms of perf-lock: perf lock report"
+    for wl in "${LWORKLOADS[@]}"; do
+        # shellcheck disable=SC2086
+        echo "$(wl_name "$wl"): contentions the kernel counted (median per run): sp-lock $(median ${LCONT[$wl.sp-lock]})," \
+            "sp-lockfx $(median ${LCONT[$wl.sp-lockfx]})"
+    done
+    echo
+    echo "targets, table 4 (lock collector: overhead no larger than perf lock record's, no lost records, report time):"
+    for wl in "${LWORKLOADS[@]}"; do
+        pair "$wl" sp-lock perf-lock
+        l=${TLOST[$wl.sp-lock]}
+        printf '  [%s] %-10s %-11s no lost records: %s lost over %s runs (perf lock record lost %s)\n' \
+            "$([[ $l == 0 ]] && echo PASS || echo MISS)" "$(wl_name "$wl")" sp-lock "$l" "$REPEAT" \
+            "${TLOST[$wl.perf-lock]}"
+        sr=${TRTIME[$wl.sp-lock]} pr=${TRTIME[$wl.perf-contention]}
+        printf '  [%s] %-10s sigprof report <= perf lock contention: %s ms vs %s ms (perf lock report %s ms)\n' \
+            "$( ((sr <= pr)) && echo PASS || echo MISS)" "$(wl_name "$wl")" "$sr" "$pr" "${TRTIME[$wl.perf-lock]}"
+    done
+elif ((LOCK)); then
+    echo
+    echo "table 4 (lock collector) skipped: it needs perf, jq and the lock:contention_begin tracepoint"
 fi
 
 rate_after=$(cat /proc/sys/kernel/perf_event_max_sample_rate 2>/dev/null || echo '?')

@@ -138,6 +138,15 @@ struct collector_analyzer {
 	 * delivered"), into buf; false when it has nothing to add.
 	 */
 	bool (*describe)(void *state, const struct profile *p, const struct sp_sample *s, char *buf, size_t len);
+	/*
+	 * Optional: the futex word of thread tid's futex call pending at time
+	 * (entered at or before time, not yet exited), into *pid and *uaddr;
+	 * false when the thread has none (the futex collector).  Asked by other
+	 * analyzers from their sample(), in time order, through
+	 * view_pending_futex_word() (the lock collector charges a contention
+	 * inside a futex call to its word).
+	 */
+	bool (*pending_futex_word)(void *state, uint32_t tid, uint64_t time, uint32_t *pid, uint64_t *uaddr);
 };
 
 /* One figure per path of a collector (collector_analyzer.path_figures). */

@@ -32,6 +32,8 @@ void json_array_begin(struct json_writer *w, const char *key);
 void json_end(struct json_writer *w); /* closes the innermost object or array */
 void json_string(struct json_writer *w, const char *key, const char *value); /* NULL value: null */
 void json_u64(struct json_writer *w, const char *key, uint64_t value);
+/* An address or bit mask as a string "0x..." (JSON numbers lose the top bits of a kernel address). */
+void json_hex(struct json_writer *w, const char *key, uint64_t value);
 void json_i64(struct json_writer *w, const char *key, int64_t value);
 void json_double(struct json_writer *w, const char *key, double value, int decimals);
 void json_bool(struct json_writer *w, const char *key, bool value);

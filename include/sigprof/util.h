@@ -192,6 +192,8 @@ void *u64_map_remove(struct u64_map *m, uint64_t key);
 bool u64_map_next(const struct u64_map *m, size_t *pos, uint64_t *key, void **value);
 /* Free the table (not the values). */
 void u64_map_free(struct u64_map *m);
+/* Free each value with free_value (free, or a destructor), then the table. */
+void u64_map_free_values(struct u64_map *m, void (*free_value)(void *value));
 
 /*
  * An output file a root command may write in a directory others can write

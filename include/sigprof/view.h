@@ -108,6 +108,13 @@ bool view_kernel_address(uint64_t addr);
  * of the analyzers (collector.h); NULL when none does.
  */
 const char *view_data_marked_by(const struct profile *p, uint32_t pid, uint64_t start, uint64_t end);
+/*
+ * The futex word of thread tid's futex call pending at time, through the
+ * pending_futex_word hooks of the analyzers (collector.h): true with *pid
+ * and *uaddr set when one knows it.  Valid while samples are loaded, in time
+ * order (from an analyzer's sample()).
+ */
+bool view_pending_futex_word(const struct profile *p, uint32_t tid, uint64_t time, uint32_t *pid, uint64_t *uaddr);
 
 /* ---- labels ---- */
 
@@ -175,6 +182,9 @@ void view_json_frame(struct json_writer *w, const struct frame *f);
 void view_json_frame_source(struct json_writer *w, const struct frame *f);
 /* "frames": [...] of an interned stack, leaf first. */
 void view_json_stack(struct json_writer *w, const struct profile *p, uint32_t stack);
+struct duration_stats;
+/* KEY: {"count", "total", "max", "p50", "p99"} of a duration distribution (ns), as the collectors write it. */
+void view_json_durations(struct json_writer *w, const char *key, const struct duration_stats *d);
 
 /* ---- text that fits o->width ---- */
 

@@ -11,10 +11,10 @@
  * End to end: a recording written here (datafile.c's writer, records laid
  * out as the kernel writes them) maps the ELF fixture, whose data symbols
  * nm names, and holds c2c samples on known addresses (one a futex word that
- * futex samples also name) with known data sources and stacks.  Every
- * expected figure of the report (cachelines, their symbols, offsets and
- * futex mark; per-path HITM and DRAM) is computed from the samples the test
- * wrote.
+ * futex samples also name, one a kernel lock that lock samples contend)
+ * with known data sources and stacks.  Every expected figure of the report
+ * (cachelines, their symbols, offsets, futex and lock marks; per-path HITM
+ * and DRAM) is computed from the samples the test wrote.
  */
 #include <errno.h>
 #include <limits.h>
@@ -190,6 +190,11 @@ TEMP_DIR_SUITE(c2c_report);
 #define C2C_ID 501
 #define FUTEX_ID 502
 #define FUTEX_TP_ID 522 /* the tracepoint id the recording says it had */
+#define LOCK_BEGIN_ID 503
+#define LOCK_END_ID 504
+#define LOCK_BEGIN_TP_ID 408
+#define LOCK_END_TP_ID 407
+#define LOCK_OFFSET 0x44 /* a contended kernel lock in the line of the IN_KERNEL cases */
 #define PID 4242
 #define HEAP_START 0x5555aaaa0000ull
 #define HEAP_LEN 0x21000ull
@@ -225,6 +230,26 @@ static const char futex_format[] =
 	"\tfield:u32 val3;\toffset:56;\tsize:8;\tsigned:0;\n"
 	"\n"
 	"print fmt: \"uaddr: 0x%08lx, op: 0x%08lx\", ((unsigned long)(REC->uaddr)), ((unsigned long)(REC->op))\n";
+
+/* The lock tracepoints' formats as Linux 6.18 writes them in tracefs. */
+static const char lock_begin_format[] =
+	"name: contention_begin\n"
+	"ID: 408\n"
+	"format:\n"
+	TRACEPOINT_COMMON_FIELDS
+	"\tfield:void * lock_addr;\toffset:8;\tsize:8;\tsigned:0;\n"
+	"\tfield:unsigned int flags;\toffset:16;\tsize:4;\tsigned:0;\n"
+	"\n"
+	"print fmt: \"%p (flags=%x)\", REC->lock_addr, REC->flags\n";
+static const char lock_end_format[] =
+	"name: contention_end\n"
+	"ID: 407\n"
+	"format:\n"
+	TRACEPOINT_COMMON_FIELDS
+	"\tfield:void * lock_addr;\toffset:8;\tsize:8;\tsigned:0;\n"
+	"\tfield:int ret;\toffset:16;\tsize:4;\tsigned:1;\n"
+	"\n"
+	"print fmt: \"%p (ret=%d)\", REC->lock_addr, REC->ret\n";
 
 enum where { IN_FIXTURE, IN_HEAP, IN_KERNEL, NO_ADDRESS };
 enum test_stack { STACK_WAIT, STACK_FILL, STACK_COUNT };
@@ -394,6 +419,49 @@ static void write_futex_sample(struct sp_writer *w, uint64_t uaddr, uint64_t tim
 	add_record(w, &b);
 }
 
+/* A lock:contention_begin (flags) or contention_end (ret 0) sample of the workload on addr. */
+static void write_lock_sample(struct sp_writer *w, bool begin, uint64_t addr, uint64_t time)
+{
+	struct byte_builder b = { 0 };
+	size_t at = bb_begin_record(&b, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_KERNEL);
+	bb_u64(&b, begin ? LOCK_BEGIN_ID : LOCK_END_ID);
+	bb_u64(&b, 0xffffffff81000010ull); /* in futex_wait */
+	bb_u32_pair(&b, PID, PID);
+	bb_u64(&b, time);
+	bb_u32_pair(&b, 0, 0);
+	bb_u64(&b, 1);
+	bb_u32(&b, 20); /* 20 bytes of fields: size and data end on 8 bytes */
+	uint16_t common_type = begin ? LOCK_BEGIN_TP_ID : LOCK_END_TP_ID;
+	bb_bytes(&b, &common_type, 2);
+	bb_zeros(&b, 2);
+	bb_u32(&b, PID);
+	bb_u64(&b, addr);
+	bb_u32(&b, begin ? 1 /* LCB_F_SPIN */ : 0 /* ret */);
+	bb_end_record(&b, at);
+	add_record(w, &b);
+}
+
+static void write_lock_events(struct sp_writer *w)
+{
+	struct perf_event_attr attr;
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_TRACEPOINT;
+	attr.sample_period = 1;
+	attr.sample_type = FUTEX_SAMPLE_TYPE;
+	attr.sample_id_all = 1;
+	attr.config = LOCK_BEGIN_TP_ID;
+	uint64_t id = LOCK_BEGIN_ID;
+	cr_assert_eq(sp_writer_event(w, "lock:contention_begin", "lock", &attr, &id, 1), 0);
+	attr.config = LOCK_END_TP_ID;
+	id = LOCK_END_ID;
+	cr_assert_eq(sp_writer_event(w, "lock:contention_end", "lock", &attr, &id, 1), 0);
+	cr_assert_eq(sp_writer_tracepoint(w, LOCK_BEGIN_TP_ID, "lock", lock_begin_format), 0);
+	cr_assert_eq(sp_writer_tracepoint(w, LOCK_END_TP_ID, "lock", lock_end_format), 0);
+	static const char *const lock_ok[] = { "lock", "ok", "" };
+	cr_assert_eq(sp_writer_meta(w, "collector_status", lock_ok, 3), 0);
+}
+
 static void write_events(struct sp_writer *w)
 {
 	struct perf_event_attr attr;
@@ -422,6 +490,7 @@ static void write_events(struct sp_writer *w)
 	static const char *const c2c_ok[] = { "c2c", "ok", "" }, *const futex_ok[] = { "futex", "ok", "" };
 	cr_assert_eq(sp_writer_meta(w, "collector_status", c2c_ok, 3), 0);
 	cr_assert_eq(sp_writer_meta(w, "collector_status", futex_ok, 3), 0);
+	write_lock_events(w);
 }
 
 /* Write the recording; *futex_word is the address the futex samples name. */
@@ -435,6 +504,8 @@ static char *write_recording(struct layout *l, uint64_t *futex_word)
 	*futex_word = symbol_address(l, "fixture_word");
 	uint64_t time = 2000;
 	write_futex_sample(w, *futex_word, time++);
+	write_lock_sample(w, true, KERNEL_DATA + LOCK_OFFSET, time++);
+	write_lock_sample(w, false, KERNEL_DATA + LOCK_OFFSET, time++);
 	for (size_t i = 0; i < ARRAY_SIZE(c2c_cases); i++)
 		for (unsigned k = 0; k < c2c_cases[i].count; k++)
 			write_c2c_sample(w, l, &c2c_cases[i], time++);
@@ -595,6 +666,21 @@ Test(c2c_report, cachelines_symbols_offsets_futex_mark_and_paths)
 		futex_lines += want[j].futex;
 	}
 	cr_expect_eq(futex_lines, 1, "the futex word lies in exactly one line");
+
+	/* JSON: the lock collector's contended kernel lock marks its line (pid 0), and no other */
+	struct line_rows locked = { .count = 0 };
+	json_through_jq(&p, ".cachelines[] | select(.lock) | [.addr, .pid, .futex]", take_line, &locked);
+	char want_locked[128];
+	snprintf(want_locked, sizeof(want_locked), "[\"0x%llx\",0,false]",
+		 (unsigned long long)((KERNEL_DATA + LOCK_OFFSET) & ~63ull));
+	cr_assert_eq(locked.count, 1, "%zu lines marked lock", locked.count);
+	cr_expect_str_eq(locked.rows[0], want_locked);
+	struct line_rows lock_rows = { .count = 0 };
+	json_through_jq(&p, ".locks[] | [.addr, .name, .contentions, .wait_ns.total]", take_line, &lock_rows);
+	cr_assert_eq(lock_rows.count, 1);
+	snprintf(want_locked, sizeof(want_locked), "[\"0x%llx\",\"futex_queues+0x%x\",1,1]",
+		 (unsigned long long)(KERNEL_DATA + LOCK_OFFSET), LOCK_OFFSET);
+	cr_expect_str_eq(lock_rows.rows[0], want_locked, "the lock named by the recording's kallsyms");
 
 	/* JSON: every sample was written with latency SAMPLE_LATENCY: each line's mean is it, or 0 without loads */
 	struct line_rows latency = { .count = 0 };

@@ -13,6 +13,7 @@
 
 #include "sigprof/c2c.h"
 #include "sigprof/commands.h"
+#include "sigprof/lock.h"
 #include "sigprof/options.h"
 #include "sigprof/paths.h"
 #include "unit_helpers.h"
@@ -310,4 +311,24 @@ Test(docs, man_page_documents_each_option_of_every_command_and_no_other)
 	}
 	free(description);
 	free(man);
+}
+
+Test(docs, lock_md_lists_every_lock_primitive)
+{
+	char *doc = read_text_file("docs/lock.md");
+	const char *section = strstr(doc, "## Lock primitives skipped when naming a lock");
+	cr_assert(section, "docs/lock.md has no section of lock primitives");
+	const char *next = strstr(section + 1, "\n## ");
+	for (size_t i = 0; i < lock_primitive_count; i++) {
+		char item[96];
+		snprintf(item, sizeof(item), "\n- `%s`\n", lock_primitives[i]);
+		const char *at = strstr(section, item);
+		cr_assert(at && (!next || at < next), "docs/lock.md does not list %s", lock_primitives[i]);
+	}
+	unsigned listed = 0;
+	for (const char *p = section; (p = strstr(p, "\n- `")) && (!next || p < next); p++)
+		listed++;
+	cr_assert_eq(listed, lock_primitive_count, "docs/lock.md lists %u primitives, the code has %zu", listed,
+		     lock_primitive_count);
+	free(doc);
 }

@@ -531,5 +531,22 @@ Test(futex, remapped_stacks_that_become_one_add_up)
 	cr_assert_eq(w->waiters[0].wait.total + w->waiters[1].wait.total, w->wait.total);
 	cr_assert_eq(w->nwakers, 1);
 	cr_assert_eq(w->wakers[0].stack, 21);
+}
+
+Test(futex, the_pending_word_of_a_thread)
+{
+	/* The lock collector's question (the pending_futex_word hook): which word is tid's call in progress on? */
+	struct futex_tracker *t = futex_tracker_new();
+	uint32_t pid = 0;
+	uint64_t uaddr = 0;
+	cr_expect_not(futex_tracker_pending_word(t, 11, 100, &pid, &uaddr), "a thread never seen");
+	feed(t, enter(10, 11, 100, WAIT_PRIV, WORD, 1, 1));
+	cr_expect_not(futex_tracker_pending_word(t, 11, 99, &pid, &uaddr), "before its entry");
+	cr_assert(futex_tracker_pending_word(t, 11, 150, &pid, &uaddr));
+	cr_expect_eq(pid, 10);
+	cr_expect_eq(uaddr, WORD);
+	cr_expect_not(futex_tracker_pending_word(t, 12, 150, &pid, &uaddr), "another thread");
+	feed(t, leave(10, 11, 200, -EAGAIN, 1));
+	cr_expect_not(futex_tracker_pending_word(t, 11, 250, &pid, &uaddr), "after its exit");
 	futex_tracker_free(t);
 }

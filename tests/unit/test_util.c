@@ -212,3 +212,26 @@ Test(util, safe_output_replaces_a_file_and_refuses_a_link)
 	free(path);
 	temp_dir_remove(dir);
 }
+
+static int values_freed;
+
+static void count_and_free(void *value)
+{
+	values_freed++;
+	free(value);
+}
+
+Test(util, u64_map_free_values_frees_each_value_once)
+{
+	struct u64_map m = { 0 };
+	for (uint64_t k = 1; k <= 100; k++) /* enough to grow the table twice */
+		u64_map_put(&m, k * 4096, xcalloc(1, 16));
+	free(u64_map_remove(&m, 4096));
+	values_freed = 0;
+	u64_map_free_values(&m, count_and_free);
+	cr_assert_eq(values_freed, 99);
+	cr_assert_eq(m.count, 0);
+	cr_assert_null(m.values);
+	u64_map_free_values(&m, count_and_free); /* an empty map: nothing */
+	cr_assert_eq(values_freed, 99);
+}

@@ -333,3 +333,36 @@ Test(view, cpu_collector_lists_lkp_perf_profile_shares)
 	cpu->analyzer->destroy(p->collectors[0].state);
 	free_profile(p);
 }
+
+/* A test double of the futex collector's pending_futex_word hook: thread 42 is inside a call on 0x2000 since t=100. */
+static bool pending_word(void *state, uint32_t tid, uint64_t time, uint32_t *pid, uint64_t *uaddr)
+{
+	(void)state;
+	if (tid != 42 || time < 100)
+		return false;
+	*pid = 40;
+	*uaddr = 0x2000;
+	return true;
+}
+
+static const struct collector_analyzer pending_analyzer = { .pending_futex_word = pending_word };
+static const struct collector pending_collector = { .name = "pending", .analyzer = &pending_analyzer };
+
+Test(view, pending_futex_word_asks_the_hooks)
+{
+	struct profile *p = new_profile();
+	int state;
+	p->ncollectors = 2;
+	p->collectors[1].impl = &pending_collector;
+	p->collectors[1].state = &state;
+	uint32_t pid = 0;
+	uint64_t uaddr = 0;
+	cr_assert(view_pending_futex_word(p, 42, 150, &pid, &uaddr));
+	cr_expect_eq(pid, 40);
+	cr_expect_eq(uaddr, 0x2000);
+	cr_expect_not(view_pending_futex_word(p, 42, 50, &pid, &uaddr), "before the call's entry");
+	cr_expect_not(view_pending_futex_word(p, 43, 150, &pid, &uaddr), "another thread");
+	p->ncollectors = 1; /* no collector with the hook: no word */
+	cr_expect_not(view_pending_futex_word(p, 42, 150, &pid, &uaddr));
+	free_profile(p);
+}
