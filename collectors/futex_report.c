@@ -259,7 +259,8 @@ static void text_op_counts(struct futex_state *st, const struct profile *p, stru
 	}
 }
 
-static void text_ops(struct futex_state *st, const struct profile *p, struct futex_summary *sum, FILE *out)
+static void text_ops(struct futex_state *st, const struct profile *p, struct futex_summary *sum,
+		     const struct view_options *o, FILE *out)
 {
 	fprintf(out, "\n  %-16s %12s %10s %10s %10s %10s %12s %9s %9s  %s\n", "op", "calls", "private", "errors", "waits",
 		"unmeasured", "wait tot ms", "p99 ms", "max ms", "errors by name");
@@ -280,7 +281,7 @@ static void text_ops(struct futex_state *st, const struct profile *p, struct fut
 	for (int id = 0; id < FOP_COUNT; id++) {
 		char what[64];
 		snprintf(what, sizeof(what), "%s wait", futex_op_name((enum futex_op_id)id));
-		view_text_slowest(out, what, &futex_tracker_op(st->tracker, (enum futex_op_id)id)->slowest_wait);
+		view_text_slowest(o, out, what, &futex_tracker_op(st->tracker, (enum futex_op_id)id)->slowest_wait);
 	}
 }
 
@@ -357,7 +358,7 @@ void futex_text(void *state, const struct profile *p, const struct view_options 
 	if (unpaired || st->undecoded)
 		fprintf(out, "  exits without their entry: %llu (%llu of no known op); undecoded samples: %llu\n",
 			(unsigned long long)unpaired, (unsigned long long)orphans, (unsigned long long)st->undecoded);
-	text_ops(st, p, &sum, out);
+	text_ops(st, p, &sum, o, out);
 	text_words(st, o, out);
 	text_busiest(st, p, o, out);
 }

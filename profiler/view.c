@@ -212,15 +212,15 @@ const char *view_time(uint64_t ns, char *buf, size_t len)
 	return buf;
 }
 
-void view_text_slowest(FILE *out, const char *what, const struct slowest_event *s)
+void view_text_slowest(const struct view_options *o, FILE *out, const char *what, const struct slowest_event *s)
 {
 	if (!s->start)
 		return;
 	char start[32], end[32];
 	view_time(s->start, start, sizeof(start));
 	view_time(s->end, end, sizeof(end));
-	fprintf(out, "  slowest %s: %.3f ms, tid %u, %s to %s (sigprof script --tid %u --time %s,%s)\n", what,
-		(double)s->ns / 1e6, s->tid, start, end, s->tid, start, end);
+	view_text_wrapped(o, out, 4, "  slowest %s: %.3f ms, tid %u, %s to %s (sigprof script --tid %u --time %s,%s)", what,
+			  (double)s->ns / 1e6, s->tid, start, end, s->tid, start, end);
 }
 
 void view_json_slowest(struct json_writer *w, const char *key, const struct slowest_event *s)

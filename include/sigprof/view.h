@@ -145,7 +145,7 @@ const char *view_time(uint64_t ns, char *buf, size_t len);
  * tid 10157, 1283.901234 to 1283.906836 (sigprof script --tid 10157
  * --time 1283.901234,1283.906836)"; nothing when none was seen.
  */
-void view_text_slowest(FILE *out, const char *what, const struct slowest_event *s);
+void view_text_slowest(const struct view_options *o, FILE *out, const char *what, const struct slowest_event *s);
 /* "KEY": {"ns", "start_ns", "end_ns", "pid", "tid", "script_time": "START,END"}, or null when none was seen. */
 void view_json_slowest(struct json_writer *w, const char *key, const struct slowest_event *s);
 
