@@ -5,6 +5,12 @@
  * the `cpu-clock` software timer where it does not (VMs without PMU
  * passthrough, such as our own), at the frequency or period the user chose.
  * On the report side its samples are counted per stack and path as they are.
+ *
+ * Its stacks are DWARF ones by default (a copy of CPU_SIGNAL_STACK_USER_SIZE
+ * bytes of user stack, unwound by the report): Debian builds its programs and
+ * libc without frame pointers, where the kernel's frame-pointer walk names
+ * nothing past the leaf; docs/performance.md has the cost against
+ * `perf record -g`.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -16,7 +22,8 @@ static int cpu_add_events(struct record_options *opts, struct event_list *events
 {
 	struct perf_event_attr attr;
 	struct record_options o = *opts;
-	o.call_graph = call_graph_for(opts, CALL_GRAPH_FP);
+	o.call_graph = call_graph_for(opts, CALL_GRAPH_DWARF);
+	o.stack_user_size = stack_user_size_for(opts, CPU_SIGNAL_STACK_USER_SIZE);
 	opts = &o;
 	sampling_attr_init(&attr, opts, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
 	const char *name = "cycles";

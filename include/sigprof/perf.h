@@ -57,6 +57,16 @@ enum call_graph_mode {
  * 300 MB/s on stress-ng --futex and lost a quarter of it on a busy machine.
  */
 #define WAIT_STACK_USER_SIZE 2048u
+/*
+ * Bytes of user stack the cpu and signal collectors copy by default (no
+ * --call-graph).  They default to DWARF stacks because Debian builds
+ * without frame pointers, where the kernel's frame-pointer walk names
+ * nothing past the leaf (issue 14).  stress-ng --timer's deliveries (the
+ * stack a handler on its alternate signal stack is joined to) need 2560 to
+ * reach _start; 2048 stops two frames short.  docs/performance.md has the
+ * cost against `perf record -g`.
+ */
+#define CPU_SIGNAL_STACK_USER_SIZE 3072u
 /* The kernel's bound: a sample record's size is a u16, the stack size a multiple of 8 below it. */
 #define MAX_STACK_USER_SIZE 65528u
 

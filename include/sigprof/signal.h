@@ -101,6 +101,17 @@ const struct signal_figures *signal_analysis_figures(const struct signal_analysi
  */
 uint32_t signal_analysis_running_handlers(const struct signal_analysis *a, uint32_t pid, uint32_t tid, int *sigs,
 					  uint32_t max);
+/*
+ * The delivery that started the k-th running handler (0: the innermost) of
+ * thread tid of process pid: its stack (the interrupted code's, as the
+ * signal_deliver sample saw it), or SIGNAL_NO_STACK when no such handler
+ * runs; its signal into *sig.  With returned (the thread is in the
+ * rt_sigreturn of its innermost handler; k is 0), the handler that the
+ * thread's last rt_sigreturn closed, as long as no delivery followed it,
+ * else the innermost running one.
+ */
+uint32_t signal_analysis_delivery_stack(const struct signal_analysis *a, uint32_t pid, uint32_t tid, uint32_t k,
+				       bool returned, int *sig);
 /* rt_sigreturn entries with no handler running on their thread; events with a signal number outside 1..64. */
 uint64_t signal_analysis_unmatched_sigreturns(const struct signal_analysis *a);
 uint64_t signal_analysis_bad_events(const struct signal_analysis *a);
