@@ -416,13 +416,20 @@ void signal_analysis_free(struct signal_analysis *a)
  * interrupt); only the user part at delivery, whose kernel part is always
  * the return to user mode; none at rt_sigreturn, whose user part is the
  * interrupted stack again and whose kernel part is the system call entry.
- * By default the user part is a copy of CPU_SIGNAL_STACK_USER_SIZE bytes
- * unwound with DWARF (code without frame pointers, which is most of a Debian
- * system, has no frame-pointer chain to follow); the delivery's copy is
- * also what the stack of a handler on an alternate signal stack is joined
- * to (collector.h, delivery_stack).
+ *
+ * By default the user part is a copy of the user stack unwound with DWARF
+ * (code without frame pointers, which is most of a Debian system, has no
+ * frame-pointer chain to follow) with the kernel's frame-pointer walk beside
+ * it, which the report follows where the copy ends.  The delivery copies
+ * CPU_SIGNAL_STACK_USER_SIZE bytes: its stack is also the one a handler on
+ * an alternate signal stack is joined to (collector.h, delivery_stack), so
+ * it should reach _start.  The sender copies SENDER_STACK_USER_SIZE: a
+ * program that signals as fast as it can (signal_storm: 200 000 kill()s)
+ * lost a tenth of its records with 3072 bytes at both events on our 2-CPU
+ * VMs and none with a short copy at the sender (docs/performance.md).
  */
 enum signal_stack { STACK_ALL, STACK_USER, STACK_NONE };
+#define SENDER_STACK_USER_SIZE 1024u
 
 static const struct signal_tracepoint {
 	const char *system, *name;
@@ -441,9 +448,11 @@ static int signal_add_events(struct record_options *opts, struct event_list *eve
 {
 	struct record_options o = *opts;
 	o.call_graph = call_graph_for(opts, CALL_GRAPH_DWARF);
-	o.stack_user_size = stack_user_size_for(opts, CPU_SIGNAL_STACK_USER_SIZE);
+	o.keep_user_chain = !opts->call_graph_chosen;
 	for (size_t i = 0; i < ARRAY_SIZE(signal_tracepoints); i++) {
 		const struct signal_tracepoint *tp = &signal_tracepoints[i];
+		o.stack_user_size = stack_copy_default(opts, tp->kind == SIGNAL_EVENT_GENERATE ? SENDER_STACK_USER_SIZE
+											: CPU_SIGNAL_STACK_USER_SIZE);
 		int err = tracepoint_add(events, &o, "signal", tp->system, tp->name, tp->stack != STACK_NONE, reason,
 					 reasonlen);
 		if (err)

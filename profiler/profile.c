@@ -185,6 +185,16 @@ static uint32_t kernel_frame(struct loader *l, uint64_t ip)
  * chain the kernel cut).  The first user entry is the sampled IP, which
  * may be code without a mapping (a JIT), and is kept as it is.
  */
+/*
+ * A stack's last frame names no function: no symbol covers it, or only a
+ * name made up from .eh_frame (a stripped program's "stress-ng!fn@0x..."),
+ * which says where the function is but not what it is.
+ */
+static bool frame_unnamed(const struct frame *f)
+{
+	return !f->sym || strstr(f->sym, EH_FRAME_NAME_MARK);
+}
+
 static enum unwind_failure check_fp_return(struct loader *l, const struct sp_sample *s, uint64_t i, char *reason,
 					   size_t reasonlen)
 {
@@ -244,7 +254,7 @@ static uint32_t chain_to_frames(struct loader *l, const struct sp_sample *s, boo
 	struct unwind_counts *u = &l->p->unwind;
 	u->samples++;
 	u->fp_chains++;
-	if (n && !l->p->stacks.frames[frames[n - 1]].sym)
+	if (n && frame_unnamed(&l->p->stacks.frames[frames[n - 1]]))
 		u->ends_in_unknown++;
 	if (failure == UNWIND_COMPLETE) {
 		u->complete++;
@@ -322,6 +332,41 @@ static void name_signal_frames(struct profile *p, const struct sp_sample *s, str
 			r->frames[i].signal = sigs[k];
 		k++;
 	}
+}
+
+/*
+ * A DWARF sample that also carries the kernel's frame-pointer walk of user
+ * code (the cpu and signal collectors' default): where the copy ran out,
+ * at a frame whose return address the walk also found, the stack goes on
+ * along the walk from there, checked as check_fp_return() says.  Code
+ * without frame pointers near the leaf (libc) is unwound from the copy;
+ * deep stacks of code with frame pointers go on past it.  When the walk
+ * does not hold that address (the frames around it have no frame pointers)
+ * there is nothing to go on with and the stack ends where the copy did.
+ * Returns whether the walk took over; *failure and reason say how it ended.
+ */
+static bool continue_along_chain(struct loader *l, const struct sp_sample *s, const struct unwind_frame *last,
+				 uint32_t *frames, uint32_t *n, enum unwind_failure *failure, char *reason,
+				 size_t reasonlen)
+{
+	uint64_t begin = s->nr_callchain;
+	for (uint64_t i = 0; i < s->nr_callchain; i++)
+		if (s->callchain[i] == (uint64_t)PERF_CONTEXT_USER)
+			begin = i + 1;
+	if (last->kind == UNWIND_FRAME_SIGNAL || begin >= s->nr_callchain)
+		return false;
+	uint64_t j = begin + (last->kind != UNWIND_FRAME_EXACT); /* only the chain's first entry is exact */
+	while (j < s->nr_callchain && s->callchain[j] != last->ip)
+		j++;
+	if (j >= s->nr_callchain || (last->kind == UNWIND_FRAME_EXACT && j != begin))
+		return false;
+	*failure = UNWIND_COMPLETE;
+	for (uint64_t i = j + 1; i < s->nr_callchain; i++) {
+		if ((*failure = check_fp_return(l, s, i, reason, reasonlen)) != UNWIND_COMPLETE)
+			break;
+		frames[(*n)++] = user_frame(l, s->pid, s->callchain[i] - 1);
+	}
+	return true;
 }
 
 /* The analyzer that knows which delivery started a running handler (collector.h, delivery_stack), or NULL. */
@@ -415,6 +460,10 @@ static uint32_t dwarf_frames(struct loader *l, const struct perf_event_header *r
 	uint32_t first_user = n;
 	for (size_t i = 0; i < r->nframes; i++)
 		frames[n++] = user_frame_of(l, s->pid, &r->frames[i]);
+	if (r->failure == UNWIND_STACK_END && r->nframes &&
+	    continue_along_chain(l, s, &r->frames[r->nframes - 1], frames, &n, &r->failure, r->reason,
+				 sizeof(r->reason)))
+		p->unwind.spliced++;
 	bool joined_whole = false;
 	uint32_t joined = r->failure == UNWIND_SIGNAL_STACK ? join_delivery(l, s, r, first_user, n, &joined_whole) : n;
 	frames = l->frames;
@@ -422,7 +471,7 @@ static uint32_t dwarf_frames(struct loader *l, const struct perf_event_header *r
 	if (joined != n) {
 		n = joined;
 		p->unwind.joined++;
-		if (!p->stacks.frames[frames[n - 1]].sym)
+		if (frame_unnamed(&p->stacks.frames[frames[n - 1]]))
 			p->unwind.ends_in_unknown++;
 		if (joined_whole)
 			p->unwind.complete++;
@@ -430,7 +479,7 @@ static uint32_t dwarf_frames(struct loader *l, const struct perf_event_header *r
 			p->unwind.failures[UNWIND_JOINED_CUT]++;
 		return n;
 	}
-	if (n && !p->stacks.frames[frames[n - 1]].sym)
+	if (n && frame_unnamed(&p->stacks.frames[frames[n - 1]]))
 		p->unwind.ends_in_unknown++;
 	if (r->failure == UNWIND_COMPLETE) {
 		p->unwind.complete++;

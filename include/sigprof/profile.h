@@ -47,6 +47,8 @@ struct collector_info {
 struct unwind_counts {
 	uint64_t samples;                          /* samples with a user stack: registers and a copy, or a chain */
 	uint64_t fp_chains;                        /* of those, frame-pointer chains */
+	uint64_t spliced;                          /* DWARF stacks longer than their copy that went on along the
+						      frame-pointer walk the sample also carried */
 	uint64_t joined;                           /* DWARF stacks of a handler on an alternate signal stack joined
 						      to the stack of the delivery that started it */
 	uint64_t complete;                         /* unwound to the outermost frame */
