@@ -382,9 +382,12 @@ static const struct collector_info *delivery_stacks_of(const struct profile *p)
  * A handler that ran on an alternate signal stack (sigaltstack): the copy
  * holds the handler's frames down to its signal frame and the interrupted
  * IP, but the interrupted code's own frames are on the thread's stack,
- * which the sample did not copy.  The signal_deliver sample that started
- * the handler did copy it (the kernel fires it with the interrupted
- * registers), so the stack goes on with that delivery's user frames, found
+ * which the sample did not copy.  Or a handler on the thread's own stack
+ * whose copy ran out past its signal frame (the frame holds the FPU state:
+ * 2.5 KiB with AVX-512).  The signal_deliver sample that started the
+ * handler copied the interrupted code's stack (the kernel fires it with the
+ * interrupted registers, before it builds the signal frame), so past the
+ * signal frame the stack is that delivery's user frames, found
  * through the delivery_stack hook: the k-th innermost running handler for
  * the k-th signal frame from the leaf, as name_signal_frames() counts them.
  * Only when they agree: the delivery's signal is the frame's (when the
@@ -401,9 +404,9 @@ static uint32_t join_delivery(struct loader *l, const struct sp_sample *s, const
 	size_t j = r->nframes;
 	while (j > 0 && r->frames[j - 1].kind != UNWIND_FRAME_SIGNAL)
 		j--;
-	if (j == 0 || r->nframes - j > 1)
+	if (j == 0)
 		return n;
-	j--; /* the signal frame; at most the interrupted IP after it */
+	j--; /* the nearest signal frame to the root; the interrupted code after it, as far as the copy went */
 	uint32_t k = 0;
 	for (size_t i = 0; i < j; i++)
 		k += r->frames[i].kind == UNWIND_FRAME_SIGNAL && !r->frames[i].returned;
@@ -460,12 +463,14 @@ static uint32_t dwarf_frames(struct loader *l, const struct perf_event_header *r
 	uint32_t first_user = n;
 	for (size_t i = 0; i < r->nframes; i++)
 		frames[n++] = user_frame_of(l, s->pid, &r->frames[i]);
-	if (r->failure == UNWIND_STACK_END && r->nframes &&
+	bool joined_whole = false;
+	uint32_t joined = r->failure == UNWIND_SIGNAL_STACK || r->failure == UNWIND_STACK_END
+				  ? join_delivery(l, s, r, first_user, n, &joined_whole)
+				  : n;
+	if (joined == n && r->failure == UNWIND_STACK_END && r->nframes &&
 	    continue_along_chain(l, s, &r->frames[r->nframes - 1], frames, &n, &r->failure, r->reason,
 				 sizeof(r->reason)))
 		p->unwind.spliced++;
-	bool joined_whole = false;
-	uint32_t joined = r->failure == UNWIND_SIGNAL_STACK ? join_delivery(l, s, r, first_user, n, &joined_whole) : n;
 	frames = l->frames;
 	p->unwind.samples++;
 	if (joined != n) {
