@@ -420,16 +420,17 @@ void signal_analysis_free(struct signal_analysis *a)
  * By default the user part is a copy of the user stack unwound with DWARF
  * (code without frame pointers, which is most of a Debian system, has no
  * frame-pointer chain to follow) with the kernel's frame-pointer walk beside
- * it, which the report follows where the copy ends.  The delivery copies
- * CPU_SIGNAL_STACK_USER_SIZE bytes: its stack is also the one a handler on
- * an alternate signal stack is joined to (collector.h, delivery_stack), so
- * it should reach _start.  The sender copies SENDER_STACK_USER_SIZE: a
- * program that signals as fast as it can (signal_storm: 200 000 kill()s)
- * lost a tenth of its records with 3072 bytes at both events on our 2-CPU
- * VMs and none with a short copy at the sender (docs/performance.md).
+ * it, which the report follows where the copy ends.  The copy's size is
+ * stack_copy_default()'s: short for a program with frame pointers,
+ * CPU_SIGNAL_STACK_USER_SIZE for one without, enough to reach _start from
+ * stress-ng's timer loop and to pass the signal frame of its handler (the
+ * delivery's stack is also the one a handler's stack is joined to past its
+ * signal frame: collector.h, delivery_stack).  A program that signals as
+ * fast as it can (signal_storm: 200 000 kill()s) lost up to a tenth of its
+ * records with 3072 bytes at both events on our loaded 2-CPU VMs, and none
+ * with the short copy its frame pointers allow (docs/performance.md).
  */
 enum signal_stack { STACK_ALL, STACK_USER, STACK_NONE };
-#define SENDER_STACK_USER_SIZE 1024u
 
 static const struct signal_tracepoint {
 	const char *system, *name;
@@ -451,8 +452,7 @@ static int signal_add_events(struct record_options *opts, struct event_list *eve
 	o.keep_user_chain = !opts->call_graph_chosen;
 	for (size_t i = 0; i < ARRAY_SIZE(signal_tracepoints); i++) {
 		const struct signal_tracepoint *tp = &signal_tracepoints[i];
-		o.stack_user_size = stack_copy_default(opts, tp->kind == SIGNAL_EVENT_GENERATE ? SENDER_STACK_USER_SIZE
-											: CPU_SIGNAL_STACK_USER_SIZE);
+		o.stack_user_size = stack_copy_default(opts, CPU_SIGNAL_STACK_USER_SIZE);
 		int err = tracepoint_add(events, &o, "signal", tp->system, tp->name, tp->stack != STACK_NONE, reason,
 					 reasonlen);
 		if (err)
