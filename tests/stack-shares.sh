@@ -6,8 +6,8 @@
 # defaults), then ./sigprof report --json, and over the stacks of the two collectors that have a user frame,
 # weighted by their sample counts:
 #   unwind   the share whose last frame is an [unwind: REASON] (the stack stopped early and says why);
-#   bare     the share whose last frame (before any [unwind:]) is a user frame with no name at all: an address
-#            in no mapping, or in a file without a symbol for it (what perf shows as [unknown]);
+#   bare     the share whose last frame is a user frame with no name at all, an address ("[unknown]+0x3e7",
+#            "stress-ng+0x65250"): in no mapping, or in a file without a symbol for it (perf's [unknown]);
 #   eh_frame the share whose last frame is named only from .eh_frame ("stress-ng!fn@0x65230": a stripped
 #            program's own _start, a whole stack);
 #   signal   of the stacks that pass a signal frame, the share that reach __libc_start_call_main (the
@@ -39,13 +39,12 @@ add nofp-mutex "$W/mutex_contend_nofp 4 20000"
 
 # over .stacks of cpu and signal with a user frame: "samples unwind bare eh_frame through_signal reach_main"
 SHARES='
-  def user: map(select(.kernel | not));
-  def last_named: (if (.[-1].sym // "") | startswith("[unwind: ") then .[:-1] else . end) | .[-1];
+  def user: map(select(.dso != "[kernel]"));
   [.stacks[] | select((.collector == "cpu" or .collector == "signal") and (.frames | user | length > 0))] as $s
   | ($s | map(.count) | add // 0) as $all
   | ($s | map(select(.frames[-1].sym // "" | startswith("[unwind: "))) | map(.count) | add // 0) as $unwind
-  | ($s | map(select(.frames | last_named | (.sym == null and (.kernel | not)))) | map(.count) | add // 0) as $bare
-  | ($s | map(select(.frames | last_named | (.sym // "" | contains("!fn@")))) | map(.count) | add // 0) as $eh
+  | ($s | map(select(.frames[-1] | has("offset") and .dso != "[kernel]")) | map(.count) | add // 0) as $bare
+  | ($s | map(select(.frames[-1].sym // "" | contains("!fn@"))) | map(.count) | add // 0) as $eh
   | ($s | map(select(.frames | any(.[]; .sym // "" | startswith("[signal"))))) as $sig
   | ($sig | map(.count) | add // 0) as $through
   | ($sig | map(select(.frames | any(.[]; .sym == "__libc_start_call_main"))) | map(.count) | add // 0) as $main
