@@ -153,6 +153,19 @@ Test(stacks, stress_ng_timer_stacks_reach_main_through_the_alternate_stack, .tim
 	const char *json = report_json_file(data, "");
 	require_collector(json, "cpu");
 	require_collector(json, "signal");
+	/*
+	 * A handler's stack is joined to its delivery's: when stress-ng runs so
+	 * fast that the kernel throttles the tracepoints (past
+	 * kernel.perf_event_max_sample_rate, samples are dropped without a LOST
+	 * record), the deliveries it dropped cannot be joined, and the check
+	 * cannot be made on this machine now.
+	 */
+	double unsampled = jq_file(json, ".meta.unsampled_hits");
+	double signal_samples = jq_file(json, "[.meta.collectors[] | select(.name==\"signal\") | .samples] | first");
+	if (unsampled > 0.01 * signal_samples)
+		cr_skip_test("the kernel throttled %.0f of %.0f signal tracepoint hits (a busy machine, or faster than "
+			     "kernel.perf_event_max_sample_rate): the handlers of unsampled deliveries cannot be joined",
+			     unsampled, signal_samples + unsampled);
 	double through_signal = stack_samples(json, NULL, NULL, PASSES_SIGNAL_FRAME);
 	double reach_main = stack_samples(json, NULL, NULL, PASSES_SIGNAL_FRAME " and " REACHES_MAIN);
 	cr_assert_gt(through_signal, 100, "only %.0f samples pass a signal frame", through_signal);
