@@ -172,6 +172,16 @@ static uint32_t kernel_frame(struct loader *l, uint64_t ip)
 }
 
 /*
+ * A stack's last frame names no function: no symbol covers it, or only a
+ * name made up from .eh_frame (a stripped program's "stress-ng!fn@0x..."),
+ * which says where the function is but not what it is.
+ */
+static bool frame_unnamed(const struct frame *f)
+{
+	return !f->sym || strstr(f->sym, EH_FRAME_NAME_MARK);
+}
+
+/*
  * The kernel's frame-pointer walk of user code (perf_callchain_user) takes
  * whatever the saved frame pointer points at: in code built without frame
  * pointers it reads stack words, text or its own frame again, and hands
@@ -185,16 +195,6 @@ static uint32_t kernel_frame(struct loader *l, uint64_t ip)
  * chain the kernel cut).  The first user entry is the sampled IP, which
  * may be code without a mapping (a JIT), and is kept as it is.
  */
-/*
- * A stack's last frame names no function: no symbol covers it, or only a
- * name made up from .eh_frame (a stripped program's "stress-ng!fn@0x..."),
- * which says where the function is but not what it is.
- */
-static bool frame_unnamed(const struct frame *f)
-{
-	return !f->sym || strstr(f->sym, EH_FRAME_NAME_MARK);
-}
-
 static enum unwind_failure check_fp_return(struct loader *l, const struct sp_sample *s, uint64_t i, char *reason,
 					   size_t reasonlen)
 {
