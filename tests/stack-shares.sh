@@ -11,9 +11,10 @@
 #            "stress-ng+0x65250"): in no mapping, or in a file without a symbol for it (perf's [unknown]);
 #   eh_frame the share whose last frame is named only from .eh_frame ("stress-ng!fn@0x65230": a stripped
 #            program's own _start, a whole stack);
-#   whole    the share whose last frame is a thread's or program's first (_start, _dl_start_user, clone3,
-#            start_thread, or a stripped program's .eh_frame-named _start under __libc_start_main): the stack
-#            reaches its root (a frame-pointer walk that stops early in named code counts in none of the others);
+#   whole    the share whose last frame is a thread's or program's first (_start, _dl_start_user, __clone3,
+#            clone, or a stripped program's .eh_frame-named _start under __libc_start_main): the stack reaches its
+#            root (a frame-pointer walk that stops early in named code counts in none of the others; one never
+#            shows a thread's __clone3, which clears the frame pointer, so its thread stacks stop at start_thread);
 #   signal   of the stacks that pass a signal frame, the share that reach __libc_start_call_main (the
 #            program's main), when any does;
 #   unsampled  the tracepoint hits the kernel dropped without a LOST record (throttling: meta.unsampled_hits),
@@ -55,8 +56,8 @@ SHARES='
   | ($s | map(select(.frames | any(.[]; .sym // "" | startswith("[signal"))))) as $sig
   | ($sig | map(.count) | add // 0) as $through
   | ($sig | map(select(.frames | any(.[]; .sym == "__libc_start_call_main"))) | map(.count) | add // 0) as $main
-  | ($s | map(select(.frames | (.[-1].sym // "") as $last | ($last | IN("_start", "_dl_start_user", "clone3",
-        "clone", "start_thread")) or (($last | contains("!fn@")) and (.[-2].sym // "") == "__libc_start_main")))
+  | ($s | map(select(.frames | (.[-1].sym // "") as $last | ($last | IN("_start", "_dl_start_user", "__clone3",
+        "clone3", "__clone", "clone")) or (($last | contains("!fn@")) and (.[-2].sym // "") == "__libc_start_main")))
       | map(.count) | add // 0) as $whole
   | "\($all) \($unwind) \($bare) \($eh) \($whole) \($through) \($main) \(.meta.unsampled_hits)"'
 
