@@ -38,8 +38,9 @@ static void print_unwind(const struct profile *p, FILE *out)
 	}
 	fprintf(out, "; %s end in an unnamed frame\n", SHARE(u->ends_in_unknown, u->samples));
 	if (u->joined || u->spliced)
-		fprintf(out, "# note:       %llu stacks of handlers on an alternate signal stack joined to their delivery's "
-			     "stack; %llu stacks longer than their copy went on along the frame-pointer walk\n",
+		fprintf(out, "# note:       %llu handler stacks go on past their signal frame with their delivery's stack "
+			     "(an alternate signal stack, or a copy that ran out); %llu stacks deeper than their copy "
+			     "go on along the frame-pointer walk\n",
 			(unsigned long long)u->joined, (unsigned long long)u->spliced);
 	if (u->failures[UNWIND_STACK_END])
 		fprintf(out, "# note:       %llu user stacks are deeper than their copy: record with a larger "
