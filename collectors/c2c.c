@@ -514,7 +514,7 @@ static void text_stacks(const struct c2c_state *st, const struct profile *p, con
 			(unsigned long long)c->n[C2C_LOCAL_HITM], (unsigned long long)c->n[C2C_REMOTE_HITM],
 			(unsigned long long)c->n[C2C_LOCAL_DRAM], (unsigned long long)c->n[C2C_REMOTE_DRAM],
 			(unsigned long long)loads_of(c), (unsigned long long)stores_of(c));
-		view_text_stack(p, id, o->max_frames, out);
+		view_text_stack(p, id, o, out);
 	}
 }
 
@@ -538,7 +538,7 @@ static void text_line(const struct c2c_line *l, const struct profile *p, const s
 	for (size_t i = 0; i < l->nstacks && i < o->stacks_per_path; i++) {
 		fprintf(out, "      stack: %llu samples, %llu HITM\n", (unsigned long long)l->stacks[i].count,
 			(unsigned long long)l->stacks[i].hitm);
-		view_text_stack(p, l->stacks[i].stack, o->max_frames, out);
+		view_text_stack(p, l->stacks[i].stack, o, out);
 	}
 }
 

@@ -188,6 +188,28 @@ Test(safety, a_symlink_to_a_root_file_leaves_it_as_it_was, .init = attack_init, 
 	free(text);
 }
 
+/* stat -o follows a link only when root or the caller owns it: not one the helper planted. */
+Test(safety, stat_output_through_another_users_link_is_refused, .init = attack_init, .fini = attack_fini)
+{
+	require_helper();
+	const char *dir = shared_dir("shared-stat");
+	const char *victim = test_path("victim-stat");
+	write_text(victim, "root's file\n");
+	cr_assert_eq(as_helper("ln -s %s %s/counts.txt", victim, dir), 0);
+	char *out;
+	int st = run_cmd(&out, true, "%s stat -e cpu-clock -o %s/counts.txt -- true", sigprof_bin(), dir);
+	cr_assert_eq(st, 2, "%s", out);
+	cr_assert_not_null(strstr(out, "symbolic link another user owns"), "%s", out);
+	free(out);
+	char *text = read_text(victim);
+	cr_assert_str_eq(text, "root's file\n");
+	free(text);
+	/* root's own link (as /dev/stderr is) is followed */
+	st = run_cmd(&out, true, "%s stat -e cpu-clock -o /dev/stderr -- true", sigprof_bin());
+	cr_assert_eq(st, 0, "%s", out);
+	free(out);
+}
+
 /*
  * The race the issue describes: the helper swaps p.data between a file of
  * its own and a link to root's file as fast as it can while root records
