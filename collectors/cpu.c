@@ -6,6 +6,14 @@
  * passthrough, such as our own), at the frequency or period the user chose.
  * On the report side its samples are counted per stack and path as they are;
  * its keyed figures are LKP's perf-profile.* shares (cpu_figures()).
+ *
+ * Its stacks are DWARF ones by default (a copy of CPU_SIGNAL_STACK_USER_SIZE
+ * bytes of user stack, unwound by the report): Debian builds its programs and
+ * libc without frame pointers, where the kernel's frame-pointer walk names
+ * nothing past the leaf.  The frame-pointer walk is kept beside the copy:
+ * where a deep stack outgrows the copy, the report goes on along it from the
+ * last frame the copy reached (profile.c).  docs/performance.md has the cost
+ * against `perf record -g`.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -26,7 +34,9 @@ static int cpu_add_events(struct record_options *opts, struct event_list *events
 {
 	struct perf_event_attr attr;
 	struct record_options o = *opts;
-	o.call_graph = call_graph_for(opts, CALL_GRAPH_FP);
+	o.call_graph = call_graph_for(opts, CALL_GRAPH_DWARF);
+	o.stack_user_size = stack_copy_default(opts, CPU_SIGNAL_STACK_USER_SIZE);
+	o.keep_user_chain = !opts->call_graph_chosen;
 	opts = &o;
 	sampling_attr_init(&attr, opts, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
 	const char *name = "cycles";

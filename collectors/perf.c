@@ -478,6 +478,11 @@ uint32_t stack_user_size_for(const struct record_options *opts, uint32_t collect
 	return opts->call_graph_chosen ? opts->stack_user_size : collector_default;
 }
 
+uint32_t stack_copy_default(const struct record_options *opts, uint32_t without_frame_pointers)
+{
+	return stack_user_size_for(opts, opts->program_frame_pointers ? LEAF_STACK_USER_SIZE : without_frame_pointers);
+}
+
 void sampling_attr_init(struct perf_event_attr *attr, const struct record_options *opts, uint32_t type,
 			uint64_t config)
 {
@@ -497,7 +502,7 @@ void sampling_attr_init(struct perf_event_attr *attr, const struct record_option
 		 * stand in for it.
 		 */
 		attr->sample_type |= PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
-		attr->exclude_callchain_user = 1;
+		attr->exclude_callchain_user = !opts->keep_user_chain;
 		attr->sample_regs_user = SP_UNWIND_REGS_MASK;
 		attr->sample_stack_user = opts->stack_user_size ? opts->stack_user_size : DEFAULT_STACK_USER_SIZE;
 	}

@@ -68,7 +68,7 @@ struct pending_queue {
 struct handler_frame {
 	int sig;
 	uint64_t time;  /* of the delivery */
-	uint32_t stack; /* of the delivery */
+	uint32_t stack; /* the delivery's interned stack: the interrupted code's, or SIGNAL_NO_STACK */
 };
 
 struct thread_state {
@@ -76,6 +76,8 @@ struct thread_state {
 	uint32_t depth;
 	size_t cap;
 	struct handler_frame *frames; /* running handlers, innermost last */
+	struct handler_frame closed;  /* the handler its last rt_sigreturn closed, until its next delivery */
+	bool has_closed;
 };
 
 struct signal_analysis {
@@ -229,6 +231,23 @@ uint32_t signal_analysis_running_handlers(const struct signal_analysis *a, uint3
 	return t->depth;
 }
 
+uint32_t signal_analysis_delivery_stack(const struct signal_analysis *a, uint32_t pid, uint32_t tid, uint32_t k,
+				       bool returned, int *sig)
+{
+	const struct thread_state *t = u64_map_get(&a->threads, tid);
+	if (!t || t->pid != pid)
+		return SIGNAL_NO_STACK;
+	const struct handler_frame *h;
+	if (returned && k == 0 && t->has_closed)
+		h = &t->closed;
+	else if (k < t->depth)
+		h = &t->frames[t->depth - 1 - k];
+	else
+		return SIGNAL_NO_STACK;
+	*sig = h->sig;
+	return h->stack;
+}
+
 static struct pending_queue *queue_get(struct signal_analysis *a, uint64_t key, bool create)
 {
 	struct pending_queue *q = u64_map_get(&a->queues, key);
@@ -286,6 +305,7 @@ static void push_handler(struct signal_analysis *a, struct thread_state *t, cons
 		memmove(t->frames, t->frames + 1, (t->depth - 1) * sizeof(*t->frames));
 		t->depth--;
 	}
+	t->has_closed = false;
 	GROW(t->frames, t->cap, t->depth + 1);
 	t->frames[t->depth++] = (struct handler_frame){ e->sig, e->time, e->stack };
 }
@@ -325,6 +345,8 @@ static void on_sigreturn(struct signal_analysis *a, const struct signal_event *e
 		return;
 	}
 	struct handler_frame h = t->frames[--t->depth];
+	t->closed = h;
+	t->has_closed = true;
 	struct signal_figures *f = a->figures[h.sig];
 	f->sigreturns++;
 	duration_add(&f->handler, e->time > h.time ? e->time - h.time : 0);
@@ -408,6 +430,19 @@ void signal_analysis_free(struct signal_analysis *a)
  * interrupt); only the user part at delivery, whose kernel part is always
  * the return to user mode; none at rt_sigreturn, whose user part is the
  * interrupted stack again and whose kernel part is the system call entry.
+ *
+ * By default the user part is a copy of the user stack unwound with DWARF
+ * (code without frame pointers, which is most of a Debian system, has no
+ * frame-pointer chain to follow) with the kernel's frame-pointer walk beside
+ * it, which the report follows where the copy ends.  The copy's size is
+ * stack_copy_default()'s: short for a program with frame pointers,
+ * CPU_SIGNAL_STACK_USER_SIZE for one without, enough to reach _start from
+ * stress-ng's timer loop and to pass the signal frame of its handler (the
+ * delivery's stack is also the one a handler's stack is joined to past its
+ * signal frame: collector.h, delivery_stack).  A program that signals as
+ * fast as it can (signal_storm: 200 000 kill()s) lost up to a tenth of its
+ * records with 3072 bytes at both events on our loaded 2-CPU VMs, and none
+ * with the short copy its frame pointers allow (docs/performance.md).
  */
 enum signal_stack { STACK_ALL, STACK_USER, STACK_NONE };
 
@@ -427,9 +462,11 @@ static int signal_add_events(struct record_options *opts, struct event_list *eve
 			     size_t reasonlen)
 {
 	struct record_options o = *opts;
-	o.call_graph = call_graph_for(opts, CALL_GRAPH_FP);
+	o.call_graph = call_graph_for(opts, CALL_GRAPH_DWARF);
+	o.keep_user_chain = !opts->call_graph_chosen;
 	for (size_t i = 0; i < ARRAY_SIZE(signal_tracepoints); i++) {
 		const struct signal_tracepoint *tp = &signal_tracepoints[i];
+		o.stack_user_size = stack_copy_default(opts, CPU_SIGNAL_STACK_USER_SIZE);
 		int err = tracepoint_add(events, &o, "signal", tp->system, tp->name, tp->stack != STACK_NONE, reason,
 					 reasonlen);
 		if (err)
@@ -458,6 +495,13 @@ static uint32_t running_handlers(void *state, uint32_t pid, uint32_t tid, int *s
 {
 	const struct signal_report *r = state;
 	return signal_analysis_running_handlers(r->analysis, pid, tid, sigs, max);
+}
+
+static uint32_t delivery_stack(void *state, uint32_t pid, uint32_t tid, uint32_t k, bool returned, int *sig)
+{
+	const struct signal_report *r = state;
+	uint32_t stack = signal_analysis_delivery_stack(r->analysis, pid, tid, k, returned, sig);
+	return stack == SIGNAL_NO_STACK ? COLLECTOR_NO_STACK : stack;
 }
 
 /* The weights (collector.h): deliveries and handler time per interrupted stack, labelled with the signal. */
@@ -1001,6 +1045,7 @@ static const struct collector_analyzer signal_analyzer = {
 	.create = signal_create,
 	.figures = signal_figures,
 	.running_handlers = running_handlers,
+	.delivery_stack = delivery_stack,
 	.path_of = signal_path_of,
 	.sample = signal_sample,
 	.finish = signal_finish,

@@ -24,6 +24,7 @@ static const char *const path_names[PATH_COUNT] = {
 	[PATH_FUTEX_WAKE] = "futex-wake",
 	[PATH_FUTEX_REQUEUE] = "futex-requeue",
 	[PATH_FUTEX_OTHER] = "futex-other",
+	[PATH_RECORDER] = "recorder",
 	[PATH_OTHER] = "other",
 };
 
@@ -114,6 +115,26 @@ const struct path_rule builtin_path_rules[] = {
 	{ "__x64_sys_futex", PATH_FUTEX_OTHER },
 	{ "__ia32_sys_futex*", PATH_FUTEX_OTHER },
 	{ "__arm64_sys_futex*", PATH_FUTEX_OTHER },
+	/*
+	 * recorder: the kernel taking the recording's own samples (a tracepoint
+	 * or system call event firing, its callchain walk and stack copy, the
+	 * ring buffer write): the workload pays it only because it is recorded
+	 */
+	{ "perf_tp_event*", PATH_RECORDER },
+	{ "__perf_tp_event_target_task", PATH_RECORDER },
+	{ "perf_trace_buf_*", PATH_RECORDER },
+	{ "perf_trace_run_bpf_submit", PATH_RECORDER },
+	{ "perf_syscall_enter", PATH_RECORDER },
+	{ "perf_syscall_exit", PATH_RECORDER },
+	{ "perf_swevent_*", PATH_RECORDER },
+	{ "__perf_event_overflow", PATH_RECORDER },
+	{ "perf_event_overflow", PATH_RECORDER },
+	{ "perf_event_output*", PATH_RECORDER },
+	{ "perf_output_*", PATH_RECORDER },
+	{ "perf_prepare_sample", PATH_RECORDER },
+	{ "perf_prepare_header", PATH_RECORDER },
+	{ "get_perf_callchain", PATH_RECORDER },
+	{ "perf_callchain*", PATH_RECORDER },
 };
 const unsigned builtin_path_rule_count = ARRAY_SIZE(builtin_path_rules);
 
@@ -161,7 +182,7 @@ static int add_rule(struct path_rules *rules, const char *pattern, size_t plen, 
 	int id = path_from_name(path);
 	if (id < 0) {
 		snprintf(err, errlen, "unknown path %s (one of sigreturn, signal-deliver, signal-generate, "
-				      "futex-wait, futex-wake, futex-requeue, futex-other, other)", QUOTED(path));
+				      "futex-wait, futex-wake, futex-requeue, futex-other, recorder, other)", QUOTED(path));
 		return -EINVAL;
 	}
 	if (plen == 0) {

@@ -218,16 +218,64 @@ static uint32_t kernel_frame(struct loader *l, uint64_t ip)
 }
 
 /*
+ * A stack's last frame names no function: no symbol covers it, or only a
+ * name made up from .eh_frame (a stripped program's "stress-ng!fn@0x..."),
+ * which says where the function is but not what it is.
+ */
+static bool frame_unnamed(const struct frame *f)
+{
+	return !f->sym || strstr(f->sym, EH_FRAME_NAME_MARK);
+}
+
+/*
+ * The kernel's frame-pointer walk of user code (perf_callchain_user) takes
+ * whatever the saved frame pointer points at: in code built without frame
+ * pointers it reads stack words, text or its own frame again, and hands
+ * back "return addresses" that name nothing (an address in the stack, ASCII
+ * bytes, a small integer) or the same address over and over up to its depth
+ * limit.  Those are not frames.  The user part of a chain therefore ends,
+ * with a frame that says why, at the first return address that no
+ * executable mapping of the process covers, and at an unbroken run of one
+ * return address that lasts to the end of the chain (a frame that points
+ * at itself; a real recursion repeats too, but not to the very end of a
+ * chain the kernel cut).  The first user entry is the sampled IP, which
+ * may be code without a mapping (a JIT), and is kept as it is.
+ */
+static enum unwind_failure check_fp_return(struct loader *l, const struct sp_sample *s, uint64_t i, char *reason,
+					   size_t reasonlen)
+{
+	uint64_t ip = s->callchain[i];
+	if (!proc_table_find_code(l->p->procs, s->pid, ip - 1)) {
+		snprintf(reason, reasonlen, "frame pointer chain left the code (a return address in no executable "
+					    "mapping)");
+		return UNWIND_NO_MAPPING;
+	}
+	if (s->callchain[i - 1] != ip)
+		return UNWIND_COMPLETE;
+	uint64_t end = i;
+	while (end < s->nr_callchain && s->callchain[end] == ip)
+		end++;
+	if (end < s->nr_callchain)
+		return UNWIND_COMPLETE; /* a recursion: the chain goes on past it */
+	snprintf(reason, reasonlen, "frame pointer chain repeats a frame to its end");
+	return UNWIND_BAD_FRAME;
+}
+
+/*
  * The callchain's entries after a context marker: the first is an exact
  * IP, the rest are return addresses, looked up one byte back so that a call
- * at the very end of a function is charged to that function.
+ * at the very end of a function is charged to that function.  The user
+ * part is checked as check_fp_return() says; where it stops, an
+ * [unwind: ...] frame ends the stack and the profile counts why.
  */
 static uint32_t chain_to_frames(struct loader *l, const struct sp_sample *s, bool kernel_only, uint32_t *frames)
 {
 	uint32_t n = 0;
 	enum { CTX_NONE, CTX_KERNEL, CTX_USER } ctx = CTX_NONE;
-	bool first = true;
-	for (uint64_t i = 0; i < s->nr_callchain; i++) {
+	bool first = true, user = false;
+	enum unwind_failure failure = UNWIND_COMPLETE;
+	char reason[sizeof(l->unwound.reason)];
+	for (uint64_t i = 0; i < s->nr_callchain && failure == UNWIND_COMPLETE; i++) {
 		uint64_t ip = s->callchain[i];
 		if (ip >= (uint64_t)PERF_CONTEXT_MAX) {
 			ctx = ip == (uint64_t)PERF_CONTEXT_KERNEL ? CTX_KERNEL
@@ -238,10 +286,30 @@ static uint32_t chain_to_frames(struct loader *l, const struct sp_sample *s, boo
 		}
 		if (ctx == CTX_NONE || (kernel_only && ctx != CTX_KERNEL))
 			continue;
+		if (ctx == CTX_USER) {
+			user = true;
+			if (!first && (failure = check_fp_return(l, s, i, reason, sizeof(reason))) != UNWIND_COMPLETE)
+				break;
+		}
 		uint64_t lookup = first ? ip : ip - 1;
 		first = false;
 		frames[n++] = ctx == CTX_KERNEL ? kernel_frame(l, lookup) : user_frame(l, s->pid, lookup);
 	}
+	if (!user)
+		return n;
+	struct unwind_counts *u = &l->p->unwind;
+	u->samples++;
+	u->fp_chains++;
+	if (n && frame_unnamed(&l->p->stacks.frames[frames[n - 1]]))
+		u->ends_in_unknown++;
+	if (failure == UNWIND_COMPLETE) {
+		u->complete++;
+		return n;
+	}
+	u->failures[failure]++;
+	char name[sizeof(reason) + 16];
+	snprintf(name, sizeof(name), "[unwind: %s]", reason);
+	frames[n++] = frame_synthetic(&l->p->stacks, name, "[unwind]");
 	return n;
 }
 
@@ -313,6 +381,111 @@ static void name_signal_frames(struct profile *p, const struct sp_sample *s, str
 }
 
 /*
+ * A DWARF sample that also carries the kernel's frame-pointer walk of user
+ * code (the cpu and signal collectors' default): where the copy ran out,
+ * at a frame whose return address the walk also found, the stack goes on
+ * along the walk from there, checked as check_fp_return() says.  Code
+ * without frame pointers near the leaf (libc) is unwound from the copy;
+ * deep stacks of code with frame pointers go on past it.  When the walk
+ * does not hold that address (the frames around it have no frame pointers)
+ * there is nothing to go on with and the stack ends where the copy did.
+ * Returns whether the walk took over; *failure and reason say how it ended.
+ */
+static bool continue_along_chain(struct loader *l, const struct sp_sample *s, const struct unwind_frame *last,
+				 uint32_t *frames, uint32_t *n, enum unwind_failure *failure, char *reason,
+				 size_t reasonlen)
+{
+	uint64_t begin = s->nr_callchain;
+	for (uint64_t i = 0; i < s->nr_callchain; i++)
+		if (s->callchain[i] == (uint64_t)PERF_CONTEXT_USER)
+			begin = i + 1;
+	if (last->kind == UNWIND_FRAME_SIGNAL || begin >= s->nr_callchain)
+		return false;
+	uint64_t j = begin + (last->kind != UNWIND_FRAME_EXACT); /* only the chain's first entry is exact */
+	while (j < s->nr_callchain && s->callchain[j] != last->ip)
+		j++;
+	if (j >= s->nr_callchain || (last->kind == UNWIND_FRAME_EXACT && j != begin))
+		return false;
+	*failure = UNWIND_COMPLETE;
+	for (uint64_t i = j + 1; i < s->nr_callchain; i++) {
+		if ((*failure = check_fp_return(l, s, i, reason, reasonlen)) != UNWIND_COMPLETE)
+			break;
+		frames[(*n)++] = user_frame(l, s->pid, s->callchain[i] - 1);
+	}
+	return true;
+}
+
+/* The analyzer that knows which delivery started a running handler (collector.h, delivery_stack), or NULL. */
+static const struct collector_info *delivery_stacks_of(const struct profile *p)
+{
+	for (int c = 0; c < p->ncollectors; c++)
+		if (p->collectors[c].state && p->collectors[c].impl->analyzer->delivery_stack)
+			return &p->collectors[c];
+	return NULL;
+}
+
+/*
+ * A handler that ran on an alternate signal stack (sigaltstack): the copy
+ * holds the handler's frames down to its signal frame and the interrupted
+ * IP, but the interrupted code's own frames are on the thread's stack,
+ * which the sample did not copy.  Or a handler on the thread's own stack
+ * whose copy ran out past its signal frame (the frame holds the FPU state:
+ * 2.5 KiB with AVX-512).  The signal_deliver sample that started the
+ * handler copied the interrupted code's stack (the kernel fires it with the
+ * interrupted registers, before it builds the signal frame), so past the
+ * signal frame the stack is that delivery's user frames, found
+ * through the delivery_stack hook: the k-th innermost running handler for
+ * the k-th signal frame from the leaf, as name_signal_frames() counts them.
+ * Only when they agree: the delivery's signal is the frame's (when the
+ * frame names one) and the delivery's leaf is the interrupted IP's
+ * function.  The signal frame then reads "[signal SIGRTMIN] (stack from
+ * delivery)": the frames past it are the delivery's, not this sample's.
+ * frames[first_user] is r->frames[0]; returns the new count, or n as it
+ * was when nothing is joined.
+ */
+static uint32_t join_delivery(struct loader *l, const struct sp_sample *s, const struct unwind_result *r,
+			      uint32_t first_user, uint32_t n, bool *joined_whole)
+{
+	struct profile *p = l->p;
+	size_t j = r->nframes;
+	while (j > 0 && r->frames[j - 1].kind != UNWIND_FRAME_SIGNAL)
+		j--;
+	if (j == 0)
+		return n;
+	j--; /* the nearest signal frame to the root; the interrupted code after it, as far as the copy went */
+	uint32_t k = 0;
+	for (size_t i = 0; i < j; i++)
+		k += r->frames[i].kind == UNWIND_FRAME_SIGNAL && !r->frames[i].returned;
+	const struct collector_info *c = delivery_stacks_of(p);
+	int sig = 0;
+	bool returned = r->frames[j].returned;
+	if (returned && k)
+		return n; /* only the innermost handler can be in its rt_sigreturn */
+	uint32_t id = c ? c->impl->analyzer->delivery_stack(c->state, s->pid, s->tid, k, returned, &sig)
+			: COLLECTOR_NO_STACK;
+	if (id == COLLECTOR_NO_STACK || id >= p->stacks.nstacks || (r->frames[j].signal && r->frames[j].signal != sig))
+		return n;
+	const struct stack *delivery = &p->stacks.stacks[id];
+	const uint32_t *dframes = stack_frames(&p->stacks, delivery);
+	uint32_t d = 0;
+	while (d < delivery->nframes && p->stacks.frames[dframes[d]].kernel)
+		d++;
+	if (d == delivery->nframes)
+		return n;
+	if (j + 1 < r->nframes && dframes[d] != user_frame_of(l, s->pid, &r->frames[j + 1]))
+		return n;
+	uint32_t m = delivery->nframes - d, at = first_user + (uint32_t)j;
+	uint32_t *frames = frame_buffer(l, at + 1 + m);
+	char name[64], signal[16];
+	snprintf(name, sizeof(name), "[signal %s] (stack from delivery)", signal_name(sig, signal, sizeof(signal)));
+	frames[at] = frame_synthetic(&p->stacks, name, "[signal]");
+	memcpy(frames + at + 1, dframes + d, m * sizeof(*frames));
+	const struct frame *last = &p->stacks.frames[frames[at + m]];
+	*joined_whole = !(last->synthetic && strcmp(last->dso, "[unwind]") == 0);
+	return at + 1 + m;
+}
+
+/*
  * A DWARF sample's frames: the kernel's callchain for the kernel part
  * (its user part is excluded at record time), then the user stack unwound
  * from the registers and stack copy, then, when the unwinding stopped
@@ -333,10 +506,31 @@ static uint32_t dwarf_frames(struct loader *l, const struct perf_event_header *r
 	struct unwind_result *r = &l->unwound;
 	unwind_sample(l->unwinder, &in, r);
 	name_signal_frames(p, s, r);
+	uint32_t first_user = n;
 	for (size_t i = 0; i < r->nframes; i++)
 		frames[n++] = user_frame_of(l, s->pid, &r->frames[i]);
+	bool joined_whole = false;
+	uint32_t joined = r->failure == UNWIND_SIGNAL_STACK || r->failure == UNWIND_STACK_END
+				  ? join_delivery(l, s, r, first_user, n, &joined_whole)
+				  : n;
+	if (joined == n && r->failure == UNWIND_STACK_END && r->nframes &&
+	    continue_along_chain(l, s, &r->frames[r->nframes - 1], frames, &n, &r->failure, r->reason,
+				 sizeof(r->reason)))
+		p->unwind.spliced++;
+	frames = l->frames;
 	p->unwind.samples++;
-	if (n && !p->stacks.frames[frames[n - 1]].sym)
+	if (joined != n) {
+		n = joined;
+		p->unwind.joined++;
+		if (frame_unnamed(&p->stacks.frames[frames[n - 1]]))
+			p->unwind.ends_in_unknown++;
+		if (joined_whole)
+			p->unwind.complete++;
+		else
+			p->unwind.failures[UNWIND_JOINED_CUT]++;
+		return n;
+	}
+	if (n && frame_unnamed(&p->stacks.frames[frames[n - 1]]))
 		p->unwind.ends_in_unknown++;
 	if (r->failure == UNWIND_COMPLETE) {
 		p->unwind.complete++;
@@ -381,6 +575,7 @@ static void load_sample(struct loader *l, const struct perf_event_header *rec)
 	bool dwarf = s.regs_abi != PERF_SAMPLE_REGS_ABI_NONE && s.nr_regs;
 	uint32_t *frames = frame_buffer(l, s.nr_callchain + 2 + (dwarf ? UNWIND_MAX_FRAMES : 0));
 	uint32_t n = dwarf ? dwarf_frames(l, rec, &s, frames) : chain_to_frames(l, &s, false, frames);
+	frames = l->frames; /* a joined stack may have grown the buffer */
 	if (n == 0)
 		frames[n++] = sample_in_kernel(rec) ? kernel_frame(l, s.ip) : user_frame(l, s.pid, s.ip);
 	uint64_t period = s.period ? s.period : 1;

@@ -77,7 +77,7 @@ static const struct option_spec report_specs[] = {
 const struct option_table report_option_table = {
 	.command = "sigprof report",
 	.description = "Show where the samples of a recording land: the share of each path (sigreturn, "
-		       "signal-deliver, signal-generate, futex-wait, futex-wake, futex-requeue, futex-other, other), "
+		       "signal-deliver, signal-generate, futex-wait, futex-wake, futex-requeue, futex-other, recorder, other), "
 		       "the top functions and the top call stacks of each path.",
 	.specs = report_specs,
 	.count = ARRAY_SIZE(report_specs),

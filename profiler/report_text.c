@@ -15,14 +15,21 @@
 #include "sigprof/term.h"
 #include "sigprof/util.h"
 
-/* How many DWARF samples unwound whole, and why the others stopped. */
+/*
+ * How many user stacks unwound whole, and why the others stopped: DWARF
+ * unwinds, and frame-pointer walks (whole: they ended without a sign of an
+ * invented frame).
+ */
 static void print_unwind(const struct profile *p, FILE *out)
 {
 	const struct unwind_counts *u = &p->unwind;
 	if (!u->samples)
 		return;
-	fprintf(out, "# unwind:     %llu samples with user stacks, %llu unwound to the outermost frame (%s)",
-		(unsigned long long)u->samples, (unsigned long long)u->complete, SHARE(u->complete, u->samples));
+	fprintf(out, "# unwind:     %llu samples with user stacks", (unsigned long long)u->samples);
+	if (u->fp_chains)
+		fprintf(out, " (%llu frame-pointer walks)", (unsigned long long)u->fp_chains);
+	fprintf(out, ", %llu unwound to the outermost frame (%s)", (unsigned long long)u->complete,
+		SHARE(u->complete, u->samples));
 	const char *sep = "; stopped early: ";
 	for (int f = 1; f < UNWIND_FAILURE_COUNT; f++) {
 		if (!u->failures[f])
@@ -31,6 +38,11 @@ static void print_unwind(const struct profile *p, FILE *out)
 		sep = ", ";
 	}
 	fprintf(out, "; %s end in an unnamed frame\n", SHARE(u->ends_in_unknown, u->samples));
+	if (u->joined || u->spliced)
+		fprintf(out, "# note:       %llu handler stacks go on past their signal frame with their delivery's stack "
+			     "(an alternate signal stack, or a copy that ran out); %llu stacks deeper than their copy "
+			     "go on along the frame-pointer walk\n",
+			(unsigned long long)u->joined, (unsigned long long)u->spliced);
 	if (u->failures[UNWIND_STACK_END])
 		fprintf(out, "# note:       %llu user stacks are deeper than their copy: record with a larger "
 			     "--call-graph dwarf,SIZE (this recording: %s)\n",

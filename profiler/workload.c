@@ -39,10 +39,17 @@ static void on_interrupt(int sig)
 
 int workload_find(const char *cmd)
 {
+	char file[4096];
+	return workload_find_file(cmd, file, sizeof(file));
+}
+
+int workload_find_file(const char *cmd, char *found_file, size_t filelen)
+{
 	struct stat st;
 	if (strchr(cmd, '/')) {
 		if (stat(cmd, &st) < 0)
 			return -errno;
+		snprintf(found_file, filelen, "%s", cmd);
 		return S_ISREG(st.st_mode) && access(cmd, X_OK) == 0 ? 0 : -EACCES;
 	}
 	const char *path = getenv("PATH");
@@ -54,8 +61,10 @@ int workload_find(const char *cmd)
 		char file[4096];
 		snprintf(file, sizeof(file), "%.*s/%s", (int)(len ? len : 1), len ? path : ".", cmd);
 		if (stat(file, &st) == 0 && S_ISREG(st.st_mode)) {
-			if (access(file, X_OK) == 0)
+			if (access(file, X_OK) == 0) {
+				snprintf(found_file, filelen, "%s", file);
 				return 0;
+			}
 			found = -EACCES;
 		}
 		path += len + (path[len] == ':');

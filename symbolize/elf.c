@@ -476,19 +476,153 @@ static bool header_tables_present(Elf *elf, const GElf_Ehdr *ehdr)
 	return ehdr->e_shoff == 0 || sections != 0;
 }
 
-static bool has_section_named(Elf *elf, const char *wanted)
+/* The section named wanted that has bytes in the file (not NOBITS), or NULL. */
+static Elf_Scn *section_named(Elf *elf, const char *wanted)
 {
 	size_t strings;
 	if (elf_getshdrstrndx(elf, &strings) != 0)
-		return false;
+		return NULL;
 	Elf_Scn *scn = NULL;
 	while ((scn = elf_nextscn(elf, scn)) != NULL) {
 		GElf_Shdr shdr;
 		const char *name = gelf_getshdr(scn, &shdr) ? elf_strptr(elf, strings, shdr.sh_name) : NULL;
 		if (name && strcmp(name, wanted) == 0 && shdr.sh_type != SHT_NOBITS)
-			return true;
+			return scn;
 	}
-	return false;
+	return NULL;
+}
+
+static bool has_section_named(Elf *elf, const char *wanted)
+{
+	return section_named(elf, wanted) != NULL;
+}
+
+/*
+ * The functions .eh_frame says the file has, even when it was stripped of
+ * every symbol: the initial locations of the search table of .eh_frame_hdr
+ * (version 1, a udata4 FDE count, the datarel sdata4 table that linkers
+ * write: pairs of int32 offsets from the header, sorted by location), as
+ * vaddrs.  Returns how many, 0 when the file has no such table.  x86-64
+ * (little-endian) files only.
+ */
+static size_t eh_frame_function_starts(Elf *elf, uint64_t **out)
+{
+	Elf_Scn *scn = section_named(elf, ".eh_frame_hdr");
+	GElf_Shdr shdr;
+	Elf_Data *data = scn && gelf_getshdr(scn, &shdr) ? elf_getdata(scn, NULL) : NULL;
+	if (!data || !data->d_buf || data->d_size < 12)
+		return 0;
+	const unsigned char *h = data->d_buf;
+	if (h[0] != 1 || (h[1] & 0x0f) != 0x0b /* sdata4 */ || h[2] != 0x03 /* udata4 */ || h[3] != 0x3b)
+		return 0;
+	uint32_t count;
+	memcpy(&count, h + 8, sizeof(count));
+	if (count == 0 || count > (data->d_size - 12) / 8)
+		return 0;
+	uint64_t *starts = xmalloc(count * sizeof(*starts));
+	for (uint32_t i = 0; i < count; i++) {
+		int32_t location;
+		memcpy(&location, h + 12 + 8 * (size_t)i, sizeof(location));
+		starts[i] = shdr.sh_addr + (uint64_t)(int64_t)location;
+	}
+	*out = starts;
+	return count;
+}
+
+/* The executable section that holds addr, with its header; NULL when none does. */
+static Elf_Scn *code_section_at(Elf *elf, uint64_t addr, GElf_Shdr *shdr)
+{
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(elf, scn)) != NULL)
+		if (gelf_getshdr(scn, shdr) && (shdr->sh_flags & SHF_EXECINSTR) && shdr->sh_type == SHT_PROGBITS &&
+		    addr >= shdr->sh_addr && addr - shdr->sh_addr < shdr->sh_size)
+			return scn;
+	return NULL;
+}
+
+/*
+ * A file with no symbol table of its own nor a debug file's (a stripped
+ * program: Debian's stress-ng) names only what it exports, and a sample
+ * elsewhere would be a bare offset that differs for every instruction.
+ * .eh_frame still says where each function begins, so each such function
+ * gets a made-up name from its file and start, "stress-ng!fn@0x555100",
+ * and all the samples in one function merge.  They are code labels: a real
+ * symbol at the same address or around it wins.
+ */
+static void add_eh_frame_functions(Elf *elf, struct symtab *tab, const char *path)
+{
+	uint64_t *starts;
+	size_t n = eh_frame_function_starts(elf, &starts);
+	const char *slash = strrchr(path, '/'), *base = slash && slash[1] ? slash + 1 : path;
+	char name[320];
+	for (size_t i = 0; i < n; i++) {
+		GElf_Shdr shdr;
+		if (!code_section_at(elf, starts[i], &shdr))
+			continue;
+		uint64_t limit = shdr.sh_addr + shdr.sh_size;
+		if (i + 1 < n && starts[i + 1] > starts[i] && starts[i + 1] < limit)
+			limit = starts[i + 1];
+		snprintf(name, sizeof(name), "%s" EH_FRAME_NAME_MARK "0x%llx", base, (unsigned long long)starts[i]);
+		struct symbol_candidate candidate = {
+			.sym = { .start = starts[i], .name = symtab_intern(tab, name) },
+			.limit = limit,
+			.binding = BINDING_LOCAL,
+			.label = true,
+		};
+		symtab_add(tab, SYM_FUNC, &candidate);
+	}
+	if (n)
+		free(starts);
+}
+
+/*
+ * Whether a function's first instructions set up a frame pointer:
+ * push %rbp; mov %rsp,%rbp, maybe after endbr64 (gcc and clang with
+ * -fno-omit-frame-pointer; leaf functions may still go without).
+ */
+static bool sets_up_frame_pointer(const unsigned char *code, size_t size)
+{
+	static const unsigned char endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa }, prologue[] = { 0x55, 0x48, 0x89, 0xe5 };
+	if (size >= sizeof(endbr64) && memcmp(code, endbr64, sizeof(endbr64)) == 0) {
+		code += sizeof(endbr64);
+		size -= sizeof(endbr64);
+	}
+	return size >= sizeof(prologue) && memcmp(code, prologue, sizeof(prologue)) == 0;
+}
+
+int elf_frame_pointer_functions(const char *path, size_t *with_frame_pointer, size_t *functions)
+{
+	*with_frame_pointer = *functions = 0;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOEXEC;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
+	GElf_Ehdr ehdr;
+	int err = -ENOEXEC;
+	uint64_t *starts;
+	size_t n = 0;
+	if (elf && elf_kind(elf) == ELF_K_ELF && gelf_getehdr(elf, &ehdr) && ehdr.e_machine == EM_X86_64) {
+		err = 0;
+		n = eh_frame_function_starts(elf, &starts);
+	}
+	/* .text only: PLT stubs and start-up code (.init, .plt) never set one up */
+	Elf_Scn *text = n ? section_named(elf, ".text") : NULL;
+	GElf_Shdr shdr;
+	Elf_Data *data = text && gelf_getshdr(text, &shdr) ? elf_getdata(text, NULL) : NULL;
+	for (size_t i = 0; i < n && data && data->d_buf; i++) {
+		if (starts[i] < shdr.sh_addr || starts[i] - shdr.sh_addr >= data->d_size)
+			continue;
+		size_t at = starts[i] - shdr.sh_addr;
+		(*functions)++;
+		*with_frame_pointer += sets_up_frame_pointer((const unsigned char *)data->d_buf + at, data->d_size - at);
+	}
+	if (n)
+		free(starts);
+	elf_end(elf);
+	close(fd);
+	return err;
 }
 
 /*
@@ -565,6 +699,8 @@ static int load_from_elf(Elf *elf, const char *path, struct symtab **out)
 		add_sigreturn_trampolines(elf, tab);
 	if (ehdr.e_machine == EM_X86_64)
 		add_plt_symbols(elf, tab);
+	if (ehdr.e_machine == EM_X86_64 && path && !symbols_from_debug_file && !find_section(elf, SHT_SYMTAB, ANY_SECTION))
+		add_eh_frame_functions(elf, tab, path);
 	symtab_finish(tab);
 	*out = tab;
 	return 0;

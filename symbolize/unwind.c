@@ -441,6 +441,7 @@ const char *unwind_failure_key(enum unwind_failure failure)
 		[UNWIND_BAD_FRAME] = "bad_frame",
 		[UNWIND_TOO_DEEP] = "too_deep",
 		[UNWIND_UNSUPPORTED] = "unsupported",
+		[UNWIND_JOINED_CUT] = "joined_cut",
 	};
 	return (unsigned)failure < UNWIND_FAILURE_COUNT ? keys[failure] : "unknown";
 }

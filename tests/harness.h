@@ -48,8 +48,8 @@ char *record_workload(const char *data, const char *options, const char *cmd);
 /* Skip the test unless collector NAME opened ("status": "ok") in the recording reported as JSON file json. */
 void require_collector(const char *json, const char *name);
 /*
- * Samples (sum of count) of the top-level stacks of collector on path (NULL:
- * any path) whose frames satisfy the jq condition frames_test (input: the
+ * Samples (sum of count) of the top-level stacks of collector (NULL: every
+ * collector) on path (NULL: any path) whose frames satisfy the jq condition frames_test (input: the
  * frames array, leaf first); "true" for all of them.
  */
 double stack_samples(const char *json, const char *collector, const char *path, const char *frames_test);

@@ -126,6 +126,18 @@ struct collector_analyzer {
 	 */
 	uint32_t (*running_handlers)(void *state, uint32_t pid, uint32_t tid, int *sigs, uint32_t max);
 	/*
+	 * Optional: the stack (an interned stack id of the profile) of the
+	 * delivery that started the k-th running handler (0: the innermost) of
+	 * thread tid of process pid, as running_handlers() counts them, with
+	 * its signal in *sig; COLLECTOR_NO_STACK when there is none.  returned:
+	 * the thread is in the rt_sigreturn of its innermost handler (k is 0),
+	 * which may have closed it already.  The loader
+	 * joins a handler's stack that stops at a signal frame it cannot cross
+	 * (the handler ran on an alternate signal stack) to it: the delivery
+	 * saw the interrupted code's registers and stack (the signal collector).
+	 */
+	uint32_t (*delivery_stack)(void *state, uint32_t pid, uint32_t tid, uint32_t k, bool returned, int *sig);
+	/*
 	 * Optional: whether [start, end) of process pid holds data this
 	 * collector knows (the futex collector: a futex word).  Asked by
 	 * other analyzers after the last sample, from their finish() (c2c
@@ -172,5 +184,8 @@ struct path_figure {
  * weight, no share of the path.
  */
 #define PATH_STACK_ONLY 0x100
+
+/* What delivery_stack() returns when it knows no stack. */
+#define COLLECTOR_NO_STACK UINT32_MAX
 
 #endif

@@ -18,6 +18,7 @@ enum path_id {
 	PATH_FUTEX_WAKE,
 	PATH_FUTEX_REQUEUE,
 	PATH_FUTEX_OTHER,
+	PATH_RECORDER, /* the kernel writing our own samples: perf_tp_event, perf_syscall_enter, ... */
 	PATH_OTHER,
 	PATH_COUNT,
 };

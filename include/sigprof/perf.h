@@ -68,6 +68,22 @@ enum call_graph_mode {
  * 300 MB/s on stress-ng --futex and lost a quarter of it on a busy machine.
  */
 #define WAIT_STACK_USER_SIZE 2048u
+/*
+ * Bytes of user stack the cpu and signal collectors copy by default (no
+ * --call-graph).  They default to DWARF stacks because Debian builds
+ * without frame pointers, where the kernel's frame-pointer walk names
+ * nothing past the leaf (issue 14).  stress-ng --timer's deliveries (the
+ * stack a handler on its alternate signal stack is joined to) need 2560 to
+ * reach _start; 2048 stops two frames short.  docs/performance.md has the
+ * cost against `perf record -g`.
+ */
+#define CPU_SIGNAL_STACK_USER_SIZE 3072u
+/*
+ * The same for a program built with frame pointers: libc's frames near the
+ * leaf and the first of the program's own, after which the report follows
+ * the frame-pointer walk (stack_copy_default()).
+ */
+#define LEAF_STACK_USER_SIZE 512u
 /* The kernel's bound: a sample record's size is a u16, the stack size a multiple of 8 below it. */
 #define MAX_STACK_USER_SIZE 65528u
 
@@ -83,6 +99,10 @@ struct record_options {
 	enum call_graph_mode call_graph; /* the user's --call-graph; meaningful when call_graph_chosen */
 	bool call_graph_chosen;          /* false: each collector takes its own default (call_graph_for()) */
 	uint32_t stack_user_size;        /* bytes of user stack per DWARF sample; with call_graph_chosen */
+	bool program_frame_pointers;     /* the workload's program sets up frame pointers in most functions (record
+					    looks at its code): its stacks need only a short copy (stack_copy_default()) */
+	bool keep_user_chain;            /* DWARF: keep the kernel's frame-pointer walk of user code too, to go on
+					    from where the copy ends (a collector's default, never --call-graph's) */
 	bool exclude_kernel;        /* set when the kernel may not be sampled (not root, paranoid > 1) */
 	enum futex_mode futex;      /* --futex */
 	bool want_data_mmaps;       /* a collector names data addresses (futex words): record data mappings too */
@@ -107,9 +127,18 @@ enum call_graph_mode call_graph_for(const struct record_options *opts, enum call
 /* Likewise the bytes of user stack its DWARF samples copy: the user's SIZE, else the collector's default. */
 uint32_t stack_user_size_for(const struct record_options *opts, uint32_t collector_default);
 /*
+ * The cpu and signal collectors' default copy (they keep the frame-pointer
+ * walk beside it, keep_user_chain): LEAF_STACK_USER_SIZE when the program
+ * has frame pointers (the copy need only unwind the frames near the leaf
+ * that have none, libc's, up to the first return address the walk holds),
+ * else without_frame_pointers; the user's --call-graph SIZE wins over both.
+ */
+uint32_t stack_copy_default(const struct record_options *opts, uint32_t without_frame_pointers);
+/*
  * The attr every sampling event starts from: identifier, tid, time, cpu,
  * period, and the stack opts->call_graph asks for (callchain; with DWARF
- * the kernel part of the callchain plus user registers and stack).
+ * the kernel part of the callchain plus user registers and stack, and the
+ * user part of the callchain too with opts->keep_user_chain).
  */
 void sampling_attr_init(struct perf_event_attr *attr, const struct record_options *opts, uint32_t type,
 			uint64_t config);

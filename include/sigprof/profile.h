@@ -42,9 +42,18 @@ struct collector_info {
 	void *state;                  /* its analyzer's state, when it has an analyzer */
 };
 
-/* What DWARF unwinding of the samples' stack copies achieved. */
+/*
+ * What the user stacks achieved: DWARF unwinding of the samples' stack
+ * copies, and the frame-pointer chains the kernel walked (profile.c cuts
+ * those at an invented frame).
+ */
 struct unwind_counts {
-	uint64_t samples;                          /* samples with user registers (and a stack copy) */
+	uint64_t samples;                          /* samples with a user stack: registers and a copy, or a chain */
+	uint64_t fp_chains;                        /* of those, frame-pointer chains */
+	uint64_t spliced;                          /* DWARF stacks longer than their copy that went on along the
+						      frame-pointer walk the sample also carried */
+	uint64_t joined;                           /* DWARF stacks of a handler on an alternate signal stack joined
+						      to the stack of the delivery that started it */
 	uint64_t complete;                         /* unwound to the outermost frame */
 	uint64_t failures[UNWIND_FAILURE_COUNT];   /* the others, by why they stopped (index 0 unused) */
 	uint64_t ends_in_unknown;                  /* their last frame before any [unwind: ...] names no function */

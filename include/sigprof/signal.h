@@ -104,6 +104,17 @@ const struct signal_figures *signal_analysis_figures(const struct signal_analysi
 uint32_t signal_analysis_running_handlers(const struct signal_analysis *a, uint32_t pid, uint32_t tid, int *sigs,
 					  uint32_t max);
 /*
+ * The delivery that started the k-th running handler (0: the innermost) of
+ * thread tid of process pid: its stack (the interrupted code's, as the
+ * signal_deliver sample saw it), or SIGNAL_NO_STACK when no such handler
+ * runs; its signal into *sig.  With returned (the thread is in the
+ * rt_sigreturn of its innermost handler; k is 0), the handler that the
+ * thread's last rt_sigreturn closed, as long as no delivery followed it,
+ * else the innermost running one.
+ */
+uint32_t signal_analysis_delivery_stack(const struct signal_analysis *a, uint32_t pid, uint32_t tid, uint32_t k,
+				       bool returned, int *sig);
+/*
  * Optional: called at every handler's end (its rt_sigreturn entry) with
  * its thread, its signal, the stack of the delivery that began it (the
  * interrupted stack) and its run time in ns: the analyzer charges it as

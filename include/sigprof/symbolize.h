@@ -34,8 +34,24 @@ struct sym {
 
 struct symtab;
 
-/* 0, or -errno (-ENOENT: no such file; -EISDIR; -ENOEXEC: not an ELF file we can read, or truncated). */
+/*
+ * 0, or -errno (-ENOENT: no such file; -EISDIR; -ENOEXEC: not an ELF file we can read, or truncated).
+ * An x86-64 file with no symbol table (nor a debug file's) also gets a name for each function its
+ * .eh_frame lists and no symbol names: "FILE!fn@0xSTART" (FILE its base name, START its vaddr), so
+ * that the samples of one function of a stripped program merge.
+ */
 int symtab_from_elf_file(const char *path, struct symtab **out);
+/* What marks such a name: "stress-ng" EH_FRAME_NAME_MARK "0x555100". */
+#define EH_FRAME_NAME_MARK "!fn@"
+/*
+ * How many of the functions in .text that .eh_frame lists in the x86-64
+ * file at path begin by setting up a frame pointer (push %rbp; mov
+ * %rsp,%rbp): code built with -fno-omit-frame-pointer has all but some
+ * leaf functions, Debian's programs few (stress-ng 8%: those that realign
+ * their stack or alloca).  0 (both 0 when the file has no .eh_frame_hdr table), or
+ * -errno (-ENOEXEC: not an x86-64 ELF file).
+ */
+int elf_frame_pointer_functions(const char *path, size_t *with_frame_pointer, size_t *functions);
 /* The same for an ELF image in memory (the vDSO); the image is copied, the caller may free it. */
 int symtab_from_elf_memory(const void *image, size_t size, struct symtab **out);
 /*

@@ -53,6 +53,8 @@ enum unwind_failure {
 	UNWIND_BAD_FRAME,       /* libunwind rejected a frame (corrupt stack, bad unwind info) */
 	UNWIND_TOO_DEEP,        /* more than UNWIND_MAX_FRAMES frames */
 	UNWIND_UNSUPPORTED,     /* registers of 32-bit code (PERF_SAMPLE_REGS_ABI_32): only the leaf is known */
+	UNWIND_JOINED_CUT,      /* joined across a signal frame to the delivery's stack, which itself stopped early
+				   (set by the profile loader, not by unwind_sample()) */
 	UNWIND_FAILURE_COUNT,
 };
 

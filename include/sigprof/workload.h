@@ -49,6 +49,8 @@ size_t workload_time_figures(const struct rusage *ru, double elapsed_s, struct t
 
 /* Look cmd up as execvp() would: 0, -ENOENT (not found) or -EACCES (found, not executable). */
 int workload_find(const char *cmd);
+/* The same, with the file found (as execvp() would run it) in file on success. */
+int workload_find_file(const char *cmd, char *file, size_t filelen);
 /* The exit status for a failed lookup or exec: 127 for -ENOENT, else 126. */
 int workload_cannot_run_exit(int err);
 

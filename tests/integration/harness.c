@@ -179,11 +179,12 @@ void require_collector(const char *json, const char *name)
 
 double stack_samples(const char *json, const char *collector, const char *path, const char *frames_test)
 {
-	char filter[1024], on_path[128] = "true";
+	char filter[1024], on_path[128] = "true", of_collector[128] = "true";
 	if (path)
 		snprintf(on_path, sizeof(on_path), ".path==\"%s\"", path);
-	snprintf(filter, sizeof(filter),
-		 "[.stacks[] | select(.collector==\"%s\" and %s and (.frames | %s)) | .count] | add // 0", collector,
-		 on_path, frames_test);
+	if (collector)
+		snprintf(of_collector, sizeof(of_collector), ".collector==\"%s\"", collector);
+	snprintf(filter, sizeof(filter), "[.stacks[] | select(%s and %s and (.frames | %s)) | .count] | add // 0",
+		 of_collector, on_path, frames_test);
 	return jq_file(json, filter);
 }

@@ -69,7 +69,7 @@ Test(figures, signal_rows_are_the_counts_sent_and_agree_with_json, .timeout = 12
 	/* each collector's path shares add up to 100% */
 	double share = 0;
 	static const char *const paths[] = { "sigreturn", "signal-deliver", "signal-generate", "futex-wait",
-					     "futex-wake", "futex-requeue", "futex-other", "other" };
+					     "futex-wake", "futex-requeue", "futex-other", "recorder", "other" };
 	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
 		char key[64];
 		snprintf(key, sizeof(key), "paths.signal.%s", paths[i]);

@@ -517,6 +517,18 @@ Test(elf, lookups_outside_every_symbol_find_nothing)
 	symtab_free(NULL);
 }
 
+/* A function of a stripped file with no symbol names it from .eh_frame: "FILE!fn@0xSTART", its own start. */
+static void expect_eh_frame_name(const struct sym *sym, const char *file, uint64_t start)
+{
+	const char *slash = strrchr(file, '/');
+	char want[256];
+	snprintf(want, sizeof(want), "%s%s0x%llx", slash ? slash + 1 : file, EH_FRAME_NAME_MARK,
+		 (unsigned long long)start);
+	cr_assert_not_null(sym, "nothing names the function at 0x%llx of %s", (unsigned long long)start, file);
+	cr_expect_eq(sym->start, start);
+	cr_expect_str_eq(sym->name, want);
+}
+
 Test(elf, stripped_fixture_falls_back_to_dynsym_and_never_names_wrongly)
 {
 	struct symbol_rows full_rows = read_symbol_rows(FIXTURE, ".symtab");
@@ -525,17 +537,24 @@ Test(elf, stripped_fixture_falls_back_to_dynsym_and_never_names_wrongly)
 	struct symtab *stripped = load(STRIPPED_FIXTURE);
 
 	cr_assert_eq(stripped_symtab.count, 0, "the stripped fixture still has a .symtab");
-	cr_expect_eq(symtab_count(stripped, SYM_FUNC),
+	/* dynsym, PLT stubs, and the functions .eh_frame lists that neither names */
+	cr_expect_gt(symtab_count(stripped, SYM_FUNC),
 		     distinct_addresses(&dynsym, SYM_FUNC) + read_plt_stubs(STRIPPED_FIXTURE).count);
 	cr_expect_eq(symtab_count(stripped, SYM_DATA), distinct_addresses(&dynsym, SYM_DATA));
 	for (size_t i = 0; i < full_rows.count; i++) {
 		const struct symbol_row *row = &full_rows.rows[i];
 		const struct sym *sym = symtab_lookup(stripped, row->kind, row->value);
-		if (sym && sym->start == row->value && rows_at(&full_rows, row->kind, row->value) == 1)
+		if (!sym || sym->start != row->value || rows_at(&full_rows, row->kind, row->value) != 1)
+			continue;
+		if (strstr(sym->name, EH_FRAME_NAME_MARK))
+			expect_eh_frame_name(sym, STRIPPED_FIXTURE, row->value); /* never another function's name */
+		else
 			cr_expect_str_eq(sym->name, row->name);
 	}
+	/* a static function: no symbol at all, but .eh_frame's name at its own start */
 	struct nm_symbol helper = nm_symbol(FIXTURE, "fixture_static_helper");
-	cr_expect_null(symtab_lookup(stripped, SYM_FUNC, helper.address));
+	expect_eh_frame_name(symtab_lookup(stripped, SYM_FUNC, helper.address), STRIPPED_FIXTURE, helper.address);
+	expect_eh_frame_name(symtab_lookup(stripped, SYM_FUNC, helper.address + 1), STRIPPED_FIXTURE, helper.address);
 	symtab_free(stripped);
 	free(full_rows.rows);
 	free(stripped_symtab.rows);
@@ -762,7 +781,7 @@ static void expect_no_debug_file(const char *stripped)
 	struct symtab *tab = load(stripped);
 	cr_expect_null(symtab_debug_file(tab), "found %s", symtab_debug_file(tab));
 	struct nm_symbol helper = nm_symbol(FIXTURE, "fixture_static_helper");
-	cr_expect_null(symtab_lookup(tab, SYM_FUNC, helper.address), "a static function named without .symtab");
+	expect_eh_frame_name(symtab_lookup(tab, SYM_FUNC, helper.address), stripped, helper.address);
 	symtab_free(tab);
 }
 
@@ -917,4 +936,25 @@ Test(debug_files, stripped_libc_gets_its_local_functions_from_its_debug_file)
 		cr_expect_str_eq(sym->name, "__restore_rt", "%#llx", (unsigned long long)probes[i]);
 	}
 	symtab_free(tab);
+}
+
+/*
+ * Whether a program was built with frame pointers, from its code: the
+ * -O0 fixture sets one up in every function of .text but _start, the
+ * unwinder's fixture (-O2 -fomit-frame-pointer, as distributions build) in
+ * few (record takes a quarter as the line).
+ */
+Test(elf, frame_pointer_functions_tell_the_two_builds_apart)
+{
+	size_t with, functions;
+	cr_assert_eq(elf_frame_pointer_functions(FIXTURE, &with, &functions), 0);
+	cr_expect_gt(functions, 2);
+	cr_expect_geq(with + 1, functions, "%zu of %zu", with, functions);
+	cr_assert_eq(elf_frame_pointer_functions(STRIPPED_FIXTURE, &with, &functions), 0, "stripped: .eh_frame stays");
+	cr_expect_geq(with + 1, functions, "%zu of %zu", with, functions);
+	cr_assert_eq(elf_frame_pointer_functions("build/fixtures/unwind_fixture", &with, &functions), 0);
+	cr_expect_gt(functions, 2);
+	cr_expect_lt(with * 4, functions, "%zu of %zu", with, functions);
+	cr_expect_eq(elf_frame_pointer_functions("tests/unit/test_elf.c", &with, &functions), -ENOEXEC);
+	cr_expect_eq(elf_frame_pointer_functions("no/such/file", &with, &functions), -ENOENT);
 }

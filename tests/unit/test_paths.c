@@ -97,6 +97,17 @@ Test(paths, builtin_rules_on_kernel_and_libc_names)
 		{ "__x64_sys_futex", PATH_FUTEX_OTHER },
 		{ "__ia32_sys_futex_time32", PATH_FUTEX_OTHER },
 		{ "__arm64_sys_futex", PATH_FUTEX_OTHER },
+		/* recorder: the kernel taking the recording's samples */
+		{ "perf_tp_event", PATH_RECORDER },
+		{ "perf_syscall_enter", PATH_RECORDER },
+		{ "perf_syscall_enter.cold", PATH_RECORDER },
+		{ "perf_swevent_event", PATH_RECORDER },
+		{ "perf_trace_buf_alloc", PATH_RECORDER },
+		{ "perf_output_sample", PATH_RECORDER },
+		{ "perf_callchain_user", PATH_RECORDER },
+		{ "__perf_event_overflow", PATH_RECORDER },
+		{ "perf_event_task_tick", -1 },
+		{ "perf_bench", -1 },
 		/* shared helpers and unrelated functions: no path of their own */
 		{ "futex_hash", -1 },
 		{ "get_futex_key", -1 },

@@ -25,15 +25,20 @@ TEMP_DIR_SUITE(profile);
 #define TEST_ID 77
 
 /* A new file at dir/name with one cpu-clock EVENT (id TEST_ID); *path to free. */
-static struct sp_writer *start_file(const char *name, char **path)
+static struct sp_writer *start_file_with(const char *name, char **path, uint64_t sample_type)
 {
 	*path = path_join(dir, name);
 	struct sp_writer *w = NULL;
 	cr_assert_eq(sp_writer_create(*path, &w), 0);
-	struct perf_event_attr attr = cpu_clock_attr(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME);
+	struct perf_event_attr attr = cpu_clock_attr(sample_type);
 	uint64_t id = TEST_ID;
 	cr_assert_eq(sp_writer_event(w, "cpu-clock", "cpu", &attr, &id, 1), 0);
 	return w;
+}
+
+static struct sp_writer *start_file(const char *name, char **path)
+{
+	return start_file_with(name, path, PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME);
 }
 
 static void add_bytes(struct sp_writer *w, const struct byte_builder *b)
@@ -321,4 +326,103 @@ Test(profile, the_hosts_kallsyms_only_for_a_recording_of_this_boot)
 		profile_free(&p);
 		free(path);
 	}
+}
+
+/* ---- frame-pointer chains: never an invented frame ---- */
+
+#define FP_SAMPLE_TYPE (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN)
+#define FP_PID 100
+#define CODE_START 0x400000ull /* one executable mapping of the fixture, as the test's MMAP2 record says */
+#define CODE_LEN 0x1000ull
+
+/* A user sample of pid FP_PID whose callchain is the user context marker and then chain. */
+static void add_user_chain_sample(struct sp_writer *w, const uint64_t *chain, size_t n, uint64_t time)
+{
+	struct byte_builder b = { 0 };
+	size_t at = bb_begin_record(&b, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
+	bb_u64(&b, TEST_ID);
+	bb_u64(&b, chain[0]);
+	bb_u32_pair(&b, FP_PID, FP_PID);
+	bb_u64(&b, time);
+	bb_u64(&b, n + 1);
+	bb_u64(&b, (uint64_t)PERF_CONTEXT_USER);
+	for (size_t i = 0; i < n; i++)
+		bb_u64(&b, chain[i]);
+	bb_end_record(&b, at);
+	add_bytes(w, &b);
+	bb_free(&b);
+}
+
+/* Stack number stack, as its frames' names or "0xADDR" (dso offset) joined by " <- ". */
+static void stack_text(const struct profile *p, size_t stack, char *out, size_t outlen)
+{
+	const struct stack *s = &p->stacks.stacks[stack];
+	const uint32_t *frames = stack_frames(&p->stacks, s);
+	size_t used = 0;
+	out[0] = '\0';
+	for (uint32_t i = 0; i < s->nframes && used < outlen; i++) {
+		const struct frame *f = &p->stacks.frames[frames[i]];
+		used += (size_t)snprintf(out + used, outlen - used, "%s%s", i ? " <- " : "", f->sym ? f->sym : "?");
+		if (!f->sym && used < outlen)
+			used += (size_t)snprintf(out + used, outlen - used, "0x%llx", (unsigned long long)f->addr);
+	}
+}
+
+/*
+ * The kernel's walk of code without frame pointers returns stack words,
+ * text and its own frame again: a return address in no executable mapping,
+ * or one repeated to the chain's end, ends the stack with a frame that
+ * says why.  A recursion (a repeat the chain goes on past) and a leaf IP
+ * in no mapping (JIT code) are frames like any other.
+ */
+Test(profile, frame_pointer_chains_end_where_they_leave_the_code_or_loop)
+{
+	char *path;
+	struct sp_writer *w = start_file_with("fp.data", &path, FP_SAMPLE_TYPE);
+	struct byte_builder b = { 0 };
+	struct trailer t = { .pid = FP_PID, .tid = FP_PID, .time = 1, .id = TEST_ID };
+	bb_mmap2(&b, CODE_START, CODE_LEN, 0, 5 /* PROT_READ | PROT_EXEC */, 2, "build/fixtures/elf_fixture.stripped",
+		 PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME, &t);
+	add_bytes(w, &b);
+	bb_free(&b);
+	const uint64_t left[] = { CODE_START + 0x100, CODE_START + 0x200, 0x3e8 /* a small integer */,
+				  CODE_START + 0x300 };
+	const uint64_t stack_word[] = { CODE_START + 0x100, 0x7ffe9f665a6bull /* the stack */ };
+	const uint64_t loop[] = { CODE_START + 0x100, CODE_START + 0x200, CODE_START + 0x200, CODE_START + 0x200 };
+	const uint64_t recursion[] = { CODE_START + 0x100, CODE_START + 0x200, CODE_START + 0x200, CODE_START + 0x300 };
+	const uint64_t jit_leaf[] = { 0x1000, CODE_START + 0x200 };
+	add_user_chain_sample(w, left, ARRAY_SIZE(left), 10);
+	add_user_chain_sample(w, stack_word, ARRAY_SIZE(stack_word), 11);
+	add_user_chain_sample(w, loop, ARRAY_SIZE(loop), 12);
+	add_user_chain_sample(w, recursion, ARRAY_SIZE(recursion), 13);
+	add_user_chain_sample(w, jit_leaf, ARRAY_SIZE(jit_leaf), 14);
+	add_round(w);
+	finish_file(w);
+
+	struct profile p;
+	cr_assert_eq(load(path, NULL, &p), 0);
+	cr_assert_eq(p.stacks.nstacks, 5, "one stack per sample, %zu", p.stacks.nstacks);
+	const char *left_the_code = "[unwind: frame pointer chain left the code (a return address in no executable "
+				    "mapping)]";
+	const uint32_t want_frames[] = { 3, 2, 3, 4, 2 };
+	const char *want_last[] = { left_the_code, left_the_code,
+				    "[unwind: frame pointer chain repeats a frame to its end]", NULL, NULL };
+	for (size_t i = 0; i < 5; i++) {
+		char text[1024];
+		stack_text(&p, i, text, sizeof(text));
+		const struct stack *s = &p.stacks.stacks[i];
+		cr_expect_eq(s->nframes, want_frames[i], "stack %zu: %s", i, text);
+		const struct frame *last = &p.stacks.frames[stack_frames(&p.stacks, s)[s->nframes - 1]];
+		if (want_last[i])
+			cr_expect_str_eq(last->sym ? last->sym : "", want_last[i], "stack %zu: %s", i, text);
+		else
+			cr_expect(!last->synthetic, "stack %zu ends in a made-up frame: %s", i, text);
+	}
+	cr_expect_eq(p.unwind.samples, 5);
+	cr_expect_eq(p.unwind.fp_chains, 5);
+	cr_expect_eq(p.unwind.complete, 2);
+	cr_expect_eq(p.unwind.failures[UNWIND_NO_MAPPING], 2);
+	cr_expect_eq(p.unwind.failures[UNWIND_BAD_FRAME], 1);
+	profile_free(&p);
+	free(path);
 }

@@ -134,6 +134,39 @@ Test(signal, running_handlers_innermost_first)
 	signal_analysis_free(a);
 }
 
+/* A handler's delivery stack, what the report joins the stack of a handler on an alternate signal stack to. */
+static void deliver_from(struct signal_analysis *a, uint64_t time, uint32_t tid, int sig, uint32_t stack)
+{
+	struct signal_event e = { .kind = SIGNAL_EVENT_DELIVER, .time = time, .pid = 7, .tid = tid, .sig = sig,
+				  .sa_handler = HANDLER, .stack = stack };
+	signal_analysis_event(a, &e);
+}
+
+Test(signal, delivery_stacks_of_running_handlers)
+{
+	struct signal_analysis *a = signal_analysis_new();
+	int sig = 0;
+	cr_assert_eq(signal_analysis_delivery_stack(a, 7, 7, 0, false, &sig), SIGNAL_NO_STACK, "an unknown thread");
+	deliver_from(a, 100, 7, SIGUSR1_NO, 11);
+	deliver_from(a, 150, 7, SIGUSR2_NO, 12);
+	deliver_from(a, 160, 8, SIGTERM_NO, 13);
+	cr_assert_eq(signal_analysis_delivery_stack(a, 7, 7, 0, false, &sig), 12, "the innermost first");
+	cr_assert_eq(sig, SIGUSR2_NO);
+	cr_assert_eq(signal_analysis_delivery_stack(a, 7, 7, 1, false, &sig), 11);
+	cr_assert_eq(sig, SIGUSR1_NO);
+	cr_assert_eq(signal_analysis_delivery_stack(a, 7, 7, 2, false, &sig), SIGNAL_NO_STACK, "two run");
+	cr_assert_eq(signal_analysis_delivery_stack(a, 9, 7, 0, false, &sig), SIGNAL_NO_STACK, "another process");
+	cr_assert_eq(signal_analysis_delivery_stack(a, 7, 8, 0, false, &sig), 13, "per thread");
+	/* in rt_sigreturn: the handler its entry closed, until the thread's next delivery */
+	sigreturn(a, 200, 7, 7);
+	cr_assert_eq(signal_analysis_delivery_stack(a, 7, 7, 0, true, &sig), 12);
+	cr_assert_eq(sig, SIGUSR2_NO);
+	cr_assert_eq(signal_analysis_delivery_stack(a, 7, 7, 0, false, &sig), 11, "not returning: the one running");
+	deliver_from(a, 300, 7, SIGUSR2_NO, 14);
+	cr_assert_eq(signal_analysis_delivery_stack(a, 7, 7, 0, true, &sig), 14, "a new delivery: no closed one");
+	signal_analysis_free(a);
+}
+
 Test(signal, handlers_are_per_thread)
 {
 	struct signal_analysis *a = signal_analysis_new();

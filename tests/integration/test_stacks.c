@@ -1,0 +1,188 @@
+/*
+ * test_stacks.c: whole user stacks by default (issue 14).  The workloads:
+ *   altstack_handler_nofp S SPIN [noalt]   built without frame pointers: a
+ *       SIGPROF handler spinning in handler_spin() on an alternate signal
+ *       stack (or, with noalt, on the thread's own), over main ->
+ *       outer_work -> interrupted_loop;
+ *   stress-ng --timer 1 (when installed): a stripped program without frame
+ *       pointers whose timer handler runs on an alternate signal stack.
+ * What is checked comes from what the workloads do (which functions run
+ * where, how many handlers ran), never from a recorded report: with no
+ * --call-graph the handler's samples read handler_spin <- on_prof <-
+ * [signal SIGPROF] <- interrupted_loop <- outer_work <- main, crossing to
+ * the delivery's stack when the handler ran on an alternate stack; a
+ * frame-pointer walk of the same code shows no frame that is not code; the
+ * kernel's work for our own events is on the recorder path.  Needs root
+ * (tracepoints).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "harness.h"
+
+#define HANDLERS 200
+#define IN_HANDLER "any(.[]; .sym==\"handler_spin\")"
+
+static void require_tracing(void)
+{
+	require_perf_events();
+	require_root();
+}
+
+/* Record altstack_handler_nofp with options (and mode after its arguments); check what it says it did. */
+static const char *record_handler(const char *name, const char *options, const char *mode)
+{
+	const char *data = test_path(name);
+	char cmd[256];
+	snprintf(cmd, sizeof(cmd), W "altstack_handler_nofp %d 2000000 %s", HANDLERS, mode);
+	char *out = record_workload(data, options, cmd);
+	int handlers, on_altstack;
+	cr_assert_eq(sscanf(out, "handlers %d on_altstack %d", &handlers, &on_altstack), 2, "output: %s", out);
+	free(out);
+	/* one more may land between the loop's end and the timer's stop */
+	cr_assert(handlers == HANDLERS || handlers == HANDLERS + 1, "%d handlers ran, expected %d", handlers, HANDLERS);
+	cr_assert_eq(on_altstack, strcmp(mode, "noalt") == 0 ? 0 : handlers, "%d of %d handlers on the alternate stack",
+		     on_altstack, handlers);
+	return report_json_file(data, "");
+}
+
+/*
+ * At least 90% of the cpu samples in the handler read, leaf first and
+ * adjacent, the handler, signal_frame, the rest; a signal frame whose
+ * stack past it is the delivery's ("[signal SIGPROF] (stack from delivery)")
+ * reads as signal_frame here, and the test says which it wants.
+ */
+static void check_handler_stacks(const char *json, const char *signal_frame)
+{
+	require_collector(json, "cpu");
+	double in_handler = stack_samples(json, "cpu", NULL, IN_HANDLER);
+	char in_order[384];
+	snprintf(in_order, sizeof(in_order),
+		 IN_HANDLER " and (map(.sym // \"\" | sub(\" [(]stack from delivery[)]$\"; \"\")) | "
+			    "indices([\"handler_spin\", \"on_prof\", \"%s\", \"interrupted_loop\", "
+			    "\"outer_work\", \"main\"]) | length > 0)",
+		 signal_frame);
+	double whole = stack_samples(json, "cpu", NULL, in_order);
+	cr_assert_geq(in_handler, 50, "only %.0f samples in handler_spin", in_handler);
+	if (whole < 0.9 * in_handler) {
+		char *largest;
+		run_cmd(&largest, false, "jq -c '[.stacks[] | select(.collector==\"cpu\" and (.frames | " IN_HANDLER
+					 "))] | max_by(.count) | [.count, (.frames | map(.sym))]' %s", json);
+		cr_assert_fail("%.0f of %.0f handler samples read handler_spin, on_prof, %s, interrupted_loop, outer_work, "
+			       "main; the largest handler stack: %s", whole, in_handler, signal_frame, largest);
+	}
+	/* and the deliveries' own stacks: the interrupted loop, whole */
+	cr_assert_geq(jq_file(json, "[.signals[] | select(.name==\"SIGPROF\") | .interrupted[] | select(.frames | "
+				    "map(.sym) | indices([\"interrupted_loop\", \"outer_work\", \"main\"]) | length > 0) "
+				    "| .count] | add // 0"),
+		      0.9 * HANDLERS, "the deliveries' stacks do not read interrupted_loop <- outer_work <- main");
+}
+
+/*
+ * A handler on an alternate signal stack: its stack copy holds the handler
+ * only; the rest is the stack the delivery that started it copied, and the
+ * signal frame says so.
+ */
+Test(stacks, default_stacks_of_a_nofp_handler_on_an_alternate_stack_join_its_delivery)
+{
+	require_tracing();
+	const char *json = record_handler("altstack.data", "-e cpu,signal", "");
+	check_handler_stacks(json, "[signal SIGPROF]");
+	double in_handler = stack_samples(json, "cpu", NULL, IN_HANDLER);
+	double joined = stack_samples(json, "cpu", NULL, IN_HANDLER " and any(.[]; .sym==\"[signal SIGPROF] (stack from delivery)\")");
+	cr_assert_geq(joined, 0.9 * in_handler, "%.0f of %.0f handler stacks say the part past the signal frame is the "
+						"delivery's", joined, in_handler);
+	cr_assert_eq(jq_file(json, ".meta.unwind.joined"), stack_samples(json, NULL, NULL,
+									 "any(.[]; .sym | endswith(\"(stack from delivery)\"))"),
+		     "meta.unwind.joined is not the count of joined stacks");
+}
+
+/*
+ * The same handler on the thread's own stack: the unwind crosses the signal
+ * frame by itself, or, where the copy runs out past it (the frame holds the
+ * FPU state, 2.5 KiB with AVX-512), goes on with the delivery's stack.
+ */
+Test(stacks, default_stacks_of_a_nofp_handler_cross_the_signal_frame)
+{
+	require_tracing();
+	const char *json = record_handler("noalt.data", "-e cpu,signal", "noalt");
+	check_handler_stacks(json, "[signal SIGPROF]");
+}
+
+/*
+ * The kernel's frame-pointer walk of code built without them: every user
+ * frame past the leaf is in an executable mapping (never a stack word or
+ * text), and a walk that stopped early says why in its last frame.
+ */
+Test(stacks, frame_pointer_walks_of_nofp_code_invent_no_frame)
+{
+	require_tracing();
+	const char *json = record_handler("fp.data", "-e cpu,signal --call-graph fp", "");
+	require_collector(json, "cpu");
+	double all = stack_samples(json, NULL, NULL, "true");
+	cr_assert_gt(all, 0);
+	double invented = stack_samples(json, NULL, NULL,
+					"map(select(.dso != \"[kernel]\")) | .[1:] | any(.[]; .dso==\"[unknown]\")");
+	cr_assert_eq(invented, 0, "%.0f of %.0f stacks have an unmapped user frame past the leaf", invented, all);
+	double misplaced = stack_samples(json, NULL, NULL, ".[:-1] | any(.[]; .sym // \"\" | startswith(\"[unwind: \"))");
+	cr_assert_eq(misplaced, 0, "%.0f stacks go on past an [unwind: ...] frame", misplaced);
+}
+
+#define PASSES_SIGNAL_FRAME "any(.[]; (.sym // \"\") | startswith(\"[signal\"))"
+#define REACHES_MAIN "any(.[]; .sym==\"__libc_start_call_main\")"
+
+/*
+ * The seed's workload: stress-ng's timer handler runs on an alternate
+ * signal stack in a stripped program without frame pointers.  At least 90%
+ * of the stacks that pass a signal frame reach its main (the caller of
+ * __libc_start_call_main); its functions are named from .eh_frame, never
+ * a bare offset; the kernel's work for our events is the recorder's.
+ */
+Test(stacks, stress_ng_timer_stacks_reach_main_through_the_alternate_stack, .timeout = 120)
+{
+	require_tracing();
+	char *version;
+	if (run_cmd(&version, true, "stress-ng --version") != 0)
+		cr_skip_test("stress-ng is not installed (apt-get install stress-ng)");
+	free(version);
+	const char *data = test_path("timer.data");
+	free(record_workload(data, "-e cpu,signal", "stress-ng --timer 1 -t 2"));
+	const char *json = report_json_file(data, "");
+	require_collector(json, "cpu");
+	require_collector(json, "signal");
+	/*
+	 * A handler's stack is joined to its delivery's: when stress-ng runs so
+	 * fast that the kernel throttles the tracepoints (past
+	 * kernel.perf_event_max_sample_rate, samples are dropped without a LOST
+	 * record), the deliveries it dropped cannot be joined, and the check
+	 * cannot be made on this machine now.
+	 */
+	double unsampled = jq_file(json, ".meta.unsampled_hits");
+	double signal_samples = jq_file(json, "[.meta.collectors[] | select(.name==\"signal\") | .samples] | first");
+	if (unsampled > 0.01 * signal_samples)
+		cr_skip_test("the kernel throttled %.0f of %.0f signal tracepoint hits (a busy machine, or faster than "
+			     "kernel.perf_event_max_sample_rate): the handlers of unsampled deliveries cannot be joined",
+			     unsampled, signal_samples + unsampled);
+	double through_signal = stack_samples(json, NULL, NULL, PASSES_SIGNAL_FRAME);
+	double reach_main = stack_samples(json, NULL, NULL, PASSES_SIGNAL_FRAME " and " REACHES_MAIN);
+	cr_assert_gt(through_signal, 100, "only %.0f samples pass a signal frame", through_signal);
+	if (reach_main < 0.9 * through_signal) {
+		char *largest;
+		run_cmd(&largest, false, "jq -c '[.stacks[] | select(.frames | (" PASSES_SIGNAL_FRAME ") and (" REACHES_MAIN
+					 " | not))] | max_by(.count) | [.collector, .count, (.frames | map(.sym))]' %s", json);
+		cr_assert_fail("%.0f of %.0f stacks through a signal frame reach main (%.1f%%); the largest that does not: %s",
+			       reach_main, through_signal, 100 * reach_main / through_signal, largest);
+	}
+	double bare = stack_samples(json, NULL, NULL, "any(.[]; (.dso | endswith(\"/stress-ng\")) and has(\"offset\"))");
+	cr_assert_eq(bare, 0, "%.0f stacks have a stress-ng frame without a name", bare);
+	cr_assert_gt(stack_samples(json, NULL, NULL, "any(.[]; (.sym // \"\") | startswith(\"stress-ng!fn@0x\"))"), 0);
+	double ours = stack_samples(json, "cpu", NULL, ".[0].sym | IN(\"perf_tp_event\", \"perf_swevent_event\", "
+						       "\"perf_syscall_enter\")");
+	double ours_on_recorder = stack_samples(json, "cpu", "recorder", ".[0].sym | IN(\"perf_tp_event\", "
+									 "\"perf_swevent_event\", \"perf_syscall_enter\")");
+	cr_assert_eq(ours_on_recorder, ours, "%.0f of %.0f cpu samples in perf_tp_event & co. on the recorder path",
+		     ours_on_recorder, ours);
+}
