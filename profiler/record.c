@@ -68,6 +68,7 @@ struct record_args {
 	struct pmu_event *user_events;
 	size_t nuser_events, user_events_cap;
 	bool no_kallsyms;       /* --no-kallsyms: do not carry the kernel's symbol table */
+	int zstd_level;         /* -z LEVEL (default SP_ZSTD_DEFAULT_LEVEL); 0: --no-compress, a version 1 file */
 	bool freq_given, period_given; /* -F, -c: one way of sampling, not both */
 };
 
@@ -192,6 +193,11 @@ static const struct option_spec record_specs[] = {
 	{ .id = 'K', .long_name = "no-kallsyms",
 	  .help = "do not copy the kernel's symbol table into FILE (reports then read /proc/kallsyms, which is "
 		  "only right on this machine and this boot)" },
+	{ .short_name = 'z', .long_name = "compression-level", .arg = "LEVEL", .group = 3,
+	  .help = "compress the records with zstd at LEVEL (1 fastest to 22 smallest), a chunk at a time, by the "
+		  "writer thread", .default_value = OPTIONS_STR(SP_ZSTD_DEFAULT_LEVEL) },
+	{ .id = 'Z', .long_name = "no-compress", .group = 3,
+	  .help = "write the records uncompressed (a format version 1 file, which any sigprof reads)" },
 	{ .short_name = 'q', .long_name = "quiet", .help = "no closing line" },
 	OPTION_HELP_SPEC,
 };
@@ -215,6 +221,7 @@ static int parse_record_args(int argc, char **argv, struct record_args *a)
 	a->opts.call_graph = CALL_GRAPH_FP;
 	a->opts.stack_user_size = DEFAULT_STACK_USER_SIZE;
 	a->ring_pages = DEFAULT_RING_PAGES;
+	a->zstd_level = SP_ZSTD_DEFAULT_LEVEL;
 	int c, err;
 	uint64_t v;
 	optind = 1;
@@ -285,6 +292,17 @@ static int parse_record_args(int argc, char **argv, struct record_args *a)
 			break;
 		case 'K':
 			a->no_kallsyms = true;
+			break;
+		case 'z':
+			if (parse_u64(optarg, 1, (uint64_t)sp_zstd_max_level(), &v) < 0) {
+				sp_error("record: -z %s: expected a zstd compression level from 1 to %d", QUOTED(optarg),
+					 sp_zstd_max_level());
+				return -EINVAL;
+			}
+			a->zstd_level = (int)v;
+			break;
+		case 'Z':
+			a->zstd_level = 0;
 			break;
 		case 'h':
 			options_usage(&record_option_table, stdout);
@@ -587,7 +605,8 @@ static int write_events(struct sp_writer *w, struct perf_session *session, struc
 }
 
 static void print_closing_line(const struct record_args *a, const struct drain_state *d, uint64_t duration_ns,
-			       uint64_t bytes, const struct collector_state *states, size_t nstates)
+			       uint64_t bytes, uint64_t record_bytes, const struct collector_state *states,
+			       size_t nstates)
 {
 	if (a->quiet)
 		return;
@@ -597,6 +616,9 @@ static void print_closing_line(const struct record_args *a, const struct drain_s
 		(double)duration_ns / 1e9, (unsigned long long)d->stats.samples, (unsigned long long)lost,
 		SHARE(lost, d->stats.samples + lost),
 		(double)bytes / 1e6, strcmp(a->output, "-") ? a->output : "stdout");
+	if (a->zstd_level)
+		sb_addf(&line, " (zstd: %.1f MB of records, %.1fx)", (double)record_bytes / 1e6,
+			bytes ? (double)record_bytes / (double)bytes : 0.0);
 	const char *sep = "; unavailable: ";
 	for (size_t i = 0; i < nstates; i++) {
 		if (!states[i].error)
@@ -618,7 +640,7 @@ static int open_output(struct record_args *a, struct sp_writer **writer)
 			return -ENOTTY;
 		}
 		int fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
-		err = fd < 0 ? -errno : sp_writer_from_fd(fd, writer);
+		err = fd < 0 ? -errno : sp_writer_from_fd_compressed(fd, a->zstd_level, writer);
 		/* the recording owns the pipe: what sigprof or the workload prints to stdout goes to stderr */
 		if (!err && dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
 			err = -errno;
@@ -626,7 +648,7 @@ static int open_output(struct record_args *a, struct sp_writer **writer)
 			sp_error("record: cannot write the recording to stdout: %s", strerror(-err));
 		return err;
 	}
-	err = sp_writer_create(a->output, writer);
+	err = sp_writer_create_compressed(a->output, a->zstd_level, writer);
 	struct stat st;
 	if (err == -EEXIST && lstat(a->output, &st) == 0)
 		sp_error("record: cannot write to %s: it is %s; sigprof writes a recording only to a regular file "
@@ -729,8 +751,9 @@ static int record_run(struct record_args *a)
 	perf_session_disable(session);
 	err = status < 0 ? status : drain_round(session, &d);
 	err = err ? err : write_closing(writer, session, &d, status, duration);
-	uint64_t bytes = sp_writer_bytes(writer);
-	int close_err = sp_writer_close(writer);
+	int close_err = sp_writer_finish(writer);
+	uint64_t bytes = sp_writer_file_bytes(writer), record_bytes = sp_writer_bytes(writer);
+	close_err = close_err ? close_err : sp_writer_close(writer);
 	err = err ? err : close_err;
 	perf_session_close(session);
 	event_list_free(&events);
@@ -739,7 +762,7 @@ static int record_run(struct record_args *a)
 			 strerror(-err));
 		return EXIT_USAGE;
 	}
-	print_closing_line(a, &d, duration, bytes, states, nstates);
+	print_closing_line(a, &d, duration, bytes, record_bytes, states, nstates);
 	return workload_exit_code(status);
 
 fail_child:
