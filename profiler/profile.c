@@ -146,6 +146,9 @@ static void load_meta(struct loader *l, const struct perf_event_header *rec)
 		p->start_monotonic_ns = strtoull(v, NULL, 10);
 	} else if (strcmp(key, "note") == 0) {
 		add_note(p, v);
+	} else if (strcmp(key, "switch_output") == 0 && n >= 3) {
+		p->piece = (unsigned)strtoul(v, NULL, 10);
+		snprintf(p->switch_output, sizeof(p->switch_output), "%s", s[2]);
 	} else if (strcmp(key, "boot_id") == 0) {
 		snprintf(l->boot_id, sizeof(l->boot_id), "%s", v);
 	} else if (strcmp(key, "collector_status") == 0 && n >= 4) {

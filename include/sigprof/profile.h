@@ -70,6 +70,8 @@ struct profile {
 	uint64_t start_realtime_ns, start_monotonic_ns;
 	char **notes;
 	int nnotes;
+	unsigned piece;              /* --switch-output: this file's number among the pieces, from 1; 0 when none */
+	char switch_output[32];      /* --switch-output's SIZE|TIME, when piece */
 	struct collector_info collectors[PROFILE_MAX_COLLECTORS];
 	int ncollectors;
 	/* EVENT + TOTALS, TRACEPOINT */
