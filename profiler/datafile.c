@@ -175,10 +175,23 @@ int sp_writer_create(const char *path, struct sp_writer **out)
 	return sp_writer_create_compressed(path, 0, out);
 }
 
+/* zstd_level -1: no file header at all (sp_writer_create_file()). */
+static int create_named(const char *path, int zstd_level, struct sp_writer **out);
+
 int sp_writer_create_compressed(const char *path, int zstd_level, struct sp_writer **out)
 {
 	if (!valid_level(zstd_level))
 		return -EINVAL;
+	return create_named(path, zstd_level, out);
+}
+
+int sp_writer_create_file(const char *path, struct sp_writer **out)
+{
+	return create_named(path, -1, out);
+}
+
+static int create_named(const char *path, int zstd_level, struct sp_writer **out)
+{
 	const char *slash = strrchr(path, '/');
 	const char *base = slash ? slash + 1 : path;
 	if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
@@ -198,7 +211,8 @@ int sp_writer_create_compressed(const char *path, int zstd_level, struct sp_writ
 	w->dirfd = dirfd;
 	w->name = xstrdup(base);
 	err = create_temp(w);
-	err = err ? err : write_file_header(w, zstd_level);
+	if (!err && zstd_level >= 0)
+		err = write_file_header(w, zstd_level);
 	if (err) {
 		sp_writer_discard(w);
 		return err;

@@ -20,6 +20,7 @@ static const struct command commands[] = {
 	{ "report", cmd_report, "show where the samples of a recording land: paths, functions, stacks" },
 	{ "stat", cmd_stat, "run a command and count its events: exact totals, mean and %stddev over runs" },
 	{ "list", cmd_list, "the collectors and event classes this machine supports, and why not" },
+	{ "archive", cmd_archive, "pack the binaries and debug files a recording needs, for a report elsewhere" },
 };
 
 static void commands_list(FILE *out)

@@ -103,6 +103,33 @@ static void add_note(struct profile *p, const char *text)
 	p->notes[p->nnotes++] = xstrdup(text);
 }
 
+/*
+ * One note naming every file a frame needed that could not be read (it is
+ * not on this machine, or not under --symfs), so a frame named FILE+0xOFF
+ * is never a silent loss.
+ */
+static void note_missing_files(struct profile *p)
+{
+	struct strbuf note = { 0 };
+	size_t missing = 0;
+	for (size_t i = 0; i < proc_table_dso_count(p->procs); i++) {
+		struct dso *dso = proc_table_dso(p->procs, i);
+		if (!dso_is_file(dso) || strncmp(dso->name, "/memfd:", 7) == 0 || !dso->load_tried || !dso->load_error)
+			continue;
+		sb_addf(&note, "%s%s (%s)", missing++ ? ", " : "", dso->name,
+			dso->load_error == -ENOEXEC ? "not an ELF file it can read" : strerror(-dso->load_error));
+	}
+	if (missing) {
+		struct strbuf text = { 0 };
+		sb_addf(&text, "%zu file%s the stacks need could not be read%s, their frames stay FILE+0xOFFSET: %s; "
+			       "'sigprof archive' packs a recording's files, 'report --symfs' reads them",
+			missing, missing == 1 ? "" : "s", symbolize_symfs() ? " under --symfs" : "", note.buf);
+		add_note(p, text.buf);
+		sb_free(&text);
+	}
+	sb_free(&note);
+}
+
 static void free_argv(struct profile *p)
 {
 	for (int i = 0; i < p->argc; i++)
@@ -719,6 +746,7 @@ int profile_load(const char *file, const struct profile_options *opts, struct pr
 		add_note(p, "the recording carries no copy of the kernel symbols (recorded with --no-kallsyms?): "
 			    "kernel frames are named from this machine's /proc/kallsyms (same boot)");
 	note_kernel_symbols(p, &l, kallsyms);
+	note_missing_files(p);
 	for (int c = 0; c < p->ncollectors; c++)
 		if (p->collectors[c].state && p->collectors[c].impl->analyzer->finish)
 			p->collectors[c].impl->analyzer->finish(p->collectors[c].state, p);

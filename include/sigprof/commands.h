@@ -10,6 +10,7 @@ int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_stat(int argc, char **argv);
 int cmd_list(int argc, char **argv);
+int cmd_archive(int argc, char **argv);
 
 /*
  * Each command's options (options.h): its getopt_long arrays and its --help
@@ -20,6 +21,7 @@ extern const struct option_table record_option_table;
 extern const struct option_table report_option_table;
 extern const struct option_table stat_option_table;
 extern const struct option_table list_option_table;
+extern const struct option_table archive_option_table;
 
 /* Exit statuses shared by the commands. */
 #define EXIT_USAGE 2        /* bad option, bad input file */

@@ -139,6 +139,12 @@ int sp_writer_create(const char *path, struct sp_writer **out);
  */
 int sp_writer_create_compressed(const char *path, int zstd_level, struct sp_writer **out);
 /*
+ * A file of other bytes (sigprof archive's tar) with a recording's safe
+ * life: created, refused, published and discarded as above, without the
+ * sigprof file header; written with sp_writer_raw().
+ */
+int sp_writer_create_file(const char *path, struct sp_writer **out);
+/*
  * Rename the file into place: an existing path (a regular file, checked
  * again) becomes path.old first.  Until then the previous recording is
  * untouched.  sp_writer_close() publishes a file not yet published.

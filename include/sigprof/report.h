@@ -23,6 +23,7 @@ struct report_options {
 	const char *collector;      /* --collector for --folded; NULL: the first with samples */
 	bool no_demangle;           /* --no-demangle: C++ names raw */
 	const char *debug_dirs;     /* --debug-dirs: roots of separate debug files; NULL: SIGPROF_DEBUG_DIRS or default */
+	const char *symfs;          /* --symfs: a directory or an archive every file is read from; NULL: none */
 	struct view_options view;   /* -n, --stacks, --max-frames, --sched-keys: what the collectors' sections follow */
 };
 

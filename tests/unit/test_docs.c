@@ -70,6 +70,7 @@ static const struct {
 	{ "report", &report_option_table },
 	{ "stat", &stat_option_table },
 	{ "list", &list_option_table },
+	{ "archive", &archive_option_table },
 };
 
 /* Whether name ("-o", "--output") is in text as a word of its own: not inside --output-dir or --no-output. */
