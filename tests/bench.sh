@@ -82,11 +82,21 @@
 #   each run once untimed to warm the page cache and then BENCH_REPORT_REPEAT times (default 3), wall
 #   clock; the median is shown with the ratio perf/sigprof.
 #
+#   Table 4 (issue 13, storage; BENCH_STORAGE=0 skips it; BENCH_STORAGE_SECONDS per run, default
+#   BENCH_TRACE_SECONDS), on table 2's timer and futex-hash workloads, each mode once per round:
+#       bare        the workload alone
+#       sp-zstd     ./sigprof record -o FILE -- WORKLOAD              (every default: compressed, zstd level 1)
+#       sp-plain    ./sigprof record --no-compress -o FILE -- WORKLOAD (what every recording was before: version 1)
+#       perf-g      perf record -g -o FILE -- WORKLOAD                 (perf's defaults: cycles or cpu-clock, 4000 Hz;
+#                   it holds less: no tracepoints)
+#     ratio as in table 1; MB: median file size (MiB) per run.
 # Targets (printed as PASS/MISS with the margin; a miss does not change the exit status, this is a
 # measurement): table 1: sigprof overhead <= perf overhead, 0 lost at the default rate, sigprof report >= 3x
 # faster than perf report.  Table 2: throughput under sp-all >= under perf-all (and perf-fit), sp-futex >=
 # perf-trace, sp-sched >= perf-sched (and perf-schedg); no lost records in any sigprof mode at defaults
 # (meta.lost = 0), and, as a separate line, every tracepoint hit sampled (meta.unsampled_hits = 0).
+# Table 4: sp-zstd's file <= 1.5x perf-g's; throughput under sp-zstd >= under sp-plain (compression costs the
+# workload nothing: the writer thread compresses).
 # Table 3: throughput under sp-dwarf >= under perf-dwarf and under sp-default >= under perf-dwarf (record
 # overhead with DWARF stacks no larger than perf's), no lost records under sp-default, sigprof report of a
 # DWARF recording >= 3x faster than perf report of perf's, share of stacks ending in [unknown] <= perf's.
@@ -664,6 +674,75 @@ if ((${#TWORKLOADS[@]} && DWARF)); then
     echo
 fi
 
+# ---------------------------------------------------------------- table 4: storage (issue 13)
+STORAGE=${BENCH_STORAGE:-1}
+STORAGE_SECONDS=${BENCH_STORAGE_SECONDS:-$TRACE_SECONDS}
+[[ $STORAGE =~ ^[01]$ && $STORAGE_SECONDS =~ ^[1-9][0-9]*$ ]] ||
+    die "BENCH_STORAGE must be 0 or 1 and BENCH_STORAGE_SECONDS a positive integer"
+SWL=()
+if ((STORAGE)); then
+    ((HAVE_STRESS)) && SWL+=(ttimer)
+    ((HAVE_PERF)) && SWL+=(fhash)
+fi
+SMODES=(bare sp-zstd sp-plain)
+((HAVE_PERF)) && SMODES+=(perf-g)
+declare -A SOPS SMB SRATIO
+storage_cmd() {
+    case $1 in
+        ttimer) echo "stress-ng --timer 1 -t $STORAGE_SECONDS --metrics-brief" ;;
+        fhash) echo "perf bench futex hash -r $STORAGE_SECONDS -t 2" ;;
+    esac
+}
+run_storage() { # WORKLOAD MODE ROUND
+    local wl=$1 mode=$2 round=$3 cmd log data rc=0 ops mb=''
+    read -r -a cmd <<<"$(storage_cmd "$wl")"
+    log=$TMP/s.$wl.$mode.$round.log
+    data=$TMP/s.$wl.$mode.$round.data
+    case $mode in
+        bare) (cd "$TMP" && "${cmd[@]}") >"$log" 2>&1 || rc=$? ;;
+        sp-zstd) (cd "$TMP" && "$SIGPROF" record -o "$data" -- "${cmd[@]}") >"$log" 2>&1 || rc=$? ;;
+        sp-plain) (cd "$TMP" && "$SIGPROF" record --no-compress -o "$data" -- "${cmd[@]}") >"$log" 2>&1 || rc=$? ;;
+        perf-g) (cd "$TMP" && perf record -g -o "$data" -- "${cmd[@]}") >"$log" 2>&1 || rc=$? ;;
+    esac
+    ((rc == 0)) || fail_log "$wl under $mode exited with status $rc" "$log"
+    ops=$(parse_ops "$wl" "$log")
+    [[ -n $ops ]] || fail_log "no throughput found in the output of $wl under $mode" "$log"
+    SOPS[$wl.$mode.$round]=$ops
+    if [[ $mode != bare ]]; then
+        mb=$(awk -v b="$(stat -c %s "$data")" 'BEGIN { printf "%.2f", b / 1048576 }')
+        SMB[$wl.$mode]+="$mb "
+        rm -f "$data" "$data.old"
+    fi
+    printf '  round %d  %-10s %-8s %12s ops/s%s\n' "$round" "$(wl_name "$wl")" "$mode" "$ops" "${mb:+   $mb MB}"
+}
+if ((${#SWL[@]})); then
+    echo "table 4: storage (issue 13): default compressed recordings against --no-compress and perf record -g," \
+        "${STORAGE_SECONDS}s runs"
+    for ((round = 1; round <= REPEAT; round++)); do
+        for wl in "${SWL[@]}"; do
+            n=${#SMODES[@]}
+            for ((i = 0; i < n; i++)); do
+                run_storage "$wl" "${SMODES[$(((i + round) % n))]}" "$round"
+            done
+        done
+    done
+    printf '%-10s %-8s %14s %7s %8s\n' workload mode "ops/s(median)" ratio MB
+    for wl in "${SWL[@]}"; do
+        for mode in "${SMODES[@]}"; do
+            opsl=() ratios=()
+            for ((round = 1; round <= REPEAT; round++)); do
+                opsl+=("${SOPS[$wl.$mode.$round]}")
+                ratios+=("$(calc "\"%.4f\", ${SOPS[$wl.$mode.$round]} / ${SOPS[$wl.bare.$round]}")")
+            done
+            SRATIO[$wl.$mode]=$(median "${ratios[@]}")
+            # shellcheck disable=SC2086
+            printf '%-10s %-8s %14s %7s %8s\n' "$(wl_name "$wl")" "$mode" "$(median "${opsl[@]}")" \
+                "${SRATIO[$wl.$mode]}" "$([[ $mode == bare ]] && echo - || median ${SMB[$wl.$mode]})"
+        done
+    done
+    echo
+fi
+
 # ---------------------------------------------------------------- targets
 margin() { # SP PF -> "sigprof X points better|worse"
     calc "\"%s\", ($1 >= $2) ? sprintf(\"sigprof %.1f points better\", 100 * ($1 - $2)) : sprintf(\"sigprof %.1f points worse\", 100 * ($2 - $1))"
@@ -802,6 +881,28 @@ if ((${#TWORKLOADS[@]} && DWARF)); then
         printf '  [%s] %-10s stacks ending in [unknown] <= perf: sigprof %s, perf %s (unmapped %s vs %s; sigprof %s with an [unwind:] reason)\n' \
             "$(verdict "$pfu" "$spu")" "$(wl_name "$wl")" "$(pct "$spu")" "$(pct "$pfu")" \
             "$(pct "${DUNMAPPED[$wl.sigprof]}")" "$(pct "${DUNMAPPED[$wl.perf]}")" "$(pct "${DREASON[$wl.sigprof]}")"
+    done
+fi
+
+if ((${#SWL[@]})); then
+    echo
+    echo "targets, table 4 (issue 13: a default recording no more than 1.5x perf record -g's file, record overhead" \
+        "not worse than before compression):"
+    for wl in "${SWL[@]}"; do
+        # shellcheck disable=SC2086
+        zmb=$(median ${SMB[$wl.sp-zstd]})
+        if ((HAVE_PERF)); then
+            # shellcheck disable=SC2086
+            pmb=$(median ${SMB[$wl.perf-g]})
+            x=$(calc "\"%.2f\", $zmb / ($pmb > 0 ? $pmb : 1)")
+            printf '  [%s] %-10s sp-zstd file <= 1.5x perf-g: %s MB vs %s MB, %sx (%s)\n' \
+                "$(calc "\"%s\", ($x <= 1.5) ? \"PASS\" : \"MISS\"")" "$(wl_name "$wl")" "$zmb" "$pmb" "$x" \
+                "$(calc "\"%s\", ($x <= 1.5) ? sprintf(\"%.2fx within\", 1.5 - $x) : sprintf(\"%.2fx over\", $x - 1.5)")"
+        fi
+        sp=${SRATIO[$wl.sp-zstd]} pl=${SRATIO[$wl.sp-plain]}
+        # shellcheck disable=SC2086
+        printf '  [%s] %-10s sp-zstd throughput >= sp-plain: kept %.3f vs %.3f; files %s vs %s MB\n' \
+            "$(verdict "$sp" "$pl")" "$(wl_name "$wl")" "$sp" "$pl" "$zmb" "$(median ${SMB[$wl.sp-plain]})"
     done
 fi
 
