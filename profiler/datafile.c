@@ -87,6 +87,7 @@ struct sp_writer {
 	struct wbuf *head, *tail;      /* FIFO of filled buffers */
 	struct wbuf *spare;            /* written buffers for reuse */
 	size_t nbufs, max_bufs;        /* buffers allocated, and the bound */
+	size_t nspare;                 /* buffers on the spare list */
 	bool stop;
 	int thread_error;              /* the thread's first write error */
 };
@@ -332,6 +333,24 @@ static int emit(struct sp_writer *w, const void *data, size_t len)
 	return 0;
 }
 
+/*
+ * The writer thread's buffers are mapped and unmapped whole, and it keeps
+ * only SPARE_BUFFERS spares: the queue that grew while write(2) stalled
+ * (up to max_queued) goes back to the system once drained, so a long run's
+ * RSS comes back down instead of keeping its largest stall.
+ */
+#define SPARE_BUFFERS 2
+
+static struct wbuf *wbuf_new(void)
+{
+	return xmap(sizeof(struct wbuf) + WRITE_BUFFER_SIZE);
+}
+
+static void wbuf_free(struct wbuf *b)
+{
+	xunmap(b, sizeof(struct wbuf) + WRITE_BUFFER_SIZE);
+}
+
 static void *writer_thread(void *arg)
 {
 	struct sp_writer *w = arg;
@@ -352,8 +371,14 @@ static void *writer_thread(void *arg)
 		pthread_mutex_lock(&w->lock);
 		if (err && !w->thread_error)
 			w->thread_error = err;
-		b->next = w->spare;
-		w->spare = b;
+		if (w->nspare >= SPARE_BUFFERS) {
+			wbuf_free(b);
+			w->nbufs--;
+		} else {
+			b->next = w->spare;
+			w->spare = b;
+			w->nspare++;
+		}
 		pthread_cond_broadcast(&w->cond);
 	}
 	pthread_mutex_unlock(&w->lock);
@@ -376,18 +401,20 @@ static int hand_off(struct sp_writer *w)
 	while (!w->spare && w->nbufs >= w->max_bufs && !w->thread_error)
 		pthread_cond_wait(&w->cond, &w->lock);
 	struct wbuf *next = w->spare;
-	if (next)
+	if (next) {
 		w->spare = next->next;
+		w->nspare--;
+	}
 	else if (!w->thread_error)
 		w->nbufs++;
 	int err = w->thread_error;
 	pthread_mutex_unlock(&w->lock);
 	if (!next && !err)
-		next = xmalloc(sizeof(*next) + WRITE_BUFFER_SIZE);
+		next = wbuf_new();
 	if (err) {
 		/* b is the thread's now; keep writing into a buffer that is never written */
 		if (!next)
-			next = xmalloc(sizeof(*next) + WRITE_BUFFER_SIZE);
+			next = wbuf_new();
 		w->error = err;
 	}
 	w->cur = next;
@@ -408,11 +435,11 @@ int sp_writer_start_async(struct sp_writer *w, size_t max_queued)
 		w->max_bufs = 2;
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->cond, NULL);
-	w->cur = xmalloc(sizeof(*w->cur) + WRITE_BUFFER_SIZE);
+	w->cur = wbuf_new();
 	w->nbufs = 1;
 	err = -pthread_create(&w->thread, NULL, writer_thread, w);
 	if (err) {
-		free(w->cur);
+		wbuf_free(w->cur);
 		w->cur = NULL;
 		pthread_mutex_destroy(&w->lock);
 		pthread_cond_destroy(&w->cond);
@@ -448,9 +475,9 @@ static int stop_async(struct sp_writer *w)
 	int err = w->thread_error;
 	for (struct wbuf *b = w->spare, *next; b; b = next) {
 		next = b->next;
-		free(b);
+		wbuf_free(b);
 	}
-	free(w->cur);
+	wbuf_free(w->cur);
 	w->buf = NULL;
 	pthread_mutex_destroy(&w->lock);
 	pthread_cond_destroy(&w->cond);
