@@ -733,6 +733,8 @@ static int write_head(struct sp_writer *w, const struct record_args *a, struct p
 {
 	int err = write_events(w, session, states, nstates);
 	err = err ? err : write_meta(w, a, states, nstates, start_real, start_mono);
+	/* a chunk of its own when compressed: a file cut inside the kallsyms copy still holds the run's description */
+	err = err ? err : sp_writer_flush(w);
 	if (!err && ps) {
 		char index[16];
 		snprintf(index, sizeof(index), "%u", ps->index);
