@@ -445,11 +445,11 @@ static void c2c_finish(void *state, const struct profile *p)
 enum { FIG_HITM_LOCAL, FIG_HITM_REMOTE, FIG_HITM_TOTAL, FIG_DRAM_LOCAL, FIG_DRAM_REMOTE };
 
 static const struct path_figure c2c_path_figures[] = {
-	[FIG_HITM_LOCAL] = { "HITM lcl", "hitm_local", 0 },
-	[FIG_HITM_REMOTE] = { "HITM rmt", "hitm_remote", 0 },
-	[FIG_HITM_TOTAL] = { "HITM", "hitm_total", 0 },
-	[FIG_DRAM_LOCAL] = { "DRAM lcl", "dram_local", 0 },
-	[FIG_DRAM_REMOTE] = { "DRAM rmt", "dram_remote", 0 },
+	[FIG_HITM_LOCAL] = { "HITM lcl", "hitm_local", 0, "samples" },
+	[FIG_HITM_REMOTE] = { "HITM rmt", "hitm_remote", 0, "samples" },
+	[FIG_HITM_TOTAL] = { "HITM", "hitm_total", 0, "samples" },
+	[FIG_DRAM_LOCAL] = { "DRAM lcl", "dram_local", 0, "samples" },
+	[FIG_DRAM_REMOTE] = { "DRAM rmt", "dram_remote", 0, "samples" },
 };
 
 static uint64_t figure_of(const struct c2c_counts *c, size_t figure)
@@ -514,7 +514,7 @@ static void text_stacks(const struct c2c_state *st, const struct profile *p, con
 			(unsigned long long)c->n[C2C_LOCAL_HITM], (unsigned long long)c->n[C2C_REMOTE_HITM],
 			(unsigned long long)c->n[C2C_LOCAL_DRAM], (unsigned long long)c->n[C2C_REMOTE_DRAM],
 			(unsigned long long)loads_of(c), (unsigned long long)stores_of(c));
-		view_text_stack(p, id, o->max_frames, out);
+		view_text_stack(p, id, o, out);
 	}
 }
 
@@ -538,7 +538,7 @@ static void text_line(const struct c2c_line *l, const struct profile *p, const s
 	for (size_t i = 0; i < l->nstacks && i < o->stacks_per_path; i++) {
 		fprintf(out, "      stack: %llu samples, %llu HITM\n", (unsigned long long)l->stacks[i].count,
 			(unsigned long long)l->stacks[i].hitm);
-		view_text_stack(p, l->stacks[i].stack, o->max_frames, out);
+		view_text_stack(p, l->stacks[i].stack, o, out);
 	}
 }
 

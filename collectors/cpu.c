@@ -4,12 +4,22 @@
  * It samples `cycles` where the machine has a hardware PMU and falls back to
  * the `cpu-clock` software timer where it does not (VMs without PMU
  * passthrough, such as our own), at the frequency or period the user chose.
- * On the report side its samples are counted per stack and path as they are.
+ * On the report side its samples are counted per stack and path as they are;
+ * its keyed figures are LKP's perf-profile.* shares (cpu_figures()).
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "sigprof/collector.h"
+#include "sigprof/util.h"
+#include "sigprof/view.h"
+
+/* perf-profile rows below this share (percent of the cpu samples) are left out, as LKP's lists leave them */
+#define PERF_PROFILE_FLOOR 0.5
+/* calltrace keys keep at most this many frames, the leaf's end of the stack */
+#define CALLTRACE_MAX_FRAMES 12
 
 static int cpu_add_events(struct record_options *opts, struct event_list *events, char *reason,
 			  size_t reasonlen)
@@ -34,9 +44,101 @@ static int cpu_add_events(struct record_options *opts, struct event_list *events
 	return 0;
 }
 
+static void *cpu_create(const struct profile *p, int self)
+{
+	(void)p;
+	int *state = xmalloc(sizeof(*state));
+	*state = self;
+	return state;
+}
+
+static void cpu_destroy(void *state)
+{
+	free(state);
+}
+
+struct calltrace {
+	char *key;
+	uint64_t count;
+};
+
+static int compare_calltraces(const void *a, const void *b)
+{
+	return strcmp(((const struct calltrace *)a)->key, ((const struct calltrace *)b)->key);
+}
+
+/*
+ * LKP's perf-profile figures, shares of the cpu samples in percent:
+ * perf-profile.self.cycles-pp.FUNC (samples whose leaf is FUNC),
+ * perf-profile.children.cycles-pp.FUNC (FUNC anywhere on the stack) and
+ * perf-profile.calltrace.cycles-pp.A.B.C (the stacks, root first, that
+ * end in C), each at or above PERF_PROFILE_FLOOR.  "cycles-pp" is LKP's
+ * name whatever event sampled (cpu-clock in a VM).
+ */
+static void cpu_figures(void *state, const struct profile *p, struct figure_rows *rows)
+{
+	int self = *(int *)state;
+	uint64_t samples = view_collector_samples(p, self);
+	if (!samples)
+		return;
+	char label[256];
+	struct function_row *functions;
+	size_t n = view_functions(p, self, SORT_SELF, &functions);
+	for (size_t i = 0; i < n; i++) {
+		const char *name = frame_label(view_frame(p, functions[i].frame), label, sizeof(label));
+		double share = 100.0 * (double)functions[i].self / (double)samples;
+		if (share >= PERF_PROFILE_FLOOR)
+			figure_rows_add(rows, share, "percent", false, "perf-profile.self.cycles-pp.%s", name);
+	}
+	for (size_t i = 0; i < n; i++) {
+		const char *name = frame_label(view_frame(p, functions[i].frame), label, sizeof(label));
+		double share = 100.0 * (double)functions[i].total / (double)samples;
+		if (share >= PERF_PROFILE_FLOOR)
+			figure_rows_add(rows, share, "percent", false, "perf-profile.children.cycles-pp.%s", name);
+	}
+	free(functions);
+	uint32_t *ids;
+	size_t nstacks = view_stacks(p, self, -1, &ids);
+	struct calltrace *traces = xcalloc(nstacks + 1, sizeof(*traces));
+	struct strbuf sb = { 0 };
+	for (size_t i = 0; i < nstacks; i++) {
+		uint32_t depth = view_stack_depth(p, ids[i]);
+		uint32_t from = depth > CALLTRACE_MAX_FRAMES ? CALLTRACE_MAX_FRAMES : depth;
+		sb_reset(&sb);
+		for (uint32_t k = from; k-- > 0;)
+			sb_addf(&sb, "%s%s", frame_label(view_stack_frame(p, ids[i], k), label, sizeof(label)), k ? "." : "");
+		traces[i] = (struct calltrace){ .key = xstrdup(sb.len ? sb.buf : "[unknown]"),
+						.count = view_stack_count(p, ids[i]) };
+	}
+	sb_free(&sb);
+	free(ids);
+	qsort(traces, nstacks, sizeof(*traces), compare_calltraces);
+	for (size_t i = 0; i < nstacks;) {
+		size_t j = i;
+		uint64_t count = 0;
+		for (; j < nstacks && strcmp(traces[j].key, traces[i].key) == 0; j++)
+			count += traces[j].count;
+		double share = 100.0 * (double)count / (double)samples;
+		if (share >= PERF_PROFILE_FLOOR)
+			figure_rows_add(rows, share, "percent", false, "perf-profile.calltrace.cycles-pp.%s", traces[i].key);
+		i = j;
+	}
+	for (size_t i = 0; i < nstacks; i++)
+		free(traces[i].key);
+	free(traces);
+}
+
+static const struct collector_analyzer cpu_analyzer = {
+	.create = cpu_create,
+	.destroy = cpu_destroy,
+	.figures = cpu_figures,
+	.show_stacks = true,
+};
+
 const struct collector cpu_collector = {
 	.name = "cpu",
 	.description = "CPU samples: cycles where a PMU exists, else cpu-clock",
 	.add_events = cpu_add_events,
 	.unit = "samples",
+	.analyzer = &cpu_analyzer,
 };

@@ -204,12 +204,27 @@ static const struct futex_call *decoded(struct futex_state *st, const struct pro
 	return st->cached_ok ? &st->call : NULL;
 }
 
+/* The weights (collector.h): calls and measured blocking time per entry stack, labelled with the word. */
+enum { WEIGHT_CALLS, WEIGHT_WAIT_NS };
+static const struct weight_kind futex_weights[] = {
+	[WEIGHT_CALLS] = { "calls", "count", false },
+	[WEIGHT_WAIT_NS] = { "wait", "nanoseconds", true },
+};
+
+static void charge_wait(void *ctx, const struct futex_word *w, uint32_t tid, uint32_t stack, uint64_t ns)
+{
+	const struct futex_state *st = ctx;
+	view_add_weight(st->profile, st->self, stack, w->pid, tid, 0, w->uaddr, WEIGHT_WAIT_NS, ns);
+}
+
 static void *futex_create(const struct profile *p, int self)
 {
-	(void)p;
 	struct futex_state *st = xcalloc(1, sizeof(*st));
 	st->self = self;
+	st->profile = p;
 	st->tracker = futex_tracker_new();
+	if (view_weights_wanted(p))
+		futex_tracker_set_wait_hook(st->tracker, charge_wait, st);
 	return st;
 }
 
@@ -262,6 +277,7 @@ static void futex_sample(void *state, const struct profile *p, const struct sp_s
 	struct futex_call entry = *c;
 	entry.stack = stack;
 	struct futex_word *w = futex_tracker_enter(st->tracker, &entry);
+	view_add_weight(p, st->self, stack, c->pid, c->tid, 0, c->uaddr, WEIGHT_CALLS, c->period ? c->period : 1);
 	if (!w->named)
 		name_word(p, w);
 }
@@ -275,6 +291,25 @@ static void futex_finish(void *state, const struct profile *p)
 	size_t n = futex_tracker_words(st->tracker, &words);
 	for (size_t i = 0; i < n; i++)
 		futex_word_sort_stacks(words[i]);
+}
+
+/* The describe hook (collector.h): an entry's op and word, an exit's result. */
+static bool futex_describe(void *state, const struct profile *p, const struct sp_sample *s, char *buf, size_t len)
+{
+	struct futex_state *st = state;
+	struct futex_call c;
+	if (!decode_call(st, p, s, &c))
+		return false;
+	char op[96], word[256], err[32];
+	if (c.enter) {
+		view_user_data_name(p, c.pid, c.uaddr, word, sizeof(word), NULL);
+		snprintf(buf, len, "%s on %s", futex_op_format(&c.op, op, sizeof(op)), word);
+	} else if (c.ret < 0 && c.ret >= -4095) {
+		snprintf(buf, len, "returns %s", futex_errno_name((int)-c.ret, err, sizeof(err)));
+	} else {
+		snprintf(buf, len, "returns %lld", (long long)c.ret);
+	}
+	return true;
 }
 
 /* The marks_data hook (collector.h): a futex word of pid in [start, end) (c2c marks its cacheline). */
@@ -294,6 +329,7 @@ static const struct collector_analyzer futex_analyzer = {
 	.destroy = futex_destroy,
 	.figures = futex_figures,
 	.marks_data = futex_marks_data,
+	.describe = futex_describe,
 };
 
 const struct collector futex_collector = {
@@ -302,4 +338,6 @@ const struct collector futex_collector = {
 	.add_events = futex_add_events,
 	.unit = "calls",
 	.analyzer = &futex_analyzer,
+	.weights = futex_weights,
+	.nweights = ARRAY_SIZE(futex_weights),
 };

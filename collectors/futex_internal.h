@@ -38,6 +38,7 @@ struct event_info {
 
 struct futex_state {
 	int self;                  /* this collector's index in the profile */
+	const struct profile *profile; /* for the wait hook's weights */
 	struct futex_tracker *tracker;
 	struct event_info *events; /* by sp_event index */
 	size_t nevents;

@@ -150,6 +150,11 @@ static void text_ops(struct futex_state *st, const struct profile *p, FILE *out)
 		text_errors(os->by_errno, os->nerrnos, out);
 		fprintf(out, "\n");
 	}
+	for (int id = 0; id < FOP_COUNT; id++) {
+		char what[64];
+		snprintf(what, sizeof(what), "%s wait", futex_op_name((enum futex_op_id)id));
+		view_text_slowest(out, what, &futex_tracker_op(st->tracker, (enum futex_op_id)id)->slowest_wait);
+	}
 }
 
 static void text_word_ops(const struct futex_word *w, FILE *out)
@@ -188,7 +193,7 @@ static void text_stack(const struct profile *p, const struct futex_stack *fs, co
 		fprintf(out, ", %llu waits measured, %.3f ms blocked", (unsigned long long)fs->wait.count,
 			ms(fs->wait.total));
 	fprintf(out, "\n");
-	view_text_stack(p, fs->stack, o->max_frames, out);
+	view_text_stack(p, fs->stack, o, out);
 }
 
 static void text_busiest(struct futex_state *st, const struct profile *p, const struct view_options *o, FILE *out)
@@ -334,6 +339,7 @@ static void json_op_detail(struct json_writer *w, struct futex_state *st, const 
 	json_u64(w, "p50", duration_quantile(&os->wait, 0.5));
 	json_u64(w, "p99", duration_quantile(&os->wait, 0.99));
 	json_end(w);
+	view_json_slowest(w, "slowest_wait", &os->slowest_wait);
 	json_u64(w, "unmeasured_waits", os->unmeasured);
 	json_u64(w, "unfinished", os->unfinished);
 	json_u64(w, "error_count", os->errors);

@@ -44,7 +44,15 @@ struct futex_tracker {
 	struct u64_map threads;    /* tid -> struct futex_thread */
 	struct futex_op_stats ops[FOP_COUNT];
 	uint64_t unpaired_exits, orphan_exits;
+	futex_wait_hook wait_hook;
+	void *wait_hook_ctx;
 };
+
+void futex_tracker_set_wait_hook(struct futex_tracker *t, futex_wait_hook hook, void *ctx)
+{
+	t->wait_hook = hook;
+	t->wait_hook_ctx = ctx;
+}
 
 struct futex_tracker *futex_tracker_new(void)
 {
@@ -258,6 +266,9 @@ static void pair_exit(struct futex_tracker *t, struct futex_thread *th, const st
 			wait_time_add(&w->wait, ns);
 			wait_time_add(&stack_entry(&w->waiters, &w->nwaiters, th->stack)->wait, ns);
 			duration_add(&t->ops[id].wait, ns);
+			slowest_event_note(&t->ops[id].slowest_wait, th->enter_time, c->time, w->pid, c->tid);
+			if (t->wait_hook)
+				t->wait_hook(t->wait_hook_ctx, w, c->tid, th->stack, ns);
 		} else {
 			w->unmeasured += th->enter_period;
 			t->ops[id].unmeasured += th->enter_period;

@@ -41,6 +41,7 @@
 
 #include "sigprof/collector.h"
 #include "sigprof/json.h"
+#include "sigprof/term.h"
 #include "sigprof/view.h"
 #include "sigprof/sched.h"
 #include "sigprof/tracepoint.h"
@@ -119,7 +120,15 @@ struct sched_tracker {
 	struct sched_stack_stats *stacks; /* indexed by stack id */
 	size_t stacks_cap;
 	struct sched_totals totals;
+	sched_wait_hook wait_hook;
+	void *wait_hook_ctx;
 };
+
+void sched_tracker_set_wait_hook(struct sched_tracker *t, sched_wait_hook hook, void *ctx)
+{
+	t->wait_hook = hook;
+	t->wait_hook_ctx = ctx;
+}
 
 enum sched_out_kind sched_out_kind_of(int64_t prev_state)
 {
@@ -226,7 +235,7 @@ void sched_switch_out_record(struct sched_tracker *t, uint32_t tid, uint64_t tim
 }
 
 /* The end of a wait: charge it to the stack of the switch-out that began it. */
-static void close_wait(struct sched_tracker *t, struct sched_task *task, uint64_t time)
+static void close_wait(struct sched_tracker *t, uint32_t tid, struct sched_task *task, uint64_t time)
 {
 	struct sched_stack_stats *st = stack_stats(t, task->stack);
 	uint64_t wait = elapsed(task->out_time, time);
@@ -234,6 +243,7 @@ static void close_wait(struct sched_tracker *t, struct sched_task *task, uint64_
 	uint64_t delay = ready ? elapsed(ready, time) : 0;
 	figure_add(&st->wait_time, wait);
 	duration_add(&t->totals.wait_time, wait);
+	slowest_event_note(&t->totals.slowest_wait, task->out_time, time, 0, tid);
 	if (ready) {
 		figure_add(&st->sch_delay, delay);
 		duration_add(&t->totals.sch_delay, delay);
@@ -243,6 +253,8 @@ static void close_wait(struct sched_tracker *t, struct sched_task *task, uint64_
 	figure_add(&st->wait_and_delay, wait + delay);
 	duration_add(&t->totals.wait_and_delay, wait + delay);
 	task->waiting = false;
+	if (t->wait_hook)
+		t->wait_hook(t->wait_hook_ctx, tid, task->stack, wait, delay);
 }
 
 void sched_switch_in(struct sched_tracker *t, uint32_t tid, uint64_t time)
@@ -253,7 +265,7 @@ void sched_switch_in(struct sched_tracker *t, uint32_t tid, uint64_t time)
 		task->new_time = 0;
 	}
 	if (task->waiting)
-		close_wait(t, task, time);
+		close_wait(t, tid, task, time);
 	task->early_waking = 0;
 }
 
@@ -401,14 +413,34 @@ struct sched_state {
 	unsigned char *kinds; /* sp_event index -> enum sched_event */
 	size_t kinds_cap;
 	uint64_t not_workload; /* system-wide hits on other tasks, dropped */
+	const struct profile *profile; /* for the wait hook's weights */
+	struct u64_map pids;   /* tid -> pid + 1 of the tasks seen switching out, for the weights' labels */
 };
+
+/* The weights (collector.h): wait time and scheduling delay per switch-out stack. */
+enum { WEIGHT_WAIT_NS, WEIGHT_DELAY_NS };
+static const struct weight_kind sched_weights[] = {
+	[WEIGHT_WAIT_NS] = { "wait", "nanoseconds", true },
+	[WEIGHT_DELAY_NS] = { "delay", "nanoseconds", false },
+};
+
+static void charge_wait(void *ctx, uint32_t tid, uint32_t stack, uint64_t wait, uint64_t delay)
+{
+	const struct sched_state *st = ctx;
+	uintptr_t pid = (uintptr_t)u64_map_get(&st->pids, tid);
+	view_add_weight(st->profile, st->self, stack, pid ? (uint32_t)(pid - 1) : tid, tid, 0, 0, WEIGHT_WAIT_NS, wait);
+	view_add_weight(st->profile, st->self, stack, pid ? (uint32_t)(pid - 1) : tid, tid, 0, 0, WEIGHT_DELAY_NS,
+			delay);
+}
 
 static void *sched_create(const struct profile *p, int self)
 {
-	(void)p;
 	struct sched_state *st = xcalloc(1, sizeof(*st));
 	st->self = self;
+	st->profile = p;
 	st->tracker = sched_tracker_new();
+	if (view_weights_wanted(p))
+		sched_tracker_set_wait_hook(st->tracker, charge_wait, st);
 	return st;
 }
 
@@ -416,6 +448,7 @@ static void sched_destroy(void *state)
 {
 	struct sched_state *st = state;
 	sched_tracker_free(st->tracker);
+	u64_map_free(&st->pids);
 	free(st->kinds);
 	free(st);
 }
@@ -485,6 +518,8 @@ static void switch_sample(struct sched_state *st, const struct profile *p, const
 	if (!ev || !tp_field_i64(ev, s, "prev_state", &prev_state))
 		return;
 	tp_field_i64(ev, s, "prev_pid", &prev_pid);
+	if (view_weights_wanted(p) && prev_pid == s->tid)
+		u64_map_put(&st->pids, s->tid, (void *)(uintptr_t)(s->pid + 1));
 	sched_switch_out(st->tracker, (uint32_t)prev_pid, s->time, stack, sched_out_kind_of(prev_state));
 	if (tp_field_i64(ev, s, "next_pid", &next_pid) && next_pid > 0 &&
 	    sched_task_known(st->tracker, (uint32_t)next_pid))
@@ -651,7 +686,7 @@ static double ms(uint64_t ns)
 	return (double)ns / 1e6;
 }
 
-static const struct path_figure sched_path_figures[] = { { "wait ms", NULL, 3 } };
+static const struct path_figure sched_path_figures[] = { { "wait ms", NULL, 3, "ms" } };
 
 /* The path table's sched column: wait time in ms of the waits that began on the path's stacks. */
 static double sched_path_figure(void *state, const struct profile *p, int path, size_t figure)
@@ -704,42 +739,65 @@ static uint64_t unsampled_hits(struct sched_state *st, const struct profile *p, 
 
 /* ---- text ---- */
 
-static void text_total_line(FILE *out, const char *name, const struct duration_stats *d)
+/* The totals table's columns: name, count, total, avg, p50, p99, max (view_table). */
+static const unsigned total_columns[] = { 18, 11, 15, 13, 13, 13, 13 };
+
+static void text_total_line(struct view_table *t, const char *name, const struct duration_stats *d)
 {
-	fprintf(out, "  %-16s %10llu %14.3f %12.3f %12.3f %12.3f %12.3f\n", name, (unsigned long long)d->count,
-		ms(d->total), d->count ? ms(d->total) / (double)d->count : 0.0, ms(duration_quantile(d, 0.5)),
-		ms(duration_quantile(d, 0.99)), ms(d->max));
+	view_table_addf(t, "  %-16s %10llu %14.3f %12.3f %12.3f %12.3f %12.3f", name, (unsigned long long)d->count,
+			ms(d->total), d->count ? ms(d->total) / (double)d->count : 0.0, ms(duration_quantile(d, 0.5)),
+			ms(duration_quantile(d, 0.99)), ms(d->max));
 }
 
-static void text_totals(struct sched_state *st, const struct profile *p, FILE *out)
+static void text_totals(struct sched_state *st, const struct profile *p, const struct view_options *o, FILE *out)
 {
 	const struct sched_totals *t = sched_tracker_totals(st->tracker);
-	fprintf(out, "  %-16s %10s %14s %12s %12s %12s %12s\n", "", "count", "total ms", "avg ms", "p50 ms",
-		"p99 ms", "max ms");
-	text_total_line(out, "wait_time", &t->wait_time);
-	text_total_line(out, "sch_delay", &t->sch_delay);
-	text_total_line(out, "wait_and_delay", &t->wait_and_delay);
-	text_total_line(out, "new task delay", &t->new_task_delay);
+	struct view_table table = { .columns = total_columns, .ncolumns = ARRAY_SIZE(total_columns) };
+	view_table_addf(&table, "  %-16s %10s %14s %12s %12s %12s %12s", "", "count", "total ms", "avg ms", "p50 ms",
+			"p99 ms", "max ms");
+	text_total_line(&table, "wait_time", &t->wait_time);
+	text_total_line(&table, "sch_delay", &t->sch_delay);
+	text_total_line(&table, "wait_and_delay", &t->wait_and_delay);
+	text_total_line(&table, "new task delay", &t->new_task_delay);
+	view_table_print(&table, o, out);
+	view_text_slowest(out, "wait", &t->slowest_wait);
 	fprintf(out, "  migrations: %llu; waits with no waking seen (delay unknown): %llu\n",
 		(unsigned long long)t->migrations, (unsigned long long)t->without_waking);
-	fprintf(out, "  not counted: %llu waits open at the end, %llu ended by exit, %llu cut by a lost switch-in\n",
-		(unsigned long long)t->open_at_end, (unsigned long long)t->ended_by_exit,
-		(unsigned long long)t->unmatched);
+	view_text_wrapped(o, out, 4, "  not counted: %llu waits open at the end, %llu ended by exit, %llu cut by a lost "
+			  "switch-in", (unsigned long long)t->open_at_end, (unsigned long long)t->ended_by_exit,
+			  (unsigned long long)t->unmatched);
 	uint64_t switches = unsampled_hits(st, p, EV_SWITCH), wakings = unsampled_hits(st, p, EV_WAKING);
 	if (switches || wakings)
-		fprintf(out, "  throttled: %llu switch-outs and %llu wakings (of any task) counted by the kernel but not "
-			     "sampled\n",
-			(unsigned long long)switches, (unsigned long long)wakings);
+		view_text_wrapped(o, out, 4, "  throttled: %llu switch-outs and %llu wakings (of any task) counted by the "
+				  "kernel but not sampled", (unsigned long long)switches, (unsigned long long)wakings);
 }
 
+/* The stack table's columns: waits, wait total/avg/max, delay total/avg/max, w+d total, path (view_table). */
+static const unsigned row_columns[] = { 10, 13, 10, 10, 13, 10, 10, 13, 18 };
+
+static void text_row_heading(struct view_table *t)
+{
+	view_table_addf(t, "  %8s %12s %9s %9s %12s %9s %9s %12s  %s", "waits", "wait tot ms", "avg", "max",
+			"delay tot ms", "avg", "max", "w+d tot ms", "path");
+}
+
+/*
+ * A stack's row, then its frames.  Rows wider than the width repeat the
+ * heading over each row, in as many tables as the width needs (o->width);
+ * those that fit had their heading printed once before the first.
+ */
 static void text_row(const struct profile *p, const struct sched_row *r, const struct view_options *o,
-		     FILE *out)
+		     bool own_heading, FILE *out)
 {
 	const struct sched_stack_stats *s = &r->stats;
-	fprintf(out, "  %8llu %12.3f %9.3f %9.3f %12.3f %9.3f %9.3f %12.3f  %s\n",
-		(unsigned long long)s->wait_time.count, ms(s->wait_time.total), figure_avg_ms(&s->wait_time),
-		ms(s->wait_time.max), ms(s->sch_delay.total), figure_avg_ms(&s->sch_delay), ms(s->sch_delay.max),
-		ms(s->wait_and_delay.total), path_name(view_stack_path(p, r->stack)));
+	struct view_table t = { .columns = row_columns, .ncolumns = ARRAY_SIZE(row_columns) };
+	if (own_heading)
+		text_row_heading(&t);
+	view_table_addf(&t, "  %8llu %12.3f %9.3f %9.3f %12.3f %9.3f %9.3f %12.3f  %s",
+			(unsigned long long)s->wait_time.count, ms(s->wait_time.total), figure_avg_ms(&s->wait_time),
+			ms(s->wait_time.max), ms(s->sch_delay.total), figure_avg_ms(&s->sch_delay), ms(s->sch_delay.max),
+			ms(s->wait_and_delay.total), path_name(view_stack_path(p, r->stack)));
+	view_table_print(&t, o, out);
 	if (o->sched_keys_lkp) {
 		fprintf(out, "        %s\n", r->key);
 		return;
@@ -748,7 +806,9 @@ static void text_row(const struct profile *p, const struct sched_row *r, const s
 	const char *k = r->key;
 	for (unsigned i = 0; i < o->max_frames && k; i++) {
 		const char *semi = strchr(k, ';');
-		fprintf(out, "        %.*s\n", semi ? (int)(semi - k) : (int)strlen(k), k);
+		char frame[512], cut[520];
+		snprintf(frame, sizeof(frame), "%.*s", semi ? (int)(semi - k) : (int)strlen(k), k);
+		fprintf(out, "        %s\n", term_cut(frame, o->width > 8 ? o->width - 8 : 0, cut, sizeof(cut)));
 		k = semi ? semi + 1 : NULL;
 	}
 	if (k)
@@ -762,22 +822,31 @@ static void sched_text(void *state, const struct profile *p, const struct view_o
 	const char *scope = waking_scope(p);
 	if (!view_collector_ok(p, st->self))
 		return;
-	fprintf(out, "\nScheduler waits (sched): %llu waits of the workload's tasks, wakings seen %s\n",
+	fputc('\n', out);
+	view_text_wrapped(o, out, 2, "Scheduler waits (sched): %llu waits of the workload's tasks, wakings seen %s",
 		(unsigned long long)t->wait_time.count,
 		strcmp(scope, "system-wide") == 0 ? "system-wide"
 		: strcmp(scope, "workload") == 0  ? "only when the workload did them (no system-wide events: "
 						    "delays partly unknown)"
 						  : "nowhere (no waking event: delays unknown)");
-	text_totals(st, p, out);
+	text_totals(st, p, o, out);
 	struct sched_row *rows;
 	size_t n = sched_rows(st, p, o->sched_keys_lkp, &rows);
-	fprintf(out, "\nTop sched stacks by wait_and_delay total (%s; wait = switch-out to switch-in, "
-		     "delay = waking to switch-in)\n",
-		o->sched_keys_lkp ? "keys as LKP's perf-sched" : "leaf first");
-	fprintf(out, "  %8s %12s %9s %9s %12s %9s %9s %12s  %s\n", "waits", "wait tot ms", "avg", "max",
-		"delay tot ms", "avg", "max", "w+d tot ms", "path");
+	fputc('\n', out);
+	view_text_wrapped(o, out, 2, "Top sched stacks by wait_and_delay total (%s; wait = switch-out to switch-in, "
+			  "delay = waking to switch-in)", o->sched_keys_lkp ? "keys as LKP's perf-sched" : "leaf first");
+	size_t row_width = 0; /* the widest row, its path included */
+	for (size_t c = 0; c + 1 < ARRAY_SIZE(row_columns); c++)
+		row_width += row_columns[c];
+	row_width += strlen("futex-requeue") + 2;
+	bool fits = !o->width || row_width <= o->width;
+	if (fits) {
+		struct view_table heading = { .columns = row_columns, .ncolumns = ARRAY_SIZE(row_columns) };
+		text_row_heading(&heading);
+		view_table_print(&heading, o, out);
+	}
 	for (size_t i = 0; i < n && i < o->top; i++)
-		text_row(p, &rows[i], o, out);
+		text_row(p, &rows[i], o, !fits, out);
 	free_rows(rows, n);
 }
 
@@ -813,6 +882,7 @@ static void json_totals(struct json_writer *w, struct sched_state *st, const str
 	json_duration(w, "sch_delay", &t->sch_delay);
 	json_duration(w, "wait_and_delay", &t->wait_and_delay);
 	json_duration(w, "new_task_delay", &t->new_task_delay);
+	view_json_slowest(w, "slowest_wait", &t->slowest_wait);
 	json_u64(w, "migrations", t->migrations);
 	json_u64(w, "without_waking", t->without_waking);
 	json_u64(w, "open_at_end", t->open_at_end);
@@ -922,4 +992,6 @@ const struct collector sched_collector = {
 	.add_events = sched_add_events,
 	.unit = "events",
 	.analyzer = &sched_analyzer,
+	.weights = sched_weights,
+	.nweights = ARRAY_SIZE(sched_weights),
 };

@@ -23,6 +23,7 @@
 
 #include "sigprof/collector.h"
 #include "sigprof/json.h"
+#include "sigprof/term.h"
 #include "sigprof/view.h"
 #include "sigprof/signal.h"
 #include "sigprof/tracepoint.h"
@@ -66,7 +67,8 @@ struct pending_queue {
 
 struct handler_frame {
 	int sig;
-	uint64_t time; /* of the delivery */
+	uint64_t time;  /* of the delivery */
+	uint32_t stack; /* of the delivery */
 };
 
 struct thread_state {
@@ -82,7 +84,15 @@ struct signal_analysis {
 	struct u64_map queues;  /* queue_key() -> struct pending_queue */
 	uint64_t unmatched_sigreturns;
 	uint64_t bad_events;
+	signal_handler_hook handler_hook;
+	void *handler_hook_ctx;
 };
+
+void signal_analysis_set_handler_hook(struct signal_analysis *a, signal_handler_hook hook, void *ctx)
+{
+	a->handler_hook = hook;
+	a->handler_hook_ctx = ctx;
+}
 
 /* A thread's own queue for sig, or (shared) its process's. */
 static uint64_t queue_key(bool shared, uint32_t id, int sig)
@@ -277,7 +287,7 @@ static void push_handler(struct signal_analysis *a, struct thread_state *t, cons
 		t->depth--;
 	}
 	GROW(t->frames, t->cap, t->depth + 1);
-	t->frames[t->depth++] = (struct handler_frame){ e->sig, e->time };
+	t->frames[t->depth++] = (struct handler_frame){ e->sig, e->time, e->stack };
 }
 
 static void on_deliver(struct signal_analysis *a, struct signal_figures *f, const struct signal_event *e)
@@ -286,8 +296,10 @@ static void on_deliver(struct signal_analysis *a, struct signal_figures *f, cons
 	f->delivered++;
 	count_stack(&f->interrupted, e->stack);
 	uint64_t generated;
-	if (take_generation(a, e, &generated))
+	if (take_generation(a, e, &generated)) {
 		duration_add(&f->latency, e->time > generated ? e->time - generated : 0);
+		slowest_event_note(&f->slowest_latency, generated, e->time, e->pid, e->tid);
+	}
 	else
 		f->unmatched_deliveries++;
 	if (e->sa_handler == SIGNAL_HANDLER_IGNORE) {
@@ -316,6 +328,9 @@ static void on_sigreturn(struct signal_analysis *a, const struct signal_event *e
 	struct signal_figures *f = a->figures[h.sig];
 	f->sigreturns++;
 	duration_add(&f->handler, e->time > h.time ? e->time - h.time : 0);
+	slowest_event_note(&f->slowest_handler, h.time, e->time, e->pid, e->tid);
+	if (a->handler_hook)
+		a->handler_hook(a->handler_hook_ctx, e->pid, e->tid, h.sig, h.stack, e->time > h.time ? e->time - h.time : 0);
 }
 
 void signal_analysis_event(struct signal_analysis *a, const struct signal_event *e)
@@ -429,11 +444,14 @@ static int signal_add_events(struct record_options *opts, struct event_list *eve
 
 struct signal_report {
 	int self;                                  /* this collector's index in the profile */
+	const struct profile *profile;             /* for the handler hook's weights */
 	struct signal_analysis *analysis;
 	const struct signal_tracepoint **by_event; /* event index -> its tracepoint, NULL: not one of ours */
 	bool *known;                               /* by_event[i] was looked up */
 	size_t nevents;
 	uint64_t undecodable;                      /* samples whose raw fields could not be read */
+	struct u64_map tasks;                      /* tids of the workload's tasks (FORK, COMM, samples) */
+	uint64_t other_tasks_generated;            /* generations in an interrupt for another process's task */
 };
 
 static uint32_t running_handlers(void *state, uint32_t pid, uint32_t tid, int *sigs, uint32_t max)
@@ -442,12 +460,28 @@ static uint32_t running_handlers(void *state, uint32_t pid, uint32_t tid, int *s
 	return signal_analysis_running_handlers(r->analysis, pid, tid, sigs, max);
 }
 
+/* The weights (collector.h): deliveries and handler time per interrupted stack, labelled with the signal. */
+enum { WEIGHT_DELIVERIES, WEIGHT_HANDLER_NS };
+static const struct weight_kind signal_weights[] = {
+	[WEIGHT_DELIVERIES] = { "deliveries", "count", false },
+	[WEIGHT_HANDLER_NS] = { "handler", "nanoseconds", true },
+};
+
+static void charge_handler(void *ctx, uint32_t pid, uint32_t tid, int sig, uint32_t stack, uint64_t ns)
+{
+	const struct signal_report *r = ctx;
+	if (stack != SIGNAL_NO_STACK)
+		view_add_weight(r->profile, r->self, stack, pid, tid, sig, 0, WEIGHT_HANDLER_NS, ns);
+}
+
 static void *signal_create(const struct profile *p, int self)
 {
-	(void)p;
 	struct signal_report *r = xcalloc(1, sizeof(*r));
 	r->self = self;
+	r->profile = p;
 	r->analysis = signal_analysis_new();
+	if (view_weights_wanted(p))
+		signal_analysis_set_handler_hook(r->analysis, charge_handler, r);
 	return r;
 }
 
@@ -480,10 +514,46 @@ static const struct signal_tracepoint *tracepoint_of_sample(struct signal_report
 	return r->by_event[i];
 }
 
+/* The trace entry's common_flags: the hit ran in a hard or soft interrupt, or an NMI (TRACE_FLAG_*). */
+#define TRACE_FLAGS_INTERRUPT (0x08 | 0x10 | 0x40)
+
+static void task_seen(struct signal_report *r, uint32_t tid)
+{
+	if (tid && !u64_map_get(&r->tasks, tid))
+		u64_map_put(&r->tasks, tid, (void *)1);
+}
+
+/*
+ * signal_generate fires in the sender's context, and an interrupt runs in
+ * whatever task is current: a POSIX timer or itimer of another process that
+ * expires while the workload is on the CPU generates its signal "in" the
+ * workload.  Such a hit (interrupt context, a target that is none of the
+ * workload's tasks) is not the workload's: it is dropped and counted apart.
+ * A workload's own timers (stress-ng --timer) target its own tasks and stay.
+ */
+static bool generated_for_another_process(struct signal_report *r, const struct profile *p,
+					  const struct sp_sample *s)
+{
+	const struct tep_event *ev = view_tracepoint_of(p, s);
+	uint64_t flags;
+	int64_t target;
+	if (!ev || !tp_field_u64(ev, s, "common_flags", &flags) || !(flags & TRACE_FLAGS_INTERRUPT) ||
+	    !tp_field_i64(ev, s, "pid", &target))
+		return false;
+	return target > 0 && !u64_map_get(&r->tasks, (uint64_t)target);
+}
+
 static int signal_path_of(void *state, const struct profile *p, const struct sp_sample *s)
 {
-	const struct signal_tracepoint *tp = tracepoint_of_sample(state, s);
-	return tp ? tp->path : -1;
+	struct signal_report *r = state;
+	const struct signal_tracepoint *tp = tracepoint_of_sample(r, s);
+	if (!tp)
+		return -1;
+	if (tp->kind == SIGNAL_EVENT_GENERATE && generated_for_another_process(r, p, s)) {
+		r->other_tasks_generated++;
+		return PATH_NOT_WORKLOAD;
+	}
+	return tp->path;
 }
 
 /* The raw fields a kind needs; false when they cannot be read. */
@@ -517,12 +587,45 @@ static void signal_sample(void *state, const struct profile *p, const struct sp_
 	if (!tp)
 		return;
 	struct signal_event e = { .kind = tp->kind, .time = s->time, .pid = s->pid, .tid = s->tid, .stack = stack };
+	if (tp->kind != SIGNAL_EVENT_GENERATE)
+		task_seen(r, s->tid); /* deliveries and sigreturns run in the workload's own tasks */
 	const struct tep_event *ev = view_tracepoint_of(p, s);
 	if (!ev || !decode_fields(ev, s, &e)) {
 		r->undecodable++;
 		return;
 	}
 	signal_analysis_event(r->analysis, &e);
+	if (e.kind == SIGNAL_EVENT_DELIVER && e.sig > 0)
+		view_add_weight(p, r->self, stack, s->pid, s->tid, e.sig, 0, WEIGHT_DELIVERIES, 1);
+}
+
+/* The describe hook (collector.h): the signal by name, a generation's result, a delivery's disposition. */
+static bool signal_describe(void *state, const struct profile *p, const struct sp_sample *s, char *buf, size_t len)
+{
+	static const char *const results[SIGNAL_RESULT_COUNT] = {
+		[SIGNAL_RESULT_DELIVERED] = "queued", [SIGNAL_RESULT_IGNORED] = "ignored",
+		[SIGNAL_RESULT_ALREADY_PENDING] = "already pending", [SIGNAL_RESULT_OVERFLOW_FAIL] = "queue full, dropped",
+		[SIGNAL_RESULT_LOSE_INFO] = "queued without its siginfo",
+	};
+	const struct signal_tracepoint *tp = tracepoint_of_sample(state, s);
+	const struct tep_event *ev = view_tracepoint_of(p, s);
+	if (!tp || !ev)
+		return false;
+	struct signal_event e = { .kind = tp->kind };
+	if (!decode_fields(ev, s, &e))
+		return false;
+	char name[32];
+	if (tp->kind == SIGNAL_EVENT_GENERATE)
+		snprintf(buf, len, "%s to %u, %s", signal_name(e.sig, name, sizeof(name)), e.target,
+			 e.result >= 0 && e.result < SIGNAL_RESULT_COUNT ? results[e.result] : "unknown result");
+	else if (tp->kind == SIGNAL_EVENT_DELIVER)
+		snprintf(buf, len, "%s to %s", signal_name(e.sig, name, sizeof(name)),
+			 e.sa_handler == SIGNAL_HANDLER_IGNORE    ? "SIG_IGN"
+			 : e.sa_handler == SIGNAL_HANDLER_DEFAULT ? "its default action"
+								  : "its handler");
+	else
+		return false;
+	return true;
 }
 
 static void signal_finish(void *state, const struct profile *p)
@@ -535,6 +638,7 @@ static void signal_destroy(void *state)
 {
 	struct signal_report *r = state;
 	signal_analysis_free(r->analysis);
+	u64_map_free(&r->tasks);
 	free(r->by_event);
 	free(r->known);
 	free(r);
@@ -587,22 +691,27 @@ static double micros(uint64_t ns)
 	return (double)ns / 1000.0;
 }
 
-static void text_row(const struct signal_figures *f, FILE *out)
+/* The summary table's columns: signal, four counts, latency p50/p99/max, handler p50/p99/max (view_table). */
+static const unsigned text_columns[] = { 15, 11, 11, 11, 11, 31, 31 };
+
+static void text_row(const struct signal_figures *f, struct view_table *t)
 {
 	char name[32];
-	fprintf(out, "  %-13s %10llu %10llu %10llu %10llu", signal_name(f->signo, name, sizeof(name)),
+	struct strbuf row = { 0 };
+	sb_addf(&row, "  %-13s %10llu %10llu %10llu %10llu", signal_name(f->signo, name, sizeof(name)),
 		(unsigned long long)f->generated, (unsigned long long)f->delivered,
 		(unsigned long long)f->sigreturns, (unsigned long long)not_delivered(f));
 	const struct duration_stats *d[] = { &f->latency, &f->handler };
 	for (int i = 0; i < 2; i++) {
 		if (!d[i]->count) {
-			fprintf(out, "  %9s %9s %9s", "-", "-", "-");
+			sb_addf(&row, "  %9s %9s %9s", "-", "-", "-");
 			continue;
 		}
-		fprintf(out, "  %9.2f %9.2f %9.2f", micros(duration_quantile(d[i], 0.5)),
+		sb_addf(&row, "  %9.2f %9.2f %9.2f", micros(duration_quantile(d[i], 0.5)),
 			micros(duration_quantile(d[i], 0.99)), micros(d[i]->max));
 	}
-	fprintf(out, "\n");
+	view_table_addf(t, "%s", row.buf);
+	sb_free(&row);
 }
 
 /*
@@ -610,24 +719,27 @@ static void text_row(const struct signal_figures *f, FILE *out)
  * was), or its kernel frames when it has no user frames (a kernel thread,
  * an interrupt with no user context).
  */
-static void text_stack(const struct profile *p, const struct stack_count *row, FILE *out)
+static void text_stack(const struct profile *p, const struct stack_count *row, const struct view_options *o, FILE *out)
 {
 	static const struct stack_line_style style = { .separator = " <- ", .max_frames = TEXT_FRAMES,
 						       .user_frames = true, .more = " <- ..." };
 	struct strbuf line = { 0 };
 	view_stack_line(p, row->stack, &style, &line);
-	fprintf(out, "      %10llu  %s\n", (unsigned long long)row->count, line.buf ? line.buf : "");
+	char cut[1024];
+	/* within the width: the count's 18 columns, then as much of the line as fits, cut with "…" */
+	const char *shown = term_cut(line.buf ? line.buf : "", o->width > 18 ? o->width - 18 : 0, cut, sizeof(cut));
+	fprintf(out, "      %10llu  %s\n", (unsigned long long)row->count, shown);
 	sb_free(&line);
 }
 
-static void text_stacks(const struct profile *p, const char *title, const struct u64_map *counts, unsigned limit,
-			FILE *out)
+static void text_stacks(const struct profile *p, const char *title, const struct u64_map *counts,
+			const struct view_options *o, FILE *out)
 {
 	struct stack_count *rows;
 	size_t n = sorted_stacks(counts, &rows);
 	fprintf(out, "    %s (%zu distinct stacks)\n", title, n);
-	for (size_t i = 0; i < n && i < limit; i++)
-		text_stack(p, &rows[i], out);
+	for (size_t i = 0; i < n && i < o->stacks_per_path; i++)
+		text_stack(p, &rows[i], o, out);
 	free(rows);
 }
 
@@ -663,7 +775,7 @@ static const char *unmatched_delivery_reason(int signo)
 				       : "the sender was not recorded: another process, an interrupt, a child's exit";
 }
 
-static void text_notes(const struct signal_report *r, FILE *out)
+static void text_notes(const struct signal_report *r, const struct view_options *o, FILE *out)
 {
 	char name[32];
 	for (int sig = 1; sig <= SIGNAL_MAX; sig++) {
@@ -672,22 +784,27 @@ static void text_notes(const struct signal_report *r, FILE *out)
 			continue;
 		signal_name(sig, name, sizeof(name));
 		if (f->unmatched_deliveries)
-			fprintf(out, "  note: %s: %llu deliveries without a generation (%s)\n", name,
+			view_text_wrapped(o, out, 8, "  note: %s: %llu deliveries without a generation (%s)", name,
 				(unsigned long long)f->unmatched_deliveries, unmatched_delivery_reason(sig));
 		if (f->unmatched_generations)
-			fprintf(out, "  note: %s: %llu generations never delivered (the target exited or was killed, the "
-				     "run ended, or sigwaitinfo/signalfd took it)\n",
+			view_text_wrapped(o, out, 8, "  note: %s: %llu generations never delivered (the target exited or was killed, the "
+				     "run ended, or sigwaitinfo/signalfd took it)",
 				name, (unsigned long long)f->unmatched_generations);
 		if (f->unreturned)
-			fprintf(out, "  note: %s: %llu handlers never returned (left by longjmp, or the thread exited)\n",
+			view_text_wrapped(o, out, 8, "  note: %s: %llu handlers never returned (left by longjmp, or the thread exited)",
 				name, (unsigned long long)f->unreturned);
 	}
 	uint64_t stray = signal_analysis_unmatched_sigreturns(r->analysis);
 	if (stray)
-		fprintf(out, "  note: %llu rt_sigreturn calls with no handler running\n", (unsigned long long)stray);
+		view_text_wrapped(o, out, 8, "  note: %llu rt_sigreturn calls with no handler running", (unsigned long long)stray);
 	uint64_t bad = r->undecodable + signal_analysis_bad_events(r->analysis);
 	if (bad)
-		fprintf(out, "  note: %llu signal events could not be decoded\n", (unsigned long long)bad);
+		view_text_wrapped(o, out, 8, "  note: %llu signal events could not be decoded", (unsigned long long)bad);
+	if (r->other_tasks_generated)
+		view_text_wrapped(o, out, 8,
+				  "  note: %llu signals generated by interrupts for other processes' tasks while the "
+				  "workload ran are not counted (the kernel's signal_generate total includes them)",
+				  (unsigned long long)r->other_tasks_generated);
 }
 
 static void signal_text(void *state, const struct profile *p, const struct view_options *o, FILE *out)
@@ -697,22 +814,32 @@ static void signal_text(void *state, const struct profile *p, const struct view_
 		return; /* the header says why */
 	const struct signal_figures *top[SIGNAL_MAX];
 	int seen = signals_by_busyness(r->analysis, top);
-	fprintf(out, "\nSignals (generated -> delivered: latency; delivered -> rt_sigreturn: handler; in µs)\n");
+	fputc('\n', out);
+	view_text_wrapped(o, out, 2, "Signals (generated -> delivered: latency; delivered -> rt_sigreturn: handler; in µs)");
 	if (!seen) {
 		fprintf(out, "  no signal events\n");
 		return;
 	}
-	fprintf(out, "  %-13s %10s %10s %10s %10s  %9s %9s %9s  %9s %9s %9s\n", "signal", "generated", "delivered",
-		"sigreturns", "not-deliv", "lat p50", "p99", "max", "hdl p50", "p99", "max");
+	struct view_table t = { .columns = text_columns, .ncolumns = ARRAY_SIZE(text_columns) };
+	view_table_addf(&t, "  %-13s %10s %10s %10s %10s  %9s %9s %9s  %9s %9s %9s", "signal", "generated", "delivered",
+			"sigreturns", "not-deliv", "lat p50", "p99", "max", "hdl p50", "p99", "max");
 	for (int sig = 1; sig <= SIGNAL_MAX; sig++)
 		if (signal_analysis_figures(r->analysis, sig))
-			text_row(signal_analysis_figures(r->analysis, sig), out);
-	text_notes(r, out);
-	char name[32];
+			text_row(signal_analysis_figures(r->analysis, sig), &t);
+	view_table_print(&t, o, out);
+	text_notes(r, o, out);
+	char name[32], what[64];
+	for (int i = 0; i < seen && i < TEXT_BUSIEST; i++) {
+		signal_name(top[i]->signo, name, sizeof(name));
+		snprintf(what, sizeof(what), "%s latency", name);
+		view_text_slowest(out, what, &top[i]->slowest_latency);
+		snprintf(what, sizeof(what), "%s handler", name);
+		view_text_slowest(out, what, &top[i]->slowest_handler);
+	}
 	for (int i = 0; i < seen && i < TEXT_BUSIEST; i++) {
 		fprintf(out, "\n  %s stacks (leaf first, user frames)\n", signal_name(top[i]->signo, name, sizeof(name)));
-		text_stacks(p, "sent from", &top[i]->senders, o->stacks_per_path, out);
-		text_stacks(p, "interrupted at", &top[i]->interrupted, o->stacks_per_path, out);
+		text_stacks(p, "sent from", &top[i]->senders, o, out);
+		text_stacks(p, "interrupted at", &top[i]->interrupted, o, out);
 	}
 }
 
@@ -792,6 +919,8 @@ static void json_signal(struct json_writer *w, const struct profile *p, const st
 	json_u64(w, "unreturned", f->unreturned);
 	json_durations(w, "latency_ns", &f->latency);
 	json_durations(w, "handler_ns", &f->handler);
+	view_json_slowest(w, "slowest_latency", &f->slowest_latency);
+	view_json_slowest(w, "slowest_handler", &f->slowest_handler);
 	json_stacks(w, "senders", p, &f->senders, limit);
 	json_stacks(w, "interrupted", p, &f->interrupted, limit);
 	json_totals(w, p);
@@ -810,9 +939,14 @@ static void signal_json(void *state, const struct profile *p, const struct view_
 			json_signal(w, p, f, limit);
 	}
 	json_end(w);
+	json_u64(w, "signals_other_tasks_generated", r->other_tasks_generated);
 }
 
-/* A thread that exits (inside a handler, say) ends its state, so a later thread reusing its tid starts clean. */
+/*
+ * A thread that exits (inside a handler, say) ends its state, so a later
+ * thread reusing its tid starts clean.  FORK and COMM name the workload's
+ * tasks (the events follow the workload only).
+ */
 static void signal_record(void *state, const struct profile *p, const struct perf_event_header *rec,
 			  const struct sp_sample_id *id)
 {
@@ -822,6 +956,11 @@ static void signal_record(void *state, const struct profile *p, const struct per
 	const uint32_t *u32 = (const void *)(rec + 1);
 	if (rec->type == PERF_RECORD_EXIT && rec->size >= 24)
 		signal_analysis_thread_exit(r->analysis, u32[0], u32[2]);
+	/* the workload's tasks: FORK's new tid (pid, ppid, tid, ...), COMM's tid (pid, tid, comm) */
+	if (rec->type == PERF_RECORD_FORK && rec->size >= 24)
+		task_seen(r, u32[2]);
+	if (rec->type == PERF_RECORD_COMM && rec->size >= 16)
+		task_seen(r, u32[1]);
 }
 
 /* ---- keyed figures ---- */
@@ -843,6 +982,7 @@ static void signal_figures(void *state, const struct profile *p, struct figure_r
 	if (!view_collector_ok(p, r->self))
 		return;
 	char name[32];
+	figure_rows_add(rows, (double)r->other_tasks_generated, "count", true, "signal.other_tasks_generated");
 	for (int sig = 1; sig <= SIGNAL_MAX; sig++) {
 		const struct signal_figures *f = signal_analysis_figures(r->analysis, sig);
 		if (!f)
@@ -868,6 +1008,7 @@ static const struct collector_analyzer signal_analyzer = {
 	.json = signal_json,
 	.destroy = signal_destroy,
 	.record = signal_record,
+	.describe = signal_describe,
 };
 
 const struct collector signal_collector = {
@@ -876,4 +1017,6 @@ const struct collector signal_collector = {
 	.add_events = signal_add_events,
 	.unit = "events",
 	.analyzer = &signal_analyzer,
+	.weights = signal_weights,
+	.nweights = ARRAY_SIZE(signal_weights),
 };

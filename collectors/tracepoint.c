@@ -344,3 +344,48 @@ bool tp_field_str(const struct tep_event *ev, const struct sp_sample *s, const c
 	buf[strnlen(buf, n)] = '\0';
 	return true;
 }
+
+bool tp_print(const struct tracepoint_set *set, const struct sp_sample *s, char *buf, size_t buflen)
+{
+	const struct tep_event *ev = tracepoint_of(set, s);
+	if (!buflen || !ev)
+		return false;
+	size_t used = 0;
+	buf[0] = '\0';
+	for (const struct tep_format_field *f = ev->format.fields; f && used < buflen; f = f->next) {
+		char value[256];
+		bool is_array = (f->flags & TEP_FIELD_IS_ARRAY) != 0;
+		uint64_t u;
+		if (is_array && f->elementsize == 1 && !(f->flags & TEP_FIELD_IS_DYNAMIC)) {
+			if (!tp_field_str(ev, s, f->name, value, sizeof(value)))
+				continue;
+		} else if (is_array || !tp_field_u64(ev, s, f->name, &u)) {
+			continue;
+		} else if (f->flags & TEP_FIELD_IS_SIGNED) {
+			int64_t v;
+			tp_field_i64(ev, s, f->name, &v);
+			snprintf(value, sizeof(value), "%lld", (long long)v);
+		} else {
+			/* unsigned: addresses, flags and masks read best in hex, as the kernel prints them */
+			snprintf(value, sizeof(value), f->size == 8 ? "0x%llx" : "%llu", (unsigned long long)u);
+		}
+		int n = snprintf(buf + used, buflen - used, "%s%s=%s", used ? " " : "", f->name, value);
+		if (n < 0)
+			break;
+		used += (size_t)n;
+	}
+	return true;
+}
+
+const char *tp_field_name(const struct tep_event *ev, size_t i, bool *is_string, bool *is_array)
+{
+	const struct tep_format_field *f = ev->format.fields;
+	for (; f && i; i--)
+		f = f->next;
+	if (!f)
+		return NULL;
+	*is_array = (f->flags & TEP_FIELD_IS_ARRAY) != 0;
+	*is_string = (f->flags & TEP_FIELD_IS_STRING) != 0 ||
+		     (*is_array && f->elementsize == 1 && !(f->flags & TEP_FIELD_IS_DYNAMIC));
+	return f->name;
+}

@@ -15,8 +15,16 @@ void json_init(struct json_writer *w, FILE *out)
 	w->out = out;
 }
 
+void json_init_compact(struct json_writer *w, FILE *out)
+{
+	json_init(w, out);
+	w->compact = true;
+}
+
 static void indent(struct json_writer *w)
 {
+	if (w->compact)
+		return;
 	fputc('\n', w->out);
 	for (int i = 0; i < w->depth; i++)
 		fputs("  ", w->out);
@@ -42,11 +50,19 @@ static int utf8_length(const unsigned char *s)
 	return n;
 }
 
-static void write_string(FILE *out, const char *s)
+void json_quote(FILE *out, const char *s, bool script_safe)
 {
 	fputc('"', out);
-	for (const unsigned char *p = (const unsigned char *)s; *p;) {
+	const unsigned char *run = (const unsigned char *)s; /* bytes written as they are, not yet written */
+	const unsigned char *p = run;
+	while (*p) {
 		unsigned char c = *p;
+		int n = c >= 0x20 && c != '"' && c != '\\' ? utf8_length(p) : 0;
+		if (n) {
+			p += n;
+			continue;
+		}
+		fwrite(run, 1, (size_t)(p - run), out);
 		if (c == '"' || c == '\\') {
 			fputc('\\', out);
 			fputc(c, out);
@@ -54,23 +70,18 @@ static void write_string(FILE *out, const char *s)
 			fputs("\\n", out);
 		} else if (c == '\t') {
 			fputs("\\t", out);
-		} else if (c < 0x20) {
+		} else if (c < 0x20 || (script_safe && (c == '<' || c == '>' || c == '&'))) {
 			fprintf(out, "\\u%04x", c);
 		} else {
-			int n = utf8_length(p);
-			if (n == 0) {
-				fputs("\\ufffd", out);
-				p++;
-				continue;
-			}
-			fwrite(p, 1, (size_t)n, out);
-			p += n;
-			continue;
+			fputs("\\ufffd", out); /* not valid UTF-8 */
 		}
-		p++;
+		run = ++p;
 	}
+	fwrite(run, 1, (size_t)(p - run), out);
 	fputc('"', out);
 }
+
+#define JSON_QUOTE(w, s) json_quote((w)->out, (s), (w)->script_safe)
 
 static void begin_value(struct json_writer *w, const char *key)
 {
@@ -81,8 +92,8 @@ static void begin_value(struct json_writer *w, const char *key)
 	}
 	w->has_items[w->depth] = true;
 	if (key) {
-		write_string(w->out, key);
-		fputs(": ", w->out);
+		JSON_QUOTE(w, key);
+		fputs(w->compact ? ":" : ": ", w->out);
 	}
 }
 
@@ -124,7 +135,7 @@ void json_string(struct json_writer *w, const char *key, const char *value)
 {
 	begin_value(w, key);
 	if (value)
-		write_string(w->out, value);
+		JSON_QUOTE(w, value);
 	else
 		fputs("null", w->out);
 }

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "sigprof/registry.h"
+#include "sigprof/cli.h"
 #include "sigprof/commands.h"
 #include "sigprof/options.h"
 #include "sigprof/pmu.h"
@@ -191,7 +192,7 @@ int cmd_list(int argc, char **argv)
 			options_usage(&list_option_table, stdout);
 			return 0;
 		default:
-			fprintf(stderr, "Try 'sigprof list --help'.\n");
+			cli_option_error(&list_option_table, argc, argv);
 			return EXIT_USAGE;
 		}
 	}

@@ -2,6 +2,7 @@
  * main.c: the command table.  `sigprof COMMAND [ARGS]` looks COMMAND up here
  * and calls its cmd_COMMAND(argc, argv) with argv[0] = COMMAND.
  */
+#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -19,6 +20,8 @@ static const struct command commands[] = {
 	{ "record", cmd_record, "run a command and record its profile into sigprof.data" },
 	{ "report", cmd_report, "show where the samples of a recording land: paths, functions, stacks" },
 	{ "stat", cmd_stat, "run a command and count its events: exact totals, mean and %stddev over runs" },
+	{ "diff", cmd_diff, "compare two sets of runs like the kernel test robot: what changed, by LKP's rules" },
+	{ "script", cmd_script, "print every sample of a recording in time order, as perf script does, or as JSON lines" },
 	{ "list", cmd_list, "the collectors and event classes this machine supports, and why not" },
 	{ "archive", cmd_archive, "pack the binaries and debug files a recording needs, for a report elsewhere" },
 };
@@ -67,6 +70,16 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
 		if (strcmp(name, commands[i].name) == 0)
 			return commands[i].run(argc - 1, argv + 1);
-	sp_error("%s is not a sigprof command; see 'sigprof --help'", QUOTED(name));
+	struct nearest near = { .word = name };
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+		nearest_offer(&near, commands[i].name);
+	if (name[0] == '-') {
+		char why[512];
+		sp_error("%s", options_failure(&main_option_table, argc, argv, 2, 0, why, sizeof(why)));
+	} else if (near.best) {
+		sp_error("%s is not a sigprof command; did you mean '%s'? See 'sigprof --help'", QUOTED(name), near.best);
+	} else {
+		sp_error("%s is not a sigprof command; see 'sigprof --help'", QUOTED(name));
+	}
 	return EXIT_USAGE;
 }

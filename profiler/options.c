@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "sigprof/options.h"
+#include "sigprof/util.h"
 
 int option_id(const struct option_spec *s)
 {
@@ -26,6 +27,7 @@ static void add_long(struct getopt_tables *g, size_t *n, const char *name, const
 int options_getopt(const struct option_table *t, struct getopt_tables *g)
 {
 	memset(g, 0, sizeof(*g));
+	opterr = 0; /* the command says what was wrong, with options_failure(), prefixed "sigprof: " */
 	if (t->count > OPTIONS_MAX)
 		return -E2BIG;
 	size_t nlong = 0, nshort = 0;
@@ -60,6 +62,91 @@ const struct option_spec *options_find(const struct option_table *t, const char 
 			return s;
 	}
 	return NULL;
+}
+
+/* The long name a word of the command line names ("--inp=x" -> "inp"), bounded by '='. */
+static size_t long_word(const char *arg, const char **name)
+{
+	*name = arg + 2;
+	return strcspn(arg + 2, "=");
+}
+
+const char *options_failure(const struct option_table *t, int argc, char **argv, int failed_optind, int failed_optopt,
+			    char *buf, size_t len)
+{
+	const char *arg = failed_optind >= 1 && failed_optind <= argc ? argv[failed_optind - 1] : "";
+	if (failed_optopt) {
+		const struct option_spec *s = NULL;
+		for (size_t i = 0; i < t->count && !s; i++)
+			if (option_id(&t->specs[i]) == failed_optopt)
+				s = &t->specs[i];
+		bool long_form = strncmp(arg, "--", 2) == 0 && s && s->long_name;
+		char shown[128];
+		if (long_form)
+			snprintf(shown, sizeof(shown), "--%.*s", (int)strcspn(arg + 2, "="), arg + 2);
+		else
+			snprintf(shown, sizeof(shown), "-%c", s && s->short_name ? s->short_name : failed_optopt);
+		if (!s)
+			snprintf(buf, len, "unrecognized option '%s'", shown);
+		else if (s->arg)
+			snprintf(buf, len, "option '%s' requires an argument (%s)", shown, s->arg);
+		else
+			snprintf(buf, len, "option '%s' takes no argument", shown);
+		return buf;
+	}
+	if (strncmp(arg, "--", 2) != 0) {
+		snprintf(buf, len, "unrecognized option '%s'", arg);
+		return buf;
+	}
+	const char *name;
+	size_t n = long_word(arg, &name);
+	/* getopt_long takes a unique prefix: two or more options starting so make it ambiguous */
+	char matches[256] = "";
+	size_t nmatches = 0;
+	for (size_t i = 0; i < t->count; i++) {
+		const char *names[2] = { t->specs[i].long_name, t->specs[i].alias };
+		for (int k = 0; k < 2; k++)
+			if (names[k] && n && strncmp(names[k], name, n) == 0) {
+				size_t used = strlen(matches);
+				snprintf(matches + used, sizeof(matches) - used, "%s--%s", nmatches++ ? ", " : "", names[k]);
+			}
+	}
+	if (nmatches > 1) {
+		snprintf(buf, len, "option '--%.*s' is ambiguous: %s", (int)n, name, matches);
+		return buf;
+	}
+	char word[128];
+	snprintf(word, sizeof(word), "%.*s", (int)n, name);
+	struct nearest near = { .word = word };
+	for (size_t i = 0; i < t->count; i++) {
+		if (t->specs[i].long_name)
+			nearest_offer(&near, t->specs[i].long_name);
+		if (t->specs[i].alias)
+			nearest_offer(&near, t->specs[i].alias);
+	}
+	if (near.best)
+		snprintf(buf, len, "unrecognized option '--%s'; did you mean '--%s'?", word, near.best);
+	else
+		snprintf(buf, len, "unrecognized option '%s'", arg);
+	return buf;
+}
+
+int option_choice(const struct option_table *t, int id, const char *arg)
+{
+	for (size_t i = 0; i < t->count; i++) {
+		const struct option_spec *s = &t->specs[i];
+		if (option_id(s) != id || !s->values)
+			continue;
+		size_t len = strlen(arg);
+		int k = 0;
+		for (const char *v = s->values; *v; k++) {
+			size_t n = strcspn(v, "|");
+			if (n == len && strncmp(v, arg, n) == 0)
+				return k;
+			v += n + (v[n] == '|');
+		}
+	}
+	return -1;
 }
 
 /* ---- wrapping ---- */

@@ -61,6 +61,7 @@ struct loader {
 	struct dso *kernel;
 	struct unwinder *unwinder;    /* made at the first sample that carries user registers */
 	struct unwind_result unwound; /* the current sample's, kept here for its size */
+	const struct profile_options *opts;
 };
 
 static void settle_kernel_symbols(struct loader *l);
@@ -171,6 +172,20 @@ static void load_meta(struct loader *l, const struct perf_event_header *rec)
 		p->start_realtime_ns = strtoull(v, NULL, 10);
 	} else if (strcmp(key, "start_monotonic_ns") == 0) {
 		p->start_monotonic_ns = strtoull(v, NULL, 10);
+	} else if (strcmp(key, "rusage") == 0) {
+		/* "NAME=VALUE" each: the workload's time.* figures (docs/data-format.md) */
+		for (uint32_t i = 1; i < n && p->ntime_figures < PROFILE_MAX_TIME_FIGURES; i++) {
+			const char *eq = strchr(s[i], '=');
+			char *end;
+			if (!eq || eq == s[i] || (size_t)(eq - s[i]) >= sizeof(p->time_figures[0].name))
+				continue;
+			double value = strtod(eq + 1, &end);
+			if (end == eq + 1 || *end)
+				continue;
+			snprintf(p->time_figures[p->ntime_figures].name, sizeof(p->time_figures[0].name), "%.*s",
+				 (int)(eq - s[i]), s[i]);
+			p->time_figures[p->ntime_figures++].value = value;
+		}
 	} else if (strcmp(key, "note") == 0) {
 		add_note(p, v);
 	} else if (strcmp(key, "switch_output") == 0 && n >= 3) {
@@ -404,6 +419,14 @@ static void load_sample(struct loader *l, const struct perf_event_header *rec)
 	s.event->collector_samples++;
 	c->weight += period;
 	c->path_samples[p->stacks.stacks[id].path]++;
+	if (p->weights) {
+		struct weight_key key = { .collector = (uint32_t)ci, .stack = id, .pid = s.pid, .tid = s.tid,
+					  .comm = proc_table_comm_of(p->procs, s.pid) };
+		weight_table_add(p->weights, &key, WEIGHT_SAMPLES, 1);
+		weight_table_add(p->weights, &key, WEIGHT_PERIOD, period);
+	}
+	if (l->opts && l->opts->on_sample)
+		l->opts->on_sample(l->opts->ctx, p, &s, ci, id);
 }
 
 static const char *record_string(const struct perf_event_header *rec, size_t offset, char *buf, size_t buflen)
@@ -711,6 +734,10 @@ int profile_load(const char *file, const struct profile_options *opts, struct pr
 		p->nknown_collectors = opts->collectors ? opts->ncollectors : 0;
 	}
 	stack_table_init(&p->stacks, opts ? opts->rules : NULL);
+	if (opts && opts->weights) {
+		p->weights = xcalloc(1, sizeof(*p->weights));
+		weight_table_init(p->weights);
+	}
 	if (opts && opts->srcline)
 		stack_table_enable_srcline(&p->stacks);
 	const char *kallsyms = opts && opts->kallsyms ? opts->kallsyms : "/proc/kallsyms";
@@ -730,7 +757,8 @@ int profile_load(const char *file, const struct profile_options *opts, struct pr
 	int ret = sp_reader_open(file, &r, err, errlen);
 	if (ret < 0)
 		return ret;
-	struct loader l = { .p = p, .skip_kallsyms = opts && opts->kallsyms, .kallsyms_named = opts && opts->kallsyms };
+	struct loader l = { .p = p, .skip_kallsyms = opts && opts->kallsyms, .kallsyms_named = opts && opts->kallsyms,
+			    .opts = opts };
 	l.kernel = proc_table_kernel(p->procs);
 	const struct perf_event_header *rec;
 	while (sp_reader_next(r, &rec) == 1) {
@@ -779,6 +807,9 @@ void profile_free(struct profile *p)
 	event_set_free(&p->events);
 	tracepoint_set_free(&p->tracepoints);
 	stack_table_free(&p->stacks);
+	if (p->weights)
+		weight_table_free(p->weights);
+	free(p->weights);
 	proc_table_free(p->procs);
 	memset(p, 0, sizeof(*p));
 }
@@ -834,6 +865,21 @@ size_t profile_collector_events(const struct profile *p, int c, struct collector
 	}
 	*rows = r;
 	return n;
+}
+
+bool profile_period_is_time(const struct profile *p, int c)
+{
+	bool any = false;
+	for (size_t e = 0; e < p->events.count; e++) {
+		const struct sp_event *ev = &p->events.events[e];
+		if (strcmp(ev->collector, p->collectors[c].name) != 0 || !ev->attr.sample_period)
+			continue;
+		if (ev->attr.type != PERF_TYPE_SOFTWARE ||
+		    (ev->attr.config != PERF_COUNT_SW_CPU_CLOCK && ev->attr.config != PERF_COUNT_SW_TASK_CLOCK))
+			return false;
+		any = true;
+	}
+	return any;
 }
 
 uint64_t profile_lost(const struct profile *p, double *share_percent)

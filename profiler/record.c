@@ -34,11 +34,14 @@
 #include <unistd.h>
 
 #include "sigprof/registry.h"
+#include "sigprof/cli.h"
 #include "sigprof/commands.h"
 #include "sigprof/format.h"
 #include "sigprof/options.h"
 #include "sigprof/pmu.h"
 #include "sigprof/synthesize.h"
+#include "sigprof/term.h"
+#include "sigprof/view.h"
 #include "sigprof/util.h"
 #include "sigprof/workload.h"
 
@@ -81,6 +84,7 @@ struct record_args {
 	uint64_t switch_bytes;  /* a new piece when the current one has this many bytes in its file (0: never) */
 	uint64_t switch_ns;     /* ... or is this old (0: never) */
 	bool freq_given, period_given; /* -F, -c: one way of sampling, not both */
+	unsigned runs;          /* -r N: N recordings, FILE's name numbered (record_run_output()) */
 };
 
 /*
@@ -116,6 +120,7 @@ static int parse_switch_output(const char *s, struct record_args *a)
 	}
 	return -EINVAL;
 }
+#define MAX_RECORD_RUNS 1000
 
 /* fp | none | dwarf[,SIZE]; SIZE a multiple of 8 from 8 to MAX_STACK_USER_SIZE bytes. */
 static int parse_call_graph(const char *s, struct record_options *opts)
@@ -175,9 +180,15 @@ static int parse_event_option(const char *list, struct record_args *a)
 		if (perr < 0 && perr == -ENOENT && !strpbrk(item, ":/")) {
 			/* a plain word: it may have been meant as a collector */
 			struct strbuf known = { 0 };
-			for (size_t i = 0; i < collector_count; i++)
+			struct nearest near = { .word = item };
+			for (size_t i = 0; i < collector_count; i++) {
 				sb_addf(&known, "%s%s", i ? ", " : "", collector_table[i]->name);
-			sp_error("record: -e: %s; nor a collector (%s)", err, known.buf);
+				nearest_offer(&near, collector_table[i]->name);
+			}
+			if (near.best)
+				sp_error("record: -e: %s; nor a collector: did you mean '%s'?", err, near.best);
+			else
+				sp_error("record: -e: %s; nor a collector (%s)", err, known.buf);
 			sb_free(&known);
 			return -EINVAL;
 		}
@@ -246,6 +257,9 @@ static const struct option_spec record_specs[] = {
 	{ .id = 'W', .long_name = "switch-output", .arg = "SPEC", .values = "SIZE|TIME",
 	  .help = "cut the recording in pieces FILE.YYYYmmddHHMMSScc, each a recording of its own: a new one when "
 		  "the current one holds SIZE bytes (10M: units B, K, M, G) or is TIME old (30s: units s, m, h, d)" },
+	{ .short_name = 'r', .long_name = "repeat", .arg = "N",
+	  .help = "record CMD N times, one file per run: FILE's name numbered before its extension (base.data: "
+		  "base.1.data ... base.N.data), for sigprof diff; the series stops at the first run that fails" },
 	{ .short_name = 'q', .long_name = "quiet", .help = "no closing line" },
 	OPTION_HELP_SPEC,
 };
@@ -338,6 +352,14 @@ static int parse_record_args(int argc, char **argv, struct record_args *a)
 		case 'q':
 			a->quiet = true;
 			break;
+		case 'r':
+			if (parse_u64(optarg, 1, MAX_RECORD_RUNS, &v) < 0) {
+				sp_error("record: -r %s: expected a number of runs from 1 to %d", QUOTED(optarg),
+					 MAX_RECORD_RUNS);
+				return -EINVAL;
+			}
+			a->runs = (unsigned)v;
+			break;
 		case 'K':
 			a->no_kallsyms = true;
 			break;
@@ -363,7 +385,7 @@ static int parse_record_args(int argc, char **argv, struct record_args *a)
 			options_usage(&record_option_table, stdout);
 			exit(0);
 		default:
-			fprintf(stderr, "Try 'sigprof record --help'.\n");
+			cli_option_error(&record_option_table, argc, argv);
 			return -EINVAL;
 		}
 	}
@@ -630,18 +652,33 @@ static int drain_until_exit(struct perf_session *session, struct workload *w, st
 	return status;
 }
 
+/* META "rusage": the workload's LKP time.* figures as "NAME=VALUE" strings (docs/data-format.md). */
+static int write_rusage(struct sp_writer *w, const struct workload *wl, uint64_t duration_ns)
+{
+	struct time_figure figures[WORKLOAD_TIME_FIGURES];
+	size_t n = workload_time_figures(&wl->rusage, (double)duration_ns / 1e9, figures);
+	char text[WORKLOAD_TIME_FIGURES][96];
+	const char *values[WORKLOAD_TIME_FIGURES];
+	for (size_t i = 0; i < n; i++) {
+		snprintf(text[i], sizeof(text[i]), "%s=%.9g", figures[i].name, figures[i].value);
+		values[i] = text[i];
+	}
+	return sp_writer_meta(w, "rusage", values, (uint32_t)n);
+}
+
 /*
- * TOTALS and FINISH: of the whole run, or (pieces) of the current piece's
- * window, which then becomes the base of the next; switched: the workload
- * runs on in the next piece.
+ * TOTALS and FINISH (and the workload's rusage once it exited): of the
+ * whole run, or (pieces) of the current piece's window, which then becomes
+ * the base of the next; switched: the workload runs on in the next piece
+ * (wl NULL: no rusage yet).
  */
 static int write_closing(struct sp_writer *w, struct perf_session *session, const struct drain_state *d,
-			 int status, uint64_t duration_ns, bool switched)
+			 int status, uint64_t duration_ns, bool switched, const struct workload *wl)
 {
 	struct pieces *ps = d->pieces;
 	const struct opened_event *events;
 	size_t n = perf_session_events(session, &events);
-	int err = 0;
+	int err = !switched && wl && status >= 0 ? write_rusage(w, wl, duration_ns) : 0;
 	unsigned index = 0;
 	for (size_t e = 0; e < n && !err; e++) {
 		if (events[e].failed)
@@ -776,7 +813,7 @@ static int switch_piece(struct drain_state *d)
 	struct pieces *ps = d->pieces;
 	const struct record_args *a = ps->a;
 	uint64_t now = now_monotonic_ns();
-	int err = write_closing(d->writer, ps->session, d, 0, now - ps->start_mono, true);
+	int err = write_closing(d->writer, ps->session, d, 0, now - ps->start_mono, true, NULL);
 	int finish_err = sp_writer_finish(d->writer);
 	err = err ? err : finish_err;
 	uint64_t bytes = sp_writer_file_bytes(d->writer);
@@ -846,14 +883,24 @@ static void print_closing_line(const struct record_args *a, const struct drain_s
 	if (a->zstd_level)
 		sb_addf(&line, " (zstd: %.1f MB of records, %.1fx)", (double)record_bytes / 1e6,
 			bytes ? (double)record_bytes / (double)bytes : 0.0);
-	const char *sep = "; unavailable: ";
+	/* on a terminal (or with COLUMNS) the line is wrapped within its width, the collectors left out on their own */
+	struct view_options fit = { .width = term_width(STDERR_FILENO, 0) };
+	const char *sep = fit.width ? ";" : "; unavailable: ";
+	bool any = false;
 	for (size_t i = 0; i < nstates; i++) {
 		if (!states[i].error)
 			continue;
+		if (fit.width && !any) {
+			view_text_wrapped(&fit, stderr, 9, "%s%s", line.buf, sep);
+			sb_reset(&line);
+			sb_addstr(&line, "         unavailable: ");
+			sep = "";
+		}
 		sb_addf(&line, "%s%s (%s)", sep, states[i].collector->name, states[i].reason);
 		sep = ", ";
+		any = true;
 	}
-	fprintf(stderr, "%s\n", line.buf);
+	view_text_wrapped(&fit, stderr, 9, "%s", line.buf);
 	sb_free(&line);
 }
 
@@ -997,7 +1044,7 @@ static int record_run(struct record_args *a)
 	if (d.writer) { /* gone only when switching pieces failed (said) */
 		err = status < 0 ? status : drain_round(session, &d);
 		err = err ? err : write_closing(d.writer, session, &d, status,
-						ps ? now_monotonic_ns() - ps->start_mono : duration, false);
+						ps ? now_monotonic_ns() - ps->start_mono : duration, false, &w);
 		int close_err = sp_writer_finish(d.writer);
 		bytes = sp_writer_file_bytes(d.writer);
 		record_bytes = sp_writer_bytes(d.writer);
@@ -1028,10 +1075,34 @@ fail_child:
 	return EXIT_USAGE;
 }
 
+/* Run `run` (from 1) of -r N: "base.data" -> "base.3.data"; a name without an extension gets ".3" at its end. */
+static void record_run_output(const char *output, unsigned run, struct strbuf *sb)
+{
+	const char *slash = strrchr(output, '/'), *dot = strrchr(output, '.');
+	if (dot && dot > (slash ? slash + 1 : output))
+		sb_addf(sb, "%.*s.%u%s", (int)(dot - output), output, run, dot);
+	else
+		sb_addf(sb, "%s.%u", output, run);
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct record_args a = { 0 };
-	int ret = parse_record_args(argc, argv, &a) < 0 ? EXIT_USAGE : record_run(&a);
+	int ret = parse_record_args(argc, argv, &a) < 0 ? EXIT_USAGE : 0;
+	if (ret == 0 && a.runs == 0)
+		ret = record_run(&a);
+	const char *output = a.output;
+	struct strbuf name = { 0 };
+	for (unsigned run = 1; ret == 0 && run <= a.runs; run++) {
+		sb_reset(&name);
+		record_run_output(output, run, &name);
+		a.output = name.buf;
+		ret = record_run(&a);
+		if (ret != 0)
+			sp_warn("record: run %u of %u ended with status %d: the series stops at %s", run, a.runs, ret,
+				name.buf);
+	}
+	sb_free(&name);
 	record_args_free(&a);
 	return ret;
 }

@@ -7,16 +7,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "sigprof/archive.h"
+#include "sigprof/cli.h"
 #include "sigprof/commands.h"
 #include "sigprof/options.h"
 #include "sigprof/registry.h"
+#include "sigprof/term.h"
 #include "sigprof/report.h"
 #include "sigprof/util.h"
 
 enum { OPT_JSON = 256, OPT_FOLDED, OPT_FIGURES, OPT_STACKS, OPT_SORT, OPT_PATH_RULE, OPT_PATH_RULES, OPT_KALLSYMS,
-       OPT_MAX_FRAMES, OPT_COLLECTOR, OPT_SCHED_KEYS, OPT_SRCLINE, OPT_NO_DEMANGLE, OPT_DEBUG_DIRS, OPT_SYMFS };
+       OPT_MAX_FRAMES, OPT_COLLECTOR, OPT_SCHED_KEYS, OPT_SRCLINE, OPT_NO_DEMANGLE, OPT_DEBUG_DIRS, OPT_HTML,
+       OPT_WIDTH, OPT_COLOR, OPT_NO_PAGER, OPT_PPROF, OPT_WEIGHT, OPT_FOLDED_ROOT, OPT_SYMFS };
 
 static const struct option_spec report_specs[] = {
 	{ .short_name = 'i', .long_name = "input", .arg = "FILE", .help = "the recording",
@@ -24,9 +28,14 @@ static const struct option_spec report_specs[] = {
 	{ .id = OPT_JSON, .long_name = "json", .group = 1,
 	  .help = "one JSON object (docs/report-json.md); one format only: not with --folded or --figures" },
 	{ .id = OPT_FOLDED, .long_name = "folded", .group = 1, .help = "folded stacks, root first, for flame graphs" },
+	{ .id = OPT_PPROF, .long_name = "pprof", .arg = "FILE", .group = 1,
+	  .help = "write a gzipped pprof profile.proto to FILE, for go tool pprof (docs/outputs.md)" },
 	{ .id = OPT_FIGURES, .long_name = "figures", .group = 1,
 	  .help = "every figure under its stable key, one a line: key, value, unit, exact or estimated, tab-separated "
 		  "(docs/figures.md)" },
+	{ .id = OPT_HTML, .long_name = "html", .arg = "FILE", .group = 1,
+	  .help = "write one self-contained HTML page to FILE: the report's tables and an interactive flame graph per "
+		  "collector (docs/report-html.md)" },
 	{ .short_name = 'n', .long_name = "top", .arg = "N", .help = "functions to list", .default_value = "15" },
 	{ .id = OPT_STACKS, .long_name = "stacks", .arg = "N", .help = "stacks per path",
 	  .default_value = "3 in text, all in JSON" },
@@ -36,6 +45,11 @@ static const struct option_spec report_specs[] = {
 	  .default_value = "24" },
 	{ .id = OPT_COLLECTOR, .long_name = "collector", .arg = "NAME",
 	  .help = "the collector whose stacks --folded prints", .default_value = "the first with samples" },
+	{ .id = OPT_WEIGHT, .long_name = "weight", .arg = "W", .values = "samples|ns",
+	  .help = "what a folded stack weighs: its samples, or the collector's time in ns (cpu-clock, sched wait, "
+		  "futex wait, signal handler)", .default_value = "samples" },
+	{ .id = OPT_FOLDED_ROOT, .long_name = "folded-root", .arg = "R", .values = "comm|pid|tid|none",
+	  .help = "begin each folded stack with its command, comm-PID or comm-PID/TID", .default_value = "none" },
 	{ .id = OPT_PATH_RULE, .long_name = "path-rule", .arg = "R", .values = "GLOB=PATH", .flags = OPTION_REPEATABLE,
 	  .help = "add a path rule GLOB=PATH, checked before the built-in ones" },
 	{ .id = OPT_PATH_RULES, .long_name = "path-rules", .arg = "FILE",
@@ -55,6 +69,13 @@ static const struct option_spec report_specs[] = {
 	{ .id = OPT_SYMFS, .long_name = "symfs", .arg = "DIR", .values = "DIR|ARCHIVE",
 	  .help = "read every file the recording names under DIR (DIR/PATH; debug files under DIR/usr/lib/debug), "
 		  "or from an archive made by 'sigprof archive'" },
+	{ .id = OPT_WIDTH, .long_name = "width", .arg = "N",
+	  .help = "fit the text report in N columns", .default_value = "$COLUMNS, else the terminal's; no limit in a pipe" },
+	{ .id = OPT_COLOR, .long_name = "color", .arg = "WHEN", .values = "auto|always|never",
+	  .help = "colour paths and kernel, user and sigprof's own frames; auto: when stdout is a terminal and NO_COLOR "
+		  "is not set", .default_value = "auto" },
+	{ .id = OPT_NO_PAGER, .long_name = "no-pager",
+	  .help = "never page; by default a report longer than the terminal goes through $PAGER (less -FRX)" },
 	OPTION_HELP_SPEC,
 };
 
@@ -75,19 +96,24 @@ const struct option_table report_option_table = {
  */
 #define FORMAT_BIT(f) (1u << (f))
 static const char *const format_names[] = { [REPORT_TEXT] = "the text report", [REPORT_JSON] = "--json",
-					    [REPORT_FOLDED] = "--folded", [REPORT_FIGURES] = "--figures" };
+					    [REPORT_FOLDED] = "--folded", [REPORT_FIGURES] = "--figures",
+					    [REPORT_HTML] = "--html", [REPORT_PPROF] = "--pprof" };
 
 static const struct shaping_option {
 	int id;            /* getopt's value */
 	const char *name;
 	unsigned formats;  /* FORMAT_BIT()s of the formats it shapes */
 } shaping_options[] = {
-	{ 'n', "--top (-n)", FORMAT_BIT(REPORT_TEXT) | FORMAT_BIT(REPORT_JSON) },
-	{ OPT_STACKS, "--stacks", FORMAT_BIT(REPORT_TEXT) | FORMAT_BIT(REPORT_JSON) },
-	{ OPT_SORT, "--sort", FORMAT_BIT(REPORT_TEXT) | FORMAT_BIT(REPORT_JSON) },
-	{ OPT_SCHED_KEYS, "--sched-keys", FORMAT_BIT(REPORT_TEXT) | FORMAT_BIT(REPORT_JSON) },
+	{ 'n', "--top (-n)", FORMAT_BIT(REPORT_TEXT) | FORMAT_BIT(REPORT_JSON) | FORMAT_BIT(REPORT_HTML) },
+	{ OPT_STACKS, "--stacks", FORMAT_BIT(REPORT_TEXT) | FORMAT_BIT(REPORT_JSON) | FORMAT_BIT(REPORT_HTML) },
+	{ OPT_SORT, "--sort", FORMAT_BIT(REPORT_TEXT) | FORMAT_BIT(REPORT_JSON) | FORMAT_BIT(REPORT_HTML) },
+	{ OPT_SCHED_KEYS, "--sched-keys", FORMAT_BIT(REPORT_TEXT) | FORMAT_BIT(REPORT_JSON) | FORMAT_BIT(REPORT_HTML) },
+	{ OPT_WIDTH, "--width", FORMAT_BIT(REPORT_TEXT) },
+	{ OPT_COLOR, "--color", FORMAT_BIT(REPORT_TEXT) },
 	{ OPT_MAX_FRAMES, "--max-frames", FORMAT_BIT(REPORT_TEXT) },
 	{ OPT_COLLECTOR, "--collector", FORMAT_BIT(REPORT_FOLDED) },
+	{ OPT_WEIGHT, "--weight", FORMAT_BIT(REPORT_FOLDED) },
+	{ OPT_FOLDED_ROOT, "--folded-root", FORMAT_BIT(REPORT_FOLDED) },
 };
 
 /* One error line for two output formats; a warning line for each option that does nothing in the chosen format. */
@@ -107,9 +133,10 @@ static int check_output_options(unsigned formats, unsigned given, enum report_fo
 		if (!(given & (1u << i)) || (so->formats & FORMAT_BIT(format)))
 			continue;
 		struct strbuf applies = { 0 };
+		int named = 0, count = __builtin_popcount(so->formats);
 		for (int f = 0; f < (int)ARRAY_SIZE(format_names); f++)
 			if (so->formats & FORMAT_BIT(f))
-				sb_addf(&applies, "%s%s", applies.len ? " and " : "", format_names[f]);
+				sb_addf(&applies, "%s%s", !named++ ? "" : named == count ? " and " : ", ", format_names[f]);
 		sp_warn("report: %s applies to %s, not to %s: ignored", so->name, applies.buf, format_names[format]);
 		sb_free(&applies);
 	}
@@ -128,8 +155,11 @@ static int parse_count(const char *opt, const char *arg, uint64_t max, unsigned 
 static int parse_report_args(int argc, char **argv, struct report_options *o, struct path_rules *rules,
 			     struct profile_options *po)
 {
+	/* in the order of their options' values (the option table) */
+	static const enum function_sort sorts[] = { SORT_SELF, SORT_TOTAL, SORT_NAME };
+	static const enum folded_root roots[] = { ROOT_COMM, ROOT_PID, ROOT_TID, ROOT_NONE };
 	char err[512];
-	int c;
+	int c, k;
 	unsigned formats = 0; /* FORMAT_BIT()s of the format options given */
 	unsigned given = 0; /* bit i: shaping_options[i] was given */
 	struct getopt_tables g;
@@ -155,6 +185,41 @@ static int parse_report_args(int argc, char **argv, struct report_options *o, st
 			formats |= FORMAT_BIT(REPORT_FOLDED);
 			o->format = REPORT_FOLDED;
 			break;
+		case OPT_HTML:
+			formats |= FORMAT_BIT(REPORT_HTML);
+			o->format = REPORT_HTML;
+			o->html = optarg;
+			break;
+		case OPT_WIDTH:
+			if (parse_count("--width", optarg, 100000, &o->width) < 0)
+				return -EINVAL;
+			break;
+		case OPT_COLOR: {
+			enum term_color_mode mode;
+			if (term_color_parse(optarg, &mode) < 0)
+				return sp_error("report: --color %s: expected auto, always or never", QUOTED(optarg));
+			o->color = (int)mode;
+			break;
+		}
+		case OPT_NO_PAGER:
+			o->no_pager = true;
+			break;
+		case OPT_PPROF:
+			formats |= FORMAT_BIT(REPORT_PPROF);
+			o->format = REPORT_PPROF;
+			o->pprof = optarg;
+			po->weights = true;
+			break;
+		case OPT_WEIGHT:
+			if ((k = option_choice(&report_option_table, c, optarg)) < 0)
+				return sp_error("report: --weight %s: expected samples or ns", QUOTED(optarg));
+			o->weight_ns = k == 1;
+			break;
+		case OPT_FOLDED_ROOT:
+			if ((k = option_choice(&report_option_table, c, optarg)) < 0)
+				return sp_error("report: --folded-root %s: expected comm, pid, tid or none", QUOTED(optarg));
+			o->root = roots[k];
+			break;
 		case 'n':
 			if (parse_count("-n", optarg, 1000000, &o->view.top) < 0)
 				return -EINVAL;
@@ -169,14 +234,9 @@ static int parse_report_args(int argc, char **argv, struct report_options *o, st
 				return -EINVAL;
 			break;
 		case OPT_SORT:
-			if (strcmp(optarg, "self") == 0)
-				o->sort = SORT_SELF;
-			else if (strcmp(optarg, "total") == 0)
-				o->sort = SORT_TOTAL;
-			else if (strcmp(optarg, "name") == 0)
-				o->sort = SORT_NAME;
-			else
+			if ((k = option_choice(&report_option_table, c, optarg)) < 0)
 				return sp_error("report: --sort %s: expected self, total or name", QUOTED(optarg));
+			o->sort = sorts[k];
 			break;
 		case OPT_COLLECTOR:
 			o->collector = optarg;
@@ -214,16 +274,19 @@ static int parse_report_args(int argc, char **argv, struct report_options *o, st
 			options_usage(&report_option_table, stdout);
 			exit(0);
 		default:
-			fprintf(stderr, "Try 'sigprof report --help'.\n");
+			cli_option_error(&report_option_table, argc, argv);
 			return -EINVAL;
 		}
 	}
 	if (optind < argc)
 		return sp_error("report: unexpected argument %s (the recording is named with -i FILE)", QUOTED(argv[optind]));
+	/* folded stacks per thread or by time need the weight table (weights.h) */
+	if (o->format == REPORT_FOLDED && (o->weight_ns || o->root != ROOT_NONE))
+		po->weights = true;
 	return check_output_options(formats, given, o->format);
 }
 
-static int folded_collector(const struct profile *p, const char *name)
+int report_folded_collector(const struct profile *p, const char *name)
 {
 	for (int c = 0; c < p->ncollectors; c++)
 		if (name ? strcmp(p->collectors[c].name, name) == 0 : p->collectors[c].samples > 0)
@@ -231,29 +294,156 @@ static int folded_collector(const struct profile *p, const char *name)
 	return -1;
 }
 
+/*
+ * Folded stacks, root first, one line per stack: "a;b;c 42".  Frames are
+ * named as in the text report, except that a frame no symbol names is
+ * "[dso]", without its address, so that they merge; a kernel frame ends in
+ * _[k] and an inlined one in _[i] (flamegraph.pl colours by them).  With
+ * --folded-root the first frame is the command, comm-PID or comm-PID/TID
+ * (as perf script | stackcollapse-perf.pl --pid/--tid put them); with
+ * --weight ns the value is the collector's time (weights.h).
+ */
+
+int report_time_weight(const struct profile *p, int c)
+{
+	const struct collector *impl = p->collectors[c].impl;
+	for (size_t i = 0; impl && i < impl->nweights; i++)
+		if (impl->weights[i].is_time)
+			return WEIGHT_OWN + (int)i;
+	if (impl && impl->nweights)
+		return -1;
+	return profile_period_is_time(p, c) ? WEIGHT_PERIOD : -1;
+}
+
+static int folded_collector(const struct profile *p, const struct report_options *o)
+{
+	if (o->collector) {
+		int c = profile_collector(p, o->collector);
+		if (c < 0)
+			return sp_error("report: --collector %s: %s has no such collector", QUOTED(o->collector), p->file);
+		if (!p->collectors[c].samples)
+			return sp_error("report: %s: collector %s has no samples: nothing to fold", p->file,
+					QUOTED(o->collector));
+		if (o->weight_ns && report_time_weight(p, c) < 0)
+			return sp_error("report: --weight ns: collector %s measures no time (cpu with cpu-clock, sched, "
+					"futex and signal do)", QUOTED(o->collector));
+		return c;
+	}
+	for (int c = 0; c < p->ncollectors; c++)
+		if (p->collectors[c].samples && (!o->weight_ns || report_time_weight(p, c) >= 0))
+			return c;
+	return sp_error("report: %s: no collector has samples%s: nothing to fold", p->file,
+			o->weight_ns ? " with a time weight" : "");
+}
+
+/* One folded line before merging: its root frame, stack and weight. */
+struct folded_row {
+	char *root;   /* NULL without --folded-root */
+	uint32_t stack;
+	uint64_t value;
+};
+
+static int compare_folded_keys(const void *a, const void *b)
+{
+	const struct folded_row *x = a, *y = b;
+	int c = x->root && y->root ? strcmp(x->root, y->root) : 0;
+	if (c)
+		return c;
+	return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+/* Root by root (by name), heaviest first within one. */
+static int compare_folded_rows(const void *a, const void *b)
+{
+	const struct folded_row *x = a, *y = b;
+	int c = x->root && y->root ? strcmp(x->root, y->root) : 0;
+	if (c)
+		return c;
+	if (x->value != y->value)
+		return x->value < y->value ? 1 : -1;
+	return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+static char *root_frame(const struct weight_key *k, enum folded_root root)
+{
+	char buf[128];
+	const char *comm = k->comm && k->comm[0] ? k->comm : "[unknown]";
+	if (root == ROOT_COMM)
+		snprintf(buf, sizeof(buf), "%s", comm);
+	else if (root == ROOT_PID)
+		snprintf(buf, sizeof(buf), "%s-%u", comm, k->pid);
+	else
+		snprintf(buf, sizeof(buf), "%s-%u/%u", comm, k->pid, k->tid);
+	return xstrdup(buf);
+}
+
+void report_folded_stack(const struct profile *p, uint32_t stack, struct strbuf *sb)
+{
+	const struct stack *s = &p->stacks.stacks[stack];
+	const uint32_t *frames = stack_frames(&p->stacks, s);
+	char buf[256];
+	for (uint32_t k = s->nframes; k-- > 0;) {
+		const struct frame *f = &p->stacks.frames[frames[k]];
+		sb_addstr(sb, frame_merged_label(f, buf, sizeof(buf)));
+		if (frame_srcline(f, buf, sizeof(buf)))
+			sb_addf(sb, ":%s", buf);
+		/* flamegraph.pl colours frames by these suffixes: kernel, inlined */
+		sb_addf(sb, "%s%s%s", f->kernel ? "_[k]" : "", f->inlined ? "_[i]" : "", k ? ";" : "");
+	}
+}
+
 static int report_folded(const struct profile *p, const struct report_options *o, FILE *out)
 {
-	int c = folded_collector(p, o->collector);
+	int c = folded_collector(p, o);
 	if (c < 0)
-		return sp_error("report: %s: no samples from collector %s", p->file,
-				o->collector ? QUOTED(o->collector) : "any");
-	uint32_t *ids;
-	size_t n = view_stacks(p, c, -1, &ids);
-	char buf[256];
-	for (size_t i = 0; i < n; i++) {
-		const struct stack *s = &p->stacks.stacks[ids[i]];
-		const uint32_t *frames = stack_frames(&p->stacks, s);
-		for (uint32_t k = s->nframes; k-- > 0;) {
-			const struct frame *f = &p->stacks.frames[frames[k]];
-			fprintf(out, "%s", frame_label(f, buf, sizeof(buf)));
-			if (frame_srcline(f, buf, sizeof(buf)))
-				fprintf(out, ":%s", buf);
-			/* flamegraph.pl colours frames by these suffixes: kernel, inlined */
-			fprintf(out, "%s%s%s", f->kernel ? "_[k]" : "", f->inlined ? "_[i]" : "", k ? ";" : "");
+		return c;
+	struct folded_row *rows = NULL;
+	size_t n = 0, cap = 0;
+	struct strbuf line = { 0 };
+	if (!p->weights) { /* per stack, by samples: the stack table has it */
+		uint32_t *ids;
+		size_t nids = view_stacks(p, c, -1, &ids);
+		for (size_t i = 0; i < nids; i++) {
+			GROW(rows, cap, n + 1);
+			rows[n++] = (struct folded_row){ NULL, ids[i], p->stacks.stacks[ids[i]].count };
 		}
-		fprintf(out, " %llu\n", (unsigned long long)s->count);
+		free(ids);
+	} else {
+		int kind = o->weight_ns ? report_time_weight(p, c) : WEIGHT_SAMPLES;
+		for (size_t e = 0; e < p->weights->count; e++) {
+			const struct weight_entry *we = &p->weights->entries[e];
+			if ((int)we->key.collector != c || !we->values[kind])
+				continue;
+			GROW(rows, cap, n + 1);
+			rows[n++] = (struct folded_row){ o->root != ROOT_NONE ? root_frame(&we->key, o->root) : NULL,
+							 we->key.stack, we->values[kind] };
+		}
+		/* entries that differ only in what the lines do not show (a label, a thread) merge */
+		qsort(rows, n, sizeof(*rows), compare_folded_keys);
+		size_t kept = 0;
+		for (size_t i = 0; i < n; i++) {
+			if (kept && compare_folded_keys(&rows[kept - 1], &rows[i]) == 0) {
+				rows[kept - 1].value += rows[i].value;
+				free(rows[i].root);
+				continue;
+			}
+			rows[kept++] = rows[i];
+		}
+		n = kept;
+		qsort(rows, n, sizeof(*rows), compare_folded_rows);
 	}
-	free(ids);
+	if (!n && o->weight_ns)
+		sp_warn("report: %s: collector %s measured no time on any stack", p->file, p->collectors[c].name);
+	for (size_t i = 0; i < n; i++) {
+		if (rows[i].root)
+			fprintf(out, "%s;", rows[i].root);
+		sb_reset(&line);
+		report_folded_stack(p, rows[i].stack, &line);
+		fprintf(out, "%s %llu\n", line.len ? line.buf : "", (unsigned long long)rows[i].value);
+		free(rows[i].root);
+	}
+	sb_free(&line);
+	free(rows);
 	return 0;
 }
 
@@ -317,16 +507,29 @@ int cmd_report(int argc, char **argv)
 	else if (p.problem[0])
 		sp_warn("%s: %s; reporting what came before", o.input, p.problem);
 	ret = 0;
-	if (o.format == REPORT_JSON)
+	if (o.format == REPORT_JSON) {
 		report_json(&p, &o, stdout);
-	else if (o.format == REPORT_FOLDED)
+	} else if (o.format == REPORT_FOLDED) {
 		ret = report_folded(&p, &o, stdout);
-	else if (o.format == REPORT_FIGURES)
+	} else if (o.format == REPORT_FIGURES) {
 		report_figures(&p, stdout);
-	else
-		report_text(&p, &o, stdout);
-	if (fflush(stdout) != 0 || ferror(stdout)) {
-		sp_error("report: writing the report failed: %s", strerror(errno));
+	} else if (o.format == REPORT_PPROF) {
+		if ((ret = report_pprof(&p, o.pprof, err, sizeof(err))) < 0)
+			sp_error("report: --pprof: %s", err);
+	} else if (o.format == REPORT_HTML) {
+		ret = report_html_file("report", o.html, NULL, &p, &o);
+	} else {
+		/* the terminal: its width and colour, and the pager for a report longer than the screen */
+		o.view.width = term_width(STDOUT_FILENO, o.width);
+		o.view.color = term_color_enabled((enum term_color_mode)o.color, STDOUT_FILENO);
+		struct pager pg;
+		FILE *out = pager_begin(&pg, !o.no_pager);
+		report_text(&p, &o, out);
+		if (pager_end(&pg) < 0)
+			ret = -EIO;
+	}
+	if (fflush(stdout) != 0 || ferror(stdout) || ret == -EIO) {
+		sp_error("report: writing the report failed: %s", strerror(errno ? errno : EIO));
 		ret = -EIO;
 	}
 	profile_free(&p);

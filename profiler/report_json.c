@@ -187,16 +187,21 @@ void report_json(const struct profile *p, const struct report_options *o, FILE *
 {
 	struct json_writer w;
 	json_init(&w, out);
-	json_object_begin(&w, NULL);
-	json_u64(&w, "version", 1);
-	write_meta(&w, p);
-	write_paths(&w, p);
+	report_json_write(&w, p, o);
+}
+
+void report_json_write(struct json_writer *w, const struct profile *p, const struct report_options *o)
+{
+	json_object_begin(w, NULL);
+	json_u64(w, "version", 1);
+	write_meta(w, p);
+	write_paths(w, p);
 	for (int c = 0; c < p->ncollectors; c++) {
 		const struct collector_info *ci = &p->collectors[c];
 		if (ci->state && ci->impl->analyzer->json)
-			ci->impl->analyzer->json(ci->state, p, &o->view, &w);
+			ci->impl->analyzer->json(ci->state, p, &o->view, w);
 	}
-	write_functions(&w, p, o);
-	write_stacks(&w, p, o);
-	json_finish(&w);
+	write_functions(w, p, o);
+	write_stacks(w, p, o);
+	json_finish(w);
 }

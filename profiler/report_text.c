@@ -12,6 +12,7 @@
 
 #include "sigprof/collector.h"
 #include "sigprof/report.h"
+#include "sigprof/term.h"
 #include "sigprof/util.h"
 
 /* How many DWARF samples unwound whole, and why the others stopped. */
@@ -132,10 +133,20 @@ static const struct collector_analyzer *analyzer_of(const struct collector_info 
 	return ci->state && ci->impl ? ci->impl->analyzer : NULL;
 }
 
-static void print_paths(const struct profile *p, FILE *out)
+/* Columns collector c takes in the path table: its samples, its share and each path figure. */
+static size_t path_columns(const struct profile *p, int c)
 {
-	fprintf(out, "\n%-18s", "Path");
-	for (int c = 0; c < p->ncollectors; c++) {
+	const struct collector_analyzer *an = analyzer_of(&p->collectors[c]);
+	return 1 + 12 + 1 + 7 + (an && an->path_figure ? 13 * an->npath_figures : 0);
+}
+
+#define PATH_LABEL_COLUMNS 18
+
+/* The path table for collectors [first, end) that are open. */
+static void print_path_block(const struct profile *p, int first, int end, const struct view_options *v, FILE *out)
+{
+	fprintf(out, "\n%s%-*s", term_on(v->color, PAINT_HEADING), PATH_LABEL_COLUMNS, "Path");
+	for (int c = first; c < end; c++) {
 		const struct collector_info *ci = &p->collectors[c];
 		if (!ci->ok)
 			continue;
@@ -144,10 +155,10 @@ static void print_paths(const struct profile *p, FILE *out)
 		for (size_t f = 0; an && an->path_figure && f < an->npath_figures; f++)
 			fprintf(out, " %12s", an->path_figures[f].column);
 	}
-	fprintf(out, "\n");
+	fprintf(out, "%s\n", term_off(v->color));
 	for (int path = 0; path < PATH_COUNT; path++) {
-		fprintf(out, "  %-16s", path_name(path));
-		for (int c = 0; c < p->ncollectors; c++) {
+		fprintf(out, "  %s%-16s%s", term_on(v->color, PAINT_PATH), path_name(path), term_off(v->color));
+		for (int c = first; c < end; c++) {
 			const struct collector_info *ci = &p->collectors[c];
 			if (!ci->ok)
 				continue;
@@ -162,51 +173,162 @@ static void print_paths(const struct profile *p, FILE *out)
 	}
 }
 
+/*
+ * One row per path, the columns of every open collector; wider than the
+ * width, the collectors go into several tables one under the other, each
+ * with the path column.
+ */
+static void print_paths(const struct profile *p, const struct view_options *v, FILE *out)
+{
+	int first = 0;
+	while (first < p->ncollectors) {
+		size_t used = PATH_LABEL_COLUMNS;
+		int end = first, shown = 0;
+		for (; end < p->ncollectors; end++) {
+			if (!p->collectors[end].ok)
+				continue;
+			size_t cols = path_columns(p, end);
+			if (v->width && shown && used + cols > v->width)
+				break;
+			used += cols;
+			shown++;
+		}
+		if (shown || first == 0)
+			print_path_block(p, first, end, v, out);
+		first = end;
+	}
+}
+
+/* The function table's columns before the function's name: self, %, total, %. */
+#define FUNCTION_PREFIX_COLUMNS (2 + 10 + 1 + 7 + 1 + 10 + 1 + 7 + 2)
+#define FUNCTION_NAME_COLUMNS 40
+
 static void print_functions(const struct profile *p, int c, const struct report_options *o, FILE *out)
 {
 	const struct collector_info *ci = &p->collectors[c];
+	const struct view_options *v = &o->view;
 	struct function_row *rows;
 	size_t n = view_functions(p, c, o->sort, &rows);
-	fprintf(out, "\nTop functions, %s samples (%s)\n", ci->name,
-		o->sort == SORT_TOTAL ? "by total" : o->sort == SORT_NAME ? "by name" : "by self");
-	fprintf(out, "  %10s %7s %10s %7s  %-40s %s\n", "self", "%", "total", "%", "function", "dso");
-	char buf[256], source[256];
-	for (size_t i = 0; i < n && i < o->view.top; i++) {
+	fprintf(out, "\n%sTop functions, %s samples (%s)%s\n", term_on(v->color, PAINT_HEADING), ci->name,
+		o->sort == SORT_TOTAL ? "by total" : o->sort == SORT_NAME ? "by name" : "by self", term_off(v->color));
+	char buf[256], source[256], cut[320], cut_where[340];
+	size_t shown = n < o->view.top ? n : o->view.top;
+	char (*where)[320] = xcalloc(shown ? shown : 1, sizeof(*where));
+	size_t widest_where = 3; /* "dso" */
+	for (size_t i = 0; i < shown; i++) {
 		const struct frame *f = &p->stacks.frames[rows[i].frame];
 		const char *srcline = frame_srcline(f, source, sizeof(source));
-		fprintf(out, "  %10llu %7s %10llu %7s  %-40s %s%s%s%s\n", (unsigned long long)rows[i].self,
-			SHARE(rows[i].self, ci->samples), (unsigned long long)rows[i].total,
-			SHARE(rows[i].total, ci->samples), frame_label(f, buf, sizeof(buf)), dso_short_name(f->dso),
-			srcline ? "  " : "", srcline ? srcline : "", f->inlined ? " (inlined)" : "");
+		snprintf(where[i], sizeof(where[i]), "%s%s%s%s", dso_short_name(f->dso), srcline ? "  " : "",
+			 srcline ? srcline : "", f->inlined ? " (inlined)" : "");
+		if (term_columns(where[i]) > widest_where)
+			widest_where = term_columns(where[i]);
 	}
+	/* within the width: the name column gets what the widest dso leaves, at least half of it */
+	size_t name_cols = FUNCTION_NAME_COLUMNS, room = 0;
+	if (v->width) {
+		room = v->width > FUNCTION_PREFIX_COLUMNS + 1 + 10 ? v->width - FUNCTION_PREFIX_COLUMNS - 1 : 10;
+		size_t for_name = room > widest_where ? room - widest_where : 0;
+		if (for_name < room / 2)
+			for_name = room / 2;
+		if (name_cols > for_name)
+			name_cols = for_name;
+	}
+	fprintf(out, "  %10s %7s %10s %7s  %-*s %s\n", "self", "%", "total", "%", (int)name_cols, "function", "dso");
+	for (size_t i = 0; i < shown; i++) {
+		const struct frame *f = &p->stacks.frames[rows[i].frame];
+		const char *label = frame_label(f, buf, sizeof(buf)), *shown_where = where[i];
+		if (v->width) {
+			label = term_cut(label, name_cols, cut, sizeof(cut));
+			shown_where = term_cut(where[i], room > name_cols ? room - name_cols : 1, cut_where, sizeof(cut_where));
+		}
+		size_t pad = name_cols > term_columns(label) ? name_cols - term_columns(label) : 0;
+		fprintf(out, "  %10llu %7s %10llu %7s  %s%s%s%*s %s%s%s\n", (unsigned long long)rows[i].self,
+			SHARE(rows[i].self, ci->samples), (unsigned long long)rows[i].total,
+			SHARE(rows[i].total, ci->samples), term_on(v->color, view_frame_paint(f)), label,
+			term_off(v->color), (int)pad, "", term_on(v->color, PAINT_DIM), shown_where, term_off(v->color));
+	}
+	free(where);
 	free(rows);
 }
 
 static void print_stacks(const struct profile *p, int c, const struct report_options *o, FILE *out)
 {
 	const struct collector_info *ci = &p->collectors[c];
-	fprintf(out, "\nTop stacks per path, %s samples (leaf first)\n", ci->name);
+	const struct view_options *v = &o->view;
+	fprintf(out, "\n%sTop stacks per path, %s samples (leaf first)%s\n", term_on(v->color, PAINT_HEADING), ci->name,
+		term_off(v->color));
 	for (int path = 0; path < PATH_COUNT; path++) {
 		if (!ci->path_samples[path])
 			continue;
 		uint32_t *ids;
 		size_t n = view_stacks(p, c, path, &ids);
-		fprintf(out, "\n  %s: %llu samples (%s), %zu distinct stacks\n", path_name(path),
-			(unsigned long long)ci->path_samples[path], SHARE(ci->path_samples[path], ci->samples), n);
+		fprintf(out, "\n  %s%s%s: %llu samples (%s), %zu distinct stacks\n", term_on(v->color, PAINT_PATH),
+			path_name(path), term_off(v->color), (unsigned long long)ci->path_samples[path],
+			SHARE(ci->path_samples[path], ci->samples), n);
 		for (size_t i = 0; i < n && i < o->view.stacks_per_path; i++) {
 			const struct stack *s = &p->stacks.stacks[ids[i]];
 			fprintf(out, "    %llu samples (%s of %s)\n", (unsigned long long)s->count,
 				SHARE(s->count, ci->path_samples[path]), path_name(path));
-			view_text_stack(p, ids[i], o->view.max_frames, out);
+			view_text_stack(p, ids[i], &o->view, out);
 		}
 		free(ids);
 	}
 }
 
+/*
+ * The header's lines ("# key:  value"), each word-wrapped within the width
+ * with its continuation lines under the value, still comments.
+ */
+static void print_header_fitted(const struct profile *p, const struct view_options *v, FILE *out)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&text, &len);
+	if (!mem) {
+		print_header(p, out);
+		return;
+	}
+	print_header(p, mem);
+	fclose(mem);
+	for (char *line = text; *line;) {
+		char *end = strchr(line, '\n');
+		if (end)
+			*end = '\0';
+		if (!v->width || term_columns(line) <= v->width) {
+			fprintf(out, "%s\n", line);
+		} else {
+			/* "# key:       " is 14 columns: the value's column */
+			size_t col = 0;
+			for (char *w = line; *w;) {
+				size_t gap = strspn(w, " "), word = strcspn(w + gap, " ");
+				if (!word)
+					break;
+				char saved = w[gap + word];
+				w[gap + word] = '\0';
+				size_t wcols = term_columns(w + gap);
+				if (col > 14 && col + gap + wcols > v->width) {
+					fprintf(out, "\n#%13s%s", "", w + gap);
+					col = 14 + wcols;
+				} else {
+					fputs(w, out);
+					col += gap + wcols;
+				}
+				w[gap + word] = saved;
+				w += gap + word;
+			}
+			fputc('\n', out);
+		}
+		if (!end)
+			break;
+		line = end + 1;
+	}
+	free(text);
+}
+
 void report_text(const struct profile *p, const struct report_options *o, FILE *out)
 {
-	print_header(p, out);
-	print_paths(p, out);
+	print_header_fitted(p, &o->view, out);
+	print_paths(p, &o->view, out);
 	for (int c = 0; c < p->ncollectors; c++) {
 		const struct collector_info *ci = &p->collectors[c];
 		if (ci->state && ci->impl->analyzer->text)

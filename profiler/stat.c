@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "sigprof/registry.h"
+#include "sigprof/cli.h"
 #include "sigprof/commands.h"
 #include "sigprof/futex_op.h"
 #include "sigprof/json.h"
@@ -48,34 +49,6 @@
 #define MAX_RUNS 100000
 #define MIN_INTERVAL_MS 10 /* perf's floor too: shorter intervals measure mostly the reads */
 #define MAX_INTERVAL_MS 3600000
-
-/* ---- statistics ---- */
-
-double stat_mean(const double *v, size_t n)
-{
-	if (!n)
-		return 0;
-	double sum = 0;
-	for (size_t i = 0; i < n; i++)
-		sum += v[i];
-	return sum / (double)n;
-}
-
-double stat_stddev(const double *v, size_t n)
-{
-	if (n < 2)
-		return 0;
-	double mean = stat_mean(v, n), sum = 0;
-	for (size_t i = 0; i < n; i++)
-		sum += (v[i] - mean) * (v[i] - mean);
-	return sqrt(sum / (double)n);
-}
-
-double stat_stddev_percent(const double *v, size_t n)
-{
-	double mean = stat_mean(v, n);
-	return mean == 0 ? 0 : 100.0 * stat_stddev(v, n) / fabs(mean);
-}
 
 bool counter_scale(const struct counter_reading *r, double *scaled, double *running_share)
 {
@@ -256,6 +229,7 @@ struct stat_state {
 	size_t ncounters, cap;
 	struct event_list events;
 	double *elapsed_ns;    /* per run */
+	struct rusage *rusage; /* per run: the workload's, for the JSON's time.* figures */
 	size_t runs_done;
 	int last_exit;         /* the last run's exit code */
 	unsigned failed_run;   /* the run (from 1) that sigprof could not carry out, which ended the series; 0: none */
@@ -345,7 +319,7 @@ static int parse_stat_args(int argc, char **argv, struct stat_args *a)
 			options_usage(&stat_option_table, stdout);
 			exit(0);
 		default:
-			fprintf(stderr, "Try 'sigprof stat --help'.\n");
+			cli_option_error(&stat_option_table, argc, argv);
 			return -EINVAL;
 		}
 	}
@@ -525,6 +499,14 @@ static int output_open(struct stat_state *st)
 	const char *path = st->args.output;
 	if (!path)
 		return 0;
+	/*
+	 * A symbolic link is followed (-o /dev/stderr) only when root or the
+	 * caller owns it: one another user planted in a directory both can
+	 * write (/tmp) would make root truncate the file it points at.
+	 */
+	struct stat link;
+	if (lstat(path, &link) == 0 && S_ISLNK(link.st_mode) && link.st_uid != 0 && link.st_uid != geteuid())
+		return -EPERM;
 	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
 	st->out_created = fd >= 0;
 	if (fd < 0 && errno == EEXIST)
@@ -706,6 +688,8 @@ static int run_once(struct stat_state *st, char *why, size_t whylen)
 	record_totals(st, session);
 	perf_session_close(session);
 	st->elapsed_ns = xrealloc(st->elapsed_ns, (st->runs_done + 1) * sizeof(double));
+	st->rusage = xrealloc(st->rusage, (st->runs_done + 1) * sizeof(*st->rusage));
+	st->rusage[st->runs_done] = w.rusage;
 	st->elapsed_ns[st->runs_done++] = (double)elapsed;
 	st->last_exit = workload_exit_code(status);
 	return 0;
@@ -936,6 +920,17 @@ static void print_json(struct stat_state *st)
 		json_double(&w, NULL, scratch[r], 6);
 	json_end(&w);
 	json_end(&w);
+	/* the workload's rusage per run under LKP's time.* names (sigprof diff reads them) */
+	json_array_begin(&w, "rusage");
+	for (size_t r = 0; r < st->runs_done; r++) {
+		struct time_figure figures[WORKLOAD_TIME_FIGURES];
+		size_t n = workload_time_figures(&st->rusage[r], st->elapsed_ns[r] / 1e9, figures);
+		json_object_begin(&w, NULL);
+		for (size_t i = 0; i < n; i++)
+			json_double(&w, figures[i].name, figures[i].value, json_decimals(figures[i].value));
+		json_end(&w);
+	}
+	json_end(&w);
 	if (st->args.interval_ms) {
 		json_array_begin(&w, "intervals");
 		for (size_t k = 0; k < st->nintervals; k++) {
@@ -967,6 +962,7 @@ static void stat_free(struct stat_state *st)
 	free(st->counters);
 	sb_free(&st->args.events);
 	free(st->elapsed_ns);
+	free(st->rusage);
 	event_list_free(&st->events);
 	output_close(st);
 }
@@ -986,8 +982,13 @@ static int stat_run(struct stat_state *st)
 	if (!a->events.len)
 		add_default_counters(st, exclude_kernel);
 	int err = output_open(st);
+	if (err == -EPERM) {
+		sp_error("stat: -o %s is a symbolic link another user owns: not followed (give the file it names)",
+			 QUOTED(a->output));
+		return EXIT_USAGE;
+	}
 	if (err < 0) {
-		sp_error("stat: cannot create %s: %s", a->output, strerror(-err));
+		sp_error("stat: cannot create %s: %s", QUOTED(a->output), strerror(-err));
 		return EXIT_USAGE;
 	}
 	char why[768] = "";

@@ -91,3 +91,11 @@ void duration_free(struct duration_stats *d)
 	free(d->histogram);
 	memset(d, 0, sizeof(*d));
 }
+
+void slowest_event_note(struct slowest_event *s, uint64_t start, uint64_t end, uint32_t pid, uint32_t tid)
+{
+	uint64_t ns = end > start ? end - start : 0;
+	if (s->start && ns <= s->ns)
+		return;
+	*s = (struct slowest_event){ .ns = ns, .start = start, .end = end, .pid = pid, .tid = tid };
+}

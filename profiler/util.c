@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <stdlib.h>
@@ -603,3 +604,143 @@ void u64_map_free(struct u64_map *m)
 	free(m->values);
 	memset(m, 0, sizeof(*m));
 }
+
+size_t edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	/* three rows of the (la+1) x (lb+1) table: two back for a swap */
+	size_t *rows = xcalloc(3 * (lb + 1), sizeof(*rows));
+	size_t *back2 = rows, *back1 = rows + lb + 1, *cur = rows + 2 * (lb + 1);
+	for (size_t j = 0; j <= lb; j++)
+		back1[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		cur[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t cost = a[i - 1] != b[j - 1];
+			size_t d = back1[j - 1] + cost;
+			if (back1[j] + 1 < d)
+				d = back1[j] + 1;
+			if (cur[j - 1] + 1 < d)
+				d = cur[j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && back2[j - 2] + 1 < d)
+				d = back2[j - 2] + 1;
+			cur[j] = d;
+		}
+		size_t *t = back2;
+		back2 = back1;
+		back1 = cur;
+		cur = t;
+	}
+	size_t d = back1[lb];
+	free(rows);
+	return d;
+}
+
+void nearest_offer(struct nearest *n, const char *name)
+{
+	size_t len = strlen(n->word);
+	if (!len || strcmp(n->word, name) == 0)
+		return;
+	size_t d = len >= 2 && strncmp(n->word, name, len) == 0 ? 0 : edit_distance(n->word, name);
+	size_t limit = len <= 4 ? 1 : len <= 8 ? 2 : 3;
+	if (d <= limit && (!n->best || d < n->distance)) {
+		n->best = name;
+		n->distance = d;
+	}
+}
+
+int safe_output_open(const char *path, unsigned mode, struct safe_output *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->dirfd = -1;
+	const char *slash = strrchr(path, '/');
+	char *dir = slash ? xstrndup(path, (size_t)(slash - path) + (slash == path)) : xstrdup(".");
+	const char *name = slash ? slash + 1 : path;
+	if (!*name) {
+		free(dir);
+		return -EISDIR;
+	}
+	int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	free(dir);
+	if (dirfd < 0)
+		return -errno;
+	struct stat st;
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode)) {
+		close(dirfd);
+		return -EEXIST;
+	}
+	for (int attempt = 0; attempt < 64; attempt++) {
+		uint32_t r = 0;
+		if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
+			r = (uint32_t)(now_monotonic_ns() ^ ((uint64_t)getpid() << 16)) + (uint32_t)attempt;
+		struct strbuf temp = { 0 };
+		sb_addf(&temp, ".%.200s.%08x", name, r);
+		int fd = openat(dirfd, temp.buf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0) {
+			int err = -errno;
+			sb_free(&temp);
+			if (err == -EEXIST)
+				continue;
+			close(dirfd);
+			return err;
+		}
+		out->fp = fdopen(fd, "w");
+		if (!out->fp) {
+			int err = -errno;
+			close(fd);
+			unlinkat(dirfd, temp.buf, 0);
+			sb_free(&temp);
+			close(dirfd);
+			return err;
+		}
+		out->dirfd = dirfd;
+		out->name = xstrdup(name);
+		out->temp = temp.buf;
+		out->mode = mode;
+		return 0;
+	}
+	close(dirfd);
+	return -EEXIST;
+}
+
+static void safe_output_free(struct safe_output *out)
+{
+	if (out->dirfd >= 0)
+		close(out->dirfd);
+	free(out->name);
+	free(out->temp);
+	memset(out, 0, sizeof(*out));
+	out->dirfd = -1;
+}
+
+int safe_output_commit(struct safe_output *out)
+{
+	int err = 0;
+	if (fflush(out->fp) != 0 || ferror(out->fp))
+		err = errno ? -errno : -EIO;
+	if (!err && fchmod(fileno(out->fp), out->mode) != 0)
+		err = -errno;
+	if (fclose(out->fp) != 0 && !err)
+		err = -errno;
+	out->fp = NULL;
+	struct stat st;
+	/* the name may have become a link or a device since the open: never replace one */
+	if (!err && fstatat(out->dirfd, out->name, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode))
+		err = -EEXIST;
+	if (!err && renameat(out->dirfd, out->temp, out->dirfd, out->name) != 0)
+		err = -errno;
+	if (err)
+		unlinkat(out->dirfd, out->temp, 0);
+	safe_output_free(out);
+	return err;
+}
+
+void safe_output_abort(struct safe_output *out)
+{
+	if (out->fp)
+		fclose(out->fp);
+	if (out->dirfd >= 0 && out->temp)
+		unlinkat(out->dirfd, out->temp, 0);
+	safe_output_free(out);
+}
+

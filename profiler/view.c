@@ -12,6 +12,7 @@
 
 #include "sigprof/json.h"
 #include "sigprof/profile.h"
+#include "sigprof/term.h"
 #include "sigprof/util.h"
 #include "sigprof/view.h"
 
@@ -77,6 +78,23 @@ const struct frame *view_frame(const struct profile *p, uint32_t frame)
 	return &p->stacks.frames[frame];
 }
 
+/* ---- weights ---- */
+
+bool view_weights_wanted(const struct profile *p)
+{
+	return p->weights != NULL;
+}
+
+void view_add_weight(const struct profile *p, int self, uint32_t stack, uint32_t pid, uint32_t tid, int signal,
+		     uint64_t word, unsigned kind, uint64_t value)
+{
+	if (!p->weights || self < 0 || WEIGHT_OWN + kind >= WEIGHT_MAX)
+		return;
+	struct weight_key key = { .collector = (uint32_t)self, .stack = stack, .pid = pid, .tid = tid,
+				  .comm = proc_table_comm_of(p->procs, pid), .signal = signal, .word = word };
+	weight_table_add(p->weights, &key, WEIGHT_OWN + kind, value);
+}
+
 /* ---- data addresses ---- */
 
 bool view_kernel_address(uint64_t addr)
@@ -125,6 +143,14 @@ const char *view_data_marked_by(const struct profile *p, uint32_t pid, uint64_t 
 
 /* ---- labels ---- */
 
+const char *view_dso_build_id(const struct profile *p, const char *dso)
+{
+	struct dso *d = proc_table_dso_named(p->procs, dso);
+	if (!d || d->is_kernel || !d->load_tried)
+		return NULL; /* never loads a file only to name it */
+	return symtab_build_id(d->symtab);
+}
+
 const char *dso_short_name(const char *dso)
 {
 	const char *slash = strrchr(dso, '/');
@@ -136,6 +162,16 @@ const char *frame_label(const struct frame *f, char *buf, size_t buflen)
 	if (f->sym)
 		return f->sym;
 	snprintf(buf, buflen, "%s+0x%llx", dso_short_name(f->dso), (unsigned long long)f->addr);
+	return buf;
+}
+
+const char *frame_merged_label(const struct frame *f, char *buf, size_t buflen)
+{
+	if (f->sym)
+		return f->sym;
+	if (f->dso[0] == '[')
+		return f->dso;
+	snprintf(buf, buflen, "[%s]", dso_short_name(f->dso));
 	return buf;
 }
 
@@ -155,23 +191,90 @@ const char *path_figure_key(const char *collector, const struct path_figure *f, 
 	return buf;
 }
 
-/* ---- stack writers ---- */
+/* ---- times and the slowest events ---- */
 
-void view_text_frame(FILE *out, const struct frame *f)
+const char *view_time(uint64_t ns, char *buf, size_t len)
 {
-	char buf[256], label[300], source[256];
-	snprintf(label, sizeof(label), "%s%s", frame_label(f, buf, sizeof(buf)), f->inlined ? " (inlined)" : "");
-	const char *srcline = frame_srcline(f, source, sizeof(source));
-	fprintf(out, "        %-48s %s%s%s\n", label, dso_short_name(f->dso), srcline ? "  " : "", srcline ? srcline : "");
+	snprintf(buf, len, "%llu.%06llu", (unsigned long long)(ns / 1000000000ull),
+		 (unsigned long long)(ns % 1000000000ull / 1000));
+	return buf;
 }
 
-void view_text_stack(const struct profile *p, uint32_t stack, unsigned max_frames, FILE *out)
+void view_text_slowest(FILE *out, const char *what, const struct slowest_event *s)
+{
+	if (!s->start)
+		return;
+	char start[32], end[32];
+	view_time(s->start, start, sizeof(start));
+	view_time(s->end, end, sizeof(end));
+	fprintf(out, "  slowest %s: %.3f ms, tid %u, %s to %s (sigprof script --tid %u --time %s,%s)\n", what,
+		(double)s->ns / 1e6, s->tid, start, end, s->tid, start, end);
+}
+
+void view_json_slowest(struct json_writer *w, const char *key, const struct slowest_event *s)
+{
+	if (!s->start) {
+		json_null(w, key);
+		return;
+	}
+	char start[32], end[32], both[64];
+	snprintf(both, sizeof(both), "%s,%s", view_time(s->start, start, sizeof(start)),
+		 view_time(s->end, end, sizeof(end)));
+	json_object_begin(w, key);
+	json_u64(w, "ns", s->ns);
+	json_u64(w, "start_ns", s->start);
+	json_u64(w, "end_ns", s->end);
+	if (s->pid)
+		json_u64(w, "pid", s->pid);
+	json_u64(w, "tid", s->tid);
+	json_string(w, "script_time", both);
+	json_end(w);
+}
+
+/* ---- stack writers ---- */
+
+int view_frame_paint(const struct frame *f)
+{
+	if (f->synthetic)
+		return PAINT_MARK;
+	return f->kernel ? PAINT_KERNEL : PAINT_USER;
+}
+
+#define FRAME_INDENT 8
+#define FRAME_LABEL_COLUMNS 48
+
+void view_text_frame(FILE *out, const struct frame *f, const struct view_options *o)
+{
+	char buf[256], label[300], source[256], cut[320], where[320], cut_where[340];
+	snprintf(label, sizeof(label), "%s%s", frame_label(f, buf, sizeof(buf)), f->inlined ? " (inlined)" : "");
+	const char *srcline = frame_srcline(f, source, sizeof(source));
+	snprintf(where, sizeof(where), "%s%s%s", dso_short_name(f->dso), srcline ? "  " : "", srcline ? srcline : "");
+	size_t label_cols = FRAME_LABEL_COLUMNS, where_cols = term_columns(where);
+	const char *shown = label, *shown_where = where;
+	if (o->width) {
+		/* the label gets what the dso leaves, at least half the line; then the dso what is left */
+		size_t room = o->width > FRAME_INDENT + 1 ? o->width - FRAME_INDENT - 1 : 1;
+		size_t for_label = room > where_cols ? room - where_cols : 0;
+		if (for_label < room / 2)
+			for_label = room / 2;
+		shown = term_cut(label, for_label, cut, sizeof(cut));
+		if (label_cols > for_label)
+			label_cols = for_label;
+		size_t used = term_columns(shown) > label_cols ? term_columns(shown) : label_cols;
+		shown_where = term_cut(where, room > used ? room - used : 1, cut_where, sizeof(cut_where));
+	}
+	size_t pad = label_cols > term_columns(shown) ? label_cols - term_columns(shown) : 0;
+	fprintf(out, "%*s%s%s%s%*s %s%s%s\n", FRAME_INDENT, "", term_on(o->color, view_frame_paint(f)), shown,
+		term_off(o->color), (int)pad, "", term_on(o->color, PAINT_DIM), shown_where, term_off(o->color));
+}
+
+void view_text_stack(const struct profile *p, uint32_t stack, const struct view_options *o, FILE *out)
 {
 	uint32_t depth = view_stack_depth(p, stack);
-	for (uint32_t i = 0; i < depth && i < max_frames; i++)
-		view_text_frame(out, view_stack_frame(p, stack, i));
-	if (depth > max_frames)
-		fprintf(out, "        ... %u more frames\n", depth - max_frames);
+	for (uint32_t i = 0; i < depth && i < o->max_frames; i++)
+		view_text_frame(out, view_stack_frame(p, stack, i), o);
+	if (depth > o->max_frames)
+		fprintf(out, "%*s... %u more frames\n", FRAME_INDENT, "", depth - o->max_frames);
 }
 
 void view_stack_line(const struct profile *p, uint32_t stack, const struct stack_line_style *style,
@@ -337,11 +440,94 @@ void figure_rows_free(struct figure_rows *rows)
 	memset(rows, 0, sizeof(*rows));
 }
 
+/*
+ * The paths whose events are counted exactly, and the rows that count them:
+ * a key of the form PREFIX.NAME.SUFFIX (or PREFIX.NAME*.SUFFIX: futex ops
+ * beginning with NAME; or ending with it when the pattern starts with '*').
+ */
+static const struct cost_source {
+	int path;
+	const char *prefix, *name, *suffix;
+} cost_sources[] = {
+	{ PATH_SIGRETURN, "signal.", NULL, ".sigreturns" },
+	{ PATH_SIGNAL_DELIVER, "signal.", NULL, ".delivered" },
+	{ PATH_SIGNAL_GENERATE, "signal.", NULL, ".generated" },
+	{ PATH_FUTEX_WAIT, "futex.op.", "WAIT", ".calls" },
+	{ PATH_FUTEX_WAKE, "futex.op.", "WAKE", ".calls" },
+	{ PATH_FUTEX_REQUEUE, "futex.op.", "*REQUEUE", ".calls" },
+};
+
+static bool cost_source_matches(const struct cost_source *src, const char *key)
+{
+	size_t plen = strlen(src->prefix), klen = strlen(key), slen = strlen(src->suffix);
+	if (strncmp(key, src->prefix, plen) != 0 || klen <= plen + slen || strcmp(key + klen - slen, src->suffix) != 0)
+		return false;
+	const char *name = key + plen;
+	size_t nlen = klen - plen - slen;
+	if (memchr(name, '.', nlen))
+		return false; /* signal.SIGUSR1.latency_us... is not a count of the signal */
+	if (!src->name)
+		return true;
+	if (src->name[0] == '*') {
+		size_t want = strlen(src->name + 1);
+		return nlen >= want && strncmp(name + nlen - want, src->name + 1, want) == 0;
+	}
+	return nlen >= strlen(src->name) && strncmp(name, src->name, strlen(src->name)) == 0 &&
+	       !(strcmp(src->name, "WAIT") == 0 && nlen >= 16 && strncmp(name, "WAIT_REQUEUE_PI", 15) == 0);
+}
+
+/*
+ * cost.PATH.*: the CPU time (cpu collector: the samples' periods, ns of
+ * cpu-clock or cycles) that landed on each path with an exact event count,
+ * per event: sigreturn's samples over the sigreturns, and so on.  Built
+ * from the rows already listed, so it needs no collector's internals.
+ */
+static void add_cost_rows(const struct profile *p, struct figure_rows *rows)
+{
+	int cpu = profile_collector(p, "cpu");
+	if (cpu < 0 || !p->collectors[cpu].ok || !p->collectors[cpu].samples || !p->collectors[cpu].weight)
+		return;
+	const struct collector_info *ci = &p->collectors[cpu];
+	bool ns = strcmp(ci->event, "cpu-clock") == 0 || strcmp(ci->event, "task-clock") == 0;
+	const char *unit = ns ? "ns" : "cycles", *total_key = ns ? "cpu_ms" : "cpu_cycles";
+	double scale = ns ? 1e-6 : 1, per_sample = (double)ci->weight / (double)ci->samples;
+	size_t listed = rows->count;
+	for (size_t i = 0; i < ARRAY_SIZE(cost_sources); i++) {
+		const struct cost_source *src = &cost_sources[i];
+		double events = 0;
+		bool exact = true, any = false;
+		for (size_t r = 0; r < listed; r++)
+			if (cost_source_matches(src, rows->rows[r].key)) {
+				events += rows->rows[r].value;
+				exact &= rows->rows[r].exact;
+				any = true;
+			}
+		if (!any)
+			continue;
+		double cpu_on_path = per_sample * (double)ci->path_samples[src->path];
+		const char *name = path_name(src->path);
+		figure_rows_add(rows, events, "count", exact, "cost.%s.events", name);
+		figure_rows_add(rows, cpu_on_path * scale, ns ? "ms" : "cycles", false, "cost.%s.%s", name, total_key);
+		if (events > 0)
+			figure_rows_add(rows, cpu_on_path / events, unit, false, "cost.%s.%s_per_event", name, unit);
+	}
+	figure_rows_add(rows, (double)ci->weight * scale, ns ? "ms" : "cycles", false, "cost.total.%s", total_key);
+}
+
 void view_figures(const struct profile *p, struct figure_rows *rows)
 {
 	figure_rows_add(rows, profile_duration_s(p), "s", p->has_finish, "run.duration_s");
 	figure_rows_add(rows, (double)p->samples, "count", true, "run.samples");
 	figure_rows_add(rows, (double)profile_lost(p, NULL), "count", true, "run.lost");
+	for (int i = 0; i < p->ntime_figures; i++) {
+		const char *name = p->time_figures[i].name;
+		size_t len = strlen(name);
+		bool seconds = len > 5 && strcmp(name + len - 5, "_time") == 0;
+		const char *unit = seconds ? "s" : strcmp(name, "maximum_resident_set_size") == 0 ? "KB"
+			: strncmp(name, "percent", 7) == 0 ? "percent" : "count";
+		figure_rows_add(rows, p->time_figures[i].value, unit, !seconds && strcmp(unit, "percent") != 0, "time.%s",
+				name);
+	}
 	for (int c = 0; c < p->ncollectors; c++) {
 		const struct collector_info *ci = &p->collectors[c];
 		if (!ci->ok)
@@ -355,12 +541,125 @@ void view_figures(const struct profile *p, struct figure_rows *rows)
 				char key[96];
 				path_figure_key(ci->name, &an->path_figures[f], key, sizeof(key));
 				figure_rows_add(rows, an->path_figure(ci->state, p, path, f),
-						an->path_figures[f].decimals ? "ms" : "count", true, "paths.%s.%s.%s",
+						an->path_figures[f].unit ? an->path_figures[f].unit : "count", true, "paths.%s.%s.%s",
 						ci->name, path_name(path), key + strlen(ci->name) + 1);
 			}
 		}
 		if (an && ci->state && an->figures)
 			an->figures(ci->state, p, rows);
 	}
+	add_cost_rows(p, rows);
+}
+
+/* ---- text that fits a width ---- */
+
+void view_text_wrapped(const struct view_options *o, FILE *out, size_t indent, const char *fmt, ...)
+{
+	struct strbuf sb = { 0 };
+	va_list ap;
+	va_start(ap, fmt);
+	char *text;
+	if (vasprintf(&text, fmt, ap) < 0)
+		text = NULL;
+	va_end(ap);
+	if (!text)
+		return;
+	size_t len = strlen(text);
+	if (len && text[len - 1] == '\n')
+		text[--len] = '\0';
+	if (!o->width || term_columns(text) <= o->width) {
+		fprintf(out, "%s\n", text);
+		free(text);
+		return;
+	}
+	size_t col = 0;
+	for (const char *p = text; *p;) {
+		size_t gap = strspn(p, " ");
+		size_t word = strcspn(p + gap, " ");
+		if (!word)
+			break;
+		sb_reset(&sb);
+		sb_add(&sb, p + gap, word);
+		size_t wcols = term_columns(sb.buf);
+		if (col > indent && col + gap + wcols > o->width) {
+			fprintf(out, "\n%*s", (int)indent, "");
+			col = indent;
+		} else {
+			fprintf(out, "%.*s", (int)gap, p);
+			col += gap;
+		}
+		fputs(sb.buf, out);
+		col += wcols;
+		p += gap + word;
+	}
+	fputc('\n', out);
+	sb_free(&sb);
+	free(text);
+}
+
+void view_table_addf(struct view_table *t, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *row;
+	if (vasprintf(&row, fmt, ap) < 0)
+		row = xstrdup("");
+	va_end(ap);
+	size_t len = strlen(row);
+	if (len && row[len - 1] == '\n')
+		row[len - 1] = '\0';
+	GROW(t->rows, t->cap, t->nrows + 1);
+	t->rows[t->nrows++] = row;
+}
+
+/* Column c of row: its bytes from start (the columns before it) for width bytes, the last one to the end. */
+static void print_cell(FILE *out, const char *row, size_t start, size_t width, bool last)
+{
+	size_t len = strlen(row);
+	if (start >= len)
+		return;
+	fprintf(out, "%.*s", (int)(last ? len - start : width), row + start);
+}
+
+void view_table_print(struct view_table *t, const struct view_options *o, FILE *out)
+{
+	size_t widest = 0;
+	for (size_t r = 0; r < t->nrows; r++)
+		if (term_columns(t->rows[r]) > widest)
+			widest = term_columns(t->rows[r]);
+	if (!o->width || widest <= o->width || t->ncolumns < 2) {
+		for (size_t r = 0; r < t->nrows; r++)
+			fprintf(out, "%s\n", t->rows[r]);
+	} else {
+		size_t *starts = xcalloc(t->ncolumns + 1, sizeof(*starts));
+		for (size_t c = 0; c < t->ncolumns; c++)
+			starts[c + 1] = starts[c] + t->columns[c];
+		size_t first = 1;
+		while (first < t->ncolumns) {
+			size_t used = t->columns[0], end = first;
+			/* the last column takes the rest of each row */
+			for (; end < t->ncolumns; end++) {
+				size_t w = end + 1 == t->ncolumns ? widest - starts[end] : t->columns[end];
+				if (end > first && used + w > o->width)
+					break;
+				used += w;
+			}
+			if (first > 1)
+				fputc('\n', out);
+			for (size_t r = 0; r < t->nrows; r++) {
+				print_cell(out, t->rows[r], 0, t->columns[0], false);
+				for (size_t c = first; c < end; c++)
+					print_cell(out, t->rows[r], starts[c], t->columns[c], c + 1 == t->ncolumns);
+				fputc('\n', out);
+			}
+			first = end;
+		}
+		free(starts);
+	}
+	for (size_t r = 0; r < t->nrows; r++)
+		free(t->rows[r]);
+	free(t->rows);
+	t->rows = NULL;
+	t->nrows = t->cap = 0;
 }
 

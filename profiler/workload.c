@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -199,10 +200,31 @@ bool workload_check(struct workload *w, int *status)
 	if (!child_exited)
 		return false;
 	child_exited = 0;
-	if (waitpid(w->pid, status, WNOHANG) != w->pid)
+	if (wait4(w->pid, status, WNOHANG, &w->rusage) != w->pid)
 		return false;
 	w->pid = -1;
 	return true;
+}
+
+size_t workload_time_figures(const struct rusage *ru, double elapsed_s, struct time_figure *out)
+{
+	double user = (double)ru->ru_utime.tv_sec + (double)ru->ru_utime.tv_usec / 1e6;
+	double sys = (double)ru->ru_stime.tv_sec + (double)ru->ru_stime.tv_usec / 1e6;
+	const struct time_figure figures[WORKLOAD_TIME_FIGURES] = {
+		{ "user_time", user },
+		{ "system_time", sys },
+		{ "elapsed_time", elapsed_s },
+		{ "percent_of_cpu_this_job_got", elapsed_s > 0 ? 100 * (user + sys) / elapsed_s : 0 },
+		{ "maximum_resident_set_size", (double)ru->ru_maxrss },
+		{ "minor_page_faults", (double)ru->ru_minflt },
+		{ "major_page_faults", (double)ru->ru_majflt },
+		{ "voluntary_context_switches", (double)ru->ru_nvcsw },
+		{ "involuntary_context_switches", (double)ru->ru_nivcsw },
+		{ "file_system_inputs", (double)ru->ru_inblock },
+		{ "file_system_outputs", (double)ru->ru_oublock },
+	};
+	memcpy(out, figures, sizeof(figures));
+	return WORKLOAD_TIME_FIGURES;
 }
 
 void workload_abort(struct workload *w)

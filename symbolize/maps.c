@@ -132,6 +132,12 @@ static struct dso *get_dso(struct proc_table *pt, const char *name)
 	return dso;
 }
 
+struct dso *proc_table_dso_named(struct proc_table *pt, const char *name)
+{
+	const char *interned = string_intern(pt->strings, name);
+	return u64_map_get(&pt->dso_by_name, (uint64_t)(uintptr_t)interned);
+}
+
 void proc_table_comm(struct proc_table *pt, uint32_t pid, uint32_t tid, const char *comm, bool exec)
 {
 	struct process *p = get_process(pt, pid);

@@ -28,6 +28,7 @@ struct pmu_event;
 struct json_writer;
 struct view_options;
 struct figure_rows;
+struct weight_kind;
 
 struct collector {
 	const char *name;
@@ -54,6 +55,14 @@ struct collector {
 	bool on_request;
 	/* What it opens, in words, for `sigprof list` (also when it cannot open here). */
 	const char *events;
+	/*
+	 * Optional: its own weight kinds (weights.h: WEIGHT_OWN + i), which its
+	 * analyzer adds with view_add_weight(): the figures that make sense as
+	 * the weight of a stack (signal: deliveries, handler ns).  Without
+	 * them, its weights are its samples and their periods.
+	 */
+	const struct weight_kind *weights;
+	size_t nweights;
 };
 
 /*
@@ -123,6 +132,12 @@ struct collector_analyzer {
 	 * marks such cachelines), through view_data_marked_by().
 	 */
 	bool (*marks_data)(void *state, uint32_t pid, uint64_t start, uint64_t end);
+	/*
+	 * Optional: one of this collector's samples in its own words, for
+	 * `sigprof script` ("WAIT_BITSET|PRIVATE on gate", "SIGUSR1
+	 * delivered"), into buf; false when it has nothing to add.
+	 */
+	bool (*describe)(void *state, const struct profile *p, const struct sp_sample *s, char *buf, size_t len);
 };
 
 /* One figure per path of a collector (collector_analyzer.path_figures). */
@@ -130,6 +145,7 @@ struct path_figure {
 	const char *column; /* the path table's heading: "wait ms", "HITM lcl" */
 	const char *key;    /* JSON key after "COLLECTOR_" (c2c_hitm_local); NULL: the column, spaces as '_' */
 	int decimals;       /* 0: a count, written as an integer */
+	const char *unit;   /* of its keyed figure rows (view.h): "ms", "samples"; NULL: "count" */
 };
 
 /*

@@ -11,6 +11,8 @@ int cmd_report(int argc, char **argv);
 int cmd_stat(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_archive(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
+int cmd_script(int argc, char **argv);
 
 /*
  * Each command's options (options.h): its getopt_long arrays and its --help
@@ -22,6 +24,8 @@ extern const struct option_table report_option_table;
 extern const struct option_table stat_option_table;
 extern const struct option_table list_option_table;
 extern const struct option_table archive_option_table;
+extern const struct option_table diff_option_table;
+extern const struct option_table script_option_table;
 
 /* Exit statuses shared by the commands. */
 #define EXIT_USAGE 2        /* bad option, bad input file */

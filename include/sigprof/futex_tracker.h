@@ -88,6 +88,7 @@ struct futex_op_stats {
 	struct duration_stats wait;  /* measured blocking time, with percentiles */
 	uint64_t unmeasured, unfinished;
 	bool estimated;
+	struct slowest_event slowest_wait; /* its longest measured wait: entry to exit */
 };
 
 struct futex_tracker;
@@ -114,6 +115,14 @@ uint64_t futex_tracker_unpaired_exits(const struct futex_tracker *t, uint64_t *o
  * every aligned address, cheap for a cacheline.
  */
 bool futex_tracker_has_word_in(const struct futex_tracker *t, uint32_t pid, uint64_t start, uint64_t end);
+
+/*
+ * Optional: called at every measured blocking call (an exact entry paired
+ * with its exit) with its thread, its entry's stack, its word and its
+ * blocking time in ns: the analyzer charges it as a weight (view.h).
+ */
+typedef void (*futex_wait_hook)(void *ctx, const struct futex_word *w, uint32_t tid, uint32_t stack, uint64_t ns);
+void futex_tracker_set_wait_hook(struct futex_tracker *t, futex_wait_hook hook, void *ctx);
 
 /* Stacks of a word's waiters or wakers, most calls first; valid until the word changes. */
 void futex_word_sort_stacks(struct futex_word *w);

@@ -20,9 +20,13 @@ struct json_writer {
 	int depth;
 	bool has_items[JSON_MAX_DEPTH]; /* a value was written at this depth: the next needs a comma */
 	char closer[JSON_MAX_DEPTH];     /* '}' or ']' */
+	bool script_safe;                /* strings escape < > & (\u003c...): the document goes inside an HTML <script> */
+	bool compact;                    /* no indentation: one document a line (JSON Lines) */
 };
 
 void json_init(struct json_writer *w, FILE *out);
+/* A writer of compact documents, each on one line once json_finish() ends it (`sigprof script --json`). */
+void json_init_compact(struct json_writer *w, FILE *out);
 void json_object_begin(struct json_writer *w, const char *key);
 void json_array_begin(struct json_writer *w, const char *key);
 void json_end(struct json_writer *w); /* closes the innermost object or array */
@@ -32,6 +36,8 @@ void json_i64(struct json_writer *w, const char *key, int64_t value);
 void json_double(struct json_writer *w, const char *key, double value, int decimals);
 void json_bool(struct json_writer *w, const char *key, bool value);
 void json_null(struct json_writer *w, const char *key);
+/* s as a JSON string, quoted and escaped; script_safe: < > & escaped too. */
+void json_quote(FILE *out, const char *s, bool script_safe);
 /* Ends the document with a newline. */
 void json_finish(struct json_writer *w);
 

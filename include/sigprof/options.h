@@ -97,6 +97,24 @@ int option_id(const struct option_spec *s);
 /* The option of t that arg names exactly ("--name", "--alias" or "-x"), or NULL: for commands that parse by hand. */
 const struct option_spec *options_find(const struct option_table *t, const char *arg);
 
+/*
+ * What was wrong when getopt_long returned '?' (options_getopt() turned
+ * getopt's own messages off), for the command's error line: "unrecognized
+ * option '--jsn'; did you mean '--json'?", "option '--input' requires an
+ * argument (FILE)", "option '--json' takes no argument", "option '--s' is
+ * ambiguous: --stacks, --sort".  Pass getopt's optind and optopt as they
+ * are right after the '?'.  Returns buf.
+ */
+const char *options_failure(const struct option_table *t, int argc, char **argv, int failed_optind, int failed_optopt,
+			    char *buf, size_t len);
+
+/*
+ * The position of arg among the '|'-separated values of the option whose
+ * getopt value is id (0 for "self" in "self|total|name"), or -1 when it is
+ * none of them (or the option has no such list).
+ */
+int option_choice(const struct option_table *t, int id, const char *arg);
+
 /* The whole --help text: synopsis, description, option list, then t->epilogue. */
 void options_usage(const struct option_table *t, FILE *out);
 

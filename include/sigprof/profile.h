@@ -22,10 +22,13 @@
 #include "sigprof/stacks.h"
 #include "sigprof/tracepoint.h"
 #include "sigprof/unwind.h"
+#include "sigprof/weights.h"
 
 struct collector;
+struct profile;
 
 #define PROFILE_MAX_COLLECTORS 16
+#define PROFILE_MAX_TIME_FIGURES 16
 
 struct collector_info {
 	char name[32];
@@ -58,6 +61,16 @@ struct profile_options {
 	 */
 	const struct collector *const *collectors;
 	size_t ncollectors;
+	/* Fill profile.weights: per thread and label (weights.h), for pprof and per-thread folded stacks. */
+	bool weights;
+	/*
+	 * Optional: called for every decoded sample of the workload's tasks, in
+	 * time order, after it was interned and handed to its analyzer (`sigprof
+	 * script`); collector is its index in the profile, stack its stack id.
+	 */
+	void (*on_sample)(void *ctx, const struct profile *p, const struct sp_sample *s, int collector,
+			  uint32_t stack);
+	void *ctx;
 };
 
 struct profile {
@@ -72,6 +85,12 @@ struct profile {
 	int nnotes;
 	unsigned piece;              /* --switch-output: this file's number among the pieces, from 1; 0 when none */
 	char switch_output[32];      /* --switch-output's SIZE|TIME, when piece */
+	/* META rusage: the workload's LKP time.* figures (user_time, voluntary_context_switches, ...) */
+	struct {
+		char name[48];
+		double value;
+	} time_figures[PROFILE_MAX_TIME_FIGURES];
+	int ntime_figures;
 	struct collector_info collectors[PROFILE_MAX_COLLECTORS];
 	int ncollectors;
 	/* EVENT + TOTALS, TRACEPOINT */
@@ -96,6 +115,7 @@ struct profile {
 	/* aggregation */
 	struct proc_table *procs;
 	struct stack_table stacks;
+	struct weight_table *weights;  /* profile_options.weights; else NULL */
 };
 
 /* 0, or -errno/-EINVAL with a one-line reason in err (without the file name). */
@@ -134,6 +154,8 @@ struct collector_event {
  * Returns the count; *rows to free.
  */
 size_t profile_collector_events(const struct profile *p, int c, struct collector_event **rows);
+/* Whether every sampling event of collector c has a period of time (cpu-clock, task-clock: ns), and one at least. */
+bool profile_period_is_time(const struct profile *p, int c);
 /* Lost records (LOST + LOST_SAMPLES) and their share of samples + lost, in percent. */
 uint64_t profile_lost(const struct profile *p, double *share_percent);
 

@@ -54,6 +54,7 @@ struct sched_stack_stats {
 struct sched_totals {
 	struct duration_stats wait_time, sch_delay, wait_and_delay; /* every wait of every stack */
 	struct duration_stats new_task_delay; /* sched_wakeup_new -> first switch-in: delay without a wait */
+	struct slowest_event slowest_wait;    /* the longest wait: switch-out to switch-in (pid not known) */
 	uint64_t migrations;        /* of the workload's tasks, waiting or not */
 	uint64_t without_waking;    /* completed waits of blocked tasks with no waking seen (delay unknown) */
 	uint64_t open_at_end;       /* waits not closed when the recording ended (not counted) */
@@ -80,6 +81,14 @@ void sched_migrate(struct sched_tracker *t, uint32_t tid, uint64_t time);
 void sched_task_exit(struct sched_tracker *t, uint32_t tid);
 /* The recording ended: waits still open are counted in open_at_end. */
 void sched_tracker_finish(struct sched_tracker *t);
+
+/*
+ * Optional: called at every completed wait with its task, the stack it
+ * was charged to, its wait time and its scheduling delay (0 when no
+ * waking was seen), in ns: the analyzer charges them as weights (view.h).
+ */
+typedef void (*sched_wait_hook)(void *ctx, uint32_t tid, uint32_t stack, uint64_t wait, uint64_t delay);
+void sched_tracker_set_wait_hook(struct sched_tracker *t, sched_wait_hook hook, void *ctx);
 
 /* The figures of a stack, or NULL when no wait was charged to it. */
 const struct sched_stack_stats *sched_stack_stats_of(const struct sched_tracker *t, uint32_t stack);

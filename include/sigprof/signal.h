@@ -77,6 +77,8 @@ struct signal_figures {
 	uint64_t unreturned;                     /* handler deliveries no sigreturn closed (thread exited, longjmp, run ended) */
 	struct duration_stats latency;           /* generation -> delivery, ns */
 	struct duration_stats handler;           /* delivery -> rt_sigreturn entry, ns (nested handlers included) */
+	struct slowest_event slowest_latency;    /* its longest generation -> delivery (the delivering thread's) */
+	struct slowest_event slowest_handler;    /* its longest delivery -> rt_sigreturn */
 	struct u64_map senders;                  /* generation stack id -> count (the value is the count) */
 	struct u64_map interrupted;              /* delivery stack id -> count */
 };
@@ -101,6 +103,15 @@ const struct signal_figures *signal_analysis_figures(const struct signal_analysi
  */
 uint32_t signal_analysis_running_handlers(const struct signal_analysis *a, uint32_t pid, uint32_t tid, int *sigs,
 					  uint32_t max);
+/*
+ * Optional: called at every handler's end (its rt_sigreturn entry) with
+ * its thread, its signal, the stack of the delivery that began it (the
+ * interrupted stack) and its run time in ns: the analyzer charges it as
+ * a weight (view.h).
+ */
+typedef void (*signal_handler_hook)(void *ctx, uint32_t pid, uint32_t tid, int sig, uint32_t stack, uint64_t ns);
+void signal_analysis_set_handler_hook(struct signal_analysis *a, signal_handler_hook hook, void *ctx);
+
 /* rt_sigreturn entries with no handler running on their thread; events with a signal number outside 1..64. */
 uint64_t signal_analysis_unmatched_sigreturns(const struct signal_analysis *a);
 uint64_t signal_analysis_bad_events(const struct signal_analysis *a);

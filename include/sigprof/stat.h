@@ -18,16 +18,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sigprof/runstats.h"
 #include "sigprof/util.h"
 
-/* ---- statistics over runs ---- */
-
-/* The mean of v[0..n); 0 for n == 0. */
-double stat_mean(const double *v, size_t n);
-/* The population standard deviation, sqrt(sum((v - mean)^2) / n); 0 for n < 2. */
-double stat_stddev(const double *v, size_t n);
-/* 100 * stddev / |mean|: LKP's %stddev; 0 when the mean is 0. */
-double stat_stddev_percent(const double *v, size_t n);
+/* Statistics over runs (stat_mean, stat_stddev_percent): runstats.h. */
 
 /* ---- multiplexing ---- */
 

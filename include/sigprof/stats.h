@@ -33,4 +33,19 @@ uint64_t duration_quantile(const struct duration_stats *d, double q);
 double duration_mean(const struct duration_stats *d);
 void duration_free(struct duration_stats *d);
 
+/*
+ * The slowest of one kind of event (a handler's run, a wait): how long,
+ * when it began and ended (ns of the perf clock, as the samples' times),
+ * and whose, so that the report can point at it for `sigprof script
+ * --time START,END --tid TID` to show the events around it.
+ */
+struct slowest_event {
+	uint64_t ns;          /* 0 with start 0: none seen */
+	uint64_t start, end;
+	uint32_t pid, tid;    /* pid 0: not known */
+};
+
+/* Keep [start, end) of tid when it is the longest so far (the first of equals). */
+void slowest_event_note(struct slowest_event *s, uint64_t start, uint64_t end, uint32_t pid, uint32_t tid);
+
 #endif

@@ -154,6 +154,8 @@ void proc_table_mmap(struct proc_table *pt, uint32_t pid, uint64_t start, uint64
 void proc_table_fork(struct proc_table *pt, uint32_t ppid, uint32_t pid);
 void proc_table_exit(struct proc_table *pt, uint32_t pid, uint32_t tid);
 const char *proc_table_comm_of(struct proc_table *pt, uint32_t pid);
+/* The dso of that name some mapping named, or NULL. */
+struct dso *proc_table_dso_named(struct proc_table *pt, const char *name);
 /* The mapping that covers addr in pid, or NULL. */
 const struct mapping *proc_table_find(struct proc_table *pt, uint32_t pid, uint64_t addr);
 /*

@@ -61,6 +61,22 @@ const char *tracepoint_name(const struct tep_event *ev, char *buf, size_t buflen
 /* A field's value as an integer (sign-extended per its format); false when absent or out of the raw data. */
 bool tp_field_i64(const struct tep_event *ev, const struct sp_sample *s, const char *field, int64_t *value);
 bool tp_field_u64(const struct tep_event *ev, const struct sp_sample *s, const char *field, uint64_t *value);
+/*
+ * A sample's fields (not the common_ ones) as "name=value" separated by
+ * spaces, into buf (cut to fit): signed numbers in decimal, unsigned ones
+ * in decimal or, when 8 bytes wide (addresses, masks), in hex, character
+ * arrays as text.  Not the event's print format: the report never gives
+ * libtraceevent a print format to parse (tracepoint.c).  False when s is
+ * no tracepoint sample.
+ */
+bool tp_print(const struct tracepoint_set *set, const struct sp_sample *s, char *buf, size_t buflen);
+/*
+ * The name of the i-th field of ev that is not a common_ field, or NULL
+ * past the last; *is_string says whether it holds characters (read it with
+ * tp_field_str()) rather than a number (tp_field_i64()); arrays of other
+ * types are skipped (*is_array true).
+ */
+const char *tp_field_name(const struct tep_event *ev, size_t i, bool *is_string, bool *is_array);
 /* A char-array field (comm) into buf, NUL-terminated. */
 bool tp_field_str(const struct tep_event *ev, const struct sp_sample *s, const char *field, char *buf,
 		  size_t buflen);

@@ -55,6 +55,27 @@ const char *quote_user(const char *s, char *buf, size_t buflen);
 #define QUOTED(s) quote_user((s), (char[QUOTE_MAX]){ 0 }, QUOTE_MAX)
 
 /*
+ * "Did you mean ...?": the name nearest to what a user typed, among the
+ * names offered one by one to nearest_offer().  Near means a prefix of the
+ * name (at least two characters), or within an edit distance (insertions,
+ * deletions, substitutions, swaps of two neighbours) of 1 for words up to 4
+ * characters, of 2 up to 8, of 3 beyond; the first of equally near names
+ * wins.  best is NULL when no name was near.
+ *
+ *	struct nearest n = { .word = typed };
+ *	for (...) nearest_offer(&n, name);
+ *	if (n.best) ... "did you mean '%s'?", n.best
+ */
+struct nearest {
+	const char *word;   /* what was typed */
+	const char *best;   /* the nearest name so far, or NULL */
+	size_t distance;    /* its distance (0 for a prefix) */
+};
+void nearest_offer(struct nearest *n, const char *name);
+/* The edit distance between a and b (optimal string alignment: a swap of neighbours is one edit). */
+size_t edit_distance(const char *a, const char *b);
+
+/*
  * part as a share of whole, "12.34%", as every text table and summary line
  * prints one: two decimals, but a share that is not zero never shows as
  * 0.00% (it is "<0.01%": one lost record in a million is not none), nor
@@ -174,5 +195,27 @@ void *u64_map_remove(struct u64_map *m, uint64_t key);
 bool u64_map_next(const struct u64_map *m, size_t *pos, uint64_t *key, void **value);
 /* Free the table (not the values). */
 void u64_map_free(struct u64_map *m);
+
+/*
+ * An output file a root command may write in a directory others can write
+ * (/tmp): the data goes to a new file of its own next to PATH (O_EXCL |
+ * O_NOFOLLOW, a random name, mode 0600 then chmod to mode), which
+ * safe_output_commit() renames over PATH when it is whole.  An existing
+ * PATH that is not a regular file (a symbolic link, device, FIFO,
+ * directory) is refused (-EEXIST) and never opened; a failed or aborted
+ * output leaves PATH as it was.
+ */
+struct safe_output {
+	FILE *fp;        /* write here */
+	int dirfd;       /* PATH's directory */
+	char *name;      /* PATH's last component */
+	char *temp;      /* the new file's name in dirfd */
+	unsigned mode;   /* the permissions PATH gets */
+};
+int safe_output_open(const char *path, unsigned mode, struct safe_output *out);
+/* Flush, close and rename into place; 0 or -errno (the new file removed). */
+int safe_output_commit(struct safe_output *out);
+/* Close and remove the new file; PATH is untouched. */
+void safe_output_abort(struct safe_output *out);
 
 #endif

@@ -30,6 +30,8 @@
 #include "sigprof/paths.h"
 #include "sigprof/sample.h"
 #include "sigprof/stacks.h"
+#include "sigprof/stats.h"
+#include "sigprof/weights.h"
 
 struct profile;
 struct json_writer;
@@ -43,6 +45,8 @@ struct view_options {
 	bool stacks_limit_given;    /* --stacks was given (JSON lists every stack without it) */
 	unsigned max_frames;        /* frames shown per stack in text */
 	bool sched_keys_lkp;        /* --sched-keys lkp: sched rows keyed like LKP's perf-sched figures */
+	unsigned width;             /* columns text fits in (term.h: --width, COLUMNS, the terminal); 0: no limit */
+	bool color;                 /* colour text (term.h: --color, NO_COLOR, a terminal) */
 };
 
 /* ---- the collector's own figures ---- */
@@ -68,6 +72,20 @@ int view_stack_path(const struct profile *p, uint32_t stack);
 uint32_t view_stack_depth(const struct profile *p, uint32_t stack);
 /* Frame i of a stack, leaf first (i < view_stack_depth()). */
 const struct frame *view_stack_frame(const struct profile *p, uint32_t stack, uint32_t i);
+
+/* ---- weights (weights.h) ---- */
+
+/*
+ * Add value to this collector's own weight kind `kind` (an index into its
+ * struct collector.weights) of a stack, for thread tid of process pid,
+ * labelled with a signal number and a futex word (0: none).  Nothing
+ * happens unless the report asked for weights (pprof, folded per thread
+ * or by time): view_weights_wanted() says whether, so an analyzer can
+ * skip the work.
+ */
+void view_add_weight(const struct profile *p, int self, uint32_t stack, uint32_t pid, uint32_t tid, int signal,
+		     uint64_t word, unsigned kind, uint64_t value);
+bool view_weights_wanted(const struct profile *p);
 
 /* ---- data addresses ---- */
 
@@ -95,6 +113,15 @@ const char *view_data_marked_by(const struct profile *p, uint32_t pid, uint64_t 
 
 /* "sym" or "dso+0xoffset" for a frame. */
 const char *frame_label(const struct frame *f, char *buf, size_t buflen);
+/*
+ * "sym", or for a frame no symbol names "[dso]" (its file's last
+ * component, or the dso itself when bracketed: "[unknown]", "[vdso]"):
+ * no address, so the unnamed frames of one file merge (folded stacks,
+ * pprof's functions).
+ */
+const char *frame_merged_label(const struct frame *f, char *buf, size_t buflen);
+/* The GNU build-id (hex) of a dso the report read, by the name frames give it; NULL when unknown. */
+const char *view_dso_build_id(const struct profile *p, const char *dso);
 /* The last component of a dso path. */
 const char *dso_short_name(const char *dso);
 /* "file.c:42" (the source file's last component) for a frame with a source line (--srcline), else NULL. */
@@ -102,16 +129,34 @@ const char *frame_srcline(const struct frame *f, char *buf, size_t buflen);
 /* The JSON key of a path figure: "sched_wait_ms", "c2c_hitm_local". */
 const char *path_figure_key(const char *collector, const struct path_figure *f, char *buf, size_t len);
 
+/* ---- times and the slowest events ---- */
+
+/* A perf clock time as sigprof script prints it: seconds with six decimals ("1283.867775"). */
+const char *view_time(uint64_t ns, char *buf, size_t len);
+/*
+ * One text line that points at a slowest event: "  slowest WHAT: 5.603 ms,
+ * tid 10157, 1283.901234 to 1283.906836 (sigprof script --tid 10157
+ * --time 1283.901234,1283.906836)"; nothing when none was seen.
+ */
+void view_text_slowest(FILE *out, const char *what, const struct slowest_event *s);
+/* "KEY": {"ns", "start_ns", "end_ns", "pid", "tid", "script_time": "START,END"}, or null when none was seen. */
+void view_json_slowest(struct json_writer *w, const char *key, const struct slowest_event *s);
+
 /* ---- stack writers ---- */
 
 /*
- * One frame of a stack in text, on its own indented line: the label,
- * marked "(inlined)" for an inlined call, the dso, and file:line with
- * --srcline.
+ * One frame of a stack in text, on its own line indented 8 columns: the
+ * label, marked "(inlined)" for an inlined call, the dso, and file:line
+ * with --srcline.  Within o->width (the label cut with term_cut(), in the
+ * middle of a C++ name), coloured with o->color: kernel frames, user
+ * frames, and the frames sigprof adds ("[signal SIGPROF]", "[unwind: ...]")
+ * apart.
  */
-void view_text_frame(FILE *out, const struct frame *f);
-/* An interned stack in text: one frame a line, leaf first, at most max_frames, then "... N more frames". */
-void view_text_stack(const struct profile *p, uint32_t stack, unsigned max_frames, FILE *out);
+void view_text_frame(FILE *out, const struct frame *f, const struct view_options *o);
+/* An interned stack in text: one frame a line, leaf first, at most o->max_frames, then "... N more frames". */
+void view_text_stack(const struct profile *p, uint32_t stack, const struct view_options *o, FILE *out);
+/* What o->color paints a frame's label with: PAINT_KERNEL, PAINT_USER or PAINT_MARK (term.h). */
+int view_frame_paint(const struct frame *f);
 
 /* How view_stack_line() joins a stack on one line. */
 struct stack_line_style {
@@ -130,6 +175,39 @@ void view_json_frame(struct json_writer *w, const struct frame *f);
 void view_json_frame_source(struct json_writer *w, const struct frame *f);
 /* "frames": [...] of an interned stack, leaf first. */
 void view_json_stack(struct json_writer *w, const struct profile *p, uint32_t stack);
+
+/* ---- text that fits o->width ---- */
+
+/*
+ * A line of prose (a heading, a note) word-wrapped within o->width: the
+ * lines after the first start with indent spaces.  Without a width, one
+ * line as it is.  The text ends with its own newline or gets one.
+ */
+void view_text_wrapped(const struct view_options *o, FILE *out, size_t indent, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/*
+ * A text table whose rows are printed as before (fixed columns, one printf
+ * a row) and, when wider than o->width, laid out again as several tables
+ * one under the other, each with the key column (the first) and the
+ * columns that fit.  columns[] are the widths of the columns in the
+ * rows' printed form, leading spaces included; text past the last one
+ * belongs to it.  Rows are ASCII, so a column's width is its bytes.
+ *
+ *	static const unsigned columns[] = { 15, 11, 11, 11 };   "  %-13s %10s %10s %10s"
+ *	struct view_table t = { .columns = columns, .ncolumns = ARRAY_SIZE(columns) };
+ *	view_table_addf(&t, "  %-13s %10s %10s %10s", "signal", "generated", ...);
+ *	...
+ *	view_table_print(&t, o, out);   prints and frees the rows
+ */
+struct view_table {
+	const unsigned *columns;
+	size_t ncolumns;
+	char **rows;
+	size_t nrows, cap;
+};
+void view_table_addf(struct view_table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void view_table_print(struct view_table *t, const struct view_options *o, FILE *out);
 
 /* ---- sorted views, shared by every output so that the terminal and JSON never disagree ---- */
 

@@ -20,6 +20,8 @@
 
 #include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 
 struct workload {
@@ -28,7 +30,22 @@ struct workload {
 	int exec_err_fd;  /* the child's exec errno arrives here; -1 after */
 	int forwarded;    /* the last interrupt signal forwarded to it */
 	sigset_t waitmask; /* the signal mask to wait with: sigprof's own, the caught signals unblocked */
+	struct rusage rusage; /* the workload's (and its reaped children's), once workload_check() reaped it */
 };
+
+/*
+ * LKP's time.* figures of a reaped workload, as /usr/bin/time gives them to
+ * LKP: user_time, system_time, elapsed_time (s), percent_of_cpu_this_job_got,
+ * maximum_resident_set_size (KB), minor_page_faults, major_page_faults,
+ * voluntary_context_switches, involuntary_context_switches,
+ * file_system_inputs, file_system_outputs.  Returns the count.
+ */
+#define WORKLOAD_TIME_FIGURES 11
+struct time_figure {
+	const char *name;
+	double value;
+};
+size_t workload_time_figures(const struct rusage *ru, double elapsed_s, struct time_figure *out);
 
 /* Look cmd up as execvp() would: 0, -ENOENT (not found) or -EACCES (found, not executable). */
 int workload_find(const char *cmd);

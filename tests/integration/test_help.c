@@ -13,7 +13,7 @@
 
 #include "harness.h"
 
-static const char *const commands[] = { "record", "report", "stat", "list" };
+static const char *const commands[] = { "record", "report", "stat", "diff", "script", "list" };
 
 Test(help, every_command_prints_its_help_on_stdout_and_exits_0)
 {

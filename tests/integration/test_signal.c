@@ -62,9 +62,15 @@ Test(signal, storm_counts_are_exact_and_nothing_is_lost, .timeout = 300)
 	cr_assert_eq(signal_field(json, "SIGUSR1", "[.not_delivered[]] | add"), 0);
 	cr_assert_eq(signal_field(json, "SIGUSR1", ".unmatched_deliveries + .unmatched_generations + .unreturned"),
 		     0);
-	cr_assert_eq(jq_file(json, ".signals | length"), 1, "signal_storm sends nothing but SIGUSR1");
+	if (jq_file(json, ".signals | length") != 1) {
+		char *names;
+		run_cmd(&names, true, "jq -c '[.signals[] | {name, generated, delivered}]' '%s'", json);
+		cr_assert_fail("signal_storm sends nothing but SIGUSR1; the report has %s", names);
+	}
 	/* the exact counting totals agree with the per-event detail */
-	cr_assert_eq(signal_field(json, "SIGUSR1", ".totals.signal_generate"), n);
+	/* other processes' timers firing while the workload ran are in the kernel's total, and counted apart */
+	cr_assert_eq(signal_field(json, "SIGUSR1", ".totals.signal_generate"),
+		     n + jq_file(json, ".signals_other_tasks_generated"));
 	cr_assert_eq(signal_field(json, "SIGUSR1", ".totals.signal_deliver"), n);
 	cr_assert_eq(signal_field(json, "SIGUSR1", ".totals.sys_enter_rt_sigreturn"), n);
 	/* every event is on its path */
@@ -185,4 +191,39 @@ Test(signal, stress_ng_timer_signal_returns_once_per_delivery, .timeout = 120)
 	cr_assert_eq(delivered, sigreturns, "SIGRTMIN delivered %.0f, sigreturns %.0f", delivered, sigreturns);
 	cr_assert_eq(signal_field(json, "SIGRTMIN", ".handler_ns.count"), delivered);
 	cr_assert_eq(signal_field(json, "SIGRTMIN", ".signo"), 34);
+}
+
+/*
+ * Another process's interval timer, on the workload's CPU, expires while
+ * the workload runs there: its signal_generate hits fire in the workload's
+ * context (an interrupt runs in whatever task is current).  They are not the
+ * workload's: counted apart, in no signal, and they are exactly what the
+ * kernel's total has more than the workload sent.
+ */
+Test(signal, other_processes_timer_signals_are_not_the_workloads, .timeout = 120)
+{
+	require_tracing();
+	char *out;
+	if (run_cmd(&out, true, "command -v taskset") != 0)
+		cr_skip_test("taskset is not installed: %s", out);
+	free(out);
+	const long n = 50000;
+	const char *data = test_path("foreign.data");
+	/* the other process: started by the test, not under sigprof; on CPU 0 like the workload */
+	cr_assert_eq(run_cmd(NULL, true, "taskset -c 0 " W "itimer_neighbour 50 30 >/dev/null 2>&1 & echo $! > '%s'",
+			     test_path("neighbour.pid")), 0);
+	usleep(200 * 1000);
+	char cmd[256];
+	snprintf(cmd, sizeof(cmd), "taskset -c 0 " W "signal_storm %ld", n);
+	record(data, "-e signal", cmd);
+	run_cmd(NULL, true, "kill $(cat '%s')", test_path("neighbour.pid"));
+	const char *json = report_json_file(data, "");
+	double other = jq_file(json, ".signals_other_tasks_generated");
+	cr_assert_eq(signal_field(json, "SIGUSR1", ".generated"), n);
+	cr_assert_eq(signal_field(json, "SIGUSR1", ".delivered"), n);
+	cr_assert_eq(signal_field(json, "SIGUSR1", ".totals.signal_generate"), n + other,
+		     "the kernel's total is the workload's %ld and the %.0f others'", n, other);
+	cr_assert_gt(other, 0, "the neighbour's timer, on the workload's CPU, never fired while it ran");
+	cr_assert_eq(jq_file(json, "[.signals[] | select(.name != \"SIGUSR1\")] | length"), 0,
+		     "no other signal is the workload's");
 }

@@ -71,6 +71,8 @@ static const struct {
 	{ "stat", &stat_option_table },
 	{ "list", &list_option_table },
 	{ "archive", &archive_option_table },
+	{ "diff", &diff_option_table },
+	{ "script", &script_option_table },
 };
 
 /* Whether name ("-o", "--output") is in text as a word of its own: not inside --output-dir or --no-output. */

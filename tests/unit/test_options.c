@@ -275,3 +275,48 @@ Test(options, wrap_fills_lines_to_the_width_and_honours_newlines)
 	cr_assert_str_eq(text, "a-word-longer-than-what-is-left\n", "the first word of a line is never moved");
 	free(text);
 }
+
+/* getopt_long's '?' for argv, with getopt's own message off: what options_failure() says of it. */
+static const char *failure_of(char **argv, int argc, char *buf, size_t len)
+{
+	struct getopt_tables g;
+	cr_assert_eq(options_getopt(&table, &g), 0);
+	optind = 0; /* glibc: 0 starts getopt afresh, forgetting a cluster left half-read */
+	int c;
+	while ((c = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1)
+		if (c == '?')
+			return options_failure(&table, argc, argv, optind, optopt, buf, len);
+	cr_assert_fail("getopt_long accepted it");
+	return NULL;
+}
+
+Test(options, failure_names_what_was_wrong_and_the_nearest_option)
+{
+	static const struct {
+		const char *arg, *want;
+	} cases[] = {
+		{ "--jsno", "unrecognized option '--jsno'; did you mean '--json'?" },
+		{ "--outptu=x", "unrecognized option '--outptu'; did you mean '--output'?" },
+		{ "--ordre", "unrecognized option '--ordre'; did you mean '--order'?" },
+		{ "--zzzzzzzz", "unrecognized option '--zzzzzzzz'" },
+		{ "-x", "unrecognized option '-x'" },
+		{ "--json=1", "option '--json' takes no argument" },
+		{ "--output", "option '--output' requires an argument (FILE)" },
+		{ "-o", "option '-o' requires an argument (FILE)" },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		char *argv[] = { "cmd", (char *)cases[i].arg, NULL };
+		char buf[256];
+		cr_assert_str_eq(failure_of(argv, 2, buf, sizeof(buf)), cases[i].want, "%s", cases[i].arg);
+	}
+}
+
+Test(options, a_choice_is_its_position_among_the_options_values)
+{
+	cr_assert_eq(option_choice(&table, OPT_SORT, "self"), 0);
+	cr_assert_eq(option_choice(&table, OPT_SORT, "total"), 1);
+	cr_assert_eq(option_choice(&table, OPT_SORT, "tot"), -1, "a prefix is no value");
+	cr_assert_eq(option_choice(&table, OPT_SORT, "totals"), -1);
+	cr_assert_eq(option_choice(&table, OPT_SORT, ""), -1);
+	cr_assert_eq(option_choice(&table, 'o', "out.data"), -1, "an option without a list of values");
+}

@@ -2,6 +2,7 @@
  * test_util.c: the small shared helpers of profiler/util.c that the other
  * suites do not exercise on their own.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -136,4 +137,78 @@ Test(util, file_type_names)
 	cr_assert_str_eq(file_type_name(S_IFCHR), "a character device");
 	cr_assert_str_eq(file_type_name(S_IFIFO), "a FIFO");
 	cr_assert_str_eq(file_type_name(S_IFDIR | 0755), "a directory");
+}
+
+/* "Did you mean": near by a prefix or a few edits, never a far name. */
+Test(util, nearest_name_by_prefix_and_edits)
+{
+	static const char *const names[] = { "cpu", "signal", "futex", "sched", "cache", "c2c", "lock" };
+	static const struct {
+		const char *typed, *want;
+	} cases[] = {
+		{ "sigal", "signal" }, { "singal", "signal" }, { "sig", "signal" }, { "futx", "futex" },
+		{ "cpux", "cpu" }, { "shced", "sched" }, { "lck", "lock" }, { "network", NULL }, { "x", NULL },
+		{ "signal", NULL }, /* itself: nothing to suggest */
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct nearest n = { .word = cases[i].typed };
+		for (size_t k = 0; k < ARRAY_SIZE(names); k++)
+			nearest_offer(&n, names[k]);
+		if (cases[i].want)
+			cr_assert(n.best && strcmp(n.best, cases[i].want) == 0, "%s: %s", cases[i].typed,
+				  n.best ? n.best : "(none)");
+		else
+			cr_assert_null(n.best, "%s: %s", cases[i].typed, n.best);
+	}
+	cr_assert_eq(edit_distance("report", "reprot"), 1);
+	cr_assert_eq(edit_distance("", "abc"), 3);
+	cr_assert_eq(edit_distance("kitten", "sitting"), 3);
+}
+
+/* A root command's output in a directory others can write: a new file renamed over the name, never a link followed. */
+Test(util, safe_output_replaces_a_file_and_refuses_a_link)
+{
+	char *dir = temp_dir_new();
+	char *path = path_join(dir, "page.html");
+	write_file(path, "old", 3);
+	struct safe_output out;
+	cr_assert_eq(safe_output_open(path, 0644, &out), 0);
+	fputs("new page", out.fp);
+	cr_assert_eq(safe_output_commit(&out), 0);
+	char *text = read_text_file(path);
+	cr_assert_str_eq(text, "new page");
+	free(text);
+	struct stat st;
+	cr_assert_eq(stat(path, &st), 0);
+	cr_assert_eq(st.st_mode & 0777, 0644);
+
+	/* aborted: the name keeps what it had, and no temporary file is left */
+	cr_assert_eq(safe_output_open(path, 0644, &out), 0);
+	fputs("half", out.fp);
+	safe_output_abort(&out);
+	text = read_text_file(path);
+	cr_assert_str_eq(text, "new page");
+	free(text);
+
+	/* a link at the name is refused and its target untouched */
+	char *target = path_join(dir, "target");
+	write_file(target, "precious", 8);
+	char *link = path_join(dir, "link.html");
+	cr_assert_eq(symlink(target, link), 0);
+	cr_assert_eq(safe_output_open(link, 0644, &out), -EEXIST);
+	text = read_text_file(target);
+	cr_assert_str_eq(text, "precious");
+	free(text);
+	cr_assert_eq(safe_output_open(dir, 0644, &out), -EEXIST, "a directory at the name");
+	/* what is left in the directory: the page, the target, the link; no temporary file */
+	int entries = 0;
+	DIR *d = opendir(dir);
+	for (struct dirent *e; (e = readdir(d));)
+		entries += e->d_name[0] != '.' || (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."));
+	closedir(d);
+	cr_assert_eq(entries, 3);
+	free(link);
+	free(target);
+	free(path);
+	temp_dir_remove(dir);
 }

@@ -15,6 +15,7 @@
 
 #include "sigprof/json.h"
 #include "sigprof/profile.h"
+#include "sigprof/registry.h"
 #include "sigprof/util.h"
 #include "sigprof/view.h"
 
@@ -116,7 +117,7 @@ Test(view, text_stack_cuts_at_max_frames)
 	char *text = NULL;
 	size_t len = 0;
 	FILE *out = open_memstream(&text, &len);
-	view_text_stack(p, id, 3, out);
+	view_text_stack(p, id, &(struct view_options){ .max_frames = 3 }, out);
 	fclose(out);
 	cr_assert_not_null(strstr(text, "        a "), "%s", text);
 	cr_assert_null(strstr(text, "        b "), "%s", text);
@@ -189,5 +190,146 @@ Test(view, data_marked_by_asks_the_hooks)
 	cr_assert_null(view_data_marked_by(p, 7, 0x1040, 0x1080), "a line without the word");
 	cr_assert_null(view_data_marked_by(p, 8, 0x1000, 0x1040), "the same address in another process");
 	cr_assert_eq(m.asked, 3);
+	free_profile(p);
+}
+
+/* ---- rows the view derives: time.*, cost.*, and the cpu collector's perf-profile.* ---- */
+
+static void add_signal_counts(void *state, const struct profile *p, struct figure_rows *rows)
+{
+	(void)state;
+	(void)p;
+	figure_rows_add(rows, 1000, "count", true, "signal.SIGUSR1.sigreturns");
+	figure_rows_add(rows, 999, "count", true, "signal.SIGUSR1.delivered");
+	figure_rows_add(rows, 5, "us", true, "signal.SIGUSR1.latency_us.p50"); /* not a count of events */
+	figure_rows_add(rows, 1, "count", true, "signal.SIGUSR2.sigreturns");
+}
+
+static void *state_one(const struct profile *p, int self)
+{
+	(void)p;
+	(void)self;
+	return xmalloc(1);
+}
+
+static const struct collector_analyzer signal_double = { .create = state_one, .destroy = free,
+							  .figures = add_signal_counts };
+static const struct collector signal_double_collector = { .name = "signal", .analyzer = &signal_double };
+
+static const struct figure_row *find_figure(const struct figure_rows *rows, const char *key)
+{
+	for (size_t i = 0; i < rows->count; i++)
+		if (strcmp(rows->rows[i].key, key) == 0)
+			return &rows->rows[i];
+	return NULL;
+}
+
+Test(view, cost_rows_divide_the_cpu_on_a_path_by_its_counted_events)
+{
+	struct profile *p = new_profile();
+	/* collector 0: cpu, 100 samples of cpu-clock at 250000 ns each, 20 on sigreturn, 30 on signal-deliver */
+	snprintf(p->collectors[0].name, sizeof(p->collectors[0].name), "cpu");
+	snprintf(p->collectors[0].event, sizeof(p->collectors[0].event), "cpu-clock");
+	p->collectors[0].samples = 100;
+	p->collectors[0].weight = 100 * 250000ull;
+	p->collectors[0].path_samples[PATH_SIGRETURN] = 20;
+	p->collectors[0].path_samples[PATH_SIGNAL_DELIVER] = 30;
+	p->collectors[0].path_samples[PATH_OTHER] = 50;
+	p->ncollectors = 2;
+	snprintf(p->collectors[1].name, sizeof(p->collectors[1].name), "signal");
+	p->collectors[1].ok = true;
+	p->collectors[1].impl = &signal_double_collector;
+	p->collectors[1].state = state_one(p, 1);
+	p->time_figures[0].value = 1.5;
+	snprintf(p->time_figures[0].name, sizeof(p->time_figures[0].name), "user_time");
+	p->time_figures[1].value = 7;
+	snprintf(p->time_figures[1].name, sizeof(p->time_figures[1].name), "voluntary_context_switches");
+	p->ntime_figures = 2;
+	struct figure_rows rows = { 0 };
+	view_figures(p, &rows);
+	const struct figure_row *r = find_figure(&rows, "cost.sigreturn.events");
+	cr_assert(r);
+	cr_assert_eq(r->value, 1001, "SIGUSR1's and SIGUSR2's sigreturns");
+	cr_assert(r->exact);
+	r = find_figure(&rows, "cost.sigreturn.ns_per_event");
+	cr_assert(r);
+	cr_assert_float_eq(r->value, 20 * 250000.0 / 1001, 1e-6);
+	cr_assert_str_eq(r->unit, "ns");
+	cr_assert_not(r->exact, "from samples: estimated");
+	r = find_figure(&rows, "cost.sigreturn.cpu_ms");
+	cr_assert(r);
+	cr_assert_float_eq(r->value, 5.0, 1e-9);
+	r = find_figure(&rows, "cost.signal-deliver.ns_per_event");
+	cr_assert(r);
+	cr_assert_float_eq(r->value, 30 * 250000.0 / 999, 1e-6);
+	r = find_figure(&rows, "cost.total.cpu_ms");
+	cr_assert(r);
+	cr_assert_float_eq(r->value, 25.0, 1e-9);
+	cr_assert_null(find_figure(&rows, "cost.signal-generate.events"), "no row counts generations: no cost row");
+	cr_assert_null(find_figure(&rows, "cost.futex-wait.ns_per_event"));
+	r = find_figure(&rows, "time.user_time");
+	cr_assert(r);
+	cr_assert_eq(r->value, 1.5);
+	cr_assert_str_eq(r->unit, "s");
+	r = find_figure(&rows, "time.voluntary_context_switches");
+	cr_assert(r);
+	cr_assert_str_eq(r->unit, "count");
+	cr_assert(r->exact);
+	figure_rows_free(&rows);
+	free(p->collectors[1].state);
+	free_profile(p);
+}
+
+Test(view, no_cost_rows_without_cpu_samples)
+{
+	struct profile *p = new_profile();
+	p->collectors[0].impl = &signal_double_collector;
+	snprintf(p->collectors[0].name, sizeof(p->collectors[0].name), "signal");
+	p->collectors[0].state = state_one(p, 0);
+	struct figure_rows rows = { 0 };
+	view_figures(p, &rows);
+	for (size_t i = 0; i < rows.count; i++)
+		cr_assert(strncmp(rows.rows[i].key, "cost.", 5) != 0, "%s without a cpu collector", rows.rows[i].key);
+	figure_rows_free(&rows);
+	free(p->collectors[0].state);
+	free_profile(p);
+}
+
+Test(view, cpu_collector_lists_lkp_perf_profile_shares)
+{
+	const struct collector *cpu = NULL;
+	for (size_t i = 0; i < collector_count; i++)
+		if (strcmp(collector_table[i]->name, "cpu") == 0)
+			cpu = collector_table[i];
+	cr_assert(cpu && cpu->analyzer && cpu->analyzer->figures);
+	struct profile *p = new_profile();
+	snprintf(p->collectors[0].name, sizeof(p->collectors[0].name), "cpu");
+	p->collectors[0].impl = cpu;
+	p->collectors[0].state = cpu->analyzer->create(p, 0);
+	/* 3 samples main <- work <- spin, 1 sample main <- idle (leaf first in stack_add) */
+	uint32_t spin[3] = { frame_synthetic(&p->stacks, "spin", "/bin/w"), frame_synthetic(&p->stacks, "work", "/bin/w"),
+			     frame_synthetic(&p->stacks, "main", "/bin/w") };
+	uint32_t idle[2] = { frame_synthetic(&p->stacks, "idle", "/bin/w"), spin[2] };
+	stack_add(&p->stacks, 0, spin, 3, 3, 3);
+	stack_add(&p->stacks, 0, idle, 2, 1, 1);
+	p->collectors[0].samples = 4;
+	struct figure_rows rows = { 0 };
+	cpu->analyzer->figures(p->collectors[0].state, p, &rows);
+	const struct figure_row *r = find_figure(&rows, "perf-profile.self.cycles-pp.spin");
+	cr_assert(r);
+	cr_assert_float_eq(r->value, 75.0, 1e-9);
+	cr_assert_str_eq(r->unit, "percent");
+	cr_assert_null(find_figure(&rows, "perf-profile.self.cycles-pp.main"), "main is never a leaf: no self row");
+	r = find_figure(&rows, "perf-profile.children.cycles-pp.main");
+	cr_assert(r);
+	cr_assert_float_eq(r->value, 100.0, 1e-9);
+	r = find_figure(&rows, "perf-profile.calltrace.cycles-pp.main.work.spin");
+	cr_assert(r, "the call trace root first");
+	cr_assert_float_eq(r->value, 75.0, 1e-9);
+	r = find_figure(&rows, "perf-profile.calltrace.cycles-pp.main.idle");
+	cr_assert(r);
+	cr_assert_float_eq(r->value, 25.0, 1e-9);
+	figure_rows_free(&rows);
+	cpu->analyzer->destroy(p->collectors[0].state);
 	free_profile(p);
 }

@@ -1,0 +1,888 @@
+/*
+ * diff.c: `sigprof diff`, two sets of runs compared the way the kernel test
+ * robot compares two kernels.
+ *
+ * Each input is a run (or, for a `sigprof stat --json` document, its -r
+ * runs): a recording gives its keyed figures (view_figures(), the rows
+ * `report --figures` prints), a stat document its figures under LKP's
+ * perf-stat.* keys.  The rows of every run are gathered per key and side;
+ * runstats.h says whether the two sides differ (LKP's rules) and prints
+ * the robot's line.  A key one side lacks is shown as missing, never as a
+ * 0 that was not measured (but perf-profile.* shares, which a recording
+ * lists only above a floor, count as 0 in a run that has the family, as
+ * LKP does).  docs/diff.md describes the command.
+ *
+ *   base  B1 B2 B3 --- rows: key -> value per run --+
+ *                                                   +--> per key: run_summary x 2 -> verdict -> line
+ *   new   N1 N2 N3 --- rows: key -> value per run --+
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sigprof/cli.h"
+#include "sigprof/commands.h"
+#include "sigprof/diff.h"
+#include "sigprof/json.h"
+#include "sigprof/options.h"
+#include "sigprof/registry.h"
+#include "sigprof/report.h"
+#include "sigprof/runstats.h"
+#include "sigprof/util.h"
+
+#define MAX_INPUT_BYTES (256u << 20) /* a stat document larger than this is not one */
+#define MAX_RUNS_PER_SIDE 10000
+
+enum side { BASE, NEW, SIDES };
+static const char *const side_names[SIDES] = { "base", "new" };
+
+enum diff_sort { SORT_BY_CHANGE, SORT_BY_KEY };
+enum diff_format { DIFF_TEXT, DIFF_JSON, DIFF_FOLDED, DIFF_HTML, DIFF_PPROF };
+
+struct diff_args {
+	const char **files[SIDES];
+	size_t nfiles[SIDES];
+	bool all;
+	enum diff_format format;
+	enum diff_sort sort;
+	const char *collector;
+	const char *html;       /* --html FILE: the differential flame graphs of the first run of each side */
+	const char *pprof;      /* --pprof PREFIX: PREFIX.base.pb.gz and PREFIX.new.pb.gz, of the first run of each side */
+	double min_change;      /* --min-change: |%change| below it is not listed */
+	unsigned limit;         /* -n: rows at most; 0: all */
+	struct profile_options po;
+};
+
+/* One value of one run: what the inputs give, before they are gathered by key. */
+struct entry {
+	const char *key;   /* in the pool */
+	const char *unit;  /* in the pool */
+	bool exact;
+	uint8_t side;
+	uint32_t run;      /* the run's index on its side */
+	double value;
+};
+
+struct diff_data {
+	struct string_pool *pool;
+	struct entry *entries;
+	size_t nentries, cap;
+	size_t runs[SIDES];
+	bool profile_family[SIDES][MAX_RUNS_PER_SIDE]; /* the run has perf-profile.* rows */
+	/* --folded: stack (root first) -> count, per side */
+	struct entry *stacks;
+	size_t nstacks, stacks_cap;
+};
+
+static void add_entry(struct diff_data *d, enum side side, const char *key, const char *unit, bool exact,
+		      double value)
+{
+	GROW(d->entries, d->cap, d->nentries + 1);
+	d->entries[d->nentries++] = (struct entry){ .key = string_intern(d->pool, key),
+						    .unit = string_intern(d->pool, unit ? unit : ""), .exact = exact,
+						    .side = (uint8_t)side, .run = (uint32_t)d->runs[side], .value = value };
+	if (strncmp(key, "perf-profile.", 13) == 0)
+		d->profile_family[side][d->runs[side]] = true;
+}
+
+/* ---- a recording ---- */
+
+static int load_recording(struct diff_data *d, enum side side, const char *file, const struct diff_args *a)
+{
+	struct profile p;
+	char err[512];
+	if (profile_load(file, &a->po, &p, err, sizeof(err)) < 0) {
+		profile_free(&p);
+		return sp_error("diff: %s: %s", file, err);
+	}
+	if (p.truncated)
+		sp_warn("diff: %s was cut short (%s); comparing the %llu samples it holds", file,
+			p.problem[0] ? p.problem : "no closing section", (unsigned long long)p.samples);
+	struct figure_rows rows = { 0 };
+	view_figures(&p, &rows);
+	for (size_t i = 0; i < rows.count; i++)
+		add_entry(d, side, rows.rows[i].key, rows.rows[i].unit, rows.rows[i].exact, rows.rows[i].value);
+	figure_rows_free(&rows);
+	if (a->format == DIFF_FOLDED) {
+		int c = report_folded_collector(&p, a->collector);
+		uint32_t *ids = NULL;
+		size_t n = c >= 0 ? view_stacks(&p, c, -1, &ids) : 0;
+		struct strbuf line = { 0 };
+		for (size_t i = 0; i < n; i++) {
+			sb_reset(&line);
+			report_folded_stack(&p, ids[i], &line);
+			GROW(d->stacks, d->stacks_cap, d->nstacks + 1);
+			d->stacks[d->nstacks++] = (struct entry){ .key = string_intern(d->pool, line.len ? line.buf : ""),
+								  .side = (uint8_t)side,
+								  .value = (double)p.stacks.stacks[ids[i]].count };
+		}
+		sb_free(&line);
+		free(ids);
+	}
+	profile_free(&p);
+	d->runs[side]++;
+	return 0;
+}
+
+/* ---- a `sigprof stat --json` document: diff_stat.c reads it ---- */
+
+struct stat_sink {
+	struct diff_data *d;
+	enum side side;
+	size_t first_run;
+};
+
+static void add_stat_figure(void *ctx, size_t run, const char *key, const char *unit, bool exact, double value)
+{
+	struct stat_sink *sink = ctx;
+	size_t saved = sink->d->runs[sink->side];
+	sink->d->runs[sink->side] = sink->first_run + run;
+	add_entry(sink->d, sink->side, key, unit, exact, value);
+	sink->d->runs[sink->side] = saved;
+}
+
+static int load_stat_document(struct diff_data *d, enum side side, const char *file, const char *text)
+{
+	char err[256];
+	size_t runs = 0;
+	struct stat_sink sink = { d, side, d->runs[side] };
+	if (diff_stat_document(text, MAX_RUNS_PER_SIDE - d->runs[side], add_stat_figure, &sink, &runs, err,
+			       sizeof(err)) < 0)
+		return sp_error("diff: %s: %s", QUOTED(file), err);
+	d->runs[side] += runs;
+	return 0;
+}
+
+static int load_input(struct diff_data *d, enum side side, const char *file, const struct diff_args *a)
+{
+	if (d->runs[side] >= MAX_RUNS_PER_SIDE)
+		return sp_error("diff: more than %d runs on the %s side", MAX_RUNS_PER_SIDE, side_names[side]);
+	size_t len;
+	char *text = read_whole_file(file, &len);
+	if (!text)
+		return sp_error("diff: cannot read %s: %s", QUOTED(file), strerror(errno));
+	const char *p = text;
+	while (p < text + len && (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r'))
+		p++;
+	int ret;
+	if (p < text + len && *p == '{') {
+		if (len > MAX_INPUT_BYTES)
+			ret = sp_error("diff: %s: %zu bytes is too large for a stat document", QUOTED(file), len);
+		else if (a->format == DIFF_FOLDED)
+			ret = sp_error("diff: %s: a stat document has no stacks for --folded", QUOTED(file));
+		else
+			ret = load_stat_document(d, side, file, p);
+	} else {
+		free(text);
+		text = NULL;
+		ret = load_recording(d, side, file, a);
+	}
+	free(text);
+	return ret;
+}
+
+/* ---- the rows ---- */
+
+/* The groups of the table, in order: a key's family decides (docs/diff.md). */
+static const struct key_group {
+	const char *name;
+	const char *prefixes[6];
+} key_groups[] = {
+	{ "workload and time", { "run.", "time.", NULL } },
+	{ "stat", { "perf-stat.", "cache.", NULL } },
+	{ "paths and costs", { "paths.", "cost.", NULL } },
+	{ "signals", { "signal.", NULL } },
+	{ "futex", { "futex.", "lock.", NULL } },
+	{ "sched", { "sched.", "perf-sched.", NULL } },
+	{ "c2c", { "perf-c2c.", "c2c.", NULL } },
+	{ "profile", { "perf-profile.", NULL } },
+	{ "other", { NULL } },
+};
+
+static size_t group_of(const char *key)
+{
+	for (size_t g = 0; g + 1 < ARRAY_SIZE(key_groups); g++)
+		for (const char *const *p = key_groups[g].prefixes; *p; p++)
+			if (strncmp(key, *p, strlen(*p)) == 0)
+				return g;
+	/* COLLECTOR.samples */
+	const char *dot = strchr(key, '.');
+	if (dot && strcmp(dot, ".samples") == 0)
+		return 2;
+	return ARRAY_SIZE(key_groups) - 1;
+}
+
+/* Whether a key belongs to collector name (--collector): its family, its paths.NAME.*, LKP's names for it. */
+static bool key_of_collector(const char *key, const char *name)
+{
+	static const struct { const char *collector, *prefix; } lkp_families[] = {
+		{ "sched", "perf-sched." }, { "c2c", "perf-c2c." }, { "cpu", "perf-profile." }, { "cpu", "cost." },
+	};
+	size_t n = strlen(name);
+	if (strncmp(key, name, n) == 0 && key[n] == '.')
+		return true;
+	if (strncmp(key, "paths.", 6) == 0 && strncmp(key + 6, name, n) == 0 && key[6 + n] == '.')
+		return true;
+	for (size_t i = 0; i < ARRAY_SIZE(lkp_families); i++)
+		if (strcmp(name, lkp_families[i].collector) == 0 &&
+		    strncmp(key, lkp_families[i].prefix, strlen(lkp_families[i].prefix)) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * Whether an exact row counts the workload's events (signals generated,
+ * delivered and returned from; futex calls; a stat document's tracepoint
+ * counts), which a deterministic program repeats run after run: unlike
+ * exact counts of what the machine did with it (samples, scheduler waits,
+ * context switches), which vary from run to run.
+ */
+static bool event_count_key(const char *key, const char *unit)
+{
+	static const char *const event_counts[] = { ".generated", ".delivered", ".sigreturns", ".not_delivered",
+						    ".calls", ".events" };
+	if (strcmp(unit, "count") != 0)
+		return false;
+	if (strncmp(key, "perf-stat.total.", 16) == 0)
+		return true; /* exact there means a tracepoint's count */
+	size_t len = strlen(key);
+	for (size_t i = 0; i < ARRAY_SIZE(event_counts); i++) {
+		size_t n = strlen(event_counts[i]);
+		if (len > n && strcmp(key + len - n, event_counts[i]) == 0)
+			return strncmp(key, "signal.", 7) == 0 || strncmp(key, "futex.", 6) == 0 ||
+			       strncmp(key, "cost.", 5) == 0;
+	}
+	return false;
+}
+
+struct diff_row {
+	const char *key, *unit;
+	bool exact;
+	size_t group;
+	double *values[SIDES];
+	size_t nvalues[SIDES];
+	struct run_summary sum[SIDES];
+	enum change_verdict verdict;
+	double change;
+	bool exact_count;    /* exact and a count of the workload's events (event_count_key()): runstats.h's exact */
+	bool change_defined, absolute, listed;
+};
+
+static int compare_entries(const void *a, const void *b)
+{
+	const struct entry *x = a, *y = b;
+	int c = strcmp(x->key, y->key);
+	if (c)
+		return c;
+	if (x->side != y->side)
+		return x->side - y->side;
+	return x->run < y->run ? -1 : x->run > y->run;
+}
+
+static size_t build_rows(struct diff_data *d, const struct diff_args *a, struct diff_row **out)
+{
+	qsort(d->entries, d->nentries, sizeof(*d->entries), compare_entries);
+	struct diff_row *rows = NULL;
+	size_t n = 0, cap = 0;
+	for (size_t i = 0; i < d->nentries;) {
+		size_t j = i;
+		while (j < d->nentries && d->entries[j].key == d->entries[i].key)
+			j++;
+		GROW(rows, cap, n + 1);
+		struct diff_row *r = &rows[n++];
+		memset(r, 0, sizeof(*r));
+		r->key = d->entries[i].key;
+		r->unit = d->entries[i].unit;
+		r->exact = true;
+		r->group = group_of(r->key);
+		bool profile = strncmp(r->key, "perf-profile.", 13) == 0;
+		for (int s = 0; s < SIDES; s++) {
+			r->values[s] = xcalloc(d->runs[s] + 1, sizeof(double));
+			for (size_t run = 0; run < d->runs[s]; run++) {
+				bool found = false;
+				for (size_t k = i; k < j; k++)
+					if (d->entries[k].side == s && d->entries[k].run == run) {
+						r->values[s][r->nvalues[s]++] = d->entries[k].value;
+						r->exact &= d->entries[k].exact;
+						found = true;
+						break;
+					}
+				/* perf-profile rows are listed above a floor: a run with the family and not the key had less */
+				if (!found && profile && d->profile_family[s][run])
+					r->values[s][r->nvalues[s]++] = 0;
+			}
+			run_summarize(r->values[s], r->nvalues[s], &r->sum[s]);
+		}
+		/* exact counts (signals, sigreturns, futex calls) that did not differ are never significant */
+		r->exact_count = r->exact && event_count_key(r->key, r->unit);
+		r->verdict = lkp_verdict(r->key, r->exact_count, &r->sum[BASE], &r->sum[NEW]);
+		r->absolute = lkp_absolute_change(r->key) || strcmp(r->unit, "percent") == 0;
+		if (r->nvalues[BASE] && r->nvalues[NEW]) {
+			r->change = r->absolute ? r->sum[NEW].mean - r->sum[BASE].mean
+						: lkp_change(r->key, r->sum[BASE].mean, r->sum[NEW].mean, &r->change_defined);
+			if (r->absolute)
+				r->change_defined = true;
+		}
+		/*
+		 * A figure of one side only is listed when that side measured it in
+		 * every run (a signal that stopped occurring); one that came and
+		 * went between runs (a sched key, a futex word) only with --all.
+		 */
+		bool consistent = r->verdict == CHANGE_MISSING &&
+				  (r->nvalues[BASE] ? r->nvalues[BASE] == d->runs[BASE] : r->nvalues[NEW] == d->runs[NEW]);
+		bool tested = d->runs[BASE] >= LKP_MIN_RUNS && d->runs[NEW] >= LKP_MIN_RUNS;
+		bool shown = a->all || r->verdict == CHANGE_SIGNIFICANT || r->verdict == CHANGE_UNTESTED ||
+			     (r->verdict == CHANGE_MISSING && (consistent || !tested));
+		if (shown && a->min_change > 0 && r->verdict != CHANGE_MISSING && r->change_defined &&
+		    fabs(r->change) < a->min_change)
+			shown = false;
+		if (a->collector && !key_of_collector(r->key, a->collector))
+			shown = false;
+		r->listed = shown;
+		i = j;
+	}
+	*out = rows;
+	return n;
+}
+
+static enum diff_sort row_sort;
+
+static int compare_rows(const void *a, const void *b)
+{
+	const struct diff_row *x = a, *y = b;
+	if (x->group != y->group)
+		return x->group < y->group ? -1 : 1;
+	if (row_sort == SORT_BY_CHANGE) {
+		double cx = x->change_defined ? fabs(x->change) : INFINITY, cy = y->change_defined ? fabs(y->change) : INFINITY;
+		if (!x->nvalues[BASE] || !x->nvalues[NEW])
+			cx = -1;
+		if (!y->nvalues[BASE] || !y->nvalues[NEW])
+			cy = -1;
+		if (cx != cy)
+			return cx > cy ? -1 : 1;
+	}
+	return strcmp(x->key, y->key);
+}
+
+/* ---- cost per event: which path explains the change ---- */
+
+/*
+ * The cost.PATH.* rows (docs/figures.md): ns of CPU per event on each path
+ * with an exact event count, and the CPU time on the path.  A path's share
+ * of the change is the change of its CPU time over the change of the CPU
+ * time of all paths (cost.total.cpu_ms).
+ */
+static const struct diff_row *find_row(const struct diff_row *rows, size_t n, const char *key)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(rows[i].key, key) == 0)
+			return &rows[i];
+	return NULL;
+}
+
+struct cost_line {
+	const struct diff_row *row;
+	char path[96];
+	double share;      /* of the change of the CPU time on all paths, percent */
+	bool has_share;
+};
+
+static int compare_cost_lines(const void *a, const void *b)
+{
+	const struct cost_line *x = a, *y = b;
+	double sx = x->has_share ? fabs(x->share) : -1, sy = y->has_share ? fabs(y->share) : -1;
+	if (sx != sy)
+		return sx > sy ? -1 : 1;
+	return strcmp(x->path, y->path);
+}
+
+/* The cost lines of the rows, ranked by the share of the change they explain; returns the count, *out to free. */
+static size_t cost_lines(const struct diff_row *rows, size_t n, struct cost_line **out)
+{
+	struct cost_line *lines = xcalloc(n + 1, sizeof(*lines));
+	size_t nlines = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct diff_row *r = &rows[i];
+		const char *last = strrchr(r->key, '.');
+		if (strncmp(r->key, "cost.", 5) != 0 || !last || strlen(last) < 10 ||
+		    strcmp(last + strlen(last) - 10, "_per_event") != 0 || !r->nvalues[BASE] || !r->nvalues[NEW])
+			continue;
+		struct cost_line *l = &lines[nlines++];
+		l->row = r;
+		snprintf(l->path, sizeof(l->path), "%.*s", (int)(last - r->key - 5), r->key + 5);
+		bool ns = strcmp(r->unit, "ns") == 0;
+		char key[160];
+		snprintf(key, sizeof(key), "cost.%s.%s", l->path, ns ? "cpu_ms" : "cpu_cycles");
+		const struct diff_row *cpu = find_row(rows, n, key);
+		const struct diff_row *total = find_row(rows, n, ns ? "cost.total.cpu_ms" : "cost.total.cpu_cycles");
+		if (cpu && total && cpu->nvalues[BASE] && cpu->nvalues[NEW] && total->nvalues[BASE] && total->nvalues[NEW]) {
+			double dt = total->sum[NEW].mean - total->sum[BASE].mean, dp = cpu->sum[NEW].mean - cpu->sum[BASE].mean;
+			if (dt != 0) {
+				l->share = 100 * dp / dt;
+				l->has_share = true;
+			}
+		}
+	}
+	qsort(lines, nlines, sizeof(*lines), compare_cost_lines);
+	*out = lines;
+	return nlines;
+}
+
+/* "sigreturn: 412 -> 377 ns per event (-8.5%), 71% of the change", ranked by that share. */
+static void text_costs(const struct diff_row *rows, size_t n, FILE *out)
+{
+	struct cost_line *lines;
+	size_t nlines = cost_lines(rows, n, &lines);
+	if (nlines)
+		fprintf(out, "\ncost per event: CPU per event on each path with counted events, and the share of the change "
+			     "of the CPU time on all paths that the path explains\n");
+	for (size_t i = 0; i < nlines; i++) {
+		const struct diff_row *r = lines[i].row;
+		fprintf(out, "  %-16s %.4g -> %.4g %s per event", lines[i].path, r->sum[BASE].mean, r->sum[NEW].mean, r->unit);
+		if (r->change_defined)
+			fprintf(out, " (%+.1f%%)", r->change);
+		if (lines[i].has_share)
+			fprintf(out, ", %.0f%% of the change", lines[i].share);
+		bool tested = r->verdict == CHANGE_SIGNIFICANT || r->verdict == CHANGE_UNTESTED;
+		fprintf(out, "%s\n", tested ? "" : "  (not significant)");
+	}
+	free(lines);
+}
+
+/* ---- outputs ---- */
+
+static void text_inputs(const struct diff_args *a, const struct diff_data *d, FILE *out)
+{
+	for (int s = 0; s < SIDES; s++) {
+		fprintf(out, "# %-4s %zu run%s:", side_names[s], d->runs[s], d->runs[s] == 1 ? "" : "s");
+		for (size_t i = 0; i < a->nfiles[s]; i++)
+			fprintf(out, " %s", a->files[s][i]);
+		fprintf(out, "\n");
+	}
+}
+
+static void diff_text(const struct diff_args *a, const struct diff_data *d, struct diff_row *rows, size_t n, FILE *out)
+{
+	bool tested = d->runs[BASE] >= LKP_MIN_RUNS && d->runs[NEW] >= LKP_MIN_RUNS;
+	text_inputs(a, d, out);
+	size_t significant = 0, listed = 0;
+	for (size_t i = 0; i < n; i++) {
+		significant += rows[i].verdict == CHANGE_SIGNIFICANT;
+		listed += rows[i].listed;
+	}
+	if (tested)
+		fprintf(out, "# LKP's rules: %zu of %zu figures changed%s\n", significant, n,
+			a->all ? "; --all: every figure listed" : "");
+	else
+		fprintf(out, "# fewer than %d runs a side: no significance test was possible; every figure is listed\n",
+			LKP_MIN_RUNS);
+	struct lkp_widths w = { LKP_VALUE_WIDTH, LKP_CHANGE_WIDTH };
+	struct strbuf sb = { 0 };
+	for (size_t i = 0; i < n; i++) {
+		if (!rows[i].listed)
+			continue;
+		for (int s = 0; s < SIDES; s++) {
+			sb_reset(&sb);
+			lkp_format_value(&sb, rows[i].sum[s].mean);
+			if ((int)sb.len > w.value)
+				w.value = (int)sb.len;
+		}
+		sb_reset(&sb);
+		lkp_format_change(&sb, rows[i].change, rows[i].absolute);
+		if ((int)sb.len - 1 > w.change)
+			w.change = (int)sb.len - 1;
+	}
+	size_t group = (size_t)-1, printed = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct diff_row *r = &rows[i];
+		if (!r->listed || (a->limit && printed >= a->limit))
+			continue;
+		if (r->group != group) {
+			group = r->group;
+			sb_reset(&sb);
+			lkp_format_header(&sb, &w);
+			fprintf(out, "\n%s\n%s", key_groups[group].name, sb.buf);
+		}
+		sb_reset(&sb);
+		bool has_change = r->nvalues[BASE] && r->nvalues[NEW];
+		lkp_format_line(&sb, &w, r->nvalues[BASE] ? &r->sum[BASE] : NULL, r->nvalues[NEW] ? &r->sum[NEW] : NULL,
+				r->change, r->absolute, has_change, r->key);
+		sb.buf[--sb.len] = '\0'; /* the line's newline: "KEY  (only in new)" may follow */
+		fprintf(out, "%s%s\n", sb.buf,
+			!has_change ? (r->nvalues[BASE] ? "  (only in base)" : "  (only in new)") : "");
+		printed++;
+	}
+	if (!listed)
+		fprintf(out, "\nno figure changed by LKP's rules (--all lists every figure)\n");
+	text_costs(rows, n, out);
+	sb_free(&sb);
+}
+
+static void json_number(struct json_writer *w, const char *key, double v)
+{
+	json_double(w, key, v, v == floor(v) && fabs(v) < 1e15 ? 0 : 6);
+}
+
+static void json_side(struct json_writer *w, const char *name, const struct diff_row *r, int s)
+{
+	if (!r->nvalues[s]) {
+		json_null(w, name);
+		return;
+	}
+	json_object_begin(w, name);
+	json_number(w, "mean", r->sum[s].mean);
+	json_double(w, "stddev_percent", r->sum[s].stddev_percent, 4);
+	json_number(w, "min", r->sum[s].min);
+	json_number(w, "median", r->sum[s].median);
+	json_number(w, "max", r->sum[s].max);
+	json_array_begin(w, "values");
+	for (size_t i = 0; i < r->nvalues[s]; i++)
+		json_number(w, NULL, r->values[s][i]);
+	json_end(w);
+	json_end(w);
+}
+
+static void diff_json(const struct diff_args *a, const struct diff_data *d, struct diff_row *rows, size_t n, FILE *out)
+{
+	struct json_writer w;
+	json_init(&w, out);
+	json_object_begin(&w, NULL);
+	json_u64(&w, "version", 1);
+	for (int s = 0; s < SIDES; s++) {
+		json_object_begin(&w, side_names[s]);
+		json_array_begin(&w, "files");
+		for (size_t i = 0; i < a->nfiles[s]; i++)
+			json_string(&w, NULL, a->files[s][i]);
+		json_end(&w);
+		json_u64(&w, "runs", d->runs[s]);
+		json_end(&w);
+	}
+	json_bool(&w, "significance", d->runs[BASE] >= LKP_MIN_RUNS && d->runs[NEW] >= LKP_MIN_RUNS);
+	json_array_begin(&w, "rows");
+	size_t printed = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct diff_row *r = &rows[i];
+		if (!r->listed || (a->limit && printed >= a->limit))
+			continue;
+		printed++;
+		json_object_begin(&w, NULL);
+		json_string(&w, "key", r->key);
+		json_string(&w, "group", key_groups[r->group].name);
+		json_string(&w, "unit", r->unit);
+		json_bool(&w, "exact", r->exact);
+		json_bool(&w, "exact_count", r->exact_count);
+		json_side(&w, "base", r, BASE);
+		json_side(&w, "new", r, NEW);
+		if (r->nvalues[BASE] && r->nvalues[NEW] && r->change_defined)
+			json_double(&w, "change_percent", r->change, 4);
+		else
+			json_null(&w, "change_percent");
+		json_bool(&w, "change_absolute", r->absolute);
+		json_bool(&w, "significant", r->verdict == CHANGE_SIGNIFICANT);
+		json_string(&w, "verdict", change_verdict_name(r->verdict));
+		json_end(&w);
+	}
+	json_end(&w);
+	struct cost_line *lines;
+	size_t nlines = cost_lines(rows, n, &lines);
+	json_array_begin(&w, "costs");
+	for (size_t i = 0; i < nlines; i++) {
+		const struct diff_row *r = lines[i].row;
+		json_object_begin(&w, NULL);
+		json_string(&w, "path", lines[i].path);
+		json_string(&w, "key", r->key);
+		json_string(&w, "unit", r->unit);
+		json_number(&w, "base", r->sum[BASE].mean);
+		json_number(&w, "new", r->sum[NEW].mean);
+		if (r->change_defined)
+			json_double(&w, "change_percent", r->change, 4);
+		else
+			json_null(&w, "change_percent");
+		if (lines[i].has_share)
+			json_double(&w, "share_of_change_percent", lines[i].share, 2);
+		else
+			json_null(&w, "share_of_change_percent");
+		json_bool(&w, "significant", r->verdict == CHANGE_SIGNIFICANT);
+		json_end(&w);
+	}
+	json_end(&w);
+	free(lines);
+	json_finish(&w);
+}
+
+/* difffolded.pl's output: "stack base_count new_count", each stack once, counts summed over a side's runs. */
+static void diff_folded(struct diff_data *d, FILE *out)
+{
+	qsort(d->stacks, d->nstacks, sizeof(*d->stacks), compare_entries);
+	for (size_t i = 0; i < d->nstacks;) {
+		double count[SIDES] = { 0, 0 };
+		size_t j = i;
+		for (; j < d->nstacks && d->stacks[j].key == d->stacks[i].key; j++)
+			count[d->stacks[j].side] += d->stacks[j].value;
+		fprintf(out, "%s %.0f %.0f\n", d->stacks[i].key, count[BASE], count[NEW]);
+		i = j;
+	}
+}
+
+/* ---- options ---- */
+
+enum { OPT_ALL = 256, OPT_JSON, OPT_FOLDED, OPT_HTML, OPT_PPROF, OPT_SORT, OPT_COLLECTOR, OPT_MIN_CHANGE, OPT_PATH_RULE, OPT_PATH_RULES,
+       OPT_KALLSYMS };
+
+static const struct option_spec diff_specs[] = {
+	{ .short_name = 'a', .long_name = "all", .help = "every figure, not only those that changed by LKP's rules" },
+	{ .id = OPT_JSON, .long_name = "json", .group = 1, .help = "one JSON object (docs/diff.md)" },
+	{ .id = OPT_FOLDED, .long_name = "folded", .group = 1,
+	  .help = "two-column folded stacks (stack, base count, new count) for differential flame graphs, as "
+		  "difffolded.pl writes them" },
+	{ .id = OPT_HTML, .long_name = "html", .arg = "FILE", .group = 1,
+	  .help = "a page of differential flame graphs, one per collector: frames sized by the new side, coloured "
+		  "by growth (red) and shrink (blue) of their share; of the first recording of each side "
+		  "(docs/report-html.md)" },
+	{ .id = OPT_PPROF, .long_name = "pprof", .arg = "PREFIX", .group = 1,
+	  .help = "PREFIX.base.pb.gz and PREFIX.new.pb.gz, pprof profiles of the first recording of each side with "
+		  "one set of sample types, for go tool pprof -diff_base=PREFIX.base.pb.gz PREFIX.new.pb.gz "
+		  "(docs/outputs.md)" },
+	{ .id = OPT_SORT, .long_name = "sort", .arg = "KEY", .values = "change|key",
+	  .help = "order the rows of each group by the size of their change or by key", .default_value = "change" },
+	{ .id = OPT_COLLECTOR, .long_name = "collector", .arg = "NAME",
+	  .help = "only the figures of collector NAME; with --folded, the collector whose stacks are compared",
+	  .default_value = "all; --folded: the first with samples" },
+	{ .id = OPT_MIN_CHANGE, .long_name = "min-change", .arg = "PCT",
+	  .help = "leave out rows whose %change is smaller than PCT (in absolute value)" },
+	{ .short_name = 'n', .long_name = "limit", .arg = "N", .help = "at most N rows" },
+	{ .id = OPT_PATH_RULE, .long_name = "path-rule", .arg = "R", .values = "GLOB=PATH", .flags = OPTION_REPEATABLE,
+	  .help = "add a path rule GLOB=PATH to the recordings' paths, as report does" },
+	{ .id = OPT_PATH_RULES, .long_name = "path-rules", .arg = "FILE",
+	  .help = "add the rules of FILE, one 'GLOB PATH' per line" },
+	{ .id = OPT_KALLSYMS, .long_name = "kallsyms", .arg = "FILE",
+	  .help = "kernel symbols from FILE instead of /proc/kallsyms" },
+	OPTION_HELP_SPEC,
+};
+
+const struct option_table diff_option_table = {
+	.command = "sigprof diff",
+	.operands = "BASE NEW | BASE... -- NEW...",
+	.description = "Compare two sets of runs (recordings, or sigprof stat --json documents) the way the kernel test "
+		       "robot compares two kernels: each figure's mean and %stddev a side, its %change, and only the "
+		       "figures that changed by LKP's rules (at least 3 runs a side; ranges apart around the medians; "
+		       "more than 1% for perf metrics, 5% for the others).",
+	.specs = diff_specs,
+	.count = ARRAY_SIZE(diff_specs),
+};
+
+static int parse_diff_args(int argc, char **argv, struct diff_args *a, struct path_rules *rules)
+{
+	/* "BASE... -- NEW...": the operands after the first "--" are the new side's */
+	int dash = argc;
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--") == 0) {
+			dash = i;
+			break;
+		}
+	char err[512];
+	int c, formats = 0;
+	const char *format_given[4];
+	uint64_t v;
+	struct getopt_tables g;
+	options_getopt(&diff_option_table, &g);
+	optind = 1;
+	while ((c = getopt_long(dash, argv, g.shortopts, g.longopts, NULL)) != -1) {
+		switch (c) {
+		case 'a':
+			a->all = true;
+			break;
+		case OPT_JSON:
+			format_given[formats < 4 ? formats : 3] = "--json";
+			a->format = DIFF_JSON;
+			formats++;
+			break;
+		case OPT_FOLDED:
+			format_given[formats < 4 ? formats : 3] = "--folded";
+			a->format = DIFF_FOLDED;
+			formats++;
+			break;
+		case OPT_HTML:
+			format_given[formats < 4 ? formats : 3] = "--html";
+			a->format = DIFF_HTML;
+			a->html = optarg;
+			formats++;
+			break;
+		case OPT_PPROF:
+			format_given[formats < 4 ? formats : 3] = "--pprof";
+			a->format = DIFF_PPROF;
+			a->pprof = optarg;
+			a->po.weights = true;
+			formats++;
+			break;
+		case OPT_SORT:
+			if (strcmp(optarg, "change") == 0)
+				a->sort = SORT_BY_CHANGE;
+			else if (strcmp(optarg, "key") == 0)
+				a->sort = SORT_BY_KEY;
+			else
+				return sp_error("diff: --sort %s: expected change or key", QUOTED(optarg));
+			break;
+		case OPT_COLLECTOR:
+			a->collector = optarg;
+			break;
+		case OPT_MIN_CHANGE: {
+			char *end;
+			errno = 0;
+			a->min_change = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(a->min_change >= 0) || isinf(a->min_change))
+				return sp_error("diff: --min-change %s: expected a percentage, 0 or more", QUOTED(optarg));
+			break;
+		}
+		case 'n':
+			if (parse_u64(optarg, 1, 100000000, &v) < 0)
+				return sp_error("diff: -n %s: expected a number from 1 to 100000000", QUOTED(optarg));
+			a->limit = (unsigned)v;
+			break;
+		case OPT_PATH_RULE:
+			if (path_rules_add(rules, optarg, err, sizeof(err)) < 0)
+				return sp_error("diff: --path-rule: %s", err);
+			break;
+		case OPT_PATH_RULES:
+			if (path_rules_load(rules, optarg, err, sizeof(err)) < 0)
+				return sp_error("diff: --path-rules: %s", err);
+			break;
+		case OPT_KALLSYMS:
+			a->po.kallsyms = optarg;
+			break;
+		case 'h':
+			options_usage(&diff_option_table, stdout);
+			exit(0);
+		default:
+			cli_option_error(&diff_option_table, dash, argv);
+			return -EINVAL;
+		}
+	}
+	if (formats > 1)
+		return sp_error("diff: %s and %s are two output formats: give one of them", format_given[0],
+				format_given[1]);
+	if (a->format != DIFF_TEXT && a->format != DIFF_JSON && (a->all || a->min_change > 0 || a->limit))
+		sp_warn("diff: --all, --min-change and -n shape the table, not %s: ignored", format_given[0]);
+	a->files[BASE] = (const char **)argv + optind;
+	if (dash < argc) {
+		a->nfiles[BASE] = (size_t)(dash - optind);
+		a->files[NEW] = (const char **)argv + dash + 1;
+		a->nfiles[NEW] = (size_t)(argc - dash - 1);
+		if (!a->nfiles[BASE] || !a->nfiles[NEW])
+			return sp_error("diff: BASE... -- NEW...: give at least one file on each side of --");
+		for (size_t i = 0; i < a->nfiles[NEW]; i++) {
+			char name[64];
+			snprintf(name, sizeof(name), "%.*s", (int)strcspn(a->files[NEW][i], "="), a->files[NEW][i]);
+			if (options_find(&diff_option_table, name))
+				return sp_error("diff: %s after --: the options go before the files (what follows -- is "
+						"the new side's files)", QUOTED(a->files[NEW][i]));
+		}
+	} else {
+		if (argc - optind != 2)
+			return sp_error("diff: expected two files, BASE NEW (or several runs a side: BASE... -- NEW...), "
+					"got %d", argc - optind);
+		a->nfiles[BASE] = 1;
+		a->files[NEW] = (const char **)argv + optind + 1;
+		a->nfiles[NEW] = 1;
+	}
+	return 0;
+}
+
+/*
+ * --html and --pprof: the first recording of each side, loaded whole: one
+ * page of differential flame graphs (report_html_diff), or two pprof
+ * profiles with one set of sample types (report_pprof_pair).  They need
+ * stacks: a stat document is refused.
+ */
+static int diff_pair_output(const struct diff_args *a)
+{
+	const char *option = a->format == DIFF_HTML ? "--html" : "--pprof";
+	struct profile p[SIDES];
+	int loaded = 0, ret = 0;
+	for (int s = 0; s < SIDES && ret == 0; s++) {
+		const char *file = a->files[s][0];
+		char err[512];
+		if (profile_load(file, &a->po, &p[s], err, sizeof(err)) < 0) {
+			ret = sp_error("diff: %s: %s: %s (it compares recordings)", option, QUOTED(file), err);
+			profile_free(&p[s]);
+			break;
+		}
+		loaded++;
+		if (a->nfiles[s] > 1)
+			sp_warn("diff: %s takes the first recording of each side: %s", option, QUOTED(file));
+	}
+	if (ret == 0 && a->format == DIFF_HTML) {
+		struct report_options o = { .view = { .top = 15, .stacks_per_path = 3, .max_frames = 24 } };
+		ret = report_html_file("diff", a->html, &p[BASE], &p[NEW], &o);
+	} else if (ret == 0) {
+		struct strbuf base = { 0 }, new = { 0 };
+		sb_addf(&base, "%s.base.pb.gz", a->pprof);
+		sb_addf(&new, "%s.new.pb.gz", a->pprof);
+		char err[512];
+		if (report_pprof_pair(&p[BASE], base.buf, &p[NEW], new.buf, err, sizeof(err)) < 0)
+			ret = sp_error("diff: --pprof: %s", err);
+		else
+			printf("go tool pprof -diff_base=%s %s\n", base.buf, new.buf);
+		sb_free(&base);
+		sb_free(&new);
+	}
+	for (int s = 0; s < loaded; s++)
+		profile_free(&p[s]);
+	return ret;
+}
+
+int cmd_diff(int argc, char **argv)
+{
+	struct path_rules *rules = path_rules_new();
+	struct diff_args a = { .sort = SORT_BY_CHANGE };
+	a.po = (struct profile_options){ .rules = rules, .collectors = collector_table, .ncollectors = collector_count };
+	if (parse_diff_args(argc, argv, &a, rules) < 0) {
+		path_rules_free(rules);
+		return EXIT_USAGE;
+	}
+	if (a.format == DIFF_HTML || a.format == DIFF_PPROF) {
+		int ret = diff_pair_output(&a);
+		path_rules_free(rules);
+		return ret < 0 ? EXIT_USAGE : 0;
+	}
+	struct diff_data *d = xcalloc(1, sizeof(*d));
+	d->pool = string_pool_new();
+	int ret = 0;
+	for (int s = 0; s < SIDES && ret == 0; s++)
+		for (size_t i = 0; i < a.nfiles[s] && ret == 0; i++)
+			ret = load_input(d, (enum side)s, a.files[s][i], &a);
+	struct diff_row *rows = NULL;
+	size_t n = 0;
+	if (ret == 0) {
+		if (a.format == DIFF_FOLDED) {
+			if (!d->nstacks)
+				ret = sp_error("diff: --folded: no samples from collector %s in any input",
+					       a.collector ? QUOTED(a.collector) : "any");
+			else
+				diff_folded(d, stdout);
+		} else {
+			n = build_rows(d, &a, &rows);
+			row_sort = a.sort;
+			qsort(rows, n, sizeof(*rows), compare_rows);
+			if (a.format == DIFF_JSON)
+				diff_json(&a, d, rows, n, stdout);
+			else
+				diff_text(&a, d, rows, n, stdout);
+		}
+		if (ret == 0 && (fflush(stdout) != 0 || ferror(stdout)))
+			ret = sp_error("diff: writing the comparison failed: %s", strerror(errno));
+	}
+	for (size_t i = 0; i < n; i++)
+		for (int s = 0; s < SIDES; s++)
+			free(rows[i].values[s]);
+	free(rows);
+	free(d->entries);
+	free(d->stacks);
+	string_pool_free(d->pool);
+	free(d);
+	path_rules_free(rules);
+	return ret < 0 ? EXIT_USAGE : 0;
+}

@@ -1,0 +1,474 @@
+/*
+ * report_html.js: the script of `sigprof report --html` (and of `diff --html`),
+ * linked into report_html.o as it is.  It reads the two JSON documents the
+ * page carries (report_html.c says what they hold) and draws:
+ *
+ *   the header and the path table, every collector's section as tables
+ *   (an array of objects is a table, nested objects become dotted columns,
+ *   stacks are shown leaf first in a cell), the top functions, and
+ *   a flame graph per collector: root at the bottom, a frame's width its
+ *   share; click to zoom (click the root or an ancestor to zoom out),
+ *   search (a substring or /regex/) highlights frames and totals the
+ *   matched samples, hover shows counts and shares, and a switch picks
+ *   samples or time (the weights, ns of CPU for cpu-clock).  Kernel frames
+ *   are blue, user frames warm, [signal ...] and [unwind: ...] frames
+ *   purple and outlined.  In diff mode frames are sized by the new
+ *   recording and coloured red where their share grew, blue where it
+ *   shrank (Brendan Gregg's differential flame graphs).
+ *
+ * Frames narrower than a pixel are not drawn (their parent holds their
+ * width), so a page of 100 000 stacks draws a few thousand elements.
+ * window.sigprof holds the state, for tests: location.hash "#selftest"
+ * runs checks and writes their results into the pre element "selftest",
+ * "#search=TERM" fills the search box of every flame graph.
+ */
+"use strict";
+
+(function () {
+	const started = performance.now();
+	const report = JSON.parse(document.getElementById("sigprof-report").textContent);
+	const baseElement = document.getElementById("sigprof-report-base");
+	const baseReport = baseElement ? JSON.parse(baseElement.textContent) : null;
+	const flameData = JSON.parse(document.getElementById("sigprof-flame").textContent);
+	const diffMode = flameData.mode === "diff";
+	const FRAME_HEIGHT = 18;
+
+	function el(tag, attrs, ...children) {
+		const e = document.createElement(tag);
+		for (const k in attrs || {}) {
+			if (k === "class") e.className = attrs[k];
+			else e.setAttribute(k, attrs[k]);
+		}
+		for (const c of children) {
+			if (c === null || c === undefined) continue;
+			e.appendChild(typeof c === "object" ? c : document.createTextNode(String(c)));
+		}
+		return e;
+	}
+
+	function share(part, whole) {
+		if (!whole) return "-";
+		const s = (100 * part) / whole;
+		if (part && s < 0.01) return "<0.01%";
+		if (part !== whole && s > 99.99) return ">99.99%";
+		return s.toFixed(2) + "%";
+	}
+
+	function formatNumber(v) {
+		if (typeof v !== "number") return String(v);
+		return Number.isInteger(v) ? String(v) : v.toFixed(3);
+	}
+
+	/* ---- the header, the path table, the sections ---- */
+
+	function drawHeader(doc, title) {
+		const m = doc.meta;
+		const rows = [
+			["file", m.file],
+			["command", (m.command || []).join(" ")],
+			["recorded", new Date(m.start_time_ns / 1e6).toISOString().replace("T", " ").slice(0, 19) +
+				" on " + m.hostname + " (Linux " + m.kernel + ", " + m.arch + ", " + m.ncpus + " CPUs)"],
+			["duration", m.duration_s + " s" + (m.exit_status !== undefined ? ", exit status " + m.exit_status : "")],
+			["samples", m.samples + ", lost " + m.lost + " (" + m.lost_percent + "%)"],
+		];
+		const table = el("table", { class: "meta" });
+		for (const [k, v] of rows) table.appendChild(el("tr", null, el("th", null, k), el("td", null, v)));
+		for (const c of m.collectors || []) {
+			const text = c.status === "ok" ? c.event + ", " + c.samples + " samples" : "unavailable: " + c.reason;
+			table.appendChild(el("tr", null, el("th", null, "collector " + c.name),
+				el("td", c.status === "ok" ? null : { class: "unavailable" }, text)));
+		}
+		for (const n of m.notes || []) table.appendChild(el("tr", null, el("th", null, "note"), el("td", null, n)));
+		return el("section", { id: "header" }, el("h1", null, title), table);
+	}
+
+	function drawPaths(doc) {
+		const collectors = (doc.meta.collectors || []).filter((c) => c.status === "ok");
+		const figureKeys = [];
+		for (const row of doc.paths)
+			for (const k in row)
+				if (k !== "path" && k !== "samples" && !figureKeys.includes(k)) figureKeys.push(k);
+		const head = el("tr", null, el("th", null, "path"));
+		for (const c of collectors) head.append(el("th", null, c.name), el("th", null, "%"));
+		for (const k of figureKeys) head.append(el("th", null, k));
+		const table = el("table", { id: "paths" }, head);
+		for (const row of doc.paths) {
+			const tr = el("tr", null, el("td", { class: "path" }, row.path));
+			for (const c of collectors) {
+				const v = row.samples[c.name] || 0;
+				tr.append(el("td", { class: "num" }, v), el("td", { class: "num" }, share(v, c.samples)));
+			}
+			for (const k of figureKeys) tr.append(el("td", { class: "num" }, formatNumber(row[k])));
+			table.appendChild(tr);
+		}
+		return el("section", null, el("h2", null, "Paths"), table);
+	}
+
+	function stackText(frames) {
+		return el("pre", { class: "stack" }, frames.map((f) => f.sym + "  " + (f.dso || "")).join("\n"));
+	}
+
+	/* An object's scalar leaves as dotted keys; arrays of frames kept as stacks. */
+	function flatten(obj, prefix, out) {
+		for (const k in obj) {
+			const v = obj[k], key = prefix ? prefix + "." + k : k;
+			if (v !== null && typeof v === "object" && !Array.isArray(v)) flatten(v, key, out);
+			else out[key] = v;
+		}
+		return out;
+	}
+
+	function cell(v) {
+		if (Array.isArray(v)) {
+			if (v.length && v[0] && Array.isArray(v[0].frames)) {
+				const td = el("td");
+				for (const s of v.slice(0, 3)) {
+					td.appendChild(el("div", null, (s.count !== undefined ? s.count + ": " : "")));
+					td.appendChild(stackText(s.frames));
+				}
+				if (v.length > 3) td.appendChild(el("div", null, "... " + (v.length - 3) + " more stacks"));
+				return td;
+			}
+			if (v.length && v[0] && v[0].sym !== undefined) {
+				const td = el("td");
+				td.appendChild(stackText(v));
+				return td;
+			}
+			return el("td", null, v.length && typeof v[0] !== "object" ? v.join(", ") : v.length + " items");
+		}
+		return el("td", { class: typeof v === "number" ? "num" : "" }, v === null ? "" : formatNumber(v));
+	}
+
+	function table(rows) {
+		const flat = rows.map((r) => (r !== null && typeof r === "object" ? flatten(r, "", {}) : { value: r }));
+		const keys = [];
+		for (const r of flat) for (const k in r) if (!keys.includes(k)) keys.push(k);
+		const t = el("table", null, el("tr", null, ...keys.map((k) => el("th", null, k))));
+		for (const r of flat) t.appendChild(el("tr", null, ...keys.map((k) => cell(r[k] === undefined ? "" : r[k]))));
+		return t;
+	}
+
+	function drawSection(name, value) {
+		const s = el("section", { class: "collector-section", "data-section": name }, el("h2", null, name));
+		if (Array.isArray(value)) {
+			s.appendChild(value.length ? table(value) : el("p", null, "none"));
+		} else if (value && typeof value === "object") {
+			const scalars = {};
+			for (const k in value) {
+				const v = value[k];
+				if (Array.isArray(v) && v.length && typeof v[0] === "object" && !v[0].sym) {
+					s.appendChild(el("h3", null, name + "." + k));
+					s.appendChild(table(v));
+				} else scalars[k] = v;
+			}
+			const flat = flatten(scalars, "", {});
+			const t = el("table");
+			for (const k in flat) t.appendChild(el("tr", null, el("th", null, k), cell(flat[k])));
+			s.insertBefore(t, s.children[1] || null);
+		} else {
+			s.appendChild(el("p", null, String(value)));
+		}
+		return s;
+	}
+
+	function drawFunctions(doc) {
+		const s = el("section", null, el("h2", null, "Top functions"));
+		const by = {};
+		for (const f of doc.functions || []) (by[f.collector] = by[f.collector] || []).push(f);
+		for (const c in by) {
+			s.appendChild(el("h3", null, c));
+			s.appendChild(table(by[c].map((f) => ({ self: f.self, total: f.total, function: f.sym, dso: f.dso }))));
+		}
+		return s;
+	}
+
+	/* ---- flame graphs ---- */
+
+	function frameColor(kind, name, delta) {
+		if (diffMode) {
+			if (delta === null) return "hsl(0, 0%, 85%)";
+			const a = Math.min(1, Math.abs(delta) * 4);
+			const light = Math.round(95 - 45 * a);
+			return delta > 0 ? "hsl(0, 85%, " + light + "%)" : delta < 0 ? "hsl(220, 85%, " + light + "%)" : "hsl(0, 0%, 95%)";
+		}
+		let h = 0;
+		for (let i = 0; i < name.length && i < 12; i++) h = (h * 31 + name.charCodeAt(i)) >>> 0;
+		const v = (h % 1000) / 1000;
+		if (kind & 2) return "hsl(285, 55%, " + Math.round(72 + 10 * v) + "%)";
+		if (kind & 1) return "hsl(" + Math.round(195 + 25 * v) + ", 70%, " + Math.round(62 + 12 * v) + "%)";
+		return "hsl(" + Math.round(10 + 40 * v) + ", 90%, " + Math.round(55 + 10 * v) + "%)";
+	}
+
+	/* The tree of one collector's stacks: node.v holds [count, weight] (diff: base count, weight, new count, weight). */
+	function buildTree(collector) {
+		const nv = diffMode ? 4 : 2;
+		const root = { f: -1, v: new Array(nv).fill(0), ch: new Map(), parent: null, depth: 0 };
+		let maxDepth = 0;
+		for (const s of collector.stacks) {
+			let node = root;
+			for (let k = 0; k < nv; k++) root.v[k] += s[k];
+			for (let i = nv; i < s.length; i++) {
+				let child = node.ch.get(s[i]);
+				if (!child) {
+					child = { f: s[i], v: new Array(nv).fill(0), ch: new Map(), parent: node, depth: node.depth + 1 };
+					node.ch.set(s[i], child);
+				}
+				for (let k = 0; k < nv; k++) child.v[k] += s[k];
+				node = child;
+			}
+			if (node.depth > maxDepth) maxDepth = node.depth;
+		}
+		return { root, maxDepth };
+	}
+
+	function FlameGraph(collector, index) {
+		const self = this;
+		const tree = buildTree(collector);
+		this.collector = collector;
+		this.root = tree.root;
+		this.maxDepth = tree.maxDepth;
+		this.zoom = this.root;
+		this.weight = 0; /* 0: samples, 1: time */
+		this.search = "";
+		this.matchTotal = 0;
+		const id = "flame-" + collector.name;
+		const weightSelect = el("select", { class: "flame-weight" }, el("option", { value: "0" }, "samples"));
+		if (collector.time_unit) weightSelect.appendChild(el("option", { value: "1" }, "time (" + collector.time_unit + ")"));
+		weightSelect.addEventListener("change", () => { self.weight = Number(weightSelect.value); self.draw(); });
+		const searchBox = el("input", { type: "search", class: "flame-search", placeholder: "search (text or /regex/)", size: "30" });
+		searchBox.addEventListener("input", () => self.setSearch(searchBox.value));
+		const reset = el("button", { type: "button", class: "flame-reset" }, "reset zoom");
+		reset.addEventListener("click", () => self.zoomTo(self.root));
+		this.searchBox = searchBox;
+		this.info = el("div", { class: "flame-info" }, "hover a frame for its counts; click to zoom");
+		this.matchLine = el("div", { class: "flame-match" });
+		this.canvas = el("div", { class: "flame-canvas" });
+		this.canvas.style.height = (this.maxDepth + 1) * FRAME_HEIGHT + "px";
+		const legend = el("div", { class: "legend" });
+		if (diffMode) {
+			for (const [text, color] of [["grew", frameColor(0, "", 0.2)], ["shrank", frameColor(0, "", -0.2)], ["new only / same", frameColor(0, "", 0)]])
+				legend.appendChild(Object.assign(el("span", null, text), { style: "background:" + color }));
+		} else {
+			for (const [text, kind] of [["user", 0], ["kernel", 1], ["[signal ...] [unwind: ...]", 2]]) {
+				const span = el("span", null, text);
+				span.style.background = frameColor(kind, "x", null);
+				legend.appendChild(span);
+			}
+		}
+		this.element = el("section", { class: "flame", id: id, "data-collector": collector.name },
+			el("h2", null, (diffMode ? "Differential flame graph, " : "Flame graph, ") + collector.name),
+			el("div", { class: "flame-controls" }, el("label", null, "weight ", weightSelect), searchBox, reset, legend),
+			this.matchLine, this.canvas, this.info);
+		this.canvas.addEventListener("click", (ev) => {
+			const t = ev.target.closest(".frame");
+			if (t && t.node) self.zoomTo(t.node === self.zoom && self.zoom.parent ? self.zoom.parent : t.node);
+		});
+		this.canvas.addEventListener("mouseover", (ev) => {
+			const t = ev.target.closest(".frame");
+			if (t && t.node) self.info.textContent = self.describe(t.node);
+		});
+		this.index = index;
+	}
+
+	FlameGraph.prototype.value = function (node) {
+		return diffMode ? node.v[2 + this.weight] : node.v[this.weight];
+	};
+
+	FlameGraph.prototype.name = function (node) {
+		return node.f < 0 ? "all" : flameData.frames[node.f][0];
+	};
+
+	FlameGraph.prototype.describe = function (node) {
+		const f = node.f < 0 ? ["all", "", 0] : flameData.frames[node.f];
+		const unit = this.weight ? this.collector.time_unit || "weight" : "samples";
+		let text = f[0] + (f[1] ? " (" + f[1] + ")" : "") + (f[2] & 1 ? " [kernel]" : "") + ": ";
+		if (diffMode) {
+			const b = node.v[this.weight], n = node.v[2 + this.weight];
+			text += "base " + b + " " + unit + " (" + share(b, this.root.v[this.weight]) + "), new " + n + " " + unit +
+				" (" + share(n, this.root.v[2 + this.weight]) + ")";
+		} else {
+			const v = this.value(node);
+			text += v + " " + unit + ", " + share(v, this.value(this.root)) + " of all" +
+				(this.zoom !== this.root ? ", " + share(v, this.value(this.zoom)) + " of the zoomed frame" : "");
+		}
+		return text;
+	};
+
+	FlameGraph.prototype.matches = function (name) {
+		if (!this.search) return false;
+		return this.searchRegex ? this.searchRegex.test(name) : name.toLowerCase().includes(this.search.toLowerCase());
+	};
+
+	FlameGraph.prototype.setSearch = function (term) {
+		this.search = term;
+		this.searchRegex = null;
+		const m = /^\/(.+)\/$/.exec(term);
+		if (m) {
+			try { this.searchRegex = new RegExp(m[1]); } catch (e) { this.searchRegex = null; }
+		}
+		this.draw();
+	};
+
+	/* The matched total: the value of every matching frame that has no matching frame below the root above it. */
+	FlameGraph.prototype.countMatches = function () {
+		let total = 0;
+		const walk = (node) => {
+			if (node.f >= 0 && this.matches(flameData.frames[node.f][0])) {
+				total += this.value(node);
+				return;
+			}
+			for (const child of node.ch.values()) walk(child);
+		};
+		walk(this.root);
+		return total;
+	};
+
+	FlameGraph.prototype.zoomTo = function (node) {
+		this.zoom = node;
+		this.draw();
+	};
+
+	FlameGraph.prototype.draw = function () {
+		const width = this.canvas.clientWidth || 1200;
+		const height = (this.maxDepth + 1) * FRAME_HEIGHT;
+		const total = this.value(this.zoom) || 1;
+		const scale = width / total;
+		const frag = document.createDocumentFragment();
+		let drawn = 0, highlighted = 0;
+		const place = (node, x, w, ancestor) => {
+			const d = el("div", { class: "frame" });
+			const f = node.f < 0 ? ["all", "", 0] : flameData.frames[node.f];
+			if (f[2] & 1) d.classList.add("kernel");
+			if (f[2] & 2) d.classList.add("mark");
+			if (ancestor) d.classList.add("ancestor");
+			let delta = null;
+			if (diffMode) {
+				const bt = this.root.v[this.weight], nt = this.root.v[2 + this.weight];
+				delta = node.v[this.weight] ? (nt ? node.v[2 + this.weight] / nt : 0) - (bt ? node.v[this.weight] / bt : 0) : null;
+				if (node.v[this.weight] === 0) delta = node.v[2 + this.weight] ? 1 : 0;
+			}
+			d.style.background = frameColor(f[2], f[0], delta);
+			d.style.left = x + "px";
+			d.style.width = w + "px";
+			d.style.top = height - (node.depth + 1) * FRAME_HEIGHT + "px";
+			if (w > 30) d.textContent = f[0];
+			d.title = f[0];
+			if (node.f >= 0 && this.matches(f[0])) {
+				d.classList.add("match");
+				highlighted++;
+			}
+			d.node = node;
+			d.dataset.value = this.value(node);
+			frag.appendChild(d);
+			drawn++;
+		};
+		for (let a = this.zoom; a; a = a.parent) place(a, 0, width, a !== this.zoom);
+		const walk = (node, x) => {
+			let cx = x;
+			for (const child of node.ch.values()) {
+				const w = this.value(child) * scale;
+				if (w >= 1) {
+					place(child, cx, w, false);
+					walk(child, cx);
+				}
+				cx += w;
+			}
+		};
+		walk(this.zoom, 0);
+		this.canvas.replaceChildren(frag);
+		this.drawn = drawn;
+		this.highlighted = highlighted;
+		if (this.search) {
+			this.matchTotal = this.countMatches();
+			const unit = this.weight ? this.collector.time_unit || "weight" : "samples";
+			this.matchLine.textContent = "matched " + JSON.stringify(this.search) + ": " + this.matchTotal + " " + unit +
+				" (" + share(this.matchTotal, this.value(this.root)) + ")";
+		} else {
+			this.matchTotal = 0;
+			this.matchLine.textContent = "";
+		}
+		this.element.dataset.matchTotal = this.matchTotal;
+		this.element.dataset.total = this.value(this.root);
+	};
+
+	/* ---- the page ---- */
+
+	const body = document.body;
+	const file = report.meta.file;
+	body.appendChild(drawHeader(report, diffMode ? "sigprof diff: " + baseReport.meta.file + " -> " + file : "sigprof report of " + file));
+	if (baseReport) body.appendChild(drawHeader(baseReport, "base: " + baseReport.meta.file));
+	const flames = [];
+	const flameSection = el("section", { id: "flames" });
+	body.appendChild(flameSection);
+	flameData.collectors.forEach((c, i) => {
+		if (!c.stacks.length) return;
+		const fg = new FlameGraph(c, i);
+		flames.push(fg);
+		flameSection.appendChild(fg.element);
+	});
+	body.appendChild(drawPaths(report));
+	const skip = new Set(["version", "meta", "paths", "functions", "stacks"]);
+	for (const k in report) if (!skip.has(k)) body.appendChild(drawSection(k, report[k]));
+	body.appendChild(drawFunctions(report));
+	const hashSearch = /^#search=(.*)$/.exec(location.hash);
+	for (const fg of flames) {
+		if (hashSearch) {
+			fg.searchBox.value = decodeURIComponent(hashSearch[1]);
+			fg.search = fg.searchBox.value;
+		}
+		fg.setSearch(fg.search);
+	}
+	const loadMs = performance.now() - started;
+	body.dataset.loadMs = loadMs.toFixed(1);
+
+	window.sigprof = { report, flameData, flames, loadMs };
+
+	/* ---- #selftest: what the browser test reads back ---- */
+	function selftest() {
+		const out = { load_ms: loadMs, mode: flameData.mode, collectors: [] };
+		for (const fg of flames) {
+			const r = { name: fg.collector.name, drawn: fg.canvas.querySelectorAll(".frame").length,
+				samples: fg.root.v[diffMode ? 2 : 0], weight: fg.root.v[diffMode ? 3 : 1],
+				marked: fg.canvas.querySelectorAll(".frame.mark").length,
+				kernel: fg.canvas.querySelectorAll(".frame.kernel").length };
+			if (diffMode) { r.base_samples = fg.root.v[0]; r.grew = 0; r.shrank = 0;
+				for (const d of fg.canvas.querySelectorAll(".frame")) {
+					const m = /hsl\((\d+)/.exec(d.style.background) || /rgb\((\d+), (\d+), (\d+)/.exec(d.style.background);
+					if (m && m.length === 4) { if (+m[1] > +m[3] + 20) r.grew++; else if (+m[3] > +m[1] + 20) r.shrank++; }
+				}
+			}
+			/* search: the leaf of the heaviest path, wide enough to be drawn, to have something to find */
+			const heaviest = (node) => [...node.ch.values()].reduce((a, b) => (fg.value(b) > fg.value(a) ? b : a));
+			let leafward = fg.root.ch.size ? heaviest(fg.root) : null;
+			while (leafward && leafward.ch.size) leafward = heaviest(leafward);
+			if (leafward) {
+				const term = flameData.frames[leafward.f][0];
+				const t0 = performance.now();
+				fg.setSearch(term);
+				r.search_ms = performance.now() - t0;
+				r.search = { term, highlighted: fg.canvas.querySelectorAll(".frame.match").length, total: fg.matchTotal,
+					dataset_total: Number(fg.element.dataset.matchTotal) };
+				fg.setSearch("");
+			}
+			/* zoom: click the widest frame of the second level and check that it fills the width */
+			const target = [...fg.canvas.querySelectorAll(".frame")].filter((d) => d.node.depth === 2)
+				.sort((a, b) => parseFloat(b.style.width) - parseFloat(a.style.width))[0];
+			if (target) {
+				const before = parseFloat(target.style.width);
+				const node = target.node;
+				const t0 = performance.now();
+				target.dispatchEvent(new MouseEvent("click", { bubbles: true }));
+				r.zoom_ms = performance.now() - t0;
+				const after = [...fg.canvas.querySelectorAll(".frame")].find((d) => d.node === node);
+				if (after) after.dispatchEvent(new MouseEvent("mouseover", { bubbles: true }));
+				r.zoom = { name: fg.name(node), width_before: before, width_after: after ? parseFloat(after.style.width) : 0,
+					canvas_width: fg.canvas.clientWidth, zoomed: fg.zoom === node, info: fg.info.textContent };
+				fg.zoomTo(fg.root);
+			}
+			out.collectors.push(r);
+		}
+		const pre = el("pre", { id: "selftest" }, JSON.stringify(out));
+		body.appendChild(pre);
+	}
+	if (location.hash === "#selftest") selftest();
+})();

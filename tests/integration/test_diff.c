@@ -1,0 +1,259 @@
+/*
+ * test_diff.c: `sigprof diff` against ground truth.  The same bundled
+ * program recorded with a knob turned (a handler that spins 8x longer,
+ * twice the futex wakes, sleeps of 20 instead of 10 ms), 3 runs a side
+ * (`record -r 3`): the changed
+ * figures must come out significant with the right sign and roughly the
+ * right size, the exact counts that did not move not significant.  Six runs
+ * of one unchanged program split 3 against 3 must show no significant exact
+ * count and few significant rows.  The seed report's line formats are
+ * checked on stat documents whose values give the seed's figures.
+ * Recording needs root (tracepoints); those tests are skipped without it.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "harness.h"
+
+/* `record -r 3 -o DIR/NAME.data -- CMD`: NAME.1.data ... NAME.3.data */
+static void record_three(const char *name, const char *cmd)
+{
+	char *out;
+	int st = run_cmd(&out, true, "%s record -q -r 3 -o '%s/%s.data' -- %s >/dev/null", sigprof_bin(), test_dir(),
+			 name, cmd);
+	cr_assert_eq(st, 0, "record -r 3 exited %d: %s", st, out);
+	free(out);
+	for (int r = 1; r <= 3; r++) {
+		char file[512];
+		snprintf(file, sizeof(file), "%s/%s.%d.data", test_dir(), name, r);
+		FILE *f = fopen(file, "r");
+		cr_assert(f, "record -r 3 did not write %s", file);
+		fclose(f);
+	}
+}
+
+/* `diff --all --json` of base.{1,2,3} against new.{1,2,3} into a file; returns its name. */
+static const char *diff_json(const char *base, const char *new_side, const char *name)
+{
+	const char *json = test_path(name);
+	char *out;
+	const char *d = test_dir();
+	int st = run_cmd(&out, true,
+			 "%s diff --all --json %s/%s.1.data %s/%s.2.data %s/%s.3.data -- %s/%s.1.data %s/%s.2.data "
+			 "%s/%s.3.data > '%s'",
+			 sigprof_bin(), d, base, d, base, d, base, d, new_side, d, new_side, d, new_side, json);
+	cr_assert_eq(st, 0, "diff exited %d: %s", st, out);
+	free(out);
+	return json;
+}
+
+static double row(const char *json, const char *key, const char *field)
+{
+	char filter[512];
+	snprintf(filter, sizeof(filter), "[.rows[] | select(.key == \"%s\") | %s] | first", key, field);
+	return jq_file(json, filter);
+}
+
+Test(diff, handler_knob_changes_handler_time_not_the_counts, .timeout = 300)
+{
+	require_perf_events();
+	require_root();
+	const long n = 2000;
+	char cmd[256];
+	snprintf(cmd, sizeof(cmd), W "signal_spin %ld 1000", n);
+	record_three("spin1k", cmd);
+	snprintf(cmd, sizeof(cmd), W "signal_spin %ld 8000", n);
+	record_three("spin8k", cmd);
+	const char *json = diff_json("spin1k", "spin8k", "spin.json");
+	cr_assert_eq(jq_file(json, ".base.runs"), 3);
+	cr_assert_eq(jq_file(json, ".significance | if . then 1 else 0 end"), 1);
+	/* the handler spins 8x longer: its median time per signal grows, significantly */
+	cr_assert_eq(row(json, "signal.SIGUSR1.handler_us.p50", "if .significant then 1 else 0 end"), 1,
+		     "handler_us.p50 not significant: %g%%", row(json, "signal.SIGUSR1.handler_us.p50", ".change_percent"));
+	cr_assert_gt(row(json, "signal.SIGUSR1.handler_us.p50", ".change_percent"), 20);
+	/* the exact counts are the workload's N on both sides and never significant */
+	static const char *const counts[] = { "generated", "delivered", "sigreturns" };
+	for (size_t i = 0; i < 3; i++) {
+		char key[64];
+		snprintf(key, sizeof(key), "signal.SIGUSR1.%s", counts[i]);
+		cr_assert_eq(row(json, key, ".base.mean"), n, "%s", key);
+		cr_assert_eq(row(json, key, ".new.mean"), n, "%s", key);
+		cr_assert_eq(row(json, key, "if .significant then 1 else 0 end"), 0, "%s", key);
+		cr_assert_eq(row(json, key, "if .verdict == \"equal\" then 1 else 0 end"), 1, "%s", key);
+	}
+	/* --folded: each side's column adds up to its runs' cpu samples */
+	double cpu_base = row(json, "cpu.samples", ".base.values | add"), cpu_new = row(json, "cpu.samples", ".new.values | add");
+	if (cpu_base < 0)
+		cr_skip_test("no cpu collector in these recordings");
+	char *out;
+	const char *d = test_dir();
+	int st = run_cmd(&out, false,
+			 "%s diff --folded --collector cpu %s/spin1k.1.data %s/spin1k.2.data %s/spin1k.3.data -- "
+			 "%s/spin8k.1.data %s/spin8k.2.data %s/spin8k.3.data | awk '{ b += $(NF-1); n += $NF } END "
+			 "{ print b, n }'", sigprof_bin(), d, d, d, d, d, d);
+	cr_assert_eq(st, 0, "%s", out);
+	double folded_base = -1, folded_new = -1;
+	cr_assert_eq(sscanf(out, "%lf %lf", &folded_base, &folded_new), 2, "%s", out);
+	cr_assert_eq(folded_base, cpu_base);
+	cr_assert_eq(folded_new, cpu_new);
+	free(out);
+}
+
+Test(diff, twice_the_futex_wakes, .timeout = 300)
+{
+	require_perf_events();
+	require_root();
+	record_three("wake1k", W "futex_wake_many 1000");
+	record_three("wake2k", W "futex_wake_many 2000");
+	const char *json = diff_json("wake1k", "wake2k", "wake.json");
+	const char *key = "futex.syscall.futex.calls";
+	if (row(json, key, ".base.mean") < 0)
+		cr_skip_test("no futex counters in this recording (the futex collector did not open)");
+	cr_assert_eq(row(json, key, ".base.mean"), 1000);
+	cr_assert_eq(row(json, key, ".new.mean"), 2000);
+	cr_assert_float_eq(row(json, key, ".change_percent"), 100.0, 1e-9);
+	cr_assert_eq(row(json, key, "if .significant then 1 else 0 end"), 1);
+}
+
+/*
+ * `record -r 3` of sched_sleeper 20 MS (20 sleeps: a run's mean holds steady on a loaded machine); returns
+ * the mean over the runs of each run's own measured mean sleep.
+ */
+static double record_sleeps(const char *name, int ms)
+{
+	char *out;
+	int st = run_cmd(&out, false, "%s record -q -r 3 -o '%s/%s.data' -- " W "sched_sleeper 20 %d", sigprof_bin(),
+			 test_dir(), name, ms);
+	cr_assert_eq(st, 0, "record -r 3 exited %d: %s", st, out);
+	double sum = 0;
+	int runs = 0;
+	for (const char *at = strstr(out, "mean "); at; at = strstr(at + 1, "mean ")) {
+		double mean;
+		if (sscanf(at, "mean %lf ms", &mean) == 1) {
+			sum += mean;
+			runs++;
+		}
+	}
+	cr_assert_eq(runs, 3, "sched_sleeper printed: %s", out);
+	free(out);
+	return sum / runs;
+}
+
+Test(diff, a_wait_of_10_against_20_ms, .timeout = 300)
+{
+	require_perf_events();
+	require_root();
+	double measured10 = record_sleeps("sleep10", 10), measured20 = record_sleeps("sleep20", 20);
+	const char *json = diff_json("sleep10", "sleep20", "sleep.json");
+	const char *rows = "[.rows[] | select(.key | startswith(\"perf-sched.wait_time.avg.ms.do_nanosleep.\"))";
+	char filter[512];
+	snprintf(filter, sizeof(filter), "%s] | length", rows);
+	if (jq_file(json, filter) < 1)
+		cr_skip_test("no sched waits in nanosleep recorded (the sched collector did not open?)");
+	snprintf(filter, sizeof(filter), "%s | .change_percent] | first", rows);
+	double change = jq_file(json, filter);
+	snprintf(filter, sizeof(filter), "%s | if .significant then 1 else 0 end] | first", rows);
+	cr_assert_eq(jq_file(json, filter), 1, "the nanosleep wait (%+.1f%%) is not significant", change);
+	/* the workload's own clock says how much longer its sleeps were: the diff must agree, within 15% */
+	double truth = 100 * (measured20 / measured10 - 1);
+	cr_assert_gt(change, 0);
+	cr_assert_float_eq((100 + change) / (100 + truth), 1.0, 0.15, "diff %+.1f%%, the workload measured %+.1f%%",
+			   change, truth);
+}
+
+Test(diff, unchanged_workload_three_against_three_is_quiet, .timeout = 300)
+{
+	require_perf_events();
+	require_root();
+	/* six runs in one series, split odd against even so that a drift of the machine falls on both sides */
+	char *out;
+	const char *d = test_dir();
+	int st = run_cmd(&out, true, "%s record -q -r 6 -o '%s/same.data' -- " W "signal_spin 2000 1000 >/dev/null",
+			 sigprof_bin(), d);
+	cr_assert_eq(st, 0, "record -r 6 exited %d: %s", st, out);
+	free(out);
+	const char *json = test_path("same.json");
+	st = run_cmd(&out, true, "%s diff --all --json %s/same.1.data %s/same.3.data %s/same.5.data -- %s/same.2.data "
+			 "%s/same.4.data %s/same.6.data > '%s'", sigprof_bin(), d, d, d, d, d, d, json);
+	cr_assert_eq(st, 0, "diff exited %d: %s", st, out);
+	free(out);
+	double rows = jq_file(json, ".rows | length");
+	double significant = jq_file(json, "[.rows[] | select(.significant)] | length");
+	double exact_significant = jq_file(json, "[.rows[] | select(.significant and .exact_count)] | length");
+	cr_assert_gt(rows, 20, "the recordings give figures");
+	cr_assert_eq(exact_significant, 0, "an exact count of an unchanged workload came out significant");
+	/* measured on this 2-core VM: 2% to 13% of the rows (docs/diff.md); the bound leaves room for a busy machine */
+	cr_assert_leq(significant, rows * 0.2, "%g of %g rows significant for one unchanged workload", significant,
+		      rows);
+}
+
+/* A stat document of 3 runs with the given values of one figure and one derived figure. */
+static void write_stat_document(const char *file, const double cache_misses[3], const double mpki[3])
+{
+	FILE *f = fopen(file, "w");
+	cr_assert(f);
+	fprintf(f, "{ \"version\": 1, \"command\": [\"w\"], \"runs\": 3, \"runs_asked\": 3, \"failed_run\": null, "
+		   "\"exit_status\": 0,\n\"figures\": [ { \"name\": \"cache-misses\", \"event\": \"cache-misses\", "
+		   "\"unit\": \"\", \"supported\": true, \"values\": [%.17g, %.17g, %.17g] },\n"
+		   "{ \"name\": \"cycles\", \"event\": \"cycles\", \"unit\": \"\", \"supported\": false, \"reason\": \"no PMU\" } ],\n"
+		   "\"derived\": [ { \"name\": \"MPKI\", \"formula\": \"1000 * cache-misses / instructions\", \"unit\": \"\", "
+		   "\"supported\": true, \"values\": [%.17g, %.17g, %.17g] } ],\n"
+		   "\"elapsed_s\": { \"mean\": 1, \"stddev_percent\": 0, \"values\": [1, 1, 1] } }\n",
+		cache_misses[0], cache_misses[1], cache_misses[2], mpki[0], mpki[1], mpki[2]);
+	fclose(f);
+}
+
+Test(diff, stat_documents_print_the_seed_lines)
+{
+	/* base: mean 1.6738e8 with a 20.2% population stddev (mean * (1 -+ k), k = 0.202 / sqrt(2/3)); new: 1.9912e8 */
+	const double k = 0.202 / 0.816496580927726;
+	const double base_misses[3] = { 1.6738e8 * (1 - k), 1.6738e8, 1.6738e8 * (1 + k) };
+	const double new_misses[3] = { 1.9912e8, 1.9912e8, 1.9912e8 };
+	const double base_mpki[3] = { 0.36, 0.36, 0.36 }, new_mpki[3] = { 0.3705, 0.3705, 0.3705 };
+	const char *base = test_path("base-stat.json"), *new_side = test_path("new-stat.json");
+	write_stat_document(base, base_misses, base_mpki);
+	write_stat_document(new_side, new_misses, new_mpki);
+	char *out;
+	int st = run_cmd(&out, true, "%s diff --all '%s' '%s'", sigprof_bin(), base, new_side);
+	cr_assert_eq(st, 0, "%s", out);
+	cr_assert(strstr(out, "# fewer than 3 runs a side") == NULL, "each document holds 3 runs:\n%s", out);
+	cr_assert(strstr(out, "         %stddev     %change         %stddev\n"), "%s", out);
+	cr_assert(strstr(out, " 1.674e+08 \u00b1 20%     +19.0%  1.991e+08        perf-stat.total.cache-misses\n"), "%s", out);
+	cr_assert(strstr(out, "      0.36            +2.9%       0.37        perf-stat.overall.MPKI\n"), "%s", out);
+	cr_assert(strstr(out, "perf-stat.total.cycles") == NULL, "a figure not counted has no row:\n%s", out);
+	free(out);
+}
+
+Test(diff, bad_input_is_one_error_line)
+{
+	const char *junk = test_path("junk.json");
+	FILE *f = fopen(junk, "w");
+	cr_assert(f);
+	fputs("{ \"not\": \"a stat document\" }\n", f);
+	fclose(f);
+	char *out;
+	int st = run_cmd(&out, true, "%s diff '%s' '%s'", sigprof_bin(), junk, junk);
+	cr_assert_eq(st, 2, "%s", out);
+	cr_assert_eq(count_lines(out), 1, "%s", out);
+	cr_assert(strstr(out, "not a sigprof stat --json document"), "%s", out);
+	free(out);
+	st = run_cmd(&out, true, "%s diff '%s'", sigprof_bin(), junk);
+	cr_assert_eq(st, 2, "%s", out);
+	cr_assert(strstr(out, "expected two files"), "%s", out);
+	free(out);
+	st = run_cmd(&out, true, "%s diff /nonexistent/a.data /nonexistent/b.data", sigprof_bin());
+	cr_assert_eq(st, 2, "%s", out);
+	cr_assert_eq(count_lines(out), 1, "%s", out);
+	free(out);
+	st = run_cmd(&out, true, "%s diff a.data -- b.data --sort=key", sigprof_bin());
+	cr_assert_eq(st, 2, "%s", out);
+	cr_assert(strstr(out, "the options go before the files"), "%s", out);
+	free(out);
+	st = run_cmd(&out, true, "%s diff --json --folded a b", sigprof_bin());
+	cr_assert_eq(st, 2, "%s", out);
+	cr_assert(strstr(out, "two output formats"), "%s", out);
+	free(out);
+}

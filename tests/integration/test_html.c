@@ -1,0 +1,229 @@
+/*
+ * test_html.c: `sigprof report --html` in a real browser.  Debian's
+ * chromium, headless with JavaScript on, loads the page of a recording of
+ * signal_storm from a file with "#selftest": the page's script draws the
+ * flame graphs, searches, clicks a frame to zoom and hovers it, and writes
+ * what it saw into <pre id="selftest">, which --dump-dom hands back.  The
+ * test holds that against `report --json` of the same recording and the
+ * workload's known count, and keeps a screenshot of the page (searching
+ * "signal") in build/test-output/report-html.png.  The differential mode
+ * (report_html_diff(), through `sigprof diff --html`) is tested on a pair of
+ * recordings the same way, its screenshot in report-html-diff.png.  Skipped, not passed,
+ * without root, perf events or chromium.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "harness.h"
+
+#define CHROMIUM_FLAGS                                                                                              \
+	"--headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking "       \
+	"--disable-component-update --disable-sync --window-size=1280,1400 --virtual-time-budget=10000"
+#define SCREENSHOT W "../test-output/report-html.png"
+#define DIFF_SCREENSHOT W "../test-output/report-html-diff.png"
+
+static void require_chromium(void)
+{
+	char *out;
+	int st = run_cmd(&out, true, "command -v chromium");
+	free(out);
+	if (st != 0)
+		cr_skip_test("chromium is not installed (Debian package chromium; make deps installs it)");
+}
+
+static double seconds_since(const struct timespec *t0)
+{
+	struct timespec t1;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/* Load page#selftest in chromium; the selftest's JSON into a file beside it; returns its name. */
+static const char *browser_selftest(const char *page)
+{
+	char *dom;
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	int st = run_cmd(&dom, false, "timeout 120 chromium " CHROMIUM_FLAGS " --user-data-dir='%s' --dump-dom "
+				      "'file://%s#selftest' 2>/dev/null",
+			 test_path("chromium-profile"), page);
+	fprintf(stderr, "test_html: chromium loaded and dumped %s in %.2f s\n", page, seconds_since(&t0));
+	cr_assert_eq(st, 0, "chromium exited %d", st);
+	/* the last one: the page's script, in the DOM too, may name the element */
+	const char *start = NULL;
+	for (const char *p = dom; (p = strstr(p, "<pre id=\"selftest\">")); p++)
+		start = p;
+	cr_assert_not_null(start, "no selftest output: the page's script did not run to the end:\n%.2000s", dom);
+	start += strlen("<pre id=\"selftest\">");
+	const char *end = strstr(start, "</pre>");
+	cr_assert_not_null(end);
+	const char *json = test_path("selftest.json");
+	FILE *f = fopen(json, "w");
+	cr_assert_not_null(f);
+	/* the DOM escapes & < > in text; the selftest's JSON has its quotes as they are */
+	for (const char *p = start; p < end; p++) {
+		if (strncmp(p, "&amp;", 5) == 0) { fputc('&', f); p += 4; }
+		else if (strncmp(p, "&lt;", 4) == 0) { fputc('<', f); p += 3; }
+		else if (strncmp(p, "&gt;", 4) == 0) { fputc('>', f); p += 3; }
+		else fputc(*p, f);
+	}
+	fclose(f);
+	free(dom);
+	return json;
+}
+
+/* jq EXPR over the selftest's entry of one collector: `.collectors[] | select(.name == COLLECTOR) | EXPR`. */
+static double selftest_value(const char *result, const char *collector, const char *expr)
+{
+	char filter[512];
+	snprintf(filter, sizeof(filter), ".collectors[] | select(.name == \"%s\") | %s", collector, expr);
+	return jq_file(result, filter);
+}
+
+/* A screenshot of page (with its #fragment) into shot, under build/test-output/; asserts it is not empty. */
+static void screenshot(const char *page, const char *fragment, const char *shot)
+{
+	mkdir(W "../test-output", 0755);
+	unlink(shot);
+	char *out;
+	run_cmd(&out, true, "timeout 120 chromium " CHROMIUM_FLAGS " --user-data-dir='%s' --screenshot='%s' 'file://%s%s' "
+			    ">/dev/null 2>&1", test_path("chromium-profile"), shot, page, fragment);
+	free(out);
+	struct stat sb;
+	cr_assert_eq(stat(shot, &sb), 0, "no screenshot at %s", shot);
+	cr_assert_gt(sb.st_size, 10000, "the screenshot %s is nearly empty", shot);
+}
+
+Test(html, signal_storm_page_in_chromium, .timeout = 300)
+{
+	require_perf_events();
+	require_root();
+	require_chromium();
+	const long n = 3000;
+	char data[512];
+	snprintf(data, sizeof(data), "%s", test_path("storm.data"));
+	char cmd[256];
+	snprintf(cmd, sizeof(cmd), W "signal_storm %ld >/dev/null", n);
+	free(record_workload(data, "", cmd));
+	char json[512];
+	snprintf(json, sizeof(json), "%s", report_json_file(data, ""));
+	require_collector(json, "signal");
+
+	char page[512];
+	snprintf(page, sizeof(page), "%s", test_path("report.html"));
+	char *out;
+	int st = run_cmd(&out, true, "%s report -i '%s' --html '%s'", sigprof_bin(), data, page);
+	cr_assert_eq(st, 0, "report --html exited %d: %s", st, out);
+	free(out);
+	/* self-contained: no URL the browser would fetch */
+	st = run_cmd(&out, false, "grep -c -E '(src|href)=\"|https?://|@import' '%s'", page);
+	cr_assert_str_eq(out, "0\n", "the page refers to something outside it");
+	free(out);
+
+	char result[512];
+	snprintf(result, sizeof(result), "%s", browser_selftest(page));
+	/* the flame graph's total is the report's, and the workload's: generate, deliver, sigreturn per signal */
+	double flame_samples = selftest_value(result, "signal", ".samples");
+	double report_samples = jq_file(json, ".meta.collectors[] | select(.name == \"signal\") | .samples");
+	cr_assert_eq(flame_samples, report_samples, "flame graph %g samples, report %g", flame_samples, report_samples);
+	cr_assert_eq(flame_samples, 3 * n, "signal samples %g, want %ld", flame_samples, 3 * n);
+	double cpu_report = jq_file(json, ".meta.collectors[] | select(.name == \"cpu\") | .samples");
+	if (cpu_report > 0)
+		cr_assert_eq(selftest_value(result, "cpu", ".samples"), cpu_report, "cpu: flame graph and report differ");
+	/* frames are drawn, kernel frames apart */
+	cr_assert_gt(selftest_value(result, "signal", ".drawn"), 5);
+	cr_assert_gt(selftest_value(result, "signal", ".kernel"), 0);
+	/* search: frames highlighted, and the matched total is what the page shows */
+	cr_assert_geq(selftest_value(result, "signal", ".search.highlighted"), 1);
+	double matched = selftest_value(result, "signal", ".search.total");
+	cr_assert_gt(matched, 0);
+	cr_assert_leq(matched, flame_samples);
+	cr_assert_eq(selftest_value(result, "signal", ".search.dataset_total"), matched);
+	/* zoom: the clicked frame fills the width, and hovering it names its counts */
+	cr_assert_eq(selftest_value(result, "signal", "if .zoom.zoomed then 1 else 0 end"), 1, "the click did not zoom");
+	cr_assert_lt(selftest_value(result, "signal", ".zoom.width_after - .zoom.canvas_width | fabs"), 1.0,
+		     "the zoomed frame does not fill the width");
+	cr_assert_eq(selftest_value(result, "signal", ".zoom.info | test(\"samples\") | if . then 1 else 0 end"), 1,
+		     "hover shows no counts");
+
+	/* a screenshot to look at, searching "signal" */
+	screenshot(page, "#search=signal", SCREENSHOT);
+}
+
+Test(html, unwritable_file_is_one_error_line, .timeout = 60)
+{
+	require_perf_events();
+	require_root();
+	const char *data = test_path("small.data");
+	free(record_workload(data, "-e signal", W "signal_storm 10 >/dev/null"));
+	char *out;
+	int st = run_cmd(&out, true, "%s report -i '%s' --html /nonexistent-dir/page.html", sigprof_bin(), data);
+	cr_assert_eq(st, 2, "exit %d: %s", st, out);
+	cr_assert_eq(count_lines(out), 1, "%s", out);
+	cr_assert_not_null(strstr(out, "sigprof: report: --html '/nonexistent-dir/page.html': cannot create it"), "%s",
+			   out);
+	free(out);
+	st = run_cmd(&out, true, "%s report -i '%s' --html x.html --json", sigprof_bin(), data);
+	cr_assert_eq(st, 2, "exit %d: %s", st, out);
+	cr_assert_not_null(strstr(out, "two output formats"), "%s", out);
+	free(out);
+}
+
+/* ---- the differential mode, on a pair of recordings ---- */
+
+/* `sigprof diff --html page base new`, the command a user runs. */
+static void write_diff_page(const char *base_data, const char *new_data, const char *page)
+{
+	char *out;
+	int st = run_cmd(&out, true, "%s diff --html '%s' '%s' '%s'", sigprof_bin(), page, base_data, new_data);
+	cr_assert_eq(st, 0, "diff --html exited %d: %s", st, out);
+	free(out);
+}
+
+/*
+ * The same workload twice with its time moved: sig_nested's SIGUSR1 handler
+ * spins 200 µs and the SIGUSR2 handler nested in it 50 µs in the base, the
+ * other way round in the new recording.  The cpu collector's frames of the
+ * SIGUSR2 handler gain share (red), those of the SIGUSR1 handler's own spin
+ * lose it (blue); the totals are each recording's own.
+ */
+Test(html, differential_flame_graph_of_two_recordings, .timeout = 300)
+{
+	require_perf_events();
+	require_root();
+	require_chromium();
+	char base_data[512], new_data[512], page[512], base_json[512], new_json[512];
+	snprintf(base_data, sizeof(base_data), "%s", test_path("base.data"));
+	snprintf(new_data, sizeof(new_data), "%s", test_path("new.data"));
+	snprintf(page, sizeof(page), "%s", test_path("diff.html"));
+	free(record_workload(base_data, "-e cpu", W "sig_nested 400 50 200 >/dev/null"));
+	free(record_workload(new_data, "-e cpu", W "sig_nested 400 200 50 >/dev/null"));
+	snprintf(base_json, sizeof(base_json), "%s", report_json_file(base_data, ""));
+	require_collector(base_json, "cpu");
+	snprintf(new_json, sizeof(new_json), "%s", report_json_file(new_data, ""));
+	write_diff_page(base_data, new_data, page);
+
+	char result[512];
+	snprintf(result, sizeof(result), "%s", browser_selftest(page));
+	char *seen;
+	run_cmd(&seen, false, "cat '%s'", result);
+	fprintf(stderr, "test_html: the differential page's selftest: %s\n", seen);
+	free(seen);
+	cr_assert_eq(jq_file(result, "if .mode == \"diff\" then 1 else 0 end"), 1);
+	double base_samples = selftest_value(result, "cpu", ".base_samples");
+	double new_samples = selftest_value(result, "cpu", ".samples");
+	const char *report_cpu = ".meta.collectors[] | select(.name == \"cpu\") | .samples";
+	cr_assert_eq(base_samples, jq_file(base_json, report_cpu), "base: %g samples", base_samples);
+	cr_assert_eq(new_samples, jq_file(new_json, report_cpu), "new: %g samples", new_samples);
+	cr_assert_geq(selftest_value(result, "cpu", ".grew"), 1, "no frame coloured as grown");
+	cr_assert_geq(selftest_value(result, "cpu", ".shrank"), 1, "no frame coloured as shrunk");
+	cr_assert_eq(selftest_value(result, "cpu", ".zoom.info | test(\"base .* new \") | if . then 1 else 0 end"), 1,
+		     "hover shows no base and new counts");
+	screenshot(page, "", DIFF_SCREENSHOT);
+}

@@ -1,0 +1,153 @@
+/*
+ * test_terminal.c: the text report and record's closing line as a terminal
+ * gets them.  Widths from --width and COLUMNS (every line within them, and
+ * the same bytes for both), colour (--color, NO_COLOR), the pager on a
+ * pseudo-terminal (script(1) from util-linux gives one, stty sets its
+ * size), and option errors with their "did you mean".  Needs root for the
+ * recording; skipped, not passed, without it.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "harness.h"
+
+/* The widest line of text, in columns (UTF-8 continuation bytes and colour sequences take none). */
+static size_t widest_line(const char *text)
+{
+	size_t widest = 0, col = 0;
+	for (const char *p = text; *p; p++) {
+		if (*p == '\033') {
+			while (p[1] && *p != 'm')
+				p++;
+		} else if (*p == '\n' || *p == '\r') {
+			widest = col > widest ? col : widest;
+			col = 0;
+		} else if ((*p & 0xc0) != 0x80) {
+			col++;
+		}
+	}
+	return col > widest ? col : widest;
+}
+
+static const char *storm_recording(void)
+{
+	static char data[512];
+	require_perf_events();
+	require_root();
+	snprintf(data, sizeof(data), "%s", test_path("storm.data"));
+	free(record_workload(data, "", W "signal_storm 2000 >/dev/null"));
+	return data;
+}
+
+Test(terminal, report_fits_the_width_it_is_given, .timeout = 120)
+{
+	const char *data = storm_recording();
+	char *at80, *by_option, *at200, *unlimited;
+	cr_assert_eq(run_cmd(&at80, false, "COLUMNS=80 %s report -i '%s'", sigprof_bin(), data), 0);
+	cr_assert_eq(run_cmd(&by_option, false, "COLUMNS=200 %s report --width 80 -i '%s'", sigprof_bin(), data), 0);
+	cr_assert_eq(run_cmd(&at200, false, "COLUMNS=200 %s report -i '%s'", sigprof_bin(), data), 0);
+	cr_assert_eq(run_cmd(&unlimited, false, "unset COLUMNS; %s report -i '%s'", sigprof_bin(), data), 0);
+	cr_assert_leq(widest_line(at80), 80, "a line of %zu columns at 80:\n%s", widest_line(at80), at80);
+	cr_assert_str_eq(at80, by_option, "--width 80 and COLUMNS=80 differ");
+	cr_assert_leq(widest_line(at200), 200, "%s", at200);
+	cr_assert_str_neq(at80, at200, "80 and 200 columns give the same bytes");
+	cr_assert_gt(widest_line(unlimited), 80, "a pipe without a width keeps its lines whole");
+	/* the same figures at every width: the signal table's counts are there, split or not */
+	cr_assert_not_null(strstr(at80, "SIGUSR1             2000       2000       2000"), "%s", at80);
+	cr_assert_null(strchr(at80, '\033'), "colour into a pipe");
+	free(at80);
+	free(by_option);
+	free(at200);
+	free(unlimited);
+}
+
+Test(terminal, colour_when_asked_and_never_with_no_color, .timeout = 120)
+{
+	const char *data = storm_recording();
+	char *out;
+	cr_assert_eq(run_cmd(&out, false, "%s report --color=always -i '%s'", sigprof_bin(), data), 0);
+	cr_assert_not_null(strstr(out, "\033[1;36msigreturn"), "path names coloured");
+	cr_assert_not_null(strstr(out, "\033[33m"), "kernel frames coloured");
+	cr_assert_not_null(strstr(out, "\033[32m"), "user frames coloured");
+	free(out);
+	/* a terminal (script's pseudo-terminal) colours by default, unless NO_COLOR */
+	cr_assert_eq(run_cmd(&out, false, "script -qec \"stty rows 2000 cols 120; %s report --no-pager -n 1 -i '%s'\" "
+					  "/dev/null", sigprof_bin(), data), 0);
+	cr_assert_not_null(strstr(out, "\033["), "no colour on a terminal");
+	free(out);
+	cr_assert_eq(run_cmd(&out, false, "NO_COLOR=1 script -qec \"stty rows 2000 cols 120; %s report --no-pager -n 1 "
+					  "-i '%s'\" /dev/null", sigprof_bin(), data), 0);
+	cr_assert_null(strstr(out, "\033["), "colour despite NO_COLOR");
+	free(out);
+	cr_assert_eq(run_cmd(&out, true, "%s report --color=sometimes -i '%s'", sigprof_bin(), data), 2);
+	cr_assert_not_null(strstr(out, "sigprof: report: --color 'sometimes': expected auto, always or never"), "%s", out);
+	free(out);
+}
+
+Test(terminal, pager_for_a_report_longer_than_the_screen, .timeout = 120)
+{
+	const char *data = storm_recording();
+	char paged[512];
+	snprintf(paged, sizeof(paged), "%s", test_path("paged.txt"));
+	char *out;
+	/* a 20-row terminal: the report goes through $PAGER, which here copies it to a file */
+	cr_assert_eq(run_cmd(&out, false, "script -qec \"stty rows 20 cols 100; PAGER='cat > %s' %s report -i '%s'\" "
+					  "/dev/null", paged, sigprof_bin(), data), 0);
+	free(out);
+	cr_assert_eq(run_cmd(&out, false, "cat '%s'", paged), 0, "the pager did not run");
+	cr_assert_not_null(strstr(out, "# sigprof report of"), "%s", out);
+	cr_assert_leq(widest_line(out), 100, "the terminal's own width: %s", out);
+	free(out);
+	/* --no-pager, or a report that fits the screen, goes straight to the terminal */
+	remove(paged);
+	cr_assert_eq(run_cmd(&out, false, "script -qec \"stty rows 20 cols 100; PAGER='cat > %s' %s report --no-pager "
+					  "-i '%s'\" /dev/null", paged, sigprof_bin(), data), 0);
+	cr_assert_not_null(strstr(out, "# sigprof report of"));
+	free(out);
+	cr_assert_neq(run_cmd(&out, true, "test -e '%s'", paged), 0, "--no-pager ran the pager");
+	free(out);
+	cr_assert_eq(run_cmd(&out, false, "script -qec \"stty rows 5000 cols 200; PAGER='cat > %s' %s report -i '%s'\" "
+					  "/dev/null", paged, sigprof_bin(), data), 0);
+	free(out);
+	cr_assert_neq(run_cmd(&out, true, "test -e '%s'", paged), 0, "a report that fits the screen was paged");
+	free(out);
+}
+
+Test(terminal, record_closing_line_within_80_columns, .timeout = 120)
+{
+	require_perf_events();
+	require_root();
+	char *out;
+	int st = run_cmd(&out, false, "COLUMNS=80 %s record -o '%s' -- " W "signal_storm 100 2>&1 >/dev/null",
+			 sigprof_bin(), test_path("closing.data"));
+	cr_assert_eq(st, 0, "%s", out);
+	cr_assert_not_null(strstr(out, "sigprof: recorded "), "%s", out);
+	cr_assert_leq(widest_line(out), 80, "%s", out);
+	free(out);
+}
+
+Test(terminal, errors_name_the_nearest_command_option_and_collector)
+{
+	static const struct {
+		const char *args, *want;
+	} cases[] = {
+		{ "reprot", "sigprof: 'reprot' is not a sigprof command; did you mean 'report'?" },
+		{ "report --jsn", "sigprof: report: unrecognized option '--jsn'; did you mean '--json'?" },
+		{ "record --outptu x true", "sigprof: record: unrecognized option '--outptu'; did you mean '--output'?" },
+		{ "stat --repaet 3 true", "sigprof: stat: unrecognized option '--repaet'; did you mean '--repeat'?" },
+		{ "list --nmes", "sigprof: list: unrecognized option '--nmes'; did you mean '--names'?" },
+		{ "report -i", "sigprof: report: option '-i' requires an argument (FILE)" },
+		{ "record -e sigal true", "nor a collector: did you mean 'signal'?" },
+		{ "--verison", "sigprof: unrecognized option '--verison'; did you mean '--version'?" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *out;
+		int st = run_cmd(&out, true, "%s %s", sigprof_bin(), cases[i].args);
+		cr_assert_eq(st, 2, "%s: exit %d: %s", cases[i].args, st, out);
+		cr_assert_not_null(strstr(out, cases[i].want), "%s: %s", cases[i].args, out);
+		free(out);
+	}
+}
