@@ -16,9 +16,17 @@
  * sp_writer_publish() renames it into place, the previous file going to
  * NAME.old by rename too; a failure removes only that file.
  *
+ * Compressed (version 2), what the writer has to write, a buffer or less,
+ * becomes one chunk: a zstd frame of its own with a small header in front
+ * (struct sp_chunk_header), made by the writer thread once async, so the
+ * drain loop still only copies.  A chunk is independent of every other, so
+ * a file cut short reads up to its last whole chunk; a record may straddle
+ * two chunks, the reader decompresses into one stream of records.
+ *
  * The reader streams: it keeps a buffer of at least two maximal records
  * (64 KiB each) and refills it as records are consumed, so a report reads a
- * file of any size in constant memory.
+ * file of any size in constant memory; compressed, the buffer also holds one
+ * decompressed chunk (at most SP_CHUNK_MAX) and the frame it came from.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,12 +37,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <lz4.h>
+#include <zstd.h>
 
 #include "sigprof/format.h"
 #include "sigprof/util.h"
 
 #define WRITE_BUFFER_SIZE (1u << 20)
 #define READ_BUFFER_SIZE (1u << 20)
+/* What a chunk of at most one buffer compresses to, at worst, with its header and padding. */
+#define CHUNK_CAPACITY(records) (sizeof(struct sp_chunk_header) + ZSTD_COMPRESSBOUND(records) + 8)
 
 /* A filled buffer on its way to the writer thread, or a spare one. */
 struct wbuf {
@@ -59,6 +70,14 @@ struct sp_writer {
 	size_t used;
 	uint64_t bytes; /* written to the file or buffered */
 	int error;      /* first write error, sticky */
+	ZSTD_CCtx *zstd;  /* version 2: each write becomes zstd chunks; NULL: version 1 */
+	char *chunk;      /* the chunk being made: header, frame, padding (CHUNK_CAPACITY(WRITE_BUFFER_SIZE)) */
+	uint64_t file_bytes; /* written to fd, chunks and all (atomic: the thread adds, others read) */
+	bool finished;    /* finish_writing() ran: fd is closed */
+	int finish_error;
+	bool identity_known; /* dev and ino of the file, taken before closing it */
+	dev_t dev;
+	ino_t ino;
 	/* async mode: w->buf is the data of cur, full ones queue for the thread */
 	bool async;
 	struct wbuf *cur;
@@ -68,6 +87,7 @@ struct sp_writer {
 	struct wbuf *head, *tail;      /* FIFO of filled buffers */
 	struct wbuf *spare;            /* written buffers for reuse */
 	size_t nbufs, max_bufs;        /* buffers allocated, and the bound */
+	size_t nspare;                 /* buffers on the spare list */
 	bool stop;
 	int thread_error;              /* the thread's first write error */
 };
@@ -118,17 +138,60 @@ static struct sp_writer *writer_new(int fd)
 	return w;
 }
 
-static int write_file_header(struct sp_writer *w)
+/* The header goes out plain; what follows it is compressed when zstd_level is not 0. */
+static int write_file_header(struct sp_writer *w, int zstd_level)
 {
-	struct sp_file_header hdr = { .version = SP_VERSION,
+	struct sp_file_header hdr = { .version = zstd_level ? SP_VERSION : SP_VERSION_PLAIN,
 				      .header_size = sizeof(hdr),
-				      .byte_order = SP_BYTE_ORDER };
+				      .byte_order = SP_BYTE_ORDER,
+				      .flags = zstd_level ? SP_FILE_ZSTD : 0 };
 	memcpy(hdr.magic, SP_MAGIC, sizeof(SP_MAGIC));
 	int err = sp_writer_raw(w, &hdr, sizeof(hdr));
-	return err ? err : sp_writer_flush(w);
+	err = err ? err : sp_writer_flush(w);
+	if (err || !zstd_level)
+		return err;
+	w->zstd = ZSTD_createCCtx();
+	if (!w->zstd)
+		return -ENOMEM;
+	/* the frame's checksum: a damaged chunk is refused rather than decoded into wrong records */
+	if (ZSTD_isError(ZSTD_CCtx_setParameter(w->zstd, ZSTD_c_compressionLevel, zstd_level)) ||
+	    ZSTD_isError(ZSTD_CCtx_setParameter(w->zstd, ZSTD_c_checksumFlag, 1)))
+		return -EINVAL;
+	w->chunk = xmalloc(CHUNK_CAPACITY(WRITE_BUFFER_SIZE));
+	return 0;
+}
+
+int sp_zstd_max_level(void)
+{
+	return ZSTD_maxCLevel();
+}
+
+static bool valid_level(int zstd_level)
+{
+	return zstd_level >= 0 && zstd_level <= ZSTD_maxCLevel();
 }
 
 int sp_writer_create(const char *path, struct sp_writer **out)
+{
+	return sp_writer_create_compressed(path, 0, out);
+}
+
+/* zstd_level -1: no file header at all (sp_writer_create_file()). */
+static int create_named(const char *path, int zstd_level, struct sp_writer **out);
+
+int sp_writer_create_compressed(const char *path, int zstd_level, struct sp_writer **out)
+{
+	if (!valid_level(zstd_level))
+		return -EINVAL;
+	return create_named(path, zstd_level, out);
+}
+
+int sp_writer_create_file(const char *path, struct sp_writer **out)
+{
+	return create_named(path, -1, out);
+}
+
+static int create_named(const char *path, int zstd_level, struct sp_writer **out)
 {
 	const char *slash = strrchr(path, '/');
 	const char *base = slash ? slash + 1 : path;
@@ -149,7 +212,8 @@ int sp_writer_create(const char *path, struct sp_writer **out)
 	w->dirfd = dirfd;
 	w->name = xstrdup(base);
 	err = create_temp(w);
-	err = err ? err : write_file_header(w);
+	if (!err && zstd_level >= 0)
+		err = write_file_header(w, zstd_level);
 	if (err) {
 		sp_writer_discard(w);
 		return err;
@@ -160,9 +224,18 @@ int sp_writer_create(const char *path, struct sp_writer **out)
 
 int sp_writer_from_fd(int fd, struct sp_writer **out)
 {
+	return sp_writer_from_fd_compressed(fd, 0, out);
+}
+
+int sp_writer_from_fd_compressed(int fd, int zstd_level, struct sp_writer **out)
+{
+	if (!valid_level(zstd_level)) {
+		close(fd);
+		return -EINVAL;
+	}
 	struct sp_writer *w = writer_new(fd);
 	w->published = true;
-	int err = write_file_header(w);
+	int err = write_file_header(w, zstd_level);
 	if (err) {
 		sp_writer_discard(w);
 		return err;
@@ -220,6 +293,64 @@ static int write_all(int fd, const void *data, size_t len)
 	return 0;
 }
 
+/* One chunk of len <= WRITE_BUFFER_SIZE bytes of records. */
+static int write_chunk(struct sp_writer *w, const void *data, size_t len)
+{
+	struct sp_chunk_header *h = (void *)w->chunk;
+	char *frame = w->chunk + sizeof(*h);
+	size_t z = ZSTD_compress2(w->zstd, frame, ZSTD_COMPRESSBOUND(WRITE_BUFFER_SIZE), data, len);
+	if (ZSTD_isError(z))
+		return -ENOMEM; /* the bound holds every input; only a failed allocation inside zstd is left */
+	size_t total = ALIGN_UP(sizeof(*h) + z, 8);
+	memset(frame + z, 0, total - sizeof(*h) - z);
+	*h = (struct sp_chunk_header){ .magic = SP_CHUNK_MAGIC,
+				       .compressed_size = (uint32_t)z,
+				       .records_size = (uint32_t)len };
+	int err = write_all(w->fd, w->chunk, total);
+	if (!err)
+		__atomic_fetch_add(&w->file_bytes, total, __ATOMIC_RELAXED);
+	return err;
+}
+
+/* Write bytes of records to the file: as they are, or as chunks of at most a buffer each. */
+static int emit(struct sp_writer *w, const void *data, size_t len)
+{
+	if (!w->zstd) {
+		int err = write_all(w->fd, data, len);
+		if (!err)
+			__atomic_fetch_add(&w->file_bytes, len, __ATOMIC_RELAXED);
+		return err;
+	}
+	const char *p = data;
+	while (len) {
+		size_t n = len < WRITE_BUFFER_SIZE ? len : WRITE_BUFFER_SIZE;
+		int err = write_chunk(w, p, n);
+		if (err)
+			return err;
+		p += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/*
+ * The writer thread's buffers are mapped and unmapped whole, and it keeps
+ * only SPARE_BUFFERS spares: the queue that grew while write(2) stalled
+ * (up to max_queued) goes back to the system once drained, so a long run's
+ * RSS comes back down instead of keeping its largest stall.
+ */
+#define SPARE_BUFFERS 2
+
+static struct wbuf *wbuf_new(void)
+{
+	return xmap(sizeof(struct wbuf) + WRITE_BUFFER_SIZE);
+}
+
+static void wbuf_free(struct wbuf *b)
+{
+	xunmap(b, sizeof(struct wbuf) + WRITE_BUFFER_SIZE);
+}
+
 static void *writer_thread(void *arg)
 {
 	struct sp_writer *w = arg;
@@ -236,12 +367,18 @@ static void *writer_thread(void *arg)
 		int err = w->thread_error;
 		pthread_mutex_unlock(&w->lock);
 		if (!err)
-			err = write_all(w->fd, b->data, b->used);
+			err = emit(w, b->data, b->used);
 		pthread_mutex_lock(&w->lock);
 		if (err && !w->thread_error)
 			w->thread_error = err;
-		b->next = w->spare;
-		w->spare = b;
+		if (w->nspare >= SPARE_BUFFERS) {
+			wbuf_free(b);
+			w->nbufs--;
+		} else {
+			b->next = w->spare;
+			w->spare = b;
+			w->nspare++;
+		}
 		pthread_cond_broadcast(&w->cond);
 	}
 	pthread_mutex_unlock(&w->lock);
@@ -264,18 +401,20 @@ static int hand_off(struct sp_writer *w)
 	while (!w->spare && w->nbufs >= w->max_bufs && !w->thread_error)
 		pthread_cond_wait(&w->cond, &w->lock);
 	struct wbuf *next = w->spare;
-	if (next)
+	if (next) {
 		w->spare = next->next;
+		w->nspare--;
+	}
 	else if (!w->thread_error)
 		w->nbufs++;
 	int err = w->thread_error;
 	pthread_mutex_unlock(&w->lock);
 	if (!next && !err)
-		next = xmalloc(sizeof(*next) + WRITE_BUFFER_SIZE);
+		next = wbuf_new();
 	if (err) {
 		/* b is the thread's now; keep writing into a buffer that is never written */
 		if (!next)
-			next = xmalloc(sizeof(*next) + WRITE_BUFFER_SIZE);
+			next = wbuf_new();
 		w->error = err;
 	}
 	w->cur = next;
@@ -296,11 +435,11 @@ int sp_writer_start_async(struct sp_writer *w, size_t max_queued)
 		w->max_bufs = 2;
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->cond, NULL);
-	w->cur = xmalloc(sizeof(*w->cur) + WRITE_BUFFER_SIZE);
+	w->cur = wbuf_new();
 	w->nbufs = 1;
 	err = -pthread_create(&w->thread, NULL, writer_thread, w);
 	if (err) {
-		free(w->cur);
+		wbuf_free(w->cur);
 		w->cur = NULL;
 		pthread_mutex_destroy(&w->lock);
 		pthread_cond_destroy(&w->cond);
@@ -319,7 +458,7 @@ int sp_writer_flush(struct sp_writer *w)
 	if (w->async)
 		return w->used ? hand_off(w) : 0;
 	if (w->used) {
-		w->error = write_all(w->fd, w->buf, w->used);
+		w->error = emit(w, w->buf, w->used);
 		w->used = 0;
 	}
 	return w->error;
@@ -336,9 +475,9 @@ static int stop_async(struct sp_writer *w)
 	int err = w->thread_error;
 	for (struct wbuf *b = w->spare, *next; b; b = next) {
 		next = b->next;
-		free(b);
+		wbuf_free(b);
 	}
-	free(w->cur);
+	wbuf_free(w->cur);
 	w->buf = NULL;
 	pthread_mutex_destroy(&w->lock);
 	pthread_cond_destroy(&w->cond);
@@ -356,7 +495,7 @@ int sp_writer_raw(struct sp_writer *w, const void *data, size_t len)
 			if (sp_writer_flush(w))
 				return w->error;
 			if (len >= WRITE_BUFFER_SIZE)
-				return w->error = write_all(w->fd, data, len);
+				return w->error = emit(w, data, len);
 			break;
 		}
 		/* async: fill the buffer, hand it off, go on with the rest (the thread writes in order) */
@@ -489,9 +628,19 @@ uint64_t sp_writer_bytes(const struct sp_writer *w)
 	return w->bytes;
 }
 
-/* Write what is buffered, stop the thread, close; the first error. */
+uint64_t sp_writer_file_bytes(const struct sp_writer *w)
+{
+	return __atomic_load_n(&w->file_bytes, __ATOMIC_RELAXED);
+}
+
+/* Write what is buffered, stop the thread, close; the first error.  Once only: later calls return it again. */
 static int finish_writing(struct sp_writer *w)
 {
+	if (w->finished)
+		return w->finish_error;
+	w->finished = true;
+	if (w->fd < 0)
+		return w->finish_error = w->error;
 	int err = sp_writer_flush(w);
 	if (w->async) {
 		int thread_err = stop_async(w);
@@ -499,10 +648,21 @@ static int finish_writing(struct sp_writer *w)
 	}
 	if (fsync(w->fd) < 0 && !err && errno != EINVAL)
 		err = -errno;
+	struct stat st;
+	if (fstat(w->fd, &st) == 0) {
+		w->identity_known = true;
+		w->dev = st.st_dev;
+		w->ino = st.st_ino;
+	}
 	if (close(w->fd) < 0 && !err)
 		err = -errno;
 	w->fd = -1;
-	return err;
+	return w->finish_error = err;
+}
+
+int sp_writer_finish(struct sp_writer *w)
+{
+	return finish_writing(w);
 }
 
 static void writer_free(struct sp_writer *w)
@@ -512,6 +672,8 @@ static void writer_free(struct sp_writer *w)
 	free(w->name);
 	free(w->temp_name);
 	free(w->buf);
+	free(w->chunk);
+	ZSTD_freeCCtx(w->zstd);
 	free(w);
 }
 
@@ -520,7 +682,7 @@ int sp_writer_close(struct sp_writer *w)
 	int err = finish_writing(w);
 	if (!err)
 		err = sp_writer_publish(w);
-	if (err && !w->published)
+	if (err && !w->published && w->temp_name)
 		unlinkat(w->dirfd, w->temp_name, 0); /* a failed file never replaces the previous one */
 	writer_free(w);
 	return err;
@@ -528,15 +690,17 @@ int sp_writer_close(struct sp_writer *w)
 
 void sp_writer_discard(struct sp_writer *w)
 {
-	if (w->fd >= 0) {
-		struct stat ours, there;
-		bool ours_known = fstat(w->fd, &ours) == 0;
+	if (!w->finished) {
 		w->error = w->error ? w->error : -ECANCELED; /* nothing more reaches the file */
 		finish_writing(w);
+	}
+	if (w->temp_name) {
+		struct stat there;
 		if (w->dirfd >= 0 && !w->published) {
 			unlinkat(w->dirfd, w->temp_name, 0);
-		} else if (w->dirfd >= 0 && ours_known && fstatat(w->dirfd, w->name, &there, AT_SYMLINK_NOFOLLOW) == 0 &&
-			   there.st_dev == ours.st_dev && there.st_ino == ours.st_ino) {
+		} else if (w->dirfd >= 0 && w->identity_known &&
+			   fstatat(w->dirfd, w->name, &there, AT_SYMLINK_NOFOLLOW) == 0 &&
+			   there.st_dev == w->dev && there.st_ino == w->ino) {
 			/* published, and the name is still our file (not one put there since): undo */
 			unlinkat(w->dirfd, w->name, 0);
 			if (w->moved_old) {
@@ -575,13 +739,83 @@ uint32_t sp_meta_strings(const struct perf_event_header *rec, const char **strin
 
 struct sp_reader {
 	int fd;
-	char *buf;
-	size_t start, end; /* unread bytes are buf[start, end) */
-	uint64_t buf_offset; /* file offset of buf[0] */
+	char *buf;           /* READ_BUFFER_SIZE, plus SP_CHUNK_MAX when compressed */
+	size_t start, end;   /* unread bytes are buf[start, end) */
+	uint64_t buf_offset; /* offset of buf[0] in the records (the file's offset in version 1) */
 	uint64_t record_offset;
 	bool eof;
 	char problem[160];
+	/* version 2 */
+	ZSTD_DCtx *zstd;       /* NULL: the records are the file's bytes */
+	char *frame;           /* one chunk's zstd frame */
+	uint64_t file_offset;  /* of the next chunk */
+	char chunk_problem[160]; /* why the chunks stopped before the end of the file */
 };
+
+/* Read up to len bytes, fewer only at the end of the file; the count or -errno. */
+static ssize_t read_full(int fd, void *data, size_t len)
+{
+	size_t done = 0;
+	while (done < len) {
+		ssize_t n = read(fd, (char *)data + done, len - done);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			break;
+		done += (size_t)n;
+	}
+	return (ssize_t)done;
+}
+
+static void chunks_stop(struct sp_reader *r, const char *why)
+{
+	snprintf(r->chunk_problem, sizeof(r->chunk_problem), "%s chunk at file offset %llu", why,
+		 (unsigned long long)r->file_offset);
+	r->eof = true;
+}
+
+/* Decompress whole chunks while one more surely fits; a cut or damaged one ends the records. */
+static int fill_chunks(struct sp_reader *r)
+{
+	while (!r->eof && r->end <= READ_BUFFER_SIZE) {
+		struct sp_chunk_header h;
+		ssize_t got = read_full(r->fd, &h, sizeof(h));
+		if (got < 0)
+			return (int)got;
+		if (got == 0) {
+			r->eof = true;
+			break;
+		}
+		if ((size_t)got < sizeof(h)) {
+			chunks_stop(r, "file cut short in the header of the");
+			break;
+		}
+		if (h.magic != SP_CHUNK_MAGIC || h.records_size == 0 || h.records_size > SP_CHUNK_MAX ||
+		    h.compressed_size == 0 || h.compressed_size > ZSTD_COMPRESSBOUND(SP_CHUNK_MAX)) {
+			chunks_stop(r, "corrupt header of the");
+			break;
+		}
+		size_t padded = ALIGN_UP((size_t)h.compressed_size, 8);
+		got = read_full(r->fd, r->frame, padded);
+		if (got < 0)
+			return (int)got;
+		if ((size_t)got < padded) {
+			chunks_stop(r, "file cut short in the");
+			break;
+		}
+		size_t n = ZSTD_decompressDCtx(r->zstd, r->buf + r->end, h.records_size, r->frame, h.compressed_size);
+		if (ZSTD_isError(n) || n != h.records_size) {
+			chunks_stop(r, "corrupt (it does not decompress to its size)");
+			break;
+		}
+		r->end += n;
+		r->file_offset += sizeof(h) + padded;
+	}
+	return 0;
+}
 
 static int reader_fill(struct sp_reader *r)
 {
@@ -591,6 +825,8 @@ static int reader_fill(struct sp_reader *r)
 		r->end -= r->start;
 		r->start = 0;
 	}
+	if (r->zstd)
+		return fill_chunks(r);
 	while (!r->eof && r->end < READ_BUFFER_SIZE) {
 		ssize_t n = read(r->fd, r->buf + r->end, READ_BUFFER_SIZE - r->end);
 		if (n < 0) {
@@ -631,7 +867,59 @@ static int check_header(const struct sp_file_header *hdr, char *err, size_t errl
 		snprintf(err, errlen, "corrupt file header (header size %u)", hdr->header_size);
 		return -EINVAL;
 	}
+	/* version 1 readers never looked at the flags: neither does this one in a version 1 file */
+	if (hdr->version >= 2 && (hdr->flags & ~SP_FILE_ZSTD)) {
+		snprintf(err, errlen, "corrupt file header (unknown flags %#x)", hdr->flags);
+		return -EINVAL;
+	}
 	return 0;
+}
+
+/* The file header, checked, and the reader set up for what follows it. */
+static int reader_start(struct sp_reader *r, char *err, size_t errlen)
+{
+	struct sp_file_header hdr;
+	ssize_t got = read_full(r->fd, &hdr, sizeof(hdr));
+	if (got < 0) {
+		snprintf(err, errlen, "%s", strerror((int)-got));
+		return (int)got;
+	}
+	if (got == 0) {
+		snprintf(err, errlen, "empty file, not a sigprof recording");
+		return -EINVAL;
+	}
+	if ((size_t)got < sizeof(hdr)) {
+		snprintf(err, errlen, "too short for a sigprof file header (%zd bytes)", got);
+		return -EINVAL;
+	}
+	int ret = check_header(&hdr, err, errlen);
+	if (ret)
+		return ret;
+	size_t rest = hdr.header_size - sizeof(hdr); /* at most 4096: the buffer holds it */
+	got = read_full(r->fd, r->buf, rest);
+	if (got < 0) {
+		snprintf(err, errlen, "%s", strerror((int)-got));
+		return (int)got;
+	}
+	if ((size_t)got < rest) {
+		snprintf(err, errlen, "too short for its header");
+		return -EINVAL;
+	}
+	r->buf_offset = r->file_offset = hdr.header_size;
+	if (hdr.version >= 2 && (hdr.flags & SP_FILE_ZSTD)) {
+		r->zstd = ZSTD_createDCtx();
+		if (!r->zstd) {
+			snprintf(err, errlen, "%s", strerror(ENOMEM));
+			return -ENOMEM;
+		}
+		free(r->buf);
+		r->buf = xmalloc(READ_BUFFER_SIZE + SP_CHUNK_MAX);
+		r->frame = xmalloc(ALIGN_UP(ZSTD_COMPRESSBOUND(SP_CHUNK_MAX), 8));
+	}
+	ret = reader_fill(r);
+	if (ret < 0)
+		snprintf(err, errlen, "%s", strerror(-ret));
+	return ret;
 }
 
 int sp_reader_open(const char *path, struct sp_reader **out, char *err, size_t errlen)
@@ -652,31 +940,22 @@ int sp_reader_open(const char *path, struct sp_reader **out, char *err, size_t e
 	struct sp_reader *r = xcalloc(1, sizeof(*r));
 	r->fd = fd;
 	r->buf = xmalloc(READ_BUFFER_SIZE);
-	int ret = reader_fill(r);
-	if (ret < 0) {
-		snprintf(err, errlen, "%s", strerror(-ret));
-	} else if (r->end == 0) {
-		snprintf(err, errlen, "empty file, not a sigprof recording");
-		ret = -EINVAL;
-	} else if (r->end < sizeof(struct sp_file_header)) {
-		snprintf(err, errlen, "too short for a sigprof file header (%zu bytes)", r->end);
-		ret = -EINVAL;
-	} else {
-		struct sp_file_header hdr;
-		memcpy(&hdr, r->buf, sizeof(hdr));
-		ret = check_header(&hdr, err, errlen);
-		if (!ret && hdr.header_size > r->end) {
-			snprintf(err, errlen, "too short for its header");
-			ret = -EINVAL;
-		}
-		if (!ret)
-			r->start = hdr.header_size;
-	}
+	int ret = reader_start(r, err, errlen);
 	if (ret < 0) {
 		sp_reader_close(r);
 		return ret;
 	}
 	*out = r;
+	return 0;
+}
+
+/* Why the records end here: the chunks' reason when they stopped early, else what the records show. */
+static int reader_stop(struct sp_reader *r, const char *fmt, uint64_t offset)
+{
+	if (r->chunk_problem[0])
+		snprintf(r->problem, sizeof(r->problem), "%s", r->chunk_problem);
+	else
+		snprintf(r->problem, sizeof(r->problem), fmt, (unsigned long long)offset);
 	return 0;
 }
 
@@ -688,34 +967,33 @@ int sp_reader_next(struct sp_reader *r, const struct perf_event_header **rec)
 		int ret = reader_fill(r);
 		if (ret < 0) {
 			snprintf(r->problem, sizeof(r->problem), "read error at offset %llu: %s",
-				 (unsigned long long)(r->buf_offset + r->end), strerror(-ret));
+				 (unsigned long long)(r->zstd ? r->file_offset : r->buf_offset + r->end), strerror(-ret));
 			return 0;
 		}
 	}
 	size_t avail = r->end - r->start;
 	uint64_t offset = r->buf_offset + r->start;
 	if (avail == 0)
-		return 0;
-	if (avail < sizeof(struct perf_event_header)) {
-		snprintf(r->problem, sizeof(r->problem), "partial record at offset %llu (file cut short)",
-			 (unsigned long long)offset);
-		return 0;
-	}
+		return r->chunk_problem[0] ? reader_stop(r, "", 0) : 0;
+	if (avail < sizeof(struct perf_event_header))
+		return reader_stop(r, "partial record at offset %llu (file cut short)", offset);
 	const struct perf_event_header *h = (const void *)(r->buf + r->start);
 	if (h->size < sizeof(*h) || h->size % 8) {
 		snprintf(r->problem, sizeof(r->problem), "corrupt record at offset %llu (size %u)",
 			 (unsigned long long)offset, h->size);
 		return 0;
 	}
-	if (h->size > avail) {
-		snprintf(r->problem, sizeof(r->problem), "partial record at offset %llu (file cut short)",
-			 (unsigned long long)offset);
-		return 0;
-	}
+	if (h->size > avail)
+		return reader_stop(r, "partial record at offset %llu (file cut short)", offset);
 	r->record_offset = offset;
 	r->start += h->size;
 	*rec = h;
 	return 1;
+}
+
+bool sp_reader_compressed(const struct sp_reader *r)
+{
+	return r->zstd != NULL;
 }
 
 const char *sp_reader_problem(const struct sp_reader *r)
@@ -734,5 +1012,7 @@ void sp_reader_close(struct sp_reader *r)
 		return;
 	close(r->fd);
 	free(r->buf);
+	free(r->frame);
+	ZSTD_freeDCtx(r->zstd);
 	free(r);
 }

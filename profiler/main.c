@@ -23,6 +23,7 @@ static const struct command commands[] = {
 	{ "diff", cmd_diff, "compare two sets of runs like the kernel test robot: what changed, by LKP's rules" },
 	{ "script", cmd_script, "print every sample of a recording in time order, as perf script does, or as JSON lines" },
 	{ "list", cmd_list, "the collectors and event classes this machine supports, and why not" },
+	{ "archive", cmd_archive, "pack the binaries and debug files a recording needs, for a report elsewhere" },
 };
 
 static void commands_list(FILE *out)

@@ -104,6 +104,33 @@ static void add_note(struct profile *p, const char *text)
 	p->notes[p->nnotes++] = xstrdup(text);
 }
 
+/*
+ * One note naming every file a frame needed that could not be read (it is
+ * not on this machine, or not under --symfs), so a frame named FILE+0xOFF
+ * is never a silent loss.
+ */
+static void note_missing_files(struct profile *p)
+{
+	struct strbuf note = { 0 };
+	size_t missing = 0;
+	for (size_t i = 0; i < proc_table_dso_count(p->procs); i++) {
+		struct dso *dso = proc_table_dso(p->procs, i);
+		if (!dso_is_file(dso) || strncmp(dso->name, "/memfd:", 7) == 0 || !dso->load_tried || !dso->load_error)
+			continue;
+		sb_addf(&note, "%s%s (%s)", missing++ ? ", " : "", dso->name,
+			dso->load_error == -ENOEXEC ? "not an ELF file it can read" : strerror(-dso->load_error));
+	}
+	if (missing) {
+		struct strbuf text = { 0 };
+		sb_addf(&text, "%zu file%s the stacks need could not be read%s, their frames stay FILE+0xOFFSET: %s; "
+			       "'sigprof archive' packs a recording's files, 'report --symfs' reads them",
+			missing, missing == 1 ? "" : "s", symbolize_symfs() ? " under --symfs" : "", note.buf);
+		add_note(p, text.buf);
+		sb_free(&text);
+	}
+	sb_free(&note);
+}
+
 static void free_argv(struct profile *p)
 {
 	for (int i = 0; i < p->argc; i++)
@@ -161,6 +188,9 @@ static void load_meta(struct loader *l, const struct perf_event_header *rec)
 		}
 	} else if (strcmp(key, "note") == 0) {
 		add_note(p, v);
+	} else if (strcmp(key, "switch_output") == 0 && n >= 3) {
+		p->piece = (unsigned)strtoul(v, NULL, 10);
+		snprintf(p->switch_output, sizeof(p->switch_output), "%s", s[2]);
 	} else if (strcmp(key, "boot_id") == 0) {
 		snprintf(l->boot_id, sizeof(l->boot_id), "%s", v);
 	} else if (strcmp(key, "collector_status") == 0 && n >= 4) {
@@ -944,6 +974,7 @@ int profile_load(const char *file, const struct profile_options *opts, struct pr
 		add_note(p, "the recording carries no copy of the kernel symbols (recorded with --no-kallsyms?): "
 			    "kernel frames are named from this machine's /proc/kallsyms (same boot)");
 	note_kernel_symbols(p, &l, kallsyms);
+	note_missing_files(p);
 	for (int c = 0; c < p->ncollectors; c++)
 		if (p->collectors[c].state && p->collectors[c].impl->analyzer->finish)
 			p->collectors[c].impl->analyzer->finish(p->collectors[c].state, p);

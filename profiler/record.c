@@ -13,6 +13,12 @@
  *   5. drain the ring buffers into the file until the workload exits,
  *      forwarding SIGINT/SIGTERM/SIGHUP to it;
  *   6. read the exact totals, write TOTALS and FINISH, print one line.
+ * With --switch-output the file is cut in pieces (FILE.TIMESTAMP): at a
+ * round's end, once the piece reached its size or age, the piece gets the
+ * TOTALS of its window and a FINISH flagged switched, is closed, and the
+ * next one starts as a recording of its own would (EVENT, META, KALLSYMS
+ * records, then COMM and MMAP2 of the workload's tasks read from /proc), is
+ * published, and the drain goes on into it.
  * Signals are blocked except inside ppoll(), so the drain loop wakes for
  * them without races.
  */
@@ -24,6 +30,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sigprof/registry.h"
@@ -32,6 +39,7 @@
 #include "sigprof/format.h"
 #include "sigprof/options.h"
 #include "sigprof/pmu.h"
+#include "sigprof/synthesize.h"
 #include "sigprof/term.h"
 #include "sigprof/view.h"
 #include "sigprof/rate_bound.h"
@@ -73,10 +81,47 @@ struct record_args {
 	struct pmu_event *user_events;
 	size_t nuser_events, user_events_cap;
 	bool no_kallsyms;       /* --no-kallsyms: do not carry the kernel's symbol table */
+	int zstd_level;         /* -z LEVEL (default SP_ZSTD_DEFAULT_LEVEL); 0: --no-compress, a version 1 file */
+	const char *switch_spec; /* --switch-output as given, or NULL */
+	uint64_t switch_bytes;  /* a new piece when the current one has this many bytes in its file (0: never) */
+	uint64_t switch_ns;     /* ... or is this old (0: never) */
 	bool freq_given, period_given; /* -F, -c: one way of sampling, not both */
 	unsigned runs;          /* -r N: N recordings, FILE's name numbered (record_run_output()) */
 };
 
+/*
+ * --switch-output: SIZE with a unit B, K, M or G (powers of 1024), or TIME
+ * with s, m, h or d, as perf takes them.  0 or -EINVAL.
+ */
+static int parse_switch_output(const char *s, struct record_args *a)
+{
+	static const struct { char unit; uint64_t bytes, ns; } units[] = {
+		{ 'B', 1, 0 }, { 'K', 1ull << 10, 0 }, { 'M', 1ull << 20, 0 }, { 'G', 1ull << 30, 0 },
+		{ 's', 0, 1000000000ull }, { 'm', 0, 60000000000ull }, { 'h', 0, 3600000000000ull },
+		{ 'd', 0, 86400000000000ull },
+	};
+	size_t len = strlen(s);
+	if (len < 2)
+		return -EINVAL;
+	char digits[32];
+	if (len - 1 >= sizeof(digits))
+		return -EINVAL;
+	memcpy(digits, s, len - 1);
+	digits[len - 1] = '\0';
+	uint64_t n;
+	if (parse_u64(digits, 1, 1ull << 40, &n) < 0)
+		return -EINVAL;
+	char unit = s[len - 1];
+	for (size_t i = 0; i < ARRAY_SIZE(units); i++) {
+		if (units[i].unit != unit && !(units[i].bytes > 1 && units[i].unit == unit - 'a' + 'A'))
+			continue;
+		a->switch_bytes = n * units[i].bytes;
+		a->switch_ns = n * units[i].ns;
+		a->switch_spec = s;
+		return 0;
+	}
+	return -EINVAL;
+}
 #define MAX_RECORD_RUNS 1000
 
 /* fp | none | dwarf[,SIZE]; SIZE a multiple of 8 from 8 to MAX_STACK_USER_SIZE bytes. */
@@ -208,6 +253,14 @@ static const struct option_spec record_specs[] = {
 	{ .id = 'K', .long_name = "no-kallsyms",
 	  .help = "do not copy the kernel's symbol table into FILE (reports then read /proc/kallsyms, which is "
 		  "only right on this machine and this boot)" },
+	{ .short_name = 'z', .long_name = "compression-level", .arg = "LEVEL", .group = 3,
+	  .help = "compress the records with zstd at LEVEL (1 fastest to 22 smallest), a chunk at a time, by the "
+		  "writer thread", .default_value = OPTIONS_STR(SP_ZSTD_DEFAULT_LEVEL) },
+	{ .id = 'Z', .long_name = "no-compress", .group = 3,
+	  .help = "write the records uncompressed (a format version 1 file, which any sigprof reads)" },
+	{ .id = 'W', .long_name = "switch-output", .arg = "SPEC", .values = "SIZE|TIME",
+	  .help = "cut the recording in pieces FILE.YYYYmmddHHMMSScc, each a recording of its own: a new one when "
+		  "the current one holds SIZE bytes (10M: units B, K, M, G) or is TIME old (30s: units s, m, h, d)" },
 	{ .short_name = 'r', .long_name = "repeat", .arg = "N",
 	  .help = "record CMD N times, one file per run: FILE's name numbered before its extension (base.data: "
 		  "base.1.data ... base.N.data), for sigprof diff; the series stops at the first run that fails" },
@@ -234,6 +287,7 @@ static int parse_record_args(int argc, char **argv, struct record_args *a)
 	a->opts.call_graph = CALL_GRAPH_FP;
 	a->opts.stack_user_size = DEFAULT_STACK_USER_SIZE;
 	a->ring_pages = DEFAULT_RING_PAGES;
+	a->zstd_level = SP_ZSTD_DEFAULT_LEVEL;
 	int c, err;
 	uint64_t v;
 	optind = 1;
@@ -313,6 +367,24 @@ static int parse_record_args(int argc, char **argv, struct record_args *a)
 		case 'K':
 			a->no_kallsyms = true;
 			break;
+		case 'z':
+			if (parse_u64(optarg, 1, (uint64_t)sp_zstd_max_level(), &v) < 0) {
+				sp_error("record: -z %s: expected a zstd compression level from 1 to %d", QUOTED(optarg),
+					 sp_zstd_max_level());
+				return -EINVAL;
+			}
+			a->zstd_level = (int)v;
+			break;
+		case 'Z':
+			a->zstd_level = 0;
+			break;
+		case 'W':
+			if (parse_switch_output(optarg, a) < 0) {
+				sp_error("record: --switch-output %s: expected a size (10M; units B, K, M, G) or a time (30s; "
+					 "units s, m, h, d)", QUOTED(optarg));
+				return -EINVAL;
+			}
+			break;
 		case 'h':
 			options_usage(&record_option_table, stdout);
 			exit(0);
@@ -330,6 +402,10 @@ static int parse_record_args(int argc, char **argv, struct record_args *a)
 		return -EINVAL;
 	}
 	a->argv = argv + optind;
+	if (a->switch_spec && strcmp(a->output, "-") == 0) {
+		sp_error("record: --switch-output writes files: it cannot go with -o - (stdout)");
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -483,22 +559,41 @@ static int write_meta(struct sp_writer *w, const struct record_args *a, const st
  * not pay for reading /proc/kallsyms (slow: the kernel formats it anew on
  * every read).  Hidden addresses (not root) are not worth carrying.
  */
-static int write_kallsyms(struct sp_writer *w)
+static char *read_kallsyms(size_t *len)
 {
-	size_t len;
-	char *text = read_whole_file("/proc/kallsyms", &len);
-	if (!text)
-		return 0;
-	int err = 0;
-	if (len > 16 && strncmp(text, "0000000000000000", 16) != 0)
-		err = sp_writer_kallsyms(w, text, len);
-	free(text);
-	return err;
+	char *text = read_whole_file("/proc/kallsyms", len);
+	if (text && (*len <= 16 || strncmp(text, "0000000000000000", 16) == 0)) {
+		free(text);
+		text = NULL;
+	}
+	return text;
 }
+
+/*
+ * --switch-output: the run's pieces.  Each piece is a recording of its
+ * own; its TOTALS and FINISH count its window only (the counters and the
+ * ring statistics minus what they were when it began).
+ */
+struct pieces {
+	const struct record_args *a;
+	struct perf_session *session;
+	struct collector_state *states;
+	size_t nstates;
+	pid_t workload;
+	char *kallsyms;          /* read once, for every piece; NULL: none */
+	size_t kallsyms_len;
+	unsigned index;          /* of the current piece, from 1 */
+	uint64_t start_real, start_mono; /* when the current piece began */
+	struct ring_stats base;  /* the drain's statistics then */
+	uint64_t *base_value, *base_enabled, *base_running; /* each event's counter then */
+	size_t nevents;
+	struct strbuf name;      /* the current piece's file */
+};
 
 struct drain_state {
 	struct sp_writer *writer;
 	struct ring_stats stats;
+	struct pieces *pieces;   /* NULL without --switch-output */
 };
 
 static int sink_to_writer(void *ctx, const void *data, size_t len)
@@ -518,6 +613,9 @@ static int drain_round(struct perf_session *session, struct drain_state *d)
 	}
 	return ret;
 }
+
+static bool piece_due(const struct pieces *ps, const struct sp_writer *w);
+static int switch_piece(struct drain_state *d);
 
 /*
  * Drain until the workload exits; returns its wait status, or -errno on a
@@ -550,6 +648,8 @@ static int drain_until_exit(struct perf_session *session, struct workload *w, st
 		if (bound)
 			rate_bound_tick(bound, now_monotonic_ns()); /* a failed switch leaves that side as it was */
 		ret = drain_round(session, d);
+		if (!ret && d->pieces && piece_due(d->pieces, d->writer))
+			ret = switch_piece(d);
 		/* a full buffer goes to the writer by itself; this bounds how far the file lags */
 		if (!ret && now_monotonic_ns() - flushed >= FLUSH_INTERVAL_NS) {
 			ret = sp_writer_flush(d->writer);
@@ -580,33 +680,54 @@ static int write_rusage(struct sp_writer *w, const struct workload *wl, uint64_t
 	return sp_writer_meta(w, "rusage", values, (uint32_t)n);
 }
 
+/*
+ * TOTALS and FINISH (and the workload's rusage once it exited): of the
+ * whole run, or (pieces) of the current piece's window, which then becomes
+ * the base of the next; switched: the workload runs on in the next piece
+ * (wl NULL: no rusage yet).
+ */
 static int write_closing(struct sp_writer *w, struct perf_session *session, const struct drain_state *d,
-			 int status, uint64_t duration_ns, const struct workload *wl)
+			 int status, uint64_t duration_ns, bool switched, const struct workload *wl)
 {
+	struct pieces *ps = d->pieces;
 	const struct opened_event *events;
 	size_t n = perf_session_events(session, &events);
-	int err = status >= 0 ? write_rusage(w, wl, duration_ns) : 0;
+	int err = !switched && wl && status >= 0 ? write_rusage(w, wl, duration_ns) : 0;
 	unsigned index = 0;
 	for (size_t e = 0; e < n && !err; e++) {
 		if (events[e].failed)
 			continue;
 		struct sp_totals_record t = { .header = { .type = SP_REC_TOTALS, .size = sizeof(t) },
 					      .event_index = index++ };
-		if (perf_session_read_total(session, e, &t.value, &t.time_enabled, &t.time_running) == 0)
-			err = sp_writer_record(w, &t);
+		if (perf_session_read_total(session, e, &t.value, &t.time_enabled, &t.time_running) != 0)
+			continue;
+		if (ps && e < ps->nevents) {
+			uint64_t v = t.value, en = t.time_enabled, run = t.time_running;
+			t.value -= ps->base_value[e];
+			t.time_enabled -= ps->base_enabled[e];
+			t.time_running -= ps->base_running[e];
+			ps->base_value[e] = v;
+			ps->base_enabled[e] = en;
+			ps->base_running[e] = run;
+		}
+		err = sp_writer_record(w, &t);
 	}
+	struct ring_stats base = ps ? ps->base : (struct ring_stats){ 0 };
 	struct sp_finish_record f = {
 		.header = { .type = SP_REC_FINISH, .size = sizeof(f) },
 		.end_realtime_ns = now_realtime_ns(),
 		.duration_ns = duration_ns,
-		.wait_status = status,
-		.flags = workload_interrupt_signal() ? SP_FINISH_INTERRUPTED : 0,
-		.kernel_records = d->stats.records,
-		.samples = d->stats.samples,
-		.lost = d->stats.lost,
-		.lost_samples = d->stats.lost_samples,
-		.data_bytes = d->stats.bytes,
+		.wait_status = switched ? 0 : status,
+		.flags = (workload_interrupt_signal() && !switched ? SP_FINISH_INTERRUPTED : 0) |
+			 (switched ? SP_FINISH_SWITCHED : 0),
+		.kernel_records = d->stats.records - base.records,
+		.samples = d->stats.samples - base.samples,
+		.lost = d->stats.lost - base.lost,
+		.lost_samples = d->stats.lost_samples - base.lost_samples,
+		.data_bytes = d->stats.bytes - base.bytes,
 	};
+	if (ps)
+		ps->base = d->stats;
 	return err ? err : sp_writer_record(w, &f);
 }
 
@@ -637,8 +758,130 @@ static int write_events(struct sp_writer *w, struct perf_session *session, struc
 	return err;
 }
 
+/* FILE.YYYYmmddHHMMSScc, the name perf gives its --switch-output pieces, from the wall clock now. */
+static void piece_name(const char *output, struct strbuf *out)
+{
+	uint64_t now = now_realtime_ns();
+	time_t t = (time_t)(now / 1000000000ull);
+	struct tm tm;
+	char stamp[32] = "0";
+	if (localtime_r(&t, &tm))
+		strftime(stamp, sizeof(stamp), "%Y%m%d%H%M%S", &tm);
+	out->len = 0;
+	if (out->buf)
+		out->buf[0] = '\0';
+	sb_addf(out, "%s.%s%02u", output, stamp, (unsigned)(now / 10000000ull % 100));
+}
+
+/*
+ * What a recording holds before its first kernel record: EVENT, META and
+ * KALLSYMS records, and in a piece after the first the COMM and MMAP2
+ * records of the workload's tasks as they are now.  Then flushed.
+ */
+static int write_head(struct sp_writer *w, const struct record_args *a, struct perf_session *session,
+		      struct collector_state *states, size_t nstates, const struct pieces *ps,
+		      uint64_t start_real, uint64_t start_mono)
+{
+	int err = write_events(w, session, states, nstates);
+	err = err ? err : write_meta(w, a, states, nstates, start_real, start_mono);
+	/* a chunk of its own when compressed: a file cut inside the kallsyms copy still holds the run's description */
+	err = err ? err : sp_writer_flush(w);
+	if (!err && ps) {
+		char index[16];
+		snprintf(index, sizeof(index), "%u", ps->index);
+		err = sp_writer_meta(w, "switch_output", (const char *const[]){ index, a->switch_spec }, 2);
+	}
+	if (!err && !a->no_kallsyms && !a->opts.exclude_kernel) {
+		size_t len = 0;
+		char *text = ps ? ps->kallsyms : read_kallsyms(&len);
+		if (ps)
+			len = ps->kallsyms_len;
+		if (text)
+			err = sp_writer_kallsyms(w, text, len);
+		if (!ps)
+			free(text);
+	}
+	if (!err && ps && ps->index > 1) {
+		/* the tasks and mappings the kernel described in an earlier piece */
+		const struct opened_event *events;
+		size_t n = perf_session_events(session, &events);
+		for (size_t e = 0; e < n; e++) {
+			const struct perf_event_attr *attr = &events[e].spec->attr;
+			if (events[e].failed || !attr->mmap || !events[e].nr_ids)
+				continue;
+			struct strbuf recs = { 0 };
+			int found = synthesize_process_tree(ps->workload, &recs, attr->sample_type, events[e].ids[0],
+							    attr->mmap_data);
+			if (found >= 0 && recs.len)
+				err = sp_writer_raw(w, recs.buf, recs.len);
+			sb_free(&recs);
+			break;
+		}
+	}
+	return err ? err : sp_writer_flush(w);
+}
+
+/* Close the current piece (its window's TOTALS, FINISH flagged switched) and go on in a new one. */
+static int switch_piece(struct drain_state *d)
+{
+	struct pieces *ps = d->pieces;
+	const struct record_args *a = ps->a;
+	uint64_t now = now_monotonic_ns();
+	int err = write_closing(d->writer, ps->session, d, 0, now - ps->start_mono, true, NULL);
+	int finish_err = sp_writer_finish(d->writer);
+	err = err ? err : finish_err;
+	uint64_t bytes = sp_writer_file_bytes(d->writer);
+	int close_err = sp_writer_close(d->writer);
+	d->writer = NULL;
+	err = err ? err : close_err;
+	if (err) {
+		sp_error("record: writing %s failed: %s (the file holds what was written before)", ps->name.buf,
+			 strerror(-err));
+		return err;
+	}
+	if (!a->quiet)
+		fprintf(stderr, "sigprof: piece %u: %.1f MB written to %s\n", ps->index, (double)bytes / 1e6,
+			ps->name.buf);
+	ps->index++;
+	piece_name(a->output, &ps->name);
+	ps->start_real = now_realtime_ns();
+	ps->start_mono = now_monotonic_ns();
+	struct sp_writer *w = NULL;
+	err = sp_writer_create_compressed(ps->name.buf, a->zstd_level, &w);
+	if (err) {
+		sp_error("record: cannot create %s: %s", QUOTED(ps->name.buf), strerror(-err));
+		return err;
+	}
+	err = write_head(w, a, ps->session, ps->states, ps->nstates, ps, ps->start_real, ps->start_mono);
+	err = err ? err : sp_writer_publish(w);
+	if (err) {
+		sp_error("record: cannot write %s: %s", QUOTED(ps->name.buf), strerror(-err));
+		sp_writer_discard(w);
+		return err;
+	}
+	sp_writer_start_async(w, WRITE_QUEUE_BYTES);
+	d->writer = w;
+	return 0;
+}
+
+static void pieces_free(struct pieces *ps)
+{
+	free(ps->kallsyms);
+	free(ps->base_value);
+	free(ps->base_enabled);
+	free(ps->base_running);
+	sb_free(&ps->name);
+}
+
+static bool piece_due(const struct pieces *ps, const struct sp_writer *w)
+{
+	return (ps->a->switch_bytes && sp_writer_file_bytes(w) >= ps->a->switch_bytes) ||
+	       (ps->a->switch_ns && now_monotonic_ns() - ps->start_mono >= ps->a->switch_ns);
+}
+
 static void print_closing_line(const struct record_args *a, const struct drain_state *d, uint64_t duration_ns,
-			       uint64_t bytes, const struct collector_state *states, size_t nstates)
+			       uint64_t bytes, uint64_t record_bytes, const struct collector_state *states,
+			       size_t nstates)
 {
 	if (a->quiet)
 		return;
@@ -647,7 +890,13 @@ static void print_closing_line(const struct record_args *a, const struct drain_s
 	sb_addf(&line, "sigprof: recorded %.2f s, %llu samples, %llu lost (%s), %.1f MB written to %s",
 		(double)duration_ns / 1e9, (unsigned long long)d->stats.samples, (unsigned long long)lost,
 		SHARE(lost, d->stats.samples + lost),
-		(double)bytes / 1e6, strcmp(a->output, "-") ? a->output : "stdout");
+		(double)bytes / 1e6,
+		d->pieces ? d->pieces->name.buf : strcmp(a->output, "-") ? a->output : "stdout");
+	if (d->pieces)
+		sb_addf(&line, " (piece %u of --switch-output %s)", d->pieces->index, a->switch_spec);
+	if (a->zstd_level)
+		sb_addf(&line, " (zstd: %.1f MB of records, %.1fx)", (double)record_bytes / 1e6,
+			bytes ? (double)record_bytes / (double)bytes : 0.0);
 	/* on a terminal (or with COLUMNS) the line is wrapped within its width, the collectors left out on their own */
 	struct view_options fit = { .width = term_width(STDERR_FILENO, 0) };
 	const char *sep = fit.width ? ";" : "; unavailable: ";
@@ -670,7 +919,7 @@ static void print_closing_line(const struct record_args *a, const struct drain_s
 }
 
 /* The data file, or stdout for "-" (pipe mode); the one error line on failure. */
-static int open_output(struct record_args *a, struct sp_writer **writer)
+static int open_output(struct record_args *a, const char *path, struct sp_writer **writer)
 {
 	int err;
 	if (strcmp(a->output, "-") == 0) {
@@ -679,7 +928,7 @@ static int open_output(struct record_args *a, struct sp_writer **writer)
 			return -ENOTTY;
 		}
 		int fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
-		err = fd < 0 ? -errno : sp_writer_from_fd(fd, writer);
+		err = fd < 0 ? -errno : sp_writer_from_fd_compressed(fd, a->zstd_level, writer);
 		/* the recording owns the pipe: what sigprof or the workload prints to stdout goes to stderr */
 		if (!err && dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
 			err = -errno;
@@ -687,13 +936,13 @@ static int open_output(struct record_args *a, struct sp_writer **writer)
 			sp_error("record: cannot write the recording to stdout: %s", strerror(-err));
 		return err;
 	}
-	err = sp_writer_create(a->output, writer);
+	err = sp_writer_create_compressed(path, a->zstd_level, writer);
 	struct stat st;
-	if (err == -EEXIST && lstat(a->output, &st) == 0)
+	if (err == -EEXIST && lstat(path, &st) == 0)
 		sp_error("record: cannot write to %s: it is %s; sigprof writes a recording only to a regular file "
-			 "or to stdout (-o -)", QUOTED(a->output), file_type_name(st.st_mode));
+			 "or to stdout (-o -)", QUOTED(path), file_type_name(st.st_mode));
 	else if (err)
-		sp_error("record: cannot create %s: %s", QUOTED(a->output), strerror(-err));
+		sp_error("record: cannot create %s: %s", QUOTED(path), strerror(-err));
 	return err;
 }
 
@@ -739,9 +988,14 @@ static int record_run(struct record_args *a)
 		return EXIT_USAGE;
 	}
 
+	/* --switch-output: the first piece is FILE.TIMESTAMP too */
+	struct pieces pieces = { .a = a, .states = states, .nstates = nstates, .index = 1 };
+	struct pieces *ps = a->switch_spec ? &pieces : NULL;
+	if (ps)
+		piece_name(a->output, &ps->name);
 	/* before workload_start() blocks the interrupt signals: nothing may wait with them blocked */
 	struct sp_writer *writer = NULL;
-	int err = open_output(a, &writer);
+	int err = open_output(a, ps ? ps->name.buf : a->output, &writer);
 	if (err < 0) {
 		event_list_free(&events);
 		return EXIT_USAGE;
@@ -752,6 +1006,7 @@ static int record_run(struct record_args *a)
 		sp_error("record: cannot start the workload: %s", strerror(-err));
 		sp_writer_discard(writer);
 		event_list_free(&events);
+		sb_free(&pieces.name);
 		return EXIT_USAGE;
 	}
 
@@ -768,13 +1023,22 @@ static int record_run(struct record_args *a)
 		goto fail_child;
 	}
 	uint64_t start_real = now_realtime_ns(), start_mono = now_monotonic_ns();
-	err = write_events(writer, session, states, nstates);
-	err = err ? err : write_meta(writer, a, states, nstates, start_real, start_mono);
-	if (!err && !a->no_kallsyms && !a->opts.exclude_kernel)
-		err = write_kallsyms(writer);
-	err = err ? err : sp_writer_flush(writer);
+	if (ps) {
+		ps->session = session;
+		ps->workload = w.pid;
+		ps->start_real = start_real;
+		ps->start_mono = start_mono;
+		const struct opened_event *opened;
+		ps->nevents = perf_session_events(session, &opened);
+		ps->base_value = xcalloc(ps->nevents + 1, sizeof(uint64_t));
+		ps->base_enabled = xcalloc(ps->nevents + 1, sizeof(uint64_t));
+		ps->base_running = xcalloc(ps->nevents + 1, sizeof(uint64_t));
+		if (!a->no_kallsyms && !a->opts.exclude_kernel)
+			ps->kallsyms = read_kallsyms(&ps->kallsyms_len);
+	}
+	err = write_head(writer, a, session, states, nstates, ps, start_real, start_mono);
 	if (err < 0) {
-		sp_error("record: cannot write %s: %s%s", QUOTED(a->output), strerror(-err),
+		sp_error("record: cannot write %s: %s%s", QUOTED(ps ? ps->name.buf : a->output), strerror(-err),
 			 strcmp(a->output, "-") ? " (a previous recording there is kept)" : "");
 		goto fail_child;
 	}
@@ -786,7 +1050,8 @@ static int record_run(struct record_args *a)
 	 */
 	err = sp_writer_publish(writer);
 	if (err < 0) {
-		sp_error("record: cannot rename the new recording to %s: %s", QUOTED(a->output), strerror(-err));
+		sp_error("record: cannot rename the new recording to %s: %s", QUOTED(ps ? ps->name.buf : a->output),
+			 strerror(-err));
 		goto fail_child;
 	}
 
@@ -798,34 +1063,47 @@ static int record_run(struct record_args *a)
 		sp_writer_discard(writer);
 		perf_session_close(session);
 		event_list_free(&events);
+		pieces_free(&pieces);
 		return workload_cannot_run_exit(err);
 	}
 
-	struct drain_state d = { .writer = writer };
+	struct drain_state d = { .writer = writer, .pieces = ps };
 	struct rate_bound *bound = NULL;
 	rate_bound_start(session, now_monotonic_ns(), &bound);
 	int status = drain_until_exit(session, &w, &d, bound);
 	rate_bound_free(bound);
 	uint64_t duration = now_monotonic_ns() - start_mono;
 	perf_session_disable(session);
-	err = status < 0 ? status : drain_round(session, &d);
-	err = err ? err : write_closing(writer, session, &d, status, duration, &w);
-	uint64_t bytes = sp_writer_bytes(writer);
-	int close_err = sp_writer_close(writer);
-	err = err ? err : close_err;
+	uint64_t bytes = 0, record_bytes = 0;
+	if (d.writer) { /* gone only when switching pieces failed (said) */
+		err = status < 0 ? status : drain_round(session, &d);
+		err = err ? err : write_closing(d.writer, session, &d, status,
+						ps ? now_monotonic_ns() - ps->start_mono : duration, false, &w);
+		int close_err = sp_writer_finish(d.writer);
+		bytes = sp_writer_file_bytes(d.writer);
+		record_bytes = sp_writer_bytes(d.writer);
+		int publish_err = sp_writer_close(d.writer);
+		err = err ? err : close_err ? close_err : publish_err;
+		if (err < 0)
+			sp_error("record: writing %s failed: %s (the file holds what was written before)",
+				 ps ? ps->name.buf : a->output, strerror(-err));
+	} else {
+		err = status < 0 ? status : -EIO;
+	}
 	perf_session_close(session);
 	event_list_free(&events);
 	if (err < 0) {
-		sp_error("record: writing %s failed: %s (the file holds what was written before)", a->output,
-			 strerror(-err));
+		pieces_free(&pieces);
 		return EXIT_USAGE;
 	}
-	print_closing_line(a, &d, duration, bytes, states, nstates);
+	print_closing_line(a, &d, duration, bytes, record_bytes, states, nstates);
+	pieces_free(&pieces);
 	return workload_exit_code(status);
 
 fail_child:
 	workload_abort(&w);
 	sp_writer_discard(writer);
+	pieces_free(&pieces);
 	perf_session_close(session);
 	event_list_free(&events);
 	return EXIT_USAGE;

@@ -6,8 +6,10 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "sigprof/archive.h"
 #include "sigprof/cli.h"
 #include "sigprof/commands.h"
 #include "sigprof/options.h"
@@ -18,7 +20,7 @@
 
 enum { OPT_JSON = 256, OPT_FOLDED, OPT_FIGURES, OPT_STACKS, OPT_SORT, OPT_PATH_RULE, OPT_PATH_RULES, OPT_KALLSYMS,
        OPT_MAX_FRAMES, OPT_COLLECTOR, OPT_SCHED_KEYS, OPT_SRCLINE, OPT_NO_DEMANGLE, OPT_DEBUG_DIRS, OPT_HTML,
-       OPT_WIDTH, OPT_COLOR, OPT_NO_PAGER, OPT_PPROF, OPT_WEIGHT, OPT_FOLDED_ROOT };
+       OPT_WIDTH, OPT_COLOR, OPT_NO_PAGER, OPT_PPROF, OPT_WEIGHT, OPT_FOLDED_ROOT, OPT_SYMFS };
 
 static const struct option_spec report_specs[] = {
 	{ .short_name = 'i', .long_name = "input", .arg = "FILE", .help = "the recording",
@@ -64,6 +66,9 @@ static const struct option_spec report_specs[] = {
 	{ .id = OPT_DEBUG_DIRS, .long_name = "debug-dirs", .arg = "DIRS",
 	  .help = "roots of separate debug files, colon-separated",
 	  .default_value = "$SIGPROF_DEBUG_DIRS, else /usr/lib/debug" },
+	{ .id = OPT_SYMFS, .long_name = "symfs", .arg = "DIR", .values = "DIR|ARCHIVE",
+	  .help = "read every file the recording names under DIR (DIR/PATH; debug files under DIR/usr/lib/debug), "
+		  "or from an archive made by 'sigprof archive'" },
 	{ .id = OPT_WIDTH, .long_name = "width", .arg = "N",
 	  .help = "fit the text report in N columns", .default_value = "$COLUMNS, else the terminal's; no limit in a pipe" },
 	{ .id = OPT_COLOR, .long_name = "color", .arg = "WHEN", .values = "auto|always|never",
@@ -261,6 +266,9 @@ static int parse_report_args(int argc, char **argv, struct report_options *o, st
 			break;
 		case OPT_DEBUG_DIRS:
 			o->debug_dirs = optarg;
+			break;
+		case OPT_SYMFS:
+			o->symfs = optarg;
 			break;
 		case 'h':
 			options_usage(&report_option_table, stdout);
@@ -468,13 +476,29 @@ int cmd_report(int argc, char **argv)
 	/* Settings of the symbolizer, for every symbol this report names. */
 	symbolize_set_demangle(!o.no_demangle);
 	symbolize_set_debug_dirs(o.debug_dirs ? o.debug_dirs : getenv("SIGPROF_DEBUG_DIRS"));
-	struct profile p;
 	char err[512];
+	char *unpacked = NULL; /* --symfs ARCHIVE: where it was unpacked, removed at the end */
+	if (o.symfs) {
+		struct stat st;
+		if (stat(o.symfs, &st) < 0) {
+			sp_error("report: --symfs %s: %s", QUOTED(o.symfs), strerror(errno));
+			path_rules_free(rules);
+			return EXIT_USAGE;
+		}
+		if (!S_ISDIR(st.st_mode) && archive_unpack(o.symfs, &unpacked, err, sizeof(err)) < 0) {
+			sp_error("report: --symfs %s: %s", QUOTED(o.symfs), err);
+			path_rules_free(rules);
+			return EXIT_USAGE;
+		}
+		symbolize_set_symfs(unpacked ? unpacked : o.symfs);
+	}
+	struct profile p;
 	int ret = profile_load(o.input, &po, &p, err, sizeof(err));
 	if (ret < 0) {
 		sp_error("report: %s: %s", o.input, err);
 		profile_free(&p);
 		path_rules_free(rules);
+		archive_remove(unpacked);
 		return EXIT_USAGE;
 	}
 	if (p.truncated)
@@ -510,5 +534,6 @@ int cmd_report(int argc, char **argv)
 	}
 	profile_free(&p);
 	path_rules_free(rules);
+	archive_remove(unpacked);
 	return ret < 0 ? EXIT_USAGE : 0;
 }

@@ -74,11 +74,17 @@ static void write_meta(struct json_writer *w, const struct profile *p)
 	json_u64(w, "start_time_ns", p->start_realtime_ns);
 	json_double(w, "duration_s", profile_duration_s(p), 3);
 	int status = profile_exit_status(p);
-	if (status >= 0)
+	bool switched = p->has_finish && (p->finish.flags & SP_FINISH_SWITCHED);
+	if (status >= 0 && !switched)
 		json_i64(w, "exit_status", status);
 	else
 		json_null(w, "exit_status");
 	json_bool(w, "interrupted", p->has_finish && (p->finish.flags & SP_FINISH_INTERRUPTED));
+	json_bool(w, "switched", switched);
+	if (p->piece)
+		json_u64(w, "piece", p->piece);
+	else
+		json_null(w, "piece");
 	json_u64(w, "samples", p->samples);
 	double share;
 	json_u64(w, "lost", profile_lost(p, &share));

@@ -100,8 +100,12 @@ static void print_header(const struct profile *p, FILE *out)
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
 	fprintf(out, "# recorded:   %s on %s (Linux %s, %s, %d CPUs)\n", when, p->hostname, p->kernel, p->arch,
 		p->ncpus);
+	if (p->piece)
+		fprintf(out, "# piece:      %u of a recording cut by --switch-output %s\n", p->piece, p->switch_output);
 	int status = profile_exit_status(p);
-	if (status >= 0)
+	if (p->has_finish && (p->finish.flags & SP_FINISH_SWITCHED))
+		fprintf(out, "# duration:   %.3f s; the workload ran on in the next piece\n", profile_duration_s(p));
+	else if (status >= 0)
 		fprintf(out, "# duration:   %.3f s, exit status %d%s\n", profile_duration_s(p), status,
 			p->finish.flags & SP_FINISH_INTERRUPTED ? " (interrupted)" : "");
 	else if (status == PROFILE_EXIT_UNKNOWN)

@@ -135,6 +135,20 @@ void *xmalloc_large(size_t n)
 	return p;
 }
 
+void *xmap(size_t n)
+{
+	void *p = mmap(NULL, n ? n : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		out_of_memory(n);
+	return p;
+}
+
+void xunmap(void *p, size_t n)
+{
+	if (p)
+		munmap(p, n ? n : 1);
+}
+
 char *xstrdup(const char *s)
 {
 	return xstrndup(s, strlen(s));

@@ -19,6 +19,16 @@
  * The build-id path needs no check: the name is the identity.  Nothing here
  * is cached: elf.c asks once per file it loads, and the symtab keeps the
  * answer.
+ *
+ * When none is found and DEBUGINFOD_URLS is set, libdebuginfod asks those
+ * servers for the debug file by build-id (it keeps what it fetched in its
+ * own cache, ~/.cache/debuginfod_client unless DEBUGINFOD_CACHE_PATH).
+ *
+ * Every path in symbolize/ is a path on the recording's machine.  With a
+ * symfs root (report --symfs DIR), every file is opened as DIR/PATH
+ * (symbolize_open()): the binaries, their debug files under DIR/ROOT, a
+ * debuglink's candidates; only what debuginfod fetched is opened where its
+ * cache put it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,6 +39,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <elfutils/debuginfod.h>
 
 #include "sigprof/util.h"
 #include "symtab_internal.h"
@@ -46,6 +58,36 @@ void symbolize_set_debug_dirs(const char *dirs)
 const char *symbolize_debug_dirs(void)
 {
 	return debug_dirs ? debug_dirs : DEFAULT_DEBUG_DIRS;
+}
+
+static char *symfs;        /* NULL: files are where the recording names them */
+static char *fetched_root; /* debuginfod's cache: opened as it is, even under a symfs root */
+
+void symbolize_set_symfs(const char *dir)
+{
+	free(symfs);
+	symfs = dir && *dir ? xstrdup(dir) : NULL;
+	/* "DIR/" and "DIR" are the same root */
+	if (symfs && strlen(symfs) > 1 && symfs[strlen(symfs) - 1] == '/')
+		symfs[strlen(symfs) - 1] = '\0';
+}
+
+const char *symbolize_symfs(void)
+{
+	return symfs;
+}
+
+int symbolize_open(const char *path, int flags)
+{
+	if (!symfs || path[0] != '/' || (fetched_root && strncmp(path, fetched_root, strlen(fetched_root)) == 0))
+		return open(path, flags);
+	struct strbuf under = { 0 };
+	sb_addf(&under, "%s%s", symfs, path);
+	int fd = open(under.buf, flags);
+	int err = errno;
+	sb_free(&under);
+	errno = err;
+	return fd;
 }
 
 /*
@@ -72,7 +114,7 @@ static uint32_t crc32_update(uint32_t crc, const unsigned char *data, size_t len
 
 static int debug_file_crc32(const char *path, uint32_t *crc)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	int fd = symbolize_open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return -errno;
 	/* checked on the descriptor: a name swapped for /dev/zero since is_regular_file() would never end */
@@ -95,8 +137,13 @@ static int debug_file_crc32(const char *path, uint32_t *crc)
 
 static bool is_regular_file(const char *path)
 {
+	int fd = symbolize_open(path, O_PATH | O_CLOEXEC);
+	if (fd < 0)
+		return false;
 	struct stat st;
-	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+	bool regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+	close(fd);
+	return regular;
 }
 
 /* Calls visit(root, length, context) for each root of the colon-separated list until it returns true. */
@@ -154,7 +201,8 @@ static bool try_debuglink_under_root(const char *root, size_t length, void *cont
 static bool find_by_debuglink(const char *path, const struct debug_link *link, struct strbuf *found)
 {
 	char resolved[PATH_MAX];
-	const char *self = realpath(path, resolved) ? resolved : path;
+	/* under a symfs root the recording's machine's links are not here to resolve */
+	const char *self = !symfs && realpath(path, resolved) ? resolved : path;
 	const char *slash = strrchr(self, '/');
 	char *directory = slash ? xstrndup(self, (size_t)(slash - self)) : xstrdup(".");
 	struct debuglink_search search = { .link = link, .self = self, .directory = directory, .found = found };
@@ -174,6 +222,39 @@ static bool find_by_debuglink(const char *path, const struct debug_link *link, s
 	return hit;
 }
 
+/*
+ * The debug file of build_id from the servers of DEBUGINFOD_URLS, into
+ * found (a file of debuginfod's cache).  false when the variable is unset
+ * or empty, or no server has it.
+ */
+static bool fetch_by_build_id(const char *build_id, struct strbuf *found)
+{
+	const char *urls = getenv("DEBUGINFOD_URLS");
+	if (!urls || !*urls || strspn(build_id, "0123456789abcdef") != strlen(build_id))
+		return false;
+	debuginfod_client *client = debuginfod_begin();
+	if (!client)
+		return false;
+	char *path = NULL;
+	/* a hex string: libdebuginfod takes the build-id as text when its length is 0 */
+	int fd = debuginfod_find_debuginfo(client, (const unsigned char *)build_id, 0, &path);
+	debuginfod_end(client);
+	if (fd < 0) {
+		free(path);
+		return false;
+	}
+	close(fd);
+	sb_reset(found);
+	sb_addf(found, "%s", path);
+	if (!fetched_root) {
+		/* its cache directory: the path up to the build-id's own directory */
+		const char *at = strstr(path, build_id);
+		fetched_root = at ? xstrndup(path, (size_t)(at - path)) : xstrdup(path);
+	}
+	free(path);
+	return true;
+}
+
 int debug_file_locate(const char *path, const char *build_id, const struct debug_link *link, struct strbuf *found)
 {
 	if (build_id && strlen(build_id) > 2) {
@@ -183,6 +264,8 @@ int debug_file_locate(const char *path, const char *build_id, const struct debug
 	}
 	/* A link name with a slash could climb out of the directories searched. */
 	if (link && link->name[0] && !strchr(link->name, '/') && find_by_debuglink(path, link, found))
+		return 0;
+	if (build_id && strlen(build_id) > 2 && fetch_by_build_id(build_id, found))
 		return 0;
 	sb_reset(found);
 	return -ENOENT;
@@ -226,7 +309,7 @@ int debug_file_find(const char *path, char *out, size_t len)
 {
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -ENOEXEC;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	int fd = symbolize_open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return -errno;
 	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);

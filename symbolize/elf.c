@@ -656,7 +656,7 @@ static const char *find_debug_file(Elf *elf, const char *path, struct symtab *ta
  */
 static bool read_debug_file_symbols(const char *debug_path, struct symtab *tab)
 {
-	int fd = open(debug_path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	int fd = symbolize_open(debug_path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return false;
 	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
@@ -730,7 +730,7 @@ int symtab_from_elf_file(const char *path, struct symtab **out)
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -ENOEXEC;
 	/* O_NONBLOCK: a FIFO given by mistake must not hang the open. */
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	int fd = symbolize_open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return -errno;
 	int err = load_from_descriptor(fd, path, out);

@@ -285,6 +285,23 @@ static int load_vdso(struct dso *dso)
 	return symtab_from_elf_memory((const void *)(uintptr_t)start, end - start, &dso->symtab);
 }
 
+static bool dso_is_anonymous(const struct dso *dso);
+
+bool dso_is_file(const struct dso *dso)
+{
+	return !dso->is_kernel && !dso_is_anonymous(dso) && dso->name[0] != '[';
+}
+
+size_t proc_table_dso_count(const struct proc_table *pt)
+{
+	return pt->ndsos;
+}
+
+struct dso *proc_table_dso(const struct proc_table *pt, size_t i)
+{
+	return i < pt->ndsos ? pt->dsos[i] : NULL;
+}
+
 struct symtab *dso_symtab(struct dso *dso)
 {
 	if (dso->load_tried)
@@ -295,7 +312,7 @@ struct symtab *dso_symtab(struct dso *dso)
 		err = dso->no_host_kallsyms ? -ESTALE : symtab_from_kallsyms("/proc/kallsyms", &dso->symtab);
 	else if (strcmp(dso->name, "[vdso]") == 0)
 		err = load_vdso(dso);
-	else if (dso->name[0] == '[' || strncmp(dso->name, "//anon", 6) == 0 || strncmp(dso->name, "/memfd:", 7) == 0)
+	else if (!dso_is_file(dso) || strncmp(dso->name, "/memfd:", 7) == 0)
 		err = -ENOENT;
 	else
 		err = symtab_from_elf_file(dso->name, &dso->symtab);
@@ -363,10 +380,6 @@ static bool dso_is_anonymous(const struct dso *dso)
 	return !dso->name[0] || strncmp(dso->name, "//anon", 6) == 0;
 }
 
-static bool dso_is_file(const struct dso *dso)
-{
-	return !dso_is_anonymous(dso) && dso->name[0] != '[';
-}
 
 /*
  * The file mapping whose data holds addr: map itself, or, for an anonymous

@@ -78,7 +78,7 @@ static bool open_dwarf(const char *path, struct dwarf_file *f)
 {
 	if (!path)
 		return false;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	int fd = symbolize_open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return false;
 	Dwarf *dwarf = dwarf_begin(fd, DWARF_C_READ);

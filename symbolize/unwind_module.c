@@ -166,7 +166,7 @@ static int read_module_headers(struct module *m, bool *debug_frame)
 /* Files are mapped private and writable: libelf may want to write, and copy-on-write keeps the file intact. */
 int map_file(const char *path, unsigned char **image, size_t *size)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	int fd = symbolize_open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return -errno;
 	struct stat st;
@@ -191,7 +191,7 @@ int map_file(const char *path, unsigned char **image, size_t *size)
 /* Whether the ELF file at path has a .debug_frame section (its section headers only are read). */
 static bool file_has_debug_frame(const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	int fd = symbolize_open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return false;
 	Elf *elf = elf_version(EV_CURRENT) != EV_NONE ? elf_begin(fd, ELF_C_READ, NULL) : NULL;

@@ -5,7 +5,7 @@
 # Four tables come out of one run: the cpu collector against `perf record -g` (table 1), the tracepoint
 # collectors (signal, futex, sched) against perf recording the same tracepoints (table 2, issue 3), the
 # same collectors with DWARF call graphs against `perf record --call-graph dwarf` (table 3, issue 4), and the
-# lock collector against `perf lock record` + `perf lock report/contention` (table 4, issue 12; described at
+# lock collector against `perf lock record` + `perf lock report/contention` (table 5, issue 12; described at
 # its code, after the targets of table 3).
 #
 # Method
@@ -84,11 +84,21 @@
 #   each run once untimed to warm the page cache and then BENCH_REPORT_REPEAT times (default 3), wall
 #   clock; the median is shown with the ratio perf/sigprof.
 #
+#   Table 4 (issue 13, storage; BENCH_STORAGE=0 skips it; BENCH_STORAGE_SECONDS per run, default
+#   BENCH_TRACE_SECONDS), on table 2's timer and futex-hash workloads, each mode once per round:
+#       bare        the workload alone
+#       sp-zstd     ./sigprof record -o FILE -- WORKLOAD              (every default: compressed, zstd level 1)
+#       sp-plain    ./sigprof record --no-compress -o FILE -- WORKLOAD (what every recording was before: version 1)
+#       perf-g      perf record -g -o FILE -- WORKLOAD                 (perf's defaults: cycles or cpu-clock, 4000 Hz;
+#                   it holds less: no tracepoints)
+#     ratio as in table 1; MB: median file size (MiB) per run.
 # Targets (printed as PASS/MISS with the margin; a miss does not change the exit status, this is a
 # measurement): table 1: sigprof overhead <= perf overhead, 0 lost at the default rate, sigprof report >= 3x
 # faster than perf report.  Table 2: throughput under sp-all >= under perf-all (and perf-fit), sp-futex >=
 # perf-trace, sp-sched >= perf-sched (and perf-schedg); no lost records in any sigprof mode at defaults
 # (meta.lost = 0), and, as a separate line, every tracepoint hit sampled (meta.unsampled_hits = 0).
+# Table 4: sp-zstd's file <= 1.5x perf-g's; throughput under sp-zstd >= under sp-plain (compression costs the
+# workload nothing: the writer thread compresses).
 # Table 3: throughput under sp-dwarf >= under perf-dwarf and under sp-default >= under perf-dwarf (record
 # overhead with DWARF stacks no larger than perf's), no lost records under sp-default, sigprof report of a
 # DWARF recording >= 3x faster than perf report of perf's, share of stacks ending in [unknown] <= perf's.
@@ -96,7 +106,7 @@
 # Environment: BENCH_SECONDS (default 3) seconds per run, BENCH_TRACE_SECONDS (default BENCH_SECONDS) per
 # table-2 run, BENCH_REPEAT (default 3) rounds, BENCH_REPORT_REPEAT (default 3), BENCH_FREQ (default 4000)
 # sampling rate of table 1, BENCH_TRACE (default 1; 0 skips tables 2 and 3), BENCH_DWARF (default 1; 0 skips
-# table 3), BENCH_LOCK (default 1; 0 skips table 4, the lock collector), BENCH_DWARF_SIZE (default 8192), BENCH_DWARF_FREQ (default 1000), BENCH_WORKLOADS (default
+# table 3), BENCH_LOCK (default 1; 0 skips table 5, the lock collector), BENCH_DWARF_SIZE (default 8192), BENCH_DWARF_FREQ (default 1000), BENCH_WORKLOADS (default
 # build/workloads), SIGPROF (default ./sigprof).
 # Defaults take about 10 minutes (table 1 about 1.5, tables 2 and 3 about 6, the report timings about 2).
 # A missing perf, stress-ng or jq skips what needs it with a note.
@@ -670,6 +680,75 @@ if ((${#TWORKLOADS[@]} && DWARF)); then
     echo
 fi
 
+# ---------------------------------------------------------------- table 4: storage (issue 13)
+STORAGE=${BENCH_STORAGE:-1}
+STORAGE_SECONDS=${BENCH_STORAGE_SECONDS:-$TRACE_SECONDS}
+[[ $STORAGE =~ ^[01]$ && $STORAGE_SECONDS =~ ^[1-9][0-9]*$ ]] ||
+    die "BENCH_STORAGE must be 0 or 1 and BENCH_STORAGE_SECONDS a positive integer"
+SWL=()
+if ((STORAGE)); then
+    ((HAVE_STRESS)) && SWL+=(ttimer)
+    ((HAVE_PERF)) && SWL+=(fhash)
+fi
+SMODES=(bare sp-zstd sp-plain)
+((HAVE_PERF)) && SMODES+=(perf-g)
+declare -A SOPS SMB SRATIO
+storage_cmd() {
+    case $1 in
+        ttimer) echo "stress-ng --timer 1 -t $STORAGE_SECONDS --metrics-brief" ;;
+        fhash) echo "perf bench futex hash -r $STORAGE_SECONDS -t 2" ;;
+    esac
+}
+run_storage() { # WORKLOAD MODE ROUND
+    local wl=$1 mode=$2 round=$3 cmd log data rc=0 ops mb=''
+    read -r -a cmd <<<"$(storage_cmd "$wl")"
+    log=$TMP/s.$wl.$mode.$round.log
+    data=$TMP/s.$wl.$mode.$round.data
+    case $mode in
+        bare) (cd "$TMP" && "${cmd[@]}") >"$log" 2>&1 || rc=$? ;;
+        sp-zstd) (cd "$TMP" && "$SIGPROF" record -o "$data" -- "${cmd[@]}") >"$log" 2>&1 || rc=$? ;;
+        sp-plain) (cd "$TMP" && "$SIGPROF" record --no-compress -o "$data" -- "${cmd[@]}") >"$log" 2>&1 || rc=$? ;;
+        perf-g) (cd "$TMP" && perf record -g -o "$data" -- "${cmd[@]}") >"$log" 2>&1 || rc=$? ;;
+    esac
+    ((rc == 0)) || fail_log "$wl under $mode exited with status $rc" "$log"
+    ops=$(parse_ops "$wl" "$log")
+    [[ -n $ops ]] || fail_log "no throughput found in the output of $wl under $mode" "$log"
+    SOPS[$wl.$mode.$round]=$ops
+    if [[ $mode != bare ]]; then
+        mb=$(awk -v b="$(stat -c %s "$data")" 'BEGIN { printf "%.2f", b / 1048576 }')
+        SMB[$wl.$mode]+="$mb "
+        rm -f "$data" "$data.old"
+    fi
+    printf '  round %d  %-10s %-8s %12s ops/s%s\n' "$round" "$(wl_name "$wl")" "$mode" "$ops" "${mb:+   $mb MB}"
+}
+if ((${#SWL[@]})); then
+    echo "table 4: storage (issue 13): default compressed recordings against --no-compress and perf record -g," \
+        "${STORAGE_SECONDS}s runs"
+    for ((round = 1; round <= REPEAT; round++)); do
+        for wl in "${SWL[@]}"; do
+            n=${#SMODES[@]}
+            for ((i = 0; i < n; i++)); do
+                run_storage "$wl" "${SMODES[$(((i + round) % n))]}" "$round"
+            done
+        done
+    done
+    printf '%-10s %-8s %14s %7s %8s\n' workload mode "ops/s(median)" ratio MB
+    for wl in "${SWL[@]}"; do
+        for mode in "${SMODES[@]}"; do
+            opsl=() ratios=()
+            for ((round = 1; round <= REPEAT; round++)); do
+                opsl+=("${SOPS[$wl.$mode.$round]}")
+                ratios+=("$(calc "\"%.4f\", ${SOPS[$wl.$mode.$round]} / ${SOPS[$wl.bare.$round]}")")
+            done
+            SRATIO[$wl.$mode]=$(median "${ratios[@]}")
+            # shellcheck disable=SC2086
+            printf '%-10s %-8s %14s %7s %8s\n' "$(wl_name "$wl")" "$mode" "$(median "${opsl[@]}")" \
+                "${SRATIO[$wl.$mode]}" "$([[ $mode == bare ]] && echo - || median ${SMB[$wl.$mode]})"
+        done
+    done
+    echo
+fi
+
 # ---------------------------------------------------------------- targets
 margin() { # SP PF -> "sigprof X points better|worse"
     calc "\"%s\", ($1 >= $2) ? sprintf(\"sigprof %.1f points better\", 100 * ($1 - $2)) : sprintf(\"sigprof %.1f points worse\", 100 * ($2 - $1))"
@@ -811,7 +890,29 @@ if ((${#TWORKLOADS[@]} && DWARF)); then
     done
 fi
 
-# ---------------------------------------------------------------- table 4: the lock collector
+if ((${#SWL[@]})); then
+    echo
+    echo "targets, table 4 (issue 13: a default recording no more than 1.5x perf record -g's file, record overhead" \
+        "not worse than before compression):"
+    for wl in "${SWL[@]}"; do
+        # shellcheck disable=SC2086
+        zmb=$(median ${SMB[$wl.sp-zstd]})
+        if ((HAVE_PERF)); then
+            # shellcheck disable=SC2086
+            pmb=$(median ${SMB[$wl.perf-g]})
+            x=$(calc "\"%.2f\", $zmb / ($pmb > 0 ? $pmb : 1)")
+            printf '  [%s] %-10s sp-zstd file <= 1.5x perf-g: %s MB vs %s MB, %sx (%s)\n' \
+                "$(calc "\"%s\", ($x <= 1.5) ? \"PASS\" : \"MISS\"")" "$(wl_name "$wl")" "$zmb" "$pmb" "$x" \
+                "$(calc "\"%s\", ($x <= 1.5) ? sprintf(\"%.2fx within\", 1.5 - $x) : sprintf(\"%.2fx over\", $x - 1.5)")"
+        fi
+        sp=${SRATIO[$wl.sp-zstd]} pl=${SRATIO[$wl.sp-plain]}
+        # shellcheck disable=SC2086
+        printf '  [%s] %-10s sp-zstd throughput >= sp-plain: kept %.3f vs %.3f; files %s vs %s MB\n' \
+            "$(verdict "$sp" "$pl")" "$(wl_name "$wl")" "$sp" "$pl" "$zmb" "$(median ${SMB[$wl.sp-plain]})"
+    done
+fi
+
+# ---------------------------------------------------------------- table 5: the lock collector
 # Its own rounds after the others (BENCH_LOCK=0 skips it; needs perf, jq and lock:contention_begin), run by
 # trun_one and printed like table 2:
 #   workloads  futex-hash (perf bench futex hash -r S -t 2: the bucket locks) and timer (stress-ng --timer 1 -t S),
@@ -827,7 +928,7 @@ if ((LOCK && HAVE_PERF && HAVE_JQ)) && [[ -d /sys/kernel/tracing/events/lock ]];
     LMODES=(bare sp-lock perf-lock sp-lockfx)
     declare -A LCONT
     echo
-    echo "table 4 throughput runs (lock collector):"
+    echo "table 5 throughput runs (lock collector):"
     for ((r = 1; r <= REPEAT; r++)); do
         for wl in "${LWORKLOADS[@]}"; do
             for ((i = 0; i < ${#LMODES[@]}; i++)); do
@@ -845,7 +946,7 @@ if ((LOCK && HAVE_PERF && HAVE_JQ)) && [[ -d /sys/kernel/tracing/events/lock ]];
         TRTIME[$wl.perf-contention]=$(time_cmd_ms perf lock contention -i "${TLAST[$wl.perf-lock]}")
     done
     echo
-    echo "table 4: the lock collector against perf lock record on the same tracepoints, ${TRACE_SECONDS}s runs"
+    echo "table 5: the lock collector against perf lock record on the same tracepoints, ${TRACE_SECONDS}s runs"
     echo "$THEAD"
     for wl in "${LWORKLOADS[@]}"; do
         for mode in "${LMODES[@]}"; do
@@ -859,7 +960,7 @@ if ((LOCK && HAVE_PERF && HAVE_JQ)) && [[ -d /sys/kernel/tracing/events/lock ]];
             "sp-lockfx $(median ${LCONT[$wl.sp-lockfx]})"
     done
     echo
-    echo "targets, table 4 (lock collector: overhead no larger than perf lock record's, no lost records, report time):"
+    echo "targets, table 5 (lock collector: overhead no larger than perf lock record's, no lost records, report time):"
     for wl in "${LWORKLOADS[@]}"; do
         pair "$wl" sp-lock perf-lock
         l=${TLOST[$wl.sp-lock]}
@@ -872,7 +973,7 @@ if ((LOCK && HAVE_PERF && HAVE_JQ)) && [[ -d /sys/kernel/tracing/events/lock ]];
     done
 elif ((LOCK)); then
     echo
-    echo "table 4 (lock collector) skipped: it needs perf, jq and the lock:contention_begin tracepoint"
+    echo "table 5 (lock collector) skipped: it needs perf, jq and the lock:contention_begin tracepoint"
 fi
 
 rate_after=$(cat /proc/sys/kernel/perf_event_max_sample_rate 2>/dev/null || echo '?')

@@ -10,6 +10,7 @@ int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_stat(int argc, char **argv);
 int cmd_list(int argc, char **argv);
+int cmd_archive(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_script(int argc, char **argv);
 
@@ -22,6 +23,7 @@ extern const struct option_table record_option_table;
 extern const struct option_table report_option_table;
 extern const struct option_table stat_option_table;
 extern const struct option_table list_option_table;
+extern const struct option_table archive_option_table;
 extern const struct option_table diff_option_table;
 extern const struct option_table script_option_table;
 

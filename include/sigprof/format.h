@@ -15,17 +15,42 @@
 #include <stdio.h>
 
 #define SP_MAGIC "SIGPROF"  /* 8 bytes with its NUL */
-#define SP_VERSION 1
+#define SP_VERSION 2        /* the newest version this code reads and writes */
+#define SP_VERSION_PLAIN 1  /* what a file without compression is written as: any reader reads it */
 #define SP_BYTE_ORDER 0x01020304u
+
+/* sp_file_header.flags */
+#define SP_FILE_ZSTD 1u /* version 2: the records are in zstd chunks (struct sp_chunk_header) */
 
 struct sp_file_header {
 	char magic[8];         /* "SIGPROF\0" */
-	uint32_t version;      /* SP_VERSION */
-	uint32_t header_size;  /* sizeof(struct sp_file_header); records start here */
+	uint32_t version;      /* SP_VERSION_PLAIN, or SP_VERSION with SP_FILE_ZSTD */
+	uint32_t header_size;  /* sizeof(struct sp_file_header); records (or chunks) start here */
 	uint32_t byte_order;   /* SP_BYTE_ORDER as the recorder wrote it */
-	uint32_t flags;        /* 0 */
+	uint32_t flags;        /* SP_FILE_*: 0 in version 1 */
 	uint8_t reserved[40];  /* zero */
 };
+
+/*
+ * Version 2 with SP_FILE_ZSTD: after the file header, chunks until the end
+ * of the file.  The records of a chunk, decompressed, continue the records
+ * of the chunk before it (a record may straddle two chunks); a reader
+ * concatenates them and reads that stream as a version 1 file's body.
+ */
+#define SP_CHUNK_MAGIC 0x4b4e4843u /* "CHNK" in a little-endian file */
+#define SP_CHUNK_MAX (4u << 20)    /* bytes of records one chunk may hold (the writer puts at most 1 MiB) */
+
+struct sp_chunk_header {
+	uint32_t magic;           /* SP_CHUNK_MAGIC */
+	uint32_t compressed_size; /* bytes of the zstd frame that follows; NULs pad it to a multiple of 8 */
+	uint32_t records_size;    /* bytes it decompresses to: 1 to SP_CHUNK_MAX */
+	uint32_t reserved;        /* zero */
+	/* uint8_t zstd_frame[compressed_size]; padded to 8 */
+};
+
+#define SP_ZSTD_DEFAULT_LEVEL 1 /* perf record -z's level: the fastest */
+/* The highest zstd level this libzstd knows (ZSTD_maxCLevel()). */
+int sp_zstd_max_level(void);
 
 enum sp_record_type {
 	SP_REC_META = 0x5301,
@@ -81,6 +106,7 @@ struct sp_totals_record {
 };
 
 #define SP_FINISH_INTERRUPTED 1u
+#define SP_FINISH_SWITCHED 2u /* a --switch-output piece: the workload ran on, in the next piece */
 
 struct sp_finish_record {
 	struct perf_event_header header;
@@ -107,6 +133,18 @@ struct sp_writer;
  */
 int sp_writer_create(const char *path, struct sp_writer **out);
 /*
+ * The same, compressed: zstd_level 0 writes version 1 (as sp_writer_create()),
+ * 1 to ZSTD_maxCLevel() a version 2 file of zstd chunks.  The chunks are made
+ * where the bytes are written: by the writer thread once async.
+ */
+int sp_writer_create_compressed(const char *path, int zstd_level, struct sp_writer **out);
+/*
+ * A file of other bytes (sigprof archive's tar) with a recording's safe
+ * life: created, refused, published and discarded as above, without the
+ * sigprof file header; written with sp_writer_raw().
+ */
+int sp_writer_create_file(const char *path, struct sp_writer **out);
+/*
  * Rename the file into place: an existing path (a regular file, checked
  * again) becomes path.old first.  Until then the previous recording is
  * untouched.  sp_writer_close() publishes a file not yet published.
@@ -114,6 +152,7 @@ int sp_writer_create(const char *path, struct sp_writer **out);
 int sp_writer_publish(struct sp_writer *w);
 /* Write to fd (a pipe: stdout for `-o -`), the file header first; fd is the writer's now. */
 int sp_writer_from_fd(int fd, struct sp_writer **out);
+int sp_writer_from_fd_compressed(int fd, int zstd_level, struct sp_writer **out);
 /* Append a META record: key then nvalues strings. */
 int sp_writer_meta(struct sp_writer *w, const char *key, const char *const *values, uint32_t nvalues);
 int sp_writer_event(struct sp_writer *w, const char *name, const char *collector,
@@ -134,7 +173,17 @@ int sp_writer_flush(struct sp_writer *w);
  * 0, or -errno (the writer then stays synchronous).
  */
 int sp_writer_start_async(struct sp_writer *w, size_t max_queued);
+/* Bytes of records (and the file header) written or buffered: the file's size when not compressed. */
 uint64_t sp_writer_bytes(const struct sp_writer *w);
+/*
+ * Write everything, stop the writer thread, fsync and close the file
+ * (without publishing it or freeing w); 0 or the first write error.
+ * sp_writer_file_bytes() is then the file's size; sp_writer_close() or
+ * sp_writer_discard() still follows.
+ */
+int sp_writer_finish(struct sp_writer *w);
+/* Bytes written to the file so far (chunks included): exact after sp_writer_finish(). */
+uint64_t sp_writer_file_bytes(const struct sp_writer *w);
 /*
  * Flush, fsync, close and publish; 0 or -errno.  A write error before the
  * file was published removes it (the previous recording stays); after, the
@@ -161,9 +210,15 @@ int sp_reader_open(const char *path, struct sp_reader **out, char *err, size_t e
  * what and where.  A partial record at the end is not returned.
  */
 int sp_reader_next(struct sp_reader *r, const struct perf_event_header **rec);
+/* Whether the file is compressed (version 2, zstd chunks). */
+bool sp_reader_compressed(const struct sp_reader *r);
 /* NULL, or a description of why reading stopped before the end of the file. */
 const char *sp_reader_problem(const struct sp_reader *r);
-/* Offset of the record last returned. */
+/*
+ * Offset of the record last returned: in the file (version 1), or in the
+ * stream of decompressed records counted from the file's start as if it
+ * were version 1 (version 2).
+ */
 uint64_t sp_reader_offset(const struct sp_reader *r);
 void sp_reader_close(struct sp_reader *r);
 

@@ -92,6 +92,8 @@ struct profile {
 	uint64_t start_realtime_ns, start_monotonic_ns;
 	char **notes;
 	int nnotes;
+	unsigned piece;              /* --switch-output: this file's number among the pieces, from 1; 0 when none */
+	char switch_output[32];      /* --switch-output's SIZE|TIME, when piece */
 	/* META rusage: the workload's LKP time.* figures (user_time, voluntary_context_switches, ...) */
 	struct {
 		char name[48];

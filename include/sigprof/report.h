@@ -29,6 +29,7 @@ struct report_options {
 	enum folded_root root;      /* --folded-root */
 	bool no_demangle;           /* --no-demangle: C++ names raw */
 	const char *debug_dirs;     /* --debug-dirs: roots of separate debug files; NULL: SIGPROF_DEBUG_DIRS or default */
+	const char *symfs;          /* --symfs: a directory or an archive every file is read from; NULL: none */
 	const char *html;           /* --html FILE */
 	unsigned width;             /* --width N; 0: COLUMNS or the terminal's */
 	int color;                  /* --color: enum term_color_mode */

@@ -124,6 +124,17 @@ char *symbol_demangle(const char *name);
 void symbolize_set_debug_dirs(const char *dirs);
 const char *symbolize_debug_dirs(void);
 /*
+ * A root under which every file the recording names is read, as perf's
+ * --symfs: PATH is opened as DIR/PATH, debug files as DIR/ROOT/...; NULL
+ * (the default) for none.  symbolize_open() is open(2) of such a path.
+ * With DEBUGINFOD_URLS set, a debug file found nowhere is asked of those
+ * servers by build-id (libdebuginfod), and what they send is read from
+ * debuginfod's cache.
+ */
+void symbolize_set_symfs(const char *dir);
+const char *symbolize_symfs(void);
+int symbolize_open(const char *path, int flags);
+/*
  * The debug file of the ELF file at path into out: 0, -ENOENT when there
  * is none, -ENAMETOOLONG when out is too small, or the -errno of reading
  * path (-ENOEXEC: not ELF).
@@ -186,6 +197,11 @@ const char *dso_debug_file(struct dso *dso);
  * loaded on first use.
  */
 struct dso *proc_table_kernel(struct proc_table *pt);
+/* The files the mappings named (not the kernel): count, and each by index. */
+size_t proc_table_dso_count(const struct proc_table *pt);
+struct dso *proc_table_dso(const struct proc_table *pt, size_t i);
+/* Whether the dso names a file (not [vdso], [kernel], //anon; /memfd:NAME is one, of no path). */
+bool dso_is_file(const struct dso *dso);
 void proc_table_set_kallsyms(struct proc_table *pt, const char *path);
 /* Never read /proc/kallsyms for this table's kernel frames (another boot's): they keep their addresses. */
 void proc_table_forbid_host_kallsyms(struct proc_table *pt);

@@ -94,6 +94,9 @@ void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 /* For buffers of megabytes: transparent huge pages where the kernel offers them (fewer page faults); free() it. */
 void *xmalloc_large(size_t n);
+/* Pages of their own (anonymous mmap), given back to the system at once by xunmap(p, n): buffers that come and go. */
+void *xmap(size_t n);
+void xunmap(void *p, size_t n);
 char *xstrndup(const char *s, size_t n);
 /* Grow *array (of *cap elements of elem_size) to hold at least need elements. */
 void grow_array(void **array, size_t *cap, size_t need, size_t elem_size);

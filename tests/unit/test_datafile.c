@@ -107,8 +107,12 @@ static void read_all(const char *path, struct byte_builder *out, unsigned *count
 	sp_reader_close(r);
 }
 
-/* The standard test file, written with the writer; the same bytes built by hand in *expect. */
-static void write_sample_file(const char *path, struct byte_builder *expect)
+/*
+ * The standard test file, written with the writer (compressed at zstd_level
+ * unless 0); the same records built by hand in *expect, after the header of
+ * a version 1 file.
+ */
+static void write_sample_file_at(const char *path, int zstd_level, struct byte_builder *expect)
 {
 	const char *argv_values[] = { "./workload", "--flag", "an argument with spaces", "" };
 	const char *host[] = { "testhost" };
@@ -117,8 +121,8 @@ static void write_sample_file(const char *path, struct byte_builder *expect)
 	uint64_t ids[] = { 101, 102, 103 };
 
 	struct sp_writer *w = NULL;
-	cr_assert_eq(sp_writer_create(path, &w), 0);
-	build_file_header(expect, SP_MAGIC, SP_VERSION, HEADER_SIZE, SP_BYTE_ORDER);
+	cr_assert_eq(sp_writer_create_compressed(path, zstd_level, &w), 0);
+	build_file_header(expect, SP_MAGIC, SP_VERSION_PLAIN, HEADER_SIZE, SP_BYTE_ORDER);
 	cr_assert_eq(sp_writer_bytes(w), HEADER_SIZE);
 
 	cr_assert_eq(sp_writer_event(w, "cpu-clock", "cpu", &attr, ids, 3), 0);
@@ -166,6 +170,11 @@ static void write_sample_file(const char *path, struct byte_builder *expect)
 	bb_bytes(expect, &fin, sizeof(fin));
 	cr_assert_eq(sp_writer_bytes(w), expect->len);
 	cr_assert_eq(sp_writer_close(w), 0);
+}
+
+static void write_sample_file(const char *path, struct byte_builder *expect)
+{
+	write_sample_file_at(path, 0, expect);
 }
 
 Test(datafile, written_file_is_the_specified_bytes_and_reads_back_record_by_record)
@@ -521,11 +530,11 @@ static uint16_t next_size(uint32_t *state)
  * buffer, written synchronously or through the writer thread with a queue
  * of queue_bytes (0: synchronous), then read back byte for byte.
  */
-static void large_file_round_trip(const char *name, size_t queue_bytes)
+static void large_file_round_trip_at(const char *name, size_t queue_bytes, int zstd_level)
 {
 	char *path = path_join(dir, name);
 	struct sp_writer *w = NULL;
-	cr_assert_eq(sp_writer_create(path, &w), 0);
+	cr_assert_eq(sp_writer_create_compressed(path, zstd_level, &w), 0);
 	if (queue_bytes)
 		cr_assert_eq(sp_writer_start_async(w, queue_bytes), 0);
 	struct byte_builder expect = { 0 };
@@ -558,7 +567,10 @@ static void large_file_round_trip(const char *name, size_t queue_bytes)
 
 	struct stat st;
 	cr_assert_eq(stat(path, &st), 0);
-	cr_assert_eq((size_t)st.st_size, HEADER_SIZE + expect.len);
+	if (zstd_level)
+		cr_assert_lt((size_t)st.st_size, (HEADER_SIZE + expect.len) / 2, "the records compress");
+	else
+		cr_assert_eq((size_t)st.st_size, HEADER_SIZE + expect.len);
 
 	struct byte_builder got = { 0 };
 	unsigned count;
@@ -571,6 +583,11 @@ static void large_file_round_trip(const char *name, size_t queue_bytes)
 	bb_free(&got);
 	bb_free(&expect);
 	free(path);
+}
+
+static void large_file_round_trip(const char *name, size_t queue_bytes)
+{
+	large_file_round_trip_at(name, queue_bytes, 0);
 }
 
 Test(datafile, large_file_with_records_across_every_buffer_refill)
@@ -779,4 +796,263 @@ Test(datafile, a_pipe_writer_and_a_reader_of_stdin)
 	cr_assert_eq(sp_reader_next(r, &rec), 0);
 	cr_assert_null(sp_reader_problem(r));
 	sp_reader_close(r);
+}
+
+/* ---- version 2: zstd chunks ---- */
+
+/* One chunk of a compressed file as the specification lays it out. */
+struct chunk_at {
+	size_t offset;       /* of its header in the file */
+	size_t end;          /* of its padded frame */
+	size_t records_end;  /* in the record stream (offsets as in a version 1 file) once it is read */
+};
+
+/* The chunks of a compressed file, walked by the specification's header; the count. */
+static size_t walk_chunks(const unsigned char *file, size_t len, struct chunk_at *chunks, size_t max)
+{
+	uint32_t version, flags;
+	memcpy(&version, file + 8, 4);
+	memcpy(&flags, file + 20, 4);
+	cr_assert_eq(version, 2, "a compressed file is version 2");
+	cr_assert_eq(flags, 1, "with the zstd flag");
+	size_t n = 0, records_end = HEADER_SIZE;
+	for (size_t off = HEADER_SIZE; off < len; n++) {
+		cr_assert_lt(n, max);
+		uint32_t h[4];
+		cr_assert_leq(off + 16, len);
+		memcpy(h, file + off, 16);
+		cr_assert_eq(h[0], 0x4b4e4843u, "chunk magic at %zu", off);
+		cr_assert_eq(h[3], 0, "reserved");
+		cr_assert_leq(h[2], 1u << 20, "the writer puts at most 1 MiB in a chunk");
+		records_end += h[2];
+		chunks[n] = (struct chunk_at){ .offset = off, .end = off + 16 + ALIGN_UP(h[1], 8), .records_end = records_end };
+		off = chunks[n].end;
+		cr_assert_leq(off, len);
+	}
+	return n;
+}
+
+/* Cut at len: the records read are the prefix of expect (records after a version 1 header) that fits whole. */
+static void check_cut(const char *cut, const unsigned char *file, size_t len, const struct byte_builder *expect,
+		      size_t readable_end, const char *want_problem)
+{
+	write_file(cut, file, len);
+	struct byte_builder got = { 0 };
+	unsigned count;
+	char problem[256];
+	read_all(cut, &got, &count, problem, sizeof(problem));
+	/* the records that end at or before readable_end, walked in the expected stream */
+	size_t whole_end = HEADER_SIZE;
+	unsigned whole = 0;
+	for (size_t off = HEADER_SIZE; off < expect->len; whole++) {
+		uint16_t size;
+		memcpy(&size, expect->buf + off + 6, 2);
+		if (off + size > readable_end)
+			break;
+		off += size;
+		whole_end = off;
+	}
+	cr_assert_eq(count, whole, "cut at %zu: %u records, want %u", len, count, whole);
+	cr_assert_eq(got.len, whole_end - HEADER_SIZE, "cut at %zu", len);
+	if (got.len)
+		cr_assert(memcmp(got.buf, expect->buf + HEADER_SIZE, got.len) == 0, "cut at %zu: the same bytes", len);
+	if (want_problem) {
+		cr_assert(strstr(problem, want_problem) != NULL, "cut at %zu: '%s', want '%s'", len, problem,
+			  want_problem);
+	} else if (whole_end == readable_end) {
+		cr_assert_str_eq(problem, "", "cut at %zu, after a whole record: a clean end", len);
+	} else {
+		char want[96];
+		snprintf(want, sizeof(want), "partial record at offset %zu (file cut short)", whole_end);
+		cr_assert_str_eq(problem, want, "cut at %zu", len);
+	}
+	bb_free(&got);
+}
+
+Test(datafile, compressed_small_file_is_version_2_and_cut_at_every_offset_reads_whole_chunks)
+{
+	char *full = path_join(dir, "z.data"), *cut = path_join(dir, "zcut.data");
+	struct byte_builder expect = { 0 };
+	write_sample_file_at(full, 3, &expect);
+	size_t len;
+	unsigned char *file = read_file(full, &len);
+	struct chunk_at chunks[16];
+	size_t n = walk_chunks(file, len, chunks, ARRAY_SIZE(chunks));
+	/* the sample file flushes once after its kernel records: two chunks */
+	cr_assert_eq(n, 2);
+	cr_assert_eq(chunks[n - 1].records_end, expect.len, "the chunks hold every record");
+
+	struct byte_builder all = { 0 };
+	unsigned count;
+	char problem[256];
+	read_all(full, &all, &count, problem, sizeof(problem));
+	cr_assert_str_eq(problem, "");
+	cr_assert_eq(all.len, expect.len - HEADER_SIZE);
+	cr_assert(memcmp(all.buf, expect.buf + HEADER_SIZE, all.len) == 0);
+	bb_free(&all);
+
+	for (size_t at = HEADER_SIZE; at <= len; at++) {
+		size_t k = 0; /* whole chunks before at */
+		while (k < n && chunks[k].end <= at)
+			k++;
+		size_t readable = k ? chunks[k - 1].records_end : HEADER_SIZE;
+		char want[128] = "";
+		if (at != (k ? chunks[k - 1].end : HEADER_SIZE))
+			snprintf(want, sizeof(want), "chunk at file offset %zu", chunks[k].offset);
+		check_cut(cut, file, at, &expect, readable, want[0] ? want : NULL);
+	}
+	free(file);
+	bb_free(&expect);
+	free(cut);
+	free(full);
+}
+
+/* Several MiB through the writer thread: records straddle chunks; cut at every chunk boundary and inside each. */
+Test(datafile, compressed_large_file_cut_at_every_chunk_boundary_and_inside_chunks)
+{
+	large_file_round_trip_at("zlarge.data", 8u << 20, 1);
+	/* the same records again, kept this time, to cut */
+	char *path = path_join(dir, "zcuts.data"), *cut = path_join(dir, "zcut.data");
+	struct sp_writer *w = NULL;
+	cr_assert_eq(sp_writer_create_compressed(path, 1, &w), 0);
+	cr_assert_eq(sp_writer_start_async(w, 4u << 20), 0);
+	struct byte_builder expect = { 0 };
+	build_file_header(&expect, SP_MAGIC, SP_VERSION_PLAIN, HEADER_SIZE, SP_BYTE_ORDER);
+	uint32_t state = 11, seq = 0;
+	while (expect.len < (6u << 20)) {
+		struct byte_builder rec = { 0 };
+		build_record(&rec, PERF_RECORD_SAMPLE, next_size(&state), seq++);
+		cr_assert_eq(sp_writer_record(w, rec.buf), 0);
+		bb_bytes(&expect, rec.buf, rec.len);
+		bb_free(&rec);
+		if (seq % 7 == 0 && seq / 100 % 2)
+			cr_assert_eq(sp_writer_flush(w), 0); /* chunks of many sizes, and full ones between */
+	}
+	cr_assert_eq(sp_writer_close(w), 0);
+	size_t len;
+	unsigned char *file = read_file(path, &len);
+	struct chunk_at chunks[4096];
+	size_t n = walk_chunks(file, len, chunks, ARRAY_SIZE(chunks));
+	cr_assert_geq(n, 10);
+	cr_assert_eq(chunks[n - 1].records_end, expect.len);
+	size_t straddling = 0;
+	for (size_t k = 0; k < n; k++) {
+		size_t start = k ? chunks[k - 1].end : HEADER_SIZE;
+		size_t readable = k ? chunks[k - 1].records_end : HEADER_SIZE;
+		/* at the boundary before chunk k: every record of the chunks before it */
+		check_cut(cut, file, start, &expect, readable, NULL);
+		char want[128];
+		snprintf(want, sizeof(want), "file cut short in the header of the chunk at file offset %zu", start);
+		check_cut(cut, file, start + 9, &expect, readable, want);
+		snprintf(want, sizeof(want), "file cut short in the chunk at file offset %zu", start);
+		check_cut(cut, file, start + 16, &expect, readable, want);
+		check_cut(cut, file, (start + chunks[k].end) / 2, &expect, readable, want);
+		check_cut(cut, file, chunks[k].end - 1, &expect, readable, want);
+		/* whether a record crosses the end of chunk k */
+		size_t off = HEADER_SIZE;
+		while (off < chunks[k].records_end) {
+			uint16_t size;
+			memcpy(&size, expect.buf + off + 6, 2);
+			off += size;
+		}
+		straddling += off != chunks[k].records_end;
+	}
+	check_cut(cut, file, len, &expect, expect.len, NULL);
+	cr_assert_geq(straddling, 1, "records straddle chunks");
+	free(file);
+	bb_free(&expect);
+	free(cut);
+	free(path);
+}
+
+Test(datafile, compressed_file_with_a_damaged_chunk_reads_the_chunks_before_it)
+{
+	char *full = path_join(dir, "zd.data"), *bad = path_join(dir, "zbad.data");
+	struct byte_builder expect = { 0 };
+	write_sample_file_at(full, 1, &expect);
+	size_t len;
+	unsigned char *file = read_file(full, &len);
+	struct chunk_at chunks[16];
+	size_t n = walk_chunks(file, len, chunks, ARRAY_SIZE(chunks));
+	cr_assert_eq(n, 2);
+	char want[128];
+
+	/* a byte of the second frame flipped: its checksum (or its decoding) fails */
+	unsigned char *copy = malloc(len);
+	memcpy(copy, file, len);
+	copy[(chunks[1].offset + 16 + chunks[1].end) / 2] ^= 0x5a;
+	snprintf(want, sizeof(want), "corrupt (it does not decompress to its size) chunk at file offset %zu",
+		 chunks[1].offset);
+	check_cut(bad, copy, len, &expect, chunks[0].records_end, want);
+
+	/* a chunk header that is not one */
+	memcpy(copy, file, len);
+	copy[chunks[1].offset] = 'X';
+	snprintf(want, sizeof(want), "corrupt header of the chunk at file offset %zu", chunks[1].offset);
+	check_cut(bad, copy, len, &expect, chunks[0].records_end, want);
+
+	/* a chunk that claims more than a reader holds */
+	memcpy(copy, file, len);
+	uint32_t huge = (4u << 20) + 8;
+	memcpy(copy + chunks[1].offset + 8, &huge, 4);
+	check_cut(bad, copy, len, &expect, chunks[0].records_end, want);
+
+	/* a chunk whose frame decompresses to more than its header says */
+	memcpy(copy, file, len);
+	uint32_t less;
+	memcpy(&less, copy + chunks[1].offset + 8, 4);
+	less -= 8;
+	memcpy(copy + chunks[1].offset + 8, &less, 4);
+	snprintf(want, sizeof(want), "corrupt (it does not decompress to its size) chunk at file offset %zu",
+		 chunks[1].offset);
+	check_cut(bad, copy, len, &expect, chunks[0].records_end, want);
+
+	/* unknown flags in a version 2 header */
+	memcpy(copy, file, len);
+	copy[20] |= 2;
+	write_file(bad, copy, len);
+	struct sp_reader *r = NULL;
+	char err[256] = "";
+	cr_assert_eq(sp_reader_open(bad, &r, err, sizeof(err)), -EINVAL);
+	cr_assert_str_eq(err, "corrupt file header (unknown flags 0x3)");
+	free(copy);
+	free(file);
+	bb_free(&expect);
+	free(bad);
+	free(full);
+}
+
+Test(datafile, compressed_and_plain_hold_the_same_records_and_levels_out_of_range_are_refused)
+{
+	char *plain = path_join(dir, "p.data"), *z = path_join(dir, "pz.data");
+	struct byte_builder a = { 0 }, b = { 0 };
+	write_sample_file_at(plain, 0, &a);
+	write_sample_file_at(z, sp_zstd_max_level(), &b);
+	struct byte_builder ga = { 0 }, gb = { 0 };
+	unsigned ca, cb;
+	char pa[256], pb[256];
+	read_all(plain, &ga, &ca, pa, sizeof(pa));
+	read_all(z, &gb, &cb, pb, sizeof(pb));
+	cr_assert_eq(ca, cb);
+	cr_assert_eq(ga.len, gb.len);
+	cr_assert(memcmp(ga.buf, gb.buf, ga.len) == 0);
+	struct sp_reader *r = NULL;
+	char err[256];
+	cr_assert_eq(sp_reader_open(plain, &r, err, sizeof(err)), 0);
+	cr_assert(!sp_reader_compressed(r));
+	sp_reader_close(r);
+	cr_assert_eq(sp_reader_open(z, &r, err, sizeof(err)), 0);
+	cr_assert(sp_reader_compressed(r));
+	sp_reader_close(r);
+
+	struct sp_writer *w = NULL;
+	cr_assert_eq(sp_writer_create_compressed(z, -1, &w), -EINVAL);
+	cr_assert_eq(sp_writer_create_compressed(z, sp_zstd_max_level() + 1, &w), -EINVAL);
+	cr_assert_null(w);
+	bb_free(&a);
+	bb_free(&b);
+	bb_free(&ga);
+	bb_free(&gb);
+	free(plain);
+	free(z);
 }

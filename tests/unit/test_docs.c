@@ -71,6 +71,7 @@ static const struct {
 	{ "report", &report_option_table },
 	{ "stat", &stat_option_table },
 	{ "list", &list_option_table },
+	{ "archive", &archive_option_table },
 	{ "diff", &diff_option_table },
 	{ "script", &script_option_table },
 };

@@ -1,0 +1,28 @@
+/*
+ * synthesize.h: the records the kernel wrote when a task or mapping was
+ * made, made again from /proc for tasks that already run, so that a
+ * recording that starts late (a --switch-output piece after the first)
+ * names their frames.
+ *
+ * Layer: commands.  Nothing here prints.
+ */
+#ifndef SIGPROF_SYNTHESIZE_H
+#define SIGPROF_SYNTHESIZE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct strbuf;
+
+/*
+ * Append to out a COMM record for every thread and an MMAP2 record for
+ * every executable mapping (every mapping with data_mmaps) of process root
+ * and of every process descended from it, as the kernel lays them out, each
+ * with the sample_id trailer of an event of sample_type whose id is id, at
+ * time 0 (a report replays them before any sample).  A process that exits
+ * meanwhile is skipped.  The number of processes written, or -errno.
+ */
+int synthesize_process_tree(pid_t root, struct strbuf *out, uint64_t sample_type, uint64_t id, bool data_mmaps);
+
+#endif
