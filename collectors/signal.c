@@ -832,9 +832,9 @@ static void signal_text(void *state, const struct profile *p, const struct view_
 	for (int i = 0; i < seen && i < TEXT_BUSIEST; i++) {
 		signal_name(top[i]->signo, name, sizeof(name));
 		snprintf(what, sizeof(what), "%s latency", name);
-		view_text_slowest(out, what, &top[i]->slowest_latency);
+		view_text_slowest(o, out, what, &top[i]->slowest_latency);
 		snprintf(what, sizeof(what), "%s handler", name);
-		view_text_slowest(out, what, &top[i]->slowest_handler);
+		view_text_slowest(o, out, what, &top[i]->slowest_handler);
 	}
 	for (int i = 0; i < seen && i < TEXT_BUSIEST; i++) {
 		fprintf(out, "\n  %s stacks (leaf first, user frames)\n", signal_name(top[i]->signo, name, sizeof(name)));
