@@ -30,7 +30,6 @@
 #include "sigprof/json.h"
 #include "sigprof/paths.h"
 #include "sigprof/pmu.h"
-#include "sigprof/term.h"
 #include "sigprof/view.h"
 #include "sigprof/util.h"
 
@@ -531,19 +530,6 @@ static const char *line_symbol(const struct c2c_line *l)
 	return l->noffsets ? l->offsets[0].symbol : "?";
 }
 
-/*
- * s, or (within a width) s cut to width columns, as printf's "%-*s" needs
- * it: *pad is width plus the bytes past its columns ("…" is one column of
- * three bytes), so that the columns after it stay in place.
- */
-static const char *text_cell(const char *s, size_t width, const struct view_options *o, char *buf, size_t len,
-			     int *pad)
-{
-	const char *shown = o->width ? term_cut(s, width, buf, len) : s;
-	*pad = (int)(width + strlen(shown) - term_columns(shown));
-	return shown;
-}
-
 /* The cacheline table's columns: line, symbol, pid, HITM, local, remote, loads, stores, dso and mark (view_table). */
 #define LINE_SYMBOL_WIDTH 32
 static const unsigned line_columns[] = { 20, LINE_SYMBOL_WIDTH + 1, 8, 7, 7, 7, 9, 9, 5 };
@@ -561,7 +547,7 @@ static void text_line(const struct c2c_line *l, const struct profile *p, const s
 	struct view_table t = { .columns = line_columns, .ncolumns = ARRAY_SIZE(line_columns) };
 	char cut[4 * LINE_SYMBOL_WIDTH];
 	int pad;
-	const char *symbol = text_cell(line_symbol(l), LINE_SYMBOL_WIDTH, o, cut, sizeof(cut), &pad);
+	const char *symbol = view_text_cell(o, line_symbol(l), LINE_SYMBOL_WIDTH, cut, sizeof(cut), &pad);
 	if (own_heading)
 		text_line_heading(&t);
 	view_table_addf(&t, "  0x%-16llx %-*s %7u %6llu %6llu %6llu %8llu %8llu  %s%s", (unsigned long long)l->addr,
@@ -573,7 +559,7 @@ static void text_line(const struct c2c_line *l, const struct profile *p, const s
 	for (size_t i = 0; i < l->noffsets; i++) {
 		const struct c2c_offset *off = &l->offsets[i];
 		char offset_cut[4 * 36];
-		symbol = text_cell(off->symbol, 36, o, offset_cut, sizeof(offset_cut), &pad);
+		symbol = view_text_cell(o, off->symbol, 36, offset_cut, sizeof(offset_cut), &pad);
 		view_text_wrapped(o, out, 12, "      +0x%02x %-*s loads %llu, stores %llu, HITM %llu", off->offset, pad,
 				  symbol, (unsigned long long)off->loads, (unsigned long long)off->stores,
 				  (unsigned long long)off->hitm);

@@ -11,7 +11,6 @@
 #include "sigprof/futex_tracker.h"
 #include "sigprof/json.h"
 #include "sigprof/rate_bound.h"
-#include "sigprof/term.h"
 #include "sigprof/util.h"
 #include "sigprof/view.h"
 
@@ -327,14 +326,13 @@ static void text_words(struct futex_state *st, const struct view_options *o, FIL
 	for (size_t i = 0; i < n && i < o->top; i++) {
 		const struct futex_word *w = words[i];
 		char cut[4 * WORD_WIDTH];
-		/* within a width, a long symbol is cut to its column so that the columns after it stay in place */
-		const char *symbol = o->width ? term_cut(w->symbol, WORD_WIDTH, cut, sizeof(cut)) : w->symbol;
-		size_t pad = WORD_WIDTH + strlen(symbol) - term_columns(symbol); /* "…" is one column of 3 bytes */
+		int pad;
+		const char *symbol = view_text_cell(o, w->symbol, WORD_WIDTH, cut, sizeof(cut), &pad);
 		sb_reset(&ops);
 		text_word_ops(w, &ops);
 		sb_addstr(&ops, "; ");
 		text_errors(w->errors, w->nerrors, &ops);
-		view_table_addf(&t, "  %-*s %-14llx %7u %s%10llu %8llu %11.3f %9.3f  %s", (int)pad, symbol,
+		view_table_addf(&t, "  %-*s %-14llx %7u %s%10llu %8llu %11.3f %9.3f  %s", pad, symbol,
 				(unsigned long long)w->uaddr, w->pid, w->estimated ? "~" : " ", (unsigned long long)w->calls,
 				(unsigned long long)w->wait.count, ms(w->wait.total), ms(w->wait.max), ops.buf);
 	}

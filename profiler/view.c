@@ -644,6 +644,14 @@ void view_text_wrapped(const struct view_options *o, FILE *out, size_t indent, c
 	free(text);
 }
 
+const char *view_text_cell(const struct view_options *o, const char *s, size_t width, char *buf, size_t len,
+			   int *pad)
+{
+	const char *shown = o->width ? term_cut(s, width, buf, len) : s;
+	*pad = (int)(width + strlen(shown) - term_columns(shown));
+	return shown;
+}
+
 void view_table_addf(struct view_table *t, const char *fmt, ...)
 {
 	va_list ap;

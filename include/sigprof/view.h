@@ -198,6 +198,16 @@ void view_text_wrapped(const struct view_options *o, FILE *out, size_t indent, c
 	__attribute__((format(printf, 4, 5)));
 
 /*
+ * A table cell of width columns holding s, for printf's "%-*s" with *pad:
+ * s itself without a width (a longer s widens its row, as it always did);
+ * within o->width, s cut to width with term_cut() and *pad counting the
+ * bytes past its columns ("…" is one column of three), so that the
+ * columns after it stay in place.  buf (len bytes) holds the cut text.
+ */
+const char *view_text_cell(const struct view_options *o, const char *s, size_t width, char *buf, size_t len,
+			   int *pad);
+
+/*
  * A text table whose rows are printed as before (fixed columns, one printf
  * a row) and, when wider than o->width, laid out again as several tables
  * one under the other, each with the key column (the first) and the
