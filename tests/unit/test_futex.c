@@ -531,6 +531,7 @@ Test(futex, remapped_stacks_that_become_one_add_up)
 	cr_assert_eq(w->waiters[0].wait.total + w->waiters[1].wait.total, w->wait.total);
 	cr_assert_eq(w->nwakers, 1);
 	cr_assert_eq(w->wakers[0].stack, 21);
+	futex_tracker_free(t);
 }
 
 Test(futex, the_pending_word_of_a_thread)
