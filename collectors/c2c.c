@@ -484,16 +484,17 @@ static double c2c_path_figure(void *state, const struct profile *p, int path, si
 
 /* ---- text ---- */
 
-static void text_classes(const struct c2c_state *st, FILE *out)
+static void text_classes(const struct c2c_state *st, const struct view_options *o, FILE *out)
 {
 	uint64_t loads = loads_of(&st->total), stores = stores_of(&st->total);
-	fprintf(out, "\nc2c: %llu load samples, %llu store samples, %llu other; %llu without a data address\n",
-		(unsigned long long)loads, (unsigned long long)stores, (unsigned long long)st->total.n[C2C_OTHER],
-		(unsigned long long)st->no_address);
-	fprintf(out, "  HITM %llu (local %llu, remote %llu), DRAM local %llu, remote %llu (counts of sampled loads)\n",
-		(unsigned long long)hitm_of(&st->total), (unsigned long long)st->total.n[C2C_LOCAL_HITM],
-		(unsigned long long)st->total.n[C2C_REMOTE_HITM], (unsigned long long)st->total.n[C2C_LOCAL_DRAM],
-		(unsigned long long)st->total.n[C2C_REMOTE_DRAM]);
+	fputc('\n', out);
+	view_text_wrapped(o, out, 4, "c2c: %llu load samples, %llu store samples, %llu other; %llu without a data address",
+			  (unsigned long long)loads, (unsigned long long)stores,
+			  (unsigned long long)st->total.n[C2C_OTHER], (unsigned long long)st->no_address);
+	view_text_wrapped(o, out, 4, "  HITM %llu (local %llu, remote %llu), DRAM local %llu, remote %llu (counts of "
+			  "sampled loads)", (unsigned long long)hitm_of(&st->total),
+			  (unsigned long long)st->total.n[C2C_LOCAL_HITM], (unsigned long long)st->total.n[C2C_REMOTE_HITM],
+			  (unsigned long long)st->total.n[C2C_LOCAL_DRAM], (unsigned long long)st->total.n[C2C_REMOTE_DRAM]);
 	/* a load class's share of the loads, a store class's of the stores, other's of every sample */
 	uint64_t samples = loads + stores + st->total.n[C2C_OTHER];
 	fprintf(out, "  %-16s %10s %7s\n", "class", "samples", "%");
@@ -509,16 +510,17 @@ static void text_classes(const struct c2c_state *st, FILE *out)
 static void text_stacks(const struct c2c_state *st, const struct profile *p, const struct view_options *o,
 			FILE *out)
 {
-	fprintf(out, "\nTop c2c stacks (by HITM, then samples; leaf first)\n");
+	fputc('\n', out);
+	view_text_wrapped(o, out, 2, "Top c2c stacks (by HITM, then samples; leaf first)");
 	for (size_t i = 0; i < st->nstack_order && i < o->stacks_per_path; i++) {
 		uint32_t id = st->stack_order[i];
 		const struct c2c_counts *c = &st->by_stack[id];
-		fprintf(out, "    %s: HITM %llu (local %llu, remote %llu), DRAM local %llu, remote %llu, %llu loads, "
-			     "%llu stores\n",
-			path_name(view_stack_path(p, id)), (unsigned long long)hitm_of(c),
-			(unsigned long long)c->n[C2C_LOCAL_HITM], (unsigned long long)c->n[C2C_REMOTE_HITM],
-			(unsigned long long)c->n[C2C_LOCAL_DRAM], (unsigned long long)c->n[C2C_REMOTE_DRAM],
-			(unsigned long long)loads_of(c), (unsigned long long)stores_of(c));
+		view_text_wrapped(o, out, 6, "    %s: HITM %llu (local %llu, remote %llu), DRAM local %llu, remote %llu, "
+				  "%llu loads, %llu stores",
+				  path_name(view_stack_path(p, id)), (unsigned long long)hitm_of(c),
+				  (unsigned long long)c->n[C2C_LOCAL_HITM], (unsigned long long)c->n[C2C_REMOTE_HITM],
+				  (unsigned long long)c->n[C2C_LOCAL_DRAM], (unsigned long long)c->n[C2C_REMOTE_DRAM],
+				  (unsigned long long)loads_of(c), (unsigned long long)stores_of(c));
 		view_text_stack(p, id, o, out);
 	}
 }
@@ -528,23 +530,63 @@ static const char *line_symbol(const struct c2c_line *l)
 	return l->noffsets ? l->offsets[0].symbol : "?";
 }
 
-static void text_line(const struct c2c_line *l, const struct profile *p, const struct view_options *o, FILE *out)
+/* The cacheline table's columns: line, symbol, pid, HITM, local, remote, loads, stores, dso and mark (view_table). */
+#define LINE_SYMBOL_WIDTH 32
+static const unsigned line_columns[] = { 20, LINE_SYMBOL_WIDTH + 1, 8, 7, 7, 7, 9, 9, 5 };
+
+static void text_line_heading(struct view_table *t)
 {
-	fprintf(out, "  0x%-16llx %-32s %7u %6llu %6llu %6llu %8llu %8llu  %s%s\n", (unsigned long long)l->addr,
-		line_symbol(l), l->pid, (unsigned long long)hitm_of(&l->counts),
-		(unsigned long long)l->counts.n[C2C_LOCAL_HITM], (unsigned long long)l->counts.n[C2C_REMOTE_HITM],
-		(unsigned long long)loads_of(&l->counts), (unsigned long long)stores_of(&l->counts),
-		l->dso ? dso_short_name(l->dso) : "-", l->futex ? "  [futex]" : l->lock ? "  [lock]" : "");
+	view_table_addf(t, "  %-18s %-32s %7s %6s %6s %6s %8s %8s  %s", "line", "symbol", "pid", "HITM", "lcl", "rmt",
+			"loads", "stores", "dso");
+}
+
+/* A cacheline's row (its own heading first when own_heading), its offsets and its stacks. */
+static void text_line(const struct c2c_line *l, const struct profile *p, const struct view_options *o,
+		      bool own_heading, FILE *out)
+{
+	struct view_table t = { .columns = line_columns, .ncolumns = ARRAY_SIZE(line_columns) };
+	char cut[4 * LINE_SYMBOL_WIDTH];
+	int pad;
+	const char *symbol = view_text_cell(o, line_symbol(l), LINE_SYMBOL_WIDTH, cut, sizeof(cut), &pad);
+	if (own_heading)
+		text_line_heading(&t);
+	view_table_addf(&t, "  0x%-16llx %-*s %7u %6llu %6llu %6llu %8llu %8llu  %s%s", (unsigned long long)l->addr,
+			pad, symbol, l->pid, (unsigned long long)hitm_of(&l->counts),
+			(unsigned long long)l->counts.n[C2C_LOCAL_HITM], (unsigned long long)l->counts.n[C2C_REMOTE_HITM],
+			(unsigned long long)loads_of(&l->counts), (unsigned long long)stores_of(&l->counts),
+			l->dso ? dso_short_name(l->dso) : "-", l->futex ? "  [futex]" : l->lock ? "  [lock]" : "");
+	view_table_print(&t, o, out);
 	for (size_t i = 0; i < l->noffsets; i++) {
 		const struct c2c_offset *off = &l->offsets[i];
-		fprintf(out, "      +0x%02x %-36s loads %llu, stores %llu, HITM %llu\n", off->offset, off->symbol,
-			(unsigned long long)off->loads, (unsigned long long)off->stores, (unsigned long long)off->hitm);
+		char offset_cut[4 * 36];
+		symbol = view_text_cell(o, off->symbol, 36, offset_cut, sizeof(offset_cut), &pad);
+		view_text_wrapped(o, out, 12, "      +0x%02x %-*s loads %llu, stores %llu, HITM %llu", off->offset, pad,
+				  symbol, (unsigned long long)off->loads, (unsigned long long)off->stores,
+				  (unsigned long long)off->hitm);
 	}
 	for (size_t i = 0; i < l->nstacks && i < o->stacks_per_path; i++) {
-		fprintf(out, "      stack: %llu samples, %llu HITM\n", (unsigned long long)l->stacks[i].count,
-			(unsigned long long)l->stacks[i].hitm);
+		view_text_wrapped(o, out, 8, "      stack: %llu samples, %llu HITM", (unsigned long long)l->stacks[i].count,
+				  (unsigned long long)l->stacks[i].hitm);
 		view_text_stack(p, l->stacks[i].stack, o, out);
 	}
+}
+
+/* Whether every cacheline row shown fits o->width under one heading (else each row gets its own, split). */
+static bool lines_fit(const struct c2c_state *st, const struct view_options *o)
+{
+	if (!o->width)
+		return true;
+	size_t before_dso = 0;
+	for (size_t c = 0; c + 1 < ARRAY_SIZE(line_columns); c++)
+		before_dso += line_columns[c];
+	for (size_t i = 0; i < st->nlines && i < o->top; i++) {
+		const struct c2c_line *l = &st->lines[i];
+		size_t dso = 2 + strlen(l->dso ? dso_short_name(l->dso) : "-") +
+			     (l->futex ? strlen("  [futex]") : l->lock ? strlen("  [lock]") : 0);
+		if (before_dso + dso > o->width)
+			return false;
+	}
+	return true;
 }
 
 static void c2c_text(void *state, const struct profile *p, const struct view_options *o, FILE *out)
@@ -552,14 +594,22 @@ static void c2c_text(void *state, const struct profile *p, const struct view_opt
 	const struct c2c_state *st = state;
 	if (!view_collector_ok(p, st->self))
 		return;
-	text_classes(st, out);
+	text_classes(st, o, out);
 	text_stacks(st, p, o, out);
-	fprintf(out, "\nCachelines (%u bytes) by HITM (%zu lines; pid 0: kernel data; [futex]: holds a futex word; [lock]: a contended kernel lock)\n",
-		C2C_LINE_SIZE, st->nlines);
-	fprintf(out, "  %-18s %-32s %7s %6s %6s %6s %8s %8s  %s\n", "line", "symbol", "pid", "HITM", "lcl", "rmt",
-		"loads", "stores", "dso");
-	for (size_t i = 0; i < st->nlines && i < o->top; i++)
-		text_line(&st->lines[i], p, o, out);
+	fputc('\n', out);
+	view_text_wrapped(o, out, 2, "Cachelines (%u bytes) by HITM (%zu lines; pid 0: kernel data; [futex]: holds a "
+			  "futex word; [lock]: a contended kernel lock)", C2C_LINE_SIZE, st->nlines);
+	bool fits = lines_fit(st, o);
+	if (fits) {
+		struct view_table heading = { .columns = line_columns, .ncolumns = ARRAY_SIZE(line_columns) };
+		text_line_heading(&heading);
+		view_table_print(&heading, o, out);
+	}
+	for (size_t i = 0; i < st->nlines && i < o->top; i++) {
+		if (!fits && i)
+			fputc('\n', out); /* each line under its own headings: a blank line between them */
+		text_line(&st->lines[i], p, o, !fits, out);
+	}
 }
 
 /* ---- JSON ---- */

@@ -210,24 +210,24 @@ static struct cache_figures cache_figures(const struct profile *p)
 static void cache_text(void *state, const struct profile *p, const struct view_options *o, FILE *out)
 {
 	(void)state;
-	(void)o;
 	struct cache_figures f = cache_figures(p);
 	if (!f.has_misses)
 		return;
 	fprintf(out, "\nCache (exact counts of the run)\n");
 	fprintf(out, "  cache-misses      %15.0f\n", f.misses);
 	if (f.has_references)
-		fprintf(out, "  cache-references  %15.0f   miss rate %s\n", f.references, SHARE(f.misses, f.references));
+		view_text_wrapped(o, out, 4, "  cache-references  %15.0f   miss rate %s", f.references,
+				  SHARE(f.misses, f.references));
 	else
-		fprintf(out, "  cache-references  did not count: no miss rate\n");
+		view_text_wrapped(o, out, 4, "  cache-references  did not count: no miss rate");
 	if (f.has_instructions)
-		fprintf(out, "  instructions      %15.0f   MPKI %.3f (misses per 1000 instructions)\n", f.instructions,
-			f.instructions > 0 ? 1000.0 * f.misses / f.instructions : 0.0);
+		view_text_wrapped(o, out, 4, "  instructions      %15.0f   MPKI %.3f (misses per 1000 instructions)",
+				  f.instructions, f.instructions > 0 ? 1000.0 * f.misses / f.instructions : 0.0);
 	else
-		fprintf(out, "  instructions      did not count: no MPKI\n");
+		view_text_wrapped(o, out, 4, "  instructions      did not count: no MPKI");
 	if (f.period)
-		fprintf(out, "  one sample per %llu misses; the path table's misses column is samples x period\n",
-			(unsigned long long)f.period);
+		view_text_wrapped(o, out, 4, "  one sample per %llu misses; the path table's misses column is samples x period",
+				  (unsigned long long)f.period);
 }
 
 static void cache_json(void *state, const struct profile *p, const struct view_options *o, struct json_writer *w)

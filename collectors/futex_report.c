@@ -11,6 +11,7 @@
 #include "sigprof/futex_tracker.h"
 #include "sigprof/json.h"
 #include "sigprof/rate_bound.h"
+#include "sigprof/util.h"
 #include "sigprof/view.h"
 
 #include "futex_internal.h"
@@ -208,42 +209,46 @@ static double ms(uint64_t ns)
 	return (double)ns / 1e6;
 }
 
-static void text_mode_line(const struct futex_summary *sum, FILE *out)
+static void text_mode_line(const struct futex_summary *sum, const struct view_options *o, FILE *out)
 {
 	if (sum->mode == FUTEX_COUNT)
-		fprintf(out, "  mode count: exact totals per system call and op, no per-call records\n");
+		view_text_wrapped(o, out, 4, "  mode count: exact totals per system call and op, no per-call records");
 	else if (sum->mode == FUTEX_SAMPLE)
-		fprintf(out, "  mode sample: every call while a %llu ms window stays under %llu calls/s per tracepoint and CPU, "
-			"weighted samples above; %s\n", (unsigned long long)(RATE_BOUND_WINDOW_NS / 1000000),
-			(unsigned long long)sum->bound,
-			sum->exact ? "every call was recorded (exact)" : "figures marked ~ are estimated");
+		view_text_wrapped(o, out, 4, "  mode sample: every call while a %llu ms window stays under %llu calls/s per "
+				  "tracepoint and CPU, weighted samples above; %s",
+				  (unsigned long long)(RATE_BOUND_WINDOW_NS / 1000000), (unsigned long long)sum->bound,
+				  sum->exact ? "every call was recorded (exact)" : "figures marked ~ are estimated");
 	else
-		fprintf(out, "  mode trace: every call recorded; %s\n",
-			sum->exact ? "exact" : "records were lost: figures marked ~ are estimated");
+		view_text_wrapped(o, out, 4, "  mode trace: every call recorded; %s",
+				  sum->exact ? "exact" : "records were lost: figures marked ~ are estimated");
 }
 
-static void text_syscall_totals(const struct futex_summary *sum, FILE *out)
+static void text_syscall_totals(const struct futex_summary *sum, const struct view_options *o, FILE *out)
 {
+	struct strbuf line = { 0 };
 	for (size_t i = 0; i < sum->ntps; i++) {
 		const struct tracepoint_sum *t = &sum->tps[i];
 		if (!t->entry || !t->has_total || (!t->total && t->syscall != FOP_UNKNOWN))
 			continue; /* futex2 calls the workload did not make */
-		fprintf(out, "  %-14s %12llu calls (exact count)", syscall_label(t->syscall), (unsigned long long)t->total);
+		sb_reset(&line);
+		sb_addf(&line, "  %-14s %12llu calls (exact count)", syscall_label(t->syscall), (unsigned long long)t->total);
 		if (sum->mode != FUTEX_COUNT)
-			fprintf(out, ", %llu entries recorded", (unsigned long long)t->samples);
+			sb_addf(&line, ", %llu entries recorded", (unsigned long long)t->samples);
 		if (t->weighted_samples)
-			fprintf(out, " (%llu of them weighted samples)", (unsigned long long)t->weighted_samples);
-		fprintf(out, "\n");
+			sb_addf(&line, " (%llu of them weighted samples)", (unsigned long long)t->weighted_samples);
+		view_text_wrapped(o, out, 4, "%s", line.buf);
 	}
+	sb_free(&line);
 }
 
-static void text_errors(const struct futex_count *errs, size_t n, FILE *out)
+/* "-" or "EAGAIN 51,ETIMEDOUT 3" added to sb. */
+static void text_errors(const struct futex_count *errs, size_t n, struct strbuf *sb)
 {
 	char name[32];
 	if (!n)
-		fprintf(out, "-");
+		sb_addstr(sb, "-");
 	for (size_t i = 0; i < n; i++)
-		fprintf(out, "%s%s %llu", i ? "," : "", futex_errno_name((int)errs[i].key, name, sizeof(name)),
+		sb_addf(sb, "%s%s %llu", i ? "," : "", futex_errno_name((int)errs[i].key, name, sizeof(name)),
 			(unsigned long long)errs[i].count);
 }
 
@@ -259,25 +264,33 @@ static void text_op_counts(struct futex_state *st, const struct profile *p, stru
 	}
 }
 
+/* The ops table's columns: op, calls, private, errors, waits, unmeasured, wait total/p99/max, errors by name. */
+static const unsigned op_columns[] = { 18, 13, 11, 11, 11, 11, 13, 10, 10, 16 };
+
 static void text_ops(struct futex_state *st, const struct profile *p, struct futex_summary *sum,
 		     const struct view_options *o, FILE *out)
 {
-	fprintf(out, "\n  %-16s %12s %10s %10s %10s %10s %12s %9s %9s  %s\n", "op", "calls", "private", "errors", "waits",
-		"unmeasured", "wait tot ms", "p99 ms", "max ms", "errors by name");
+	struct view_table t = { .columns = op_columns, .ncolumns = ARRAY_SIZE(op_columns) };
+	struct strbuf errors = { 0 };
+	fputc('\n', out);
+	view_table_addf(&t, "  %-16s %12s %10s %10s %10s %10s %12s %9s %9s  %s", "op", "calls", "private", "errors",
+			"waits", "unmeasured", "wait tot ms", "p99 ms", "max ms", "errors by name");
 	for (int id = 0; id < FOP_COUNT; id++) {
 		const struct futex_op_stats *os = futex_tracker_op(st->tracker, (enum futex_op_id)id);
 		if (!op_shown(st, p, sum, (enum futex_op_id)id))
 			continue;
 		bool estimated;
 		uint64_t calls = op_calls(st, p, sum, (enum futex_op_id)id, &estimated);
-		fprintf(out, "  %-16s %s%11llu %10llu %10llu %10llu %10llu %12.3f %9.3f %9.3f  ",
-			futex_op_name((enum futex_op_id)id), estimated ? "~" : " ", (unsigned long long)calls,
-			(unsigned long long)os->private_calls, (unsigned long long)os->errors,
-			(unsigned long long)os->wait.count, (unsigned long long)os->unmeasured, ms(os->wait.total),
-			ms(duration_quantile(&os->wait, 0.99)), ms(os->wait.max));
-		text_errors(os->by_errno, os->nerrnos, out);
-		fprintf(out, "\n");
+		sb_reset(&errors);
+		text_errors(os->by_errno, os->nerrnos, &errors);
+		view_table_addf(&t, "  %-16s %s%11llu %10llu %10llu %10llu %10llu %12.3f %9.3f %9.3f  %s",
+				futex_op_name((enum futex_op_id)id), estimated ? "~" : " ", (unsigned long long)calls,
+				(unsigned long long)os->private_calls, (unsigned long long)os->errors,
+				(unsigned long long)os->wait.count, (unsigned long long)os->unmeasured, ms(os->wait.total),
+				ms(duration_quantile(&os->wait, 0.99)), ms(os->wait.max), errors.buf);
 	}
+	sb_free(&errors);
+	view_table_print(&t, o, out);
 	for (int id = 0; id < FOP_COUNT; id++) {
 		char what[64];
 		snprintf(what, sizeof(what), "%s wait", futex_op_name((enum futex_op_id)id));
@@ -285,42 +298,56 @@ static void text_ops(struct futex_state *st, const struct profile *p, struct fut
 	}
 }
 
-static void text_word_ops(const struct futex_word *w, FILE *out)
+/* "WAIT 20,WAKE 20" added to sb. */
+static void text_word_ops(const struct futex_word *w, struct strbuf *sb)
 {
 	int shown = 0;
 	for (int id = 0; id < FOP_COUNT; id++)
 		if (w->ops[id])
-			fprintf(out, "%s%s %llu", shown++ ? "," : "", futex_op_name((enum futex_op_id)id),
+			sb_addf(sb, "%s%s %llu", shown++ ? "," : "", futex_op_name((enum futex_op_id)id),
 				(unsigned long long)w->ops[id]);
 }
+
+/* The words table's columns: word, address, pid, calls, waits, wait total, max, ops and errors. */
+#define WORD_WIDTH 28
+static const unsigned word_columns[] = { WORD_WIDTH + 2, 15, 8, 12, 9, 12, 10, 13 };
 
 static void text_words(struct futex_state *st, const struct view_options *o, FILE *out)
 {
 	struct futex_word *const *words;
 	size_t n = futex_tracker_words(st->tracker, &words);
-	fprintf(out, "\nTop futex words (by blocking time, then calls; %zu word%s; ~ estimated)\n", n, n == 1 ? "" : "s");
-	fprintf(out, "  %-28s %-14s %7s %11s %8s %11s %9s  %s\n", "word", "address", "pid", "calls", "waits",
-		"wait tot ms", "max ms", "ops; errors");
+	struct view_table t = { .columns = word_columns, .ncolumns = ARRAY_SIZE(word_columns) };
+	struct strbuf ops = { 0 };
+	fputc('\n', out);
+	view_text_wrapped(o, out, 2, "Top futex words (by blocking time, then calls; %zu word%s; ~ estimated)", n,
+			  n == 1 ? "" : "s");
+	view_table_addf(&t, "  %-28s %-14s %7s %11s %8s %11s %9s  %s", "word", "address", "pid", "calls", "waits",
+			"wait tot ms", "max ms", "ops; errors");
 	for (size_t i = 0; i < n && i < o->top; i++) {
 		const struct futex_word *w = words[i];
-		fprintf(out, "  %-28s %-14llx %7u %s%10llu %8llu %11.3f %9.3f  ", w->symbol, (unsigned long long)w->uaddr,
-			w->pid, w->estimated ? "~" : " ", (unsigned long long)w->calls, (unsigned long long)w->wait.count,
-			ms(w->wait.total), ms(w->wait.max));
-		text_word_ops(w, out);
-		fprintf(out, "; ");
-		text_errors(w->errors, w->nerrors, out);
-		fprintf(out, "\n");
+		char cut[4 * WORD_WIDTH];
+		int pad;
+		const char *symbol = view_text_cell(o, w->symbol, WORD_WIDTH, cut, sizeof(cut), &pad);
+		sb_reset(&ops);
+		text_word_ops(w, &ops);
+		sb_addstr(&ops, "; ");
+		text_errors(w->errors, w->nerrors, &ops);
+		view_table_addf(&t, "  %-*s %-14llx %7u %s%10llu %8llu %11.3f %9.3f  %s", pad, symbol,
+				(unsigned long long)w->uaddr, w->pid, w->estimated ? "~" : " ", (unsigned long long)w->calls,
+				(unsigned long long)w->wait.count, ms(w->wait.total), ms(w->wait.max), ops.buf);
 	}
+	sb_free(&ops);
+	view_table_print(&t, o, out);
 }
 
 static void text_stack(const struct profile *p, const struct futex_stack *fs, const char *what,
 		       const struct view_options *o, FILE *out)
 {
-	fprintf(out, "    top %s stack: %llu calls", what, (unsigned long long)fs->count);
 	if (fs->wait.count)
-		fprintf(out, ", %llu waits measured, %.3f ms blocked", (unsigned long long)fs->wait.count,
-			ms(fs->wait.total));
-	fprintf(out, "\n");
+		view_text_wrapped(o, out, 6, "    top %s stack: %llu calls, %llu waits measured, %.3f ms blocked", what,
+				  (unsigned long long)fs->count, (unsigned long long)fs->wait.count, ms(fs->wait.total));
+	else
+		view_text_wrapped(o, out, 6, "    top %s stack: %llu calls", what, (unsigned long long)fs->count);
 	view_text_stack(p, fs->stack, o, out);
 }
 
@@ -330,7 +357,9 @@ static void text_busiest(struct futex_state *st, const struct profile *p, const 
 	if (!futex_tracker_words(st->tracker, &words))
 		return;
 	const struct futex_word *w = words[0];
-	fprintf(out, "\n  busiest word %s (pid %u, 0x%llx)\n", w->symbol, w->pid, (unsigned long long)w->uaddr);
+	fputc('\n', out);
+	view_text_wrapped(o, out, 4, "  busiest word %s (pid %u, 0x%llx)", w->symbol, w->pid,
+			  (unsigned long long)w->uaddr);
 	if (w->nwaiters)
 		text_stack(p, &w->waiters[0], "waiter", o, out);
 	if (w->nwakers)
@@ -343,21 +372,23 @@ void futex_text(void *state, const struct profile *p, const struct view_options 
 	struct futex_summary sum = summarize(st, p);
 	if (!sum.any_event)
 		return;
+	fputc('\n', out);
 	if (!sum.hits) {
-		fprintf(out, "\nFutex operations: none (the workload made no futex system call)\n");
+		view_text_wrapped(o, out, 2, "Futex operations: none (the workload made no futex system call)");
 		return;
 	}
-	fprintf(out, "\nFutex operations\n");
-	text_mode_line(&sum, out);
-	text_syscall_totals(&sum, out);
+	fprintf(out, "Futex operations\n");
+	text_mode_line(&sum, o, out);
+	text_syscall_totals(&sum, o, out);
 	if (sum.mode == FUTEX_COUNT) {
 		text_op_counts(st, p, &sum, out);
 		return;
 	}
 	uint64_t orphans, unpaired = futex_tracker_unpaired_exits(st->tracker, &orphans);
 	if (unpaired || st->undecoded)
-		fprintf(out, "  exits without their entry: %llu (%llu of no known op); undecoded samples: %llu\n",
-			(unsigned long long)unpaired, (unsigned long long)orphans, (unsigned long long)st->undecoded);
+		view_text_wrapped(o, out, 4, "  exits without their entry: %llu (%llu of no known op); undecoded samples: %llu",
+				  (unsigned long long)unpaired, (unsigned long long)orphans,
+				  (unsigned long long)st->undecoded);
 	text_ops(st, p, &sum, o, out);
 	text_words(st, o, out);
 	text_busiest(st, p, o, out);

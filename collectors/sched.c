@@ -761,8 +761,8 @@ static void text_totals(struct sched_state *st, const struct profile *p, const s
 	text_total_line(&table, "new task delay", &t->new_task_delay);
 	view_table_print(&table, o, out);
 	view_text_slowest(o, out, "wait", &t->slowest_wait);
-	fprintf(out, "  migrations: %llu; waits with no waking seen (delay unknown): %llu\n",
-		(unsigned long long)t->migrations, (unsigned long long)t->without_waking);
+	view_text_wrapped(o, out, 4, "  migrations: %llu; waits with no waking seen (delay unknown): %llu",
+			  (unsigned long long)t->migrations, (unsigned long long)t->without_waking);
 	view_text_wrapped(o, out, 4, "  not counted: %llu waits open at the end, %llu ended by exit, %llu cut by a lost "
 			  "switch-in", (unsigned long long)t->open_at_end, (unsigned long long)t->ended_by_exit,
 			  (unsigned long long)t->unmatched);

@@ -145,41 +145,56 @@ static const struct collector_analyzer *analyzer_of(const struct collector_info 
 	return ci->state && ci->impl ? ci->impl->analyzer : NULL;
 }
 
-/* Columns collector c takes in the path table: its samples, its share and each path figure. */
-static size_t path_columns(const struct profile *p, int c)
+#define PATH_LABEL_COLUMNS 18
+#define PATH_SAMPLES_COLUMNS (1 + 12 + 1 + 7)
+#define PATH_FIGURE_COLUMNS 13
+
+/* The path figures collector c shows in the path table. */
+static size_t path_figure_count(const struct profile *p, int c)
 {
 	const struct collector_analyzer *an = analyzer_of(&p->collectors[c]);
-	return 1 + 12 + 1 + 7 + (an && an->path_figure ? 13 * an->npath_figures : 0);
+	return an && an->path_figure ? an->npath_figures : 0;
 }
 
-#define PATH_LABEL_COLUMNS 18
+/*
+ * A collector's columns in the path table, or a part of them when they
+ * are wider than the width on their own: its samples and share (with
+ * samples), and its path figures [first_figure, end_figure).
+ */
+struct path_part {
+	int collector;
+	bool samples;
+	size_t first_figure, end_figure;
+};
 
-/* The path table for collectors [first, end) that are open. */
-static void print_path_block(const struct profile *p, int first, int end, const struct view_options *v, FILE *out)
+static size_t path_part_columns(const struct path_part *part)
+{
+	return (part->samples ? PATH_SAMPLES_COLUMNS : 0) + PATH_FIGURE_COLUMNS * (part->end_figure - part->first_figure);
+}
+
+/* The path table for parts [0, nparts). */
+static void print_path_block(const struct profile *p, const struct path_part *parts, size_t nparts,
+			     const struct view_options *v, FILE *out)
 {
 	fprintf(out, "\n%s%-*s", term_on(v->color, PAINT_HEADING), PATH_LABEL_COLUMNS, "Path");
-	for (int c = first; c < end; c++) {
-		const struct collector_info *ci = &p->collectors[c];
-		if (!ci->ok)
-			continue;
-		fprintf(out, " %12s %7s", ci->name, "%");
-		const struct collector_analyzer *an = analyzer_of(ci);
-		for (size_t f = 0; an && an->path_figure && f < an->npath_figures; f++)
-			fprintf(out, " %12s", an->path_figures[f].column);
+	for (size_t i = 0; i < nparts; i++) {
+		const struct collector_info *ci = &p->collectors[parts[i].collector];
+		if (parts[i].samples)
+			fprintf(out, " %12s %7s", ci->name, "%");
+		for (size_t f = parts[i].first_figure; f < parts[i].end_figure; f++)
+			fprintf(out, " %12s", analyzer_of(ci)->path_figures[f].column);
 	}
 	fprintf(out, "%s\n", term_off(v->color));
 	for (int path = 0; path < PATH_COUNT; path++) {
 		fprintf(out, "  %s%-16s%s", term_on(v->color, PAINT_PATH), path_name(path), term_off(v->color));
-		for (int c = first; c < end; c++) {
-			const struct collector_info *ci = &p->collectors[c];
-			if (!ci->ok)
-				continue;
-			fprintf(out, " %12llu %7s", (unsigned long long)ci->path_samples[path],
-				SHARE(ci->path_samples[path], ci->samples));
+		for (size_t i = 0; i < nparts; i++) {
+			const struct collector_info *ci = &p->collectors[parts[i].collector];
 			const struct collector_analyzer *an = analyzer_of(ci);
-			for (size_t f = 0; an && an->path_figure && f < an->npath_figures; f++)
-				fprintf(out, " %12.*f", an->path_figures[f].decimals,
-					an->path_figure(ci->state, p, path, f));
+			if (parts[i].samples)
+				fprintf(out, " %12llu %7s", (unsigned long long)ci->path_samples[path],
+					SHARE(ci->path_samples[path], ci->samples));
+			for (size_t f = parts[i].first_figure; f < parts[i].end_figure; f++)
+				fprintf(out, " %12.*f", an->path_figures[f].decimals, an->path_figure(ci->state, p, path, f));
 		}
 		fprintf(out, "\n");
 	}
@@ -188,27 +203,44 @@ static void print_path_block(const struct profile *p, int first, int end, const 
 /*
  * One row per path, the columns of every open collector; wider than the
  * width, the collectors go into several tables one under the other, each
- * with the path column.
+ * with the path column, and a collector wider than the width on its own
+ * has its figures split over several.
  */
 static void print_paths(const struct profile *p, const struct view_options *v, FILE *out)
 {
-	int first = 0;
-	while (first < p->ncollectors) {
-		size_t used = PATH_LABEL_COLUMNS;
-		int end = first, shown = 0;
-		for (; end < p->ncollectors; end++) {
-			if (!p->collectors[end].ok)
-				continue;
-			size_t cols = path_columns(p, end);
-			if (v->width && shown && used + cols > v->width)
+	size_t nparts = 0, cap = 0;
+	struct path_part *parts = NULL;
+	size_t room = v->width > PATH_LABEL_COLUMNS ? v->width - PATH_LABEL_COLUMNS : 0;
+	for (int c = 0; c < p->ncollectors; c++) {
+		if (!p->collectors[c].ok)
+			continue;
+		size_t nfigures = path_figure_count(p, c);
+		struct path_part part = { .collector = c, .samples = true, .first_figure = 0, .end_figure = nfigures };
+		while (v->width && path_part_columns(&part) > room && part.end_figure > part.first_figure)
+			part.end_figure--;
+		GROW(parts, cap, nparts + 1);
+		parts[nparts++] = part;
+		while (part.end_figure < nfigures) {
+			part = (struct path_part){ .collector = c, .first_figure = part.end_figure, .end_figure = nfigures };
+			while (path_part_columns(&part) > room && part.end_figure > part.first_figure + 1)
+				part.end_figure--;
+			GROW(parts, cap, nparts + 1);
+			parts[nparts++] = part;
+		}
+	}
+	size_t first = 0;
+	do {
+		size_t used = PATH_LABEL_COLUMNS, end = first;
+		for (; end < nparts; end++) {
+			size_t cols = path_part_columns(&parts[end]);
+			if (v->width && end > first && used + cols > v->width)
 				break;
 			used += cols;
-			shown++;
 		}
-		if (shown || first == 0)
-			print_path_block(p, first, end, v, out);
+		print_path_block(p, parts + first, end - first, v, out);
 		first = end;
-	}
+	} while (first < nparts);
+	free(parts);
 }
 
 /* The function table's columns before the function's name: self, %, total, %. */

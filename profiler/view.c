@@ -219,8 +219,22 @@ void view_text_slowest(const struct view_options *o, FILE *out, const char *what
 	char start[32], end[32];
 	view_time(s->start, start, sizeof(start));
 	view_time(s->end, end, sizeof(end));
-	view_text_wrapped(o, out, 4, "  slowest %s: %.3f ms, tid %u, %s to %s (sigprof script --tid %u --time %s,%s)", what,
-			  (double)s->ns / 1e6, s->tid, start, end, s->tid, start, end);
+	char *line, *command;
+	if (asprintf(&line, "  slowest %s: %.3f ms, tid %u, %s to %s", what, (double)s->ns / 1e6, s->tid, start, end) < 0)
+		return;
+	if (asprintf(&command, "(sigprof script --tid %u --time %s,%s)", s->tid, start, end) < 0) {
+		free(line);
+		return;
+	}
+	/* too wide: the command on a line of its own, whole where it fits, for copying */
+	if (!o->width || term_columns(line) + 1 + term_columns(command) <= o->width) {
+		fprintf(out, "%s %s\n", line, command);
+	} else {
+		view_text_wrapped(o, out, 4, "%s", line);
+		view_text_wrapped(o, out, 4, "    %s", command);
+	}
+	free(line);
+	free(command);
 }
 
 void view_json_slowest(struct json_writer *w, const char *key, const struct slowest_event *s)
@@ -577,9 +591,39 @@ void view_figures(const struct profile *p, struct figure_rows *rows)
 
 /* ---- text that fits a width ---- */
 
-void view_text_wrapped(const struct view_options *o, FILE *out, size_t indent, const char *fmt, ...)
+/*
+ * The words of text (runs of non-spaces) printed from column col on, the
+ * spaces between them kept, a word that would pass width starting a new
+ * line at column indent (a word wider than that line is printed whole).
+ */
+static void wrap_words(FILE *out, const char *text, size_t col, size_t indent, size_t width)
 {
 	struct strbuf sb = { 0 };
+	size_t line_start = col;
+	for (const char *p = text; *p;) {
+		size_t gap = strspn(p, " ");
+		size_t word = strcspn(p + gap, " ");
+		if (!word)
+			break;
+		sb_reset(&sb);
+		sb_add(&sb, p + gap, word);
+		size_t wcols = term_columns(sb.buf);
+		if (col > line_start && col > indent && col + gap + wcols > width) {
+			fprintf(out, "\n%*s", (int)indent, "");
+			col = line_start = indent;
+		} else {
+			fprintf(out, "%.*s", (int)gap, p);
+			col += gap;
+		}
+		fputs(sb.buf, out);
+		col += wcols;
+		p += gap + word;
+	}
+	sb_free(&sb);
+}
+
+void view_text_wrapped(const struct view_options *o, FILE *out, size_t indent, const char *fmt, ...)
+{
 	va_list ap;
 	va_start(ap, fmt);
 	char *text;
@@ -591,34 +635,21 @@ void view_text_wrapped(const struct view_options *o, FILE *out, size_t indent, c
 	size_t len = strlen(text);
 	if (len && text[len - 1] == '\n')
 		text[--len] = '\0';
-	if (!o->width || term_columns(text) <= o->width) {
+	if (!o->width || term_columns(text) <= o->width)
 		fprintf(out, "%s\n", text);
-		free(text);
-		return;
+	else {
+		wrap_words(out, text, 0, indent, o->width);
+		fputc('\n', out);
 	}
-	size_t col = 0;
-	for (const char *p = text; *p;) {
-		size_t gap = strspn(p, " ");
-		size_t word = strcspn(p + gap, " ");
-		if (!word)
-			break;
-		sb_reset(&sb);
-		sb_add(&sb, p + gap, word);
-		size_t wcols = term_columns(sb.buf);
-		if (col > indent && col + gap + wcols > o->width) {
-			fprintf(out, "\n%*s", (int)indent, "");
-			col = indent;
-		} else {
-			fprintf(out, "%.*s", (int)gap, p);
-			col += gap;
-		}
-		fputs(sb.buf, out);
-		col += wcols;
-		p += gap + word;
-	}
-	fputc('\n', out);
-	sb_free(&sb);
 	free(text);
+}
+
+const char *view_text_cell(const struct view_options *o, const char *s, size_t width, char *buf, size_t len,
+			   int *pad)
+{
+	const char *shown = o->width ? term_cut(s, width, buf, len) : s;
+	*pad = (int)(width + strlen(shown) - term_columns(shown));
+	return shown;
 }
 
 void view_table_addf(struct view_table *t, const char *fmt, ...)
@@ -636,13 +667,30 @@ void view_table_addf(struct view_table *t, const char *fmt, ...)
 	t->rows[t->nrows++] = row;
 }
 
-/* Column c of row: its bytes from start (the columns before it) for width bytes, the last one to the end. */
-static void print_cell(FILE *out, const char *row, size_t start, size_t width, bool last)
+/* Where column col of s starts (UTF-8 continuation bytes take no column), or its end. */
+static const char *at_column(const char *s, size_t col)
 {
-	size_t len = strlen(row);
-	if (start >= len)
-		return;
-	fprintf(out, "%.*s", (int)(last ? len - start : width), row + start);
+	for (; *s; s++)
+		if ((*s & 0xc0) != 0x80 && !col--)
+			break;
+	return s;
+}
+
+/*
+ * Column c of row: its columns from start (the columns before it) for
+ * width columns; the last one to the end of the row, printed from column
+ * col on, its words wrapped under it when it would pass line_width.
+ */
+static void print_cell(FILE *out, const char *row, size_t start, size_t width, bool last, size_t col,
+		       size_t line_width)
+{
+	const char *from = at_column(row, start);
+	if (!last)
+		fprintf(out, "%.*s", (int)(at_column(from, width) - from), from);
+	else if (col + term_columns(from) <= line_width)
+		fputs(from, out);
+	else
+		wrap_words(out, from, col, col + strspn(from, " "), line_width);
 }
 
 void view_table_print(struct view_table *t, const struct view_options *o, FILE *out)
@@ -671,9 +719,10 @@ void view_table_print(struct view_table *t, const struct view_options *o, FILE *
 			if (first > 1)
 				fputc('\n', out);
 			for (size_t r = 0; r < t->nrows; r++) {
-				print_cell(out, t->rows[r], 0, t->columns[0], false);
-				for (size_t c = first; c < end; c++)
-					print_cell(out, t->rows[r], starts[c], t->columns[c], c + 1 == t->ncolumns);
+				print_cell(out, t->rows[r], 0, t->columns[0], false, 0, o->width);
+				for (size_t c = first, col = t->columns[0]; c < end; col += t->columns[c++])
+					print_cell(out, t->rows[r], starts[c], t->columns[c], c + 1 == t->ncolumns, col,
+						   o->width);
 				fputc('\n', out);
 			}
 			first = end;

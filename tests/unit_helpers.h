@@ -30,6 +30,7 @@
 #include "sigprof/registry.h"
 #include "sigprof/report.h"
 #include "sigprof/symbolize.h"
+#include "sigprof/term.h"
 #include "sigprof/util.h"
 
 /* ---- laying out records ---- */
@@ -299,18 +300,19 @@ static inline struct proc_table *proc_table_from_maps(const char *path, uint32_t
 
 /*
  * The report of the recording at path in format, into a malloc'd string:
- * top 5 functions, 3 stacks a path, 8 frames a stack.  JSON comes without
+ * top 5 functions, 3 stacks a path, 8 frames a stack, text within width
+ * columns (0: no limit, as into a pipe).  JSON comes without
  * the writer's spaces and newlines, so that a test can look for a whole
  * object.
  */
-static inline char *report_of(const char *path, enum report_format format)
+static inline char *report_of_width(const char *path, enum report_format format, unsigned width)
 {
 	struct profile p;
 	char err[256] = "";
 	struct profile_options popts = { .collectors = collector_table, .ncollectors = collector_count };
 	cr_assert_eq(profile_load(path, &popts, &p, err, sizeof(err)), 0, "%s", err);
 	struct report_options o = { .input = path, .format = format,
-				    .view = { .top = 5, .stacks_per_path = 3, .max_frames = 8 } };
+				    .view = { .top = 5, .stacks_per_path = 3, .max_frames = 8, .width = width } };
 	char *text = NULL;
 	size_t len = 0;
 	FILE *out = open_memstream(&text, &len);
@@ -329,6 +331,29 @@ static inline char *report_of(const char *path, enum report_format format)
 		text[k] = '\0';
 	}
 	return text;
+}
+
+/* report_of_width() without a width: every line whole, as into a pipe. */
+static inline char *report_of(const char *path, enum report_format format)
+{
+	return report_of_width(path, format, 0);
+}
+
+/* The widest line of text, in terminal columns, up to the first line that starts with stop (NULL: to the end). */
+static inline size_t widest_line_before(const char *text, const char *stop)
+{
+	size_t widest = 0;
+	for (const char *line = text; *line;) {
+		if (stop && strncmp(line, stop, strlen(stop)) == 0)
+			break;
+		size_t len = strcspn(line, "\n");
+		char *copy = strndup(line, len);
+		size_t cols = term_columns(copy);
+		free(copy);
+		widest = cols > widest ? cols : widest;
+		line += len + (line[len] == '\n');
+	}
+	return widest;
 }
 
 /* ---- temporary directories ---- */

@@ -141,9 +141,10 @@ const char *path_figure_key(const char *collector, const struct path_figure *f, 
 /* A perf clock time as sigprof script prints it: seconds with six decimals ("1283.867775"). */
 const char *view_time(uint64_t ns, char *buf, size_t len);
 /*
- * One text line that points at a slowest event: "  slowest WHAT: 5.603 ms,
- * tid 10157, 1283.901234 to 1283.906836 (sigprof script --tid 10157
- * --time 1283.901234,1283.906836)"; nothing when none was seen.
+ * The line (wrapped within o->width) that points at a slowest event:
+ * "  slowest WHAT: 5.603 ms, tid 10157, 1283.901234 to 1283.906836
+ * (sigprof script --tid 10157 --time 1283.901234,1283.906836)"; nothing
+ * when none was seen.
  */
 void view_text_slowest(const struct view_options *o, FILE *out, const char *what, const struct slowest_event *s);
 /* "KEY": {"ns", "start_ns", "end_ns", "pid", "tid", "script_time": "START,END"}, or null when none was seen. */
@@ -197,12 +198,24 @@ void view_text_wrapped(const struct view_options *o, FILE *out, size_t indent, c
 	__attribute__((format(printf, 4, 5)));
 
 /*
+ * A table cell of width columns holding s, for printf's "%-*s" with *pad:
+ * s itself without a width (a longer s widens its row, as it always did);
+ * within o->width, s cut to width with term_cut() and *pad counting the
+ * bytes past its columns ("…" is one column of three), so that the
+ * columns after it stay in place.  buf (len bytes) holds the cut text.
+ */
+const char *view_text_cell(const struct view_options *o, const char *s, size_t width, char *buf, size_t len,
+			   int *pad);
+
+/*
  * A text table whose rows are printed as before (fixed columns, one printf
  * a row) and, when wider than o->width, laid out again as several tables
  * one under the other, each with the key column (the first) and the
  * columns that fit.  columns[] are the widths of the columns in the
- * rows' printed form, leading spaces included; text past the last one
- * belongs to it.  Rows are ASCII, so a column's width is its bytes.
+ * rows' printed form, in terminal columns (term_columns()), leading spaces
+ * included; text past the last one belongs to it, and its words wrap
+ * under it when the key column and it alone pass the width.  A cell cut
+ * with term_cut() to its column's width keeps the row's columns in place.
  *
  *	static const unsigned columns[] = { 15, 11, 11, 11 };   "  %-13s %10s %10s %10s"
  *	struct view_table t = { .columns = columns, .ncolumns = ARRAY_SIZE(columns) };

@@ -3,7 +3,8 @@
  * gets them.  Widths from --width and COLUMNS (every line within them, and
  * the same bytes for both), colour (--color, NO_COLOR), the pager on a
  * pseudo-terminal (script(1) from util-linux gives one, stty sets its
- * size), and option errors with their "did you mean".  Needs root for the
+ * size), the futex section of a contended mutex within 80 and 60 columns,
+ * and option errors with their "did you mean".  Needs root for the
  * recording; skipped, not passed, without it.
  */
 #include <stdio.h>
@@ -62,6 +63,49 @@ Test(terminal, report_fits_the_width_it_is_given, .timeout = 120)
 	free(by_option);
 	free(at200);
 	free(unlimited);
+}
+
+/* The line of text that starts with prefix, its first n columns (ASCII) into buf; NULL when none. */
+static const char *line_start(const char *text, const char *prefix, size_t n, char *buf, size_t len)
+{
+	for (const char *line = text; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
+		if (strncmp(line, prefix, strlen(prefix)) == 0) {
+			snprintf(buf, len, "%.*s", (int)(n < strcspn(line, "\n") ? n : strcspn(line, "\n")), line);
+			return buf;
+		}
+	return NULL;
+}
+
+Test(terminal, futex_section_fits_80_and_60_columns, .timeout = 120)
+{
+	require_perf_events();
+	require_root();
+	char data[512];
+	snprintf(data, sizeof(data), "%s", test_path("futex.data"));
+	free(record_workload(data, "-e futex", W "mutex_contend_nofp 4 2000 >/dev/null"));
+	char *whole;
+	cr_assert_eq(run_cmd(&whole, false, "unset COLUMNS; %s report -i '%s'", sigprof_bin(), data), 0);
+	cr_assert_not_null(strstr(whole, "\nFutex operations\n"), "%s", whole);
+	cr_assert_not_null(strstr(whole, "\n  contended_mutex "), "no row for the contended word:\n%s", whole);
+	cr_assert_gt(widest_line(whole), 80, "a pipe without a width keeps the futex tables' rows whole");
+	/* the ops table's first 75 columns (op to unmeasured) are its first table at 80 columns, byte for byte */
+	char wait_row[128];
+	cr_assert_not_null(line_start(whole, "  WAIT ", 75, wait_row, sizeof(wait_row)), "no WAIT row:\n%s", whole);
+	static const unsigned widths[] = { 80, 60 };
+	for (size_t i = 0; i < sizeof(widths) / sizeof(widths[0]); i++) {
+		char *out;
+		cr_assert_eq(run_cmd(&out, false, "COLUMNS=%u %s report -i '%s'", widths[i], sigprof_bin(), data), 0);
+		cr_assert_leq(widest_line(out), widths[i], "a line of %zu columns at %u:\n%s", widest_line(out), widths[i],
+			      out);
+		cr_assert_not_null(strstr(out, "\nFutex operations\n"), "%s", out);
+		cr_assert_not_null(strstr(out, "\nTop futex words"), "%s", out);
+		cr_assert_not_null(strstr(out, "\n  contended_mutex "), "no row for the contended word:\n%s", out);
+		cr_assert_not_null(strstr(out, "\n  busiest word "), "%s", out);
+		if (widths[i] == 80)
+			cr_assert_not_null(strstr(out, wait_row), "no '%s' at 80 columns:\n%s", wait_row, out);
+		free(out);
+	}
+	free(whole);
 }
 
 Test(terminal, colour_when_asked_and_never_with_no_color, .timeout = 120)

@@ -779,6 +779,70 @@ Test(c2c_report, cachelines_symbols_offsets_futex_mark_and_paths)
 	free(path);
 }
 
+/* The text report of p within width columns (0: no limit). */
+static char *text_within(const struct profile *p, unsigned width)
+{
+	struct report_options o = report_defaults;
+	o.view.width = width;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+	cr_assert_not_null(out);
+	report_text(p, &o, out);
+	fclose(out);
+	return text;
+}
+
+Test(c2c_report, text_fits_80_and_60_columns)
+{
+	struct layout l = fixture_layout();
+	uint64_t futex_word;
+	char *path = write_recording(&l, &futex_word);
+	struct profile p;
+	load_recording(path, &p);
+	struct expected_line want[16];
+	size_t nwant = expected_lines(&l, futex_word, want, ARRAY_SIZE(want));
+
+	/* without a width every row is whole (the path table with c2c's five figures is 104 columns) */
+	char *whole = text_within(&p, 0);
+	cr_assert_gt(widest_line_before(whole, NULL), 80, "%s", whole);
+	free(whole);
+	static const unsigned widths[] = { 80, 60 };
+	for (size_t i = 0; i < ARRAY_SIZE(widths); i++) {
+		char *text = text_within(&p, widths[i]);
+		/*
+		 * The header, the path table, the c2c and futex sections; the lock
+		 * section after them is fitted on its own (collectors/lock_report.c).
+		 */
+		cr_assert_not_null(strstr(text, "\nCachelines (64 bytes)"), "%s", text);
+		cr_assert_not_null(strstr(text, "\nFutex operations"), "%s", text);
+		cr_assert_leq(widest_line_before(text, "lock:"), widths[i], "a line wider than %u:\n%s", widths[i], text);
+		for (size_t j = 0; j < nwant; j++) {
+			/* each line's address and symbol, as in the whole table (the symbols are shorter than their column) */
+			char head[128];
+			snprintf(head, sizeof(head), "  0x%-16llx %-32s", (unsigned long long)want[j].addr, want[j].symbol);
+			cr_expect_not_null(strstr(text, head), "no row %s at %u columns:\n%s", head, widths[i], text);
+			if (widths[i] != 80)
+				continue;
+			/* at 80 the row's second table: remote HITM, loads, stores and the dso, its mark after it */
+			char rest[128];
+			snprintf(rest, sizeof(rest), "  0x%-16llx %6llu %8llu %8llu  ", (unsigned long long)want[j].addr,
+				 (unsigned long long)want[j].hitm_remote, (unsigned long long)want[j].loads,
+				 (unsigned long long)want[j].stores);
+			const char *row = strstr(text, rest);
+			cr_expect_not_null(row, "no %s at 80 columns:\n%s", rest, text);
+			if (row) {
+				const char *end = strchr(row, '\n');
+				cr_expect_eq(end && memmem(row, (size_t)(end - row), "[futex]", 7) != NULL, want[j].futex,
+					     "line %s futex mark at 80 columns", want[j].symbol);
+			}
+		}
+		free(text);
+	}
+	profile_free(&p);
+	free(path);
+}
+
 /* ---- what the collector opens, on machines we do not have ---- */
 
 /*

@@ -119,6 +119,24 @@ Test(cache, miss_rate_and_mpki_from_exact_scaled_totals)
 	free(path);
 }
 
+Test(cache, text_fits_80_and_60_columns)
+{
+	char *path = write_recording(25000, 200000, true, 10000000);
+	char *whole = report_of(path, REPORT_TEXT);
+	cr_assert_gt(widest_line_before(whole, NULL), 80, "without a width the lines are whole:\n%s", whole);
+	free(whole);
+	static const unsigned widths[] = { 80, 60 };
+	for (size_t i = 0; i < sizeof(widths) / sizeof(widths[0]); i++) {
+		char *text = report_of_width(path, REPORT_TEXT, widths[i]);
+		cr_assert_leq(widest_line_before(text, NULL), widths[i], "a line wider than %u:\n%s", widths[i], text);
+		cr_assert(strstr(text, "miss rate 25.00%"), "%s", text);
+		cr_assert(strstr(text, "MPKI 5.000"), "%s", text);
+		cr_assert(strstr(text, "one sample per 10000 misses"), "%s", text);
+		free(text);
+	}
+	free(path);
+}
+
 Test(cache, without_instructions_there_is_no_mpki)
 {
 	char *path = write_recording(1000, 4000, false, 0);

@@ -366,3 +366,45 @@ Test(view, pending_futex_word_asks_the_hooks)
 	cr_expect_not(view_pending_futex_word(p, 42, 150, &pid, &uaddr));
 	free_profile(p);
 }
+
+/* view_table's rows printed into a string within width (0: no limit). */
+static char *table_text(const char *const *rows, size_t nrows, const unsigned *columns, size_t ncolumns,
+			unsigned width)
+{
+	struct view_table t = { .columns = columns, .ncolumns = ncolumns };
+	for (size_t i = 0; i < nrows; i++)
+		view_table_addf(&t, "%s", rows[i]);
+	struct view_options o = { .width = width };
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+	cr_assert_not_null(out);
+	view_table_print(&t, &o, out);
+	fclose(out);
+	return text;
+}
+
+Test(view, table_cells_are_terminal_columns_and_the_last_one_wraps)
+{
+	/* "  %-12s %7s %7s  %s"; a key cut with "…" (one column, three bytes) keeps the columns after it in place */
+	static const unsigned columns[] = { 14, 8, 8, 2 };
+	static const char *const rows[] = {
+		"  name             one     two  notes",
+		"  long_na…ame        1       2  EAGAIN 51,ETIME 3; WAIT 20,WAKE 20",
+	};
+	char *whole = table_text(rows, 2, columns, 4, 0);
+	cr_assert_str_eq(whole, "  name             one     two  notes\n"
+				"  long_na…ame        1       2  EAGAIN 51,ETIME 3; WAIT 20,WAKE 20\n");
+	free(whole);
+	/* 30 columns: the key with one and two, then the key with the notes, their words wrapped under them */
+	char *fitted = table_text(rows, 2, columns, 4, 30);
+	cr_assert_str_eq(fitted, "  name             one     two\n"
+				 "  long_na…ame        1       2\n"
+				 "\n"
+				 "  name          notes\n"
+				 "  long_na…ame   EAGAIN\n"
+				 "                51,ETIME 3;\n"
+				 "                WAIT 20,WAKE\n"
+				 "                20\n");
+	free(fitted);
+}
