@@ -178,9 +178,15 @@ static bool is_name_char(char c)
 	return isalnum((unsigned char)c) || c == '_';
 }
 
+/*
+ * What a field's declaration is made of in a kernel format file ("unsigned
+ * long", "const char * name", "char comm[16]", "__data_loc char[] comm"):
+ * libtraceevent leaks the token it was reading on anything else (a fuzzed
+ * "uns.init_array" in a declaration).
+ */
 static bool is_declaration_char(char c)
 {
-	return c != ';' && c != '\n';
+	return isalnum((unsigned char)c) || c == '_' || c == ' ' || c == '*' || c == '[' || c == ']';
 }
 
 /*

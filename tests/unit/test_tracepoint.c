@@ -187,6 +187,33 @@ Test(tracepoint, a_format_with_a_byte_that_is_not_text_is_corrupt)
 }
 
 /*
+ * A declaration with a character no kernel declaration has (a fuzzer's
+ * "uns.init_arraycommon_preempt_count" made libtraceevent leak): corrupt.
+ */
+Test(tracepoint, a_declaration_no_kernel_writes_is_corrupt)
+{
+	static const char *const odd[] = { "pid_t prev.pid", "pid_t prev(pid)", "pid_t prev-pid", "pid_t \"p\"",
+					   "pid_t prev:pid", "pid_t prev,pid" };
+	for (size_t i = 0; i < sizeof(odd) / sizeof(odd[0]); i++) {
+		char line[128];
+		snprintf(line, sizeof(line), "\tfield:%s;\toffset:32;\tsize:8;\tsigned:1;\n", odd[i]);
+		char *text = joined(switch_head, line, switch_tail);
+		struct tracepoint_set set = { 0 };
+		cr_assert_eq(add_format(&set, text, strlen(text)), -EINVAL, "%s", odd[i]);
+		cr_assert_eq(set.count, 0);
+		tracepoint_set_free(&set);
+		free(text);
+	}
+	/* what kernels write still parses */
+	char *text = joined(switch_head, "\tfield:__data_loc char[] prev_state;\toffset:32;\tsize:4;\tsigned:0;\n",
+			    switch_tail);
+	struct tracepoint_set set = { 0 };
+	cr_assert_eq(add_format(&set, text, strlen(text)), 0);
+	tracepoint_set_free(&set);
+	free(text);
+}
+
+/*
  * A format_len past the record, and the text cut at every byte: -EINVAL or
  * a parse, no crash, and no leak (libtraceevent leaks the token it was
  * reading when a line breaks off: such a text must not reach it).
