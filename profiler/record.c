@@ -28,6 +28,7 @@
 #include "sigprof/format.h"
 #include "sigprof/options.h"
 #include "sigprof/pmu.h"
+#include "sigprof/target.h"
 #include "sigprof/util.h"
 #include "sigprof/workload.h"
 
@@ -49,6 +50,8 @@
 /* The drain loop hands a partly filled buffer to the writer this often, so the file lags little behind. */
 #define FLUSH_INTERVAL_NS (100 * 1000 * 1000ull)
 
+enum { OPT_CALL_GRAPH = 256 };
+
 struct record_args {
 	const char *output;
 	struct record_options opts;
@@ -65,6 +68,7 @@ struct record_args {
 	struct pmu_event *user_events;
 	size_t nuser_events, user_events_cap;
 	bool no_kallsyms;       /* --no-kallsyms: do not carry the kernel's symbol table */
+	struct target target;   /* -p, -t, -a, -C, -G: what runs already; argv is then only the window, or NULL */
 };
 
 /* fp | none | dwarf[,SIZE]; SIZE a multiple of 8 from 8 to MAX_STACK_USER_SIZE bytes. */
@@ -146,6 +150,7 @@ static int parse_event_option(const char *list, struct record_args *a)
 
 static void record_args_free(struct record_args *a)
 {
+	target_free(&a->target);
 	sb_free(&a->collectors);
 	free(a->user_events);
 }
@@ -171,7 +176,7 @@ static const struct option_spec record_specs[] = {
 	{ .short_name = 'c', .long_name = "count", .arg = "PERIOD", .group = 1,
 	  .help = "sample every PERIOD events instead of a frequency" },
 	{ .short_name = 'g', .group = 2, .help = "same as --call-graph fp" },
-	{ .id = 'G', .long_name = "call-graph", .arg = "MODE", .values = "fp|dwarf[,SIZE]|none", .group = 2,
+	{ .id = OPT_CALL_GRAPH, .long_name = "call-graph", .arg = "MODE", .values = "fp|dwarf[,SIZE]|none", .group = 2,
 	  .help = "fp: kernel and frame-pointer user stacks; dwarf[,SIZE]: kernel stacks and SIZE bytes of user "
 		  "stack (default 8192) unwound at report time; none: the sampled IP only",
 	  .default_value = "each collector's own: futex and sched dwarf,2048, cpu and signal fp; see sigprof(1)" },
@@ -186,13 +191,16 @@ static const struct option_spec record_specs[] = {
 	  .help = "do not copy the kernel's symbol table into FILE (reports then read /proc/kallsyms, which is "
 		  "only right on this machine and this boot)" },
 	{ .short_name = 'q', .long_name = "quiet", .help = "no closing line" },
+	TARGET_OPTION_SPECS,
 	OPTION_HELP_SPEC,
 };
 
 const struct option_table record_option_table = {
 	.command = "sigprof record",
-	.operands = "[--] CMD [ARGS...]",
-	.description = "Run CMD under the collectors and write what they gather to FILE (sigprof.data).",
+	.operands = "[--] [CMD [ARGS...]]",
+	.description = "Run CMD under the collectors, or watch the processes, threads, CPUs or cgroup named by -p, "
+		       "-t, -a, -C or -G (for as long as CMD runs, else until Ctrl-C or every target exited), and "
+		       "write what they gather to FILE (sigprof.data).",
 	.specs = record_specs,
 	.count = ARRAY_SIZE(record_specs),
 	.stop_at_operand = true,
@@ -251,7 +259,7 @@ static int parse_record_args(int argc, char **argv, struct record_args *a)
 		case 'g':
 			parse_call_graph("fp", &a->opts);
 			break;
-		case 'G':
+		case OPT_CALL_GRAPH:
 			err = parse_call_graph(optarg, &a->opts);
 			if (err == -ERANGE) {
 				sp_error("record: --call-graph %s: the stack size must be a multiple of 8 from 8 to %u bytes",
@@ -281,15 +289,18 @@ static int parse_record_args(int argc, char **argv, struct record_args *a)
 			options_usage(&record_option_table, stdout);
 			exit(0);
 		default:
+			if (target_option(c, optarg, &a->target))
+				break;
 			fprintf(stderr, "Try 'sigprof record --help'.\n");
 			return -EINVAL;
 		}
 	}
-	if (optind >= argc) {
-		sp_error("record: no command to run (sigprof record [options] -- CMD [ARGS...])");
+	if (optind >= argc && !target_given(&a->target)) {
+		sp_error("record: no command to run and no target (sigprof record [options] -- CMD [ARGS...], or -p PID, "
+			 "-t TID, -a, -G CGROUP)");
 		return -EINVAL;
 	}
-	a->argv = argv + optind;
+	a->argv = optind < argc ? argv + optind : NULL;
 	return 0;
 }
 
@@ -399,7 +410,7 @@ static int write_meta(struct sp_writer *w, const struct record_args *a, const st
 	snprintf(real, sizeof(real), "%llu", (unsigned long long)start_real);
 	snprintf(mono, sizeof(mono), "%llu", (unsigned long long)start_mono);
 	uint32_t argc = 0;
-	while (a->argv[argc])
+	while (a->argv && a->argv[argc])
 		argc++;
 	char cg_text[32] = "default";
 	if (a->opts.call_graph_chosen && a->opts.call_graph == CALL_GRAPH_DWARF)
@@ -409,7 +420,7 @@ static int write_meta(struct sp_writer *w, const struct record_args *a, const st
 	const char *cg = cg_text;
 	const char *version = SIGPROF_VERSION;
 	const char *hostname = u.nodename, *release = u.release, *machine = u.machine;
-	int err = sp_writer_meta(w, "argv", (const char *const *)a->argv, argc);
+	int err = argc ? sp_writer_meta(w, "argv", (const char *const *)a->argv, argc) : 0;
 	if (err == -E2BIG) {
 		const char *just_cmd[] = { a->argv[0] };
 		err = sp_writer_meta(w, "argv", just_cmd, 1);
@@ -422,6 +433,12 @@ static int write_meta(struct sp_writer *w, const struct record_args *a, const st
 	err = err ? err : sp_writer_meta(w, "start_monotonic_ns", (const char *const[]){ mono }, 1);
 	err = err ? err : sp_writer_meta(w, "sigprof_version", &version, 1);
 	err = err ? err : sp_writer_meta(w, "call_graph", &cg, 1);
+	if (target_given(&a->target)) {
+		char text[512];
+		target_describe(&a->target, text, sizeof(text));
+		const char *v = text;
+		err = err ? err : sp_writer_meta(w, "target", &v, 1);
+	}
 	if (a->opts.exclude_kernel) {
 		const char *why = "kernel frames excluded: not root and kernel.perf_event_paranoid > 1";
 		err = err ? err : sp_writer_meta(w, "note", &why, 1);
@@ -476,8 +493,22 @@ static int drain_round(struct perf_session *session, struct drain_state *d)
 	return ret;
 }
 
-/* Drain until the workload exits; returns its wait status, or -errno on a write error. */
-static int drain_until_exit(struct perf_session *session, struct workload *w, struct drain_state *d)
+/*
+ * Whether the run is over: the command exited (its wait status in
+ * *status), or, without a command, an interrupt came or every task of a
+ * -p/-t target has exited.
+ */
+static bool run_over(struct workload *w, const struct target *t, int *status)
+{
+	if (w->pid > 0)
+		return workload_check(w, status);
+	*status = 0;
+	return workload_interrupt_signal() || !target_alive(t);
+}
+
+/* Drain until the run is over; returns the command's wait status (0 without one), or -errno on a write error. */
+static int drain_until_exit(struct perf_session *session, struct workload *w, const struct target *t,
+			    struct drain_state *d)
 {
 	int fds[4096];
 	size_t nfds = perf_session_poll_fds(session, fds, ARRAY_SIZE(fds));
@@ -486,7 +517,7 @@ static int drain_until_exit(struct perf_session *session, struct workload *w, st
 		pfds[i] = (struct pollfd){ .fd = fds[i], .events = POLLIN };
 	int status = 0, ret = 0;
 	uint64_t flushed = now_monotonic_ns();
-	while (!workload_check(w, &status)) {
+	while (!run_over(w, t, &status)) {
 		struct timespec timeout = { 0, 100 * 1000 * 1000 };
 		int n = ppoll(pfds, nfds, &timeout, &w->waitmask);
 		if (n < 0 && errno != EINTR) {
@@ -606,14 +637,48 @@ static void discard_output(const char *path, bool had_previous)
 		rename(old, path);
 }
 
+/*
+ * Events of a run attached to tasks that already run (or to CPUs) start
+ * counting when they open: there is no exec to enable them.
+ */
+static void enable_at_open(struct event_list *events)
+{
+	for (size_t i = 0; i < events->count; i++) {
+		events->specs[i].attr.enable_on_exec = 0;
+		events->specs[i].attr.disabled = 0;
+	}
+}
+
+/*
+ * What the tasks that run already did before sigprof came: their comm and
+ * mappings, written as the kernel's records would be, with the sample_id
+ * of the event that carries the task records.
+ */
+static int synthesize_tasks(struct sp_writer *w, struct perf_session *session, const struct record_args *a)
+{
+	const struct opened_event *events;
+	size_t n = perf_session_events(session, &events);
+	for (size_t e = 0; e < n; e++)
+		if (!events[e].failed && events[e].nr_ids && events[e].spec->attr.mmap)
+			return target_synthesize(&a->target, w, events[e].spec->attr.sample_type, events[e].ids[0],
+						  a->opts.want_data_mmaps);
+	return 0;
+}
+
 static int record_run(struct record_args *a)
 {
-	int found = workload_find(a->argv[0]);
-	if (found < 0) {
-		sp_error("record: cannot run %s: %s", QUOTED(a->argv[0]),
-			 found == -ENOENT ? "command not found" : strerror(-found));
-		return workload_cannot_run_exit(found);
+	bool attached = target_given(&a->target);
+	if (a->argv) {
+		int found = workload_find(a->argv[0]);
+		if (found < 0) {
+			sp_error("record: cannot run %s: %s", QUOTED(a->argv[0]),
+				 found == -ENOENT ? "command not found" : strerror(-found));
+			return workload_cannot_run_exit(found);
+		}
 	}
+	char errbuf[512] = "";
+	if (attached && target_resolve(&a->target, errbuf, sizeof(errbuf)) < 0)
+		return sp_error("record: %s", errbuf), EXIT_USAGE;
 	if (geteuid() != 0 && paranoid_level() > 1)
 		a->opts.exclude_kernel = true;
 
@@ -630,9 +695,15 @@ static int record_run(struct record_args *a)
 		event_list_free(&events);
 		return EXIT_USAGE;
 	}
+	if (attached)
+		enable_at_open(&events);
 
 	struct workload w;
-	int err = workload_start(&w, a->argv);
+	int err = 0;
+	if (a->argv)
+		err = workload_start(&w, a->argv);
+	else
+		workload_none(&w);
 	if (err < 0) {
 		sp_error("record: cannot start the workload: %s", strerror(-err));
 		event_list_free(&events);
@@ -643,8 +714,9 @@ static int record_run(struct record_args *a)
 		for (size_t i = 0; i < events.count; i++)
 			if (events.specs[i].attr.sample_type & PERF_SAMPLE_STACK_USER)
 				a->ring_pages = DWARF_RING_PAGES;
-	char errbuf[512] = "";
 	struct perf_target target = { .pid = w.pid, .inherit = true };
+	if (attached)
+		target_perf(&a->target, &target);
 	struct perf_session *session = NULL;
 	struct sp_writer *writer = NULL;
 	bool had_previous = false; /* FILE existed: the writer renamed it FILE.old */
@@ -665,6 +737,8 @@ static int record_run(struct record_args *a)
 	err = err ? err : write_meta(writer, a, states, nstates, start_real, start_mono);
 	if (!err && !a->no_kallsyms && !a->opts.exclude_kernel)
 		err = write_kallsyms(writer);
+	if (!err && attached)
+		err = synthesize_tasks(writer, session, a);
 	err = err ? err : sp_writer_flush(writer);
 	if (err < 0) {
 		sp_error("record: cannot write %s: %s", a->output, strerror(-err));
@@ -673,7 +747,7 @@ static int record_run(struct record_args *a)
 
 	/* without a thread (it could not start) the drain loop writes itself, as before */
 	sp_writer_start_async(writer, WRITE_QUEUE_BYTES);
-	err = workload_release(&w);
+	err = a->argv ? workload_release(&w) : 0;
 	if (err < 0) {
 		sp_error("record: cannot run %s: %s", QUOTED(a->argv[0]), workload_release_error(err));
 		sp_writer_close(writer);
@@ -684,7 +758,7 @@ static int record_run(struct record_args *a)
 	}
 
 	struct drain_state d = { .writer = writer };
-	int status = drain_until_exit(session, &w, &d);
+	int status = drain_until_exit(session, &w, &a->target, &d);
 	uint64_t duration = now_monotonic_ns() - start_mono;
 	perf_session_disable(session);
 	err = status < 0 ? status : drain_round(session, &d);
@@ -700,7 +774,7 @@ static int record_run(struct record_args *a)
 		return EXIT_USAGE;
 	}
 	print_closing_line(a, &d, duration, bytes, states, nstates);
-	return workload_exit_code(status);
+	return a->argv ? workload_exit_code(status) : 0;
 
 fail_child:
 	workload_abort(&w);
