@@ -114,6 +114,8 @@ static void load_meta(struct profile *p, const struct perf_event_header *rec)
 		p->start_realtime_ns = strtoull(v, NULL, 10);
 	} else if (strcmp(key, "start_monotonic_ns") == 0) {
 		p->start_monotonic_ns = strtoull(v, NULL, 10);
+	} else if (strcmp(key, "target") == 0) {
+		snprintf(p->target, sizeof(p->target), "%s", v);
 	} else if (strcmp(key, "note") == 0) {
 		p->notes = xrealloc(p->notes, (size_t)(p->nnotes + 1) * sizeof(char *));
 		p->notes[p->nnotes++] = xstrdup(v);
@@ -303,6 +305,22 @@ static uint32_t dwarf_frames(struct loader *l, const struct perf_event_header *r
 	return n;
 }
 
+/*
+ * Whether a record of task pid/tid at time passes --pid, --tid, --comm and
+ * --time (filter.h).  Time 0 is a record sigprof wrote at attach time,
+ * before the first event: it describes a task, it is no event in a window.
+ */
+static bool task_and_time_pass(struct profile *p, uint32_t pid, uint32_t tid, uint64_t time)
+{
+	if (!p->filter)
+		return true;
+	if (time && (time < p->window_start || time > p->window_end))
+		return false;
+	if (!p->filter->npids && !p->filter->ntids && !p->filter->ncomms)
+		return true;
+	return filter_task(p->filter, pid, tid, proc_table_comm_of(p->procs, pid));
+}
+
 static void load_sample(struct loader *l, const struct perf_event_header *rec)
 {
 	struct profile *p = l->p;
@@ -318,6 +336,10 @@ static void load_sample(struct loader *l, const struct perf_event_header *rec)
 		return;
 	}
 	s.event->samples++;
+	if (!task_and_time_pass(p, s.pid, s.tid, s.time)) {
+		p->filtered_samples++;
+		return;
+	}
 	int ci = l->event_collector[s.event->index];
 	struct collector_info *c = &p->collectors[ci];
 	const struct collector_analyzer *an = c->impl ? c->impl->analyzer : NULL;
@@ -335,6 +357,10 @@ static void load_sample(struct loader *l, const struct perf_event_header *rec)
 	uint32_t n = dwarf ? dwarf_frames(l, rec, &s, frames) : chain_to_frames(l, &s, false, frames);
 	if (n == 0)
 		frames[n++] = sample_in_kernel(rec) ? kernel_frame(l, s.ip) : user_frame(l, s.pid, s.ip);
+	if (p->filter && p->filter->ndsos && !filter_dso(p->filter, p->stacks.frames[frames[0]].dso)) {
+		p->filtered_samples++;
+		return;
+	}
 	uint64_t period = s.period ? s.period : 1;
 	uint32_t id = stack_add_on_path(&p->stacks, (uint32_t)ci, frames, n, 1, period, path);
 	if (an && an->sample)
@@ -408,6 +434,8 @@ static void analyzers_see_record(struct profile *p, const struct perf_event_head
 	struct sp_sample_id id;
 	if (record_sample_id(&p->events, rec, &id) < 0)
 		id.valid = false;
+	if (id.valid && !task_and_time_pass(p, id.pid, id.tid, id.time))
+		return;
 	for (int c = 0; c < p->ncollectors; c++) {
 		const struct collector_info *ci = &p->collectors[c];
 		if (ci->state && ci->impl->analyzer->record)
@@ -564,6 +592,51 @@ static void note_kernel_symbols(struct profile *p, struct dso *kernel, const cha
 			 strerror(-kernel->load_error));
 }
 
+/*
+ * The times of the recording's first and last kernel records, for --time:
+ * one pass over the file reading record headers and timestamps only.
+ */
+static void scan_time_span(const char *file, uint64_t *first, uint64_t *last)
+{
+	struct sp_reader *r;
+	char err[256];
+	*first = *last = 0;
+	if (sp_reader_open(file, &r, err, sizeof(err)) < 0)
+		return;
+	struct sp_event_set events = { 0 };
+	const struct perf_event_header *rec;
+	while (sp_reader_next(r, &rec) == 1) {
+		uint64_t t;
+		if (rec->type == SP_REC_EVENT) {
+			if (event_set_add(&events, rec) < 0)
+				break;
+		} else if (rec->type < PERF_RECORD_MAX && record_time(&events, rec, &t) == 0 && t) {
+			if (!*first || t < *first)
+				*first = t;
+			if (t > *last)
+				*last = t;
+		}
+	}
+	event_set_free(&events);
+	sp_reader_close(r);
+}
+
+static void set_filter(struct profile *p, const char *file, const struct profile_filter *f)
+{
+	p->window_start = 0;
+	p->window_end = UINT64_MAX;
+	if (!f)
+		return;
+	filter_describe(f, p->filters, sizeof(p->filters));
+	if (!filter_drops(f) && f->percent_limit <= 0)
+		return;
+	p->filter = f;
+	if (f->has_time) {
+		scan_time_span(file, &p->span_first, &p->span_last);
+		filter_window(f, p->span_first, p->span_last, &p->window_start, &p->window_end);
+	}
+}
+
 int profile_load(const char *file, const struct profile_options *opts, struct profile *p, char *err,
 		 size_t errlen)
 {
@@ -580,6 +653,7 @@ int profile_load(const char *file, const struct profile_options *opts, struct pr
 	const char *kallsyms = opts && opts->kallsyms ? opts->kallsyms : "/proc/kallsyms";
 	if (opts && opts->kallsyms)
 		proc_table_set_kallsyms(p->procs, kallsyms);
+	set_filter(p, file, opts ? opts->filter : NULL);
 
 	struct sp_reader *r;
 	int ret = sp_reader_open(file, &r, err, errlen);

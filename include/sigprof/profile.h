@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "sigprof/filter.h"
 #include "sigprof/format.h"
 #include "sigprof/sample.h"
 #include "sigprof/stacks.h"
@@ -58,6 +59,8 @@ struct profile_options {
 	 */
 	const struct collector *const *collectors;
 	size_t ncollectors;
+	/* report's filters (filter.h), applied before any analyzer sees a record; NULL: none */
+	const struct profile_filter *filter;
 };
 
 struct profile {
@@ -94,6 +97,13 @@ struct profile {
 	/* aggregation */
 	struct proc_table *procs;
 	struct stack_table stacks;
+	/* the filters (profile_options.filter) and what they did */
+	const struct profile_filter *filter; /* NULL: none */
+	char filters[512];           /* as the header names them ("--pid 12 --time 1,2"); empty: none */
+	char target[512];            /* what record attached to (META target: "-p 1234"), empty for a command */
+	uint64_t filtered_samples;   /* samples the filters dropped */
+	uint64_t window_start, window_end; /* --time's window in the recording's clock (0, UINT64_MAX: all) */
+	uint64_t span_first, span_last;    /* the recording's first and last record times (with --time) */
 };
 
 /* 0, or -errno/-EINVAL with a one-line reason in err (without the file name). */
