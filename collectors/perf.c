@@ -92,7 +92,13 @@ const char *perf_open_reason(int err, const struct perf_event_attr *attr)
 		return "this kernel does not support it";
 	case EACCES:
 	case EPERM:
-		return "permission denied: run as root, or lower /proc/sys/kernel/perf_event_paranoid";
+		/* docs/unprivileged.md: what each setting allows */
+		if (attr->type == PERF_TYPE_TRACEPOINT)
+			return "permission denied: run as root, give sigprof CAP_PERFMON (setcap cap_perfmon=ep sigprof), "
+			       "or allow tracepoints' raw data with sysctl kernel.perf_event_paranoid=-1";
+		return "permission denied: run as root, give sigprof CAP_PERFMON (setcap cap_perfmon=ep sigprof), or "
+		       "lower kernel.perf_event_paranoid (sysctl kernel.perf_event_paranoid=1: your own processes; 0: "
+		       "-a and kernel frames)";
 	case EINVAL:
 		return "the kernel rejected its settings (a frequency above kernel.perf_event_max_sample_rate, or a "
 		       "PMU that cannot sample or has no such precision?)";

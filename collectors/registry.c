@@ -2,6 +2,8 @@
  * registry.c: the table of collectors, in the order of the report's
  * sections, and the lookups of record and report in it.
  */
+#include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
 
@@ -43,4 +45,25 @@ const struct collector *collector_for_event(const struct pmu_event *ev)
 		if (collector_table[i]->owns_event && collector_table[i]->owns_event(ev))
 			return collector_table[i];
 	return &events_collector;
+}
+
+int collector_add_events(const struct collector *c, struct record_options *opts, struct event_list *events,
+			 char *reason, size_t reasonlen)
+{
+	size_t before = events->count;
+	int err = c->add_events(opts, events, reason, reasonlen);
+	if (err)
+		return err;
+	for (size_t e = before; e < events->count; e++) {
+		const struct event_spec *spec = &events->specs[e];
+		if (spec->optional)
+			continue;
+		int probe = perf_event_probe(&spec->attr);
+		if (probe != -EACCES && probe != -EPERM)
+			continue; /* opens, or fails for a reason the opener reports with its own context */
+		snprintf(reason, reasonlen, "cannot open %s: %s", spec->name, perf_open_reason(probe, &spec->attr));
+		event_list_truncate(events, before);
+		return probe;
+	}
+	return 0;
 }

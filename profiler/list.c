@@ -66,7 +66,7 @@ static void list_collectors(const struct record_options *defaults, FILE *out)
 		struct record_options opts = *defaults;
 		struct event_list events = { 0 };
 		char reason[256] = "";
-		int err = c->add_events(&opts, &events, reason, sizeof(reason));
+		int err = collector_add_events(c, &opts, &events, reason, sizeof(reason));
 		const char *state = err == 0 ? "available" : c->on_request ? "on request" : "unavailable";
 		fprintf(out, "  %-8s %-12s ", c->name, state);
 		if (err == 0) {

@@ -353,7 +353,7 @@ static int gather_events(struct record_options *opts, const struct record_args *
 		size_t before = events->count;
 		states[n].collector = c;
 		if (by_name) {
-			states[n].error = c->add_events(opts, events, states[n].reason, sizeof(states[n].reason));
+			states[n].error = collector_add_events(c, opts, events, states[n].reason, sizeof(states[n].reason));
 			if (states[n].error) {
 				/* a collector is whole or absent: drop what it added before failing */
 				event_list_truncate(events, before);
@@ -612,13 +612,16 @@ static void print_closing_line(const struct record_args *a, const struct drain_s
 		(double)duration_ns / 1e9, (unsigned long long)d->stats.samples, (unsigned long long)lost,
 		SHARE(lost, d->stats.samples + lost),
 		(double)bytes / 1e6, a->output);
+	/* the reasons are long and say what to do: 'sigprof list' and the report's header give them */
 	const char *sep = "; unavailable: ";
 	for (size_t i = 0; i < nstates; i++) {
 		if (!states[i].error)
 			continue;
-		sb_addf(&line, "%s%s (%s)", sep, states[i].collector->name, states[i].reason);
+		sb_addf(&line, "%s%s", sep, states[i].collector->name);
 		sep = ", ";
 	}
+	if (strcmp(sep, ", ") == 0)
+		sb_addf(&line, " (why: sigprof list)");
 	fprintf(stderr, "%s\n", line.buf);
 	sb_free(&line);
 }
