@@ -220,6 +220,9 @@ void filter_window(const struct profile_filter *f, uint64_t first, uint64_t last
 {
 	*start = bound_ns(f->time_start, f->start_percent, first, last);
 	*end = f->has_end ? bound_ns(f->time_end, f->end_percent, first, last) : UINT64_MAX;
+	/* half-open [start, end), so that ,50% and 50%, split a recording; an END at or past the last record keeps it */
+	if (*end >= last)
+		*end = UINT64_MAX;
 }
 
 void filter_free(struct profile_filter *f)

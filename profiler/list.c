@@ -98,7 +98,7 @@ static void list_probe(const char *class, const char *representative, FILE *out)
 	memset(&attr, 0, sizeof(attr));
 	attr.size = sizeof(attr);
 	pmu_event_apply(&ev, &attr);
-	attr.exclude_kernel = geteuid() != 0 && read_int_file("/proc/sys/kernel/perf_event_paranoid", 2) > 1;
+	attr.exclude_kernel = !kernel_samples_allowed();
 	int ret = perf_event_probe(&attr);
 	if (ret < 0)
 		fprintf(out, "unavailable: %s does not open: %s\n", representative, perf_open_reason(ret, &attr));
@@ -203,7 +203,7 @@ int cmd_list(int argc, char **argv)
 		.frequency = LIST_FREQUENCY,
 		.call_graph = CALL_GRAPH_FP,
 		.stack_user_size = DEFAULT_STACK_USER_SIZE,
-		.exclude_kernel = geteuid() != 0 && read_int_file("/proc/sys/kernel/perf_event_paranoid", 2) > 1,
+		.exclude_kernel = !kernel_samples_allowed(),
 	};
 	list_collectors(&defaults, stdout);
 	list_classes(stdout);

@@ -314,7 +314,7 @@ static bool task_and_time_pass(struct profile *p, uint32_t pid, uint32_t tid, ui
 {
 	if (!p->filter)
 		return true;
-	if (time && (time < p->window_start || time > p->window_end))
+	if (time && (time < p->window_start || time >= p->window_end))
 		return false;
 	if (!p->filter->npids && !p->filter->ntids && !p->filter->ncomms)
 		return true;

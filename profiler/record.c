@@ -304,11 +304,6 @@ static int parse_record_args(int argc, char **argv, struct record_args *a)
 	return 0;
 }
 
-static int paranoid_level(void)
-{
-	return read_int_file("/proc/sys/kernel/perf_event_paranoid", 2);
-}
-
 struct collector_state {
 	const struct collector *collector;
 	int error;
@@ -440,7 +435,7 @@ static int write_meta(struct sp_writer *w, const struct record_args *a, const st
 		err = err ? err : sp_writer_meta(w, "target", &v, 1);
 	}
 	if (a->opts.exclude_kernel) {
-		const char *why = "kernel frames excluded: not root and kernel.perf_event_paranoid > 1";
+		const char *why = "kernel frames excluded: not root, no CAP_PERFMON, and kernel.perf_event_paranoid > 1";
 		err = err ? err : sp_writer_meta(w, "note", &why, 1);
 	}
 	for (size_t i = 0; i < nstates && !err; i++) {
@@ -682,7 +677,7 @@ static int record_run(struct record_args *a)
 	char errbuf[512] = "";
 	if (attached && target_resolve(&a->target, errbuf, sizeof(errbuf)) < 0)
 		return sp_error("record: %s", errbuf), EXIT_USAGE;
-	if (geteuid() != 0 && paranoid_level() > 1)
+	if (!kernel_samples_allowed())
 		a->opts.exclude_kernel = true;
 
 	struct event_list events = { 0 };

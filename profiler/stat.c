@@ -1013,7 +1013,7 @@ static void stat_free(struct stat_state *st)
 static int stat_run(struct stat_state *st)
 {
 	struct stat_args *a = &st->args;
-	bool exclude_kernel = geteuid() != 0 && read_int_file("/proc/sys/kernel/perf_event_paranoid", 2) > 1;
+	bool exclude_kernel = !kernel_samples_allowed();
 	if (a->events.len && add_user_counters(st, a->events.buf, exclude_kernel) < 0)
 		return EXIT_USAGE;
 	int found = a->argv ? workload_find(a->argv[0]) : 0;

@@ -354,6 +354,23 @@ int read_int_file(const char *path, int fallback)
 	return value;
 }
 
+bool perf_privileged(void)
+{
+	if (geteuid() == 0)
+		return true;
+	size_t len;
+	char *status = read_whole_file("/proc/self/status", &len);
+	const char *eff = status ? strstr(status, "\nCapEff:") : NULL;
+	unsigned long long caps = eff ? strtoull(eff + 8, NULL, 16) : 0;
+	free(status);
+	return caps & (1ull << 38 /* CAP_PERFMON */ | 1ull << 21 /* CAP_SYS_ADMIN */);
+}
+
+bool kernel_samples_allowed(void)
+{
+	return perf_privileged() || read_int_file("/proc/sys/kernel/perf_event_paranoid", 2) <= 1;
+}
+
 char *read_whole_file(const char *path, size_t *len)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);

@@ -64,7 +64,9 @@ bool filter_task(const struct profile_filter *f, uint32_t pid, uint32_t tid, con
 bool filter_dso(const struct profile_filter *f, const char *dso);
 /*
  * The window of --time in the recording's clock, given the times of its
- * first and last records: [*start, *end].
+ * first and last records: [*start, *end), half-open so that adjacent
+ * windows (,50% and 50%,) split the recording; an END past the last
+ * record is UINT64_MAX.
  */
 void filter_window(const struct profile_filter *f, uint64_t first, uint64_t last, uint64_t *start,
 		   uint64_t *end);
