@@ -652,15 +652,16 @@ static void enable_at_open(struct event_list *events)
  * mappings, written as the kernel's records would be, with the sample_id
  * of the event that carries the task records.
  */
-static int synthesize_tasks(struct sp_writer *w, struct perf_session *session, const struct record_args *a)
+static void synthesize_tasks(struct strbuf *out, struct perf_session *session, const struct record_args *a)
 {
 	const struct opened_event *events;
 	size_t n = perf_session_events(session, &events);
 	for (size_t e = 0; e < n; e++)
-		if (!events[e].failed && events[e].nr_ids && events[e].spec->attr.mmap)
-			return target_synthesize(&a->target, w, events[e].spec->attr.sample_type, events[e].ids[0],
-						  a->opts.want_data_mmaps);
-	return 0;
+		if (!events[e].failed && events[e].nr_ids && events[e].spec->attr.mmap) {
+			target_synthesize(&a->target, out, events[e].spec->attr.sample_type, events[e].ids[0],
+					  a->opts.want_data_mmaps);
+			return;
+		}
 }
 
 static int record_run(struct record_args *a)
@@ -718,11 +719,15 @@ static int record_run(struct record_args *a)
 	struct perf_session *session = NULL;
 	struct sp_writer *writer = NULL;
 	bool had_previous = false; /* FILE existed: the writer renamed it FILE.old */
+	struct strbuf synthesized = { 0 }; /* COMM and MMAP2 records of the targets as sigprof found them */
 	err = perf_session_open(events.specs, events.count, &target, a->ring_pages, &session, errbuf, sizeof(errbuf));
 	if (err < 0) {
 		sp_error("record: %s", errbuf);
 		goto fail_child;
 	}
+	/* at once, while the targets surely run: their comm and maps as they are now */
+	if (attached)
+		synthesize_tasks(&synthesized, session, a);
 	struct stat previous;
 	had_previous = stat(a->output, &previous) == 0 && S_ISREG(previous.st_mode);
 	err = sp_writer_create(a->output, &writer);
@@ -735,8 +740,9 @@ static int record_run(struct record_args *a)
 	err = err ? err : write_meta(writer, a, states, nstates, start_real, start_mono);
 	if (!err && !a->no_kallsyms && !a->opts.exclude_kernel)
 		err = write_kallsyms(writer);
-	if (!err && attached)
-		err = synthesize_tasks(writer, session, a);
+	if (!err && synthesized.len)
+		err = sp_writer_raw(writer, synthesized.buf, synthesized.len);
+	sb_free(&synthesized);
 	err = err ? err : sp_writer_flush(writer);
 	if (err < 0) {
 		sp_error("record: cannot write %s: %s", a->output, strerror(-err));
@@ -775,6 +781,7 @@ static int record_run(struct record_args *a)
 	return a->argv ? workload_exit_code(status) : 0;
 
 fail_child:
+	sb_free(&synthesized);
 	workload_abort(&w);
 	if (writer) {
 		sp_writer_close(writer);

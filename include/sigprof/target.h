@@ -22,7 +22,7 @@
 
 #include "sigprof/perf.h"
 
-struct sp_writer;
+struct strbuf;
 
 struct target {
 	/* as the user gave them; NULL when not given */
@@ -76,14 +76,16 @@ void target_describe(const struct target *t, char *buf, size_t len);
 void target_free(struct target *t);
 
 /*
- * Write a COMM record for every thread and an MMAP2 record for every
- * executable mapping (every mapping with data_mmaps) of the processes that
- * already run: the target's for -p/-t, every process for -a, -C and -G.
- * Each carries a sample_id trailer of the event of sample_type with id, at
- * time 0, so the report replays them before any sample.  A process that
- * exits meanwhile is skipped.  0 or the writer's -errno.
+ * Append to out a COMM record for every thread and an MMAP2 record for
+ * every executable mapping (every mapping with data_mmaps) of the
+ * processes that already run: the target's for -p/-t, every process for
+ * -a, -C and -G.  Each carries a sample_id trailer of the event of
+ * sample_type with id, at time 0, so the report replays them before any
+ * sample.  Called right after the events open, before the target can
+ * exit; the caller writes them to the recording.  A process that exits
+ * meanwhile is skipped.  0.
  */
-int target_synthesize(const struct target *t, struct sp_writer *w, uint64_t sample_type, uint64_t id,
+int target_synthesize(const struct target *t, struct strbuf *out, uint64_t sample_type, uint64_t id,
 		      bool data_mmaps);
 
 /* The threads of process pid, from /proc/PID/task, into a growable array.  0 or -errno (-ESRCH: no such pid). */
