@@ -34,8 +34,10 @@ int filter_add_pids(struct profile_filter *f, const char *text, bool threads, ch
 		}
 		*list = xrealloc(*list, (*n + 1) * sizeof(**list));
 		(*list)[(*n)++] = (uint32_t)v;
-		p += len + (p[len] == ',');
-	} while (*p);
+		if (p[len] != ',')
+			break;
+		p += len + 1; /* a trailing comma leaves an empty item: an error */
+	} while (1);
 	return 0;
 }
 
@@ -55,8 +57,10 @@ int filter_add_names(struct profile_filter *f, const char *text, bool dsos, char
 		memcpy(name, p, len);
 		name[len] = '\0';
 		(*list)[(*n)++] = name;
-		p += len + (p[len] == ',');
-	} while (*p);
+		if (p[len] != ',')
+			break;
+		p += len + 1; /* a trailing comma leaves an empty item: an error */
+	} while (1);
 	return 0;
 }
 

@@ -81,14 +81,20 @@ static int parse_pid_list(const char *text, const char *opt, pid_t **out, size_t
 		char item[32];
 		uint64_t v;
 		snprintf(item, sizeof(item), "%.*s", (int)(len < sizeof(item) - 1 ? len : sizeof(item) - 1), p);
-		if (len == 0 || len >= sizeof(item) || parse_u64(item, 1, INT32_MAX, &v) < 0) {
+		if (len == 0) {
+			snprintf(err, errlen, "%s %s: an empty item in the list", opt, text);
+			return -EINVAL;
+		}
+		if (len >= sizeof(item) || parse_u64(item, 1, INT32_MAX, &v) < 0) {
 			snprintf(err, errlen, "%s %s: %.*s is not a process or thread id", opt, text, (int)len, p);
 			return -EINVAL;
 		}
 		GROW(*out, cap, *n + 1);
 		(*out)[(*n)++] = (pid_t)v;
-		p += len + (p[len] == ',');
-	} while (*p);
+		if (p[len] != ',')
+			break;
+		p += len + 1; /* a trailing comma leaves an empty item: an error */
+	} while (1);
 	return 0;
 }
 
