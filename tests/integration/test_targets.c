@@ -47,10 +47,15 @@ static pid_t spawn(const char *log, const char *fmt, ...)
 	return pid;
 }
 
-/* sig_attach waiting for trigger, exec'd (its pid is the process's, not a shell's). */
+/* sig_attach waiting for trigger, exec'd (its pid is the process's, not a shell's); its child sends c SIGWINCH. */
+static pid_t spawn_sig_attach_child(const char *trigger, long n, long m, long c)
+{
+	return spawn(NULL, "exec " W "sig_attach %s %ld %ld %ld", trigger, n, m, c);
+}
+
 static pid_t spawn_sig_attach(const char *trigger, long n, long m)
 {
-	return spawn(NULL, "exec " W "sig_attach %s %ld %ld", trigger, n, m);
+	return spawn_sig_attach_child(trigger, n, m, 0);
 }
 
 /* Wait for pid's exit within seconds; its exit code (128+N when killed); -1 on timeout (then it is killed). */
@@ -123,12 +128,12 @@ static void assert_own_signals(const char *json, long n, long m, const char *wha
 Test(targets, pid_sees_its_signals_and_new_thread_not_another_process, .timeout = 120)
 {
 	require_tracing();
-	const long na = 500, ma = 300, nb = 700, mb = 100;
+	const long na = 500, ma = 300, ca = 70, nb = 700, mb = 100;
 	const char *trig_a = test_path("pid-trig-a"), *trig_b = test_path("pid-trig-b");
 	char ta[512], tb[512];
 	snprintf(ta, sizeof(ta), "%s", trig_a);
 	snprintf(tb, sizeof(tb), "%s", trig_b);
-	pid_t a = spawn_sig_attach(ta, na, ma), b = spawn_sig_attach(tb, nb, mb);
+	pid_t a = spawn_sig_attach_child(ta, na, ma, ca), b = spawn_sig_attach_child(tb, nb, mb, 40);
 	char data[512], log[512];
 	snprintf(data, sizeof(data), "%s", test_path("pid.data"));
 	snprintf(log, sizeof(log), "%s", test_path("pid.log"));
@@ -144,7 +149,13 @@ Test(targets, pid_sees_its_signals_and_new_thread_not_another_process, .timeout 
 	const char *json = report_json_file(data, "");
 	require_signal_collector(json);
 	assert_own_signals(json, na, ma, "record -p");
+	/* the child forked after the attach is followed too; B's child is not */
+	cr_assert_eq(signal_field(json, "SIGWINCH", ".generated"), ca, "the child of the attached process");
+	cr_assert_eq(signal_field(json, "SIGWINCH", ".delivered"), ca);
 	cr_assert_eq(jq_file(json, ".meta.truncated | if . then 1 else 0 end"), 0);
+	/* the sched collector saw the attached tasks switch (the join, the waits for the child) */
+	double switches = jq_file(json, ".meta.collectors[] | select(.name==\"sched\" and .status==\"ok\") | .samples");
+	cr_assert(switches != 0, "no sched samples of the attached tasks");
 	char want[64];
 	snprintf(want, sizeof(want), "-p %d", (int)a);
 	char *target;
