@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -163,7 +164,7 @@ static int cgroup_root(char *root, size_t len)
 
 static int open_cgroup(struct target *t, char *err, size_t errlen)
 {
-	char path[4096], root[4096] = "";
+	char root[4096] = "", path[sizeof(root) + 4096 + 2];
 	if (t->cgroup[0] == '/' && access(t->cgroup, F_OK) == 0) {
 		snprintf(path, sizeof(path), "%s", t->cgroup);
 	} else if (cgroup_root(root, sizeof(root)) == 0) {
@@ -263,7 +264,17 @@ int target_resolve(struct target *t, char *err, size_t errlen)
 		if (ret < 0)
 			return ret;
 	}
-	return tasks ? resolve_tasks(t, err, errlen) : 0;
+	int ret = tasks ? resolve_tasks(t, err, errlen) : 0;
+	/*
+	 * One fd per (event, CPU, thread): a process of a hundred threads
+	 * needs thousands.  As perf does, take the hard limit of open files.
+	 */
+	struct rlimit files;
+	if (!ret && getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+		files.rlim_cur = files.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &files);
+	}
+	return ret;
 }
 
 void target_perf(const struct target *t, struct perf_target *out)

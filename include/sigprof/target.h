@@ -63,8 +63,10 @@ bool target_option(int c, const char *arg, struct target *t);
 bool target_given(const struct target *t);
 /*
  * Check the options against each other, parse the lists, read the
- * threads of every process, open the cgroup.  0, or -errno with one line
- * in err (a pid that does not exist: "pid 1234: no such process").
+ * threads of every process, open the cgroup, and raise the soft limit of
+ * open files to the hard one (one fd per event, CPU and thread).  0, or
+ * -errno with one line in err (a pid that does not exist: "-p 1234: no
+ * such process").
  */
 int target_resolve(struct target *t, char *err, size_t errlen);
 /* The perf_target the events open for. */
