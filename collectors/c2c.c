@@ -445,11 +445,11 @@ static void c2c_finish(void *state, const struct profile *p)
 enum { FIG_HITM_LOCAL, FIG_HITM_REMOTE, FIG_HITM_TOTAL, FIG_DRAM_LOCAL, FIG_DRAM_REMOTE };
 
 static const struct path_figure c2c_path_figures[] = {
-	[FIG_HITM_LOCAL] = { "HITM lcl", "hitm_local", 0 },
-	[FIG_HITM_REMOTE] = { "HITM rmt", "hitm_remote", 0 },
-	[FIG_HITM_TOTAL] = { "HITM", "hitm_total", 0 },
-	[FIG_DRAM_LOCAL] = { "DRAM lcl", "dram_local", 0 },
-	[FIG_DRAM_REMOTE] = { "DRAM rmt", "dram_remote", 0 },
+	[FIG_HITM_LOCAL] = { "HITM lcl", "hitm_local", 0, "samples" },
+	[FIG_HITM_REMOTE] = { "HITM rmt", "hitm_remote", 0, "samples" },
+	[FIG_HITM_TOTAL] = { "HITM", "hitm_total", 0, "samples" },
+	[FIG_DRAM_LOCAL] = { "DRAM lcl", "dram_local", 0, "samples" },
+	[FIG_DRAM_REMOTE] = { "DRAM rmt", "dram_remote", 0, "samples" },
 };
 
 static uint64_t figure_of(const struct c2c_counts *c, size_t figure)

@@ -153,7 +153,7 @@ static void cache_sample(void *state, const struct profile *p, const struct sp_s
 	st->path_misses[view_stack_path(p, stack)] += s->period ? s->period : 1;
 }
 
-static const struct path_figure cache_path_figures[] = { { "misses", NULL, 0 } };
+static const struct path_figure cache_path_figures[] = { { "misses", NULL, 0, "misses" } };
 
 static double cache_path_figure(void *state, const struct profile *p, int path, size_t figure)
 {

@@ -651,7 +651,7 @@ static double ms(uint64_t ns)
 	return (double)ns / 1e6;
 }
 
-static const struct path_figure sched_path_figures[] = { { "wait ms", NULL, 3 } };
+static const struct path_figure sched_path_figures[] = { { "wait ms", NULL, 3, "ms" } };
 
 /* The path table's sched column: wait time in ms of the waits that began on the path's stacks. */
 static double sched_path_figure(void *state, const struct profile *p, int path, size_t figure)

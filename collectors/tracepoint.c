@@ -151,11 +151,76 @@ int tracepoint_add(struct event_list *events, const struct record_options *opts,
 
 /* ---- report side ---- */
 
+/* Whether text[0, n) starts with the literal lit; advances *at past it. */
+static bool take(const char **at, const char *end, const char *lit)
+{
+	size_t len = strlen(lit);
+	if ((size_t)(end - *at) < len || memcmp(*at, lit, len) != 0)
+		return false;
+	*at += len;
+	return true;
+}
+
+/* One or more characters of set (digits, or a name's), then *at past them. */
+static bool take_run(const char **at, const char *end, bool (*in_set)(char))
+{
+	const char *start = *at;
+	while (*at < end && in_set(**at))
+		(*at)++;
+	return *at > start;
+}
+
+static bool is_digit_char(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+static bool is_name_char(char c)
+{
+	return isalnum((unsigned char)c) || c == '_';
+}
+
+static bool is_declaration_char(char c)
+{
+	return c != ';' && c != '\n';
+}
+
+/*
+ * Whether the text before "print fmt:" is, line by line, what the kernel
+ * writes: "name: NAME", "ID: N", "format:", then field lines
+ * "\tfield:DECLARATION;\toffset:N;\tsize:N;\tsigned:N;" and blank ones.
+ * libtraceevent leaks the token it was reading when a line breaks off
+ * (a recording cut or damaged inside the format text), so such a text never
+ * reaches it.
+ */
+static bool fields_well_formed(const char *text, size_t n)
+{
+	const char *at = text, *end = text + n;
+	if (!take(&at, end, "name: ") || !take_run(&at, end, is_name_char) || !take(&at, end, "\n") ||
+	    !take(&at, end, "ID: ") || !take_run(&at, end, is_digit_char) || !take(&at, end, "\n") ||
+	    !take(&at, end, "format:\n"))
+		return false;
+	while (at < end) {
+		if (take(&at, end, "\n"))
+			continue;
+		if (!take(&at, end, "\tfield:") || !take_run(&at, end, is_declaration_char) ||
+		    !take(&at, end, ";\toffset:") || !take_run(&at, end, is_digit_char) ||
+		    !take(&at, end, ";\tsize:") || !take_run(&at, end, is_digit_char) || !take(&at, end, ";"))
+			return false;
+		if (take(&at, end, "\tsigned:") && (!take_run(&at, end, is_digit_char) || !take(&at, end, ";")))
+			return false;
+		if (!take(&at, end, "\n"))
+			return false;
+	}
+	return true;
+}
+
 /*
  * What libtraceevent is given of a format text: the text up to its "print
  * fmt:" line, then an empty print format (malloc'd, its length in *len); NULL
  * when the text holds a byte that is neither printable ASCII nor white space,
- * as no kernel's format file does.  A report reads fields by name and never
+ * as no kernel's format file does, or lines that are not a format file's
+ * (fields_well_formed()).  A report reads fields by name and never
  * prints an event, and libtraceevent's parser crashes on damaged texts: its
  * tokenizer returns no token for such a byte, which some of its callers hand
  * to strcmp(); its print format parser dereferences NULL for __print_flags()
@@ -174,6 +239,8 @@ static char *format_for_parser(const char *text, size_t n, size_t *len)
 			break;
 		}
 	}
+	if (!fields_well_formed(text, keep))
+		return NULL;
 	char *out = xmalloc(keep + 1 + sizeof(empty));
 	memcpy(out, text, keep);
 	if (keep && out[keep - 1] != '\n')

@@ -9,6 +9,13 @@
  * stalls for a moment (ext4 under load: 50-150 ms here) then stalls that
  * thread, not the drain loop whose ring buffers would overflow meanwhile.
  *
+ * The file's life is written for root in a directory other users can
+ * write (docs/security.md): nothing is ever opened by the output's name.
+ * The writer creates a new file of its own next to it (O_EXCL|O_NOFOLLOW,
+ * a random hidden name, through the directory's descriptor), and
+ * sp_writer_publish() renames it into place, the previous file going to
+ * NAME.old by rename too; a failure removes only that file.
+ *
  * The reader streams: it keeps a buffer of at least two maximal records
  * (64 KiB each) and refills it as records are consumed, so a report reads a
  * file of any size in constant memory.
@@ -18,6 +25,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <lz4.h>
@@ -37,6 +45,16 @@ struct wbuf {
 
 struct sp_writer {
 	int fd;
+	/*
+	 * A file's life: created under temp_name in dirfd, renamed to name by
+	 * publish_output() (the previous name going to name.old).  A pipe
+	 * (sp_writer_from_fd()) has dirfd -1 and is born published.
+	 */
+	int dirfd;
+	char *name;
+	char *temp_name;
+	bool published;
+	bool moved_old;   /* publishing renamed a previous recording to name.old */
 	char *buf;
 	size_t used;
 	uint64_t bytes; /* written to the file or buffered */
@@ -54,35 +72,136 @@ struct sp_writer {
 	int thread_error;              /* the thread's first write error */
 };
 
-int sp_writer_create(const char *path, struct sp_writer **out)
+/* An entry that may be replaced by a new recording: none, or a regular file (never followed if a link). */
+static int check_replaceable(int dirfd, const char *name)
 {
 	struct stat st;
-	if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
-		char old[4096];
-		snprintf(old, sizeof(old), "%s.old", path);
-		if (rename(path, old) < 0)
-			return -errno;
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	return S_ISREG(st.st_mode) ? 0 : -EEXIST;
+}
+
+/*
+ * A new file of our own next to name: O_EXCL|O_NOFOLLOW, so that nothing
+ * another user placed there (a link, a FIFO, a device) is opened, and a
+ * random suffix, so that a name cannot be prepared in advance.
+ */
+static int create_temp(struct sp_writer *w)
+{
+	for (int attempt = 0; attempt < 64; attempt++) {
+		uint32_t r = 0;
+		if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
+			r = (uint32_t)(now_monotonic_ns() ^ ((uint64_t)getpid() << 16)) + (uint32_t)attempt;
+		struct strbuf temp = { 0 };
+		/* cut the name so that the temporary one stays within NAME_MAX */
+		sb_addf(&temp, ".%.200s.%08x", w->name, r);
+		int fd = openat(w->dirfd, temp.buf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd >= 0) {
+			w->fd = fd;
+			w->temp_name = temp.buf;
+			return 0;
+		}
+		int err = -errno;
+		sb_free(&temp);
+		if (err != -EEXIST)
+			return err;
 	}
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -errno;
+	return -EEXIST;
+}
+
+static struct sp_writer *writer_new(int fd)
+{
 	struct sp_writer *w = xcalloc(1, sizeof(*w));
 	w->fd = fd;
+	w->dirfd = -1;
 	w->buf = xmalloc(WRITE_BUFFER_SIZE);
+	return w;
+}
 
+static int write_file_header(struct sp_writer *w)
+{
 	struct sp_file_header hdr = { .version = SP_VERSION,
 				      .header_size = sizeof(hdr),
 				      .byte_order = SP_BYTE_ORDER };
 	memcpy(hdr.magic, SP_MAGIC, sizeof(SP_MAGIC));
 	int err = sp_writer_raw(w, &hdr, sizeof(hdr));
-	if (!err)
-		err = sp_writer_flush(w);
+	return err ? err : sp_writer_flush(w);
+}
+
+int sp_writer_create(const char *path, struct sp_writer **out)
+{
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+	if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
+		return -EISDIR;
+	char *dir = slash ? xstrndup(path, slash == path ? 1 : (size_t)(slash - path)) : xstrdup(".");
+	int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int err = dirfd < 0 ? -errno : 0;
+	free(dir);
+	if (err)
+		return err;
+	err = check_replaceable(dirfd, base);
 	if (err) {
-		sp_writer_close(w);
+		close(dirfd);
+		return err;
+	}
+	struct sp_writer *w = writer_new(-1);
+	w->dirfd = dirfd;
+	w->name = xstrdup(base);
+	err = create_temp(w);
+	err = err ? err : write_file_header(w);
+	if (err) {
+		sp_writer_discard(w);
 		return err;
 	}
 	*out = w;
 	return 0;
+}
+
+int sp_writer_from_fd(int fd, struct sp_writer **out)
+{
+	struct sp_writer *w = writer_new(fd);
+	w->published = true;
+	int err = write_file_header(w);
+	if (err) {
+		sp_writer_discard(w);
+		return err;
+	}
+	*out = w;
+	return 0;
+}
+
+static char *old_name(const struct sp_writer *w)
+{
+	struct strbuf old = { 0 };
+	sb_addf(&old, "%s.old", w->name);
+	return old.buf;
+}
+
+int sp_writer_publish(struct sp_writer *w)
+{
+	if (w->published)
+		return 0;
+	if (w->error)
+		return w->error;
+	/* checked again: what is there now is what would be moved to .old */
+	int err = check_replaceable(w->dirfd, w->name);
+	if (err)
+		return err;
+	char *old = old_name(w);
+	if (renameat(w->dirfd, w->name, w->dirfd, old) == 0)
+		w->moved_old = true;
+	else if (errno != ENOENT)
+		err = -errno;
+	if (!err && renameat(w->dirfd, w->temp_name, w->dirfd, w->name) < 0) {
+		err = -errno;
+		if (w->moved_old && renameat(w->dirfd, old, w->dirfd, w->name) == 0)
+			w->moved_old = false;
+	}
+	free(old);
+	if (!err)
+		w->published = true;
+	return err;
 }
 
 static int write_all(int fd, const void *data, size_t len)
@@ -370,7 +489,8 @@ uint64_t sp_writer_bytes(const struct sp_writer *w)
 	return w->bytes;
 }
 
-int sp_writer_close(struct sp_writer *w)
+/* Write what is buffered, stop the thread, close; the first error. */
+static int finish_writing(struct sp_writer *w)
 {
 	int err = sp_writer_flush(w);
 	if (w->async) {
@@ -381,9 +501,52 @@ int sp_writer_close(struct sp_writer *w)
 		err = -errno;
 	if (close(w->fd) < 0 && !err)
 		err = -errno;
+	w->fd = -1;
+	return err;
+}
+
+static void writer_free(struct sp_writer *w)
+{
+	if (w->dirfd >= 0)
+		close(w->dirfd);
+	free(w->name);
+	free(w->temp_name);
 	free(w->buf);
 	free(w);
+}
+
+int sp_writer_close(struct sp_writer *w)
+{
+	int err = finish_writing(w);
+	if (!err)
+		err = sp_writer_publish(w);
+	if (err && !w->published)
+		unlinkat(w->dirfd, w->temp_name, 0); /* a failed file never replaces the previous one */
+	writer_free(w);
 	return err;
+}
+
+void sp_writer_discard(struct sp_writer *w)
+{
+	if (w->fd >= 0) {
+		struct stat ours, there;
+		bool ours_known = fstat(w->fd, &ours) == 0;
+		w->error = w->error ? w->error : -ECANCELED; /* nothing more reaches the file */
+		finish_writing(w);
+		if (w->dirfd >= 0 && !w->published) {
+			unlinkat(w->dirfd, w->temp_name, 0);
+		} else if (w->dirfd >= 0 && ours_known && fstatat(w->dirfd, w->name, &there, AT_SYMLINK_NOFOLLOW) == 0 &&
+			   there.st_dev == ours.st_dev && there.st_ino == ours.st_ino) {
+			/* published, and the name is still our file (not one put there since): undo */
+			unlinkat(w->dirfd, w->name, 0);
+			if (w->moved_old) {
+				char *old = old_name(w);
+				renameat(w->dirfd, old, w->dirfd, w->name);
+				free(old);
+			}
+		}
+	}
+	writer_free(w);
 }
 
 uint32_t sp_meta_strings(const struct perf_event_header *rec, const char **strings, uint32_t max)
@@ -455,7 +618,11 @@ static int check_header(const struct sp_file_header *hdr, char *err, size_t errl
 		snprintf(err, errlen, "recorded on a machine of the other byte order");
 		return -EINVAL;
 	}
-	if (hdr->version > SP_VERSION || hdr->version == 0) {
+	if (hdr->version == 0) {
+		snprintf(err, errlen, "corrupt file header (format version 0)");
+		return -EINVAL;
+	}
+	if (hdr->version > SP_VERSION) {
 		snprintf(err, errlen, "format version %u is newer than this sigprof reads (%u)", hdr->version,
 			 SP_VERSION);
 		return -EINVAL;
@@ -469,7 +636,8 @@ static int check_header(const struct sp_file_header *hdr, char *err, size_t errl
 
 int sp_reader_open(const char *path, struct sp_reader **out, char *err, size_t errlen)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* "-": standard input, a pipe from `sigprof record -o -` (the reader never seeks) */
+	int fd = strcmp(path, "-") == 0 ? fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3) : open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		int e = errno;
 		snprintf(err, errlen, "%s", strerror(e));

@@ -183,25 +183,47 @@ int path_rules_add(struct path_rules *rules, const char *spec, char *err, unsign
 	return add_rule(rules, spec, (size_t)(eq - spec), eq + 1, err, errlen);
 }
 
+/* A rules file is a few lines a user wrote: past these, it is not one (/dev/zero, a binary). */
+#define RULES_FILE_MAX_BYTES (1u << 20)
+#define RULES_LINE_MAX 1023
+
 int path_rules_load(struct path_rules *rules, const char *file, char *err, unsigned errlen)
 {
-	FILE *f = fopen(file, "re");
-	if (!f) {
-		int e = errno;
-		snprintf(err, errlen, "%s: %s", file, strerror(e));
-		return -e;
+	char *text;
+	size_t len;
+	int ret = read_file_bounded(file, RULES_FILE_MAX_BYTES, &text, &len);
+	if (ret == -EFBIG) {
+		snprintf(err, errlen, "%s: larger than %u bytes: not a path rules file", file, RULES_FILE_MAX_BYTES);
+		return ret;
 	}
-	char line[1024], pattern[512], path[64], extra[8];
-	int ret = 0, lineno = 0;
-	while (!ret && fgets(line, sizeof(line), f)) {
+	if (ret) {
+		snprintf(err, errlen, "%s: %s", file, strerror(-ret));
+		return ret;
+	}
+	if (memchr(text, '\0', len)) {
+		snprintf(err, errlen, "%s: holds a NUL byte: not a text file of path rules", file);
+		free(text);
+		return -EINVAL;
+	}
+	char pattern[512], path[64], extra[8];
+	int lineno = 0;
+	for (char *line = text, *next; !ret && *line; line = next) {
 		lineno++;
+		size_t n = strcspn(line, "\n");
+		next = line + n + (line[n] == '\n');
+		if (n > RULES_LINE_MAX) {
+			snprintf(err, errlen, "%s:%d: line longer than %d bytes", file, lineno, RULES_LINE_MAX);
+			ret = -EINVAL;
+			break;
+		}
+		line[n] = '\0';
 		char *hash = strchr(line, '#');
 		if (hash)
 			*hash = '\0';
-		int n = sscanf(line, "%511s %63s %7s", pattern, path, extra);
-		if (n <= 0)
+		int fields = sscanf(line, "%511s %63s %7s", pattern, path, extra);
+		if (fields <= 0)
 			continue;
-		if (n != 2) {
+		if (fields != 2) {
 			snprintf(err, errlen, "%s:%d: expected 'GLOB PATH'", file, lineno);
 			ret = -EINVAL;
 			break;
@@ -211,7 +233,7 @@ int path_rules_load(struct path_rules *rules, const char *file, char *err, unsig
 		if (ret)
 			snprintf(err, errlen, "%s:%d: %s", file, lineno, why);
 	}
-	fclose(f);
+	free(text);
 	return ret;
 }
 

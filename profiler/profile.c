@@ -47,7 +47,13 @@ struct loader {
 	char *kallsyms_text;      /* the recording's kallsyms, decompressed so far */
 	size_t kallsyms_size, kallsyms_used;
 	uint32_t kallsyms_next;   /* the sequence number expected next */
-	bool skip_kallsyms;       /* the user named a kallsyms file: it wins */
+	bool skip_kallsyms;       /* the user named a kallsyms file, or the copy is settled: no more records */
+	enum { COPY_NONE, COPY_LOADING, COPY_INSTALLED, COPY_BROKEN } kallsyms_copy;
+	const char *kallsyms_broken;  /* why the copy is unusable */
+	bool kernel_symbols_settled;  /* settle_kernel_symbols() ran */
+	char boot_id[64];             /* the recording's (META boot_id), "" when it has none */
+	const char *kernel_symbols_why; /* why /proc/kallsyms is not used, when it is not */
+	bool kallsyms_named;          /* --kallsyms FILE: it wins over copy and host */
 	int *event_collector; /* event index -> collector index, -1 not yet known */
 	size_t event_collector_cap;
 	uint32_t *frames;
@@ -56,6 +62,8 @@ struct loader {
 	struct unwinder *unwinder;    /* made at the first sample that carries user registers */
 	struct unwind_result unwound; /* the current sample's, kept here for its size */
 };
+
+static void settle_kernel_symbols(struct loader *l);
 
 static int collector_index(struct profile *p, const char *name)
 {
@@ -84,8 +92,29 @@ int profile_collector(const struct profile *p, const char *name)
 	return -1;
 }
 
-static void load_meta(struct profile *p, const struct perf_event_header *rec)
+/* A recording could repeat a note a million times: the report keeps the first ones. */
+#define PROFILE_MAX_NOTES 64
+
+static void add_note(struct profile *p, const char *text)
 {
+	if (p->nnotes >= PROFILE_MAX_NOTES)
+		return;
+	p->notes = xrealloc(p->notes, (size_t)(p->nnotes + 1) * sizeof(char *));
+	p->notes[p->nnotes++] = xstrdup(text);
+}
+
+static void free_argv(struct profile *p)
+{
+	for (int i = 0; i < p->argc; i++)
+		free(p->argv[i]);
+	free(p->argv);
+	p->argv = NULL;
+	p->argc = 0;
+}
+
+static void load_meta(struct loader *l, const struct perf_event_header *rec)
+{
+	struct profile *p = l->p;
 	const char *s[1024];
 	uint32_t n = sp_meta_strings(rec, s, ARRAY_SIZE(s));
 	if (n > ARRAY_SIZE(s))
@@ -94,6 +123,7 @@ static void load_meta(struct profile *p, const struct perf_event_header *rec)
 		return;
 	const char *key = s[0], *v = s[1];
 	if (strcmp(key, "argv") == 0) {
+		free_argv(p); /* a second argv (a corrupt file) replaces the first */
 		p->argv = xcalloc(n, sizeof(char *));
 		for (uint32_t i = 1; i < n; i++)
 			p->argv[i - 1] = xstrdup(s[i]);
@@ -117,8 +147,9 @@ static void load_meta(struct profile *p, const struct perf_event_header *rec)
 	} else if (strcmp(key, "target") == 0) {
 		snprintf(p->target, sizeof(p->target), "%s", v);
 	} else if (strcmp(key, "note") == 0) {
-		p->notes = xrealloc(p->notes, (size_t)(p->nnotes + 1) * sizeof(char *));
-		p->notes[p->nnotes++] = xstrdup(v);
+		add_note(p, v);
+	} else if (strcmp(key, "boot_id") == 0) {
+		snprintf(l->boot_id, sizeof(l->boot_id), "%s", v);
 	} else if (strcmp(key, "collector_status") == 0 && n >= 4) {
 		struct collector_info *c = &p->collectors[collector_index(p, v)];
 		c->ok = strcmp(s[2], "ok") == 0;
@@ -314,6 +345,12 @@ static bool task_and_time_pass(struct profile *p, uint32_t pid, uint32_t tid, ui
 {
 	if (!p->filter)
 		return true;
+	if (time && p->window_pending) {
+		/* from a pipe: the first timed record starts the recording's clock (set_filter) */
+		p->window_pending = false;
+		p->span_first = time;
+		filter_window(p->filter, time, UINT64_MAX, &p->window_start, &p->window_end);
+	}
 	if (time && (time < p->window_start || time >= p->window_end))
 		return false;
 	if (!p->filter->npids && !p->filter->ntids && !p->filter->ncomms)
@@ -446,6 +483,7 @@ static void analyzers_see_record(struct profile *p, const struct perf_event_head
 static void process_kernel_record(struct loader *l, const struct perf_event_header *rec)
 {
 	struct profile *p = l->p;
+	settle_kernel_symbols(l);
 	p->records++;
 	if (rec->type == PERF_RECORD_SAMPLE) {
 		load_sample(l, rec);
@@ -511,8 +549,10 @@ static void load_kallsyms(struct loader *l, const struct perf_event_header *rec)
 	const struct sp_kallsyms_record *k = (const void *)rec;
 	if (l->skip_kallsyms)
 		return;
+	l->kallsyms_copy = COPY_LOADING;
+	l->kallsyms_broken = "a KALLSYMS record is malformed or out of sequence";
 	if (rec->size < sizeof(*k) || sizeof(*k) + k->chunk_size > rec->size || k->sequence != l->kallsyms_next++ ||
-	    k->text_size == 0 || k->text_size > (1u << 30))
+	    k->text_size == 0 || k->text_size > KALLSYMS_MAX_BYTES)
 		goto drop;
 	if (k->sequence == 0) {
 		l->kallsyms_text = xmalloc_large(k->text_size + 1);
@@ -525,22 +565,72 @@ static void load_kallsyms(struct loader *l, const struct perf_event_header *rec)
 	int n = LZ4_decompress_safe_continue(&l->kallsyms_decoder, (const char *)(k + 1),
 					     l->kallsyms_text + l->kallsyms_used, (int)k->chunk_size,
 					     (int)(l->kallsyms_size - l->kallsyms_used));
-	if (n <= 0)
+	if (n <= 0) {
+		l->kallsyms_broken = "its compressed text does not decompress";
 		goto drop;
+	}
 	l->kallsyms_used += (size_t)n;
 	if (!(k->flags & SP_KALLSYMS_LAST))
 		return;
 	struct symtab *tab = NULL;
+	l->kallsyms_broken = "its text is shorter than its header says";
 	if (l->kallsyms_used == l->kallsyms_size) {
 		char *text = l->kallsyms_text;
 		l->kallsyms_text = NULL; /* the symtab takes it, whether it parses or not */
-		if (symtab_from_kallsyms_buffer(text, l->kallsyms_used, &tab) == 0)
+		l->kallsyms_broken = "its text is not a kallsyms table";
+		if (symtab_from_kallsyms_buffer(text, l->kallsyms_used, &tab) == 0) {
 			proc_table_set_kernel_symbols(l->p->procs, tab);
+			l->kallsyms_copy = COPY_INSTALLED;
+			l->kallsyms_broken = NULL;
+		}
 	}
 drop:
 	free(l->kallsyms_text);
 	l->kallsyms_text = NULL;
-	l->skip_kallsyms = true; /* a broken copy: the kernel's own table will be read instead */
+	l->skip_kallsyms = true;
+	if (l->kallsyms_copy != COPY_INSTALLED)
+		l->kallsyms_copy = COPY_BROKEN;
+}
+
+/*
+ * Once the run's description is read (before the first kernel record, or
+ * at the end): where kernel frames get their names.  The recording's copy
+ * when it is whole; else this machine's /proc/kallsyms, but only when the
+ * recording says it was made in this very boot (its boot_id): on another
+ * machine or after a reboot every kernel frame would get a wrong name, so
+ * they stay addresses, with the reason.  A corrupt copy is a note either way.
+ */
+static void settle_kernel_symbols(struct loader *l)
+{
+	if (l->kernel_symbols_settled)
+		return;
+	l->kernel_symbols_settled = true;
+	l->skip_kallsyms = true; /* a copy that starts after the kernel records is not one */
+	if (l->kallsyms_named || l->kallsyms_copy == COPY_INSTALLED)
+		return;
+	if (l->kallsyms_copy == COPY_LOADING) {
+		l->kallsyms_copy = COPY_BROKEN;
+		l->kallsyms_broken = "it ends before its last block";
+		free(l->kallsyms_text);
+		l->kallsyms_text = NULL;
+	}
+	char this_boot[64];
+	bool same_boot = l->boot_id[0] && read_boot_id(this_boot, sizeof(this_boot)) == 0 &&
+			 strcmp(this_boot, l->boot_id) == 0;
+	if (l->kallsyms_copy == COPY_BROKEN) {
+		struct strbuf note = { 0 };
+		sb_addf(&note, "the recording's copy of the kernel symbols (kallsyms) is corrupt: %s; %s",
+			l->kallsyms_broken,
+			same_boot ? "kernel frames are named from this machine's /proc/kallsyms (same boot)"
+				  : "kernel frames are shown as addresses");
+		add_note(l->p, note.buf);
+		sb_free(&note);
+	}
+	if (same_boot)
+		return;
+	l->kernel_symbols_why = l->boot_id[0] ? "it was made on another machine or before a reboot"
+					      : "it does not say in which boot it was made";
+	proc_table_forbid_host_kallsyms(l->p->procs);
 }
 
 static int load_record(struct loader *l, const struct perf_event_header *rec)
@@ -548,7 +638,7 @@ static int load_record(struct loader *l, const struct perf_event_header *rec)
 	struct profile *p = l->p;
 	switch (rec->type) {
 	case SP_REC_META:
-		load_meta(p, rec);
+		load_meta(l, rec);
 		return 0;
 	case SP_REC_EVENT:
 		return load_event(l, rec);
@@ -580,11 +670,20 @@ static int load_record(struct loader *l, const struct perf_event_header *rec)
 	}
 }
 
-static void note_kernel_symbols(struct profile *p, struct dso *kernel, const char *kallsyms)
+static void note_kernel_symbols(struct profile *p, const struct loader *l, const char *kallsyms)
 {
+	const struct dso *kernel = l->kernel;
 	if (!kernel->load_tried)
 		return; /* no kernel frame needed a name */
-	if (kernel->load_error == -EPERM)
+	if (kernel->load_error == -ESTALE && l->kallsyms_copy == COPY_NONE)
+		snprintf(p->kernel_symbols_problem, sizeof(p->kernel_symbols_problem),
+			 "kernel frames shown as addresses: the recording carries no copy of kallsyms and %s "
+			 "(give the recording machine's table with --kallsyms FILE)", l->kernel_symbols_why);
+	else if (kernel->load_error == -ESTALE)
+		snprintf(p->kernel_symbols_problem, sizeof(p->kernel_symbols_problem),
+			 "kernel frames shown as addresses: the recording's copy of kallsyms is unusable and %s "
+			 "(give the recording machine's table with --kallsyms FILE)", l->kernel_symbols_why);
+	else if (kernel->load_error == -EPERM)
 		snprintf(p->kernel_symbols_problem, sizeof(p->kernel_symbols_problem),
 			 "kernel symbols hidden in %s: run as root or set kernel.kptr_restrict=0", kallsyms);
 	else if (kernel->load_error)
@@ -621,20 +720,50 @@ static void scan_time_span(const char *file, uint64_t *first, uint64_t *last)
 	sp_reader_close(r);
 }
 
-static void set_filter(struct profile *p, const char *file, const struct profile_filter *f)
+/*
+ * The filters for this load.  --time needs the recording's first and last
+ * times before the first sample: a pass over the file finds them.  Standard
+ * input (a pipe from record -o -) cannot be read twice: there the window's
+ * seconds count from the first timed record met in time order (the first
+ * one replayed), and a percentage, which needs the end, is an error.
+ */
+static int set_filter(struct profile *p, const char *file, const struct profile_filter *f, char *err,
+		      size_t errlen)
 {
 	p->window_start = 0;
 	p->window_end = UINT64_MAX;
 	if (!f)
-		return;
+		return 0;
 	filter_describe(f, p->filters, sizeof(p->filters));
 	if (!filter_drops(f) && f->percent_limit <= 0)
-		return;
+		return 0;
 	p->filter = f;
-	if (f->has_time) {
-		scan_time_span(file, &p->span_first, &p->span_last);
-		filter_window(f, p->span_first, p->span_last, &p->window_start, &p->window_end);
+	if (!f->has_time)
+		return 0;
+	if (strcmp(file, "-") == 0) {
+		if (f->start_percent || f->end_percent) {
+			snprintf(err, errlen, "--time in percent needs the whole recording first: give a file, not a pipe");
+			return -EINVAL;
+		}
+		p->window_pending = true;
+		return 0;
 	}
+	scan_time_span(file, &p->span_first, &p->span_last);
+	filter_window(f, p->span_first, p->span_last, &p->window_start, &p->window_end);
+	return 0;
+}
+
+/* Why a kallsyms file the user named cannot be used, as one line without the file name. */
+static void kallsyms_error(int err, char *buf, size_t buflen)
+{
+	if (err == -EFBIG)
+		snprintf(buf, buflen, "larger than %u MiB: not a kallsyms file", KALLSYMS_MAX_BYTES >> 20);
+	else if (err == -ENOEXEC)
+		snprintf(buf, buflen, "no line of it is 'ADDRESS TYPE NAME': not a kallsyms file");
+	else if (err == -EPERM)
+		snprintf(buf, buflen, "every address in it is 0 (read by a user that kernel.kptr_restrict hides them from)");
+	else
+		snprintf(buf, buflen, "%s", strerror(-err));
 }
 
 int profile_load(const char *file, const struct profile_options *opts, struct profile *p, char *err,
@@ -651,15 +780,26 @@ int profile_load(const char *file, const struct profile_options *opts, struct pr
 	if (opts && opts->srcline)
 		stack_table_enable_srcline(&p->stacks);
 	const char *kallsyms = opts && opts->kallsyms ? opts->kallsyms : "/proc/kallsyms";
-	if (opts && opts->kallsyms)
+	if (opts && opts->kallsyms) {
+		/* a file the user named that is no kallsyms table is an error, not a note under a report */
 		proc_table_set_kallsyms(p->procs, kallsyms);
-	set_filter(p, file, opts ? opts->filter : NULL);
+		int kerr = proc_table_kernel(p->procs)->load_error;
+		if (kerr) {
+			char why[128];
+			kallsyms_error(kerr, why, sizeof(why));
+			snprintf(err, errlen, "--kallsyms %s: %s", kallsyms, why);
+			return kerr;
+		}
+	}
+	int ferr = set_filter(p, file, opts ? opts->filter : NULL, err, errlen);
+	if (ferr < 0)
+		return ferr;
 
 	struct sp_reader *r;
 	int ret = sp_reader_open(file, &r, err, errlen);
 	if (ret < 0)
 		return ret;
-	struct loader l = { .p = p, .skip_kallsyms = opts && opts->kallsyms };
+	struct loader l = { .p = p, .skip_kallsyms = opts && opts->kallsyms, .kallsyms_named = opts && opts->kallsyms };
 	l.kernel = proc_table_kernel(p->procs);
 	const struct perf_event_header *rec;
 	while (sp_reader_next(r, &rec) == 1) {
@@ -670,7 +810,11 @@ int profile_load(const char *file, const struct profile_options *opts, struct pr
 		}
 	}
 	flush_queue(&l, UINT64_MAX);
-	note_kernel_symbols(p, l.kernel, kallsyms);
+	settle_kernel_symbols(&l);
+	if (l.kallsyms_copy == COPY_NONE && !l.kallsyms_named && l.kernel->load_tried && !l.kernel->load_error)
+		add_note(p, "the recording carries no copy of the kernel symbols (recorded with --no-kallsyms?): "
+			    "kernel frames are named from this machine's /proc/kallsyms (same boot)");
+	note_kernel_symbols(p, &l, kallsyms);
 	for (int c = 0; c < p->ncollectors; c++)
 		if (p->collectors[c].state && p->collectors[c].impl->analyzer->finish)
 			p->collectors[c].impl->analyzer->finish(p->collectors[c].state, p);
@@ -693,9 +837,7 @@ int profile_load(const char *file, const struct profile_options *opts, struct pr
 
 void profile_free(struct profile *p)
 {
-	for (int i = 0; i < p->argc; i++)
-		free(p->argv[i]);
-	free(p->argv);
+	free_argv(p);
 	for (int i = 0; i < p->nnotes; i++)
 		free(p->notes[i]);
 	free(p->notes);
@@ -725,7 +867,7 @@ int profile_exit_status(const struct profile *p)
 		return WEXITSTATUS(st);
 	if (WIFSIGNALED(st))
 		return 128 + WTERMSIG(st);
-	return -1;
+	return PROFILE_EXIT_UNKNOWN; /* finished, with a status no exit gives (a corrupt FINISH) */
 }
 
 uint64_t profile_unsampled_hits(const struct profile *p)

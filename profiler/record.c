@@ -4,9 +4,11 @@
  * The order of a run:
  *   1. check the command exists (before touching any file, so a typo costs
  *      no previous recording);
- *   2. ask each collector for its events; open the data file, write META;
+ *   2. ask each collector for its events; create the data file under a
+ *      temporary name (before any signal is blocked: see open_output());
  *   3. fork the workload blocked on a pipe (workload.h), open the events
- *      for it on every CPU (inherit + enable_on_exec), write EVENT records;
+ *      for it on every CPU (inherit + enable_on_exec), write EVENT, META
+ *      and KALLSYMS records, flush, and rename the file into place;
  *   4. release it; a second, close-on-exec pipe tells whether exec worked;
  *   5. drain the ring buffers into the file until the workload exits,
  *      forwarding SIGINT/SIGTERM/SIGHUP to it;
@@ -15,6 +17,7 @@
  * them without races.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
 #include <stdlib.h>
@@ -69,6 +72,7 @@ struct record_args {
 	size_t nuser_events, user_events_cap;
 	bool no_kallsyms;       /* --no-kallsyms: do not carry the kernel's symbol table */
 	struct target target;   /* -p, -t, -a, -C, -G: what runs already; argv is then only the window, or NULL */
+	bool freq_given, period_given; /* -F, -c: one way of sampling, not both */
 };
 
 /* fp | none | dwarf[,SIZE]; SIZE a multiple of 8 from 8 to MAX_STACK_USER_SIZE bytes. */
@@ -165,7 +169,9 @@ _Static_assert(DEFAULT_STACK_USER_SIZE == 8192 && WAIT_STACK_USER_SIZE == 2048, 
 
 static const struct option_spec record_specs[] = {
 	{ .short_name = 'o', .long_name = "output", .arg = "FILE", .default_value = "sigprof.data",
-	  .help = "write to FILE; an existing one is renamed FILE.old" },
+	  .help = "write to FILE, a new file renamed into place once the workload starts; an existing one is "
+		  "renamed FILE.old then.  FILE must be a regular file or absent (never a symbolic link, device or "
+		  "FIFO); '-': stdout, for 'sigprof report -i -' (the workload's stdout then goes to stderr)" },
 	{ .short_name = 'e', .long_name = "event", .alias = "collectors", .arg = "LIST",
 	  .values = "COLLECTOR|EVENT,...", .flags = OPTION_REPEATABLE,
 	  .help = "only these collectors and events (comma-separated, repeatable; default: every collector this "
@@ -182,7 +188,8 @@ static const struct option_spec record_specs[] = {
 	  .default_value = "each collector's own: futex and sched dwarf,2048, cpu and signal fp; see sigprof(1)" },
 	{ .id = 'X', .long_name = "futex", .arg = "MODE", .values = "trace|sample|count",
 	  .help = "trace: every futex call; sample (default): every call up to a rate bound, weighted samples "
-		  "above it; count: exact totals per operation only" },
+		  "above it; count: one exact total per futex system call (futex(2) not split by operation), no "
+		  "records" },
 	{ .short_name = 'm', .long_name = "mmap-pages", .arg = "N", .values = "PAGES",
 	  .help = "ring buffer data pages per CPU, a power of two",
 	  .default_value = OPTIONS_STR(DEFAULT_RING_PAGES) "; " OPTIONS_STR(DWARF_RING_PAGES)
@@ -248,6 +255,7 @@ static int parse_record_args(int argc, char **argv, struct record_args *a)
 			}
 			a->opts.frequency = v;
 			a->opts.period = 0;
+			a->freq_given = true;
 			break;
 		case 'c':
 			if (parse_u64(optarg, 1, UINT64_MAX >> 1, &v) < 0) {
@@ -255,6 +263,7 @@ static int parse_record_args(int argc, char **argv, struct record_args *a)
 				return -EINVAL;
 			}
 			a->opts.period = v;
+			a->period_given = true;
 			break;
 		case 'g':
 			parse_call_graph("fp", &a->opts);
@@ -294,6 +303,10 @@ static int parse_record_args(int argc, char **argv, struct record_args *a)
 			fprintf(stderr, "Try 'sigprof record --help'.\n");
 			return -EINVAL;
 		}
+	}
+	if (a->freq_given && a->period_given) {
+		sp_error("record: -F and -c are two ways of sampling: give a frequency (-F) or a period (-c), not both");
+		return -EINVAL;
 	}
 	if (optind >= argc && !target_given(&a->target)) {
 		sp_error("record: no command to run and no target (sigprof record [options] -- CMD [ARGS...], or -p PID, "
@@ -427,6 +440,9 @@ static int write_meta(struct sp_writer *w, const struct record_args *a, const st
 	err = err ? err : sp_writer_meta(w, "start_realtime_ns", (const char *const[]){ real }, 1);
 	err = err ? err : sp_writer_meta(w, "start_monotonic_ns", (const char *const[]){ mono }, 1);
 	err = err ? err : sp_writer_meta(w, "sigprof_version", &version, 1);
+	char boot_id[64];
+	if (!err && read_boot_id(boot_id, sizeof(boot_id)) == 0)
+		err = sp_writer_meta(w, "boot_id", (const char *const[]){ boot_id }, 1);
 	err = err ? err : sp_writer_meta(w, "call_graph", &cg, 1);
 	if (target_given(&a->target)) {
 		char text[512];
@@ -606,7 +622,7 @@ static void print_closing_line(const struct record_args *a, const struct drain_s
 	sb_addf(&line, "sigprof: recorded %.2f s, %llu samples, %llu lost (%s), %.1f MB written to %s",
 		(double)duration_ns / 1e9, (unsigned long long)d->stats.samples, (unsigned long long)lost,
 		SHARE(lost, d->stats.samples + lost),
-		(double)bytes / 1e6, a->output);
+		(double)bytes / 1e6, strcmp(a->output, "-") ? a->output : "stdout");
 	/* the reasons are long and say what to do: 'sigprof list' and the report's header give them */
 	const char *sep = "; unavailable: ";
 	for (size_t i = 0; i < nstates; i++) {
@@ -621,18 +637,32 @@ static void print_closing_line(const struct record_args *a, const struct drain_s
 	sb_free(&line);
 }
 
-/*
- * The writer's file is discarded and the previous recording, which the
- * writer renamed FILE.old, put back: the run never started.  A FILE.old
- * from some earlier run stays where it is when there was no FILE.
- */
-static void discard_output(const char *path, bool had_previous)
+/* The data file, or stdout for "-" (pipe mode); the one error line on failure. */
+static int open_output(struct record_args *a, struct sp_writer **writer)
 {
-	char old[4096];
-	snprintf(old, sizeof(old), "%s.old", path);
-	unlink(path);
-	if (had_previous)
-		rename(old, path);
+	int err;
+	if (strcmp(a->output, "-") == 0) {
+		if (isatty(STDOUT_FILENO)) {
+			sp_error("record: -o -: stdout is a terminal; pipe it (sigprof record -o - -- CMD | sigprof report -i -)");
+			return -ENOTTY;
+		}
+		int fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+		err = fd < 0 ? -errno : sp_writer_from_fd(fd, writer);
+		/* the recording owns the pipe: what sigprof or the workload prints to stdout goes to stderr */
+		if (!err && dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+			err = -errno;
+		if (err)
+			sp_error("record: cannot write the recording to stdout: %s", strerror(-err));
+		return err;
+	}
+	err = sp_writer_create(a->output, writer);
+	struct stat st;
+	if (err == -EEXIST && lstat(a->output, &st) == 0)
+		sp_error("record: cannot write to %s: it is %s; sigprof writes a recording only to a regular file "
+			 "or to stdout (-o -)", QUOTED(a->output), file_type_name(st.st_mode));
+	else if (err)
+		sp_error("record: cannot create %s: %s", QUOTED(a->output), strerror(-err));
+	return err;
 }
 
 /*
@@ -697,14 +727,22 @@ static int record_run(struct record_args *a)
 	if (attached)
 		enable_at_open(&events);
 
+	/* before workload_start() blocks the interrupt signals: nothing may wait with them blocked */
+	struct sp_writer *writer = NULL;
+	int err = open_output(a, &writer);
+	if (err < 0) {
+		event_list_free(&events);
+		return EXIT_USAGE;
+	}
 	struct workload w;
-	int err = 0;
+	err = 0;
 	if (a->argv)
 		err = workload_start(&w, a->argv);
 	else
 		workload_none(&w);
 	if (err < 0) {
 		sp_error("record: cannot start the workload: %s", strerror(-err));
+		sp_writer_discard(writer);
 		event_list_free(&events);
 		return EXIT_USAGE;
 	}
@@ -717,8 +755,6 @@ static int record_run(struct record_args *a)
 	if (attached)
 		target_perf(&a->target, &target);
 	struct perf_session *session = NULL;
-	struct sp_writer *writer = NULL;
-	bool had_previous = false; /* FILE existed: the writer renamed it FILE.old */
 	struct strbuf synthesized = { 0 }; /* COMM and MMAP2 records of the targets as sigprof found them */
 	err = perf_session_open(events.specs, events.count, &target, a->ring_pages, &session, errbuf, sizeof(errbuf));
 	if (err < 0) {
@@ -728,13 +764,6 @@ static int record_run(struct record_args *a)
 	/* at once, while the targets surely run: their comm and maps as they are now */
 	if (attached)
 		synthesize_tasks(&synthesized, session, a);
-	struct stat previous;
-	had_previous = stat(a->output, &previous) == 0 && S_ISREG(previous.st_mode);
-	err = sp_writer_create(a->output, &writer);
-	if (err < 0) {
-		sp_error("record: cannot create %s: %s", a->output, strerror(-err));
-		goto fail_child;
-	}
 	uint64_t start_real = now_realtime_ns(), start_mono = now_monotonic_ns();
 	err = write_events(writer, session, states, nstates);
 	err = err ? err : write_meta(writer, a, states, nstates, start_real, start_mono);
@@ -745,7 +774,19 @@ static int record_run(struct record_args *a)
 	sb_free(&synthesized);
 	err = err ? err : sp_writer_flush(writer);
 	if (err < 0) {
-		sp_error("record: cannot write %s: %s", a->output, strerror(-err));
+		sp_error("record: cannot write %s: %s%s", QUOTED(a->output), strerror(-err),
+			 strcmp(a->output, "-") ? " (a previous recording there is kept)" : "");
+		goto fail_child;
+	}
+	/*
+	 * The file goes under its name (the previous one to FILE.old) before
+	 * the workload runs, so that a recorder killed from now on leaves its
+	 * data where the user looks, and only once it holds the run's
+	 * description: a full disk fails above, before anything is moved.
+	 */
+	err = sp_writer_publish(writer);
+	if (err < 0) {
+		sp_error("record: cannot rename the new recording to %s: %s", QUOTED(a->output), strerror(-err));
 		goto fail_child;
 	}
 
@@ -754,8 +795,7 @@ static int record_run(struct record_args *a)
 	err = a->argv ? workload_release(&w) : 0;
 	if (err < 0) {
 		sp_error("record: cannot run %s: %s", QUOTED(a->argv[0]), workload_release_error(err));
-		sp_writer_close(writer);
-		discard_output(a->output, had_previous);
+		sp_writer_discard(writer);
 		perf_session_close(session);
 		event_list_free(&events);
 		return workload_cannot_run_exit(err);
@@ -783,10 +823,7 @@ static int record_run(struct record_args *a)
 fail_child:
 	sb_free(&synthesized);
 	workload_abort(&w);
-	if (writer) {
-		sp_writer_close(writer);
-		discard_output(a->output, had_previous);
-	}
+	sp_writer_discard(writer);
 	perf_session_close(session);
 	event_list_free(&events);
 	return EXIT_USAGE;

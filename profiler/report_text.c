@@ -95,6 +95,9 @@ static void print_header(const struct profile *p, FILE *out)
 	if (status >= 0)
 		fprintf(out, "# duration:   %.3f s, exit status %d%s\n", profile_duration_s(p), status,
 			p->finish.flags & SP_FINISH_INTERRUPTED ? " (interrupted)" : "");
+	else if (status == PROFILE_EXIT_UNKNOWN)
+		fprintf(out, "# duration:   %.3f s, exit status unknown (wait status %#x)\n", profile_duration_s(p),
+			(unsigned)p->finish.wait_status);
 	else
 		fprintf(out, "# duration:   %.3f s between first and last sample (recording cut short)\n",
 			profile_duration_s(p));

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
@@ -359,8 +360,10 @@ bool perf_privileged(void)
 	if (geteuid() == 0)
 		return true;
 	size_t len;
-	char *status = read_whole_file("/proc/self/status", &len);
-	const char *eff = status ? strstr(status, "\nCapEff:") : NULL;
+	char *status = NULL;
+	if (read_file_bounded("/proc/self/status", 1 << 16, &status, &len) < 0)
+		return false;
+	const char *eff = strstr(status, "\nCapEff:");
 	unsigned long long caps = eff ? strtoull(eff + 8, NULL, 16) : 0;
 	free(status);
 	return caps & (1ull << 38 /* CAP_PERFMON */ | 1ull << 21 /* CAP_SYS_ADMIN */);
@@ -371,36 +374,87 @@ bool kernel_samples_allowed(void)
 	return perf_privileged() || read_int_file("/proc/sys/kernel/perf_event_paranoid", 2) <= 1;
 }
 
-char *read_whole_file(const char *path, size_t *len)
+int read_file_bounded(const char *path, size_t max, char **text, size_t *len)
 {
+	*text = NULL;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return NULL;
-	size_t cap = 1 << 20, used = 0;
+		return -errno;
+	size_t cap = max < (1u << 20) ? max : (1u << 20), used = 0;
 	char *buf = xmalloc(cap + 1);
+	int err = 0;
 	for (;;) {
 		if (used == cap) {
-			cap *= 2;
+			if (cap == max) {
+				/* one byte more tells a file of exactly max bytes from a longer one */
+				char probe;
+				ssize_t n = read(fd, &probe, 1);
+				if (n < 0 && errno == EINTR)
+					continue;
+				err = n < 0 ? -errno : n > 0 ? -EFBIG : 0;
+				break;
+			}
+			cap = cap > max / 2 ? max : cap * 2;
 			buf = xrealloc(buf, cap + 1);
 		}
 		ssize_t n = read(fd, buf + used, cap - used);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0) {
-			int e = errno;
-			free(buf);
-			close(fd);
-			errno = e;
-			return NULL;
-		}
-		if (n == 0)
+		if (n <= 0) {
+			err = n < 0 ? -errno : 0;
 			break;
+		}
 		used += (size_t)n;
 	}
 	close(fd);
+	if (err) {
+		free(buf);
+		return err;
+	}
 	buf[used] = '\0';
+	*text = buf;
 	*len = used;
-	return buf;
+	return 0;
+}
+
+char *read_whole_file(const char *path, size_t *len)
+{
+	char *text;
+	int err = read_file_bounded(path, SIZE_MAX - 1, &text, len);
+	if (err)
+		errno = -err;
+	return text;
+}
+
+int read_boot_id(char *buf, size_t buflen)
+{
+	char *text;
+	size_t len;
+	int err = read_file_bounded("/proc/sys/kernel/random/boot_id", 64, &text, &len);
+	if (err)
+		return err;
+	text[strcspn(text, "\n")] = '\0';
+	if (!text[0] || strlen(text) >= buflen) {
+		free(text);
+		return -EINVAL;
+	}
+	snprintf(buf, buflen, "%s", text);
+	free(text);
+	return 0;
+}
+
+const char *file_type_name(unsigned mode)
+{
+	switch (mode & S_IFMT) {
+	case S_IFREG: return "a regular file";
+	case S_IFDIR: return "a directory";
+	case S_IFLNK: return "a symbolic link";
+	case S_IFCHR: return "a character device";
+	case S_IFBLK: return "a block device";
+	case S_IFIFO: return "a FIFO";
+	case S_IFSOCK: return "a socket";
+	default: return "not a regular file";
+	}
 }
 
 /* Insertion sort: linear for an array with a few elements out of place. */

@@ -382,7 +382,7 @@ void view_figures(const struct profile *p, struct figure_rows *rows)
 				char key[96];
 				path_figure_key(ci->name, &an->path_figures[f], key, sizeof(key));
 				figure_rows_add(rows, an->path_figure(ci->state, p, path, f),
-						an->path_figures[f].decimals ? "ms" : "count", true, "paths.%s.%s.%s",
+						an->path_figures[f].unit ? an->path_figures[f].unit : "count", true, "paths.%s.%s.%s",
 						ci->name, path_name(path), key + strlen(ci->name) + 1);
 			}
 		}

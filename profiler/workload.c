@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -96,9 +97,18 @@ static void install_handlers(sigset_t *waitmask)
 		sigdelset(waitmask, caught_signals[i]);
 }
 
-/* The workload's side of the fork: wait for the go, then exec. */
-static void __attribute__((noreturn)) run_child(char **argv, int go_fd, int exec_err_fd)
+/*
+ * The workload's side of the fork: tie its life to sigprof's, wait for the
+ * go, then exec.  A recorder that is SIGKILLed cannot kill its workload,
+ * so the kernel does: PR_SET_PDEATHSIG sends SIGKILL when sigprof's main
+ * thread (the one that forked) exits.  It survives exec, except of a
+ * set-user-ID program that changes the user.  A sigprof that died before
+ * the prctl is seen in getppid(): the child was already re-parented.
+ */
+static void __attribute__((noreturn)) run_child(char **argv, pid_t parent, int go_fd, int exec_err_fd)
 {
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+		_exit(EXIT_CANNOT_RUN);
 	sigset_t none;
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
@@ -137,6 +147,7 @@ int workload_start(struct workload *w, char **argv)
 		close(go[1]);
 		return err;
 	}
+	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid < 0) {
 		int err = -errno;
@@ -149,7 +160,7 @@ int workload_start(struct workload *w, char **argv)
 	if (pid == 0) {
 		close(go[1]);
 		close(exec_err[0]);
-		run_child(argv, go[0], exec_err[1]);
+		run_child(argv, parent, go[0], exec_err[1]);
 	}
 	close(go[0]);
 	close(exec_err[1]);

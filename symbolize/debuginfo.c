@@ -75,6 +75,12 @@ static int debug_file_crc32(const char *path, uint32_t *crc)
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return -errno;
+	/* checked on the descriptor: a name swapped for /dev/zero since is_regular_file() would never end */
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
 	unsigned char buf[65536];
 	uint32_t sum = 0;
 	ssize_t n;

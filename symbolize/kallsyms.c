@@ -455,8 +455,7 @@ int symtab_from_kallsyms(const char *path, struct symtab **out)
 {
 	*out = NULL;
 	size_t len;
-	char *text = read_whole_file(path, &len);
-	if (!text)
-		return -errno;
-	return symtab_from_kallsyms_buffer(text, len, out);
+	char *text;
+	int err = read_file_bounded(path, KALLSYMS_MAX_BYTES, &text, &len);
+	return err ? err : symtab_from_kallsyms_buffer(text, len, out);
 }

@@ -286,7 +286,7 @@ struct symtab *dso_symtab(struct dso *dso)
 	dso->load_tried = true;
 	int err;
 	if (dso->is_kernel)
-		err = symtab_from_kallsyms("/proc/kallsyms", &dso->symtab);
+		err = dso->no_host_kallsyms ? -ESTALE : symtab_from_kallsyms("/proc/kallsyms", &dso->symtab);
 	else if (strcmp(dso->name, "[vdso]") == 0)
 		err = load_vdso(dso);
 	else if (dso->name[0] == '[' || strncmp(dso->name, "//anon", 6) == 0 || strncmp(dso->name, "/memfd:", 7) == 0)
@@ -321,6 +321,11 @@ void proc_table_set_kallsyms(struct proc_table *pt, const char *path)
 	struct dso *k = proc_table_kernel(pt);
 	k->load_tried = true;
 	k->load_error = symtab_from_kallsyms(path, &k->symtab);
+}
+
+void proc_table_forbid_host_kallsyms(struct proc_table *pt)
+{
+	proc_table_kernel(pt)->no_host_kallsyms = true;
 }
 
 void proc_table_set_kernel_symbols(struct proc_table *pt, struct symtab *tab)

@@ -130,6 +130,7 @@ struct path_figure {
 	const char *column; /* the path table's heading: "wait ms", "HITM lcl" */
 	const char *key;    /* JSON key after "COLLECTOR_" (c2c_hitm_local); NULL: the column, spaces as '_' */
 	int decimals;       /* 0: a count, written as an integer */
+	const char *unit;   /* of its keyed figure rows (view.h): "ms", "samples"; NULL: "count" */
 };
 
 /*

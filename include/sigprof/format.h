@@ -97,8 +97,23 @@ struct sp_finish_record {
 
 /* ---- writer (record side) ---- */
 struct sp_writer;
-/* Create path (mode 0600, renaming an existing one to path.old); 0 or -errno. */
+/*
+ * Start a recording at path, as root may do in a directory other users can
+ * write: the file is a new one (O_EXCL|O_NOFOLLOW, mode 0600) under a
+ * temporary name ".NAME.XXXXXXXX" in path's directory, with the file header
+ * written.  An existing path that is not a regular file (a symbolic link, a
+ * device, a FIFO, a directory) is refused with -EEXIST and never opened.
+ * 0 or -errno; on failure nothing is left behind.
+ */
 int sp_writer_create(const char *path, struct sp_writer **out);
+/*
+ * Rename the file into place: an existing path (a regular file, checked
+ * again) becomes path.old first.  Until then the previous recording is
+ * untouched.  sp_writer_close() publishes a file not yet published.
+ */
+int sp_writer_publish(struct sp_writer *w);
+/* Write to fd (a pipe: stdout for `-o -`), the file header first; fd is the writer's now. */
+int sp_writer_from_fd(int fd, struct sp_writer **out);
 /* Append a META record: key then nvalues strings. */
 int sp_writer_meta(struct sp_writer *w, const char *key, const char *const *values, uint32_t nvalues);
 int sp_writer_event(struct sp_writer *w, const char *name, const char *collector,
@@ -120,13 +135,23 @@ int sp_writer_flush(struct sp_writer *w);
  */
 int sp_writer_start_async(struct sp_writer *w, size_t max_queued);
 uint64_t sp_writer_bytes(const struct sp_writer *w);
-/* Flush, fsync and close; 0 or -errno.  Frees w in every case. */
+/*
+ * Flush, fsync, close and publish; 0 or -errno.  A write error before the
+ * file was published removes it (the previous recording stays); after, the
+ * file keeps what was written.  Frees w in every case.
+ */
 int sp_writer_close(struct sp_writer *w);
+/*
+ * Give up: remove the file (only the one this writer created: by its
+ * temporary name, or by its name while that is still the same file) and
+ * put a previous recording it moved to path.old back.  Frees w.
+ */
+void sp_writer_discard(struct sp_writer *w);
 
 /* ---- reader (report side) ---- */
 struct sp_reader;
 /*
- * Open and check the header.  On failure returns -errno or -EINVAL with a
+ * Open and check the header; path "-" is standard input.  On failure returns -errno or -EINVAL with a
  * one-line reason in err (without the file name).
  */
 int sp_reader_open(const char *path, struct sp_reader **out, char *err, size_t errlen);

@@ -104,6 +104,7 @@ struct profile {
 	uint64_t filtered_samples;   /* samples the filters dropped */
 	uint64_t window_start, window_end; /* --time's window in the recording's clock (0, UINT64_MAX: all) */
 	uint64_t span_first, span_last;    /* the recording's first and last record times (with --time) */
+	bool window_pending;         /* --time on a pipe: the window starts at the first timed record */
 };
 
 /* 0, or -errno/-EINVAL with a one-line reason in err (without the file name). */
@@ -116,7 +117,12 @@ int profile_collector(const struct profile *p, const char *name);
 
 /* Duration in seconds: from FINISH, else from the first to the last sample. */
 double profile_duration_s(const struct profile *p);
-/* The workload's exit status as a shell reports it, or -1 when unknown (truncated). */
+/*
+ * The workload's exit status as a shell reports it; -1 when the recording
+ * was cut short (no FINISH), PROFILE_EXIT_UNKNOWN when its FINISH holds a
+ * wait status that is neither an exit nor a death by signal.
+ */
+#define PROFILE_EXIT_UNKNOWN (-2)
 int profile_exit_status(const struct profile *p);
 /*
  * Hits of every-hit events (tracepoints sampled with period 1) that have no

@@ -39,8 +39,15 @@ int symtab_from_elf_file(const char *path, struct symtab **out);
 /* The same for an ELF image in memory (the vDSO); the image is copied, the caller may free it. */
 int symtab_from_elf_memory(const void *image, size_t size, struct symtab **out);
 /*
+ * The largest kallsyms text read, from a file or a recording's copy: this
+ * kernel's is 5 MB; 128 MiB is room for any kernel with every module
+ * loaded, and keeps /dev/zero given as --kallsyms from taking the memory.
+ */
+#define KALLSYMS_MAX_BYTES (128u << 20)
+/*
  * Parse a kallsyms-format file; a module's symbols are named "name [module]".
- * -EPERM when every address is 0 (hidden from this user), -ENOEXEC when no line parses.
+ * -EPERM when every address is 0 (hidden from this user), -ENOEXEC when no line parses,
+ * -EFBIG past KALLSYMS_MAX_BYTES.
  */
 int symtab_from_kallsyms(const char *path, struct symtab **out);
 /*
@@ -115,6 +122,7 @@ struct dso {
 	int load_error;          /* 0, or the -errno of the failed load */
 	bool load_tried;
 	bool is_kernel;
+	bool no_host_kallsyms;   /* kernel: /proc/kallsyms is not the recording's kernel (-ESTALE instead) */
 };
 
 struct mapping {
@@ -161,6 +169,8 @@ const char *dso_debug_file(struct dso *dso);
  */
 struct dso *proc_table_kernel(struct proc_table *pt);
 void proc_table_set_kallsyms(struct proc_table *pt, const char *path);
+/* Never read /proc/kallsyms for this table's kernel frames (another boot's): they keep their addresses. */
+void proc_table_forbid_host_kallsyms(struct proc_table *pt);
 /* Install the kernel's table (taking ownership) unless a kallsyms file was named. */
 void proc_table_set_kernel_symbols(struct proc_table *pt, struct symtab *tab);
 

@@ -122,6 +122,17 @@ uint64_t now_realtime_ns(void);
 
 /* The whole of a file (procfs too) in a malloc'd NUL-terminated buffer; NULL with errno set on failure. */
 char *read_whole_file(const char *path, size_t *len);
+/*
+ * The same for a file sigprof does not trust (a user's kallsyms or rules
+ * file, which may be /dev/zero or a FIFO that never ends): at most max
+ * bytes; -EFBIG past them, without holding more than max + 1 in memory.
+ * 0 with *text (free() it) and *len, or -errno.
+ */
+int read_file_bounded(const char *path, size_t max, char **text, size_t *len);
+/* This boot's id (/proc/sys/kernel/random/boot_id, a UUID): 0, or -errno. */
+int read_boot_id(char *buf, size_t buflen);
+/* "a symbolic link", "a character device", "a FIFO"...: what an st_mode is, for an error line. */
+const char *file_type_name(unsigned mode);
 
 /* The integer at the start of a (proc/sys) file, or fallback when it cannot be read. */
 int read_int_file(const char *path, int fallback);

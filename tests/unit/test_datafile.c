@@ -614,3 +614,169 @@ Test(datafile, writer_thread_error_reaches_the_caller)
 	bb_free(&chunk);
 	free(path);
 }
+
+/* The entries of a directory, sorted, joined by spaces: what a writer left behind. */
+static char *entries(const char *d)
+{
+	char *cmd = NULL, *out = NULL;
+	size_t cap = 0;
+	cr_assert_gt(asprintf(&cmd, "ls -A '%s' | sort | tr '\\n' ' '", d), 0);
+	FILE *p = popen(cmd, "r");
+	cr_assert_not_null(p);
+	if (getline(&out, &cap, p) < 0) {
+		free(out);
+		out = strdup("");
+	}
+	pclose(p);
+	free(cmd);
+	return out;
+}
+
+/* A fresh directory under the suite's, for a test that checks every entry. */
+static char *subdir(const char *name)
+{
+	char *d = path_join(dir, name);
+	cr_assert_eq(mkdir(d, 0700), 0);
+	return d;
+}
+
+Test(datafile, writer_refuses_what_is_not_a_regular_file_and_opens_nothing_there)
+{
+	char *d = subdir("refuse");
+	char *target = path_join(d, "target"), *link = path_join(d, "link"), *fifo = path_join(d, "fifo");
+	char *sub = path_join(d, "sub");
+	cr_assert_eq(symlink(target, link), 0);
+	cr_assert_eq(mkfifo(fifo, 0600), 0);
+	cr_assert_eq(mkdir(sub, 0700), 0);
+	struct sp_writer *w = NULL;
+	cr_assert_eq(sp_writer_create(link, &w), -EEXIST, "a dangling link");
+	cr_assert_eq(sp_writer_create(fifo, &w), -EEXIST, "a FIFO");
+	cr_assert_eq(sp_writer_create(sub, &w), -EEXIST, "a directory");
+	cr_assert_eq(sp_writer_create("/dev/null", &w), -EEXIST, "a device");
+	char *slash = path_join(d, "sub/");
+	cr_assert_eq(sp_writer_create(slash, &w), -EISDIR, "a path ending in /");
+	free(slash);
+	write_file(target, "x", 1);
+	cr_assert_eq(sp_writer_create(link, &w), -EEXIST, "a link to a file");
+	char *ls = entries(d);
+	cr_assert_str_eq(ls, "fifo link sub target ");
+	free(ls);
+	free(target);
+	free(link);
+	free(fifo);
+	free(sub);
+	free(d);
+}
+
+/* A fresh directory d holding r.data ("previous", *path), and a writer started on r.data. */
+static struct sp_writer *start_over_previous(const char *name, char **d, char **path)
+{
+	*d = subdir(name);
+	*path = path_join(*d, "r.data");
+	write_file(*path, "previous", 8);
+	struct sp_writer *w = NULL;
+	cr_assert_eq(sp_writer_create(*path, &w), 0);
+	return w;
+}
+
+Test(datafile, the_file_takes_its_name_only_when_published)
+{
+	char *d, *path;
+	struct sp_writer *w = start_over_previous("publish", &d, &path);
+	/* until published: the previous recording as it was, and one hidden temporary file */
+	char *ls = entries(d);
+	cr_assert(strncmp(ls, ".r.data.", 8) == 0 && strstr(ls, " r.data ") && !strstr(ls, ".old"), "%s", ls);
+	free(ls);
+	size_t n;
+	unsigned char *prev = read_file(path, &n);
+	cr_assert_eq(n, 8);
+	free(prev);
+	cr_assert_eq(sp_writer_publish(w), 0);
+	cr_assert_eq(sp_writer_publish(w), 0, "publishing twice is once");
+	ls = entries(d);
+	cr_assert_str_eq(ls, "r.data r.data.old ");
+	free(ls);
+	cr_assert_eq(sp_writer_close(w), 0);
+	free(path);
+	free(d);
+}
+
+Test(datafile, discard_removes_only_its_own_file_and_puts_the_previous_one_back)
+{
+	/* before publishing: the temporary file goes, nothing else moves */
+	char *d, *path;
+	struct sp_writer *w = start_over_previous("discard", &d, &path);
+	sp_writer_discard(w);
+	char *ls = entries(d);
+	cr_assert_str_eq(ls, "r.data ");
+	free(ls);
+	/* after: the new file goes and the previous one is back under its name */
+	cr_assert_eq(sp_writer_create(path, &w), 0);
+	cr_assert_eq(sp_writer_publish(w), 0);
+	sp_writer_discard(w);
+	ls = entries(d);
+	cr_assert_str_eq(ls, "r.data ");
+	free(ls);
+	size_t n;
+	unsigned char *prev = read_file(path, &n);
+	cr_assert_eq(n, 8);
+	cr_assert_arr_eq(prev, "previous", 8);
+	free(prev);
+	/* a file put under the name since publishing is someone else's: left alone */
+	cr_assert_eq(sp_writer_create(path, &w), 0);
+	cr_assert_eq(sp_writer_publish(w), 0);
+	char *other = path_join(d, "other");
+	write_file(other, "other", 5);
+	cr_assert_eq(rename(other, path), 0);
+	sp_writer_discard(w);
+	prev = read_file(path, &n);
+	cr_assert_eq(n, 5);
+	free(prev);
+	free(other);
+	free(path);
+	free(d);
+}
+
+Test(datafile, a_write_error_before_publishing_never_replaces_the_previous_file)
+{
+	char *d, *path;
+	struct sp_writer *w = start_over_previous("failing", &d, &path);
+	/* the file size limit stands in for a full disk: the next write fails with EFBIG */
+	struct rlimit saved, small = { 4096, 4096 };
+	getrlimit(RLIMIT_FSIZE, &saved);
+	small.rlim_max = saved.rlim_max;
+	signal(SIGXFSZ, SIG_IGN);
+	setrlimit(RLIMIT_FSIZE, &small);
+	char big[8192] = { 0 };
+	sp_writer_raw(w, big, sizeof(big));
+	cr_assert_neq(sp_writer_flush(w), 0);
+	cr_assert_neq(sp_writer_close(w), 0);
+	setrlimit(RLIMIT_FSIZE, &saved);
+	char *ls = entries(d);
+	cr_assert_str_eq(ls, "r.data ");
+	free(ls);
+	free(path);
+	free(d);
+}
+
+Test(datafile, a_pipe_writer_and_a_reader_of_stdin)
+{
+	int fds[2];
+	cr_assert_eq(pipe(fds), 0);
+	struct sp_writer *w = NULL;
+	cr_assert_eq(sp_writer_from_fd(fds[1], &w), 0);
+	const char *v[] = { "x" };
+	cr_assert_eq(sp_writer_meta(w, "k", v, 1), 0);
+	cr_assert_eq(sp_writer_close(w), 0);
+	cr_assert_eq(dup2(fds[0], STDIN_FILENO), STDIN_FILENO);
+	close(fds[0]);
+	struct sp_reader *r = NULL;
+	char err[256] = "";
+	cr_assert_eq(sp_reader_open("-", &r, err, sizeof(err)), 0, "%s", err);
+	const struct perf_event_header *rec;
+	cr_assert_eq(sp_reader_next(r, &rec), 1);
+	cr_assert_eq(rec->type, SP_REC_META);
+	cr_assert_eq(sp_reader_next(r, &rec), 0);
+	cr_assert_null(sp_reader_problem(r));
+	sp_reader_close(r);
+}

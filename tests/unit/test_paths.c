@@ -295,3 +295,30 @@ Test(paths, missing_rules_file)
 	free(path);
 	temp_dir_remove(dir);
 }
+
+/* A rules file that never ends (/dev/zero), holds a NUL or a line past the bound: one error, no hang. */
+Test(paths, endless_binary_and_overlong_rules_files_are_errors)
+{
+	struct path_rules *rules = path_rules_new();
+	char err[512] = "";
+	cr_assert_eq(path_rules_load(rules, "/dev/zero", err, sizeof(err)), -EFBIG);
+	cr_assert(strstr(err, "/dev/zero: larger than"), "%s", err);
+
+	char *dir = temp_dir_new();
+	char *path = path_join(dir, "nul.txt");
+	write_file(path, "a futex-wait\n\0b futex-wake\n", 27);
+	cr_assert_eq(path_rules_load(rules, path, err, sizeof(err)), -EINVAL);
+	cr_assert(strstr(err, "NUL byte"), "%s", err);
+	free(path);
+	temp_dir_remove(dir);
+
+	char *long_line = malloc(3000);
+	memset(long_line, 'x', 2999);
+	long_line[2999] = '\0';
+	char *text = NULL;
+	cr_assert_gt(asprintf(&text, "a futex-wait\n%s futex-wake\n", long_line), 0);
+	expect_bad_file(text, 2, "longer than");
+	free(text);
+	free(long_line);
+	path_rules_free(rules);
+}

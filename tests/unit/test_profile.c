@@ -226,3 +226,99 @@ Test(profile, a_collectors_header_with_one_event)
 	free(text);
 	free(path);
 }
+
+static void add_meta(struct sp_writer *w, const char *key, const char *value)
+{
+	cr_assert_eq(sp_writer_meta(w, key, &value, 1), 0);
+}
+
+/* A corrupt file may repeat a META: the second argv replaces the first (no leak), notes are capped. */
+Test(profile, repeated_meta_records_neither_leak_nor_grow_without_bound)
+{
+	char *path;
+	struct sp_writer *w = start_file("meta.data", &path);
+	const char *first[] = { "./first", "a" }, *second[] = { "./second" };
+	cr_assert_eq(sp_writer_meta(w, "argv", first, 2), 0);
+	cr_assert_eq(sp_writer_meta(w, "argv", second, 1), 0);
+	for (int i = 0; i < 1000; i++)
+		add_meta(w, "note", "again");
+	finish_file(w);
+	struct profile p;
+	cr_assert_eq(load(path, NULL, &p), 0);
+	cr_assert_eq(p.argc, 1);
+	cr_assert_str_eq(p.argv[0], "./second");
+	cr_assert_leq(p.nnotes, 64);
+	profile_free(&p);
+	free(path);
+}
+
+/* A FINISH whose wait status no exit gives (a corrupt file) is a finished run of unknown status, not one cut short. */
+Test(profile, an_impossible_wait_status_is_unknown_not_cut_short)
+{
+	static const int32_t statuses[] = { -1, 0x7f };
+	for (size_t i = 0; i < ARRAY_SIZE(statuses); i++) {
+		char *path;
+		struct sp_writer *w = start_file("status.data", &path);
+		struct sp_finish_record fin = { .header = { .type = SP_REC_FINISH, .size = sizeof(fin) },
+						.wait_status = statuses[i] };
+		cr_assert_eq(sp_writer_record(w, &fin), 0);
+		cr_assert_eq(sp_writer_close(w), 0);
+		struct profile p;
+		cr_assert_eq(load(path, NULL, &p), 0);
+		cr_assert_not(p.truncated);
+		cr_assert_eq(profile_exit_status(&p), PROFILE_EXIT_UNKNOWN);
+		profile_free(&p);
+		free(path);
+	}
+}
+
+/* The boot id of this machine, or a skip. */
+static void this_boot(char *buf, size_t len)
+{
+	if (read_boot_id(buf, len) != 0)
+		cr_skip_test("no /proc/sys/kernel/random/boot_id here");
+}
+
+/*
+ * Without a usable copy of kallsyms, this machine's table names kernel
+ * frames only in the boot the recording was made in; a broken copy is a
+ * note either way.
+ */
+Test(profile, the_hosts_kallsyms_only_for_a_recording_of_this_boot)
+{
+	char boot[64];
+	this_boot(boot, sizeof(boot));
+	static const struct { const char *boot_id; bool broken_copy; bool host_used; } cases[] = {
+		{ "", false, false },       /* no boot id: cannot tell */
+		{ "another-boot", false, false },
+		{ NULL, false, true },      /* NULL: this boot's */
+		{ NULL, true, true },
+		{ "another-boot", true, false },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		char *path;
+		struct sp_writer *w = start_file("boot.data", &path);
+		const char *id = cases[i].boot_id ? cases[i].boot_id : boot;
+		if (id[0])
+			add_meta(w, "boot_id", id);
+		if (cases[i].broken_copy) {
+			/* a first block out of sequence */
+			struct sp_kallsyms_record k = { .header = { .type = SP_REC_KALLSYMS, .size = sizeof(k) },
+							.sequence = 3, .text_size = 100 };
+			cr_assert_eq(sp_writer_record(w, &k), 0);
+		}
+		add_kernel_sample(w, 0xffffffff81000010ull, 1000);
+		add_round(w);
+		finish_file(w);
+		struct profile p;
+		cr_assert_eq(load(path, NULL, &p), 0);
+		bool noted = false;
+		for (int n = 0; n < p.nnotes; n++)
+			noted |= strstr(p.notes[n], "kallsyms) is corrupt") != NULL;
+		cr_assert_eq(noted, cases[i].broken_copy, "case %zu: corrupt-copy note", i);
+		bool addresses = strstr(p.kernel_symbols_problem, "shown as addresses") != NULL;
+		cr_assert_eq(addresses, !cases[i].host_used, "case %zu: '%s'", i, p.kernel_symbols_problem);
+		profile_free(&p);
+		free(path);
+	}
+}

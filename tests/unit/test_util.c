@@ -2,12 +2,17 @@
  * test_util.c: the small shared helpers of profiler/util.c that the other
  * suites do not exercise on their own.
  */
+#include <errno.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <criterion/criterion.h>
 
 #include "sigprof/util.h"
+#include "unit_helpers.h"
 
 /* What a user typed, as an error line shows it: one line, quoted, escaped, cut with "...". */
 Test(util, quote_user_escapes_and_cuts)
@@ -105,4 +110,30 @@ Test(util, signal_name_falls_back_to_the_number)
 	cr_assert_str_eq(name_of(1000), "SIG1000");
 	char small[6];
 	cr_assert_str_eq(signal_name(SIGRTMIN + 3, small, sizeof(small)), "SIGRT"); /* cut, still terminated */
+}
+
+/* An untrusted file is read up to a bound: exactly the bound is whole, one byte more or /dev/zero is -EFBIG. */
+Test(util, read_file_bounded_stops_at_its_bound)
+{
+	char *path = temp_file_with("0123456789", 10);
+	char *text;
+	size_t len;
+	cr_assert_eq(read_file_bounded(path, 10, &text, &len), 0);
+	cr_assert_eq(len, 10);
+	cr_assert_str_eq(text, "0123456789");
+	free(text);
+	cr_assert_eq(read_file_bounded(path, 9, &text, &len), -EFBIG);
+	cr_assert_null(text);
+	cr_assert_eq(read_file_bounded("/dev/zero", 1 << 20, &text, &len), -EFBIG);
+	cr_assert_eq(read_file_bounded("/nonexistent/file", 10, &text, &len), -ENOENT);
+	unlink(path);
+	free(path);
+}
+
+Test(util, file_type_names)
+{
+	cr_assert_str_eq(file_type_name(S_IFLNK | 0777), "a symbolic link");
+	cr_assert_str_eq(file_type_name(S_IFCHR), "a character device");
+	cr_assert_str_eq(file_type_name(S_IFIFO), "a FIFO");
+	cr_assert_str_eq(file_type_name(S_IFDIR | 0755), "a directory");
 }

@@ -1,0 +1,93 @@
+/*
+ * fuzz.c: the fuzzing targets over what sigprof reads from others (docs/security.md).
+ *
+ * One source, one target per build (-DFUZZ_TARGET_...):
+ *   recording  the bytes as a recording: the container reader (datafile.c) and the profile loader
+ *              (profile.c: META, EVENT, TRACEPOINT, KALLSYMS, kernel records, samples, symbolization);
+ *   elf        the bytes as an ELF file: the symbol table reader (elf.c, symtab.c) from memory and
+ *              from a file (which also looks for its debug file);
+ *   event      the bytes as an -e argument: the event parser (pmu.c).
+ * Built with clang -fsanitize=fuzzer it is a libFuzzer binary (make fuzz); built with -DFUZZ_STANDALONE
+ * it runs each file named on its command line once, which is what AFL++ (afl-clang-fast) and a crash
+ * replayed by hand need.  A crash found becomes a unit test of the module it is in.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "sigprof/format.h"
+#include "sigprof/pmu.h"
+#include "sigprof/profile.h"
+#include "sigprof/symbolize.h"
+#include "sigprof/util.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* The bytes as a file that readers open by name: /proc/self/fd/N of a memfd.  -1 on failure. */
+static int bytes_as_file(const uint8_t *data, size_t size, char *path, size_t pathlen)
+{
+	int fd = memfd_create("sigprof-fuzz", MFD_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (size && write(fd, data, size) != (ssize_t)size) {
+		close(fd);
+		return -1;
+	}
+	snprintf(path, pathlen, "/proc/self/fd/%d", fd);
+	return fd;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+#if defined(FUZZ_TARGET_RECORDING)
+	char path[64], err[512];
+	int fd = bytes_as_file(data, size, path, sizeof(path));
+	if (fd < 0)
+		return 0;
+	struct profile p;
+	profile_load(path, NULL, &p, err, sizeof(err));
+	profile_free(&p);
+	close(fd);
+#elif defined(FUZZ_TARGET_ELF)
+	struct symtab *tab = NULL;
+	if (symtab_from_elf_memory(data, size, &tab) == 0)
+		symtab_free(tab);
+	char path[64];
+	int fd = bytes_as_file(data, size, path, sizeof(path));
+	if (fd >= 0) {
+		if (symtab_from_elf_file(path, &tab) == 0)
+			symtab_free(tab);
+		close(fd);
+	}
+#elif defined(FUZZ_TARGET_EVENT)
+	char spec[512], err[512];
+	size_t n = size < sizeof(spec) - 1 ? size : sizeof(spec) - 1;
+	memcpy(spec, data, n);
+	spec[n] = '\0';
+	struct pmu_event ev;
+	pmu_event_parse(spec, &ev, err, sizeof(err));
+#else
+#error "define FUZZ_TARGET_RECORDING, FUZZ_TARGET_ELF or FUZZ_TARGET_EVENT"
+#endif
+	return 0;
+}
+
+#ifdef FUZZ_STANDALONE
+int main(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		size_t len;
+		char *bytes = read_whole_file(argv[i], &len);
+		if (!bytes) {
+			perror(argv[i]);
+			return 1;
+		}
+		LLVMFuzzerTestOneInput((const uint8_t *)bytes, len);
+		free(bytes);
+	}
+	return 0;
+}
+#endif
