@@ -113,7 +113,7 @@ Test(unprivileged, paranoid_2_user_frames_and_one_reason_per_collector, .fini = 
 	set_paranoid(2);
 	const char *data = test_path("p2.data");
 	char args[1024], *out;
-	snprintf(args, sizeof(args), "record -o %s -- " W "signal_storm 100", data);
+	snprintf(args, sizeof(args), "record -o %s -- " W "cpu_burner", data);
 	int st = as_nobody(&out, args);
 	cr_assert_eq(st, 0, "record as nobody at paranoid 2 exited %d: %s", st, out);
 	/* one closing line: the collectors by name and one pointer, not their reasons */
