@@ -706,8 +706,10 @@ static int record_run(struct record_args *a)
 		}
 	}
 	char errbuf[512] = "";
-	if (attached && target_resolve(&a->target, errbuf, sizeof(errbuf)) < 0)
-		return sp_error("record: %s", errbuf), EXIT_USAGE;
+	if (attached && target_resolve(&a->target, errbuf, sizeof(errbuf)) < 0) {
+		sp_error("record: %s", errbuf);
+		return EXIT_USAGE;
+	}
 	if (!kernel_samples_allowed())
 		a->opts.exclude_kernel = true;
 

@@ -1023,8 +1023,10 @@ static int stat_run(struct stat_state *st)
 		return workload_cannot_run_exit(found);
 	}
 	char why[768] = "";
-	if (target_given(&a->target) && target_resolve(&a->target, why, sizeof(why)) < 0)
-		return sp_error("stat: %s", why), EXIT_USAGE;
+	if (target_given(&a->target) && target_resolve(&a->target, why, sizeof(why)) < 0) {
+		sp_error("stat: %s", why);
+		return EXIT_USAGE;
+	}
 	if (!a->events.len)
 		add_default_counters(st, exclude_kernel);
 	if (target_given(&a->target))
