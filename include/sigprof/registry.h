@@ -20,8 +20,9 @@ const struct collector *collector_find(const char *name);
 const struct collector *collector_for_event(const struct pmu_event *ev);
 
 /*
- * c->add_events(), then a probe of each required event it added: one that
- * this user may not open (permission: paranoid, CAP_PERFMON, raw
+ * c->add_events(), then, when not privileged (perf_privileged()), a probe
+ * of its first required event of each kind (type, tracepoint system): one
+ * that this user may not open (permission: paranoid, CAP_PERFMON, raw
  * tracepoint data) makes the whole collector unavailable here, with one
  * reason that says what to do, instead of failing the recording at open.
  * record and list both ask through this, so they agree.
