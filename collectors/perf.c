@@ -92,7 +92,13 @@ const char *perf_open_reason(int err, const struct perf_event_attr *attr)
 		return "this kernel does not support it";
 	case EACCES:
 	case EPERM:
-		return "permission denied: run as root, or lower /proc/sys/kernel/perf_event_paranoid";
+		/* docs/unprivileged.md: what each setting allows */
+		if (attr->type == PERF_TYPE_TRACEPOINT)
+			return "permission denied: run as root, give sigprof CAP_PERFMON (setcap cap_perfmon=ep sigprof), "
+			       "or allow tracepoints' raw data with sysctl kernel.perf_event_paranoid=-1";
+		return "permission denied: run as root, give sigprof CAP_PERFMON (setcap cap_perfmon=ep sigprof), or "
+		       "lower kernel.perf_event_paranoid (sysctl kernel.perf_event_paranoid=1: your own processes; 0: "
+		       "-a and kernel frames)";
 	case EINVAL:
 		return "the kernel rejected its settings (a frequency above kernel.perf_event_max_sample_rate, or a "
 		       "PMU that cannot sample or has no such precision?)";
@@ -107,7 +113,7 @@ const char *perf_open_reason(int err, const struct perf_event_attr *attr)
 
 struct cpu_fds {
 	int cpu;
-	int *fds;          /* one per event, -1 when not open */
+	int *fds;          /* one per (event, thread): fds[event * nthreads + thread], -1 when not open */
 	int ring_fd;       /* the fd whose buffer this CPU writes into */
 	struct ring ring;
 	size_t map_len;
@@ -118,7 +124,14 @@ struct perf_session {
 	size_t nevents;
 	struct cpu_fds *cpus;
 	size_t ncpus;
+	size_t nthreads;   /* tasks opened per (event, CPU): the target's thread list, else 1 */
 };
+
+/* The fd of event e for thread t on CPU c. */
+static int *fd_slot(const struct perf_session *s, struct cpu_fds *c, size_t e, size_t t)
+{
+	return &c->fds[e * s->nthreads + t];
+}
 
 static int map_ring(struct cpu_fds *c, unsigned ring_pages)
 {
@@ -140,20 +153,34 @@ static int map_ring(struct cpu_fds *c, unsigned ring_pages)
 	return -ENOMEM;
 }
 
-static int open_one(struct perf_session *s, size_t e, struct cpu_fds *c, const struct perf_target *t)
+/* The pid argument of perf_event_open for thread t: the thread, the one task, -1 (every task), or the cgroup fd. */
+static pid_t target_pid(const struct perf_target *t, size_t thread, bool system_wide)
+{
+	if (t->cgroup_fd > 0 && !system_wide)
+		return t->cgroup_fd;
+	if (system_wide)
+		return -1;
+	return t->ntids ? t->tids[thread] : t->pid;
+}
+
+static int open_one(struct perf_session *s, size_t e, struct cpu_fds *c, size_t thread,
+		    const struct perf_target *t)
 {
 	struct perf_event_attr attr = s->events[e].spec->attr;
+	/* a cgroup is a set of tasks on every CPU: the kernel wants pid = its fd and a CPU, no inherit */
+	bool cgroup = t->cgroup_fd > 0;
 	bool system_wide = t->system_wide || s->events[e].spec->system_wide;
 	attr.size = sizeof(attr);
-	attr.inherit = system_wide ? 0 : t->inherit;
+	attr.inherit = system_wide || cgroup ? 0 : t->inherit;
 	attr.disabled = 1; /* enabled on exec (task events) or once attached to its ring (open_event_everywhere) */
 	size_t leader = e;
 	while (leader > 0 && s->events[leader].spec->group_with_previous)
 		leader--;
-	int group_fd = leader != e ? c->fds[leader] : -1;
+	int group_fd = leader != e ? *fd_slot(s, c, leader, thread) : -1;
 	if (leader != e && group_fd < 0)
 		return -EBADF; /* the leader did not open here */
-	int fd = sys_perf_event_open(&attr, system_wide ? -1 : t->pid, c->cpu, group_fd, PERF_FLAG_FD_CLOEXEC);
+	unsigned long flags = PERF_FLAG_FD_CLOEXEC | (cgroup && !system_wide ? PERF_FLAG_PID_CGROUP : 0);
+	int fd = sys_perf_event_open(&attr, target_pid(t, thread, system_wide), c->cpu, group_fd, flags);
 	if (fd < 0)
 		return fd;
 	const char *filter = s->events[e].spec->tracepoint_filter;
@@ -163,7 +190,7 @@ static int open_one(struct perf_session *s, size_t e, struct cpu_fds *c, const s
 		close(fd);
 		return err;
 	}
-	c->fds[e] = fd;
+	*fd_slot(s, c, e, thread) = fd;
 	struct opened_event *oe = &s->events[e];
 	oe->ids[oe->nr_ids++] = id;
 	return 0;
@@ -193,6 +220,42 @@ static bool spec_covers_cpu(const struct event_spec *spec, int cpu)
 	return n == 0; /* a list that does not parse restricts nothing: the kernel will say */
 }
 
+/*
+ * Open event e for one (CPU, thread) pair.  A thread of an attached
+ * process that exited since the thread list was read (ESRCH) is skipped:
+ * the others go on, and the caller says so when none is left.
+ */
+static int open_on(struct perf_session *s, size_t e, struct cpu_fds *c, size_t thread, const struct perf_target *t,
+		   unsigned ring_pages, char *err, size_t errlen)
+{
+	const struct event_spec *spec = s->events[e].spec;
+	bool system_wide = t->system_wide || spec->system_wide;
+	if (system_wide && thread > 0)
+		return 0; /* one fd per CPU covers every task */
+	int ret = open_one(s, e, c, thread, t);
+	if (ret == -ESRCH && t->ntids && !system_wide) {
+		s->events[e].gone_threads++;
+		return 0;
+	}
+	if (ret < 0) {
+		snprintf(err, errlen, "cannot open event %s: %s", spec->name, perf_open_reason(ret, &spec->attr));
+		return ret;
+	}
+	int fd = *fd_slot(s, c, e, thread);
+	ret = attach_to_ring(c, fd, ring_pages);
+	/*
+	 * An event enabled from the start (system-wide, or attached to tasks
+	 * that already run) was opened disabled: enabled before it had a ring,
+	 * it would count hits whose samples had nowhere to go.
+	 */
+	if (!ret && !spec->attr.disabled && ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
+		ret = -errno;
+	if (ret < 0)
+		snprintf(err, errlen, "cannot map the ring buffer for %s on CPU %d: %s", spec->name, c->cpu,
+			 strerror(-ret));
+	return ret;
+}
+
 static int open_event_everywhere(struct perf_session *s, size_t e, const struct perf_target *t,
 				 unsigned ring_pages, char *err, size_t errlen)
 {
@@ -203,30 +266,19 @@ static int open_event_everywhere(struct perf_session *s, size_t e, const struct 
 		struct cpu_fds *c = &s->cpus[i];
 		if (!spec_covers_cpu(spec, c->cpu))
 			continue;
-		ret = open_one(s, e, c, t);
-		if (ret < 0) {
-			snprintf(err, errlen, "cannot open event %s: %s", spec->name, perf_open_reason(ret, &spec->attr));
-			break;
-		}
-		ret = attach_to_ring(c, c->fds[e], ring_pages);
-		/*
-		 * An event enabled from the start (system-wide) was opened
-		 * disabled: enabled before it had a ring, it would count hits
-		 * whose samples had nowhere to go.
-		 */
-		if (!ret && !spec->attr.disabled && ioctl(c->fds[e], PERF_EVENT_IOC_ENABLE, 0) < 0)
-			ret = -errno;
-		if (ret < 0)
-			snprintf(err, errlen, "cannot map the ring buffer for %s on CPU %d: %s", spec->name, c->cpu,
-				 strerror(-ret));
+		for (size_t th = 0; th < s->nthreads && !ret; th++)
+			ret = open_on(s, e, c, th, t, ring_pages, err, errlen);
 	}
 	if (ret < 0 && spec->optional) {
 		for (size_t i = 0; i < s->ncpus; i++) {
 			struct cpu_fds *c = &s->cpus[i];
-			if (c->fds[e] >= 0 && c->fds[e] != c->ring_fd)
-				close(c->fds[e]);
-			if (c->fds[e] != c->ring_fd)
-				c->fds[e] = -1;
+			for (size_t th = 0; th < s->nthreads; th++) {
+				int *fd = fd_slot(s, c, e, th);
+				if (*fd >= 0 && *fd != c->ring_fd)
+					close(*fd);
+				if (*fd != c->ring_fd)
+					*fd = -1;
+			}
 		}
 		oe->failed = true;
 		oe->error = ret;
@@ -249,29 +301,44 @@ int perf_session_open(const struct event_spec *specs, size_t n, const struct per
 	 * enabled wherever the task runs but runs only on its CPU, so its
 	 * times would read as multiplexing that never happened.
 	 */
-	bool per_cpu = target->system_wide || (target->inherit && ring_pages);
+	bool per_cpu = target->system_wide || target->cgroup_fd > 0 || target->ncpus ||
+		       ((target->inherit || target->ntids) && ring_pages);
 	for (size_t e = 0; e < n; e++)
 		per_cpu = per_cpu || specs[e].system_wide;
-	int ncpu = per_cpu ? online_cpus(cpu_list, MAX_CPUS) : 1;
-	if (!per_cpu)
+	int ncpu = 1;
+	if (per_cpu && target->ncpus) {
+		ncpu = (int)(target->ncpus < MAX_CPUS ? target->ncpus : MAX_CPUS);
+		memcpy(cpu_list, target->cpus, (size_t)ncpu * sizeof(int));
+	} else if (per_cpu) {
+		ncpu = online_cpus(cpu_list, MAX_CPUS);
+	} else {
 		cpu_list[0] = -1;
+	}
 	s->ncpus = (size_t)ncpu;
+	s->nthreads = target->ntids ? target->ntids : 1;
 	s->cpus = xcalloc(s->ncpus, sizeof(*s->cpus));
 	s->nevents = n;
 	s->events = xcalloc(n ? n : 1, sizeof(*s->events));
 	for (size_t i = 0; i < s->ncpus; i++) {
 		s->cpus[i].cpu = cpu_list[i];
 		s->cpus[i].ring_fd = -1;
-		s->cpus[i].fds = xmalloc((n ? n : 1) * sizeof(int));
-		for (size_t e = 0; e < n; e++)
-			s->cpus[i].fds[e] = -1;
+		s->cpus[i].fds = xmalloc((n ? n : 1) * s->nthreads * sizeof(int));
+		for (size_t k = 0; k < n * s->nthreads; k++)
+			s->cpus[i].fds[k] = -1;
 	}
 	int ret = 0;
 	for (size_t e = 0; e < n && !ret; e++) {
 		s->events[e].spec = &specs[e];
-		s->events[e].ids = xcalloc(s->ncpus, sizeof(uint64_t));
+		s->events[e].ids = xcalloc(s->ncpus * s->nthreads, sizeof(uint64_t));
 		ret = open_event_everywhere(s, e, target, ring_pages, err, errlen);
 	}
+	/* every thread of the target exited while we attached: nothing to record */
+	for (size_t e = 0; e < n && !ret && target->ntids; e++)
+		if (!s->events[e].failed && !specs[e].system_wide && s->events[e].nr_ids == 0 &&
+		    s->events[e].gone_threads) {
+			snprintf(err, errlen, "every task of the target exited while sigprof attached to it");
+			ret = -ESRCH;
+		}
 	if (ret < 0) {
 		perf_session_close(s);
 		return ret;
@@ -367,9 +434,9 @@ int perf_session_drain(struct perf_session *s, ring_sink_fn sink, void *ctx, str
 int perf_session_disable(struct perf_session *s)
 {
 	for (size_t i = 0; i < s->ncpus; i++)
-		for (size_t e = 0; e < s->nevents; e++)
-			if (s->cpus[i].fds[e] >= 0)
-				ioctl(s->cpus[i].fds[e], PERF_EVENT_IOC_DISABLE, 0);
+		for (size_t k = 0; k < s->nevents * s->nthreads; k++)
+			if (s->cpus[i].fds[k] >= 0)
+				ioctl(s->cpus[i].fds[k], PERF_EVENT_IOC_DISABLE, 0);
 	return 0;
 }
 
@@ -378,16 +445,18 @@ int perf_session_read_total(struct perf_session *s, size_t e, uint64_t *value, u
 {
 	*value = *enabled = *running = 0;
 	for (size_t i = 0; i < s->ncpus; i++) {
-		int fd = s->cpus[i].fds[e];
-		if (fd < 0)
-			continue;
-		uint64_t v[3];
-		ssize_t n = read(fd, v, sizeof(v));
-		if (n < (ssize_t)sizeof(v))
-			return n < 0 ? -errno : -EIO;
-		*value += v[0];
-		*enabled += v[1];
-		*running += v[2];
+		for (size_t th = 0; th < s->nthreads; th++) {
+			int fd = *fd_slot(s, &s->cpus[i], e, th);
+			if (fd < 0)
+				continue;
+			uint64_t v[3];
+			ssize_t n = read(fd, v, sizeof(v));
+			if (n < (ssize_t)sizeof(v))
+				return n < 0 ? -errno : -EIO;
+			*value += v[0];
+			*enabled += v[1];
+			*running += v[2];
+		}
 	}
 	return 0;
 }
@@ -400,9 +469,9 @@ void perf_session_close(struct perf_session *s)
 		struct cpu_fds *c = &s->cpus[i];
 		if (c->ring.page)
 			munmap(c->ring.page, c->map_len);
-		for (size_t e = 0; e < s->nevents; e++)
-			if (c->fds[e] >= 0)
-				close(c->fds[e]);
+		for (size_t k = 0; k < s->nevents * s->nthreads; k++)
+			if (c->fds[k] >= 0)
+				close(c->fds[k]);
 		free(c->fds);
 	}
 	for (size_t e = 0; e < s->nevents; e++)

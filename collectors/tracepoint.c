@@ -80,8 +80,10 @@ int tracepoint_id(const char *system, const char *name, uint64_t *id, char *reas
 	if (!id_text) {
 		int e = errno;
 		if (e == EACCES || e == EPERM)
-			snprintf(reason, reasonlen, "tracepoint %s: %s is readable by root only", QUOTED(tracepoint),
-				 QUOTED(path));
+			snprintf(reason, reasonlen,
+				 "tracepoint %s: %s is readable by root only: run as root, or let a group read tracefs "
+				 "(mount -o remount,mode=755,gid=GROUP %s)",
+				 QUOTED(tracepoint), QUOTED(path), root);
 		else
 			snprintf(reason, reasonlen, "no tracepoint %s in this kernel (%s)", QUOTED(tracepoint), strerror(e));
 		return e == ENOENT || e == ENOTDIR ? -ENOENT : -e;

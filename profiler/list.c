@@ -67,7 +67,7 @@ static void list_collectors(const struct record_options *defaults, FILE *out)
 		struct record_options opts = *defaults;
 		struct event_list events = { 0 };
 		char reason[256] = "";
-		int err = c->add_events(&opts, &events, reason, sizeof(reason));
+		int err = collector_add_events(c, &opts, &events, reason, sizeof(reason));
 		const char *state = err == 0 ? "available" : c->on_request ? "on request" : "unavailable";
 		fprintf(out, "  %-8s %-12s ", c->name, state);
 		if (err == 0) {
@@ -99,7 +99,7 @@ static void list_probe(const char *class, const char *representative, FILE *out)
 	memset(&attr, 0, sizeof(attr));
 	attr.size = sizeof(attr);
 	pmu_event_apply(&ev, &attr);
-	attr.exclude_kernel = geteuid() != 0 && read_int_file("/proc/sys/kernel/perf_event_paranoid", 2) > 1;
+	attr.exclude_kernel = !kernel_samples_allowed();
 	int ret = perf_event_probe(&attr);
 	if (ret < 0)
 		fprintf(out, "unavailable: %s does not open: %s\n", representative, perf_open_reason(ret, &attr));
@@ -204,7 +204,7 @@ int cmd_list(int argc, char **argv)
 		.frequency = LIST_FREQUENCY,
 		.call_graph = CALL_GRAPH_FP,
 		.stack_user_size = DEFAULT_STACK_USER_SIZE,
-		.exclude_kernel = geteuid() != 0 && read_int_file("/proc/sys/kernel/perf_event_paranoid", 2) > 1,
+		.exclude_kernel = !kernel_samples_allowed(),
 	};
 	list_collectors(&defaults, stdout);
 	list_classes(stdout);

@@ -186,6 +186,8 @@ static void load_meta(struct loader *l, const struct perf_event_header *rec)
 				 (int)(eq - s[i]), s[i]);
 			p->time_figures[p->ntime_figures++].value = value;
 		}
+	} else if (strcmp(key, "target") == 0) {
+		snprintf(p->target, sizeof(p->target), "%s", v);
 	} else if (strcmp(key, "note") == 0) {
 		add_note(p, v);
 	} else if (strcmp(key, "switch_output") == 0 && n >= 3) {
@@ -573,6 +575,28 @@ static uint32_t dwarf_frames(struct loader *l, const struct perf_event_header *r
 	return n;
 }
 
+/*
+ * Whether a record of task pid/tid at time passes --pid, --tid, --comm and
+ * --time (filter.h).  Time 0 is a record sigprof wrote at attach time,
+ * before the first event: it describes a task, it is no event in a window.
+ */
+static bool task_and_time_pass(struct profile *p, uint32_t pid, uint32_t tid, uint64_t time)
+{
+	if (!p->filter)
+		return true;
+	if (time && p->window_pending) {
+		/* from a pipe: the first timed record starts the recording's clock (set_filter) */
+		p->window_pending = false;
+		p->span_first = time;
+		filter_window(p->filter, time, UINT64_MAX, &p->window_start, &p->window_end);
+	}
+	if (time && (time < p->window_start || time >= p->window_end))
+		return false;
+	if (!p->filter->npids && !p->filter->ntids && !p->filter->ncomms)
+		return true;
+	return filter_task(p->filter, pid, tid, proc_table_comm_of(p->procs, pid));
+}
+
 static void load_sample(struct loader *l, const struct perf_event_header *rec)
 {
 	struct profile *p = l->p;
@@ -588,6 +612,10 @@ static void load_sample(struct loader *l, const struct perf_event_header *rec)
 		return;
 	}
 	s.event->samples++;
+	if (!task_and_time_pass(p, s.pid, s.tid, s.time)) {
+		p->filtered_samples++;
+		return;
+	}
 	int ci = l->event_collector[s.event->index];
 	struct collector_info *c = &p->collectors[ci];
 	const struct collector_analyzer *an = c->impl ? c->impl->analyzer : NULL;
@@ -608,6 +636,10 @@ static void load_sample(struct loader *l, const struct perf_event_header *rec)
 	frames = l->frames; /* a joined stack may have grown the buffer */
 	if (n == 0)
 		frames[n++] = sample_in_kernel(rec) ? kernel_frame(l, s.ip) : user_frame(l, s.pid, s.ip);
+	if (p->filter && p->filter->ndsos && !filter_dso(p->filter, p->stacks.frames[frames[0]].dso)) {
+		p->filtered_samples++;
+		return;
+	}
 	uint64_t period = s.period ? s.period : 1;
 	uint32_t id = stack_add_on_path(&p->stacks, (uint32_t)ci, frames, n, !stack_only, stack_only ? 0 : period,
 					path);
@@ -692,6 +724,8 @@ static void analyzers_see_record(struct profile *p, const struct perf_event_head
 	struct sp_sample_id id;
 	if (record_sample_id(&p->events, rec, &id) < 0)
 		id.valid = false;
+	if (id.valid && !task_and_time_pass(p, id.pid, id.tid, id.time))
+		return;
 	for (int c = 0; c < p->ncollectors; c++) {
 		const struct collector_info *ci = &p->collectors[c];
 		if (ci->state && ci->impl->analyzer->record)
@@ -910,6 +944,68 @@ static void note_kernel_symbols(struct profile *p, const struct loader *l, const
 			 strerror(-kernel->load_error));
 }
 
+/*
+ * The times of the recording's first and last kernel records, for --time:
+ * one pass over the file reading record headers and timestamps only.
+ */
+static void scan_time_span(const char *file, uint64_t *first, uint64_t *last)
+{
+	struct sp_reader *r;
+	char err[256];
+	*first = *last = 0;
+	if (sp_reader_open(file, &r, err, sizeof(err)) < 0)
+		return;
+	struct sp_event_set events = { 0 };
+	const struct perf_event_header *rec;
+	while (sp_reader_next(r, &rec) == 1) {
+		uint64_t t;
+		if (rec->type == SP_REC_EVENT) {
+			if (event_set_add(&events, rec) < 0)
+				break;
+		} else if (rec->type < PERF_RECORD_MAX && record_time(&events, rec, &t) == 0 && t) {
+			if (!*first || t < *first)
+				*first = t;
+			if (t > *last)
+				*last = t;
+		}
+	}
+	event_set_free(&events);
+	sp_reader_close(r);
+}
+
+/*
+ * The filters for this load.  --time needs the recording's first and last
+ * times before the first sample: a pass over the file finds them.  Standard
+ * input (a pipe from record -o -) cannot be read twice: there the window's
+ * seconds count from the first timed record met in time order (the first
+ * one replayed), and a percentage, which needs the end, is an error.
+ */
+static int set_filter(struct profile *p, const char *file, const struct profile_filter *f, char *err,
+		      size_t errlen)
+{
+	p->window_start = 0;
+	p->window_end = UINT64_MAX;
+	if (!f)
+		return 0;
+	filter_describe(f, p->filters, sizeof(p->filters));
+	if (!filter_drops(f) && f->percent_limit <= 0)
+		return 0;
+	p->filter = f;
+	if (!f->has_time)
+		return 0;
+	if (strcmp(file, "-") == 0) {
+		if (f->start_percent || f->end_percent) {
+			snprintf(err, errlen, "--time in percent needs the whole recording first: give a file, not a pipe");
+			return -EINVAL;
+		}
+		p->window_pending = true;
+		return 0;
+	}
+	scan_time_span(file, &p->span_first, &p->span_last);
+	filter_window(f, p->span_first, p->span_last, &p->window_start, &p->window_end);
+	return 0;
+}
+
 /* Why a kallsyms file the user named cannot be used, as one line without the file name. */
 static void kallsyms_error(int err, char *buf, size_t buflen)
 {
@@ -952,6 +1048,9 @@ int profile_load(const char *file, const struct profile_options *opts, struct pr
 			return kerr;
 		}
 	}
+	int ferr = set_filter(p, file, opts ? opts->filter : NULL, err, errlen);
+	if (ferr < 0)
+		return ferr;
 
 	struct sp_reader *r;
 	int ret = sp_reader_open(file, &r, err, errlen);

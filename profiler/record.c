@@ -43,6 +43,7 @@
 #include "sigprof/term.h"
 #include "sigprof/view.h"
 #include "sigprof/rate_bound.h"
+#include "sigprof/target.h"
 #include "sigprof/util.h"
 #include "sigprof/symbolize.h"
 #include "sigprof/workload.h"
@@ -65,6 +66,8 @@
 /* The drain loop hands a partly filled buffer to the writer this often, so the file lags little behind. */
 #define FLUSH_INTERVAL_NS (100 * 1000 * 1000ull)
 
+enum { OPT_CALL_GRAPH = 256 };
+
 struct record_args {
 	const char *output;
 	struct record_options opts;
@@ -85,6 +88,7 @@ struct record_args {
 	const char *switch_spec; /* --switch-output as given, or NULL */
 	uint64_t switch_bytes;  /* a new piece when the current one has this many bytes in its file (0: never) */
 	uint64_t switch_ns;     /* ... or is this old (0: never) */
+	struct target target;   /* -p, -t, -a, -C, -G: what runs already; argv is then only the window, or NULL */
 	bool freq_given, period_given; /* -F, -c: one way of sampling, not both */
 	unsigned runs;          /* -r N: N recordings, FILE's name numbered (record_run_output()) */
 };
@@ -209,6 +213,7 @@ static int parse_event_option(const char *list, struct record_args *a)
 
 static void record_args_free(struct record_args *a)
 {
+	target_free(&a->target);
 	sb_free(&a->collectors);
 	free(a->user_events);
 }
@@ -237,7 +242,7 @@ static const struct option_spec record_specs[] = {
 	{ .short_name = 'c', .long_name = "count", .arg = "PERIOD", .group = 1,
 	  .help = "sample every PERIOD events instead of a frequency" },
 	{ .short_name = 'g', .group = 2, .help = "same as --call-graph fp" },
-	{ .id = 'G', .long_name = "call-graph", .arg = "MODE", .values = "fp|dwarf[,SIZE]|none", .group = 2,
+	{ .id = OPT_CALL_GRAPH, .long_name = "call-graph", .arg = "MODE", .values = "fp|dwarf[,SIZE]|none", .group = 2,
 	  .help = "fp: kernel and frame-pointer user stacks; dwarf[,SIZE]: kernel stacks and SIZE bytes of user "
 		  "stack (default 8192) unwound at report time; none: the sampled IP only",
 	  .default_value = "each collector's own: cpu and signal dwarf,3072, futex and sched dwarf,2048; see sigprof(1)" },
@@ -265,13 +270,16 @@ static const struct option_spec record_specs[] = {
 	  .help = "record CMD N times, one file per run: FILE's name numbered before its extension (base.data: "
 		  "base.1.data ... base.N.data), for sigprof diff; the series stops at the first run that fails" },
 	{ .short_name = 'q', .long_name = "quiet", .help = "no closing line" },
+	TARGET_OPTION_SPECS,
 	OPTION_HELP_SPEC,
 };
 
 const struct option_table record_option_table = {
 	.command = "sigprof record",
-	.operands = "[--] CMD [ARGS...]",
-	.description = "Run CMD under the collectors and write what they gather to FILE (sigprof.data).",
+	.operands = "[--] [CMD [ARGS...]]",
+	.description = "Run CMD under the collectors, or watch the processes, threads, CPUs or cgroup named by -p, "
+		       "-t, -a, -C or -G (for as long as CMD runs, else until Ctrl-C or every target exited), and "
+		       "write what they gather to FILE (sigprof.data).",
 	.specs = record_specs,
 	.count = ARRAY_SIZE(record_specs),
 	.stop_at_operand = true,
@@ -333,7 +341,7 @@ static int parse_record_args(int argc, char **argv, struct record_args *a)
 		case 'g':
 			parse_call_graph("fp", &a->opts);
 			break;
-		case 'G':
+		case OPT_CALL_GRAPH:
 			err = parse_call_graph(optarg, &a->opts);
 			if (err == -ERANGE) {
 				sp_error("record: --call-graph %s: the stack size must be a multiple of 8 from 8 to %u bytes",
@@ -389,6 +397,8 @@ static int parse_record_args(int argc, char **argv, struct record_args *a)
 			options_usage(&record_option_table, stdout);
 			exit(0);
 		default:
+			if (target_option(c, optarg, &a->target))
+				break;
 			cli_option_error(&record_option_table, argc, argv);
 			return -EINVAL;
 		}
@@ -397,21 +407,17 @@ static int parse_record_args(int argc, char **argv, struct record_args *a)
 		sp_error("record: -F and -c are two ways of sampling: give a frequency (-F) or a period (-c), not both");
 		return -EINVAL;
 	}
-	if (optind >= argc) {
-		sp_error("record: no command to run (sigprof record [options] -- CMD [ARGS...])");
+	if (optind >= argc && !target_given(&a->target)) {
+		sp_error("record: no command to run and no target (sigprof record [options] -- CMD [ARGS...], or -p PID, "
+			 "-t TID, -a, -G CGROUP)");
 		return -EINVAL;
 	}
-	a->argv = argv + optind;
+	a->argv = optind < argc ? argv + optind : NULL;
 	if (a->switch_spec && strcmp(a->output, "-") == 0) {
 		sp_error("record: --switch-output writes files: it cannot go with -o - (stdout)");
 		return -EINVAL;
 	}
 	return 0;
-}
-
-static int paranoid_level(void)
-{
-	return read_int_file("/proc/sys/kernel/perf_event_paranoid", 2);
 }
 
 struct collector_state {
@@ -458,7 +464,7 @@ static int gather_events(struct record_options *opts, const struct record_args *
 		size_t before = events->count;
 		states[n].collector = c;
 		if (by_name) {
-			states[n].error = c->add_events(opts, events, states[n].reason, sizeof(states[n].reason));
+			states[n].error = collector_add_events(c, opts, events, states[n].reason, sizeof(states[n].reason));
 			if (states[n].error) {
 				/* a collector is whole or absent: drop what it added before failing */
 				event_list_truncate(events, before);
@@ -515,7 +521,7 @@ static int write_meta(struct sp_writer *w, const struct record_args *a, const st
 	snprintf(real, sizeof(real), "%llu", (unsigned long long)start_real);
 	snprintf(mono, sizeof(mono), "%llu", (unsigned long long)start_mono);
 	uint32_t argc = 0;
-	while (a->argv[argc])
+	while (a->argv && a->argv[argc])
 		argc++;
 	char cg_text[32] = "default";
 	if (a->opts.call_graph_chosen && a->opts.call_graph == CALL_GRAPH_DWARF)
@@ -525,7 +531,7 @@ static int write_meta(struct sp_writer *w, const struct record_args *a, const st
 	const char *cg = cg_text;
 	const char *version = SIGPROF_VERSION;
 	const char *hostname = u.nodename, *release = u.release, *machine = u.machine;
-	int err = sp_writer_meta(w, "argv", (const char *const *)a->argv, argc);
+	int err = argc ? sp_writer_meta(w, "argv", (const char *const *)a->argv, argc) : 0;
 	if (err == -E2BIG) {
 		const char *just_cmd[] = { a->argv[0] };
 		err = sp_writer_meta(w, "argv", just_cmd, 1);
@@ -541,8 +547,14 @@ static int write_meta(struct sp_writer *w, const struct record_args *a, const st
 	if (!err && read_boot_id(boot_id, sizeof(boot_id)) == 0)
 		err = sp_writer_meta(w, "boot_id", (const char *const[]){ boot_id }, 1);
 	err = err ? err : sp_writer_meta(w, "call_graph", &cg, 1);
+	if (target_given(&a->target)) {
+		char text[512];
+		target_describe(&a->target, text, sizeof(text));
+		const char *v = text;
+		err = err ? err : sp_writer_meta(w, "target", &v, 1);
+	}
 	if (a->opts.exclude_kernel) {
-		const char *why = "kernel frames excluded: not root and kernel.perf_event_paranoid > 1";
+		const char *why = "kernel frames excluded: not root, no CAP_PERFMON, and kernel.perf_event_paranoid > 1";
 		err = err ? err : sp_writer_meta(w, "note", &why, 1);
 	}
 	for (size_t i = 0; i < nstates && !err; i++) {
@@ -618,12 +630,26 @@ static bool piece_due(const struct pieces *ps, const struct sp_writer *w);
 static int switch_piece(struct drain_state *d);
 
 /*
- * Drain until the workload exits; returns its wait status, or -errno on a
- * write error.  With rate-bounded events (rate_bound.h) the loop also wakes
- * at the end of every window to measure it and switch what it calls for.
+ * Whether the run is over: the command exited (its wait status in
+ * *status), or, without a command, an interrupt came or every task of a
+ * -p/-t target has exited.
  */
-static int drain_until_exit(struct perf_session *session, struct workload *w, struct drain_state *d,
-			    struct rate_bound *bound)
+static bool run_over(struct workload *w, const struct target *t, int *status)
+{
+	if (w->pid > 0)
+		return workload_check(w, status);
+	*status = 0;
+	return workload_interrupt_signal() || !target_alive(t);
+}
+
+/*
+ * Drain until the run is over; returns the command's wait status (0
+ * without one), or -errno on a write error.  With rate-bounded events
+ * (rate_bound.h) the loop also wakes at the end of every window to measure
+ * it and switch what it calls for.
+ */
+static int drain_until_exit(struct perf_session *session, struct workload *w, const struct target *t,
+			    struct drain_state *d, struct rate_bound *bound)
 {
 	int fds[4096];
 	size_t nfds = perf_session_poll_fds(session, fds, ARRAY_SIZE(fds));
@@ -632,7 +658,7 @@ static int drain_until_exit(struct perf_session *session, struct workload *w, st
 		pfds[i] = (struct pollfd){ .fd = fds[i], .events = POLLIN };
 	int status = 0, ret = 0;
 	uint64_t flushed = now_monotonic_ns();
-	while (!workload_check(w, &status)) {
+	while (!run_over(w, t, &status)) {
 		uint64_t wait_ns = 100 * 1000 * 1000;
 		if (bound && rate_bound_timeout_ns(bound, now_monotonic_ns()) < wait_ns)
 			wait_ns = rate_bound_timeout_ns(bound, now_monotonic_ns());
@@ -810,8 +836,12 @@ static int write_head(struct sp_writer *w, const struct record_args *a, struct p
 			if (events[e].failed || !attr->mmap || !events[e].nr_ids)
 				continue;
 			struct strbuf recs = { 0 };
-			int found = synthesize_process_tree(ps->workload, &recs, attr->sample_type, events[e].ids[0],
-							    attr->mmap_data);
+			int found = 0;
+			if (target_given(&a->target))
+				target_synthesize(&a->target, &recs, attr->sample_type, events[e].ids[0], attr->mmap_data);
+			else
+				found = synthesize_process_tree(ps->workload, &recs, attr->sample_type, events[e].ids[0],
+								attr->mmap_data);
 			if (found >= 0 && recs.len)
 				err = sp_writer_raw(w, recs.buf, recs.len);
 			sb_free(&recs);
@@ -910,10 +940,13 @@ static void print_closing_line(const struct record_args *a, const struct drain_s
 			sb_addstr(&line, "         unavailable: ");
 			sep = "";
 		}
-		sb_addf(&line, "%s%s (%s)", sep, states[i].collector->name, states[i].reason);
+		/* the reasons are long and say what to do: 'sigprof list' and the report's header give them */
+		sb_addf(&line, "%s%s", sep, states[i].collector->name);
 		sep = ", ";
 		any = true;
 	}
+	if (any)
+		sb_addf(&line, " (why: sigprof list)");
 	view_text_wrapped(&fit, stderr, 9, "%s", line.buf);
 	sb_free(&line);
 }
@@ -961,16 +994,53 @@ static bool program_has_frame_pointers(const char *path)
 	return elf_frame_pointer_functions(path, &with, &functions) == 0 && functions && with * 4 >= functions;
 }
 
+/*
+ * Events of a run attached to tasks that already run (or to CPUs) start
+ * counting when they open: there is no exec to enable them.
+ */
+static void enable_at_open(struct event_list *events)
+{
+	for (size_t i = 0; i < events->count; i++) {
+		events->specs[i].attr.enable_on_exec = 0;
+		events->specs[i].attr.disabled = 0;
+	}
+}
+
+/*
+ * What the tasks that run already did before sigprof came: their comm and
+ * mappings, written as the kernel's records would be, with the sample_id
+ * of the event that carries the task records.
+ */
+static void synthesize_tasks(struct strbuf *out, struct perf_session *session, const struct record_args *a)
+{
+	const struct opened_event *events;
+	size_t n = perf_session_events(session, &events);
+	for (size_t e = 0; e < n; e++)
+		if (!events[e].failed && events[e].nr_ids && events[e].spec->attr.mmap) {
+			target_synthesize(&a->target, out, events[e].spec->attr.sample_type, events[e].ids[0],
+					  a->opts.want_data_mmaps);
+			return;
+		}
+}
+
 static int record_run(struct record_args *a)
 {
-	char program[4096];
-	int found = workload_find_file(a->argv[0], program, sizeof(program));
-	if (found < 0) {
-		sp_error("record: cannot run %s: %s", QUOTED(a->argv[0]),
-			 found == -ENOENT ? "command not found" : strerror(-found));
-		return workload_cannot_run_exit(found);
+	bool attached = target_given(&a->target);
+	char program[4096] = ""; /* none for tasks that run already: taken as a program without frame pointers */
+	if (a->argv) {
+		int found = workload_find_file(a->argv[0], program, sizeof(program));
+		if (found < 0) {
+			sp_error("record: cannot run %s: %s", QUOTED(a->argv[0]),
+				 found == -ENOENT ? "command not found" : strerror(-found));
+			return workload_cannot_run_exit(found);
+		}
 	}
-	if (geteuid() != 0 && paranoid_level() > 1)
+	char errbuf[512] = "";
+	if (attached && target_resolve(&a->target, errbuf, sizeof(errbuf)) < 0) {
+		sp_error("record: %s", errbuf);
+		return EXIT_USAGE;
+	}
+	if (!kernel_samples_allowed())
 		a->opts.exclude_kernel = true;
 	a->opts.program_frame_pointers = program_has_frame_pointers(program);
 
@@ -987,6 +1057,8 @@ static int record_run(struct record_args *a)
 		event_list_free(&events);
 		return EXIT_USAGE;
 	}
+	if (attached)
+		enable_at_open(&events);
 
 	/* --switch-output: the first piece is FILE.TIMESTAMP too */
 	struct pieces pieces = { .a = a, .states = states, .nstates = nstates, .index = 1 };
@@ -1001,7 +1073,11 @@ static int record_run(struct record_args *a)
 		return EXIT_USAGE;
 	}
 	struct workload w;
-	err = workload_start(&w, a->argv);
+	err = 0;
+	if (a->argv)
+		err = workload_start(&w, a->argv);
+	else
+		workload_none(&w);
 	if (err < 0) {
 		sp_error("record: cannot start the workload: %s", strerror(-err));
 		sp_writer_discard(writer);
@@ -1014,14 +1090,19 @@ static int record_run(struct record_args *a)
 		for (size_t i = 0; i < events.count; i++)
 			if (events.specs[i].attr.sample_type & PERF_SAMPLE_STACK_USER)
 				a->ring_pages = DWARF_RING_PAGES;
-	char errbuf[512] = "";
 	struct perf_target target = { .pid = w.pid, .inherit = true };
+	if (attached)
+		target_perf(&a->target, &target);
 	struct perf_session *session = NULL;
+	struct strbuf synthesized = { 0 }; /* COMM and MMAP2 records of the targets as sigprof found them */
 	err = perf_session_open(events.specs, events.count, &target, a->ring_pages, &session, errbuf, sizeof(errbuf));
 	if (err < 0) {
 		sp_error("record: %s", errbuf);
 		goto fail_child;
 	}
+	/* at once, while the targets surely run: their comm and maps as they are now */
+	if (attached)
+		synthesize_tasks(&synthesized, session, a);
 	uint64_t start_real = now_realtime_ns(), start_mono = now_monotonic_ns();
 	if (ps) {
 		ps->session = session;
@@ -1037,6 +1118,10 @@ static int record_run(struct record_args *a)
 			ps->kallsyms = read_kallsyms(&ps->kallsyms_len);
 	}
 	err = write_head(writer, a, session, states, nstates, ps, start_real, start_mono);
+	if (!err && synthesized.len)
+		err = sp_writer_raw(writer, synthesized.buf, synthesized.len);
+	sb_free(&synthesized);
+	err = err ? err : sp_writer_flush(writer);
 	if (err < 0) {
 		sp_error("record: cannot write %s: %s%s", QUOTED(ps ? ps->name.buf : a->output), strerror(-err),
 			 strcmp(a->output, "-") ? " (a previous recording there is kept)" : "");
@@ -1057,7 +1142,7 @@ static int record_run(struct record_args *a)
 
 	/* without a thread (it could not start) the drain loop writes itself, as before */
 	sp_writer_start_async(writer, WRITE_QUEUE_BYTES);
-	err = workload_release(&w);
+	err = a->argv ? workload_release(&w) : 0;
 	if (err < 0) {
 		sp_error("record: cannot run %s: %s", QUOTED(a->argv[0]), workload_release_error(err));
 		sp_writer_discard(writer);
@@ -1070,7 +1155,7 @@ static int record_run(struct record_args *a)
 	struct drain_state d = { .writer = writer, .pieces = ps };
 	struct rate_bound *bound = NULL;
 	rate_bound_start(session, now_monotonic_ns(), &bound);
-	int status = drain_until_exit(session, &w, &d, bound);
+	int status = drain_until_exit(session, &w, &a->target, &d, bound);
 	rate_bound_free(bound);
 	uint64_t duration = now_monotonic_ns() - start_mono;
 	perf_session_disable(session);
@@ -1098,9 +1183,10 @@ static int record_run(struct record_args *a)
 	}
 	print_closing_line(a, &d, duration, bytes, record_bytes, states, nstates);
 	pieces_free(&pieces);
-	return workload_exit_code(status);
+	return a->argv ? workload_exit_code(status) : 0;
 
 fail_child:
+	sb_free(&synthesized);
 	workload_abort(&w);
 	sp_writer_discard(writer);
 	pieces_free(&pieces);

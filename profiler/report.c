@@ -20,7 +20,8 @@
 
 enum { OPT_JSON = 256, OPT_FOLDED, OPT_FIGURES, OPT_STACKS, OPT_SORT, OPT_PATH_RULE, OPT_PATH_RULES, OPT_KALLSYMS,
        OPT_MAX_FRAMES, OPT_COLLECTOR, OPT_SCHED_KEYS, OPT_SRCLINE, OPT_NO_DEMANGLE, OPT_DEBUG_DIRS, OPT_HTML,
-       OPT_WIDTH, OPT_COLOR, OPT_NO_PAGER, OPT_PPROF, OPT_WEIGHT, OPT_FOLDED_ROOT, OPT_SYMFS };
+       OPT_WIDTH, OPT_COLOR, OPT_NO_PAGER, OPT_PPROF, OPT_WEIGHT, OPT_FOLDED_ROOT, OPT_SYMFS, OPT_PID, OPT_TID,
+       OPT_COMM, OPT_DSO, OPT_TIME, OPT_PERCENT_LIMIT };
 
 static const struct option_spec report_specs[] = {
 	{ .short_name = 'i', .long_name = "input", .arg = "FILE", .help = "the recording",
@@ -76,6 +77,19 @@ static const struct option_spec report_specs[] = {
 		  "is not set", .default_value = "auto" },
 	{ .id = OPT_NO_PAGER, .long_name = "no-pager",
 	  .help = "never page; by default a report longer than the terminal goes through $PAGER (less -FRX)" },
+	{ .id = OPT_PID, .long_name = "pid", .arg = "PIDS", .values = "PID[,PID...]", .flags = OPTION_REPEATABLE,
+	  .help = "only the samples and records of these processes" },
+	{ .id = OPT_TID, .long_name = "tid", .arg = "TIDS", .values = "TID[,TID...]", .flags = OPTION_REPEATABLE,
+	  .help = "only those of these threads" },
+	{ .id = OPT_COMM, .long_name = "comm", .arg = "NAMES", .values = "COMM[,COMM...]", .flags = OPTION_REPEATABLE,
+	  .help = "only those of the processes with these names" },
+	{ .id = OPT_DSO, .long_name = "dso", .arg = "DSOS", .values = "DSO[,DSO...]", .flags = OPTION_REPEATABLE,
+	  .help = "only the samples whose sampled address is in these binaries (a file name, a path or [kernel])" },
+	{ .id = OPT_TIME, .long_name = "time", .arg = "RANGE", .values = "START,END",
+	  .help = "only what happened between START and END: seconds from the first record (1.5,3) or "
+		  "percentages of the recording (0%,25%); either may be empty" },
+	{ .id = OPT_PERCENT_LIMIT, .long_name = "percent-limit", .arg = "PCT",
+	  .help = "hide the paths, functions and stacks below PCT percent of their collector's samples" },
 	OPTION_HELP_SPEC,
 };
 
@@ -153,7 +167,7 @@ static int parse_count(const char *opt, const char *arg, uint64_t max, unsigned 
 }
 
 static int parse_report_args(int argc, char **argv, struct report_options *o, struct path_rules *rules,
-			     struct profile_options *po)
+			     struct profile_options *po, struct profile_filter *filter)
 {
 	/* in the order of their options' values (the option table) */
 	static const enum function_sort sorts[] = { SORT_SELF, SORT_TOTAL, SORT_NAME };
@@ -269,6 +283,24 @@ static int parse_report_args(int argc, char **argv, struct report_options *o, st
 			break;
 		case OPT_SYMFS:
 			o->symfs = optarg;
+			break;
+		case OPT_PID:
+		case OPT_TID:
+			if (filter_add_pids(filter, optarg, c == OPT_TID, err, sizeof(err)) < 0)
+				return sp_error("report: %s", err);
+			break;
+		case OPT_COMM:
+		case OPT_DSO:
+			if (filter_add_names(filter, optarg, c == OPT_DSO, err, sizeof(err)) < 0)
+				return sp_error("report: %s", err);
+			break;
+		case OPT_TIME:
+			if (filter_set_time(filter, optarg, err, sizeof(err)) < 0)
+				return sp_error("report: %s", err);
+			break;
+		case OPT_PERCENT_LIMIT:
+			if (filter_set_percent_limit(filter, optarg, err, sizeof(err)) < 0)
+				return sp_error("report: %s", err);
 			break;
 		case 'h':
 			options_usage(&report_option_table, stdout);
@@ -468,9 +500,12 @@ int cmd_report(int argc, char **argv)
 	struct report_options o = { .input = "sigprof.data",
 				    .view = { .top = 15, .stacks_per_path = 3, .max_frames = 24 } };
 	struct path_rules *rules = path_rules_new();
-	struct profile_options po = { .rules = rules, .collectors = collector_table, .ncollectors = collector_count };
-	if (parse_report_args(argc, argv, &o, rules, &po) < 0) {
+	struct profile_filter filter = { 0 };
+	struct profile_options po = { .rules = rules, .collectors = collector_table, .ncollectors = collector_count,
+				      .filter = &filter };
+	if (parse_report_args(argc, argv, &o, rules, &po, &filter) < 0) {
 		path_rules_free(rules);
+		filter_free(&filter);
 		return EXIT_USAGE;
 	}
 	/* Settings of the symbolizer, for every symbol this report names. */
@@ -499,6 +534,7 @@ int cmd_report(int argc, char **argv)
 		profile_free(&p);
 		path_rules_free(rules);
 		archive_remove(unpacked);
+		filter_free(&filter);
 		return EXIT_USAGE;
 	}
 	if (p.truncated)
@@ -535,5 +571,6 @@ int cmd_report(int argc, char **argv)
 	profile_free(&p);
 	path_rules_free(rules);
 	archive_remove(unpacked);
+	filter_free(&filter);
 	return ret < 0 ? EXIT_USAGE : 0;
 }

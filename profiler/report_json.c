@@ -59,6 +59,26 @@ static void write_unwind(struct json_writer *w, const struct profile *p)
 	json_end(w);
 }
 
+/* "filters": what --pid, --tid, --comm, --dso, --time, --percent-limit kept (docs/filters.md); null without. */
+static void write_filters(struct json_writer *w, const struct profile *p)
+{
+	if (!p->filters[0]) {
+		json_null(w, "filters");
+		return;
+	}
+	json_object_begin(w, "filters");
+	json_string(w, "options", p->filters);
+	json_u64(w, "samples_kept", p->samples - p->filtered_samples - p->unknown_samples - p->bad_samples);
+	json_u64(w, "samples_dropped", p->filtered_samples);
+	if (p->filter && p->filter->has_time && p->span_last > p->span_first) {
+		uint64_t end = p->window_end < p->span_last ? p->window_end : p->span_last;
+		json_double(w, "window_start_s", (double)(p->window_start - p->span_first) / 1e9, 6);
+		json_double(w, "window_end_s", (double)(end - p->span_first) / 1e9, 6);
+		json_double(w, "recording_span_s", (double)(p->span_last - p->span_first) / 1e9, 6);
+	}
+	json_end(w);
+}
+
 static void write_meta(struct json_writer *w, const struct profile *p)
 {
 	json_object_begin(w, "meta");
@@ -67,6 +87,8 @@ static void write_meta(struct json_writer *w, const struct profile *p)
 	for (int i = 0; i < p->argc; i++)
 		json_string(w, NULL, p->argv[i]);
 	json_end(w);
+	json_string(w, "target", p->target);
+	write_filters(w, p);
 	json_string(w, "hostname", p->hostname);
 	json_string(w, "kernel", p->kernel);
 	json_string(w, "arch", p->arch);
@@ -113,6 +135,8 @@ static void write_paths(struct json_writer *w, const struct profile *p)
 {
 	json_array_begin(w, "paths");
 	for (int path = 0; path < PATH_COUNT; path++) {
+		if (!view_path_shown(p, path))
+			continue;
 		json_object_begin(w, NULL);
 		json_string(w, "path", path_name(path));
 		json_object_begin(w, "samples");

@@ -89,10 +89,14 @@ static void print_collector_events(const struct profile *p, int c, FILE *out)
 static void print_header(const struct profile *p, FILE *out)
 {
 	fprintf(out, "# sigprof report of %s\n", p->file);
-	fprintf(out, "# command:    ");
-	for (int i = 0; i < p->argc; i++)
-		fprintf(out, "%s%s", i ? " " : "", p->argv[i]);
-	fprintf(out, "\n");
+	if (p->argc || !p->target[0]) {
+		fprintf(out, "# command:    ");
+		for (int i = 0; i < p->argc; i++)
+			fprintf(out, "%s%s", i ? " " : "", p->argv[i]);
+		fprintf(out, "%s\n", p->target[0] ? " (the window)" : "");
+	}
+	if (p->target[0])
+		fprintf(out, "# target:     %s\n", p->target);
 	char when[64] = "?";
 	time_t t = (time_t)(p->start_realtime_ns / 1000000000ULL);
 	struct tm tm;
@@ -117,6 +121,16 @@ static void print_header(const struct profile *p, FILE *out)
 	uint64_t lost = profile_lost(p, NULL);
 	fprintf(out, "# samples:    %llu, lost %llu (%s)%s\n", (unsigned long long)p->samples,
 		(unsigned long long)lost, SHARE(lost, p->samples + lost), p->truncated ? ", file truncated" : "");
+	if (p->filters[0]) {
+		fprintf(out, "# filters:    %s: %llu samples kept, %llu dropped", p->filters,
+			(unsigned long long)(p->samples - p->filtered_samples - p->unknown_samples - p->bad_samples),
+			(unsigned long long)p->filtered_samples);
+		if (p->filter && p->filter->has_time && p->span_last > p->span_first)
+			fprintf(out, "; window %.3f-%.3f s of %.3f s", (double)(p->window_start - p->span_first) / 1e9,
+				(double)((p->window_end < p->span_last ? p->window_end : p->span_last) - p->span_first) / 1e9,
+				(double)(p->span_last - p->span_first) / 1e9);
+		fputc('\n', out);
+	}
 	for (int c = 0; c < p->ncollectors; c++) {
 		const struct collector_info *ci = &p->collectors[c];
 		if (ci->ok)
@@ -186,6 +200,8 @@ static void print_path_block(const struct profile *p, const struct path_part *pa
 	}
 	fprintf(out, "%s\n", term_off(v->color));
 	for (int path = 0; path < PATH_COUNT; path++) {
+		if (!view_path_shown(p, path))
+			continue;
 		fprintf(out, "  %s%-16s%s", term_on(v->color, PAINT_PATH), path_name(path), term_off(v->color));
 		for (size_t i = 0; i < nparts; i++) {
 			const struct collector_info *ci = &p->collectors[parts[i].collector];

@@ -351,7 +351,7 @@ static void on_sample(void *ctx, const struct profile *p, const struct sp_sample
 		text_event(sc, p, s, collector, stack);
 }
 
-static void filter_free(struct script_filter *f)
+static void script_filter_free(struct script_filter *f)
 {
 	free(f->pids);
 	free(f->tids);
@@ -367,7 +367,7 @@ int cmd_script(int argc, char **argv)
 	struct profile_options po = { .collectors = collector_table, .ncollectors = collector_count,
 				      .on_sample = on_sample, .ctx = &sc };
 	if (parse_script_args(argc, argv, &input, &sc.f, &po) < 0) {
-		filter_free(&sc.f);
+		script_filter_free(&sc.f);
 		return EXIT_USAGE;
 	}
 	/* hundreds of thousands of events: write in large blocks, and take stdout's lock once */
@@ -400,6 +400,6 @@ int cmd_script(int argc, char **argv)
 			sp_warn("script: --event %s: %s has no such event or collector", QUOTED(sc.f.events[i]), input);
 	}
 	profile_free(&p);
-	filter_free(&sc.f);
+	script_filter_free(&sc.f);
 	return ret < 0 ? EXIT_USAGE : 0;
 }

@@ -43,6 +43,7 @@
 #include "sigprof/options.h"
 #include "sigprof/pmu.h"
 #include "sigprof/stat.h"
+#include "sigprof/target.h"
 #include "sigprof/util.h"
 #include "sigprof/workload.h"
 
@@ -198,7 +199,8 @@ struct stat_args {
 	unsigned interval_ms; /* -I, 0 for none */
 	const char *output;   /* -o, NULL for stderr */
 	bool json;
-	char **argv;          /* the workload */
+	char **argv;          /* the workload; with a target only the window, or NULL */
+	struct target target; /* -p, -t, -a, -C, -G */
 };
 
 /* One counted event and what the runs read of it. */
@@ -269,13 +271,16 @@ static const struct option_spec stat_specs[] = {
 	{ .short_name = 'o', .long_name = "output", .arg = "FILE",
 	  .help = "write the figures to FILE instead of stderr" },
 	{ .id = 'J', .long_name = "json", .help = "write the figures as a JSON document (docs/stat-json.md)" },
+	TARGET_OPTION_SPECS,
 	OPTION_HELP_SPEC,
 };
 
 const struct option_table stat_option_table = {
 	.command = "sigprof stat",
-	.operands = "[--] CMD [ARGS...]",
-	.description = "Run CMD and count its events (its threads and children too): exact totals, no samples.",
+	.operands = "[--] [CMD [ARGS...]]",
+	.description = "Run CMD and count its events (its threads and children too): exact totals, no samples.  "
+		       "With -p, -t, -a, -C or -G, count those tasks or CPUs instead, for as long as CMD runs, else "
+		       "until Ctrl-C or every target exited.",
 	.specs = stat_specs,
 	.count = ARRAY_SIZE(stat_specs),
 	.stop_at_operand = true,
@@ -320,15 +325,21 @@ static int parse_stat_args(int argc, char **argv, struct stat_args *a)
 			options_usage(&stat_option_table, stdout);
 			exit(0);
 		default:
+			if (target_option(c, optarg, &a->target))
+				break;
 			cli_option_error(&stat_option_table, argc, argv);
 			return -EINVAL;
 		}
 	}
 	if (a->interval_ms && a->runs > 1)
 		return sp_error("stat: -I and -r cannot be combined (the intervals of one run, or the statistics of many)");
-	if (optind >= argc)
-		return sp_error("stat: no command to run (sigprof stat [options] -- CMD [ARGS...])");
-	a->argv = argv + optind;
+	bool targets = target_given(&a->target);
+	if (optind >= argc && !targets)
+		return sp_error("stat: no command to run and no target (sigprof stat [options] -- CMD [ARGS...], or -p "
+				"PID, -t TID, -a, -G CGROUP)");
+	if (targets && a->runs > 1)
+		return sp_error("stat: -r repeats a command; the tasks of -p, -t, -a or -G run once");
+	a->argv = optind < argc ? argv + optind : NULL;
 	return 0;
 }
 
@@ -590,13 +601,24 @@ static void print_interval(struct stat_state *st, struct perf_session *s, double
 }
 
 /* Wait for the workload to exit, printing the -I deltas on the way; 0 with its wait status, or -errno. */
+/* The run is over: the command exited, or without one an interrupt came or every -p/-t task exited. */
+static bool run_over(struct stat_state *st, struct workload *w, int *status)
+{
+	if (w->pid > 0)
+		return workload_check(w, status);
+	*status = 0;
+	return workload_interrupt_signal() || !target_alive(&st->args.target);
+}
+
 static int wait_workload(struct stat_state *st, struct workload *w, struct perf_session *s, uint64_t start,
 			 int *status)
 {
 	uint64_t interval = (uint64_t)st->args.interval_ms * 1000000u;
 	uint64_t next = start + interval;
-	while (!workload_check(w, status)) {
-		struct timespec timeout, *wait_for = NULL;
+	while (!run_over(st, w, status)) {
+		/* tasks that are not sigprof's children say nothing when they exit: look every 100 ms */
+		struct timespec poll_tasks = { 0, 100 * 1000 * 1000 }, timeout;
+		struct timespec *wait_for = w->pid > 0 ? NULL : &poll_tasks;
 		if (interval) {
 			uint64_t now = now_monotonic_ns();
 			if (now >= next) {
@@ -607,7 +629,8 @@ static int wait_workload(struct stat_state *st, struct workload *w, struct perf_
 			}
 			timeout = (struct timespec){ (time_t)((next - now) / 1000000000u),
 						     (long)((next - now) % 1000000000u) };
-			wait_for = &timeout;
+			if (!wait_for || timeout.tv_sec == 0)
+				wait_for = &timeout;
 		}
 		if (ppoll(NULL, 0, wait_for, &w->waitmask) < 0 && errno != EINTR)
 			return -errno;
@@ -650,12 +673,18 @@ static void record_totals(struct stat_state *st, struct perf_session *s)
 static int run_once(struct stat_state *st, char *why, size_t whylen)
 {
 	struct workload w;
-	int err = workload_start(&w, st->args.argv);
+	int err = 0;
+	if (st->args.argv)
+		err = workload_start(&w, st->args.argv);
+	else
+		workload_none(&w);
 	if (err < 0) {
 		snprintf(why, whylen, "cannot start the workload: %s", strerror(-err));
 		return EXIT_USAGE;
 	}
 	struct perf_target target = { .pid = w.pid, .inherit = true };
+	if (target_given(&st->args.target))
+		target_perf(&st->args.target, &target);
 	struct perf_session *session = NULL;
 	char errbuf[512] = "";
 	err = perf_session_open(st->events.specs, st->events.count, &target, 0, &session, errbuf, sizeof(errbuf));
@@ -669,7 +698,7 @@ static int run_once(struct stat_state *st, char *why, size_t whylen)
 		st->counters[i].last = (struct counter_reading){ 0 };
 	/* from the release, as perf does: the parent may wake from the release well after the exec */
 	uint64_t start = now_monotonic_ns();
-	err = workload_release(&w);
+	err = st->args.argv ? workload_release(&w) : 0;
 	if (err < 0) {
 		snprintf(why, whylen, "cannot run %s: %s", QUOTED(st->args.argv[0]), workload_release_error(err));
 		perf_session_close(session);
@@ -692,7 +721,7 @@ static int run_once(struct stat_state *st, char *why, size_t whylen)
 	st->rusage = xrealloc(st->rusage, (st->runs_done + 1) * sizeof(*st->rusage));
 	st->rusage[st->runs_done] = w.rusage;
 	st->elapsed_ns[st->runs_done++] = (double)elapsed;
-	st->last_exit = workload_exit_code(status);
+	st->last_exit = st->args.argv ? workload_exit_code(status) : 0;
 	return 0;
 }
 
@@ -795,9 +824,15 @@ static bool derived_line(const struct stat_state *st, const struct derived_figur
 	return true;
 }
 
+/* The command, or the target ("-p 1234") and the command that was its window. */
 static void command_line(const struct stat_args *a, struct strbuf *sb)
 {
-	for (char **p = a->argv; *p; p++)
+	if (target_given(&a->target)) {
+		char text[512];
+		target_describe(&a->target, text, sizeof(text));
+		sb_addf(sb, "%s%s", text, a->argv ? " -- " : "");
+	}
+	for (char **p = a->argv; p && *p; p++)
 		sb_addf(sb, "%s%s", p == a->argv ? "" : " ", *p);
 }
 
@@ -882,9 +917,12 @@ static void print_json(struct stat_state *st)
 	json_object_begin(&w, NULL);
 	json_u64(&w, "version", 1);
 	json_array_begin(&w, "command");
-	for (char **p = st->args.argv; *p; p++)
+	for (char **p = st->args.argv; p && *p; p++)
 		json_string(&w, NULL, *p);
 	json_end(&w);
+	char target[512] = "";
+	target_describe(&st->args.target, target, sizeof(target));
+	json_string(&w, "target", target);
 	json_u64(&w, "runs", st->runs_done);
 	json_u64(&w, "runs_asked", st->args.runs);
 	if (st->failed_run)
@@ -965,23 +1003,35 @@ static void stat_free(struct stat_state *st)
 	free(st->elapsed_ns);
 	free(st->rusage);
 	event_list_free(&st->events);
+	target_free(&st->args.target);
 	output_close(st);
 }
 
 static int stat_run(struct stat_state *st)
 {
 	struct stat_args *a = &st->args;
-	bool exclude_kernel = geteuid() != 0 && read_int_file("/proc/sys/kernel/perf_event_paranoid", 2) > 1;
+	bool exclude_kernel = !kernel_samples_allowed();
 	if (a->events.len && add_user_counters(st, a->events.buf, exclude_kernel) < 0)
 		return EXIT_USAGE;
-	int found = workload_find(a->argv[0]);
+	int found = a->argv ? workload_find(a->argv[0]) : 0;
 	if (found < 0) {
 		sp_error("stat: cannot run %s: %s", QUOTED(a->argv[0]),
 			 found == -ENOENT ? "command not found" : strerror(-found));
 		return workload_cannot_run_exit(found);
 	}
+	char why[768] = "";
+	if (target_given(&a->target) && target_resolve(&a->target, why, sizeof(why)) < 0) {
+		sp_error("stat: %s", why);
+		return EXIT_USAGE;
+	}
 	if (!a->events.len)
 		add_default_counters(st, exclude_kernel);
+	if (target_given(&a->target))
+		for (size_t i = 0; i < st->events.count; i++) {
+			/* tasks that already run: no exec to wait for */
+			st->events.specs[i].attr.enable_on_exec = 0;
+			st->events.specs[i].attr.disabled = 0;
+		}
 	int err = output_open(st);
 	if (err == -EPERM) {
 		sp_error("stat: -o %s is a symbolic link another user owns: not followed (give the file it names)",
@@ -992,7 +1042,6 @@ static int stat_run(struct stat_state *st)
 		sp_error("stat: cannot create %s: %s", QUOTED(a->output), strerror(-err));
 		return EXIT_USAGE;
 	}
-	char why[768] = "";
 	int failed = 0;
 	for (unsigned r = 0; r < a->runs && !failed; r++) {
 		failed = run_once(st, why, sizeof(why));

@@ -370,6 +370,25 @@ int read_int_file(const char *path, int fallback)
 	return value;
 }
 
+bool perf_privileged(void)
+{
+	if (geteuid() == 0)
+		return true;
+	size_t len;
+	char *status = NULL;
+	if (read_file_bounded("/proc/self/status", 1 << 16, &status, &len) < 0)
+		return false;
+	const char *eff = strstr(status, "\nCapEff:");
+	unsigned long long caps = eff ? strtoull(eff + 8, NULL, 16) : 0;
+	free(status);
+	return caps & (1ull << 38 /* CAP_PERFMON */ | 1ull << 21 /* CAP_SYS_ADMIN */);
+}
+
+bool kernel_samples_allowed(void)
+{
+	return perf_privileged() || read_int_file("/proc/sys/kernel/perf_event_paranoid", 2) <= 1;
+}
+
 int read_file_bounded(const char *path, size_t max, char **text, size_t *len)
 {
 	*text = NULL;

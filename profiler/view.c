@@ -6,6 +6,7 @@
  * collectors, so that a change to the model's fields touches this file and
  * the commands, not every collector.
  */
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -399,6 +400,29 @@ static int compare_functions(const void *a, const void *b)
 	return x->frame < y->frame ? -1 : x->frame > y->frame;
 }
 
+/*
+ * --percent-limit (filter.h) as a count: rows of collector below it are
+ * not listed.  0 without the option.
+ */
+static uint64_t percent_floor(const struct profile *p, int collector)
+{
+	if (!p->filter || p->filter->percent_limit <= 0 || collector < 0 || collector >= p->ncollectors)
+		return 0;
+	return (uint64_t)ceil((double)p->collectors[collector].samples * p->filter->percent_limit / 100.0);
+}
+
+bool view_path_shown(const struct profile *p, int path)
+{
+	if (!p->filter || p->filter->percent_limit <= 0)
+		return true;
+	for (int c = 0; c < p->ncollectors; c++) {
+		const struct collector_info *ci = &p->collectors[c];
+		if (ci->ok && ci->samples && ci->path_samples[path] >= percent_floor(p, c))
+			return true;
+	}
+	return false;
+}
+
 size_t view_functions(const struct profile *p, int collector, enum function_sort sort, struct function_row **rows)
 {
 	const struct stack_table *t = &p->stacks;
@@ -418,8 +442,9 @@ size_t view_functions(const struct profile *p, int collector, enum function_sort
 		}
 	}
 	size_t n = 0;
+	uint64_t floor = percent_floor(p, collector);
 	for (size_t f = 0; f < t->nframes; f++)
-		if (all[f].total) {
+		if (all[f].total && all[f].total >= floor) {
 			all[n] = all[f];
 			all[n++].frame = (uint32_t)f;
 		}
@@ -445,9 +470,11 @@ size_t view_stacks(const struct profile *p, int collector, int path, uint32_t **
 	const struct stack_table *t = &p->stacks;
 	uint32_t *out = xmalloc((t->nstacks + 1) * sizeof(*out));
 	size_t n = 0;
+	uint64_t floor = percent_floor(p, collector);
 	for (size_t s = 0; s < t->nstacks; s++)
 		if ((int)t->stacks[s].collector == collector && (path < 0 || t->stacks[s].path == path) &&
-		    t->stacks[s].count) /* a stack only lent to other samples (PATH_STACK_ONLY) counts nothing */
+		    /* a stack only lent to other samples (PATH_STACK_ONLY) counts nothing */
+		    t->stacks[s].count && t->stacks[s].count >= floor)
 			out[n++] = (uint32_t)s;
 	sort_profile = p;
 	qsort(out, n, sizeof(*out), compare_stack_ids);

@@ -200,8 +200,17 @@ int workload_release(struct workload *w)
 	return err;
 }
 
+void workload_none(struct workload *w)
+{
+	*w = (struct workload){ .pid = -1, .go_fd = -1, .exec_err_fd = -1 };
+	child_exited = 0;
+	install_handlers(&w->waitmask);
+}
+
 bool workload_check(struct workload *w, int *status)
 {
+	if (w->pid <= 0)
+		return false; /* no command (workload_none): nothing to forward to or reap */
 	if (interrupt_signal && interrupt_signal != w->forwarded) {
 		w->forwarded = interrupt_signal;
 		kill(w->pid, w->forwarded);

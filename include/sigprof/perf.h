@@ -3,9 +3,9 @@
  *
  * A perf_session opens a list of event specs for one target.  The target is
  * a task (the forked workload, followed into its threads and children with
- * inherit) or, later, an existing pid or the whole system; the opener loops
- * over (event, cpu) pairs whatever the target, so those are new targets,
- * not a new opener.  The first event opened on a CPU owns that CPU's ring
+ * inherit), the threads of processes that already run, a cgroup, or the
+ * whole system; the opener loops over (event, cpu, thread) triples
+ * whatever the target.  The first event opened on a CPU owns that CPU's ring
  * buffer; the other events' fds on that CPU are redirected into it with
  * PERF_EVENT_IOC_SET_OUTPUT, so records of one CPU stay in time order.
  *
@@ -143,10 +143,20 @@ uint32_t stack_copy_default(const struct record_options *opts, uint32_t without_
 void sampling_attr_init(struct perf_event_attr *attr, const struct record_options *opts, uint32_t type,
 			uint64_t config);
 
+/*
+ * What a session's events are opened for (record and stat: -p, -t, -a, -C,
+ * -G; docs/targets.md).  One fd per (event, CPU, thread); a system-wide or
+ * cgroup event one per (event, CPU).
+ */
 struct perf_target {
-	pid_t pid;          /* the task to follow; -1 with system_wide */
-	bool inherit;       /* follow its threads and children */
-	bool system_wide;   /* every task on every CPU (not exposed yet) */
+	pid_t pid;          /* the task to follow (the forked workload), when tids is empty */
+	const pid_t *tids;  /* tasks that already run (every thread of -p's processes, -t's threads), or NULL */
+	size_t ntids;
+	bool inherit;       /* follow their new threads and children */
+	bool system_wide;   /* every task on every CPU (-a) */
+	const int *cpus;    /* the CPUs to open on (-C), or NULL for every online CPU */
+	size_t ncpus;
+	int cgroup_fd;      /* > 0: an open fd of a perf_event cgroup directory (-G): its tasks on every CPU */
 };
 
 /* Counters of what a drain moved (record headers only are read). */
@@ -181,13 +191,15 @@ struct opened_event {
 	uint32_t nr_ids;
 	bool failed;       /* optional and could not open */
 	int error;         /* -errno of the failure */
+	uint32_t gone_threads; /* threads of the target that exited before this event opened on them */
 };
 
 /*
  * Open specs[0..n) for target on every online CPU and map the rings
- * (ring_pages data pages per CPU, a power of two).  With ring_pages 0
+ * (ring_pages data pages per CPU, a power of two; every thread's fd on a CPU
+ * writes into that CPU's ring).  With ring_pages 0
  * the events are counters only, without rings, and a task target's are
- * opened once (cpu -1), not per CPU.  A required event that
+ * opened once per thread (cpu -1), not per CPU.  A required event that
  * cannot open fails the whole session: -errno, with the event's name and
  * the reason in err.  An optional one is marked failed.
  */

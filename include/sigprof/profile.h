@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "sigprof/filter.h"
 #include "sigprof/format.h"
 #include "sigprof/sample.h"
 #include "sigprof/stacks.h"
@@ -80,6 +81,8 @@ struct profile_options {
 	void (*on_sample)(void *ctx, const struct profile *p, const struct sp_sample *s, int collector,
 			  uint32_t stack);
 	void *ctx;
+	/* report's filters (filter.h), applied before any analyzer sees a record; NULL: none */
+	const struct profile_filter *filter;
 };
 
 struct profile {
@@ -125,6 +128,14 @@ struct profile {
 	struct proc_table *procs;
 	struct stack_table stacks;
 	struct weight_table *weights;  /* profile_options.weights; else NULL */
+	/* the filters (profile_options.filter) and what they did */
+	const struct profile_filter *filter; /* NULL: none */
+	char filters[512];           /* as the header names them ("--pid 12 --time 1,2"); empty: none */
+	char target[512];            /* what record attached to (META target: "-p 1234"), empty for a command */
+	uint64_t filtered_samples;   /* samples the filters dropped */
+	uint64_t window_start, window_end; /* --time's window in the recording's clock (0, UINT64_MAX: all) */
+	uint64_t span_first, span_last;    /* the recording's first and last record times (with --time) */
+	bool window_pending;         /* --time on a pipe: the window starts at the first timed record */
 };
 
 /* 0, or -errno/-EINVAL with a one-line reason in err (without the file name). */

@@ -19,4 +19,15 @@ const struct collector *collector_find(const char *name);
 /* The collector an event the user named belongs to: the first whose owns_event() says so, else "events". */
 const struct collector *collector_for_event(const struct pmu_event *ev);
 
+/*
+ * c->add_events(), then, when not privileged (perf_privileged()), a probe
+ * of its first required event of each kind (type, tracepoint system): one
+ * that this user may not open (permission: paranoid, CAP_PERFMON, raw
+ * tracepoint data) makes the whole collector unavailable here, with one
+ * reason that says what to do, instead of failing the recording at open.
+ * record and list both ask through this, so they agree.
+ */
+int collector_add_events(const struct collector *c, struct record_options *opts, struct event_list *events,
+			 char *reason, size_t reasonlen);
+
 #endif

@@ -161,6 +161,14 @@ const char *file_type_name(unsigned mode);
 /* The integer at the start of a (proc/sys) file, or fallback when it cannot be read. */
 int read_int_file(const char *path, int fallback);
 
+/* Whether perf_event_open treats this process as privileged: root, or CAP_PERFMON or CAP_SYS_ADMIN effective. */
+bool perf_privileged(void);
+/*
+ * Whether events may sample the kernel (kernel frames, kernel addresses):
+ * privileged, or kernel.perf_event_paranoid <= 1 (docs/unprivileged.md).
+ */
+bool kernel_samples_allowed(void);
+
 /* Parse a whole decimal number in [min, max]; 0 or -EINVAL/-ERANGE. */
 int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 

@@ -243,6 +243,8 @@ struct function_row {
 };
 
 /* Functions of one collector, sorted; returns the count, *rows to free. */
+/* Whether the path table lists path: always, but under --percent-limit only when a collector's share reaches it. */
+bool view_path_shown(const struct profile *p, int path);
 size_t view_functions(const struct profile *p, int collector, enum function_sort sort, struct function_row **rows);
 /* The frame a function row names. */
 const struct frame *view_frame(const struct profile *p, uint32_t frame);

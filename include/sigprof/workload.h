@@ -56,6 +56,13 @@ int workload_cannot_run_exit(int err);
 
 /* Fork argv blocked until workload_release(); installs the signal handlers.  0 or -errno. */
 int workload_start(struct workload *w, char **argv);
+/*
+ * No command: a run that watches targets already running (target.h) until
+ * an interrupt signal.  Installs the same handlers and fills w->waitmask;
+ * workload_check() then never reports an exit, and workload_interrupt_signal()
+ * says when to stop.
+ */
+void workload_none(struct workload *w);
 /* Release it; 0 when it exec'd, else the exec errno (negated), the child then being reaped. */
 int workload_release(struct workload *w);
 /* What a workload_release() error means, for the one error line ("the workload died before it could start"). */
