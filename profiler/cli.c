@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "sigprof/cli.h"
+#include "sigprof/filter.h"
 #include "sigprof/options.h"
 #include "sigprof/term.h"
 #include "sigprof/util.h"
@@ -94,3 +95,26 @@ int pager_end(struct pager *pg)
 	pg->buf = NULL;
 	return ret;
 }
+
+int cli_filter_option(int c, const char *arg, struct profile_filter *f, const char *command)
+{
+	char err[512];
+	int ret;
+	switch (c) {
+	case CLI_OPT_PID:
+	case CLI_OPT_TID:
+		ret = filter_add_pids(f, arg, c == CLI_OPT_TID, err, sizeof(err));
+		break;
+	case CLI_OPT_COMM:
+	case CLI_OPT_DSO:
+		ret = filter_add_names(f, arg, c == CLI_OPT_DSO, err, sizeof(err));
+		break;
+	case CLI_OPT_TIME:
+		ret = filter_set_time(f, arg, err, sizeof(err));
+		break;
+	default:
+		return 0;
+	}
+	return ret < 0 ? sp_error("%s: %s", command, err) : 1;
+}
+

@@ -26,6 +26,7 @@
 #include "sigprof/cli.h"
 #include "sigprof/commands.h"
 #include "sigprof/diff.h"
+#include "sigprof/filter.h"
 #include "sigprof/json.h"
 #include "sigprof/options.h"
 #include "sigprof/registry.h"
@@ -54,6 +55,7 @@ struct diff_args {
 	double min_change;      /* --min-change: |%change| below it is not listed */
 	unsigned limit;         /* -n: rows at most; 0: all */
 	struct profile_options po;
+	struct profile_filter filter; /* --pid, --tid, --comm, --dso, --time: every recording read through them */
 };
 
 /* One value of one run: what the inputs give, before they are gathered by key. */
@@ -156,30 +158,41 @@ static int load_stat_document(struct diff_data *d, enum side side, const char *f
 	return 0;
 }
 
+/* Whether file begins (after white space) with '{': a stat document, not a recording; -errno when unreadable. */
+static int looks_like_json(const char *file)
+{
+	FILE *f = fopen(file, "r");
+	if (!f)
+		return -errno;
+	int c;
+	while ((c = fgetc(f)) == ' ' || c == '\n' || c == '\t' || c == '\r')
+		;
+	fclose(f);
+	return c == '{';
+}
+
 static int load_input(struct diff_data *d, enum side side, const char *file, const struct diff_args *a)
 {
 	if (d->runs[side] >= MAX_RUNS_PER_SIDE)
 		return sp_error("diff: more than %d runs on the %s side", MAX_RUNS_PER_SIDE, side_names[side]);
+	int json = looks_like_json(file);
+	if (json < 0)
+		return sp_error("diff: cannot read %s: %s", QUOTED(file), strerror(-json));
+	if (!json)
+		return load_recording(d, side, file, a); /* streamed: a recording is never read whole */
+	if (a->format == DIFF_FOLDED)
+		return sp_error("diff: %s: a stat document has no stacks for --folded", QUOTED(file));
+	if (a->po.filter)
+		sp_warn("diff: %s: the filters apply to recordings, not to a stat document", QUOTED(file));
+	char *text;
 	size_t len;
-	char *text = read_whole_file(file, &len);
-	if (!text)
-		return sp_error("diff: cannot read %s: %s", QUOTED(file), strerror(errno));
-	const char *p = text;
-	while (p < text + len && (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r'))
-		p++;
-	int ret;
-	if (p < text + len && *p == '{') {
-		if (len > MAX_INPUT_BYTES)
-			ret = sp_error("diff: %s: %zu bytes is too large for a stat document", QUOTED(file), len);
-		else if (a->format == DIFF_FOLDED)
-			ret = sp_error("diff: %s: a stat document has no stacks for --folded", QUOTED(file));
-		else
-			ret = load_stat_document(d, side, file, p);
-	} else {
-		free(text);
-		text = NULL;
-		ret = load_recording(d, side, file, a);
-	}
+	int err = read_file_bounded(file, MAX_INPUT_BYTES, &text, &len);
+	if (err == -EFBIG)
+		return sp_error("diff: %s: larger than %u bytes: too large for a stat document", QUOTED(file),
+				MAX_INPUT_BYTES);
+	if (err < 0)
+		return sp_error("diff: cannot read %s: %s", QUOTED(file), strerror(-err));
+	int ret = load_stat_document(d, side, file, text);
 	free(text);
 	return ret;
 }
@@ -660,6 +673,7 @@ static const struct option_spec diff_specs[] = {
 	  .help = "add the rules of FILE, one 'GLOB PATH' per line" },
 	{ .id = OPT_KALLSYMS, .long_name = "kallsyms", .arg = "FILE",
 	  .help = "kernel symbols from FILE instead of /proc/kallsyms" },
+	CLI_FILTER_OPTION_SPECS,
 	OPTION_HELP_SPEC,
 };
 
@@ -757,6 +771,12 @@ static int parse_diff_args(int argc, char **argv, struct diff_args *a, struct pa
 			options_usage(&diff_option_table, stdout);
 			exit(0);
 		default:
+			if (c >= CLI_OPT_FILTER_FIRST && c < CLI_OPT_FILTER_END) {
+				if (cli_filter_option(c, optarg, &a->filter, "diff") < 0)
+					return -EINVAL;
+				a->po.filter = &a->filter;
+				break;
+			}
 			cli_option_error(&diff_option_table, dash, argv);
 			return -EINVAL;
 		}
@@ -841,11 +861,13 @@ int cmd_diff(int argc, char **argv)
 	a.po = (struct profile_options){ .rules = rules, .collectors = collector_table, .ncollectors = collector_count };
 	if (parse_diff_args(argc, argv, &a, rules) < 0) {
 		path_rules_free(rules);
+		filter_free(&a.filter);
 		return EXIT_USAGE;
 	}
 	if (a.format == DIFF_HTML || a.format == DIFF_PPROF) {
 		int ret = diff_pair_output(&a);
 		path_rules_free(rules);
+		filter_free(&a.filter);
 		return ret < 0 ? EXIT_USAGE : 0;
 	}
 	struct diff_data *d = xcalloc(1, sizeof(*d));
@@ -884,5 +906,6 @@ int cmd_diff(int argc, char **argv)
 	string_pool_free(d->pool);
 	free(d);
 	path_rules_free(rules);
+	filter_free(&a.filter);
 	return ret < 0 ? EXIT_USAGE : 0;
 }

@@ -20,8 +20,8 @@
 
 enum { OPT_JSON = 256, OPT_FOLDED, OPT_FIGURES, OPT_STACKS, OPT_SORT, OPT_PATH_RULE, OPT_PATH_RULES, OPT_KALLSYMS,
        OPT_MAX_FRAMES, OPT_COLLECTOR, OPT_SCHED_KEYS, OPT_SRCLINE, OPT_NO_DEMANGLE, OPT_DEBUG_DIRS, OPT_HTML,
-       OPT_WIDTH, OPT_COLOR, OPT_NO_PAGER, OPT_PPROF, OPT_WEIGHT, OPT_FOLDED_ROOT, OPT_SYMFS, OPT_PID, OPT_TID,
-       OPT_COMM, OPT_DSO, OPT_TIME, OPT_PERCENT_LIMIT };
+       OPT_WIDTH, OPT_COLOR, OPT_NO_PAGER, OPT_PPROF, OPT_WEIGHT, OPT_FOLDED_ROOT, OPT_SYMFS,
+       OPT_PERCENT_LIMIT };
 
 static const struct option_spec report_specs[] = {
 	{ .short_name = 'i', .long_name = "input", .arg = "FILE", .help = "the recording",
@@ -77,17 +77,7 @@ static const struct option_spec report_specs[] = {
 		  "is not set", .default_value = "auto" },
 	{ .id = OPT_NO_PAGER, .long_name = "no-pager",
 	  .help = "never page; by default a report longer than the terminal goes through $PAGER (less -FRX)" },
-	{ .id = OPT_PID, .long_name = "pid", .arg = "PIDS", .values = "PID[,PID...]", .flags = OPTION_REPEATABLE,
-	  .help = "only the samples and records of these processes" },
-	{ .id = OPT_TID, .long_name = "tid", .arg = "TIDS", .values = "TID[,TID...]", .flags = OPTION_REPEATABLE,
-	  .help = "only those of these threads" },
-	{ .id = OPT_COMM, .long_name = "comm", .arg = "NAMES", .values = "COMM[,COMM...]", .flags = OPTION_REPEATABLE,
-	  .help = "only those of the processes with these names" },
-	{ .id = OPT_DSO, .long_name = "dso", .arg = "DSOS", .values = "DSO[,DSO...]", .flags = OPTION_REPEATABLE,
-	  .help = "only the samples whose sampled address is in these binaries (a file name, a path or [kernel])" },
-	{ .id = OPT_TIME, .long_name = "time", .arg = "RANGE", .values = "START,END",
-	  .help = "only what happened between START and END: seconds from the first record (1.5,3) or "
-		  "percentages of the recording (0%,25%); either may be empty" },
+	CLI_FILTER_OPTION_SPECS,
 	{ .id = OPT_PERCENT_LIMIT, .long_name = "percent-limit", .arg = "PCT",
 	  .help = "hide the paths, functions and stacks below PCT percent of their collector's samples" },
 	OPTION_HELP_SPEC,
@@ -284,20 +274,6 @@ static int parse_report_args(int argc, char **argv, struct report_options *o, st
 		case OPT_SYMFS:
 			o->symfs = optarg;
 			break;
-		case OPT_PID:
-		case OPT_TID:
-			if (filter_add_pids(filter, optarg, c == OPT_TID, err, sizeof(err)) < 0)
-				return sp_error("report: %s", err);
-			break;
-		case OPT_COMM:
-		case OPT_DSO:
-			if (filter_add_names(filter, optarg, c == OPT_DSO, err, sizeof(err)) < 0)
-				return sp_error("report: %s", err);
-			break;
-		case OPT_TIME:
-			if (filter_set_time(filter, optarg, err, sizeof(err)) < 0)
-				return sp_error("report: %s", err);
-			break;
 		case OPT_PERCENT_LIMIT:
 			if (filter_set_percent_limit(filter, optarg, err, sizeof(err)) < 0)
 				return sp_error("report: %s", err);
@@ -306,6 +282,11 @@ static int parse_report_args(int argc, char **argv, struct report_options *o, st
 			options_usage(&report_option_table, stdout);
 			exit(0);
 		default:
+			if (c >= CLI_OPT_FILTER_FIRST && c < CLI_OPT_FILTER_END) {
+				if (cli_filter_option(c, optarg, filter, "report") < 0)
+					return -EINVAL;
+				break;
+			}
 			cli_option_error(&report_option_table, argc, argv);
 			return -EINVAL;
 		}

@@ -35,4 +35,32 @@ struct pager {
 FILE *pager_begin(struct pager *pg, bool enabled);
 int pager_end(struct pager *pg);
 
+/*
+ * The recording filters (filter.h) as options, the same in report's and
+ * diff's option tables (and so in their --help and man page sections):
+ * --pid, --tid, --comm, --dso, --time.  Their getopt values are
+ * CLI_OPT_FILTER_FIRST and up, clear of a command's own.
+ */
+enum { CLI_OPT_FILTER_FIRST = 0x400, CLI_OPT_PID = CLI_OPT_FILTER_FIRST, CLI_OPT_TID, CLI_OPT_COMM, CLI_OPT_DSO,
+       CLI_OPT_TIME, CLI_OPT_FILTER_END };
+#define CLI_FILTER_OPTION_SPECS                                                                                    \
+	{ .id = CLI_OPT_PID, .long_name = "pid", .arg = "PIDS", .values = "PID[,PID...]", .flags = OPTION_REPEATABLE, \
+	  .help = "only the samples and records of these processes" },                                            \
+	{ .id = CLI_OPT_TID, .long_name = "tid", .arg = "TIDS", .values = "TID[,TID...]", .flags = OPTION_REPEATABLE, \
+	  .help = "only those of these threads" },                                                                \
+	{ .id = CLI_OPT_COMM, .long_name = "comm", .arg = "NAMES", .values = "COMM[,COMM...]",                     \
+	  .flags = OPTION_REPEATABLE, .help = "only those of the processes with these names" },                   \
+	{ .id = CLI_OPT_DSO, .long_name = "dso", .arg = "DSOS", .values = "DSO[,DSO...]", .flags = OPTION_REPEATABLE, \
+	  .help = "only the samples whose sampled address is in these binaries (a file name, a path or [kernel])" }, \
+	{ .id = CLI_OPT_TIME, .long_name = "time", .arg = "RANGE", .values = "START,END",                          \
+	  .help = "only what happened between START and END: seconds from the first record (1.5,3) or "          \
+		  "percentages of the recording (0%,25%); either may be empty" }
+
+struct profile_filter;
+/*
+ * Take option c (a CLI_FILTER_OPTION_SPECS id) into f: 1 when taken, 0
+ * when c is none of them, -1 after one error line prefixed with command.
+ */
+int cli_filter_option(int c, const char *arg, struct profile_filter *f, const char *command);
+
 #endif
