@@ -257,3 +257,35 @@ Test(diff, bad_input_is_one_error_line)
 	cr_assert(strstr(out, "two output formats"), "%s", out);
 	free(out);
 }
+
+/*
+ * The report's filters apply to every recording of a comparison: the
+ * workload's own comm keeps its signals, another comm keeps none of them
+ * (a figure missing on both sides has no row), and --time takes a part.
+ */
+Test(diff, filters_apply_to_every_recording, .timeout = 120)
+{
+	require_perf_events();
+	require_root();
+	const char *a = test_path("fa.data"), *b = test_path("fb.data");
+	free(record_workload(a, "-e signal", W "signal_storm 3000 >/dev/null"));
+	free(record_workload(b, "-e signal", W "signal_storm 6000 >/dev/null"));
+	const char *kept = test_path("kept.json"), *none = test_path("none.json");
+	char *out;
+	int st = run_cmd(&out, true, "%s diff --all --json --comm signal_storm '%s' '%s' > '%s'", sigprof_bin(), a, b,
+			 kept);
+	cr_assert_eq(st, 0, "%s", out);
+	free(out);
+	cr_assert_eq(row(kept, "signal.SIGUSR1.generated", ".base.mean"), 3000);
+	cr_assert_eq(row(kept, "signal.SIGUSR1.generated", ".new.mean"), 6000);
+	st = run_cmd(&out, true, "%s diff --all --json --comm no-such-command '%s' '%s' > '%s'", sigprof_bin(), a, b,
+		     none);
+	cr_assert_eq(st, 0, "%s", out);
+	free(out);
+	cr_assert_eq(jq_file(none, "[.rows[] | select(.key | startswith(\"signal.SIGUSR1.\"))] | length"), 0,
+		     "no signal of another command's");
+	st = run_cmd(&out, true, "%s diff --time 1,2,3 '%s' '%s'", sigprof_bin(), a, b);
+	cr_assert_eq(st, 2, "a bad --time is one error line: %s", out);
+	cr_assert_eq(count_lines(out), 1, "%s", out);
+	free(out);
+}
