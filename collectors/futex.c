@@ -67,40 +67,6 @@
 /* The system calls, futex(2) first: it is required, the futex2 calls are taken where the kernel has them. */
 static const char *const futex_syscalls[] = { "futex", "futex_wait", "futex_wake", "futex_requeue", "futex_waitv" };
 
-static uint64_t sample_bound(void)
-{
-	int max = read_int_file("/proc/sys/kernel/perf_event_max_sample_rate", FUTEX_SAMPLE_BOUND_HZ);
-	return max > 0 && max < FUTEX_SAMPLE_BOUND_HZ ? (uint64_t)max : FUTEX_SAMPLE_BOUND_HZ;
-}
-
-/* A counter: no records, an exact total. */
-static void make_counter(struct perf_event_attr *attr)
-{
-	attr->freq = 0;
-	attr->sample_period = 0;
-	attr->sample_type &= ~(uint64_t)(PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER);
-	attr->sample_regs_user = 0;
-	attr->sample_stack_user = 0;
-}
-
-/*
- * Another event on the tracepoint of specs[from], named "NAME#suffix" (the
- * report tells them apart by the suffix; docs/futex.md).  It has no format
- * of its own: the TRACEPOINT record of specs[from] describes its samples.
- */
-static size_t add_sibling(struct event_list *events, size_t from, const char *suffix, const char *filter)
-{
-	struct event_spec *spec = event_list_add(events, "", "futex");
-	const struct event_spec *src = &events->specs[from];
-	/* the tracepoint's own name, without the suffix of a sibling it was copied from */
-	snprintf(spec->name, sizeof(spec->name), "%.*s#%s", (int)strcspn(src->name, "#"), src->name, suffix);
-	spec->attr = src->attr;
-	snprintf(spec->tracepoint_system, sizeof(spec->tracepoint_system), "%s", src->tracepoint_system);
-	if (filter)
-		spec->tracepoint_filter = xstrdup(filter);
-	return events->count - 1;
-}
-
 /*
  * The events of one tracepoint: in trace mode the one that records every
  * hit; in count mode a counter; in sample mode the gate that records every
@@ -117,7 +83,7 @@ static int add_tracepoint(struct event_list *events, const struct record_options
 		return err;
 	size_t record = events->count - 1;
 	if (opts->futex == FUTEX_COUNT) {
-		make_counter(&events->specs[record].attr);
+		rate_bound_make_counter(&events->specs[record].attr);
 		return (int)record;
 	}
 	if (opts->futex == FUTEX_TRACE) {
@@ -131,7 +97,7 @@ static int add_tracepoint(struct event_list *events, const struct record_options
 			struct record_options dwarf = *opts;
 			dwarf.call_graph = CALL_GRAPH_DWARF;
 			dwarf.stack_user_size = WAIT_STACK_USER_SIZE;
-			size_t copy = add_sibling(events, record, FUTEX_STACK_SUFFIX, NULL);
+			size_t copy = rate_bound_add_sibling(events, record, FUTEX_STACK_SUFFIX, NULL);
 			struct perf_event_attr *a = &events->specs[copy].attr;
 			sampling_attr_init(a, &dwarf, PERF_TYPE_TRACEPOINT, a->config);
 			a->sample_type |= PERF_SAMPLE_RAW;
@@ -142,17 +108,8 @@ static int add_tracepoint(struct event_list *events, const struct record_options
 		}
 		return (int)record;
 	}
-	size_t alternate = add_sibling(events, record, FUTEX_SAMPLED_SUFFIX, NULL);
-	events->specs[alternate].attr.freq = 1;
-	events->specs[alternate].attr.sample_freq = sample_bound();
 	/* an exit's rate is its entry's: the entry's meter measures both */
-	int meter = entry_meter;
-	if (entry) {
-		meter = (int)add_sibling(events, record, FUTEX_COUNT_SUFFIX, NULL);
-		make_counter(&events->specs[meter].attr);
-	}
-	rate_bound_link(events, record, (size_t)meter, (int)alternate, sample_bound());
-	return meter;
+	return (int)rate_bound_add(events, record, entry ? -1 : entry_meter, FUTEX_SAMPLE_BOUND_HZ);
 }
 
 /* One counter per futex(2) command, with the tracepoint filter `sigprof stat` uses: exact calls per op. */
@@ -161,8 +118,8 @@ static void add_op_counters(struct event_list *events, size_t total)
 	char filter[160];
 	for (unsigned cmd = 0; cmd <= FOP_LOCK_PI2; cmd++) {
 		futex_op_filter(cmd, filter, sizeof(filter));
-		size_t c = add_sibling(events, total, futex_op_name((enum futex_op_id)cmd), filter);
-		make_counter(&events->specs[c].attr);
+		size_t c = rate_bound_add_sibling(events, total, futex_op_name((enum futex_op_id)cmd), filter);
+		rate_bound_make_counter(&events->specs[c].attr);
 	}
 }
 

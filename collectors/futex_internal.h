@@ -20,6 +20,7 @@
 #include <stdio.h>
 
 #include "sigprof/futex_tracker.h"
+#include "sigprof/rate_bound.h"
 #include "sigprof/util.h"
 
 struct json_writer;
@@ -37,8 +38,8 @@ struct sp_event;
  * stack (taken while the rate allows) that lend a DWARF stack to the
  * frame-pointer stacks of the entries of the same call site.
  */
-#define FUTEX_SAMPLED_SUFFIX "sampled"
-#define FUTEX_COUNT_SUFFIX "count"
+#define FUTEX_SAMPLED_SUFFIX RATE_BOUND_SAMPLED_SUFFIX
+#define FUTEX_COUNT_SUFFIX RATE_BOUND_COUNT_SUFFIX
 #define FUTEX_STACK_SUFFIX "stack"
 
 enum event_kind {

@@ -5,17 +5,24 @@
  *
  * Record side.  lock:contention_begin (lock address, flags) with the
  * kernel callchain and frame-pointer user frames, and lock:contention_end
- * (lock address, result) without a stack, per task of the workload, every
- * hit (period 1): the exact totals come from the counters at the end of
- * the run, and a hit the kernel counted but did not record (it throttles a
- * tracepoint past kernel.perf_event_max_sample_rate; LOST records) makes
- * the figures estimated.  The tracepoints came in Linux 5.19.
+ * (lock address, result) without a stack, per task of the workload: every
+ * hit (the gate, period 1) while a CPU's 10 ms window stays at or under
+ * LOCK_SAMPLE_BOUND_HZ, weighted samples (the alternate "#sampled", the
+ * kernel's frequency mode at the bound) in the windows above it
+ * (rate_bound.h).  The begin's meter ("#count") measures the rate and keeps
+ * the exact total; the end shares it, so begin and end switch together on
+ * a CPU.  A hit the kernel counted but did not record (throttled past
+ * kernel.perf_event_max_sample_rate; LOST records) makes the figures
+ * estimated too.  The tracepoints came in Linux 5.19.
  *
- * Report side.  A begin is charged to the path of its stack, and, when its
+ * Report side.  A gate's begin is charged to the path of its stack, and, when its
  * thread is inside a futex call, to that call's futex word, which the
  * futex collector answers through the pending_futex_word hook
  * (view_pending_futex_word()); an end takes the path of the begin it
- * closes.  A lock is named after the last event: the kernel data symbol at
+ * closes.  A weighted begin (the alternate's) stands for its period's
+ * contentions, charged the same way but never measured: the alternate's
+ * begins and ends are different hits, so no wait is paired from them
+ * (lock_tracker.c); the figures it adds to are estimated.  A lock is named after the last event: the kernel data symbol at
  * its address in the recording's kallsyms, else by the first function of
  * its busiest stack that is not a lock primitive (lock_primitives[]): "lock taken
  * in __lock_task_sighand", "bucket lock taken in futex_wait_setup" for a
@@ -30,6 +37,7 @@
 #include "sigprof/collector.h"
 #include "sigprof/lock.h"
 #include "sigprof/paths.h"
+#include "sigprof/rate_bound.h"
 #include "sigprof/tracepoint.h"
 #include "sigprof/util.h"
 #include "sigprof/view.h"
@@ -38,13 +46,29 @@
 
 /* ---- record side ---- */
 
+/*
+ * The bound, per CPU, over a window of RATE_BOUND_WINDOW_NS (docs/lock.md):
+ * 50 contentions in 10 ms.  Every begin carries its kernel callchain and
+ * user frames; `perf bench futex hash -t 2` (seed 002's workload) contends
+ * 6 200 times a second on this 2-CPU machine, at most 112 times in one CPU's
+ * 10 ms window and 50 or fewer in 9 windows of 10: it is recorded whole but
+ * in its densest windows, where the figures turn estimated.
+ */
+#define LOCK_SAMPLE_BOUND_HZ 5000
+
 static int lock_add_events(struct record_options *opts, struct event_list *events, char *reason, size_t reasonlen)
 {
 	struct record_options o = *opts;
 	o.call_graph = call_graph_for(opts, CALL_GRAPH_FP);
 	int err = tracepoint_add(events, &o, "lock", "lock", "contention_begin", true, reason, reasonlen);
-	if (!err)
+	if (!err) {
+		size_t begin = events->count - 1;
+		size_t meter = rate_bound_add(events, begin, -1, LOCK_SAMPLE_BOUND_HZ);
 		err = tracepoint_add(events, &o, "lock", "lock", "contention_end", false, reason, reasonlen);
+		/* the end's rate is its begin's: the begin's meter switches both, so a gate's begin finds its end */
+		if (!err)
+			rate_bound_add(events, events->count - 1, (int)meter, LOCK_SAMPLE_BOUND_HZ);
+	}
 	if (err == -ENOENT) {
 		size_t len = strlen(reason);
 		snprintf(reason + len, reasonlen - len, "; lock:contention_begin/end came in Linux 5.19");
@@ -152,24 +176,42 @@ static void name_word(const struct profile *p, struct lock_futex_word *w)
 
 /* ---- report side: decoding samples ---- */
 
-/* LOCK_EVENT_BEGIN, LOCK_EVENT_END, or LOCK_KIND_OTHER for an event that is not this collector's. */
-static int kind_of(struct lock_state *st, const struct sp_event *ev)
+/*
+ * What an event of the recording is: "lock:contention_begin" (the gate, or
+ * every hit in a recording without a bound), "...#sampled" (the weighted
+ * alternate), "...#count" (the meter: no samples).
+ */
+static int kind_named(const char *name, bool *weighted)
+{
+	size_t len;
+	const char *suffix = rate_bound_suffix(name, &len);
+	*weighted = suffix && strcmp(suffix, RATE_BOUND_SAMPLED_SUFFIX) == 0;
+	if (suffix && !*weighted)
+		return LOCK_KIND_OTHER;
+	if (len == strlen("lock:contention_begin") && strncmp(name, "lock:contention_begin", len) == 0)
+		return LOCK_EVENT_BEGIN;
+	if (len == strlen("lock:contention_end") && strncmp(name, "lock:contention_end", len) == 0)
+		return LOCK_EVENT_END;
+	return LOCK_KIND_OTHER;
+}
+
+/* LOCK_EVENT_BEGIN, LOCK_EVENT_END, or LOCK_KIND_OTHER for an event that is not this collector's samples. */
+static int kind_of(struct lock_state *st, const struct sp_event *ev, bool *weighted)
 {
 	if (ev->index >= st->nevents) {
 		size_t old = st->nevents;
 		GROW(st->kinds, st->nevents, ev->index + 1);
-		for (size_t i = old; i < st->nevents; i++)
+		st->weighted = xrealloc(st->weighted, st->nevents * sizeof(*st->weighted));
+		for (size_t i = old; i < st->nevents; i++) {
 			st->kinds[i] = LOCK_KIND_UNKNOWN;
+			st->weighted[i] = false;
+		}
 	}
 	int *k = &st->kinds[ev->index];
-	if (*k == LOCK_KIND_UNKNOWN) {
-		if (strcmp(ev->name, "lock:contention_begin") == 0)
-			*k = LOCK_EVENT_BEGIN;
-		else if (strcmp(ev->name, "lock:contention_end") == 0)
-			*k = LOCK_EVENT_END;
-		else
-			*k = LOCK_KIND_OTHER;
-	}
+	if (*k == LOCK_KIND_UNKNOWN)
+		*k = strcmp(ev->collector, "lock") == 0 ? kind_named(ev->name, &st->weighted[ev->index]) : LOCK_KIND_OTHER;
+	if (weighted)
+		*weighted = st->weighted[ev->index];
 	return *k;
 }
 
@@ -177,7 +219,8 @@ static bool decode(struct lock_state *st, const struct profile *p, const struct 
 {
 	if (!s->event)
 		return false;
-	int kind = kind_of(st, s->event);
+	bool weighted;
+	int kind = kind_of(st, s->event, &weighted);
 	const struct tep_event *ev = kind >= 0 ? view_tracepoint_of(p, s) : NULL;
 	if (!ev)
 		return false;
@@ -187,6 +230,7 @@ static bool decode(struct lock_state *st, const struct profile *p, const struct 
 	e->pid = s->pid;
 	e->tid = s->tid;
 	e->weight = s->period ? s->period : 1;
+	e->weighted = weighted;
 	e->stack = LOCK_NO_STACK;
 	if (!tp_field_u64(ev, s, "lock_addr", &e->addr))
 		return false;
@@ -218,6 +262,7 @@ static void lock_destroy(void *state)
 	struct lock_state *st = state;
 	lock_tracker_free(st->tracker);
 	free(st->kinds);
+	free(st->weighted);
 	free(st);
 }
 
@@ -227,7 +272,7 @@ static int lock_path_of(void *state, const struct profile *p, const struct sp_sa
 	struct lock_state *st = state;
 	uint64_t addr;
 	const struct tep_event *ev;
-	if (!s->event || kind_of(st, s->event) != LOCK_EVENT_END || !(ev = view_tracepoint_of(p, s)) ||
+	if (!s->event || kind_of(st, s->event, NULL) != LOCK_EVENT_END || !(ev = view_tracepoint_of(p, s)) ||
 	    !tp_field_u64(ev, s, "lock_addr", &addr))
 		return -1;
 	return lock_tracker_pending_path(st->tracker, s->tid, addr);
@@ -241,12 +286,15 @@ static void lock_sample(void *state, const struct profile *p, const struct sp_sa
 		st->undecoded++;
 		return;
 	}
+	if (e.weighted)
+		st->weighted_samples++;
 	if (e.kind == LOCK_EVENT_END) {
 		st->ends++;
 		lock_tracker_event(st->tracker, &e, NULL);
 		return;
 	}
 	st->begins++;
+	st->weighted_begins += e.weighted;
 	e.stack = stack;
 	e.path = view_stack_path(p, stack);
 	/*

@@ -29,8 +29,11 @@ struct lock_state {
 	int self;                 /* this collector's index in the profile */
 	struct lock_tracker *tracker;
 	int *kinds;               /* by sp_event index */
+	bool *weighted;           /* by sp_event index: a rate bound's alternate ("#sampled") */
 	size_t nevents;
 	uint64_t begins, ends;    /* samples decoded */
+	uint64_t weighted_samples; /* of them, the alternates' */
+	uint64_t weighted_begins;  /* of those, begins */
 	uint64_t undecoded;       /* samples whose raw fields could not be read */
 };
 

@@ -13,6 +13,7 @@
 #include "sigprof/collector.h"
 #include "sigprof/json.h"
 #include "sigprof/lock.h"
+#include "sigprof/rate_bound.h"
 #include "sigprof/view.h"
 
 #include "lock_internal.h"
@@ -27,34 +28,59 @@
 struct lock_summary {
 	bool any_event;
 	bool has_total;
-	uint64_t total;     /* contention_begin hits the kernel counted */
-	uint64_t recorded;  /* contention_begin samples of the workload's tasks */
-	uint64_t unsampled; /* hits counted but not recorded (throttled or lost) */
+	uint64_t total;     /* contention_begin hits the kernel counted: the meter's, else the recording event's */
+	uint64_t recorded;  /* contention_begin samples of the workload's tasks, gate and weighted */
+	uint64_t weighted;  /* of them, weighted samples (the alternate's, above the bound) */
+	uint64_t estimated_contentions; /* the contentions those stand for (their weights) */
+	uint64_t above_hits; /* hits counted while the alternate was on: the windows above the bound */
+	uint64_t bound_hz;  /* the bound per CPU (the alternate's frequency), 0: none in the file */
+	uint64_t unsampled; /* hits the recording event counted but did not record (throttled or lost) */
 	uint64_t rebegins;  /* begins that continued a pending contention (lock.h): hits, not contentions */
 	uint64_t contentions; /* hits less rebegins: the kernel's count when every hit was recorded */
-	bool estimated;     /* some hits were not recorded: the per-lock figures are a part of the total */
+	bool estimated;     /* weighted samples, or hits not recorded: the per-lock figures are estimated */
 };
 
+/*
+ * The events of lock:contention_begin: the one that records every hit (the
+ * gate, or the only one of an older file), its weighted alternate
+ * ("#sampled") and its meter ("#count"; rate_bound.h).
+ */
 static struct lock_summary summarize(struct lock_state *st, const struct profile *p)
 {
-	struct lock_summary sum = { .recorded = st->begins };
+	struct lock_summary sum = { .recorded = st->begins, .weighted = st->weighted_begins };
+	bool has_meter = false, has_own = false;
+	uint64_t meter = 0, own = 0;
 	for (size_t i = 0; i < view_event_count(p); i++) {
 		const struct sp_event *ev = view_event(p, i);
-		if (strcmp(ev->name, "lock:contention_begin") != 0 || strcmp(ev->collector, "lock") != 0)
+		size_t len;
+		const char *suffix = rate_bound_suffix(ev->name, &len);
+		if (strcmp(ev->collector, "lock") != 0 || len != strlen("lock:contention_begin") ||
+		    strncmp(ev->name, "lock:contention_begin", len) != 0)
 			continue;
 		sum.any_event = true;
-		if (ev->has_totals) {
-			sum.has_total = true;
-			sum.total += ev->total_value;
+		if (suffix && strcmp(suffix, RATE_BOUND_SAMPLED_SUFFIX) == 0) {
+			sum.bound_hz = ev->attr.sample_freq;
+			sum.above_hits += ev->has_totals ? ev->total_value : 0;
+		} else if (suffix && strcmp(suffix, RATE_BOUND_COUNT_SUFFIX) == 0 && ev->has_totals) {
+			has_meter = true;
+			meter += ev->total_value;
+		} else if (!suffix && ev->has_totals) {
+			has_own = true;
+			own += ev->total_value;
 		}
 	}
-	if (sum.has_total && sum.total > sum.recorded)
-		sum.unsampled = sum.total - sum.recorded;
+	sum.has_total = has_meter || has_own;
+	sum.total = has_meter ? meter : own;
+	uint64_t gate_recorded = sum.recorded - sum.weighted;
+	if (has_own && own > gate_recorded)
+		sum.unsampled = own - gate_recorded;
+	sum.estimated_contentions = lock_tracker_estimated(st->tracker);
 	struct lock_figures *const *locks;
 	size_t n = lock_tracker_locks(st->tracker, &locks);
 	for (size_t i = 0; i < n; i++)
 		sum.rebegins += locks[i]->rebegins;
-	sum.estimated = !sum.has_total || sum.unsampled > 0 || st->undecoded > 0;
+	sum.estimated = !sum.has_total || sum.unsampled > 0 || st->undecoded > 0 || sum.weighted > 0 ||
+			(has_meter && meter > own);
 	uint64_t hits = sum.has_total ? sum.total : sum.recorded;
 	sum.contentions = hits > sum.rebegins ? hits - sum.rebegins : 0;
 	return sum;
@@ -131,7 +157,8 @@ static size_t lock_classes(struct lock_state *st, struct lock_class **out)
 
 /* ---- text ---- */
 
-static void text_summary(struct lock_state *st, const struct lock_summary *sum, FILE *out)
+static void text_summary(struct lock_state *st, const struct lock_summary *sum, const struct view_options *o,
+			 FILE *out)
 {
 	if (sum->has_total)
 		fprintf(out, "  contention_begin hits: %llu (exact count), %llu recorded", (unsigned long long)sum->total,
@@ -144,6 +171,15 @@ static void text_summary(struct lock_state *st, const struct lock_summary *sum, 
 			     "estimated",
 			(unsigned long long)sum->unsampled);
 	fprintf(out, "\n");
+	if (sum->bound_hz && (sum->weighted || sum->above_hits))
+		view_text_wrapped(o, out, 4, "  above the bound of %llu per second per CPU (10 ms windows): %llu hits, "
+				  "%llu weighted samples standing for ~%llu contentions; those are estimated (figures "
+				  "marked ~) and have no wait: waits are measured on the hits recorded one by one",
+				  (unsigned long long)sum->bound_hz, (unsigned long long)sum->above_hits,
+				  (unsigned long long)sum->weighted, (unsigned long long)sum->estimated_contentions);
+	else if (sum->bound_hz)
+		fprintf(out, "  every hit recorded: no CPU went above the bound of %llu per second (10 ms windows)\n",
+			(unsigned long long)sum->bound_hz);
 	fprintf(out, "  contentions: %s%llu", sum->estimated ? "~" : "", (unsigned long long)sum->contentions);
 	if (sum->rebegins)
 		fprintf(out, " (%llu hits continued a wait already begun: a mutex that stopped spinning to sleep)",
@@ -155,14 +191,17 @@ static void text_summary(struct lock_state *st, const struct lock_summary *sum, 
 			(unsigned long long)orphans, (unsigned long long)st->undecoded);
 }
 
-static void text_lock_row(const struct lock_figures *l, bool estimated, FILE *out)
+/* The lock table's columns: contentions, wait ms, avg, p50, p99, max, kind, path, lock (view_table). */
+static const unsigned lock_columns[] = { 14, 11, 10, 10, 10, 11, 12, 16, 10 };
+
+static void text_lock_row(struct view_table *t, const struct lock_figures *l, bool estimated)
 {
 	char kind[32];
 	const struct duration_stats *d = &l->wait;
-	fprintf(out, "  %s%11llu %10.3f %9.2f %9.2f %9.2f %10.2f  %-10s %-15s %s\n", estimated ? "~" : " ",
-		(unsigned long long)l->contentions, ms(d->total), d->count ? us(d->total) / (double)d->count : 0.0,
-		us(duration_quantile(d, 0.5)), us(duration_quantile(d, 0.99)), us(d->max),
-		kind_of(l, kind, sizeof(kind)), path_name(lock_figures_path(l)), l->name);
+	view_table_addf(t, "  %s%11llu %10.3f %9.2f %9.2f %9.2f %10.2f  %-10s %-15s %s", estimated ? "~" : " ",
+			(unsigned long long)l->contentions, ms(d->total), d->count ? us(d->total) / (double)d->count : 0.0,
+			us(duration_quantile(d, 0.5)), us(duration_quantile(d, 0.99)), us(d->max),
+			kind_of(l, kind, sizeof(kind)), path_name(lock_figures_path(l)), l->name);
 }
 
 /* Contentions on futex paths that no recorded futex call explains (its entry was sampled out). */
@@ -176,7 +215,10 @@ static uint64_t futex_unattributed(const struct lock_figures *l)
 	return on_futex > charged ? on_futex - charged : 0;
 }
 
-static void text_words(const struct lock_figures *l, FILE *out)
+/* A futex word's columns under a lock: contentions, wait ms, word (view_table). */
+static const unsigned lock_word_columns[] = { 28, 14, 10 };
+
+static void text_words(const struct lock_figures *l, bool estimated, const struct view_options *o, FILE *out)
 {
 	uint64_t unattributed = futex_unattributed(l);
 	if (unattributed)
@@ -186,11 +228,14 @@ static void text_words(const struct lock_figures *l, FILE *out)
 		return;
 	fprintf(out, "    futex words it served (%zu%s):\n", l->nwords,
 		l->nwords > 1 ? ", sharing this lock" : "");
+	struct view_table t = { .columns = lock_word_columns, .ncolumns = ARRAY_SIZE(lock_word_columns) };
 	for (size_t i = 0; i < l->nwords && i < TEXT_WORDS; i++) {
 		const struct lock_futex_word *w = &l->words[i];
-		fprintf(out, "      %10llu contentions %10.3f ms  %s (%s, pid %u)\n", (unsigned long long)w->contentions,
-			ms(w->wait_total), w->symbol ? w->symbol : "?", w->dso ? dso_short_name(w->dso) : "?", w->pid);
+		view_table_addf(&t, "     %s%10llu contentions %10.3f ms  %s (%s, pid %u)", estimated ? "~" : " ",
+				(unsigned long long)w->contentions, ms(w->wait_total), w->symbol ? w->symbol : "?",
+				w->dso ? dso_short_name(w->dso) : "?", w->pid);
 	}
+	view_table_print(&t, o, out);
 	if (l->nwords > TEXT_WORDS)
 		fprintf(out, "      ... %zu more words\n", l->nwords - TEXT_WORDS);
 }
@@ -206,6 +251,9 @@ static void text_stacks(const struct profile *p, const struct lock_figures *l, c
 	}
 }
 
+/* The class table's columns: contentions, wait ms, max us, locks, lock (view_table). */
+static const unsigned class_columns[] = { 14, 11, 11, 7, 10 };
+
 /* The locks of one name together, when some name has several (the futex hash's bucket locks). */
 static void text_classes(struct lock_state *st, const struct view_options *o, bool estimated, size_t nlocks,
 			 FILE *out)
@@ -214,13 +262,68 @@ static void text_classes(struct lock_state *st, const struct view_options *o, bo
 	size_t n = lock_classes(st, &classes);
 	if (n < nlocks) {
 		fprintf(out, "  by name (the locks of one name together):\n");
-		fprintf(out, "  %12s %10s %10s %6s  %s\n", "contentions", "wait ms", "max us", "locks", "lock");
+		struct view_table t = { .columns = class_columns, .ncolumns = ARRAY_SIZE(class_columns) };
+		view_table_addf(&t, "  %12s %10s %10s %6s  %s", "contentions", "wait ms", "max us", "locks", "lock");
 		for (size_t i = 0; i < n && i < o->top; i++)
-			fprintf(out, "  %s%11llu %10.3f %10.2f %6zu  %s\n", estimated ? "~" : " ",
-				(unsigned long long)classes[i].contentions, ms(classes[i].wait_total),
-				us(classes[i].wait_max), classes[i].locks, classes[i].name);
+			view_table_addf(&t, "  %s%11llu %10.3f %10.2f %6zu  %s", estimated ? "~" : " ",
+					(unsigned long long)classes[i].contentions, ms(classes[i].wait_total),
+					us(classes[i].wait_max), classes[i].locks, classes[i].name);
+		view_table_print(&t, o, out);
 	}
 	free(classes);
+}
+
+/* The per-word table's columns: word, contentions, wait ms, locks, shares, its locks (view_table). */
+static const unsigned word_columns[] = { 32, 13, 11, 7, 7, 10 };
+
+/*
+ * Per futex word: the contentions its calls met, their wait, and the locks
+ * (bucket locks) they went through; a word that shares a lock with another
+ * word is flagged: a change of the futex hash moves exactly that.
+ */
+static void text_futex_words(struct lock_state *st, const struct profile *p, const struct view_options *o,
+			     bool estimated, FILE *out)
+{
+	struct lock_word_figures *words;
+	size_t n = lock_tracker_futex_words(st->tracker, &words);
+	if (!n) {
+		lock_word_figures_free(words, n);
+		return;
+	}
+	size_t shared = 0;
+	for (size_t i = 0; i < n; i++)
+		shared += words[i].sharing > 0;
+	view_text_wrapped(o, out, 4, "  per futex word (the locks its calls contended; shares: other words that went "
+			  "through one of them):");
+	struct view_table t = { .columns = word_columns, .ncolumns = ARRAY_SIZE(word_columns) };
+	view_table_addf(&t, "  %-30s %12s %10s %6s %6s  %s", "word", "contentions", "wait ms", "locks", "shares",
+			"locks (contentions)");
+	char word[160], locks[400];
+	for (size_t i = 0; i < n && i < o->top; i++) {
+		const struct lock_word_figures *w = &words[i];
+		snprintf(word, sizeof(word), "%s (%s)", w->symbol ? w->symbol : "?", w->dso ? dso_short_name(w->dso) : "?");
+		size_t len = 0;
+		locks[0] = '\0';
+		for (size_t k = 0; k < w->nlocks && k < 3 && len < sizeof(locks); k++)
+			len += (size_t)snprintf(locks + len, sizeof(locks) - len, "%s%s 0x%llx (%llu)", k ? "; " : "",
+						w->locks[k].lock->name ? w->locks[k].lock->name : "?",
+						(unsigned long long)w->locks[k].lock->addr,
+						(unsigned long long)w->locks[k].contentions);
+		if (w->nlocks > 3 && len < sizeof(locks))
+			snprintf(locks + len, sizeof(locks) - len, "; %zu more", w->nlocks - 3);
+		view_table_addf(&t, "  %-30s %s%11llu %10.3f %6zu %5zu%s  %s", word, estimated ? "~" : " ",
+				(unsigned long long)w->contentions, ms(w->wait_total), w->nlocks, w->sharing,
+				w->sharing ? "!" : " ", locks);
+	}
+	view_table_print(&t, o, out);
+	if (n > o->top)
+		fprintf(out, "  ... %zu more words (-n)\n", n - o->top);
+	if (shared)
+		view_text_wrapped(o, out, 4, "  ! %zu of %zu words share a contended lock with another word (their futex "
+				  "hash bucket): a change of the hash (FUTEX_PRIVATE_HASH, the bucket count) moves them",
+				  shared, n);
+	(void)p;
+	lock_word_figures_free(words, n);
 }
 
 void lock_text(void *state, const struct profile *p, const struct view_options *o, FILE *out)
@@ -232,37 +335,44 @@ void lock_text(void *state, const struct profile *p, const struct view_options *
 		return;
 	}
 	struct lock_summary sum = summarize(st, p);
-	text_summary(st, &sum, out);
+	text_summary(st, &sum, o, out);
 	struct lock_figures *const *locks;
 	size_t n = lock_tracker_locks(st->tracker, &locks);
 	if (!n)
 		return;
-	fprintf(out, "  %12s %10s %9s %9s %9s %10s  %-10s %-15s %s\n", "contentions", "wait ms", "avg us", "p50 us",
-		"p99 us", "max us", "kind", "path", "lock");
+	struct view_table t = { .columns = lock_columns, .ncolumns = ARRAY_SIZE(lock_columns) };
+	view_table_addf(&t, "  %12s %10s %9s %9s %9s %10s  %-10s %-15s %s", "contentions", "wait ms", "avg us", "p50 us",
+			"p99 us", "max us", "kind", "path", "lock");
 	for (size_t i = 0; i < n && i < o->top; i++)
-		text_lock_row(locks[i], sum.estimated, out);
+		text_lock_row(&t, locks[i], sum.estimated);
+	view_table_print(&t, o, out);
 	if (n > o->top)
 		fprintf(out, "  ... %zu more locks (-n)\n", n - o->top);
 	text_classes(st, o, sum.estimated, n, out);
-	fprintf(out, "  lock wait per path:");
+	text_futex_words(st, p, o, sum.estimated, out);
+	struct strbuf line = { 0 };
 	for (int path = 0; path < PATH_COUNT; path++)
 		if (lock_tracker_path_contentions(st->tracker, path))
-			fprintf(out, "  %s %.3f ms (%llu)", path_name(path), ms(lock_tracker_path_wait(st->tracker, path)),
-				(unsigned long long)lock_tracker_path_contentions(st->tracker, path));
-	fprintf(out, "\n");
+			sb_addf(&line, "  %s %.3f ms (%llu)", path_name(path),
+				    ms(lock_tracker_path_wait(st->tracker, path)),
+				    (unsigned long long)lock_tracker_path_contentions(st->tracker, path));
+	view_text_wrapped(o, out, 4, "  lock wait per path:%s", line.buf ? line.buf : "");
+	sb_free(&line);
 	for (size_t i = 0; i < n && i < TEXT_DETAILED_LOCKS && i < o->top; i++) {
 		const struct lock_figures *l = locks[i];
 		fprintf(out, "  %s (0x%llx):\n", l->name, (unsigned long long)l->addr);
-		fprintf(out, "    per path:");
 		for (int path = 0; path < PATH_COUNT; path++)
 			if (l->path_contentions[path])
-				fprintf(out, "  %s %.3f ms (%llu)", path_name(path), ms(l->path_wait[path]),
-					(unsigned long long)l->path_contentions[path]);
-		fprintf(out, "\n");
-		if (l->unmatched || l->failed)
-			fprintf(out, "    %llu contentions without a recorded end, %llu ended with an error\n",
-				(unsigned long long)l->unmatched, (unsigned long long)l->failed);
-		text_words(l, out);
+				sb_addf(&line, "  %s %.3f ms (%llu)", path_name(path), ms(l->path_wait[path]),
+					    (unsigned long long)l->path_contentions[path]);
+		view_text_wrapped(o, out, 6, "    per path:%s", line.buf ? line.buf : "");
+		sb_free(&line);
+		if (l->unmatched || l->failed || l->unmeasured)
+			view_text_wrapped(o, out, 6, "    %llu contentions without a recorded end, %llu whose end fell "
+					  "above the bound (not measured), %llu ended with an error",
+					  (unsigned long long)l->unmatched, (unsigned long long)l->unmeasured,
+					  (unsigned long long)l->failed);
+		text_words(l, sum.estimated, o, out);
 		text_stacks(p, l, o, out);
 	}
 }
@@ -278,6 +388,7 @@ static void json_lock_word(struct json_writer *w, const struct lock_futex_word *
 	json_u64(w, "pid", fw->pid);
 	json_hex(w, "addr", fw->uaddr);
 	json_u64(w, "contentions", fw->contentions);
+	json_u64(w, "estimated_contentions", fw->estimated);
 	json_u64(w, "wait_ns", fw->wait_total);
 	json_end(w);
 }
@@ -289,6 +400,7 @@ static void json_lock_stack(struct json_writer *w, const struct profile *p, cons
 	view_json_stack(w, p, s->stack);
 	json_string(w, "path", path_name(view_stack_path(p, s->stack)));
 	json_u64(w, "contentions", s->contentions);
+	json_u64(w, "estimated_contentions", s->estimated);
 	json_u64(w, "wait_ns", s->wait_total);
 	json_end(w);
 }
@@ -305,9 +417,12 @@ static void json_lock(struct json_writer *w, const struct profile *p, const stru
 	json_u64(w, "flags", l->flags_seen);
 	json_u64(w, "contentions", l->contentions);
 	json_bool(w, "estimated", estimated);
+	json_u64(w, "estimated_contentions", l->estimated);
+	json_u64(w, "weighted_samples", l->weighted_samples);
 	view_json_durations(w, "wait_ns", &l->wait);
 	json_u64(w, "rebegins", l->rebegins);
 	json_u64(w, "unmatched", l->unmatched);
+	json_u64(w, "unmeasured", l->unmeasured);
 	json_u64(w, "failed", l->failed);
 	json_string(w, "path", path_name(lock_figures_path(l)));
 	json_object_begin(w, "paths");
@@ -330,6 +445,42 @@ static void json_lock(struct json_writer *w, const struct profile *p, const stru
 		json_lock_stack(w, p, &l->stacks[i]);
 	json_end(w);
 	json_end(w);
+}
+
+/* Per futex word: its contentions over every lock, and the locks its calls went through. */
+static void json_futex_words(struct json_writer *w, struct lock_state *st, bool estimated)
+{
+	struct lock_word_figures *words;
+	size_t n = lock_tracker_futex_words(st->tracker, &words);
+	json_array_begin(w, "lock_futex_words");
+	for (size_t i = 0; i < n; i++) {
+		const struct lock_word_figures *fw = &words[i];
+		json_object_begin(w, NULL);
+		json_string(w, "symbol", fw->symbol ? fw->symbol : "");
+		json_string(w, "dso", fw->dso);
+		json_u64(w, "pid", fw->pid);
+		json_hex(w, "addr", fw->uaddr);
+		json_u64(w, "contentions", fw->contentions);
+		json_bool(w, "estimated", estimated);
+		json_u64(w, "estimated_contentions", fw->estimated);
+		json_u64(w, "wait_ns", fw->wait_total);
+		json_u64(w, "sharing", fw->sharing);
+		json_array_begin(w, "locks");
+		for (size_t k = 0; k < fw->nlocks; k++) {
+			const struct lock_word_lock *wl = &fw->locks[k];
+			json_object_begin(w, NULL);
+			json_hex(w, "addr", wl->lock->addr);
+			json_string(w, "name", wl->lock->name);
+			json_u64(w, "contentions", wl->contentions);
+			json_u64(w, "wait_ns", wl->wait_total);
+			json_u64(w, "words", wl->lock->nwords);
+			json_end(w);
+		}
+		json_end(w);
+		json_end(w);
+	}
+	json_end(w);
+	lock_word_figures_free(words, n);
 }
 
 void lock_json(void *state, const struct profile *p, const struct view_options *o, struct json_writer *w)
@@ -360,6 +511,7 @@ void lock_json(void *state, const struct profile *p, const struct view_options *
 	}
 	json_end(w);
 	free(classes);
+	json_futex_words(w, st, sum.estimated);
 	json_object_begin(w, "lock_summary");
 	if (sum.has_total)
 		json_u64(w, "hits", sum.total);
@@ -370,6 +522,13 @@ void lock_json(void *state, const struct profile *p, const struct view_options *
 	json_u64(w, "rebegins", sum.rebegins);
 	json_u64(w, "unsampled", sum.unsampled);
 	json_bool(w, "estimated", sum.estimated);
+	if (sum.bound_hz)
+		json_u64(w, "bound_hz", sum.bound_hz);
+	else
+		json_null(w, "bound_hz");
+	json_u64(w, "above_bound_hits", sum.above_hits);
+	json_u64(w, "weighted_samples", sum.weighted);
+	json_u64(w, "estimated_contentions", sum.estimated_contentions);
 	json_u64(w, "ends", st->ends);
 	json_u64(w, "orphan_ends", lock_tracker_orphan_ends(st->tracker));
 	json_u64(w, "undecoded_samples", st->undecoded);
@@ -377,6 +536,36 @@ void lock_json(void *state, const struct profile *p, const struct view_options *
 }
 
 /* ---- keyed figures ---- */
+
+/* lock.futex_word.SYMBOL.*: the words of one symbol added up (one row per key). */
+static void figure_rows_futex_words(struct lock_state *st, struct figure_rows *rows, bool exact)
+{
+	struct lock_word_figures *words;
+	size_t n = lock_tracker_futex_words(st->tracker, &words);
+	for (size_t i = 0; i < n; i++) {
+		const char *sym = words[i].symbol ? words[i].symbol : "";
+		bool first = true;
+		for (size_t j = 0; j < i && first; j++)
+			first = strcmp(words[j].symbol ? words[j].symbol : "", sym) != 0;
+		if (!first)
+			continue;
+		uint64_t contentions = 0, wait = 0;
+		size_t locks = 0, sharing = 0;
+		for (size_t j = i; j < n; j++) {
+			if (strcmp(words[j].symbol ? words[j].symbol : "", sym) != 0)
+				continue;
+			contentions += words[j].contentions;
+			wait += words[j].wait_total;
+			locks += words[j].nlocks;
+			sharing += words[j].sharing;
+		}
+		figure_rows_add(rows, (double)contentions, "count", exact, "lock.futex_word.%s.contentions", sym);
+		figure_rows_add(rows, (double)wait, "ns", exact, "lock.futex_word.%s.wait_ns.total", sym);
+		figure_rows_add(rows, (double)locks, "count", exact, "lock.futex_word.%s.locks", sym);
+		figure_rows_add(rows, (double)sharing, "count", exact, "lock.futex_word.%s.sharing", sym);
+	}
+	lock_word_figures_free(words, n);
+}
 
 void lock_figures_rows(void *state, const struct profile *p, struct figure_rows *rows)
 {
@@ -389,6 +578,8 @@ void lock_figures_rows(void *state, const struct profile *p, struct figure_rows 
 	if (sum.has_total)
 		figure_rows_add(rows, (double)sum.total, "count", true, "lock.hits");
 	figure_rows_add(rows, (double)sum.contentions, "count", !sum.estimated, "lock.contentions");
+	if (sum.bound_hz)
+		figure_rows_add(rows, (double)sum.estimated_contentions, "count", false, "lock.estimated_contentions");
 	struct lock_class *classes;
 	size_t n = lock_classes(st, &classes);
 	uint64_t wait = 0;
@@ -408,4 +599,5 @@ void lock_figures_rows(void *state, const struct profile *p, struct figure_rows 
 				classes[c].key);
 	}
 	free(classes);
+	figure_rows_futex_words(st, rows, !sum.estimated);
 }

@@ -61,6 +61,7 @@ struct lock_tracker {
 	struct lock_figures **sorted;   /* lock_tracker_locks() */
 	size_t nsorted;
 	uint64_t orphan_ends;
+	uint64_t estimated;
 	uint64_t path_wait[PATH_COUNT], path_contentions[PATH_COUNT];
 };
 
@@ -173,31 +174,51 @@ static struct lock_figures *on_rebegin(struct lock_tracker *t, struct lock_threa
 	return l;
 }
 
+/* A spinlock (or rwlock) fires one begin per wait; a mutex, rtmutex or rwsem may fire several. */
+static bool one_begin_per_wait(uint32_t flags)
+{
+	return (flags & LOCK_F_SPIN) && !(flags & (LOCK_F_MUTEX | LOCK_F_RT));
+}
+
 static struct lock_figures *on_begin(struct lock_tracker *t, const struct lock_event *e, struct lock_futex_word **wordp)
 {
-	struct lock_thread *th = thread_of(t, e->tid, true);
-	for (unsigned i = 0; i < th->depth; i++)
-		if (th->pending[i].addr == e->addr)
+	struct lock_thread *th = e->weighted ? NULL : thread_of(t, e->tid, true);
+	for (unsigned i = 0; th && i < th->depth; i++) {
+		if (th->pending[i].addr != e->addr)
+			continue;
+		if (!one_begin_per_wait(e->flags))
 			return on_rebegin(t, th, i, e);
+		thread_truncate(th, i); /* a spinlock's begin whose end was not recorded, and those inside it */
+		break;
+	}
 	uint64_t weight = e->weight ? e->weight : 1;
 	int path = e->path >= 0 && e->path < PATH_COUNT ? e->path : PATH_OTHER;
 	struct lock_figures *l = lock_of(t, e->addr, e->flags);
+	uint64_t estimated = e->weighted ? weight : 0;
 	l->contentions += weight;
 	l->recorded++;
+	l->estimated += estimated;
+	l->weighted_samples += e->weighted;
+	t->estimated += estimated;
 	l->path_contentions[path] += weight;
 	t->path_contentions[path] += weight;
 	size_t row = stack_row(l, e->stack);
-	if (row != SIZE_MAX)
+	if (row != SIZE_MAX) {
 		l->stacks[row].contentions += weight;
+		l->stacks[row].estimated += estimated;
+	}
 	struct lock_futex_word *w = NULL;
 	size_t word_row = SIZE_MAX;
 	if (e->in_futex) {
 		w = word_of(l, e->futex_pid, e->futex_uaddr);
 		w->contentions += weight;
+		w->estimated += estimated;
 		word_row = (size_t)(w - l->words);
 	}
 	if (wordp)
 		*wordp = w;
+	if (!th)
+		return l; /* weighted: never pending, never measured */
 	if (th->depth == LOCK_MAX_NESTING) {
 		l->unmatched += weight;
 		return l;
@@ -214,13 +235,18 @@ static void on_end(struct lock_tracker *t, const struct lock_event *e)
 	while (i > 0 && th->pending[i - 1].addr != e->addr)
 		i--;
 	if (i == 0) {
-		t->orphan_ends++;
+		if (!e->weighted)
+			t->orphan_ends++; /* a weighted end's begin was sampled out or weighted: expected */
 		return;
 	}
 	struct pending p = th->pending[i - 1];
 	thread_truncate(th, i); /* inner begins whose ends were lost */
 	th->depth = i - 1;
 	struct lock_figures *l = p.lock;
+	if (e->weighted) {
+		l->unmeasured += p.weight; /* maybe its end, maybe a later one's: not paired */
+		return;
+	}
 	if (e->ret != 0)
 		l->failed += p.weight;
 	uint64_t wait = e->time > p.time ? e->time - p.time : 0;
@@ -343,6 +369,11 @@ uint64_t lock_tracker_orphan_ends(const struct lock_tracker *t)
 	return t->orphan_ends;
 }
 
+uint64_t lock_tracker_estimated(const struct lock_tracker *t)
+{
+	return t->estimated;
+}
+
 uint64_t lock_tracker_path_wait(const struct lock_tracker *t, int path)
 {
 	return path >= 0 && path < PATH_COUNT ? t->path_wait[path] : 0;
@@ -371,4 +402,96 @@ int lock_figures_path(const struct lock_figures *l)
 			best = p;
 	}
 	return best;
+}
+
+/* ---- per futex word ---- */
+
+static int compare_word_locks(const void *a, const void *b)
+{
+	const struct lock_word_lock *x = a, *y = b;
+	if (x->contentions != y->contentions)
+		return x->contentions > y->contentions ? -1 : 1;
+	if (x->wait_total != y->wait_total)
+		return x->wait_total > y->wait_total ? -1 : 1;
+	return x->lock->addr < y->lock->addr ? -1 : x->lock->addr > y->lock->addr;
+}
+
+static int compare_word_figures(const void *a, const void *b)
+{
+	const struct lock_word_figures *x = a, *y = b;
+	if (x->contentions != y->contentions)
+		return x->contentions > y->contentions ? -1 : 1;
+	if (x->wait_total != y->wait_total)
+		return x->wait_total > y->wait_total ? -1 : 1;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->uaddr < y->uaddr ? -1 : x->uaddr > y->uaddr;
+}
+
+static bool same_word(const struct lock_futex_word *w, uint32_t pid, uint64_t uaddr)
+{
+	return w->pid == pid && w->uaddr == uaddr;
+}
+
+/* How many words other than (pid, uaddr) the locks of one word served, each counted once. */
+static size_t words_sharing(const struct lock_word_figures *wf)
+{
+	size_t n = 0;
+	for (size_t a = 0; a < wf->nlocks; a++) {
+		const struct lock_figures *l = wf->locks[a].lock;
+		for (size_t i = 0; i < l->nwords; i++) {
+			const struct lock_futex_word *x = &l->words[i];
+			if (same_word(x, wf->pid, wf->uaddr))
+				continue;
+			bool seen = false; /* served by an earlier lock of this word too */
+			for (size_t b = 0; b < a && !seen; b++)
+				for (size_t j = 0; j < wf->locks[b].lock->nwords && !seen; j++)
+					seen = same_word(&wf->locks[b].lock->words[j], x->pid, x->uaddr);
+			n += !seen;
+		}
+	}
+	return n;
+}
+
+size_t lock_tracker_futex_words(struct lock_tracker *t, struct lock_word_figures **out)
+{
+	struct lock_figures *const *locks;
+	size_t nlocks = lock_tracker_locks(t, &locks), n = 0, cap = 0;
+	struct lock_word_figures *words = NULL;
+	for (size_t i = 0; i < nlocks; i++) {
+		const struct lock_figures *l = locks[i];
+		for (size_t k = 0; k < l->nwords; k++) {
+			const struct lock_futex_word *w = &l->words[k];
+			size_t j = 0;
+			while (j < n && !(words[j].pid == w->pid && words[j].uaddr == w->uaddr))
+				j++;
+			if (j == n) {
+				GROW(words, cap, n + 1);
+				words[n++] = (struct lock_word_figures){ .pid = w->pid, .uaddr = w->uaddr, .symbol = w->symbol,
+									  .dso = w->dso };
+			}
+			struct lock_word_figures *wf = &words[j];
+			wf->contentions += w->contentions;
+			wf->estimated += w->estimated;
+			wf->wait_total += w->wait_total;
+			wf->locks = xrealloc(wf->locks, (wf->nlocks + 1) * sizeof(*wf->locks));
+			wf->locks[wf->nlocks++] = (struct lock_word_lock){ .lock = l, .contentions = w->contentions,
+									   .wait_total = w->wait_total };
+		}
+	}
+	for (size_t j = 0; j < n; j++) {
+		qsort(words[j].locks, words[j].nlocks, sizeof(*words[j].locks), compare_word_locks);
+		words[j].sharing = words_sharing(&words[j]);
+	}
+	if (n)
+		qsort(words, n, sizeof(*words), compare_word_figures);
+	*out = words;
+	return n;
+}
+
+void lock_word_figures_free(struct lock_word_figures *words, size_t n)
+{
+	for (size_t j = 0; j < n; j++)
+		free(words[j].locks);
+	free(words);
 }

@@ -3,7 +3,9 @@
  * the meter's count at the last window's end and which side is enabled.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "sigprof/rate_bound.h"
 #include "sigprof/util.h"
@@ -39,6 +41,57 @@ void rate_bound_link(struct event_list *events, size_t gate, size_t meter, int a
 		a->disabled = 1;
 		a->enable_on_exec = 0; /* the recorder enables it when a window is above the bound */
 	}
+}
+
+size_t rate_bound_add_sibling(struct event_list *events, size_t from, const char *suffix, const char *filter)
+{
+	char collector[sizeof(events->specs[from].collector)];
+	snprintf(collector, sizeof(collector), "%s", events->specs[from].collector); /* the add may move the specs */
+	struct event_spec *spec = event_list_add(events, "", collector);
+	const struct event_spec *src = &events->specs[from];
+	/* the tracepoint's own name, without the suffix of a sibling it was copied from */
+	snprintf(spec->name, sizeof(spec->name), "%.*s#%s", (int)strcspn(src->name, "#"), src->name, suffix);
+	spec->attr = src->attr;
+	snprintf(spec->tracepoint_system, sizeof(spec->tracepoint_system), "%s", src->tracepoint_system);
+	if (filter)
+		spec->tracepoint_filter = xstrdup(filter);
+	return events->count - 1;
+}
+
+void rate_bound_make_counter(struct perf_event_attr *attr)
+{
+	attr->freq = 0;
+	attr->sample_period = 0;
+	attr->sample_type &= ~(uint64_t)(PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER);
+	attr->sample_regs_user = 0;
+	attr->sample_stack_user = 0;
+}
+
+uint64_t rate_bound_cap_hz(uint64_t bound_hz)
+{
+	int max = read_int_file("/proc/sys/kernel/perf_event_max_sample_rate", 0);
+	return max > 0 && (uint64_t)max < bound_hz ? (uint64_t)max : bound_hz;
+}
+
+size_t rate_bound_add(struct event_list *events, size_t gate, int meter, uint64_t bound_hz)
+{
+	uint64_t bound = rate_bound_cap_hz(bound_hz);
+	size_t alternate = rate_bound_add_sibling(events, gate, RATE_BOUND_SAMPLED_SUFFIX, NULL);
+	events->specs[alternate].attr.freq = 1;
+	events->specs[alternate].attr.sample_freq = bound;
+	if (meter < 0) {
+		meter = (int)rate_bound_add_sibling(events, gate, RATE_BOUND_COUNT_SUFFIX, NULL);
+		rate_bound_make_counter(&events->specs[meter].attr);
+	}
+	rate_bound_link(events, gate, (size_t)meter, (int)alternate, bound);
+	return (size_t)meter;
+}
+
+const char *rate_bound_suffix(const char *name, size_t *base_len)
+{
+	const char *hash = strchr(name, '#');
+	*base_len = hash ? (size_t)(hash - name) : strlen(name);
+	return hash ? hash + 1 : NULL;
 }
 
 bool rate_bound_above(uint64_t hits, uint64_t elapsed_ns, uint64_t bound_hz)

@@ -14,7 +14,18 @@
  * then sleeps): a rebegin, not a new contention.  A pending begin whose end
  * never comes is counted, not measured: when an outer lock's end pops it,
  * when the thread exits, or when the recording ends.  An end without a
- * pending begin (its begin was lost or sampled out) is counted too.
+ * pending begin (its begin was lost or sampled out) is counted too.  A
+ * spinlock never fires two begins for one wait: a second begin of a
+ * spinlock its thread still has pending means the first one's end was not
+ * recorded (unmatched), and starts a new contention.
+ *
+ * Weighted events (a rate bound's alternate, rate_bound.h: the kernel's
+ * frequency mode in the windows above the bound) are different hits from
+ * the gate's: a weighted begin adds its weight to the contentions of its
+ * lock, path, stack and word (and to their estimated part) but is never
+ * measured and never pending; a weighted end closes a pending begin of its
+ * lock on its thread without measuring it (unmeasured), or else is dropped.
+ * Waits come only from a gate's begin and end paired on one thread.
  *
  * Per lock (its kernel address) the tracker keeps contentions (weighted),
  * the kind bits of the flags, the wait distribution, the waits per path,
@@ -74,6 +85,7 @@ struct lock_event {
 	uint32_t flags;       /* begin: LOCK_F_* */
 	int ret;              /* end: 0, or -errno (a mutex wait interrupted, a timed-out rtmutex) */
 	uint64_t weight;      /* begin: the contentions it stands for (1 when every hit is recorded) */
+	bool weighted;        /* a rate bound's alternate: its weight is estimated, it is never paired */
 	uint32_t stack;       /* begin: interned stack, or LOCK_NO_STACK */
 	int path;             /* begin: the path its stack is charged to (PATH_*) */
 	bool in_futex;        /* begin: inside a futex call whose word is futex_pid/futex_uaddr */
@@ -85,6 +97,7 @@ struct lock_event {
 struct lock_stack {
 	uint32_t stack;
 	uint64_t contentions;  /* weighted */
+	uint64_t estimated;    /* of them, from weighted begins */
 	uint64_t wait_total;   /* ns, measured */
 };
 
@@ -93,6 +106,7 @@ struct lock_futex_word {
 	uint32_t pid;
 	uint64_t uaddr;
 	uint64_t contentions;  /* weighted */
+	uint64_t estimated;    /* of them, from weighted begins */
 	uint64_t wait_total;   /* ns, measured */
 	/* filled in by the caller on first sight: */
 	char *symbol;
@@ -107,6 +121,9 @@ struct lock_figures {
 	uint32_t flags_seen;                   /* the flags of every begin, or'ed */
 	uint64_t contentions;                  /* begins, weighted */
 	uint64_t recorded;                     /* begins recorded (unweighted) */
+	uint64_t estimated;                    /* of the contentions, from weighted begins (their weights) */
+	uint64_t weighted_samples;             /* weighted begins recorded */
+	uint64_t unmeasured;                   /* gate begins closed by a weighted end: counted, wait unknown */
 	uint64_t rebegins;                     /* begins that continued a pending contention of the lock on the same
 						  thread (a mutex that stopped spinning to sleep): not contentions */
 	struct duration_stats wait;            /* measured begin -> end on one thread, ns */
@@ -145,13 +162,46 @@ void lock_tracker_finish(struct lock_tracker *t);
 /* The locks by measured wait, then contentions; valid until the tracker changes. */
 size_t lock_tracker_locks(struct lock_tracker *t, struct lock_figures *const **locks);
 const struct lock_figures *lock_tracker_lock(const struct lock_tracker *t, uint64_t addr);
-/* Ends with no pending begin of their lock on their thread. */
+/* Gate ends with no pending begin of their lock on their thread. */
 uint64_t lock_tracker_orphan_ends(const struct lock_tracker *t);
+/* Contentions (weighted) from weighted begins, over every lock: the estimated part of the total. */
+uint64_t lock_tracker_estimated(const struct lock_tracker *t);
 /* Measured wait (ns) and contentions (weighted) of every lock on one path. */
 uint64_t lock_tracker_path_wait(const struct lock_tracker *t, int path);
 uint64_t lock_tracker_path_contentions(const struct lock_tracker *t, int path);
 /* Whether a contended lock's address lies in [start, end) (c2c marks its cacheline). */
 bool lock_tracker_has_lock_in(const struct lock_tracker *t, uint64_t start, uint64_t end);
+/*
+ * Per futex word: the contentions its futex calls met on every lock, and
+ * the locks (bucket locks) they went through.  Two words served by one
+ * lock share that bucket: what a change of the futex hash moves.
+ */
+struct lock_word_lock {
+	const struct lock_figures *lock;
+	uint64_t contentions;  /* weighted */
+	uint64_t wait_total;   /* ns, measured */
+};
+
+struct lock_word_figures {
+	uint32_t pid;
+	uint64_t uaddr;
+	const char *symbol, *dso;      /* as the caller named the word (lock_futex_word) */
+	uint64_t contentions;          /* weighted, over its locks */
+	uint64_t estimated;            /* of them, from weighted begins */
+	uint64_t wait_total;           /* ns, measured */
+	struct lock_word_lock *locks;  /* most contentions first */
+	size_t nlocks;
+	size_t sharing;                /* other words served by one of its locks */
+};
+
+/*
+ * The futex words of every lock, after lock_tracker_finish(), most
+ * contentions first (then wait, pid, address); *out to free with
+ * lock_word_figures_free().
+ */
+size_t lock_tracker_futex_words(struct lock_tracker *t, struct lock_word_figures **out);
+void lock_word_figures_free(struct lock_word_figures *words, size_t n);
+
 /* The path with the most measured wait of a lock (then contentions), or PATH_OTHER when it has none. */
 int lock_figures_path(const struct lock_figures *l);
 

@@ -26,9 +26,15 @@
  * new side before it disables the old one: a hit in between is sampled by
  * both, never by neither; the meter's total stays exact.
  *
- * Layer: kernel.  Collectors link the specs (rate_bound_link) when they add
- * events; the recorder runs the windows.  The futex collector uses it
- * (docs/futex.md); it knows nothing of futexes.
+ * Layer: kernel.  Collectors link the specs (rate_bound_link, or
+ * rate_bound_add for the usual gate, alternate and meter of one tracepoint)
+ * when they add events; the recorder runs the windows.  The futex and lock
+ * collectors use it (docs/futex.md, docs/lock.md); it knows nothing of
+ * either.
+ *
+ * The events of one tracepoint are told apart by a suffix of their name:
+ * "SYSTEM:NAME" is the gate, "SYSTEM:NAME#sampled" the alternate,
+ * "SYSTEM:NAME#count" the meter (RATE_BOUND_*_SUFFIX).
  */
 #ifndef SIGPROF_RATE_BOUND_H
 #define SIGPROF_RATE_BOUND_H
@@ -37,6 +43,10 @@
 #include <stdint.h>
 
 #include "sigprof/perf.h"
+
+/* The suffixes of the alternate's and the meter's names ("lock:contention_begin#sampled"). */
+#define RATE_BOUND_SAMPLED_SUFFIX "sampled"
+#define RATE_BOUND_COUNT_SUFFIX "count"
 
 /* The window over which a rate is measured. */
 #define RATE_BOUND_WINDOW_NS (10 * 1000 * 1000ull)
@@ -48,6 +58,36 @@
  * the recorder enables it.
  */
 void rate_bound_link(struct event_list *events, size_t gate, size_t meter, int alternate, uint64_t bound_hz);
+
+/*
+ * Another event on the tracepoint of specs[from], of the same collector,
+ * named "NAME#suffix" (NAME without the suffix of a sibling it was copied
+ * from), with filter (or none).  It has no format of its own: the
+ * TRACEPOINT record of specs[from] describes its samples.  Returns its index.
+ */
+size_t rate_bound_add_sibling(struct event_list *events, size_t from, const char *suffix, const char *filter);
+
+/* Make attr a counter: no records (sample_period 0, no stacks), an exact total. */
+void rate_bound_make_counter(struct perf_event_attr *attr);
+
+/* bound_hz, or kernel.perf_event_max_sample_rate when that is lower (the alternate's frequency may not exceed it). */
+uint64_t rate_bound_cap_hz(uint64_t bound_hz);
+
+/*
+ * The usual gate of specs[gate] (a tracepoint that records every hit): its
+ * weighted alternate "#sampled" (the kernel's frequency mode at the bound)
+ * and, when meter < 0, a new meter "#count"; else specs[meter] measures it
+ * (an exit tracepoint shares its entry's meter, so the two switch together
+ * on the rate of the entry).  The bound is rate_bound_cap_hz(bound_hz).
+ * Returns the meter's index: its total is the exact count of hits.
+ */
+size_t rate_bound_add(struct event_list *events, size_t gate, int meter, uint64_t bound_hz);
+
+/*
+ * What the name of an event is to a gate: the suffix after '#' (NULL for
+ * the gate itself) and the length of the name before it.
+ */
+const char *rate_bound_suffix(const char *name, size_t *base_len);
 
 /* Whether hits in elapsed_ns exceed bound_hz per second. */
 bool rate_bound_above(uint64_t hits, uint64_t elapsed_ns, uint64_t bound_hz);
