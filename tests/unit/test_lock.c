@@ -261,3 +261,143 @@ Test(lock, kinds_and_cachelines)
 	cr_expect_not(lock_tracker_has_lock_in(t, LOCK_A + 0x80, LOCK_A + 0xc0));
 	lock_tracker_free(t);
 }
+
+/* A begin inside a futex call on word uaddr, gate (weight 1) or weighted (a rate bound's alternate). */
+static void futex_begin(struct lock_tracker *t, uint32_t tid, uint64_t addr, uint64_t time, uint64_t uaddr,
+			uint64_t weight, bool weighted)
+{
+	struct lock_event e = { .kind = LOCK_EVENT_BEGIN, .time = time, .pid = 1, .tid = tid, .addr = addr,
+				.flags = LOCK_F_SPIN, .weight = weight, .weighted = weighted, .stack = weighted ? 2 : 1,
+				.path = PATH_FUTEX_WAIT, .in_futex = true, .futex_pid = 1, .futex_uaddr = uaddr };
+	cr_assert_not_null(lock_tracker_event(t, &e, NULL));
+}
+
+static void end_at(struct lock_tracker *t, uint32_t tid, uint64_t addr, uint64_t time, bool weighted)
+{
+	struct lock_event e = { .kind = LOCK_EVENT_END, .time = time, .pid = 1, .tid = tid, .addr = addr,
+				.weight = weighted ? 10 : 1, .weighted = weighted };
+	cr_assert_null(lock_tracker_event(t, &e, NULL));
+}
+
+/*
+ * Gate samples (every hit while under the bound) and weighted samples (above
+ * it) of one lock: the weighted begin adds its weight to the contentions and
+ * their estimated part but is never measured; a weighted end is no orphan,
+ * and closes a pending gate begin of its thread without measuring it.
+ */
+Test(lock, gate_and_weighted_samples_mixed)
+{
+	struct lock_tracker *t = lock_tracker_new();
+	futex_begin(t, TID, LOCK_A, 100, 0x1000, 1, false);
+	end_at(t, TID, LOCK_A, 150, false);               /* measured: 50 */
+	futex_begin(t, OTHER, LOCK_A, 200, 0x2000, 10, true); /* stands for 10, no wait */
+	end_at(t, OTHER, LOCK_A, 260, true);              /* another hit's end, maybe: not paired, not an orphan */
+	futex_begin(t, TID, LOCK_A, 300, 0x1000, 1, false);
+	end_at(t, TID, LOCK_A, 340, true);                /* its end fell above the bound: counted, not measured */
+	lock_tracker_finish(t);
+	const struct lock_figures *l = lock_at(t, LOCK_A);
+	cr_expect_eq(l->contentions, 12);
+	cr_expect_eq(l->estimated, 10);
+	cr_expect_eq(l->weighted_samples, 1);
+	cr_expect_eq(l->recorded, 3);
+	cr_expect_eq(l->unmeasured, 1);
+	cr_expect_eq(l->unmatched, 0);
+	cr_expect_eq(l->rebegins, 0);
+	expect_waits(l, 1, 50, 50);
+	cr_expect_eq(l->path_contentions[PATH_FUTEX_WAIT], 12);
+	cr_expect_eq(l->path_wait[PATH_FUTEX_WAIT], 50);
+	cr_expect_eq(lock_tracker_orphan_ends(t), 0);
+	cr_expect_eq(lock_tracker_estimated(t), 10);
+	cr_expect_eq(lock_tracker_path_contentions(t, PATH_FUTEX_WAIT), 12);
+	/* the weighted stack and word: 10 contentions, all estimated, no wait */
+	cr_assert_eq(l->nstacks, 2);
+	cr_expect_eq(l->stacks[0].stack, 2);
+	cr_expect_eq(l->stacks[0].contentions, 10);
+	cr_expect_eq(l->stacks[0].estimated, 10);
+	cr_expect_eq(l->stacks[0].wait_total, 0);
+	cr_expect_eq(l->stacks[1].contentions, 2);
+	cr_expect_eq(l->stacks[1].estimated, 0);
+	cr_assert_eq(l->nwords, 2);
+	cr_expect_eq(l->words[0].uaddr, 0x2000);
+	cr_expect_eq(l->words[0].estimated, 10);
+	cr_expect_eq(l->words[0].wait_total, 0);
+	cr_expect_eq(l->words[1].uaddr, 0x1000);
+	cr_expect_eq(l->words[1].contentions, 2);
+	cr_expect_eq(l->words[1].estimated, 0);
+	cr_expect_eq(l->words[1].wait_total, 50);
+	/* a gate end with nothing pending is an orphan (its begin was lost) */
+	end_at(t, TID, LOCK_A, 400, false);
+	cr_expect_eq(lock_tracker_orphan_ends(t), 1);
+	lock_tracker_free(t);
+}
+
+/*
+ * A spinlock fires one begin per wait: a second begin of a spinlock its
+ * thread still has pending means the first one's end was not recorded (a
+ * switch to the weighted side in between): a new contention, not a rebegin.
+ */
+Test(lock, a_spinlock_begun_again_lost_its_end)
+{
+	struct lock_tracker *t = lock_tracker_new();
+	FEED(t, BEGIN(TID, LOCK_A, 100, 1, PATH_OTHER), BEGIN(TID, LOCK_A, 200, 1, PATH_OTHER), END(TID, LOCK_A, 250));
+	lock_tracker_finish(t);
+	const struct lock_figures *l = lock_at(t, LOCK_A);
+	cr_expect_eq(l->contentions, 2);
+	cr_expect_eq(l->rebegins, 0);
+	cr_expect_eq(l->unmatched, 1);
+	expect_waits(l, 1, 50, 50);
+	lock_tracker_free(t);
+}
+
+/*
+ * Per futex word across locks: word X went through locks A and B, Y through
+ * A, Z through B, W through C alone.  X shares a lock with Y and with Z (2),
+ * Y and Z with X (1 each), W with none.
+ */
+Test(lock, per_futex_word_and_the_words_sharing_a_lock)
+{
+	struct lock_tracker *t = lock_tracker_new();
+	const uint64_t lock_c = 0xffff888100003000ull, X = 0x1000, Y = 0x2000, Z = 0x3000, W = 0x4000;
+	uint64_t time = 1000;
+	struct {
+		uint64_t lock, word, wait;
+		int times;
+	} calls[] = { { LOCK_A, X, 10, 3 }, { LOCK_B, X, 20, 1 }, { LOCK_A, Y, 5, 2 }, { LOCK_B, Z, 7, 1 },
+		      { lock_c, W, 1, 4 } };
+	for (size_t i = 0; i < ARRAY_SIZE(calls); i++)
+		for (int k = 0; k < calls[i].times; k++) {
+			futex_begin(t, TID, calls[i].lock, time, calls[i].word, 1, false);
+			end_at(t, TID, calls[i].lock, time + calls[i].wait, false);
+			time += 100;
+		}
+	futex_begin(t, OTHER, LOCK_B, time, Z, 6, true); /* weighted: 6 estimated contentions of Z on B */
+	lock_tracker_finish(t);
+	struct lock_word_figures *words;
+	size_t n = lock_tracker_futex_words(t, &words);
+	cr_assert_eq(n, 4);
+	/* most contentions first: Z (1 + 6), X (4), W (4: less wait than X), Y (2) */
+	cr_expect_eq(words[0].uaddr, Z);
+	cr_expect_eq(words[0].contentions, 7);
+	cr_expect_eq(words[0].estimated, 6);
+	cr_expect_eq(words[0].wait_total, 7);
+	cr_expect_eq(words[0].sharing, 1);
+	cr_expect_eq(words[1].uaddr, X);
+	cr_expect_eq(words[1].contentions, 4);
+	cr_expect_eq(words[1].wait_total, 50); /* 3 x 10 on A, 20 on B */
+	cr_assert_eq(words[1].nlocks, 2);
+	cr_expect_eq(words[1].locks[0].lock->addr, LOCK_A); /* 3 contentions on A, 1 on B */
+	cr_expect_eq(words[1].locks[0].contentions, 3);
+	cr_expect_eq(words[1].locks[1].lock->addr, LOCK_B);
+	cr_expect_eq(words[1].locks[1].wait_total, 20);
+	cr_expect_eq(words[1].sharing, 2);
+	cr_expect_eq(words[2].uaddr, W);
+	cr_expect_eq(words[2].contentions, 4);
+	cr_expect_eq(words[2].sharing, 0);
+	cr_expect_eq(words[2].nlocks, 1);
+	cr_expect_eq(words[3].uaddr, Y);
+	cr_expect_eq(words[3].contentions, 2);
+	cr_expect_eq(words[3].wait_total, 10);
+	cr_expect_eq(words[3].sharing, 1);
+	lock_word_figures_free(words, n);
+	lock_tracker_free(t);
+}

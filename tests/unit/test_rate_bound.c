@@ -49,3 +49,42 @@ Test(rate_bound, link_marks_the_gate_and_holds_the_alternate_back)
 	cr_assert_eq(events.specs[1].rate_bound_hz, 0);
 	event_list_free(&events);
 }
+
+/*
+ * rate_bound_add: the gate's alternate "#sampled" (frequency mode at the
+ * bound, held back) and meter "#count" (a counter); a second tracepoint
+ * (an exit, a lock's end) shares the first's meter and gets no meter of its own.
+ */
+Test(rate_bound, add_makes_the_alternate_and_the_meter_and_shares_a_meter)
+{
+	struct event_list events = { 0 };
+	struct event_spec *spec = event_list_add(&events, "lock:contention_begin", "lock");
+	spec->attr.sample_period = 1;
+	spec->attr.sample_type = PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW;
+	size_t meter = rate_bound_add(&events, 0, -1, 1000);
+	cr_assert_eq(events.count, 3);
+	cr_assert_str_eq(events.specs[1].name, "lock:contention_begin#sampled");
+	cr_assert_str_eq(events.specs[1].collector, "lock");
+	cr_assert_eq(events.specs[1].attr.freq, 1);
+	cr_assert_eq(events.specs[1].attr.sample_freq, 1000, "the bound (under perf_event_max_sample_rate)");
+	cr_assert_eq(events.specs[1].attr.disabled, 1);
+	cr_assert_eq(meter, 2);
+	cr_assert_str_eq(events.specs[2].name, "lock:contention_begin#count");
+	cr_assert_eq(events.specs[2].attr.sample_period, 0, "the meter is a counter");
+	cr_assert_eq(events.specs[2].attr.sample_type & PERF_SAMPLE_CALLCHAIN, 0);
+	cr_assert_eq(events.specs[0].rate_meter, 2);
+	cr_assert_eq(events.specs[0].rate_alternate, 1);
+	cr_assert_eq(events.specs[0].rate_bound_hz, 1000);
+	event_list_add(&events, "lock:contention_end", "lock");
+	cr_assert_eq(rate_bound_add(&events, 3, (int)meter, 1000), meter);
+	cr_assert_eq(events.count, 5, "an alternate for the end, no meter");
+	cr_assert_str_eq(events.specs[4].name, "lock:contention_end#sampled");
+	cr_assert_eq(events.specs[3].rate_meter, 2);
+	cr_assert_eq(events.specs[3].rate_alternate, 4);
+	size_t len;
+	cr_assert_str_eq(rate_bound_suffix("lock:contention_end#sampled", &len), "sampled");
+	cr_assert_eq(len, strlen("lock:contention_end"));
+	cr_assert_null(rate_bound_suffix("lock:contention_end", &len));
+	cr_assert_eq(len, strlen("lock:contention_end"));
+	event_list_free(&events);
+}
