@@ -11,7 +11,16 @@
  * were made on; the paths those calls take.  Needs root (tracepoints) and
  * two CPUs (a contention needs two tasks running at once); skipped, not
  * passed, otherwise.
+ *
+ * The rate bound (docs/lock.md): lock_words on one word without pauses
+ * goes above 50 contentions per CPU in a 10 ms window, and its figures are
+ * weighted and marked estimated; with pauses it stays far under, and every
+ * contention is recorded.  With a private futex hash of two buckets and
+ * three words, two words share a bucket (pigeonhole): the per-word view
+ * shows it.  No option forces the bound (none does for futex either): a
+ * machine where the fast workload never went above it skips that test.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,20 +50,66 @@ static const char *lock_json(const char *data)
  * Every contention_begin hit the kernel counted is in the per-lock figures:
  * as a contention, or as a rebegin (a mutex that spun, then slept, fires
  * two begins for one wait).  None lost, every begin closed by its end.
+ * For a recording where no CPU went above the bound (every hit recorded).
  */
-static void check_totals(const char *json)
+static void check_exact_totals(const char *json)
 {
 	double hits = jq_file(json, ".lock_summary.hits");
 	double contentions = jq_file(json, "[.locks[].contentions] | add");
 	double rebegins = jq_file(json, "[.locks[].rebegins] | add");
 	cr_assert_gt(hits, 0, "no contention counted");
+	cr_assert_eq(jq_file(json, ".lock_summary.above_bound_hits"), 0);
+	cr_assert_eq(jq_file(json, ".lock_summary.weighted_samples"), 0);
 	cr_assert_eq(contentions + rebegins, hits, "the locks add up to %.0f contentions and %.0f rebegins, the kernel "
 		     "counted %.0f hits", contentions, rebegins, hits);
 	cr_assert_eq(jq_file(json, ".lock_summary.contentions"), contentions);
 	cr_assert_eq(jq_file(json, ".lock_summary.recorded"), hits);
 	cr_assert_eq(jq_file(json, "if .lock_summary.estimated then 1 else 0 end"), 0);
+	cr_assert_eq(jq_file(json, "[.locks[] | select(.estimated)] | length"), 0);
+	cr_assert_eq(jq_file(json, "[.locks[].estimated_contentions] | add"), 0);
 	cr_assert_eq(jq_file(json, ".lock_summary.orphan_ends"), 0);
 	cr_assert_eq(jq_file(json, "[.locks[].wait_ns.count] | add"), contentions, "a begin without its end");
+}
+
+/*
+ * A recording where some CPU went above the bound: the exact hits come
+ * from the meter, the per-lock contentions add the weights of the
+ * alternate's samples (marked estimated, within 5% of the exact count),
+ * and waits are measured on gate samples only.
+ */
+static void check_estimated_totals(const char *json)
+{
+	double hits = jq_file(json, ".lock_summary.hits");
+	double contentions = jq_file(json, "[.locks[].contentions] | add");
+	double rebegins = jq_file(json, "[.locks[].rebegins] | add");
+	double estimated = jq_file(json, ".lock_summary.estimated_contentions");
+	cr_assert_gt(hits, 0, "no contention counted");
+	cr_assert_eq(jq_file(json, "if .lock_summary.estimated then 1 else 0 end"), 1);
+	cr_assert_eq(jq_file(json, "[.locks[] | select(.estimated | not)] | length"), 0, "a lock not marked estimated");
+	cr_assert_eq(jq_file(json, "[.locks[].estimated_contentions] | add"), estimated);
+	cr_assert_eq(jq_file(json, "[.locks[].weighted_samples] | add"), jq_file(json, ".lock_summary.weighted_samples"));
+	cr_assert(fabs(contentions + rebegins - hits) <= 0.05 * hits, "the locks add up to %.0f contentions and %.0f "
+		  "rebegins (%.0f of them estimated), the kernel counted %.0f hits", contentions, rebegins, estimated, hits);
+	/* waits only from the hits recorded one by one: never more than the contentions less the weighted ones */
+	cr_assert_leq(jq_file(json, "[.locks[].wait_ns.count] | add"), contentions - estimated);
+}
+
+static void check_totals(const char *json)
+{
+	if (jq_file(json, ".lock_summary.above_bound_hits") > 0)
+		check_estimated_totals(json);
+	else
+		check_exact_totals(json);
+}
+
+/* The exactness column ("exact", "estimated") of the `report --figures` row key of data. */
+static char *figure_exactness(const char *data, const char *key)
+{
+	char *out;
+	cr_assert_eq(run_cmd(&out, false, "%s report --figures -i '%s' | awk -F'\\t' '$1 == \"%s\" {print $4}'",
+			     sigprof_bin(), data, key), 0);
+	out[strcspn(out, "\n")] = '\0';
+	return out;
 }
 
 Test(lock, the_bucket_lock_of_one_word, .timeout = 120)
@@ -138,8 +193,15 @@ Test(lock, figures_rows_agree_with_json, .timeout = 120)
 	cr_assert_eq(figure_rows_sum(data, "^lock\\.hits$"), jq_file(json, ".lock_summary.hits"));
 	cr_assert_eq(figure_rows_sum(data, "^lock\\.contentions$"), total);
 	cr_assert_eq(figure_rows_sum(data, "^lock\\.wait_ns\\.total$"), jq_file(json, "[.locks[].wait_ns.total] | add"));
-	/* the rows per kind of lock (by name or by the function that took it) add up to the total */
-	cr_assert_eq(figure_rows_sum(data, "^lock\\.(symbol|taken_in|unnamed).*contentions$"), total);
+	/*
+	 * The rows per kind of lock (by name or by the function that took it) add
+	 * up to the locks' contentions: the total when every hit was recorded,
+	 * the weighted estimate of it above the bound.
+	 */
+	cr_assert_eq(figure_rows_sum(data, "^lock\\.(symbol|taken_in|unnamed).*contentions$"),
+		     jq_file(json, "[.locks[].contentions] | add"));
+	if (jq_file(json, ".lock_summary.above_bound_hits") == 0)
+		cr_assert_eq(jq_file(json, "[.locks[].contentions] | add"), total);
 	cr_assert_eq(figure_rows_sum(data, "^lock\\.locks$"), jq_file(json, ".locks | length"));
 }
 
@@ -169,4 +231,124 @@ Test(lock, the_siglock_on_the_signal_paths, .timeout = 120)
 	cr_assert_eq(jq_file(json, filter), 1, "the siglock is not named by a signal function");
 	/* and the path table shows lock wait on the generate path */
 	cr_assert_gt(jq_file(json, ".paths[] | select(.path==\"signal-generate\") | .lock_wait_ms"), 0);
+}
+
+Test(lock, a_fast_workload_above_the_bound_is_weighted_and_marked_estimated, .timeout = 120)
+{
+	require_lock_tracing();
+	const char *data = test_path("fast.data");
+	char *out = record_workload(data, "-e lock,futex", W "lock_words 2 1000000 1 0");
+	long made, eagain;
+	cr_assert_eq(sscanf(out, "calls %ld eagain %ld", &made, &eagain), 2, "workload printed: %s", out);
+	free(out);
+	cr_assert_eq(eagain, made);
+	const char *json = lock_json(data);
+	if (jq_file(json, ".lock_summary.weighted_samples") <= 0)
+		cr_skip_test("no CPU went above the bound in %.0f contentions (a machine busy with other work: the "
+			     "workload's threads seldom ran at once); nothing weighted to check",
+			     jq_file(json, ".lock_summary.hits"));
+	check_estimated_totals(json);
+	cr_assert_gt(jq_file(json, ".lock_summary.bound_hz"), 0);
+	cr_assert_gt(jq_file(json, ".lock_summary.estimated_contentions"), 0);
+	/* the exact total is the meter's: the figure row says exact; the contentions say estimated */
+	cr_assert_eq(figure_rows_sum(data, "^lock\\.hits$"), jq_file(json, ".lock_summary.hits"));
+	char *exactness = figure_exactness(data, "lock.hits");
+	cr_assert_str_eq(exactness, "exact");
+	free(exactness);
+	exactness = figure_exactness(data, "lock.contentions");
+	cr_assert_str_eq(exactness, "estimated");
+	free(exactness);
+	/* the word's figures too, when its calls were attributed */
+	if (jq_file(json, "[.lock_futex_words[] | select(.symbol == \"word_a\")] | length") > 0) {
+		cr_assert_eq(jq_file(json, "[.lock_futex_words[] | select(.symbol == \"word_a\") | "
+					   "if .estimated then 1 else 0 end] | min"), 1);
+		exactness = figure_exactness(data, "lock.futex_word.word_a.contentions");
+		cr_assert_str_eq(exactness, "estimated");
+		free(exactness);
+	}
+	/* the text report marks the figures and says what is estimated */
+	char *text;
+	run_cmd(&text, false, "%s report -i %s", sigprof_bin(), data);
+	cr_assert(strstr(text, "weighted samples standing for ~") && strstr(text, "contentions: ~"),
+		  "the text report does not mark the estimates:\n%s", text);
+	free(text);
+}
+
+Test(lock, a_sparse_workload_is_recorded_whole, .timeout = 120)
+{
+	require_lock_tracing();
+	const char *data = test_path("sparse.data");
+	/* bursts of 2000 calls 20 ms apart: a few contentions a burst, far under 50 in a 10 ms window */
+	char *out = record_workload(data, "-e lock,futex", W "lock_words 2 100000 1 0 2000 20000");
+	long made, eagain;
+	cr_assert_eq(sscanf(out, "calls %ld eagain %ld", &made, &eagain), 2, "workload printed: %s", out);
+	free(out);
+	const char *json = lock_json(data);
+	if (jq_file(json, "[.locks[] | select(.path == \"futex-wait\") | .contentions] | add") <= 0)
+		cr_skip_test("no contention on the futex-wait path in %ld calls: the workload's threads never ran at once",
+			     made);
+	check_exact_totals(json);
+	cr_assert_gt(jq_file(json, ".lock_summary.bound_hz"), 0, "the file has the bound");
+	char *exactness = figure_exactness(data, "lock.contentions");
+	cr_assert_str_eq(exactness, "exact");
+	free(exactness);
+	char *text;
+	run_cmd(&text, false, "%s report -i %s", sigprof_bin(), data);
+	cr_assert(strstr(text, "every hit recorded: no CPU went above the bound"), "text report:\n%s", text);
+	cr_assert_null(strstr(text, "contentions: ~"), "text report:\n%s", text);
+	free(text);
+}
+
+/*
+ * Three words in a private futex hash of two buckets (PR_FUTEX_HASH): two of
+ * them share a bucket, and the calls on the two contend its lock while the
+ * threads are on different words.  The per-word view shows at most two
+ * bucket locks for the words, a lock that served two of them, and flags
+ * those words.
+ */
+Test(lock, two_words_share_a_bucket_lock, .timeout = 120)
+{
+	require_lock_tracing();
+	const char *data = test_path("words.data");
+	char *out;
+	int st = run_cmd(&out, true, "%s record -q -e lock,futex -o %s -- " W "lock_words 2 300000 3 2", sigprof_bin(),
+			 data);
+	if (st == 3) {
+		free(out);
+		cr_skip_test("this kernel has no private futex hash of a chosen size (PR_FUTEX_HASH, Linux 6.16)");
+	}
+	cr_assert_eq(st, 0, "record exited %d: %s", st, out);
+	long made, eagain, slots;
+	cr_assert_eq(sscanf(strstr(out, "calls") ? strstr(out, "calls") : out, "calls %ld eagain %ld slots %ld", &made,
+			    &eagain, &slots), 3, "workload printed: %s", out);
+	free(out);
+	cr_assert_eq(slots, 2);
+	const char *json = lock_json(data);
+	const char *ours = "[.lock_futex_words[] | select(.symbol | test(\"^word_[abc]$\"))]";
+	char filter[512];
+	snprintf(filter, sizeof(filter), "%s | length", ours);
+	double words = jq_file(json, filter);
+	cr_assert_geq(words, 2, "the words' contentions were not charged to them (%.0f words)", words);
+	/* ground truth: two buckets, so at most two bucket locks; a lock serving two of the words */
+	snprintf(filter, sizeof(filter), "[%s[] | .locks[] | select(.name | test(\"futex\")) | .addr] | unique | length",
+		 ours);
+	double locks = jq_file(json, filter);
+	cr_assert_geq(locks, 1);
+	cr_assert_leq(locks, 2, "%.0f bucket locks for words hashed into 2 buckets", locks);
+	snprintf(filter, sizeof(filter), "[%s[] | select(.sharing > 0)] | length", ours);
+	cr_assert_geq(jq_file(json, filter), 2, "no two words flagged as sharing a bucket lock");
+	/* a word's sharing is the other words its locks served, as the locks list them */
+	snprintf(filter, sizeof(filter), "[%s[] | select(.sharing > 0 and ([.locks[].words] | max) < 2)] | length", ours);
+	cr_assert_eq(jq_file(json, filter), 0);
+	/* the per-word figures add up to the words' contentions */
+	cr_assert_eq(figure_rows_sum(data, "^lock\\.futex_word\\.word_[abc]\\.contentions$"),
+		     jq_file(json, "[.lock_futex_words[] | select(.symbol | test(\"^word_[abc]$\")) | .contentions] | add"));
+	/* every word a lock served is in the per-word view, with the same contentions on that lock */
+	cr_assert_eq(jq_file(json, "[.locks[].futex_words[].contentions] | add"),
+		     jq_file(json, "[.lock_futex_words[].contentions] | add"));
+	char *text;
+	run_cmd(&text, false, "%s report -i %s", sigprof_bin(), data);
+	cr_assert(strstr(text, "per futex word") && strstr(text, "share a contended lock with another word"),
+		  "the text report does not flag the shared bucket:\n%s", text);
+	free(text);
 }

@@ -8,7 +8,9 @@
  * (pigeonhole), and the calls on them contend its lock.  Prints
  * "calls N eagain N slots S" (S: the buckets the kernel reports, -1 when it
  * has no PR_FUTEX_HASH, 0 the global hash); exits 3 when SLOTS was asked
- * for and the kernel refused it.
+ * for and the kernel refused it.  With BURST and PAUSE_US, each thread
+ * sleeps PAUSE_US microseconds after every BURST calls: a sparse workload,
+ * whose contentions stay far under any rate bound.
  */
 #include <errno.h>
 #include <linux/futex.h>
@@ -32,32 +34,41 @@ _Alignas(64) atomic_int word_b = 1;
 _Alignas(64) atomic_int word_c = 1;
 
 static atomic_int *const words[] = { &word_a, &word_b, &word_c };
-static long calls_per_thread;
+static long calls_per_thread, burst, pause_us;
 static int nwords;
 static atomic_long eagain_total;
 
 __attribute__((noinline)) static void *hammer_words(void *arg)
 {
 	long k = (long)arg, eagain = 0;
-	for (long i = 0; i < calls_per_thread; i++)
+	for (long i = 0; i < calls_per_thread; i++) {
 		if (syscall(SYS_futex, words[(i + k) % nwords], FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0) == -1 &&
 		    errno == EAGAIN)
 			eagain++;
+		if (burst && (i + 1) % burst == 0)
+			usleep((useconds_t)pause_us);
+	}
 	atomic_fetch_add(&eagain_total, eagain);
 	return NULL;
 }
 
 int main(int argc, char **argv)
 {
-	if (argc != 5) {
-		fprintf(stderr, "usage: lock_words THREADS CALLS NWORDS SLOTS\n");
+	if (argc != 5 && argc != 7) {
+		fprintf(stderr, "usage: lock_words THREADS CALLS NWORDS SLOTS [BURST PAUSE_US]\n");
 		return 2;
+	}
+	if (argc == 7) {
+		burst = atol(argv[5]);
+		pause_us = atol(argv[6]);
 	}
 	int nthreads = atoi(argv[1]), slots = atoi(argv[4]);
 	calls_per_thread = atol(argv[2]);
 	nwords = atoi(argv[3]);
-	if (nthreads < 1 || nthreads > 64 || calls_per_thread < 1 || nwords < 1 || nwords > 3 || slots < 0) {
-		fprintf(stderr, "lock_words: THREADS in 1..64, CALLS >= 1, NWORDS in 1..3, SLOTS >= 0\n");
+	if (nthreads < 1 || nthreads > 64 || calls_per_thread < 1 || nwords < 1 || nwords > 3 || slots < 0 ||
+	    burst < 0 || pause_us < 0 || pause_us > 1000000) {
+		fprintf(stderr, "lock_words: THREADS in 1..64, CALLS >= 1, NWORDS in 1..3, SLOTS >= 0, BURST >= 0, "
+				"PAUSE_US in 0..1000000\n");
 		return 2;
 	}
 	if (slots > 0 && prctl(PR_FUTEX_HASH, PR_FUTEX_HASH_SET_SLOTS, slots, 0, 0) != 0) {
