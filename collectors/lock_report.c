@@ -222,8 +222,8 @@ static void text_words(const struct lock_figures *l, bool estimated, const struc
 {
 	uint64_t unattributed = futex_unattributed(l);
 	if (unattributed)
-		fprintf(out, "    %llu contentions in futex calls whose entry was not recorded (no word known)\n",
-			(unsigned long long)unattributed);
+		view_text_wrapped(o, out, 6, "    %llu contentions in futex calls whose entry was not recorded (no word "
+				  "known)", (unsigned long long)unattributed);
 	if (!l->nwords)
 		return;
 	fprintf(out, "    futex words it served (%zu%s):\n", l->nwords,
@@ -297,20 +297,20 @@ static void text_futex_words(struct lock_state *st, const struct profile *p, con
 			  "through one of them):");
 	struct view_table t = { .columns = word_columns, .ncolumns = ARRAY_SIZE(word_columns) };
 	view_table_addf(&t, "  %-30s %12s %10s %6s %6s  %s", "word", "contentions", "wait ms", "locks", "shares",
-			"locks (contentions)");
+			"lock addresses (contentions)");
 	char word[160], locks[400];
 	for (size_t i = 0; i < n && i < o->top; i++) {
 		const struct lock_word_figures *w = &words[i];
 		snprintf(word, sizeof(word), "%s (%s)", w->symbol ? w->symbol : "?", w->dso ? dso_short_name(w->dso) : "?");
 		size_t len = 0;
 		locks[0] = '\0';
-		for (size_t k = 0; k < w->nlocks && k < 3 && len < sizeof(locks); k++)
-			len += (size_t)snprintf(locks + len, sizeof(locks) - len, "%s%s 0x%llx (%llu)", k ? "; " : "",
-						w->locks[k].lock->name ? w->locks[k].lock->name : "?",
+		/* the locks by address (the lock table names them): a word's row stays short */
+		for (size_t k = 0; k < w->nlocks && k < 2 && len < sizeof(locks); k++)
+			len += (size_t)snprintf(locks + len, sizeof(locks) - len, "%s0x%llx (%llu)", k ? " " : "",
 						(unsigned long long)w->locks[k].lock->addr,
 						(unsigned long long)w->locks[k].contentions);
-		if (w->nlocks > 3 && len < sizeof(locks))
-			snprintf(locks + len, sizeof(locks) - len, "; %zu more", w->nlocks - 3);
+		if (w->nlocks > 2 && len < sizeof(locks))
+			snprintf(locks + len, sizeof(locks) - len, " +%zu", w->nlocks - 2);
 		view_table_addf(&t, "  %-30s %s%11llu %10.3f %6zu %5zu%s  %s", word, estimated ? "~" : " ",
 				(unsigned long long)w->contentions, ms(w->wait_total), w->nlocks, w->sharing,
 				w->sharing ? "!" : " ", locks);

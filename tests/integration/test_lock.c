@@ -351,4 +351,9 @@ Test(lock, two_words_share_a_bucket_lock, .timeout = 120)
 	cr_assert(strstr(text, "per futex word") && strstr(text, "share a contended lock with another word"),
 		  "the text report does not flag the shared bucket:\n%s", text);
 	free(text);
+	/* the lock section fits the width it is given, its tables split as the signal and sched sections' */
+	run_cmd(&text, false, "%s report --width 80 -i %s | awk '/^lock:/ {f = 1; next} /^[^ ]/ {f = 0} "
+			      "f && length($0) > 80'", sigprof_bin(), data);
+	cr_assert_str_eq(text, "", "lines of the lock section wider than 80 columns:\n%s", text);
+	free(text);
 }
