@@ -329,7 +329,13 @@ bool futex_tracker_pending_word(const struct futex_tracker *t, uint32_t tid, uin
 				uint64_t *uaddr)
 {
 	const struct futex_thread *th = u64_map_get(&t->threads, tid);
-	if (!th || !th->pending || th->enter_time > time || !th->word || th->word->array)
+	/*
+	 * A weighted entry (sampled above the bound) is no evidence of the call
+	 * in progress: the exit of its call may not have been recorded either,
+	 * so it may still look pending during the thread's later calls on
+	 * other words.  Only an entry recorded one by one is.
+	 */
+	if (!th || !th->pending || th->enter_time > time || !th->word || th->word->array || th->enter_period > 1)
 		return false;
 	*pid = th->word->pid;
 	*uaddr = th->word->uaddr;

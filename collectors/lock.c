@@ -155,6 +155,7 @@ static void name_lock(const struct profile *p, struct lock_figures *l)
 		int path = lock_figures_path(l);
 		bool bucket = strstr(taker, "futex") && path >= PATH_FUTEX_WAIT && path <= PATH_FUTEX_OTHER;
 		snprintf(text, sizeof(text), "%s taken in %s", bucket ? "bucket lock" : "lock", taker);
+		l->bucket = bucket;
 		l->name = xstrdup(text);
 		snprintf(text, sizeof(text), "taken_in.%s", taker);
 	} else {

@@ -222,8 +222,8 @@ static void text_words(const struct lock_figures *l, bool estimated, const struc
 {
 	uint64_t unattributed = futex_unattributed(l);
 	if (unattributed)
-		view_text_wrapped(o, out, 6, "    %llu contentions in futex calls whose entry was not recorded (no word "
-				  "known)", (unsigned long long)unattributed);
+		view_text_wrapped(o, out, 6, "    %llu contentions in futex calls of no known word (the call's entry "
+				  "was not recorded one by one)", (unsigned long long)unattributed);
 	if (!l->nwords)
 		return;
 	fprintf(out, "    futex words it served (%zu%s):\n", l->nwords,
@@ -293,11 +293,11 @@ static void text_futex_words(struct lock_state *st, const struct profile *p, con
 	size_t shared = 0;
 	for (size_t i = 0; i < n; i++)
 		shared += words[i].sharing > 0;
-	view_text_wrapped(o, out, 4, "  per futex word (the locks its calls contended; shares: other words that went "
-			  "through one of them):");
+	view_text_wrapped(o, out, 4, "  per futex word (the locks its calls contended; shares: other words through "
+			  "one of its bucket locks):");
 	struct view_table t = { .columns = word_columns, .ncolumns = ARRAY_SIZE(word_columns) };
 	view_table_addf(&t, "  %-30s %12s %10s %6s %6s  %s", "word", "contentions", "wait ms", "locks", "shares",
-			"lock addresses (contentions)");
+			"busiest lock (contentions)");
 	char word[160], locks[400];
 	for (size_t i = 0; i < n && i < o->top; i++) {
 		const struct lock_word_figures *w = &words[i];
@@ -305,12 +305,12 @@ static void text_futex_words(struct lock_state *st, const struct profile *p, con
 		size_t len = 0;
 		locks[0] = '\0';
 		/* the locks by address (the lock table names them): a word's row stays short */
-		for (size_t k = 0; k < w->nlocks && k < 2 && len < sizeof(locks); k++)
+		for (size_t k = 0; k < w->nlocks && k < 1 && len < sizeof(locks); k++)
 			len += (size_t)snprintf(locks + len, sizeof(locks) - len, "%s0x%llx (%llu)", k ? " " : "",
 						(unsigned long long)w->locks[k].lock->addr,
 						(unsigned long long)w->locks[k].contentions);
-		if (w->nlocks > 2 && len < sizeof(locks))
-			snprintf(locks + len, sizeof(locks) - len, " +%zu", w->nlocks - 2);
+		if (w->nlocks > 1 && len < sizeof(locks))
+			snprintf(locks + len, sizeof(locks) - len, " +%zu more", w->nlocks - 1);
 		view_table_addf(&t, "  %-30s %s%11llu %10.3f %6zu %5zu%s  %s", word, estimated ? "~" : " ",
 				(unsigned long long)w->contentions, ms(w->wait_total), w->nlocks, w->sharing,
 				w->sharing ? "!" : " ", locks);
@@ -319,8 +319,9 @@ static void text_futex_words(struct lock_state *st, const struct profile *p, con
 	if (n > o->top)
 		fprintf(out, "  ... %zu more words (-n)\n", n - o->top);
 	if (shared)
-		view_text_wrapped(o, out, 4, "  ! %zu of %zu words share a contended lock with another word (their futex "
-				  "hash bucket): a change of the hash (FUTEX_PRIVATE_HASH, the bucket count) moves them",
+		view_text_wrapped(o, out, 4, "  ! %zu of %zu words share a contended bucket lock with another word (one "
+				  "futex hash bucket): a change of the hash (FUTEX_PRIVATE_HASH, the bucket count) moves "
+				  "them",
 				  shared, n);
 	(void)p;
 	lock_word_figures_free(words, n);

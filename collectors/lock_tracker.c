@@ -433,19 +433,19 @@ static bool same_word(const struct lock_futex_word *w, uint32_t pid, uint64_t ua
 	return w->pid == pid && w->uaddr == uaddr;
 }
 
-/* How many words other than (pid, uaddr) the locks of one word served, each counted once. */
+/* How many words other than (pid, uaddr) the bucket locks of one word served, each counted once. */
 static size_t words_sharing(const struct lock_word_figures *wf)
 {
 	size_t n = 0;
 	for (size_t a = 0; a < wf->nlocks; a++) {
 		const struct lock_figures *l = wf->locks[a].lock;
-		for (size_t i = 0; i < l->nwords; i++) {
+		for (size_t i = 0; l->bucket && i < l->nwords; i++) {
 			const struct lock_futex_word *x = &l->words[i];
 			if (same_word(x, wf->pid, wf->uaddr))
 				continue;
 			bool seen = false; /* served by an earlier lock of this word too */
 			for (size_t b = 0; b < a && !seen; b++)
-				for (size_t j = 0; j < wf->locks[b].lock->nwords && !seen; j++)
+				for (size_t j = 0; wf->locks[b].lock->bucket && j < wf->locks[b].lock->nwords && !seen; j++)
 					seen = same_word(&wf->locks[b].lock->words[j], x->pid, x->uaddr);
 			n += !seen;
 		}

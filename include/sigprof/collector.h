@@ -153,7 +153,9 @@ struct collector_analyzer {
 	/*
 	 * Optional: the futex word of thread tid's futex call pending at time
 	 * (entered at or before time, not yet exited), into *pid and *uaddr;
-	 * false when the thread has none (the futex collector).  Asked by other
+	 * false when the thread has none, or when its entry was a weighted
+	 * sample (its exit may be missing too: it would be stale) (the futex
+	 * collector).  Asked by other
 	 * analyzers from their sample(), in time order, through
 	 * view_pending_futex_word() (the lock collector charges a contention
 	 * inside a futex call to its word).

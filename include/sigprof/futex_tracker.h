@@ -103,7 +103,11 @@ void futex_tracker_exit(struct futex_tracker *t, const struct futex_call *c);
 void futex_tracker_finish(struct futex_tracker *t);
 /* The op a thread's exit belongs to (its pending or last entry), FOP_UNKNOWN when none was seen. */
 enum futex_op_id futex_tracker_thread_op(const struct futex_tracker *t, uint32_t tid);
-/* The word of thread tid's pending call entered at or before time (not a futex_waitv array); false when none. */
+/*
+ * The word of thread tid's pending call entered at or before time (not a
+ * futex_waitv array, not a weighted entry: its exit may be missing too);
+ * false when none.
+ */
 bool futex_tracker_pending_word(const struct futex_tracker *t, uint32_t tid, uint64_t time, uint32_t *pid,
 				uint64_t *uaddr);
 /* The words sorted by blocking time, then calls; valid until the tracker changes. */

@@ -139,6 +139,7 @@ struct lock_figures {
 	/* filled in by the caller after lock_tracker_finish(): */
 	char *name;                            /* "futex_queues+0x40", "bucket lock taken in futex_wait_setup" */
 	char *key;                             /* its figures' key: "symbol.futex_queues", "taken_in.futex_wait_setup" */
+	bool bucket;                           /* a futex hash bucket lock: taken by a futex function in futex calls */
 	bool named;
 };
 
@@ -173,8 +174,9 @@ uint64_t lock_tracker_path_contentions(const struct lock_tracker *t, int path);
 bool lock_tracker_has_lock_in(const struct lock_tracker *t, uint64_t start, uint64_t end);
 /*
  * Per futex word: the contentions its futex calls met on every lock, and
- * the locks (bucket locks) they went through.  Two words served by one
- * lock share that bucket: what a change of the futex hash moves.
+ * the locks they went through (its bucket lock, and any other lock taken
+ * in its calls: a runqueue lock in a wakeup).  Two words served by one
+ * bucket lock share that bucket: what a change of the futex hash moves.
  */
 struct lock_word_lock {
 	const struct lock_figures *lock;
@@ -191,11 +193,12 @@ struct lock_word_figures {
 	uint64_t wait_total;           /* ns, measured */
 	struct lock_word_lock *locks;  /* most contentions first */
 	size_t nlocks;
-	size_t sharing;                /* other words served by one of its locks */
+	size_t sharing;                /* other words served by one of its bucket locks (lock_figures.bucket) */
 };
 
 /*
- * The futex words of every lock, after lock_tracker_finish(), most
+ * The futex words of every lock, after lock_tracker_finish() and after the
+ * caller marked the bucket locks (sharing counts through those only), most
  * contentions first (then wait, pid, address); *out to free with
  * lock_word_figures_free().
  */

@@ -350,20 +350,22 @@ Test(lock, a_spinlock_begun_again_lost_its_end)
 }
 
 /*
- * Per futex word across locks: word X went through locks A and B, Y through
- * A, Z through B, W through C alone.  X shares a lock with Y and with Z (2),
- * Y and Z with X (1 each), W with none.
+ * Per futex word across locks: word X went through bucket locks A and B, Y
+ * through A, Z through B, W through C alone; W and Y also through D, a lock
+ * that is no bucket lock (a runqueue lock in a wakeup).  X shares a bucket
+ * lock with Y and with Z (2), Y and Z with X (1 each), W with none.
  */
-Test(lock, per_futex_word_and_the_words_sharing_a_lock)
+Test(lock, per_futex_word_and_the_words_sharing_a_bucket_lock)
 {
 	struct lock_tracker *t = lock_tracker_new();
-	const uint64_t lock_c = 0xffff888100003000ull, X = 0x1000, Y = 0x2000, Z = 0x3000, W = 0x4000;
+	const uint64_t lock_c = 0xffff888100003000ull, lock_d = 0xffff888100004000ull;
+	const uint64_t X = 0x1000, Y = 0x2000, Z = 0x3000, W = 0x4000;
 	uint64_t time = 1000;
 	struct {
 		uint64_t lock, word, wait;
 		int times;
 	} calls[] = { { LOCK_A, X, 10, 3 }, { LOCK_B, X, 20, 1 }, { LOCK_A, Y, 5, 2 }, { LOCK_B, Z, 7, 1 },
-		      { lock_c, W, 1, 4 } };
+		      { lock_c, W, 1, 4 },  { lock_d, W, 2, 1 },  { lock_d, Y, 3, 1 } };
 	for (size_t i = 0; i < ARRAY_SIZE(calls); i++)
 		for (int k = 0; k < calls[i].times; k++) {
 			futex_begin(t, TID, calls[i].lock, time, calls[i].word, 1, false);
@@ -372,31 +374,38 @@ Test(lock, per_futex_word_and_the_words_sharing_a_lock)
 		}
 	futex_begin(t, OTHER, LOCK_B, time, Z, 6, true); /* weighted: 6 estimated contentions of Z on B */
 	lock_tracker_finish(t);
+	/* the caller names the locks: A, B and C are bucket locks, D is not */
+	struct lock_figures *const *locks;
+	size_t nlocks = lock_tracker_locks(t, &locks);
+	cr_assert_eq(nlocks, 4);
+	for (size_t i = 0; i < nlocks; i++)
+		locks[i]->bucket = locks[i]->addr != lock_d;
 	struct lock_word_figures *words;
 	size_t n = lock_tracker_futex_words(t, &words);
 	cr_assert_eq(n, 4);
-	/* most contentions first: Z (1 + 6), X (4), W (4: less wait than X), Y (2) */
+	/* most contentions first: Z (1 + 6), W (4 + 1), X (3 + 1), Y (2 + 1) */
 	cr_expect_eq(words[0].uaddr, Z);
 	cr_expect_eq(words[0].contentions, 7);
 	cr_expect_eq(words[0].estimated, 6);
 	cr_expect_eq(words[0].wait_total, 7);
 	cr_expect_eq(words[0].sharing, 1);
-	cr_expect_eq(words[1].uaddr, X);
-	cr_expect_eq(words[1].contentions, 4);
-	cr_expect_eq(words[1].wait_total, 50); /* 3 x 10 on A, 20 on B */
-	cr_assert_eq(words[1].nlocks, 2);
-	cr_expect_eq(words[1].locks[0].lock->addr, LOCK_A); /* 3 contentions on A, 1 on B */
-	cr_expect_eq(words[1].locks[0].contentions, 3);
-	cr_expect_eq(words[1].locks[1].lock->addr, LOCK_B);
-	cr_expect_eq(words[1].locks[1].wait_total, 20);
-	cr_expect_eq(words[1].sharing, 2);
-	cr_expect_eq(words[2].uaddr, W);
+	cr_expect_eq(words[1].uaddr, W);
+	cr_expect_eq(words[1].contentions, 5);
+	cr_expect_eq(words[1].wait_total, 6);
+	cr_expect_eq(words[1].nlocks, 2);
+	cr_expect_eq(words[1].sharing, 0, "D served W and Y, but D is no bucket lock");
+	cr_expect_eq(words[2].uaddr, X);
 	cr_expect_eq(words[2].contentions, 4);
-	cr_expect_eq(words[2].sharing, 0);
-	cr_expect_eq(words[2].nlocks, 1);
+	cr_expect_eq(words[2].wait_total, 50); /* 3 x 10 on A, 20 on B */
+	cr_assert_eq(words[2].nlocks, 2);
+	cr_expect_eq(words[2].locks[0].lock->addr, LOCK_A); /* 3 contentions on A, 1 on B */
+	cr_expect_eq(words[2].locks[0].contentions, 3);
+	cr_expect_eq(words[2].locks[1].lock->addr, LOCK_B);
+	cr_expect_eq(words[2].locks[1].wait_total, 20);
+	cr_expect_eq(words[2].sharing, 2);
 	cr_expect_eq(words[3].uaddr, Y);
-	cr_expect_eq(words[3].contentions, 2);
-	cr_expect_eq(words[3].wait_total, 10);
+	cr_expect_eq(words[3].contentions, 3);
+	cr_expect_eq(words[3].wait_total, 13);
 	cr_expect_eq(words[3].sharing, 1);
 	lock_word_figures_free(words, n);
 	lock_tracker_free(t);
