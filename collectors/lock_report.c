@@ -160,17 +160,19 @@ static size_t lock_classes(struct lock_state *st, struct lock_class **out)
 static void text_summary(struct lock_state *st, const struct lock_summary *sum, const struct view_options *o,
 			 FILE *out)
 {
+	struct strbuf line = { 0 };
 	if (sum->has_total)
-		fprintf(out, "  contention_begin hits: %llu (exact count), %llu recorded", (unsigned long long)sum->total,
+		sb_addf(&line, "  contention_begin hits: %llu (exact count), %llu recorded", (unsigned long long)sum->total,
 			(unsigned long long)sum->recorded);
 	else
-		fprintf(out, "  contention_begin hits: %llu recorded (no exact count in the file)",
+		sb_addf(&line, "  contention_begin hits: %llu recorded (no exact count in the file)",
 			(unsigned long long)sum->recorded);
 	if (sum->unsampled)
-		fprintf(out, "; %llu counted by the kernel but not recorded (throttled or lost): figures marked ~ are "
-			     "estimated",
+		sb_addf(&line, "; %llu counted by the kernel but not recorded (throttled or lost): figures marked ~ are "
+			       "estimated",
 			(unsigned long long)sum->unsampled);
-	fprintf(out, "\n");
+	view_text_wrapped(o, out, 4, "%s", line.buf);
+	sb_reset(&line);
 	if (sum->bound_hz && (sum->weighted || sum->above_hits))
 		view_text_wrapped(o, out, 4, "  above the bound of %llu per second per CPU (10 ms windows): %llu hits, "
 				  "%llu weighted samples standing for ~%llu contentions; those are estimated (figures "
@@ -178,17 +180,18 @@ static void text_summary(struct lock_state *st, const struct lock_summary *sum, 
 				  (unsigned long long)sum->bound_hz, (unsigned long long)sum->above_hits,
 				  (unsigned long long)sum->weighted, (unsigned long long)sum->estimated_contentions);
 	else if (sum->bound_hz)
-		fprintf(out, "  every hit recorded: no CPU went above the bound of %llu per second (10 ms windows)\n",
-			(unsigned long long)sum->bound_hz);
-	fprintf(out, "  contentions: %s%llu", sum->estimated ? "~" : "", (unsigned long long)sum->contentions);
+		view_text_wrapped(o, out, 4, "  every hit recorded: no CPU went above the bound of %llu per second (10 ms "
+				  "windows)", (unsigned long long)sum->bound_hz);
+	sb_addf(&line, "  contentions: %s%llu", sum->estimated ? "~" : "", (unsigned long long)sum->contentions);
 	if (sum->rebegins)
-		fprintf(out, " (%llu hits continued a wait already begun: a mutex that stopped spinning to sleep)",
+		sb_addf(&line, " (%llu hits continued a wait already begun: a mutex that stopped spinning to sleep)",
 			(unsigned long long)sum->rebegins);
-	fprintf(out, "\n");
+	view_text_wrapped(o, out, 4, "%s", line.buf);
+	sb_free(&line);
 	uint64_t orphans = lock_tracker_orphan_ends(st->tracker);
 	if (orphans || st->undecoded)
-		fprintf(out, "  ends without a recorded begin: %llu; undecodable samples: %llu\n",
-			(unsigned long long)orphans, (unsigned long long)st->undecoded);
+		view_text_wrapped(o, out, 4, "  ends without a recorded begin: %llu; undecodable samples: %llu",
+				  (unsigned long long)orphans, (unsigned long long)st->undecoded);
 }
 
 /* The lock table's columns: contentions, wait ms, avg, p50, p99, max, kind, path, lock (view_table). */
