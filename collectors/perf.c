@@ -486,26 +486,56 @@ size_t perf_session_cpu_count(const struct perf_session *s)
 	return s->ncpus;
 }
 
+/* Event e on CPU i: the sum over the session's threads (one fd each when attached to threads). */
 int perf_session_read_cpu(struct perf_session *s, size_t e, size_t i, uint64_t *value)
 {
-	int fd = i < s->ncpus && e < s->nevents ? s->cpus[i].fds[e] : -1;
-	uint64_t v[3];
-	if (fd < 0)
+	if (i >= s->ncpus || e >= s->nevents)
 		return -EBADF;
-	ssize_t n = read(fd, v, sizeof(v));
-	if (n < (ssize_t)sizeof(v))
-		return n < 0 ? -errno : -EIO;
-	*value = v[0];
+	uint64_t sum = 0;
+	bool any = false;
+	for (size_t t = 0; t < s->nthreads; t++) {
+		int fd = *fd_slot(s, &s->cpus[i], e, t);
+		if (fd < 0)
+			continue;
+		uint64_t v[3];
+		ssize_t n = read(fd, v, sizeof(v));
+		if (n < (ssize_t)sizeof(v))
+			return n < 0 ? -errno : -EIO;
+		sum += v[0];
+		any = true;
+	}
+	if (!any)
+		return -EBADF;
+	*value = sum;
 	return 0;
 }
 
 int perf_session_enable_cpu(struct perf_session *s, size_t e, size_t i, bool enable)
 {
-	int fd = i < s->ncpus && e < s->nevents ? s->cpus[i].fds[e] : -1;
-	if (fd < 0)
+	if (i >= s->ncpus || e >= s->nevents)
 		return -EBADF;
-	/* without PERF_IOC_FLAG_GROUP the kernel applies it to the event and every inherited child */
-	return ioctl(fd, enable ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0) < 0 ? -errno : 0;
+	bool any = false;
+	for (size_t t = 0; t < s->nthreads; t++) {
+		int fd = *fd_slot(s, &s->cpus[i], e, t);
+		if (fd < 0)
+			continue;
+		/* without PERF_IOC_FLAG_GROUP the kernel applies it to the event and every inherited child */
+		if (ioctl(fd, enable ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0) < 0)
+			return -errno;
+		any = true;
+	}
+	return any ? 0 : -EBADF;
+}
+
+void event_list_enable_at_open(struct event_list *list)
+{
+	for (size_t i = 0; i < list->count; i++) {
+		struct perf_event_attr *attr = &list->specs[i].attr;
+		if (!attr->enable_on_exec)
+			continue; /* opened disabled on purpose (a rate bound's weighted side): it stays so */
+		attr->enable_on_exec = 0;
+		attr->disabled = 0;
+	}
 }
 
 struct event_spec *event_list_add(struct event_list *list, const char *name, const char *collector)

@@ -636,7 +636,8 @@ static void load_sample(struct loader *l, const struct perf_event_header *rec)
 	frames = l->frames; /* a joined stack may have grown the buffer */
 	if (n == 0)
 		frames[n++] = sample_in_kernel(rec) ? kernel_frame(l, s.ip) : user_frame(l, s.pid, s.ip);
-	if (p->filter && p->filter->ndsos && !filter_dso(p->filter, p->stacks.frames[frames[0]].dso)) {
+	/* a stack lent to another sample is that sample's: the filters judged it already */
+	if (!stack_only && p->filter && p->filter->ndsos && !filter_dso(p->filter, p->stacks.frames[frames[0]].dso)) {
 		p->filtered_samples++;
 		return;
 	}
@@ -645,8 +646,10 @@ static void load_sample(struct loader *l, const struct perf_event_header *rec)
 					path);
 	if (an && an->sample)
 		an->sample(c->state, p, &s, id);
-	if (stack_only)
+	if (stack_only) {
+		p->stack_only_samples++;
 		return;
+	}
 	c->samples++;
 	s.event->collector_samples++;
 	c->weight += period;

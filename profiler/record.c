@@ -413,10 +413,12 @@ static int parse_record_args(int argc, char **argv, struct record_args *a)
 		return -EINVAL;
 	}
 	a->argv = optind < argc ? argv + optind : NULL;
-	if (a->switch_spec && strcmp(a->output, "-") == 0) {
-		sp_error("record: --switch-output writes files: it cannot go with -o - (stdout)");
-		return -EINVAL;
-	}
+	if (a->switch_spec && strcmp(a->output, "-") == 0)
+		return sp_error("record: --switch-output writes files: it cannot go with -o - (stdout)");
+	if (a->runs && strcmp(a->output, "-") == 0)
+		return sp_error("record: -r writes numbered files: it cannot go with -o - (stdout)");
+	if (a->runs && target_given(&a->target))
+		return sp_error("record: -r repeats a command it starts: not with -p, -t, -a, -C or -G");
 	return 0;
 }
 
@@ -995,18 +997,6 @@ static bool program_has_frame_pointers(const char *path)
 }
 
 /*
- * Events of a run attached to tasks that already run (or to CPUs) start
- * counting when they open: there is no exec to enable them.
- */
-static void enable_at_open(struct event_list *events)
-{
-	for (size_t i = 0; i < events->count; i++) {
-		events->specs[i].attr.enable_on_exec = 0;
-		events->specs[i].attr.disabled = 0;
-	}
-}
-
-/*
  * What the tasks that run already did before sigprof came: their comm and
  * mappings, written as the kernel's records would be, with the sample_id
  * of the event that carries the task records.
@@ -1042,7 +1032,8 @@ static int record_run(struct record_args *a)
 	}
 	if (!kernel_samples_allowed())
 		a->opts.exclude_kernel = true;
-	a->opts.program_frame_pointers = program_has_frame_pointers(program);
+	/* a window command is not the targets' program: attached tasks get the long copy */
+	a->opts.program_frame_pointers = !attached && program_has_frame_pointers(program);
 
 	struct event_list events = { 0 };
 	struct collector_state states[64] = { 0 };
@@ -1058,7 +1049,7 @@ static int record_run(struct record_args *a)
 		return EXIT_USAGE;
 	}
 	if (attached)
-		enable_at_open(&events);
+		event_list_enable_at_open(&events);
 
 	/* --switch-output: the first piece is FILE.TIMESTAMP too */
 	struct pieces pieces = { .a = a, .states = states, .nstates = nstates, .index = 1 };
@@ -1070,6 +1061,7 @@ static int record_run(struct record_args *a)
 	int err = open_output(a, ps ? ps->name.buf : a->output, &writer);
 	if (err < 0) {
 		event_list_free(&events);
+		sb_free(&pieces.name);
 		return EXIT_USAGE;
 	}
 	struct workload w;
@@ -1163,7 +1155,8 @@ static int record_run(struct record_args *a)
 	if (d.writer) { /* gone only when switching pieces failed (said) */
 		err = status < 0 ? status : drain_round(session, &d);
 		err = err ? err : write_closing(d.writer, session, &d, status,
-						ps ? now_monotonic_ns() - ps->start_mono : duration, false, &w);
+						ps ? now_monotonic_ns() - ps->start_mono : duration, false,
+						a->argv && !attached ? &w : NULL); /* a window command's rusage is not the targets' */
 		int close_err = sp_writer_finish(d.writer);
 		bytes = sp_writer_file_bytes(d.writer);
 		record_bytes = sp_writer_bytes(d.writer);

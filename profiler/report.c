@@ -499,11 +499,13 @@ int cmd_report(int argc, char **argv)
 		if (stat(o.symfs, &st) < 0) {
 			sp_error("report: --symfs %s: %s", QUOTED(o.symfs), strerror(errno));
 			path_rules_free(rules);
+			filter_free(&filter);
 			return EXIT_USAGE;
 		}
 		if (!S_ISDIR(st.st_mode) && archive_unpack(o.symfs, &unpacked, err, sizeof(err)) < 0) {
 			sp_error("report: --symfs %s: %s", QUOTED(o.symfs), err);
 			path_rules_free(rules);
+			filter_free(&filter);
 			return EXIT_USAGE;
 		}
 		symbolize_set_symfs(unpacked ? unpacked : o.symfs);
@@ -543,9 +545,9 @@ int cmd_report(int argc, char **argv)
 		FILE *out = pager_begin(&pg, !o.no_pager);
 		report_text(&p, &o, out);
 		if (pager_end(&pg) < 0)
-			ret = -EIO;
+			ret = -EPIPE; /* the pager's writing failed: said below as stdout's */
 	}
-	if (fflush(stdout) != 0 || ferror(stdout) || ret == -EIO) {
+	if (fflush(stdout) != 0 || ferror(stdout) || ret == -EPIPE) {
 		sp_error("report: writing the report failed: %s", strerror(errno ? errno : EIO));
 		ret = -EIO;
 	}

@@ -1027,11 +1027,7 @@ static int stat_run(struct stat_state *st)
 	if (!a->events.len)
 		add_default_counters(st, exclude_kernel);
 	if (target_given(&a->target))
-		for (size_t i = 0; i < st->events.count; i++) {
-			/* tasks that already run: no exec to wait for */
-			st->events.specs[i].attr.enable_on_exec = 0;
-			st->events.specs[i].attr.disabled = 0;
-		}
+		event_list_enable_at_open(&st->events); /* tasks that already run: no exec to wait for */
 	int err = output_open(st);
 	if (err == -EPERM) {
 		sp_error("stat: -o %s is a symbolic link another user owns: not followed (give the file it names)",

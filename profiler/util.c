@@ -735,8 +735,11 @@ static void safe_output_free(struct safe_output *out)
 int safe_output_commit(struct safe_output *out)
 {
 	int err = 0;
-	if (fflush(out->fp) != 0 || ferror(out->fp))
+	errno = 0;
+	if (fflush(out->fp) != 0)
 		err = errno ? -errno : -EIO;
+	else if (ferror(out->fp))
+		err = -EIO; /* an earlier write failed: its errno is long gone */
 	if (!err && fchmod(fileno(out->fp), out->mode) != 0)
 		err = -errno;
 	if (fclose(out->fp) != 0 && !err)

@@ -120,6 +120,13 @@ struct event_spec *event_list_add(struct event_list *list, const char *name, con
 void event_list_truncate(struct event_list *list, size_t count);
 void event_list_free(struct event_list *list);
 /*
+ * Events of a run attached to tasks that already run (or to CPUs) start
+ * counting when they open, there is no exec to wait for: the specs that
+ * waited for it are enabled at open; those opened disabled on purpose (the
+ * rate bound's weighted side) stay disabled.
+ */
+void event_list_enable_at_open(struct event_list *list);
+/*
  * The call-graph mode a collector's events use: the user's --call-graph when
  * given, else the collector's own default.
  */

@@ -133,6 +133,7 @@ struct profile {
 	char filters[512];           /* as the header names them ("--pid 12 --time 1,2"); empty: none */
 	char target[512];            /* what record attached to (META target: "-p 1234"), empty for a command */
 	uint64_t filtered_samples;   /* samples the filters dropped */
+	uint64_t stack_only_samples; /* samples that only lent their stack to another (PATH_STACK_ONLY): counted nowhere */
 	uint64_t window_start, window_end; /* --time's window in the recording's clock (0, UINT64_MAX: all) */
 	uint64_t span_first, span_last;    /* the recording's first and last record times (with --time) */
 	bool window_pending;         /* --time on a pipe: the window starts at the first timed record */

@@ -462,3 +462,33 @@ Test(targets, dso_and_percent_limit, .timeout = 120)
 	double plain = jq_file(report_json_file(d, ""), ".meta.collectors[] | select(.name==\"cpu\") | .samples");
 	cr_assert_eq(total, plain, "--percent-limit changed the totals");
 }
+
+/*
+ * An attached sparse futex caller: its events open enabled (no exec), but
+ * the rate bound's weighted side stays off while every call is recorded,
+ * so the calls per op add up to the kernel's exact count, not twice it; and
+ * a window command's rusage is not written as the target's.
+ */
+Test(targets, attached_futex_calls_are_counted_once, .timeout = 120)
+{
+	require_tracing();
+	char data[512];
+	snprintf(data, sizeof(data), "%s", test_path("att-futex.data"));
+	pid_t waiter = spawn(NULL, "exec " W "futex_waiter 400 5");
+	usleep(300 * 1000);
+	char *out;
+	int st = run_cmd(&out, true, "%s record -q -e futex -p %d -o '%s' -- sleep 1", sigprof_bin(), (int)waiter, data);
+	cr_assert_eq(st, 0, "%s", out);
+	free(out);
+	kill(waiter, SIGKILL);
+	wait_exit(waiter, 10);
+	const char *json = report_json_file(data, "");
+	double exact = jq_file(json, ".futex_summary.syscalls.sys_enter_futex.total");
+	double ops = jq_file(json, "[.futex_ops | to_entries[] | select(.key | startswith(\"futex_\") | not) | .value] | add");
+	cr_assert_gt(exact, 50, "the waiter made futex calls while attached");
+	cr_assert(ops >= exact - 2 && ops <= exact + 2, "calls per op add up to %.0f for the kernel's %.0f", ops, exact);
+	char *rows;
+	run_cmd(&rows, false, "%s report --figures -i '%s' | grep -c '^time\\.' || true", sigprof_bin(), data);
+	cr_assert_eq(atoi(rows), 0, "an attached run wrote a rusage: %s", rows);
+	free(rows);
+}
