@@ -440,24 +440,41 @@ int perf_session_disable(struct perf_session *s)
 	return 0;
 }
 
+/*
+ * Event e's counts on CPU i summed over the session's threads (one fd each
+ * when attached to threads) into sum (value, time enabled, time running);
+ * 0, -EBADF when no fd of it is open there, or the read's error.
+ */
+static int read_on_cpu(struct perf_session *s, size_t e, size_t i, uint64_t sum[3])
+{
+	bool any = false;
+	for (size_t t = 0; t < s->nthreads; t++) {
+		int fd = *fd_slot(s, &s->cpus[i], e, t);
+		if (fd < 0)
+			continue;
+		uint64_t v[3];
+		ssize_t n = read(fd, v, sizeof(v));
+		if (n < (ssize_t)sizeof(v))
+			return n < 0 ? -errno : -EIO;
+		for (int k = 0; k < 3; k++)
+			sum[k] += v[k];
+		any = true;
+	}
+	return any ? 0 : -EBADF;
+}
+
 int perf_session_read_total(struct perf_session *s, size_t e, uint64_t *value, uint64_t *enabled,
 			    uint64_t *running)
 {
-	*value = *enabled = *running = 0;
+	uint64_t sum[3] = { 0 };
 	for (size_t i = 0; i < s->ncpus; i++) {
-		for (size_t th = 0; th < s->nthreads; th++) {
-			int fd = *fd_slot(s, &s->cpus[i], e, th);
-			if (fd < 0)
-				continue;
-			uint64_t v[3];
-			ssize_t n = read(fd, v, sizeof(v));
-			if (n < (ssize_t)sizeof(v))
-				return n < 0 ? -errno : -EIO;
-			*value += v[0];
-			*enabled += v[1];
-			*running += v[2];
-		}
+		int err = read_on_cpu(s, e, i, sum);
+		if (err && err != -EBADF)
+			return err;
 	}
+	*value = sum[0];
+	*enabled = sum[1];
+	*running = sum[2];
 	return 0;
 }
 
@@ -486,28 +503,16 @@ size_t perf_session_cpu_count(const struct perf_session *s)
 	return s->ncpus;
 }
 
-/* Event e on CPU i: the sum over the session's threads (one fd each when attached to threads). */
+/* Event e on CPU i: the sum over the session's threads. */
 int perf_session_read_cpu(struct perf_session *s, size_t e, size_t i, uint64_t *value)
 {
 	if (i >= s->ncpus || e >= s->nevents)
 		return -EBADF;
-	uint64_t sum = 0;
-	bool any = false;
-	for (size_t t = 0; t < s->nthreads; t++) {
-		int fd = *fd_slot(s, &s->cpus[i], e, t);
-		if (fd < 0)
-			continue;
-		uint64_t v[3];
-		ssize_t n = read(fd, v, sizeof(v));
-		if (n < (ssize_t)sizeof(v))
-			return n < 0 ? -errno : -EIO;
-		sum += v[0];
-		any = true;
-	}
-	if (!any)
-		return -EBADF;
-	*value = sum;
-	return 0;
+	uint64_t sum[3] = { 0 };
+	int err = read_on_cpu(s, e, i, sum);
+	if (!err)
+		*value = sum[0];
+	return err;
 }
 
 int perf_session_enable_cpu(struct perf_session *s, size_t e, size_t i, bool enable)

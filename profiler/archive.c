@@ -499,7 +499,9 @@ int archive_unpack(const char *path, char **dir, char *err, size_t errlen)
 	}
 	const char *tmp = getenv("TMPDIR");
 	struct strbuf name = { 0 };
-	sb_addf(&name, "%s/sigprof-symfs.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	sb_addf(&name, "%s/sigprof-symfs.", tmp && *tmp ? tmp : "/tmp");
+	for (int i = 0; i < 6; i++)
+		sb_add(&name, "X", 1); /* mkdtemp's template: the six characters it replaces */
 	if (!mkdtemp(name.buf)) {
 		int e = errno;
 		snprintf(err, errlen, "cannot make a directory to unpack it in: %s", strerror(e));

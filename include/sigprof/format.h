@@ -126,7 +126,7 @@ struct sp_writer;
 /*
  * Start a recording at path, as root may do in a directory other users can
  * write: the file is a new one (O_EXCL|O_NOFOLLOW, mode 0600) under a
- * temporary name ".NAME.XXXXXXXX" in path's directory, with the file header
+ * temporary name ".NAME." and 8 random hex digits in path's directory, with the file header
  * written.  An existing path that is not a regular file (a symbolic link, a
  * device, a FIFO, a directory) is refused with -EEXIST and never opened.
  * 0 or -errno; on failure nothing is left behind.

@@ -161,6 +161,7 @@ Test(weights, entries_split_by_thread_and_label_and_add_up_per_kind)
 #include "sigprof/profile.h"
 #include "sigprof/registry.h"
 #include "sigprof/report.h"
+#include "unit_helpers.h"
 
 /* A profile of one stack "main <- f" with samples of the named collectors (registry.h's), each `count` times. */
 static void hand_profile(struct profile *p, const char *const *collectors, size_t n, uint64_t count)
@@ -223,7 +224,8 @@ Test(pprof, a_pair_has_the_sample_types_of_both_recordings_in_one_order)
 	struct profile base, changed;
 	hand_profile(&base, base_collectors, 1, 3);
 	hand_profile(&changed, new_collectors, 2, 5);
-	char base_path[] = "/tmp/sigprof-pprof-base-XXXXXX", new_path[] = "/tmp/sigprof-pprof-new-XXXXXX";
+	char *base_path = temp_template("/tmp/sigprof-pprof-base-");
+	char *new_path = temp_template("/tmp/sigprof-pprof-new-");
 	close(mkstemp(base_path));
 	close(mkstemp(new_path));
 	char err[256];
@@ -245,6 +247,8 @@ Test(pprof, a_pair_has_the_sample_types_of_both_recordings_in_one_order)
 	protobuf_c_message_free_unpacked(&n->base, NULL);
 	unlink(base_path);
 	unlink(new_path);
+	free(base_path);
+	free(new_path);
 	hand_free(&base);
 	hand_free(&changed);
 }
