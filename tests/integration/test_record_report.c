@@ -113,8 +113,18 @@ Test(record, output_is_private_and_old_one_kept)
 {
 	require_perf_events();
 	const char *data = test_path("rot.data");
-	cr_assert_eq(run_cmd(NULL, false, "%s record -q -o %s -- " W "exit_with 0", sigprof_bin(), data), 0);
-	cr_assert_eq(run_cmd(NULL, false, "%s record -q -o %s -- " W "exit_with 0", sigprof_bin(), data), 0);
+	/*
+	 * signals: every one of the 2000 is recorded at signal_generate with its kernel stack, so the file holds
+	 * kernel frames whatever the timer samples hit (a short busy loop may be sampled only in user space)
+	 */
+	cr_assert_eq(run_cmd(NULL, false, "%s record -q -o %s -- " W "signal_storm 2000 >/dev/null", sigprof_bin(), data),
+		     0);
+	/*
+	 * signals: every one of the 2000 is recorded at signal_generate with its kernel stack, so the file holds
+	 * kernel frames whatever the timer samples hit (a short busy loop may be sampled only in user space)
+	 */
+	cr_assert_eq(run_cmd(NULL, false, "%s record -q -o %s -- " W "signal_storm 2000 >/dev/null", sigprof_bin(), data),
+		     0);
 	struct stat st;
 	cr_assert_eq(stat(data, &st), 0);
 	cr_assert_eq(st.st_mode & 0777, 0600, "mode %o", st.st_mode & 0777);
@@ -249,7 +259,12 @@ Test(report, recording_cut_inside_its_kernel_symbols_still_reports)
 	char data[300], cut[300];
 	snprintf(data, sizeof(data), "%s/ks.data", dir);
 	snprintf(cut, sizeof(cut), "%s/ks-cut.data", dir);
-	cr_assert_eq(run_cmd(NULL, false, "%s record -q -o %s -- " W "exit_with 0", sigprof_bin(), data), 0);
+	/*
+	 * signals: every one of the 2000 is recorded at signal_generate with its kernel stack, so the file holds
+	 * kernel frames whatever the timer samples hit (a short busy loop may be sampled only in user space)
+	 */
+	cr_assert_eq(run_cmd(NULL, false, "%s record -q -o %s -- " W "signal_storm 2000 >/dev/null", sigprof_bin(), data),
+		     0);
 	/* 100 KB in: past the header and META, inside the compressed copy of kallsyms */
 	char *out;
 	int st = run_cmd(&out, false, "head -c 100000 %s > %s && %s report -i %s 2>&1 >/dev/null", data, cut,
