@@ -90,6 +90,14 @@ struct sp_writer {
 	size_t nspare;                 /* buffers on the spare list */
 	bool stop;
 	int thread_error;              /* the thread's first write error */
+	/* sp_writer_watch(): every whole record emitted after it, in order, on the thread that emits */
+	sp_record_fn watch;
+	void *watch_ctx;
+	char *carry;                   /* a record split between two emits: its first carry_len bytes */
+	size_t carry_len;
+	/* sp_writer_begin_trailer(): what is written from trailer_offset on is the trailer */
+	bool trailer;
+	uint64_t trailer_offset;
 };
 
 /* An entry that may be replaced by a new recording: none, or a regular file (never followed if a link). */
@@ -312,9 +320,63 @@ static int write_chunk(struct sp_writer *w, const void *data, size_t len)
 	return err;
 }
 
+/*
+ * Hand the watcher every whole record of data (a piece of the record
+ * stream, which may begin or end inside a record: that part waits in
+ * carry for the next piece).
+ */
+static void watch_records(struct sp_writer *w, const char *data, size_t len)
+{
+	while (len) {
+		if (w->carry_len) {
+			struct perf_event_header h = { 0 };
+			size_t have = w->carry_len;
+			if (have < sizeof(h)) {
+				size_t n = sizeof(h) - have < len ? sizeof(h) - have : len;
+				memcpy(w->carry + have, data, n);
+				w->carry_len += n;
+				data += n;
+				len -= n;
+				if (w->carry_len < sizeof(h))
+					return;
+			}
+			memcpy(&h, w->carry, sizeof(h));
+			if (h.size < sizeof(h)) {
+				w->watch = NULL; /* not a record stream: the recorder's bug; watch no more */
+				return;
+			}
+			size_t n = h.size - w->carry_len < len ? h.size - w->carry_len : len;
+			memcpy(w->carry + w->carry_len, data, n);
+			w->carry_len += n;
+			data += n;
+			len -= n;
+			if (w->carry_len == h.size) {
+				w->watch(w->watch_ctx, (const struct perf_event_header *)w->carry);
+				w->carry_len = 0;
+			}
+			continue;
+		}
+		const struct perf_event_header *h = (const void *)data;
+		if (len < sizeof(*h) || h->size > len) {
+			memcpy(w->carry, data, len);
+			w->carry_len = len;
+			return;
+		}
+		if (h->size < sizeof(*h)) {
+			w->watch = NULL;
+			return;
+		}
+		w->watch(w->watch_ctx, h);
+		data += h->size;
+		len -= h->size;
+	}
+}
+
 /* Write bytes of records to the file: as they are, or as chunks of at most a buffer each. */
 static int emit(struct sp_writer *w, const void *data, size_t len)
 {
+	if (w->watch)
+		watch_records(w, data, len);
 	if (!w->zstd) {
 		int err = write_all(w->fd, data, len);
 		if (!err)
@@ -646,6 +708,15 @@ static int finish_writing(struct sp_writer *w)
 		int thread_err = stop_async(w);
 		err = err ? err : thread_err;
 	}
+	if (!err && w->trailer) {
+		uint64_t end = __atomic_load_n(&w->file_bytes, __ATOMIC_RELAXED);
+		struct sp_file_trailer t = { .offset = w->trailer_offset,
+					     .size = end - w->trailer_offset,
+					     .magic = SP_TRAILER_MAGIC };
+		err = write_all(w->fd, &t, sizeof(t));
+		if (!err)
+			__atomic_fetch_add(&w->file_bytes, sizeof(t), __ATOMIC_RELAXED);
+	}
 	if (fsync(w->fd) < 0 && !err && errno != EINVAL)
 		err = -errno;
 	struct stat st;
@@ -658,6 +729,40 @@ static int finish_writing(struct sp_writer *w)
 		err = -errno;
 	w->fd = -1;
 	return w->finish_error = err;
+}
+
+void sp_writer_watch(struct sp_writer *w, sp_record_fn fn, void *ctx)
+{
+	if (!w->carry)
+		w->carry = xmalloc(UINT16_MAX + 1);
+	w->carry_len = 0;
+	w->watch_ctx = ctx;
+	w->watch = fn;
+}
+
+int sp_writer_begin_trailer(struct sp_writer *w)
+{
+	if (w->error)
+		return w->error;
+	if (w->dirfd < 0)
+		return -ESPIPE; /* a pipe: its reader cannot read the end first */
+	if (w->trailer)
+		return -EALREADY;
+	int err = sp_writer_flush(w);
+	if (w->async) {
+		/* the thread writes what is queued and ends: from here on this thread writes, synchronously */
+		int thread_err = stop_async(w);
+		err = err ? err : thread_err;
+		w->async = false;
+		w->buf = xmalloc(WRITE_BUFFER_SIZE);
+		w->used = 0;
+	}
+	if (err)
+		return w->error = err;
+	w->watch = NULL;
+	w->trailer = true;
+	w->trailer_offset = __atomic_load_n(&w->file_bytes, __ATOMIC_RELAXED); /* the file header included */
+	return 0;
 }
 
 int sp_writer_finish(struct sp_writer *w)
@@ -673,6 +778,7 @@ static void writer_free(struct sp_writer *w)
 	free(w->temp_name);
 	free(w->buf);
 	free(w->chunk);
+	free(w->carry);
 	ZSTD_freeCCtx(w->zstd);
 	free(w);
 }
@@ -750,6 +856,10 @@ struct sp_reader {
 	char *frame;           /* one chunk's zstd frame */
 	uint64_t file_offset;  /* of the next chunk */
 	char chunk_problem[160]; /* why the chunks stopped before the end of the file */
+	/* a file with a trailer (format.h): its records come first, then the body up to limit */
+	uint64_t limit;        /* file offset where the body ends: the trailer's, else UINT64_MAX */
+	char *trailer;         /* the trailer's records, decompressed */
+	size_t trailer_len, trailer_pos;
 };
 
 /* Read up to len bytes, fewer only at the end of the file; the count or -errno. */
@@ -777,10 +887,36 @@ static void chunks_stop(struct sp_reader *r, const char *why)
 	r->eof = true;
 }
 
+static bool chunk_header_valid(const struct sp_chunk_header *h)
+{
+	return h->magic == SP_CHUNK_MAGIC && h->records_size && h->records_size <= SP_CHUNK_MAX &&
+	       h->compressed_size && h->compressed_size <= ZSTD_COMPRESSBOUND(SP_CHUNK_MAX);
+}
+
+/*
+ * Read front to back (a pipe), a file's trailer footer comes where a chunk
+ * header would: the 24 bytes of a footer, then the end, end the chunks.
+ */
+static bool footer_ends_chunks(struct sp_reader *r, const struct sp_chunk_header *h)
+{
+	struct sp_file_trailer t;
+	char extra;
+	memcpy(&t, h, sizeof(*h));
+	if (read_full(r->fd, (char *)&t + sizeof(*h), sizeof(t) - sizeof(*h)) != (ssize_t)(sizeof(t) - sizeof(*h)) ||
+	    t.magic != SP_TRAILER_MAGIC || read_full(r->fd, &extra, 1) != 0)
+		return false;
+	r->eof = true;
+	return true;
+}
+
 /* Decompress whole chunks while one more surely fits; a cut or damaged one ends the records. */
 static int fill_chunks(struct sp_reader *r)
 {
 	while (!r->eof && r->end <= READ_BUFFER_SIZE) {
+		if (r->file_offset >= r->limit) {
+			r->eof = true; /* the trailer's chunks: read first */
+			break;
+		}
 		struct sp_chunk_header h;
 		ssize_t got = read_full(r->fd, &h, sizeof(h));
 		if (got < 0)
@@ -793,8 +929,9 @@ static int fill_chunks(struct sp_reader *r)
 			chunks_stop(r, "file cut short in the header of the");
 			break;
 		}
-		if (h.magic != SP_CHUNK_MAGIC || h.records_size == 0 || h.records_size > SP_CHUNK_MAX ||
-		    h.compressed_size == 0 || h.compressed_size > ZSTD_COMPRESSBOUND(SP_CHUNK_MAX)) {
+		if (!chunk_header_valid(&h)) {
+			if (footer_ends_chunks(r, &h))
+				break;
 			chunks_stop(r, "corrupt header of the");
 			break;
 		}
@@ -828,7 +965,11 @@ static int reader_fill(struct sp_reader *r)
 	if (r->zstd)
 		return fill_chunks(r);
 	while (!r->eof && r->end < READ_BUFFER_SIZE) {
-		ssize_t n = read(r->fd, r->buf + r->end, READ_BUFFER_SIZE - r->end);
+		uint64_t at = r->buf_offset + r->end; /* the file's offset in version 1 */
+		size_t want = READ_BUFFER_SIZE - r->end;
+		if (r->limit - at < want)
+			want = (size_t)(r->limit - at);
+		ssize_t n = want ? read(r->fd, r->buf + r->end, want) : 0;
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -875,6 +1016,51 @@ static int check_header(const struct sp_file_header *hdr, char *err, size_t errl
 	return 0;
 }
 
+/*
+ * A trailer's records, read into r->trailer: from a seekable file that
+ * ends in a valid struct sp_file_trailer.  A trailer that does not read
+ * whole gives the records it holds up to the damage; the body ends at its
+ * offset either way.
+ */
+static void read_trailer(struct sp_reader *r, uint64_t header_size)
+{
+	struct stat st;
+	struct sp_file_trailer t;
+	if (fstat(r->fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size < header_size + sizeof(t))
+		return;
+	uint64_t at = (uint64_t)st.st_size - sizeof(t);
+	if (pread(r->fd, &t, sizeof(t), (off_t)at) != (ssize_t)sizeof(t) || t.magic != SP_TRAILER_MAGIC ||
+	    t.offset < header_size || t.offset > at || t.size != at - t.offset || t.size > SP_TRAILER_MAX)
+		return;
+	r->limit = t.offset;
+	char *raw = xmalloc(t.size + 1);
+	if (pread(r->fd, raw, t.size, (off_t)t.offset) != (ssize_t)t.size) {
+		free(raw);
+		return;
+	}
+	if (!r->zstd) {
+		r->trailer = raw;
+		r->trailer_len = t.size;
+		return;
+	}
+	size_t cap = 0;
+	for (size_t pos = 0; pos + sizeof(struct sp_chunk_header) <= t.size;) {
+		struct sp_chunk_header h;
+		memcpy(&h, raw + pos, sizeof(h));
+		size_t padded = ALIGN_UP((size_t)h.compressed_size, 8);
+		if (!chunk_header_valid(&h) || padded > t.size - pos - sizeof(h))
+			break;
+		GROW(r->trailer, cap, r->trailer_len + h.records_size);
+		size_t n = ZSTD_decompressDCtx(r->zstd, r->trailer + r->trailer_len, h.records_size,
+					       raw + pos + sizeof(h), h.compressed_size);
+		if (ZSTD_isError(n) || n != h.records_size)
+			break;
+		r->trailer_len += n;
+		pos += sizeof(h) + padded;
+	}
+	free(raw);
+}
+
 /* The file header, checked, and the reader set up for what follows it. */
 static int reader_start(struct sp_reader *r, char *err, size_t errlen)
 {
@@ -916,6 +1102,7 @@ static int reader_start(struct sp_reader *r, char *err, size_t errlen)
 		r->buf = xmalloc(READ_BUFFER_SIZE + SP_CHUNK_MAX);
 		r->frame = xmalloc(ALIGN_UP(ZSTD_COMPRESSBOUND(SP_CHUNK_MAX), 8));
 	}
+	read_trailer(r, hdr.header_size);
 	ret = reader_fill(r);
 	if (ret < 0)
 		snprintf(err, errlen, "%s", strerror(-ret));
@@ -939,6 +1126,7 @@ int sp_reader_open(const char *path, struct sp_reader **out, char *err, size_t e
 	}
 	struct sp_reader *r = xcalloc(1, sizeof(*r));
 	r->fd = fd;
+	r->limit = UINT64_MAX;
 	r->buf = xmalloc(READ_BUFFER_SIZE);
 	int ret = reader_start(r, err, errlen);
 	if (ret < 0) {
@@ -959,8 +1147,25 @@ static int reader_stop(struct sp_reader *r, const char *fmt, uint64_t offset)
 	return 0;
 }
 
+/* The trailer's next record; false once they are all read (or at one that is malformed: the rest is dropped). */
+static bool next_in_trailer(struct sp_reader *r, const struct perf_event_header **rec)
+{
+	size_t avail = r->trailer_len - r->trailer_pos;
+	const struct perf_event_header *h = (const void *)(r->trailer + r->trailer_pos);
+	if (avail < sizeof(*h) || h->size < sizeof(*h) || h->size % 8 || h->size > avail) {
+		r->trailer_pos = r->trailer_len;
+		return false;
+	}
+	r->record_offset = r->limit + r->trailer_pos;
+	r->trailer_pos += h->size;
+	*rec = h;
+	return true;
+}
+
 int sp_reader_next(struct sp_reader *r, const struct perf_event_header **rec)
 {
+	if (r->trailer_pos < r->trailer_len && next_in_trailer(r, rec))
+		return 1;
 	if (r->problem[0])
 		return 0;
 	if (!r->eof && r->end - r->start < UINT16_MAX + 1u) {
@@ -975,6 +1180,15 @@ int sp_reader_next(struct sp_reader *r, const struct perf_event_header **rec)
 	uint64_t offset = r->buf_offset + r->start;
 	if (avail == 0)
 		return r->chunk_problem[0] ? reader_stop(r, "", 0) : 0;
+	if (r->eof && avail == sizeof(struct sp_file_trailer) && !r->zstd) {
+		/* read front to back (a pipe), a file's trailer footer ends its records */
+		struct sp_file_trailer t;
+		memcpy(&t, r->buf + r->start, sizeof(t));
+		if (t.magic == SP_TRAILER_MAGIC) {
+			r->start = r->end;
+			return 0;
+		}
+	}
 	if (avail < sizeof(struct perf_event_header))
 		return reader_stop(r, "partial record at offset %llu (file cut short)", offset);
 	const struct perf_event_header *h = (const void *)(r->buf + r->start);
@@ -1013,6 +1227,7 @@ void sp_reader_close(struct sp_reader *r)
 	close(r->fd);
 	free(r->buf);
 	free(r->frame);
+	free(r->trailer);
 	ZSTD_freeDCtx(r->zstd);
 	free(r);
 }

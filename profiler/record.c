@@ -37,6 +37,7 @@
 #include "sigprof/cli.h"
 #include "sigprof/commands.h"
 #include "sigprof/format.h"
+#include "sigprof/kernel_refs.h"
 #include "sigprof/options.h"
 #include "sigprof/pmu.h"
 #include "sigprof/synthesize.h"
@@ -572,15 +573,75 @@ static int write_meta(struct sp_writer *w, const struct record_args *a, const st
  * names kernel frames right on another machine or after a reboot, and does
  * not pay for reading /proc/kallsyms (slow: the kernel formats it anew on
  * every read).  Hidden addresses (not root) are not worth carrying.
+ *
+ * Not all of it: the whole table is 1.4 MB compressed here, more than the
+ * rest of a short recording and most of perf's file for the same run.  The
+ * writer's thread watches the records it writes and collects the kernel
+ * addresses they name (kernel_refs.h); at the end the file's trailer,
+ * which a reader reads first, carries the symbols of those addresses only
+ * (kallsyms_subset(): tens of KB).  A pipe (-o -) cannot have a trailer:
+ * it gets the whole table at its head, as before.  A file without its
+ * trailer (its recorder killed) names kernel frames from this machine's
+ * /proc/kallsyms while it runs the same boot (the report says so).
  */
-static char *read_kallsyms(size_t *len)
+struct kernel_copy {
+	char *text;               /* /proc/kallsyms, read once for every piece; NULL: none is carried */
+	size_t len;
+	bool whole;               /* the whole text at the head (a pipe) */
+	struct kernel_refs *refs; /* the current file's addresses, watched on its writer */
+};
+
+static void kernel_copy_read(struct kernel_copy *kc, const struct record_args *a)
 {
-	char *text = read_whole_file("/proc/kallsyms", len);
-	if (text && (*len <= 16 || strncmp(text, "0000000000000000", 16) == 0)) {
-		free(text);
-		text = NULL;
+	*kc = (struct kernel_copy){ .whole = strcmp(a->output, "-") == 0 };
+	if (a->no_kallsyms || a->opts.exclude_kernel)
+		return;
+	kc->text = read_whole_file("/proc/kallsyms", &kc->len);
+	if (kc->text && (kc->len <= 16 || strncmp(kc->text, "0000000000000000", 16) == 0)) {
+		free(kc->text);
+		kc->text = NULL;
 	}
-	return text;
+}
+
+/* Before a file's first record: the whole table (a pipe), or a watch on what it will hold. */
+static int kernel_copy_head(struct kernel_copy *kc, struct sp_writer *w)
+{
+	if (!kc->text)
+		return 0;
+	if (kc->whole)
+		return sp_writer_kallsyms(w, kc->text, kc->len);
+	kernel_refs_free(kc->refs);
+	kc->refs = kernel_refs_new();
+	sp_writer_watch(w, kernel_refs_see, kc->refs);
+	return 0;
+}
+
+/* After a file's last record: its trailer, the symbols of the kernel addresses it holds. */
+static int kernel_copy_trailer(struct kernel_copy *kc, struct sp_writer *w)
+{
+	if (!kc->text || kc->whole)
+		return 0;
+	int err = sp_writer_begin_trailer(w);
+	if (err)
+		return err;
+	size_t n;
+	uint64_t *addrs = kernel_refs_addresses(kc->refs, &n);
+	kernel_refs_free(kc->refs);
+	kc->refs = NULL;
+	struct strbuf kept = { 0 };
+	if (n && kallsyms_subset(kc->text, kc->len, addrs, n, &kept) == -EINVAL)
+		sb_add(&kept, kc->text, kc->len); /* not sorted as the kernel writes it: all of it */
+	if (kept.len)
+		err = sp_writer_kallsyms(w, kept.buf, kept.len);
+	sb_free(&kept);
+	free(addrs);
+	return err;
+}
+
+static void kernel_copy_free(struct kernel_copy *kc)
+{
+	free(kc->text);
+	kernel_refs_free(kc->refs);
 }
 
 /*
@@ -594,8 +655,6 @@ struct pieces {
 	struct collector_state *states;
 	size_t nstates;
 	pid_t workload;
-	char *kallsyms;          /* read once, for every piece; NULL: none */
-	size_t kallsyms_len;
 	unsigned index;          /* of the current piece, from 1 */
 	uint64_t start_real, start_mono; /* when the current piece began */
 	struct ring_stats base;  /* the drain's statistics then */
@@ -606,6 +665,7 @@ struct pieces {
 
 struct drain_state {
 	struct sp_writer *writer;
+	struct kernel_copy *kernel;
 	struct ring_stats stats;
 	struct pieces *pieces;   /* NULL without --switch-output */
 };
@@ -802,15 +862,17 @@ static void piece_name(const char *output, struct strbuf *out)
 }
 
 /*
- * What a recording holds before its first kernel record: EVENT, META and
- * KALLSYMS records, and in a piece after the first the COMM and MMAP2
- * records of the workload's tasks as they are now.  Then flushed.
+ * What a recording holds before its first kernel record: EVENT and META
+ * records (and KALLSYMS on a pipe), and in a piece after the first the
+ * COMM and MMAP2 records of the workload's tasks as they are now.  Then
+ * flushed.
  */
 static int write_head(struct sp_writer *w, const struct record_args *a, struct perf_session *session,
 		      struct collector_state *states, size_t nstates, const struct pieces *ps,
-		      uint64_t start_real, uint64_t start_mono)
+		      struct kernel_copy *kc, uint64_t start_real, uint64_t start_mono)
 {
-	int err = write_events(w, session, states, nstates);
+	int err = kernel_copy_head(kc, w); /* the watch sees the EVENT records too */
+	err = err ? err : write_events(w, session, states, nstates);
 	err = err ? err : write_meta(w, a, states, nstates, start_real, start_mono);
 	/* a chunk of its own when compressed: a file cut inside the kallsyms copy still holds the run's description */
 	err = err ? err : sp_writer_flush(w);
@@ -818,16 +880,6 @@ static int write_head(struct sp_writer *w, const struct record_args *a, struct p
 		char index[16];
 		snprintf(index, sizeof(index), "%u", ps->index);
 		err = sp_writer_meta(w, "switch_output", (const char *const[]){ index, a->switch_spec }, 2);
-	}
-	if (!err && !a->no_kallsyms && !a->opts.exclude_kernel) {
-		size_t len = 0;
-		char *text = ps ? ps->kallsyms : read_kallsyms(&len);
-		if (ps)
-			len = ps->kallsyms_len;
-		if (text)
-			err = sp_writer_kallsyms(w, text, len);
-		if (!ps)
-			free(text);
 	}
 	if (!err && ps && ps->index > 1) {
 		/* the tasks and mappings the kernel described in an earlier piece */
@@ -860,6 +912,7 @@ static int switch_piece(struct drain_state *d)
 	const struct record_args *a = ps->a;
 	uint64_t now = now_monotonic_ns();
 	int err = write_closing(d->writer, ps->session, d, 0, now - ps->start_mono, true, NULL);
+	err = err ? err : kernel_copy_trailer(d->kernel, d->writer);
 	int finish_err = sp_writer_finish(d->writer);
 	err = err ? err : finish_err;
 	uint64_t bytes = sp_writer_file_bytes(d->writer);
@@ -884,7 +937,7 @@ static int switch_piece(struct drain_state *d)
 		sp_error("record: cannot create %s: %s", QUOTED(ps->name.buf), strerror(-err));
 		return err;
 	}
-	err = write_head(w, a, ps->session, ps->states, ps->nstates, ps, ps->start_real, ps->start_mono);
+	err = write_head(w, a, ps->session, ps->states, ps->nstates, ps, d->kernel, ps->start_real, ps->start_mono);
 	err = err ? err : sp_writer_publish(w);
 	if (err) {
 		sp_error("record: cannot write %s: %s", QUOTED(ps->name.buf), strerror(-err));
@@ -898,7 +951,6 @@ static int switch_piece(struct drain_state *d)
 
 static void pieces_free(struct pieces *ps)
 {
-	free(ps->kallsyms);
 	free(ps->base_value);
 	free(ps->base_enabled);
 	free(ps->base_running);
@@ -1054,6 +1106,7 @@ static int record_run(struct record_args *a)
 	/* --switch-output: the first piece is FILE.TIMESTAMP too */
 	struct pieces pieces = { .a = a, .states = states, .nstates = nstates, .index = 1 };
 	struct pieces *ps = a->switch_spec ? &pieces : NULL;
+	struct kernel_copy kernel = { 0 };
 	if (ps)
 		piece_name(a->output, &ps->name);
 	/* before workload_start() blocks the interrupt signals: nothing may wait with them blocked */
@@ -1106,10 +1159,9 @@ static int record_run(struct record_args *a)
 		ps->base_value = xcalloc(ps->nevents + 1, sizeof(uint64_t));
 		ps->base_enabled = xcalloc(ps->nevents + 1, sizeof(uint64_t));
 		ps->base_running = xcalloc(ps->nevents + 1, sizeof(uint64_t));
-		if (!a->no_kallsyms && !a->opts.exclude_kernel)
-			ps->kallsyms = read_kallsyms(&ps->kallsyms_len);
 	}
-	err = write_head(writer, a, session, states, nstates, ps, start_real, start_mono);
+	kernel_copy_read(&kernel, a);
+	err = write_head(writer, a, session, states, nstates, ps, &kernel, start_real, start_mono);
 	if (!err && synthesized.len)
 		err = sp_writer_raw(writer, synthesized.buf, synthesized.len);
 	sb_free(&synthesized);
@@ -1141,10 +1193,11 @@ static int record_run(struct record_args *a)
 		perf_session_close(session);
 		event_list_free(&events);
 		pieces_free(&pieces);
+		kernel_copy_free(&kernel);
 		return workload_cannot_run_exit(err);
 	}
 
-	struct drain_state d = { .writer = writer, .pieces = ps };
+	struct drain_state d = { .writer = writer, .kernel = &kernel, .pieces = ps };
 	struct rate_bound *bound = NULL;
 	rate_bound_start(session, now_monotonic_ns(), &bound);
 	int status = drain_until_exit(session, &w, &a->target, &d, bound);
@@ -1157,6 +1210,7 @@ static int record_run(struct record_args *a)
 		err = err ? err : write_closing(d.writer, session, &d, status,
 						ps ? now_monotonic_ns() - ps->start_mono : duration, false,
 						a->argv && !attached ? &w : NULL); /* a window command's rusage is not the targets' */
+		err = err ? err : kernel_copy_trailer(&kernel, d.writer);
 		int close_err = sp_writer_finish(d.writer);
 		bytes = sp_writer_file_bytes(d.writer);
 		record_bytes = sp_writer_bytes(d.writer);
@@ -1172,10 +1226,12 @@ static int record_run(struct record_args *a)
 	event_list_free(&events);
 	if (err < 0) {
 		pieces_free(&pieces);
+		kernel_copy_free(&kernel);
 		return EXIT_USAGE;
 	}
 	print_closing_line(a, &d, duration, bytes, record_bytes, states, nstates);
 	pieces_free(&pieces);
+	kernel_copy_free(&kernel);
 	return a->argv ? workload_exit_code(status) : 0;
 
 fail_child:
@@ -1183,6 +1239,7 @@ fail_child:
 	workload_abort(&w);
 	sp_writer_discard(writer);
 	pieces_free(&pieces);
+	kernel_copy_free(&kernel);
 	perf_session_close(session);
 	event_list_free(&events);
 	return EXIT_USAGE;

@@ -459,3 +459,90 @@ int symtab_from_kallsyms(const char *path, struct symtab **out)
 	int err = read_file_bounded(path, KALLSYMS_MAX_BYTES, &text, &len);
 	return err ? err : symtab_from_kallsyms_buffer(text, len, out);
 }
+
+/* ---- the part of a table that some addresses need ---- */
+
+static int compare_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The typed lines at one address: text[start, end), untyped lines between them included. */
+struct kallsyms_run {
+	uint64_t address;
+	size_t start, end;
+};
+
+struct subset_state {
+	const uint64_t *addrs;
+	size_t naddrs, next;  /* addrs[next] is the lowest not yet placed */
+	bool kept_previous;   /* the run before the current one was written */
+	struct strbuf *out;
+};
+
+/* Whether some address lies in [from, to) (to 0: only the address from itself: the last run). */
+static bool addresses_within(struct subset_state *s, uint64_t from, uint64_t to)
+{
+	while (s->next < s->naddrs && s->addrs[s->next] < from)
+		s->next++;
+	if (s->next == s->naddrs)
+		return false;
+	return to ? s->addrs[s->next] < to : s->addrs[s->next] == from;
+}
+
+/* Decide run r, whose extent ends at next_address (0: it is the last). */
+static void subset_run(struct subset_state *s, const char *text, const struct kallsyms_run *r, uint64_t next_address)
+{
+	bool keep = addresses_within(s, r->address, next_address);
+	if (keep)
+		sb_add(s->out, text + r->start, r->end - r->start);
+	else if (s->kept_previous)
+		/* where the kept symbol before ends: the extents of the symbols kept stay what they are */
+		sb_addf(s->out, "%016llx t %s\n", (unsigned long long)r->address, KALLSYMS_NOT_CARRIED);
+	s->kept_previous = keep;
+}
+
+int kallsyms_subset(const char *text, size_t len, uint64_t *addrs, size_t naddrs, struct strbuf *out)
+{
+	qsort(addrs, naddrs, sizeof(*addrs), compare_u64);
+	struct subset_state s = { .addrs = addrs, .naddrs = naddrs, .out = out };
+	size_t kept_from = out->len;
+	struct kallsyms_run run = { 0 };
+	bool have_run = false;
+	for (size_t at = 0; at < len;) {
+		const char *nl = memchr(text + at, '\n', len - at);
+		size_t end = nl ? (size_t)(nl - text) + 1 : len;
+		struct kallsyms_line line;
+		enum sym_kind kind;
+		/* parse_line reads up to the newline; a last line without one is copied to keep it terminated */
+		char last[512];
+		const char *p = text + at;
+		if (!nl) {
+			snprintf(last, sizeof(last), "%.*s", (int)(len - at), text + at);
+			p = last;
+		}
+		if (parse_line(p, &line) && line_kind(&line, &kind)) {
+			if (have_run && line.address == run.address) {
+				run.end = end;
+			} else {
+				if (have_run && line.address < run.address) {
+					out->len = kept_from;
+					if (out->buf)
+						out->buf[out->len] = '\0';
+					return -EINVAL;
+				}
+				if (have_run)
+					subset_run(&s, text, &run, line.address);
+				run = (struct kallsyms_run){ line.address, at, end };
+				have_run = true;
+			}
+		}
+		at = end;
+	}
+	if (have_run)
+		subset_run(&s, text, &run, 0);
+	if (out->len > kept_from && out->buf[out->len - 1] != '\n')
+		sb_add(out, "\n", 1);
+	return 0;
+}

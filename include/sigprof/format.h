@@ -121,6 +121,26 @@ struct sp_finish_record {
 	uint64_t data_bytes;      /* bytes of kernel records */
 };
 
+/*
+ * The trailer: what a recording ends with when its writer began one
+ * (sp_writer_begin_trailer()): records written after everything else, that
+ * a reader of the file reads before everything else (the recorder puts
+ * there the kernel symbols its samples name, known only at the end).  Its
+ * records (version 1) or chunks (version 2) run from offset to this
+ * structure, which is the file's last 24 bytes.  A file without one (a
+ * pipe's, one cut short, one whose recorder was killed) is read from the
+ * front as always; a reader that does not look for it reads the trailer's
+ * records last, after the rest.
+ */
+#define SP_TRAILER_MAGIC 0x524c494152545053ull /* "SPTRAILR" in a little-endian file */
+#define SP_TRAILER_MAX (64u << 20)            /* bytes a reader takes from a trailer */
+
+struct sp_file_trailer {
+	uint64_t offset; /* file offset of the trailer's first record or chunk */
+	uint64_t size;   /* bytes from there to this structure */
+	uint64_t magic;  /* SP_TRAILER_MAGIC */
+};
+
 /* ---- writer (record side) ---- */
 struct sp_writer;
 /*
@@ -166,6 +186,21 @@ int sp_writer_raw(struct sp_writer *w, const void *data, size_t len);
 int sp_writer_record(struct sp_writer *w, const void *rec); /* a record with its header filled in */
 /* Flush buffered bytes to the file (async: hand them to the writer thread). */
 int sp_writer_flush(struct sp_writer *w);
+/*
+ * fn sees every whole record written from now on, once, in order, on the
+ * thread that writes it to the file (the writer thread once async): a
+ * summary of the stream made off the drain loop's thread.
+ */
+typedef void (*sp_record_fn)(void *ctx, const struct perf_event_header *rec);
+void sp_writer_watch(struct sp_writer *w, sp_record_fn fn, void *ctx);
+/*
+ * Everything written so far goes to the file (a watcher has seen it all and
+ * is called no more; an async writer's thread ends and the writer goes on
+ * synchronously), and what is written from here to sp_writer_finish() is
+ * the file's trailer.  -ESPIPE for a writer on a pipe (sp_writer_from_fd):
+ * a reader of a pipe cannot read the end first.
+ */
+int sp_writer_begin_trailer(struct sp_writer *w);
 /*
  * From now on write from a thread of its own: a filled buffer is queued and
  * the caller goes on in a fresh one, waiting only when max_queued bytes are

@@ -73,6 +73,21 @@ int symtab_from_kallsyms(const char *path, struct symtab **out);
  * lookups search it in place and nothing is built per symbol.
  */
 int symtab_from_kallsyms_buffer(char *text, size_t len, struct symtab **out);
+/*
+ * The lines of a sorted kallsyms text (as the kernel writes it) that a
+ * table needs to name addrs[0..naddrs) exactly as the whole text would,
+ * appended to out in address order: for each address, every typed line at
+ * the highest typed address at or below it; and where the next typed
+ * address is not itself kept, one line "ADDRESS t KALLSYMS_NOT_CARRIED"
+ * there, so that each kept symbol keeps its extent.  An address the caller
+ * did not list may then fall in such a line's extent: named by it, never
+ * by a wrong symbol.  addrs is sorted in place.  -EINVAL (out unchanged)
+ * when the text is not sorted: the caller keeps the whole text.
+ */
+struct strbuf;
+int kallsyms_subset(const char *text, size_t len, uint64_t *addrs, size_t naddrs, struct strbuf *out);
+/* The name of the lines that end a kept symbol in kallsyms_subset()'s text. */
+#define KALLSYMS_NOT_CARRIED "sigprof_kernel_symbol_not_recorded"
 
 /* The symbol of the given kind that covers addr, or NULL. */
 const struct sym *symtab_lookup(const struct symtab *tab, enum sym_kind kind, uint64_t addr);

@@ -251,7 +251,14 @@ Test(report, truncated_and_corrupt_recordings_report_what_they_hold)
 	free(out);
 }
 
-Test(report, recording_cut_inside_its_kernel_symbols_still_reports)
+/*
+ * The recording carries the kernel symbols its samples name, in its
+ * trailer (read first): the kernel frames are named as /proc/kallsyms
+ * names them, from a copy far smaller than the table.  Cut short, the file
+ * has no trailer, and its kernel frames are named from this machine's
+ * table (the same boot), with a note saying so.
+ */
+Test(report, recording_carries_the_kernel_symbols_it_names)
 {
 	require_perf_events();
 	require_root();
@@ -265,18 +272,51 @@ Test(report, recording_cut_inside_its_kernel_symbols_still_reports)
 	 */
 	cr_assert_eq(run_cmd(NULL, false, "%s record -q -o %s -- " W "signal_storm 2000 >/dev/null", sigprof_bin(), data),
 		     0);
-	/* 100 KB in: past the header and META, inside the compressed copy of kallsyms */
-	char *out;
-	int st = run_cmd(&out, false, "head -c 100000 %s > %s && %s report -i %s 2>&1 >/dev/null", data, cut,
-			 sigprof_bin(), cut);
-	cr_assert_eq(st, 0, "%s", out);
-	cr_assert(strstr(out, "cut short"), "%s", out);
-	free(out);
-	/* and the whole file names kernel frames from its own copy, as /proc/kallsyms would */
 	double named = json_number(data, "[.stacks[].frames[] | select(.dso==\"[kernel]\" and (.sym | test(\"^\\\\[kernel\\\\]\") | not))] | length");
 	double kernel = json_number(data, "[.stacks[].frames[] | select(.dso==\"[kernel]\")] | length");
 	/* (a frame in code kallsyms does not list, a BPF trampoline, may stay unnamed) */
 	cr_assert(kernel > 0 && named >= 0.9 * kernel, "%.0f of %.0f kernel frames named", named, kernel);
+	/* named as the whole table names them: the folded stacks alike with --kallsyms /proc/kallsyms */
+	char *out;
+	int st = run_cmd(&out, true,
+			 "%s report -i %s --folded > %s.copy && %s report -i %s --folded --kallsyms /proc/kallsyms > %s.host && "
+			 "cmp %s.copy %s.host",
+			 sigprof_bin(), data, data, sigprof_bin(), data, data, data, data);
+	cr_assert_eq(st, 0, "the copy and /proc/kallsyms name frames differently: %s", out);
+	free(out);
+	double table = 0;
+	st = run_cmd(&out, false, "wc -c < /proc/kallsyms");
+	cr_assert_eq(st, 0);
+	table = atof(out);
+	free(out);
+	/*
+	 * uncompressed, the file's last 24 bytes give the trailer's offset first; there a KALLSYMS record, its
+	 * text_size at byte 16
+	 */
+	st = run_cmd(&out, false,
+		     "f=%s/plain.data; %s record -q --no-compress -o $f -- " W "signal_storm 2000 >/dev/null && "
+		     "o=$(tail -c 24 $f | od -An -tu8 -N8) && "
+		     "echo $(od -An -tu4 -j $o -N4 $f) $(od -An -tu8 -j $((o + 16)) -N8 $f)",
+		     dir, sigprof_bin());
+	cr_assert_eq(st, 0, "%s", out);
+	unsigned type = 0;
+	double text = 0;
+	cr_assert_eq(sscanf(out, "%u %lf", &type, &text), 2, "%s", out);
+	free(out);
+	cr_assert_eq(type, 0x5307, "the trailer begins with a KALLSYMS record");
+	cr_assert(text > 0 && text * 20 < table, "the copy holds %.0f bytes of the table's %.0f", text, table);
+	/* cut in the middle: no trailer; the same boot's /proc/kallsyms names the frames, and the report says so */
+	st = run_cmd(&out, false, "size=$(stat -c %%s %s); head -c $((size / 2)) %s > %s && %s report -i %s 2>&1 >/dev/null",
+		     data, data, cut, sigprof_bin(), cut);
+	cr_assert_eq(st, 0, "%s", out);
+	cr_assert(strstr(out, "cut short"), "%s", out);
+	free(out);
+	double cut_named = json_number(cut, "[.stacks[].frames[] | select(.dso==\"[kernel]\" and (.sym | test(\"^\\\\[kernel\\\\]\") | not))] | length");
+	double cut_kernel = json_number(cut, "[.stacks[].frames[] | select(.dso==\"[kernel]\")] | length");
+	cr_assert(cut_kernel > 0 && cut_named >= 0.9 * cut_kernel, "cut: %.0f of %.0f kernel frames named", cut_named,
+		  cut_kernel);
+	double notes = json_number(cut, "[.meta.notes[] | select(test(\"/proc/kallsyms\"))] | length");
+	cr_assert_geq(notes, 1, "the cut file's report says where its kernel names come from");
 }
 
 Test(report, asan_build_reports_cleanly)

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <criterion/criterion.h>
@@ -1055,4 +1056,132 @@ Test(datafile, compressed_and_plain_hold_the_same_records_and_levels_out_of_rang
 	bb_free(&gb);
 	free(plain);
 	free(z);
+}
+
+/* ---- the watcher and the trailer ---- */
+
+static void append_record(void *ctx, const struct perf_event_header *rec)
+{
+	bb_bytes(ctx, rec, rec->size);
+}
+
+/*
+ * The watcher sees every record written after it was set, whole and in
+ * order, records split between buffers included; the trailer's records
+ * come first from a reader of the file, then the body; without the
+ * footer (the last 24 bytes cut) they come last.
+ */
+static void watch_and_trailer_at(const char *name, int zstd_level)
+{
+	char *path = path_join(dir, name);
+	struct sp_writer *w = NULL;
+	cr_assert_eq(sp_writer_create_compressed(path, zstd_level, &w), 0);
+	struct byte_builder seen = { 0 }, body = { 0 }, trailer = { 0 };
+	sp_writer_watch(w, append_record, &seen);
+	cr_assert_eq(sp_writer_start_async(w, 4u << 20), 0);
+	uint32_t state = 11, seq = 0;
+	while (body.len < (3u << 20)) {
+		struct byte_builder one = { 0 };
+		build_record(&one, PERF_RECORD_SAMPLE, next_size(&state), seq++);
+		cr_assert_eq(sp_writer_record(w, one.buf), 0);
+		bb_bytes(&body, one.buf, one.len);
+		bb_free(&one);
+	}
+	cr_assert_eq(sp_writer_begin_trailer(w), 0);
+	cr_assert_eq(sp_writer_begin_trailer(w), -EALREADY);
+	cr_assert_eq(seen.len, body.len, "the watcher saw %zu of %zu bytes", seen.len, body.len);
+	cr_assert(memcmp(seen.buf, body.buf, body.len) == 0, "every record as written");
+	for (unsigned i = 0; i < 3; i++) {
+		char value[16];
+		snprintf(value, sizeof(value), "t%u", i);
+		const char *v[] = { value };
+		cr_assert_eq(sp_writer_meta(w, "trailer", v, 1), 0);
+		build_meta(&trailer, "trailer", v, 1);
+	}
+	cr_assert_eq(seen.len, body.len, "the watcher sees nothing of the trailer");
+	cr_assert_eq(sp_writer_close(w), 0);
+
+	struct sp_reader *r = NULL;
+	char err[256] = "";
+	cr_assert_eq(sp_reader_open(path, &r, err, sizeof(err)), 0, "%s", err);
+	struct byte_builder got = { 0 };
+	const struct perf_event_header *h;
+	while (sp_reader_next(r, &h) == 1)
+		bb_bytes(&got, h, h->size);
+	cr_assert_null(sp_reader_problem(r));
+	sp_reader_close(r);
+	cr_assert_eq(got.len, trailer.len + body.len);
+	cr_assert(memcmp(got.buf, trailer.buf, trailer.len) == 0, "the trailer first");
+	cr_assert(memcmp(got.buf + trailer.len, body.buf, body.len) == 0, "then the body");
+
+	/* read front to back (a pipe): the body, the trailer's records last, and the footer ends it cleanly */
+	int fd = open(path, O_RDONLY);
+	cr_assert_geq(fd, 0);
+	int saved = dup(STDIN_FILENO);
+	cr_assert_eq(dup2(fd, STDIN_FILENO), STDIN_FILENO);
+	close(fd);
+	int fds[2];
+	cr_assert_eq(pipe(fds), 0);
+	pid_t cat = fork();
+	cr_assert_geq(cat, 0);
+	if (cat == 0) {
+		close(fds[0]);
+		char buf[65536];
+		ssize_t n;
+		while ((n = read(STDIN_FILENO, buf, sizeof(buf))) > 0)
+			if (write(fds[1], buf, (size_t)n) != n)
+				_exit(1);
+		_exit(0);
+	}
+	close(fds[1]);
+	cr_assert_eq(dup2(fds[0], STDIN_FILENO), STDIN_FILENO);
+	close(fds[0]);
+	cr_assert_eq(sp_reader_open("-", &r, err, sizeof(err)), 0, "%s", err);
+	bb_free(&got);
+	while (sp_reader_next(r, &h) == 1)
+		bb_bytes(&got, h, h->size);
+	cr_assert_null(sp_reader_problem(r), "%s", sp_reader_problem(r));
+	sp_reader_close(r);
+	waitpid(cat, NULL, 0);
+	cr_assert_eq(dup2(saved, STDIN_FILENO), STDIN_FILENO);
+	close(saved);
+	cr_assert_eq(got.len, trailer.len + body.len);
+	cr_assert(memcmp(got.buf, body.buf, body.len) == 0, "the body first");
+	cr_assert(memcmp(got.buf + body.len, trailer.buf, trailer.len) == 0, "then the trailer");
+
+	/* the footer cut off: a plain read from the front, the trailer's records last */
+	struct stat st;
+	cr_assert_eq(stat(path, &st), 0);
+	cr_assert_eq(truncate(path, st.st_size - (off_t)sizeof(struct sp_file_trailer)), 0);
+	cr_assert_eq(sp_reader_open(path, &r, err, sizeof(err)), 0, "%s", err);
+	bb_free(&got);
+	while (sp_reader_next(r, &h) == 1)
+		bb_bytes(&got, h, h->size);
+	cr_assert_null(sp_reader_problem(r));
+	sp_reader_close(r);
+	cr_assert_eq(got.len, trailer.len + body.len);
+	cr_assert(memcmp(got.buf, body.buf, body.len) == 0, "the body first");
+	cr_assert(memcmp(got.buf + body.len, trailer.buf, trailer.len) == 0, "then what was the trailer");
+	bb_free(&got);
+	bb_free(&seen);
+	bb_free(&body);
+	bb_free(&trailer);
+	free(path);
+}
+
+Test(datafile, watcher_sees_every_record_and_the_trailer_is_read_first)
+{
+	watch_and_trailer_at("trailer-plain.data", 0);
+	watch_and_trailer_at("trailer-zstd.data", 1);
+}
+
+Test(datafile, a_pipe_has_no_trailer)
+{
+	int fds[2];
+	cr_assert_eq(pipe(fds), 0);
+	struct sp_writer *w = NULL;
+	cr_assert_eq(sp_writer_from_fd(fds[1], &w), 0);
+	cr_assert_eq(sp_writer_begin_trailer(w), -ESPIPE);
+	cr_assert_eq(sp_writer_close(w), 0);
+	close(fds[0]);
 }

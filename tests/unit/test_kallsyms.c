@@ -301,3 +301,106 @@ Test(kallsyms, sorted_text_search_agrees_with_the_table)
 	symtab_free(in_place);
 	symtab_free(table);
 }
+
+/*
+ * kallsyms_subset(): the table of the kept lines names every listed
+ * address, of either kind, exactly as the whole text does; an address not
+ * listed is named alike, by the marker of a symbol left out, or not at
+ * all: never by another real symbol.
+ */
+static size_t check_subset(const char *text, size_t len, uint64_t *addrs, size_t n, const uint64_t *probes,
+			   size_t nprobes)
+{
+	uint64_t *listed = xmalloc(n * sizeof(*listed));
+	memcpy(listed, addrs, n * sizeof(*listed));
+	struct strbuf kept = { 0 };
+	cr_assert_eq(kallsyms_subset(text, len, addrs, n, &kept), 0);
+	struct symtab *whole, *part;
+	char *copy = xmalloc(len + 1);
+	memcpy(copy, text, len);
+	cr_assert_eq(symtab_from_kallsyms_buffer(copy, len, &whole), 0);
+	size_t kept_len = kept.len;
+	cr_assert_eq(symtab_from_kallsyms_buffer(kept.buf, kept_len, &part), 0);
+	for (size_t i = 0; i < n + nprobes; i++) {
+		uint64_t addr = i < n ? listed[i] : probes[i - n];
+		for (int kind = SYM_FUNC; kind <= SYM_DATA; kind++) {
+			const struct sym *a = symtab_lookup(whole, (enum sym_kind)kind, addr);
+			const struct sym *b = symtab_lookup(part, (enum sym_kind)kind, addr);
+			if (i < n) {
+				cr_assert_eq(!a, !b, "0x%llx kind %d: whole %s, subset %s", (unsigned long long)addr,
+					     kind, a ? a->name : "-", b ? b->name : "-");
+			} else if (b && strcmp(b->name, KALLSYMS_NOT_CARRIED) != 0) {
+				cr_assert_not_null(a, "0x%llx: subset names %s, the whole text nothing",
+						   (unsigned long long)addr, b->name);
+			} else {
+				continue;
+			}
+			if (a && b) {
+				cr_assert_str_eq(a->name, b->name, "0x%llx kind %d", (unsigned long long)addr, kind);
+				cr_assert_eq(a->start, b->start);
+				cr_assert_eq(a->size, b->size, "%s", a->name);
+			}
+		}
+	}
+	symtab_free(whole);
+	symtab_free(part);
+	free(listed);
+	return kept_len;
+}
+
+Test(kallsyms, subset_names_its_addresses_as_the_whole_text)
+{
+	static const char text[] = "ffffffff81000000 t _text\n"
+				   "ffffffff81000000 T _stext\n"
+				   "ffffffff81000100 t func_b\n"
+				   "ffffffff81000180 A absolute_thing\n"
+				   "ffffffff81000200 W func_weak\n"
+				   "ffffffff81000300 T func_c\n"
+				   "ffffffff81000400 D data_x\n"
+				   "ffffffff81000410 b data_bss\n"
+				   "ffffffffc0001000 t mod_func\t[mymod]\n"
+				   "ffffffffc0001080 d mod_data\t[mymod]\n"
+				   "ffffffffc0002000 T last_func";
+	uint64_t addrs[] = { 0xffffffff81000010, 0xffffffff81000300, 0xffffffff81000408, 0xffffffffc0002000,
+			     0xffffffffc0001004, 0xffffffff81000010 };
+	const uint64_t probes[] = { 0xffffffff81000100, 0xffffffff81000250, 0xffffffff81000420, 0xffffffffc0001090,
+				    0xffffffffc0002001, 0xffffffff80000000 };
+	check_subset(text, sizeof(text) - 1, addrs, ARRAY_SIZE(addrs), probes, ARRAY_SIZE(probes));
+
+	struct strbuf kept = { 0 };
+	uint64_t one = 0xffffffff81000250;
+	cr_assert_eq(kallsyms_subset(text, sizeof(text) - 1, &one, 1, &kept), 0);
+	cr_expect_str_eq(kept.buf, "ffffffff81000200 W func_weak\nffffffff81000300 t " KALLSYMS_NOT_CARRIED "\n");
+	sb_free(&kept);
+	/* unsorted: refused, nothing appended */
+	static const char unsorted[] = "ffffffff81000300 T b\nffffffff81000000 T a\n";
+	cr_assert_eq(kallsyms_subset(unsorted, sizeof(unsorted) - 1, &one, 1, &kept), -EINVAL);
+	cr_expect_eq(kept.len, 0);
+	sb_free(&kept);
+}
+
+Test(kallsyms, subset_of_the_real_table)
+{
+	size_t len;
+	char *text = read_whole_file("/proc/kallsyms", &len);
+	if (!text || len < 64 || strncmp(text, "0000000000000000", 16) == 0) {
+		free(text);
+		cr_skip_test("/proc/kallsyms is not readable with real addresses here (needs root)");
+	}
+	/* addresses across the kernel's text and data: every 997th line's address plus a little */
+	uint64_t addrs[4000], probes[4000];
+	size_t n = 0, line = 0;
+	for (const char *p = text; p < text + len && n < ARRAY_SIZE(addrs); line++) {
+		unsigned long long a = strtoull(p, NULL, 16);
+		if (line % 997 == 0 && a)
+			addrs[n++] = a + line % 13;
+		const char *nl = memchr(p, '\n', (size_t)(text + len - p));
+		p = nl ? nl + 1 : text + len;
+	}
+	cr_assert_gt(n, 10);
+	for (size_t i = 0; i < n; i++)
+		probes[i] = addrs[i] + 0x40 + i % 64; /* near a listed one, often in a symbol left out */
+	size_t kept = check_subset(text, len, addrs, n, probes, n);
+	cr_expect_lt(kept * 20, len, "%zu addresses kept %zu of %zu bytes", n, kept, len);
+	free(text);
+}
