@@ -30,6 +30,7 @@
 
 #include "sigprof/archive.h"
 #include "sigprof/commands.h"
+#include "sigprof/decode.h"
 #include "sigprof/format.h"
 #include "sigprof/options.h"
 #include "sigprof/symbolize.h"
@@ -126,16 +127,32 @@ static int tar_add_file(struct sp_writer *w, const char *path)
 
 struct file_list {
 	char **names;
-	size_t count, cap;
+	char **build_ids; /* the recording's build-id of each (hex), or NULL */
+	size_t count, cap, ids_cap;
 };
 
-static void file_list_add(struct file_list *l, const char *name, size_t len)
+static void file_list_add(struct file_list *l, const char *name, size_t len, const char *build_id)
 {
 	for (size_t i = 0; i < l->count; i++)
-		if (strlen(l->names[i]) == len && memcmp(l->names[i], name, len) == 0)
+		if (strlen(l->names[i]) == len && memcmp(l->names[i], name, len) == 0) {
+			if (!l->build_ids[i] && build_id)
+				l->build_ids[i] = xstrdup(build_id);
 			return;
+		}
 	GROW(l->names, l->cap, l->count + 1);
+	GROW(l->build_ids, l->ids_cap, l->count + 1);
+	l->build_ids[l->count] = build_id ? xstrdup(build_id) : NULL;
 	l->names[l->count++] = xstrndup(name, len);
+}
+
+static void file_list_free(struct file_list *l)
+{
+	for (size_t i = 0; i < l->count; i++) {
+		free(l->names[i]);
+		free(l->build_ids[i]);
+	}
+	free(l->names);
+	free(l->build_ids);
 }
 
 /* The file an executable MMAP or MMAP2 record maps, or NULL. */
@@ -178,8 +195,9 @@ static int mapped_files(const char *recording, struct file_list *files, char *er
 	while (sp_reader_next(r, &rec) == 1) {
 		size_t len;
 		const char *name = mapped_file(rec, &len);
+		char build_id[41];
 		if (name)
-			file_list_add(files, name, len);
+			file_list_add(files, name, len, mmap2_build_id(rec, build_id) ? build_id : NULL);
 	}
 	sp_reader_close(r);
 	return 0;
@@ -240,6 +258,7 @@ int cmd_archive(int argc, char **argv)
 	int ret = mapped_files(recording, &files, err, sizeof(err));
 	if (ret < 0) {
 		sp_error("archive: %s: %s", recording, err);
+		file_list_free(&files);
 		sb_free(&default_out);
 		return EXIT_USAGE;
 	}
@@ -247,6 +266,7 @@ int cmd_archive(int argc, char **argv)
 	ret = sp_writer_create_file(out, &w);
 	if (ret < 0) {
 		sp_error("archive: cannot create %s: %s", QUOTED(out), strerror(-ret));
+		file_list_free(&files);
 		sb_free(&default_out);
 		return EXIT_USAGE;
 	}
@@ -257,6 +277,14 @@ int cmd_archive(int argc, char **argv)
 		struct symtab *tab = NULL;
 		symtab_from_elf_file(path, &tab); /* for the build-id and the debug file; NULL when unreadable */
 		const char *build_id = symtab_build_id(tab), *debug = symtab_debug_file(tab);
+		const char *recorded = files.build_ids[i];
+		if (recorded && build_id && strcmp(recorded, build_id) != 0) {
+			/* rebuilt or upgraded since the recording: packing it would name every frame wrong */
+			sb_addf(&missing, "%s%s (another build than the recording's: build-id %s here, %s recorded)",
+				nmissing++ ? ", " : "", path, build_id, recorded);
+			symtab_free(tab);
+			continue;
+		}
 		int e = tar_add_file(w, path);
 		if (e == -ENAMETOOLONG || e == -EINVAL || e == -EFBIG || e == -ENOENT || e == -EACCES || e == -ELOOP) {
 			sb_addf(&missing, "%s%s (%s)", nmissing++ ? ", " : "", path, strerror(-e));
@@ -284,9 +312,7 @@ int cmd_archive(int argc, char **argv)
 		ret = sp_writer_close(w);
 	else
 		sp_writer_discard(w);
-	for (size_t i = 0; i < files.count; i++)
-		free(files.names[i]);
-	free(files.names);
+	file_list_free(&files);
 	int status = 0;
 	if (ret < 0) {
 		sp_error("archive: writing %s failed: %s (nothing was written there)", QUOTED(out), strerror(-ret));

@@ -8,6 +8,7 @@
  * checks every read against the record's size.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -277,4 +278,16 @@ int record_time(const struct sp_event_set *set, const struct perf_event_header *
 		return -EINVAL;
 	memcpy(time, (const char *)rec + off, 8);
 	return 0;
+}
+
+bool mmap2_build_id(const struct perf_event_header *rec, char hex[41])
+{
+	/* pid, tid, addr, len, pgoff: 32 bytes; then u8 size, u8 and u16 reserved, u8 build_id[20] */
+	const uint8_t *id = (const uint8_t *)(rec + 1) + 32;
+	if (rec->type != PERF_RECORD_MMAP2 || !(rec->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) ||
+	    rec->size < sizeof(*rec) + 64 || id[0] == 0 || id[0] > 20)
+		return false;
+	for (unsigned i = 0; i < id[0]; i++)
+		snprintf(hex + 2 * i, 3, "%02x", id[4 + i]);
+	return true;
 }

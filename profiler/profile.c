@@ -117,9 +117,33 @@ static void note_missing_files(struct profile *p)
 		struct dso *dso = proc_table_dso(p->procs, i);
 		if (!dso_is_file(dso) || strncmp(dso->name, "/memfd:", 7) == 0 || !dso->load_tried || !dso->load_error)
 			continue;
-		sb_addf(&note, "%s%s (%s)", missing++ ? ", " : "", dso->name,
-			dso->load_error == -ENOEXEC ? "not an ELF file it can read" : strerror(-dso->load_error));
+		sb_addf(&note, "%s%s (", missing++ ? ", " : "", dso->name);
+		if (dso->load_error == -ESTALE)
+			sb_addf(&note, "another build than the recording's: build-id %s here, %s recorded, and no debug "
+				       "file of that build found", dso->file_build_id, dso->build_id);
+		else
+			sb_addf(&note, "%s", dso->load_error == -ENOEXEC ? "not an ELF file it can read"
+									: strerror(-dso->load_error));
+		sb_add(&note, ")", 1);
 	}
+	struct strbuf stood_in = { 0 };
+	size_t changed = 0;
+	for (size_t i = 0; i < proc_table_dso_count(p->procs); i++) {
+		struct dso *dso = proc_table_dso(p->procs, i);
+		if (dso->load_tried && !dso->load_error && dso->file_build_id[0])
+			sb_addf(&stood_in, "%s%s (build-id %s here, %s recorded)", changed++ ? ", " : "", dso->name,
+				dso->file_build_id, dso->build_id);
+	}
+	if (changed) {
+		struct strbuf text = { 0 };
+		sb_addf(&text, "%zu file%s the stacks need %s another build than the recording's: %s; %s symbols come "
+			       "from the recorded build's debug file, and no stack is unwound through %s code",
+			changed, changed == 1 ? "" : "s", changed == 1 ? "is" : "are", stood_in.buf,
+			changed == 1 ? "its" : "their", changed == 1 ? "its" : "their");
+		add_note(p, text.buf);
+		sb_free(&text);
+	}
+	sb_free(&stood_in);
 	if (missing) {
 		struct strbuf text = { 0 };
 		sb_addf(&text, "%zu file%s the stacks need could not be read%s, their frames stay FILE+0xOFFSET: %s; "
@@ -693,9 +717,13 @@ static void load_task_record(struct loader *l, const struct perf_event_header *r
 					record_string(rec, 40, name, sizeof(name)));
 		break;
 	case PERF_RECORD_MMAP2:
-		if (rec->size >= 72)
-			proc_table_mmap(pt, u32[0], u64[1], u64[2], u64[3], u32[14], u32[15],
-					record_string(rec, 72, name, sizeof(name)));
+		if (rec->size >= 72) {
+			const char *file = record_string(rec, 72, name, sizeof(name));
+			proc_table_mmap(pt, u32[0], u64[1], u64[2], u64[3], u32[14], u32[15], file);
+			char build_id[41];
+			if (mmap2_build_id(rec, build_id))
+				proc_table_set_build_id(pt, file, build_id);
+		}
 		break;
 	case PERF_RECORD_FORK:
 		if (rec->size >= 24)

@@ -444,6 +444,15 @@ static bool is_duplicate(const struct event_list *events, size_t e)
 	return false;
 }
 
+/* Whether this kernel's MMAP2 records can carry build-ids (attr.build_id, Linux 5.12; older ones refuse the bit). */
+static bool kernel_gives_build_ids(void)
+{
+	struct perf_event_attr probe = { .size = sizeof(probe), .type = PERF_TYPE_SOFTWARE,
+					 .config = PERF_COUNT_SW_DUMMY, .mmap = 1, .mmap2 = 1, .build_id = 1,
+					 .exclude_kernel = 1, .exclude_hv = 1 };
+	return perf_event_probe(&probe) != -EINVAL;
+}
+
 /*
  * Ask every selected collector for its events, then add the events the
  * user named to the collectors that own them.  Returns the number of
@@ -509,6 +518,8 @@ static int gather_events(struct record_options *opts, const struct record_args *
 		struct perf_event_attr *attr = &events->specs[e].attr;
 		attr->mmap = attr->mmap2 = attr->comm = attr->comm_exec = attr->task = 1;
 		attr->mmap_data = opts->want_data_mmaps;
+		/* each file's build-id in place of its inode (Linux 5.12): a report knows whether it reads what ran */
+		attr->build_id = kernel_gives_build_ids();
 		break;
 	}
 	return (int)n;

@@ -18,6 +18,7 @@
 #include <sys/sysmacros.h>
 #include <linux/perf_event.h>
 
+#include "sigprof/symbolize.h"
 #include "sigprof/synthesize.h"
 #include "sigprof/util.h"
 
@@ -109,6 +110,23 @@ static void synthesize_comms(pid_t pid, struct strbuf *out, uint64_t sample_type
 	closedir(d);
 }
 
+void synthesize_mmap2_identity(uint8_t identity[24], uint16_t *misc, const char *name, unsigned maj, unsigned min,
+			       uint64_t ino)
+{
+	memset(identity, 0, 24);
+	unsigned char id[20];
+	int n = name && name[0] == '/' ? elf_file_build_id(name, id, sizeof(id)) : 0;
+	if (n > 0) {
+		identity[0] = (uint8_t)n;
+		memcpy(identity + 4, id, (size_t)n);
+		*misc |= PERF_RECORD_MISC_MMAP_BUILD_ID;
+		return;
+	}
+	memcpy(identity, &maj, 4);
+	memcpy(identity + 4, &min, 4);
+	memcpy(identity + 8, &ino, 8); /* and ino_generation 0 */
+}
+
 static void synthesize_maps(pid_t pid, struct strbuf *out, uint64_t sample_type, uint64_t id, bool data_mmaps)
 {
 	char path[64];
@@ -135,16 +153,16 @@ static void synthesize_maps(pid_t pid, struct strbuf *out, uint64_t sample_type,
 			name = "//anon";
 		uint32_t prot = (perms[0] == 'r' ? 1 : 0) | (perms[1] == 'w' ? 2 : 0) | (exec ? 4 : 0);
 		uint32_t flags = perms[3] == 's' ? 1 /* MAP_SHARED */ : 2 /* MAP_PRIVATE */;
-		size_t at = begin_record(out, PERF_RECORD_MMAP2, exec ? PERF_RECORD_MISC_USER : PERF_RECORD_MISC_MMAP_DATA);
+		uint16_t misc = exec ? PERF_RECORD_MISC_USER : PERF_RECORD_MISC_MMAP_DATA;
+		uint8_t identity[24];
+		synthesize_mmap2_identity(identity, &misc, exec ? name : NULL, maj, min, ino);
+		size_t at = begin_record(out, PERF_RECORD_MMAP2, misc);
 		add_u32(out, (uint32_t)pid);
 		add_u32(out, (uint32_t)pid);
 		add_u64(out, start);
 		add_u64(out, end - start);
 		add_u64(out, pgoff);
-		add_u32(out, maj);
-		add_u32(out, min);
-		add_u64(out, ino);
-		add_u64(out, 0); /* ino_generation */
+		sb_add(out, (const char *)identity, sizeof(identity));
 		add_u32(out, prot);
 		add_u32(out, flags);
 		add_name(out, name);

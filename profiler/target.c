@@ -29,6 +29,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "sigprof/synthesize.h"
 #include "sigprof/target.h"
 #include "sigprof/util.h"
 
@@ -416,15 +417,14 @@ static int synth_mapping(struct synth *s, pid_t pid, const char *line, bool data
 	u64[1] = start;
 	u64[2] = end - start;
 	u64[3] = pgoff;
-	u32[8] = maj;
-	u32[9] = min;
-	u64[5] = ino;
-	u64[6] = 0;
 	u32[14] = (perms[0] == 'r' ? 1u : 0) | (perms[1] == 'w' ? 2u : 0) | (exec ? 4u : 0);
 	u32[15] = perms[3] == 's' ? 1u /* MAP_SHARED */ : 2u /* MAP_PRIVATE */;
 	memcpy((char *)(h + 1) + 64, name, name_len);
 	size_t body = sizeof(*h) + 64 + ALIGN_UP(name_len + 1, 8);
 	uint16_t misc = PERF_RECORD_MISC_USER | (exec ? 0 : PERF_RECORD_MISC_MMAP_DATA);
+	uint8_t identity[24];
+	synthesize_mmap2_identity(identity, &misc, exec ? (char *)(h + 1) + 64 : NULL, maj, min, (uint64_t)ino);
+	memcpy(u32 + 8, identity, sizeof(identity));
 	return synth_emit(s, body, PERF_RECORD_MMAP2, misc, pid, pid);
 }
 

@@ -432,21 +432,24 @@ static const char *intern_hex(struct symtab *tab, const unsigned char *bytes, si
 	return interned;
 }
 
-static const char *build_id_in_notes(struct symtab *tab, Elf_Data *data)
+/* The GNU build-id note's bytes in a note section's data, or NULL. */
+static const unsigned char *build_id_in_notes(Elf_Data *data, size_t *length)
 {
 	GElf_Nhdr note;
 	size_t offset = 0, next, name_offset, desc_offset;
 	while ((next = gelf_getnote(data, offset, &note, &name_offset, &desc_offset)) > 0) {
 		const char *note_name = (const char *)data->d_buf + name_offset;
 		if (note.n_type == NT_GNU_BUILD_ID && note.n_namesz == sizeof(ELF_NOTE_GNU) &&
-		    memcmp(note_name, ELF_NOTE_GNU, sizeof(ELF_NOTE_GNU)) == 0 && note.n_descsz > 0)
-			return intern_hex(tab, (const unsigned char *)data->d_buf + desc_offset, note.n_descsz);
+		    memcmp(note_name, ELF_NOTE_GNU, sizeof(ELF_NOTE_GNU)) == 0 && note.n_descsz > 0) {
+			*length = note.n_descsz;
+			return (const unsigned char *)data->d_buf + desc_offset;
+		}
 		offset = next;
 	}
 	return NULL;
 }
 
-const char *elf_build_id(Elf *elf, struct symtab *tab)
+static const unsigned char *build_id_bytes(Elf *elf, size_t *length)
 {
 	Elf_Scn *scn = NULL;
 	while ((scn = elf_nextscn(elf, scn)) != NULL) {
@@ -454,11 +457,39 @@ const char *elf_build_id(Elf *elf, struct symtab *tab)
 		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_NOTE)
 			continue;
 		Elf_Data *data = elf_getdata(scn, NULL);
-		const char *build_id = data ? build_id_in_notes(tab, data) : NULL;
-		if (build_id)
-			return build_id;
+		const unsigned char *id = data ? build_id_in_notes(data, length) : NULL;
+		if (id)
+			return id;
 	}
 	return NULL;
+}
+
+const char *elf_build_id(Elf *elf, struct symtab *tab)
+{
+	size_t length;
+	const unsigned char *id = build_id_bytes(elf, &length);
+	return id ? intern_hex(tab, id, length) : NULL;
+}
+
+int elf_file_build_id(const char *path, unsigned char *id, size_t max)
+{
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOEXEC;
+	int fd = symbolize_open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	int ret = -ENOEXEC;
+	if (elf && elf_kind(elf) == ELF_K_ELF) {
+		size_t length = 0;
+		const unsigned char *bytes = build_id_bytes(elf, &length);
+		ret = bytes && length <= max ? (int)length : 0;
+		if (ret > 0)
+			memcpy(id, bytes, length);
+	}
+	elf_end(elf);
+	close(fd);
+	return ret;
 }
 
 /*

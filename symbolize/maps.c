@@ -23,6 +23,7 @@
 
 #include "sigprof/symbolize.h"
 #include "sigprof/util.h"
+#include "symtab_internal.h"
 
 struct process {
 	uint32_t pid;
@@ -130,6 +131,13 @@ static struct dso *get_dso(struct proc_table *pt, const char *name)
 	pt->dsos[pt->ndsos++] = dso;
 	u64_map_put(&pt->dso_by_name, (uint64_t)(uintptr_t)interned, dso);
 	return dso;
+}
+
+void proc_table_set_build_id(struct proc_table *pt, const char *filename, const char *build_id)
+{
+	struct dso *dso = get_dso(pt, filename);
+	if (!dso->build_id && build_id && *build_id)
+		dso->build_id = string_intern(pt->strings, build_id);
 }
 
 struct dso *proc_table_dso_named(struct proc_table *pt, const char *name)
@@ -302,6 +310,38 @@ struct dso *proc_table_dso(const struct proc_table *pt, size_t i)
 	return i < pt->ndsos ? pt->dsos[i] : NULL;
 }
 
+/*
+ * The file at the dso's path, checked against the build-id the recording
+ * gives for it: another build (the program rebuilt, the library upgraded
+ * since the recording) would name every frame wrong.  The debug file of
+ * the recorded build (under the debug roots, or from debuginfod) then
+ * stands in: the same symbols at the same addresses.
+ */
+static int load_file(struct dso *dso)
+{
+	int err = symtab_from_elf_file(dso->name, &dso->symtab);
+	const char *found = err ? NULL : symtab_build_id(dso->symtab);
+	if (err || !dso->build_id || !found || strcmp(found, dso->build_id) == 0)
+		return err;
+	snprintf(dso->file_build_id, sizeof(dso->file_build_id), "%s", found);
+	symtab_free(dso->symtab);
+	dso->symtab = NULL;
+	struct strbuf debug = { 0 };
+	err = -ESTALE;
+	if (debug_file_locate(dso->name, dso->build_id, NULL, &debug) == 0 &&
+	    symtab_from_elf_file(debug.buf, &dso->symtab) == 0) {
+		found = symtab_build_id(dso->symtab);
+		if (found && strcmp(found, dso->build_id) == 0) {
+			err = 0;
+		} else {
+			symtab_free(dso->symtab);
+			dso->symtab = NULL;
+		}
+	}
+	sb_free(&debug);
+	return err;
+}
+
 struct symtab *dso_symtab(struct dso *dso)
 {
 	if (dso->load_tried)
@@ -315,7 +355,7 @@ struct symtab *dso_symtab(struct dso *dso)
 	else if (!dso_is_file(dso) || strncmp(dso->name, "/memfd:", 7) == 0)
 		err = -ENOENT;
 	else
-		err = symtab_from_elf_file(dso->name, &dso->symtab);
+		err = load_file(dso);
 	dso->load_error = err;
 	if (err)
 		dso->symtab = NULL;

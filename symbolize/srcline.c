@@ -111,7 +111,8 @@ static struct dwarf_file *open_dwarf_file(struct source_lines *sl, struct dso *d
 	struct dwarf_file *f = xcalloc(1, sizeof(*f));
 	f->key = key;
 	f->fd = -1;
-	if (tab && !open_dwarf(symtab_debug_file(tab), f))
+	/* the file at the path is another build than the recording's: its lines are not the recording's */
+	if (tab && !open_dwarf(symtab_debug_file(tab), f) && !dso->file_build_id[0])
 		open_dwarf(dso->name, f);
 	GROW(sl->files, sl->file_cap, sl->file_count + 1);
 	sl->files[sl->file_count++] = f;

@@ -69,7 +69,8 @@ static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *p
 	struct module_view *v = module_view_of(w, map);
 	if (!v) {
 		if (m->error && m->error != -ENOEXEC && dso_has_file(map->dso))
-			walk_fail(w, UNWIND_NO_FILE, "cannot read %s: %s", map->dso->name, strerror(-m->error));
+			walk_fail(w, UNWIND_NO_FILE, "cannot read %s: %s", map->dso->name,
+				  m->error == -ESTALE ? "another build than the recording's" : strerror(-m->error));
 		else
 			walk_fail(w, UNWIND_NO_UNWIND_INFO, "no unwind info for %s", m->name);
 		return -UNW_ENOINFO;

@@ -245,6 +245,8 @@ static struct module *module_load(struct dso *dso, const char *key)
 		m->error = copy_vdso(m);
 	} else if (!dso_has_file(dso)) {
 		m->error = -ENOENT;
+	} else if (dso->file_build_id[0]) {
+		m->error = -ESTALE; /* the file at the path is another build: its CFI would step wrong */
 	} else {
 		m->error = map_file(dso->name, &m->image, &m->size);
 		m->image_mapped = !m->error;

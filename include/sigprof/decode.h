@@ -15,6 +15,7 @@
 #define SIGPROF_DECODE_H
 
 #include <linux/perf_event.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "sigprof/sample.h"
@@ -32,5 +33,11 @@ int sample_decode(const struct sp_event_set *set, const struct perf_event_header
 int record_sample_id(const struct sp_event_set *set, const struct perf_event_header *rec, struct sp_sample_id *out);
 /* The time of any kernel record (a sample's TIME, or the sample_id trailer's); 0 or -ENOENT/-EINVAL. */
 int record_time(const struct sp_event_set *set, const struct perf_event_header *rec, uint64_t *time);
+
+/*
+ * The build-id an MMAP2 record gives for its file (attr.build_id), as
+ * lowercase hex into hex; false when the record gives device and inode.
+ */
+bool mmap2_build_id(const struct perf_event_header *rec, char hex[41]);
 
 #endif

@@ -41,6 +41,12 @@ struct symtab;
  * that the samples of one function of a stripped program merge.
  */
 int symtab_from_elf_file(const char *path, struct symtab **out);
+/*
+ * The GNU build-id of the ELF file at path, its bytes into id: their count
+ * (at most max), 0 when it has none (or a longer one), -errno (-ENOEXEC:
+ * not an ELF file).
+ */
+int elf_file_build_id(const char *path, unsigned char *id, size_t max);
 /* What marks such a name: "stress-ng" EH_FRAME_NAME_MARK "0x555100". */
 #define EH_FRAME_NAME_MARK "!fn@"
 /*
@@ -165,6 +171,14 @@ struct dso {
 	bool load_tried;
 	bool is_kernel;
 	bool no_host_kallsyms;   /* kernel: /proc/kallsyms is not the recording's kernel (-ESTALE instead) */
+	const char *build_id;    /* the build-id the recording gives for the file (MMAP2), lowercase hex; NULL: none */
+	/*
+	 * The file at name is another build than the recording's (rebuilt or
+	 * upgraded since): its build-id (cut to 64 hex digits).  The symbols then come from the
+	 * recorded build's debug file if one is found, else the load fails
+	 * with -ESTALE; the file's code is never used to unwind.
+	 */
+	char file_build_id[65];  /* "" while it is not so */
 };
 
 struct mapping {
@@ -185,6 +199,8 @@ void proc_table_mmap(struct proc_table *pt, uint32_t pid, uint64_t start, uint64
 void proc_table_fork(struct proc_table *pt, uint32_t ppid, uint32_t pid);
 void proc_table_exit(struct proc_table *pt, uint32_t pid, uint32_t tid);
 const char *proc_table_comm_of(struct proc_table *pt, uint32_t pid);
+/* The build-id the recording gives for the file of that name (hex); the first one given stays. */
+void proc_table_set_build_id(struct proc_table *pt, const char *filename, const char *build_id);
 /* The dso of that name some mapping named, or NULL. */
 struct dso *proc_table_dso_named(struct proc_table *pt, const char *name);
 /* The mapping that covers addr in pid, or NULL. */

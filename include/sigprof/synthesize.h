@@ -24,5 +24,13 @@ struct strbuf;
  * meanwhile is skipped.  The number of processes written, or -errno.
  */
 int synthesize_process_tree(pid_t root, struct strbuf *out, uint64_t sample_type, uint64_t id, bool data_mmaps);
+/*
+ * The 24 bytes of an MMAP2 record between pgoff and prot, as the kernel
+ * writes them with attr.build_id: the build-id of the ELF file name (NULL:
+ * none read), with PERF_RECORD_MISC_MMAP_BUILD_ID added to *misc; else the
+ * device and inode /proc/PID/maps gives.
+ */
+void synthesize_mmap2_identity(uint8_t identity[24], uint16_t *misc, const char *name, unsigned maj, unsigned min,
+			       uint64_t ino);
 
 #endif

@@ -341,6 +341,90 @@ Test(storage, archive_reports_with_the_original_binary_gone, .timeout = 120)
 	free(out);
 }
 
+/* The GNU build-id of an ELF file, as readelf(1) prints it (the ground truth), into id. */
+static void readelf_build_id(const char *path, char *id, size_t len)
+{
+	char *out;
+	cr_assert_eq(run_cmd(&out, false, "readelf -n %s | sed -n 's/.*Build ID: *//p'", path), 0);
+	out[strcspn(out, "\n")] = '\0';
+	cr_assert_gt(strlen(out), 8, "%s has a build-id", path);
+	snprintf(id, len, "%s", out);
+	free(out);
+}
+
+/*
+ * The recording names each file's build-id (MMAP2 with attr.build_id): a
+ * program rebuilt since is never read for it.  Its frames stay unnamed and
+ * the header says why, with both build-ids; the debug file of the recorded
+ * build, found by build-id, stands in; the archive made before the rebuild
+ * names them again; an archive made after it leaves the other build out.
+ */
+Test(storage, a_rebuilt_program_is_never_read_for_the_recording, .timeout = 120)
+{
+	const char *dir = test_dir();
+	char prog[600], data[600], tar[600], later[600];
+	snprintf(prog, sizeof(prog), "%s/storm", dir);
+	snprintf(data, sizeof(data), "%s/rebuilt.data", dir);
+	snprintf(tar, sizeof(tar), "%s/before.tar", dir);
+	snprintf(later, sizeof(later), "%s/after.tar", dir);
+	cr_assert_eq(run_cmd(NULL, true, "cp %ssignal_storm %s", W, prog), 0);
+	char recorded[128], other[128];
+	readelf_build_id(prog, recorded, sizeof(recorded));
+	char cmd[700];
+	snprintf(cmd, sizeof(cmd), "%s 3000", prog);
+	record_signals(data, "", cmd);
+	cr_assert_eq(sends_from_main(data, "", NULL), 3000);
+	char *out;
+	cr_assert_eq(run_cmd(&out, true, "%s archive -o %s %s", sigprof_bin(), tar, data), 0, "%s", out);
+	free(out);
+
+	/* "rebuilt": another program at the same path */
+	cr_assert_eq(run_cmd(NULL, true, "cp %scpu_burner %s", W, prog), 0);
+	readelf_build_id(prog, other, sizeof(other));
+	cr_assert_str_neq(recorded, other);
+	cr_assert_eq(sends_from_main(data, "", NULL), 0, "nothing is named from the other build");
+	char filter[1024];
+	snprintf(filter, sizeof(filter),
+		 "[.meta.notes[] | select(contains(\"%s\") and contains(\"another build\") and contains(\"%s\") and "
+		 "contains(\"%s\"))] | length",
+		 prog, recorded, other);
+	char json[700];
+	snprintf(json, sizeof(json), "%s.json", data);
+	cr_assert_eq(jq_file(json, filter), 1, "the header names %s with both build-ids", prog);
+
+	/* the recorded build's debug file under a debug root, by build-id: it stands in, and says so */
+	char root[600];
+	snprintf(root, sizeof(root), "%s/debugroot", dir);
+	cr_assert_eq(run_cmd(NULL, true, "mkdir -p %s/.build-id/%.2s && objcopy --only-keep-debug %ssignal_storm "
+					 "%s/.build-id/%.2s/%s.debug",
+			     root, recorded, W, root, recorded, recorded + 2),
+		     0);
+	char opts[700];
+	snprintf(opts, sizeof(opts), "--debug-dirs %s", root);
+	/* (its symbols, not its code: the unwinding stops in the program, at send_signals) */
+	sends_from_main(data, opts, NULL);
+	cr_assert_eq(stack_samples(json, "signal", "signal-generate", "any(.[]; .sym == \"send_signals\")"), 3000,
+		     "the recorded build's debug file names the program's frame");
+	snprintf(filter, sizeof(filter),
+		 "[.meta.notes[] | select(contains(\"another build\") and contains(\"debug file\") and "
+		 "contains(\"%s\"))] | length",
+		 prog);
+	cr_assert_eq(jq_file(json, filter), 1, "the header says the debug file stood in");
+
+	/* the archive made before the rebuild has the recorded build */
+	snprintf(opts, sizeof(opts), "--symfs %s", tar);
+	cr_assert_eq(sends_from_main(data, opts, NULL), 3000);
+	/* one made after it leaves the other build out, and says so */
+	int st = run_cmd(&out, true, "%s archive -o %s %s", sigprof_bin(), later, data);
+	cr_assert_eq(st, 0, "%s", out);
+	cr_assert(strstr(out, "another build") && strstr(out, recorded) && strstr(out, other), "%s", out);
+	free(out);
+	st = run_cmd(&out, true, "tar -tf %s", later);
+	cr_assert_eq(st, 0, "%s", out);
+	cr_assert_null(strstr(out, prog + 1), "the other build is not packed: %s", out);
+	free(out);
+}
+
 Test(storage, archive_in_a_clean_mount_namespace, .timeout = 120)
 {
 	if (run_cmd(NULL, true, "unshare -m true") != 0)

@@ -759,3 +759,27 @@ Test(decode, sample_id_errors)
 	}
 	event_set_free(&set);
 }
+
+/* An MMAP2 record of attr.build_id: the build-id as hex; one with device and inode: none. */
+Test(decode, mmap2_build_id)
+{
+	uint64_t words[12] = { 0 };
+	struct perf_event_header *h = (void *)words;
+	h->type = PERF_RECORD_MMAP2;
+	h->size = sizeof(words);
+	uint8_t *id = (uint8_t *)(h + 1) + 32;
+	id[0] = 3;
+	id[4] = 0xab;
+	id[5] = 0x01;
+	id[6] = 0xff;
+	char hex[41];
+	cr_assert_not(mmap2_build_id(h, hex), "without PERF_RECORD_MISC_MMAP_BUILD_ID: device and inode");
+	h->misc = PERF_RECORD_MISC_MMAP_BUILD_ID;
+	cr_assert(mmap2_build_id(h, hex));
+	cr_assert_str_eq(hex, "ab01ff");
+	id[0] = 21;
+	cr_assert_not(mmap2_build_id(h, hex), "longer than the record's 20 bytes");
+	h->size = 56;
+	id[0] = 3;
+	cr_assert_not(mmap2_build_id(h, hex), "a record too short for the field");
+}

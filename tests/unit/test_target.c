@@ -14,6 +14,7 @@
 
 #include <criterion/criterion.h>
 
+#include "sigprof/synthesize.h"
 #include "sigprof/target.h"
 #include "sigprof/util.h"
 
@@ -165,4 +166,44 @@ Test(target, synthesized_records_describe_this_process)
 	cr_assert(memmem(out.buf, out.len, "[stack]", 7), "the stack mapping is not among the data mappings");
 	sb_free(&out);
 	target_free(&t);
+}
+
+/*
+ * A synthesized MMAP2 record names an ELF file by its build-id, as the
+ * kernel does with attr.build_id, checked against readelf(1); a mapping
+ * without one keeps its device and inode.
+ */
+Test(target, synthesized_mappings_carry_the_files_build_id)
+{
+	char exe[4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	cr_assert_gt(n, 0);
+	exe[n] = '\0';
+	uint8_t identity[24];
+	uint16_t misc = PERF_RECORD_MISC_USER;
+	synthesize_mmap2_identity(identity, &misc, exe, 8, 1, 1234);
+	cr_assert(misc & PERF_RECORD_MISC_MMAP_BUILD_ID);
+	cr_assert(identity[0] > 0 && identity[0] <= 20);
+	char hex[41] = "";
+	for (unsigned i = 0; i < identity[0]; i++)
+		snprintf(hex + 2 * i, 3, "%02x", identity[4 + i]);
+	char cmd[4200], want[128] = "";
+	snprintf(cmd, sizeof(cmd), "readelf -n %s | sed -n 's/.*Build ID: *//p'", exe);
+	FILE *p = popen(cmd, "r");
+	cr_assert_not_null(p);
+	if (!fgets(want, sizeof(want), p))
+		want[0] = '\0';
+	pclose(p);
+	want[strcspn(want, "\n")] = '\0';
+	cr_assert_str_eq(hex, want);
+
+	misc = PERF_RECORD_MISC_USER;
+	synthesize_mmap2_identity(identity, &misc, NULL, 8, 1, 1234);
+	cr_assert_eq(misc, PERF_RECORD_MISC_USER);
+	uint32_t maj, min;
+	uint64_t ino;
+	memcpy(&maj, identity, 4);
+	memcpy(&min, identity + 4, 4);
+	memcpy(&ino, identity + 8, 8);
+	cr_assert(maj == 8 && min == 1 && ino == 1234);
 }
