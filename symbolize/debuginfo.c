@@ -307,28 +307,22 @@ int debug_link_read(Elf *elf, struct debug_link *link)
 
 int debug_file_find(const char *path, char *out, size_t len)
 {
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -ENOEXEC;
-	int fd = symbolize_open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0)
-		return -errno;
-	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
-	int err = elf && elf_kind(elf) == ELF_K_ELF ? 0 : -ENOEXEC;
+	int fd, err;
+	Elf *elf = elf_open_path(path, &fd, &err);
+	if (!elf)
+		return err;
 	struct strbuf found = { 0 };
-	if (!err) {
-		struct symtab *scratch = symtab_new(); /* owns the build-id string */
-		const char *build_id = elf_build_id(elf, scratch);
-		struct debug_link link;
-		bool has_link = debug_link_read(elf, &link) == 0;
-		err = debug_file_locate(path, build_id, has_link ? &link : NULL, &found);
-		symtab_free(scratch);
-	}
+	struct symtab *scratch = symtab_new(); /* owns the build-id string */
+	const char *build_id = elf_build_id(elf, scratch);
+	struct debug_link link;
+	bool has_link = debug_link_read(elf, &link) == 0;
+	err = debug_file_locate(path, build_id, has_link ? &link : NULL, &found);
+	symtab_free(scratch);
 	if (!err && found.len >= len)
 		err = -ENAMETOOLONG;
 	if (!err)
 		memcpy(out, found.buf, found.len + 1);
 	sb_free(&found);
-	elf_end(elf);
-	close(fd);
+	elf_close_path(elf, fd);
 	return err;
 }

@@ -471,24 +471,47 @@ const char *elf_build_id(Elf *elf, struct symtab *tab)
 	return id ? intern_hex(tab, id, length) : NULL;
 }
 
+Elf *elf_open_path(const char *path, int *fd, int *err)
+{
+	*fd = -1;
+	*err = -ENOEXEC;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return NULL;
+	/* O_NONBLOCK: a FIFO given by mistake must not hang the open */
+	*fd = symbolize_open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (*fd < 0) {
+		*err = -errno;
+		return NULL;
+	}
+	Elf *elf = elf_begin(*fd, ELF_C_READ, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		elf_close_path(elf, *fd);
+		*fd = -1;
+		return NULL;
+	}
+	*err = 0;
+	return elf;
+}
+
+void elf_close_path(Elf *elf, int fd)
+{
+	elf_end(elf);
+	if (fd >= 0)
+		close(fd);
+}
+
 int elf_file_build_id(const char *path, unsigned char *id, size_t max)
 {
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -ENOEXEC;
-	int fd = symbolize_open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0)
-		return -errno;
-	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	int ret = -ENOEXEC;
-	if (elf && elf_kind(elf) == ELF_K_ELF) {
-		size_t length = 0;
-		const unsigned char *bytes = build_id_bytes(elf, &length);
-		ret = bytes && length <= max ? (int)length : 0;
-		if (ret > 0)
-			memcpy(id, bytes, length);
-	}
-	elf_end(elf);
-	close(fd);
+	int fd, ret;
+	Elf *elf = elf_open_path(path, &fd, &ret);
+	if (!elf)
+		return ret;
+	size_t length = 0;
+	const unsigned char *bytes = build_id_bytes(elf, &length);
+	ret = bytes && length <= max ? (int)length : 0;
+	if (ret > 0)
+		memcpy(id, bytes, length);
+	elf_close_path(elf, fd);
 	return ret;
 }
 
@@ -624,17 +647,15 @@ static bool sets_up_frame_pointer(const unsigned char *code, size_t size)
 int elf_frame_pointer_functions(const char *path, size_t *with_frame_pointer, size_t *functions)
 {
 	*with_frame_pointer = *functions = 0;
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -ENOEXEC;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0)
-		return -errno;
-	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
+	int fd, err;
+	Elf *elf = elf_open_path(path, &fd, &err);
+	if (!elf)
+		return err;
 	GElf_Ehdr ehdr;
-	int err = -ENOEXEC;
+	err = -ENOEXEC;
 	uint64_t *starts;
 	size_t n = 0;
-	if (elf && elf_kind(elf) == ELF_K_ELF && gelf_getehdr(elf, &ehdr) && ehdr.e_machine == EM_X86_64) {
+	if (gelf_getehdr(elf, &ehdr) && ehdr.e_machine == EM_X86_64) {
 		err = 0;
 		n = eh_frame_function_starts(elf, &starts);
 	}
@@ -651,8 +672,7 @@ int elf_frame_pointer_functions(const char *path, size_t *with_frame_pointer, si
 	}
 	if (n)
 		free(starts);
-	elf_end(elf);
-	close(fd);
+	elf_close_path(elf, fd);
 	return err;
 }
 

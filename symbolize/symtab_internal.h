@@ -93,6 +93,13 @@ bool symbolize_demangles(void);
 
 /* The NT_GNU_BUILD_ID note of an ELF handle as lowercase hex interned in tab, or NULL (elf.c). */
 const char *elf_build_id(Elf *elf, struct symtab *tab);
+/*
+ * The ELF file at path (opened under --symfs, symbolize_open()): its
+ * handle, with its descriptor in *fd, for elf_close_path(); NULL with
+ * -errno in *err (-ENOEXEC: not an ELF file).
+ */
+Elf *elf_open_path(const char *path, int *fd, int *err);
+void elf_close_path(Elf *elf, int fd);
 
 /* ---- separate debug files (debuginfo.c) ---- */
 

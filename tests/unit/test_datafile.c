@@ -527,6 +527,25 @@ static uint16_t next_size(uint32_t *state)
 }
 
 /*
+ * Sample records of random sizes, written one by one until out (the same
+ * bytes) holds until bytes; with flushes, a flush now and then (compressed:
+ * chunks of many sizes, and full ones between).
+ */
+static void write_samples(struct sp_writer *w, struct byte_builder *out, size_t until, bool flushes)
+{
+	uint32_t state = 11, seq = 0;
+	while (out->len < until) {
+		struct byte_builder rec = { 0 };
+		build_record(&rec, PERF_RECORD_SAMPLE, next_size(&state), seq++);
+		cr_assert_eq(sp_writer_record(w, rec.buf), 0);
+		bb_bytes(out, rec.buf, rec.len);
+		bb_free(&rec);
+		if (flushes && seq % 7 == 0 && seq / 100 % 2)
+			cr_assert_eq(sp_writer_flush(w), 0);
+	}
+}
+
+/*
  * Several MiB of records, one by one and in chunks larger than the writer's
  * buffer, written synchronously or through the writer thread with a queue
  * of queue_bytes (0: synchronous), then read back byte for byte.
@@ -919,16 +938,7 @@ Test(datafile, compressed_large_file_cut_at_every_chunk_boundary_and_inside_chun
 	cr_assert_eq(sp_writer_start_async(w, 4u << 20), 0);
 	struct byte_builder expect = { 0 };
 	build_file_header(&expect, SP_MAGIC, SP_VERSION_PLAIN, HEADER_SIZE, SP_BYTE_ORDER);
-	uint32_t state = 11, seq = 0;
-	while (expect.len < (6u << 20)) {
-		struct byte_builder rec = { 0 };
-		build_record(&rec, PERF_RECORD_SAMPLE, next_size(&state), seq++);
-		cr_assert_eq(sp_writer_record(w, rec.buf), 0);
-		bb_bytes(&expect, rec.buf, rec.len);
-		bb_free(&rec);
-		if (seq % 7 == 0 && seq / 100 % 2)
-			cr_assert_eq(sp_writer_flush(w), 0); /* chunks of many sizes, and full ones between */
-	}
+	write_samples(w, &expect, 6u << 20, true);
 	cr_assert_eq(sp_writer_close(w), 0);
 	size_t len;
 	unsigned char *file = read_file(path, &len);
@@ -1071,6 +1081,24 @@ static void append_record(void *ctx, const struct perf_event_header *rec)
  * come first from a reader of the file, then the body; without the
  * footer (the last 24 bytes cut) they come last.
  */
+/* Every record of path ("-": standard input), with no problem: first's bytes, then second's. */
+static void read_in_order(const char *path, const struct byte_builder *first, const struct byte_builder *second)
+{
+	struct sp_reader *r = NULL;
+	char err[256] = "";
+	cr_assert_eq(sp_reader_open(path, &r, err, sizeof(err)), 0, "%s", err);
+	struct byte_builder got = { 0 };
+	const struct perf_event_header *h;
+	while (sp_reader_next(r, &h) == 1)
+		bb_bytes(&got, h, h->size);
+	cr_assert_null(sp_reader_problem(r), "%s", sp_reader_problem(r));
+	sp_reader_close(r);
+	cr_assert_eq(got.len, first->len + second->len);
+	cr_assert(memcmp(got.buf, first->buf, first->len) == 0, "%s: the first part", path);
+	cr_assert(memcmp(got.buf + first->len, second->buf, second->len) == 0, "%s: the second part", path);
+	bb_free(&got);
+}
+
 static void watch_and_trailer_at(const char *name, int zstd_level)
 {
 	char *path = path_join(dir, name);
@@ -1079,14 +1107,7 @@ static void watch_and_trailer_at(const char *name, int zstd_level)
 	struct byte_builder seen = { 0 }, body = { 0 }, trailer = { 0 };
 	sp_writer_watch(w, append_record, &seen);
 	cr_assert_eq(sp_writer_start_async(w, 4u << 20), 0);
-	uint32_t state = 11, seq = 0;
-	while (body.len < (3u << 20)) {
-		struct byte_builder one = { 0 };
-		build_record(&one, PERF_RECORD_SAMPLE, next_size(&state), seq++);
-		cr_assert_eq(sp_writer_record(w, one.buf), 0);
-		bb_bytes(&body, one.buf, one.len);
-		bb_free(&one);
-	}
+	write_samples(w, &body, 3u << 20, false);
 	cr_assert_eq(sp_writer_begin_trailer(w), 0);
 	cr_assert_eq(sp_writer_begin_trailer(w), -EALREADY);
 	cr_assert_eq(seen.len, body.len, "the watcher saw %zu of %zu bytes", seen.len, body.len);
@@ -1101,18 +1122,7 @@ static void watch_and_trailer_at(const char *name, int zstd_level)
 	cr_assert_eq(seen.len, body.len, "the watcher sees nothing of the trailer");
 	cr_assert_eq(sp_writer_close(w), 0);
 
-	struct sp_reader *r = NULL;
-	char err[256] = "";
-	cr_assert_eq(sp_reader_open(path, &r, err, sizeof(err)), 0, "%s", err);
-	struct byte_builder got = { 0 };
-	const struct perf_event_header *h;
-	while (sp_reader_next(r, &h) == 1)
-		bb_bytes(&got, h, h->size);
-	cr_assert_null(sp_reader_problem(r));
-	sp_reader_close(r);
-	cr_assert_eq(got.len, trailer.len + body.len);
-	cr_assert(memcmp(got.buf, trailer.buf, trailer.len) == 0, "the trailer first");
-	cr_assert(memcmp(got.buf + trailer.len, body.buf, body.len) == 0, "then the body");
+	read_in_order(path, &trailer, &body); /* the trailer first */
 
 	/* read front to back (a pipe): the body, the trailer's records last, and the footer ends it cleanly */
 	int fd = open(path, O_RDONLY);
@@ -1136,33 +1146,16 @@ static void watch_and_trailer_at(const char *name, int zstd_level)
 	close(fds[1]);
 	cr_assert_eq(dup2(fds[0], STDIN_FILENO), STDIN_FILENO);
 	close(fds[0]);
-	cr_assert_eq(sp_reader_open("-", &r, err, sizeof(err)), 0, "%s", err);
-	bb_free(&got);
-	while (sp_reader_next(r, &h) == 1)
-		bb_bytes(&got, h, h->size);
-	cr_assert_null(sp_reader_problem(r), "%s", sp_reader_problem(r));
-	sp_reader_close(r);
+	read_in_order("-", &body, &trailer);
 	waitpid(cat, NULL, 0);
 	cr_assert_eq(dup2(saved, STDIN_FILENO), STDIN_FILENO);
 	close(saved);
-	cr_assert_eq(got.len, trailer.len + body.len);
-	cr_assert(memcmp(got.buf, body.buf, body.len) == 0, "the body first");
-	cr_assert(memcmp(got.buf + body.len, trailer.buf, trailer.len) == 0, "then the trailer");
 
 	/* the footer cut off: a plain read from the front, the trailer's records last */
 	struct stat st;
 	cr_assert_eq(stat(path, &st), 0);
 	cr_assert_eq(truncate(path, st.st_size - (off_t)sizeof(struct sp_file_trailer)), 0);
-	cr_assert_eq(sp_reader_open(path, &r, err, sizeof(err)), 0, "%s", err);
-	bb_free(&got);
-	while (sp_reader_next(r, &h) == 1)
-		bb_bytes(&got, h, h->size);
-	cr_assert_null(sp_reader_problem(r));
-	sp_reader_close(r);
-	cr_assert_eq(got.len, trailer.len + body.len);
-	cr_assert(memcmp(got.buf, body.buf, body.len) == 0, "the body first");
-	cr_assert(memcmp(got.buf + body.len, trailer.buf, trailer.len) == 0, "then what was the trailer");
-	bb_free(&got);
+	read_in_order(path, &body, &trailer);
 	bb_free(&seen);
 	bb_free(&body);
 	bb_free(&trailer);

@@ -234,6 +234,17 @@ Test(kallsyms, ten_megabyte_file_loads_quickly)
 	symtab_free(tab);
 }
 
+/* This machine's /proc/kallsyms, or the test skipped when it hides its addresses. */
+static char *real_kallsyms(size_t *len)
+{
+	char *text = read_whole_file("/proc/kallsyms", len);
+	if (!text || *len < 64 || strncmp(text, "0000000000000000", 16) == 0) {
+		free(text);
+		cr_skip_test("/proc/kallsyms is not readable with real addresses here (needs root)");
+	}
+	return text;
+}
+
 /*
  * The in-place search of a sorted text and the table built from an
  * unsorted one must answer every lookup alike: the same kallsyms lines,
@@ -243,11 +254,7 @@ Test(kallsyms, ten_megabyte_file_loads_quickly)
 Test(kallsyms, sorted_text_search_agrees_with_the_table)
 {
 	size_t len;
-	char *text = read_whole_file("/proc/kallsyms", &len);
-	if (!text || len < 64 || strncmp(text, "0000000000000000", 16) == 0) {
-		free(text);
-		cr_skip_test("/proc/kallsyms is not readable with real addresses here (needs root)");
-	}
+	char *text = real_kallsyms(&len);
 	/* keep it quick: the first 20000 lines */
 	size_t cut = 0;
 	for (int lines = 0; cut < len && lines < 20000; cut++)
@@ -382,11 +389,7 @@ Test(kallsyms, subset_names_its_addresses_as_the_whole_text)
 Test(kallsyms, subset_of_the_real_table)
 {
 	size_t len;
-	char *text = read_whole_file("/proc/kallsyms", &len);
-	if (!text || len < 64 || strncmp(text, "0000000000000000", 16) == 0) {
-		free(text);
-		cr_skip_test("/proc/kallsyms is not readable with real addresses here (needs root)");
-	}
+	char *text = real_kallsyms(&len);
 	/* addresses across the kernel's text and data: every 997th line's address plus a little */
 	uint64_t addrs[4000], probes[4000];
 	size_t n = 0, line = 0;
