@@ -485,9 +485,10 @@ static const struct signal_tracepoint {
  * and the positive codes: faults (SEGV_*, BUS_*, ILL_*, FPE_*, TRAP_*,
  * SYS_SECCOMP) raised in the faulting task's own context, CLD_* in the exit
  * or stop path of the child, POLL_* from fasync (F_SETSIG), which is a
- * process context as often as an interrupt.  A user may forge any negative
- * code but SI_TKILL in a sigqueue to itself: such a forged SI_TIMER loses
- * its user stack, nothing else.
+ * process context as often as an interrupt.  A program may give
+ * rt_sigqueueinfo() any code to signal itself (and any negative code but
+ * SI_TKILL to signal another): such a forged SI_TIMER loses its user
+ * stack, nothing else.
  */
 const struct signal_kernel_code signal_kernel_codes[] = {
 	{ -2, "SI_TIMER",
