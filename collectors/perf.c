@@ -29,7 +29,7 @@ int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int gr
 	return fd < 0 ? -errno : (int)fd;
 }
 
-int perf_event_probe(const struct perf_event_attr *attr)
+int perf_event_probe_filter(const struct perf_event_attr *attr, const char *filter)
 {
 	struct perf_event_attr probe = *attr;
 	probe.disabled = 1;
@@ -38,8 +38,14 @@ int perf_event_probe(const struct perf_event_attr *attr)
 	int fd = sys_perf_event_open(&probe, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0)
 		return fd;
+	int err = filter && ioctl(fd, PERF_EVENT_IOC_SET_FILTER, filter) < 0 ? -errno : 0;
 	close(fd);
-	return 0;
+	return err;
+}
+
+int perf_event_probe(const struct perf_event_attr *attr)
+{
+	return perf_event_probe_filter(attr, NULL);
 }
 
 int cpu_list_parse(const char *text, int *cpus, int max)

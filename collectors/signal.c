@@ -6,7 +6,11 @@
  * fields: signal:signal_generate (in the sender's context: the sending
  * stack), signal:signal_deliver (in the receiver's, on its way back to
  * user mode: the interrupted stack), and the entry and exit of the
- * rt_sigreturn system call.  Nothing else happens at record time.
+ * rt_sigreturn system call.  signal_generate is two events with
+ * complementary filters on the siginfo's code: what user code sends, with
+ * the whole stack, and "#kernel", the timers and the kernel's own
+ * signals, with the kernel's stack only (split_generate); the report
+ * counts both as signal_generate.  Nothing else happens at record time.
  *
  * Report side: the hits are decoded into struct signal_event and fed, in
  * time order, to the state machine of signal.h, which pairs generations
@@ -23,6 +27,7 @@
 
 #include "sigprof/collector.h"
 #include "sigprof/json.h"
+#include "sigprof/rate_bound.h"
 #include "sigprof/term.h"
 #include "sigprof/view.h"
 #include "sigprof/signal.h"
@@ -426,8 +431,9 @@ void signal_analysis_free(struct signal_analysis *a)
 
 /*
  * Which stacks are worth their cost (a callchain walk costs more than the
- * tracepoint itself): the sender's whole stack (a kill system call, a timer
- * interrupt); only the user part at delivery, whose kernel part is always
+ * tracepoint itself): the sender's whole stack (a kill system call; a
+ * timer's generation takes the kernel's part only, split_generate); only
+ * the user part at delivery, whose kernel part is always
  * the return to user mode; none at rt_sigreturn, whose user part is the
  * interrupted stack again and whose kernel part is the system call entry.
  *
@@ -458,6 +464,80 @@ static const struct signal_tracepoint {
 	{ "syscalls", "sys_exit_rt_sigreturn", SIGNAL_EVENT_SIGRETURN_EXIT, PATH_SIGRETURN, STACK_NONE },
 };
 
+/*
+ * Which generations are the kernel's own.  signal_generate fires in the
+ * context of whoever generates the signal, and for these that is an
+ * interrupt or the kernel acting for the target: the user part of their
+ * stack is whatever user code happened to run (often another task's, or
+ * the target's own interrupted code, which its delivery records anyway).
+ * So they take the kernel's stack only (the timer or kernel path that sent
+ * them), which saves the 3 KB user copy on each: on stress-ng --timer these
+ * are two thirds of all records (docs/performance.md).  The tracepoint's
+ * `code` is the siginfo's si_code, SI_USER for SEND_SIG_NOINFO and
+ * SI_KERNEL for SEND_SIG_PRIV (include/trace/events/signal.h).
+ *
+ * Every other code keeps the whole stack: SI_USER (kill(), raise(), and the
+ * kernel's send_sig(..., 0), as SIGPIPE in the writer's own write()),
+ * SI_QUEUE (sigqueue), SI_TKILL (tkill, tgkill, pthread_kill), SI_MESGQ
+ * (mq_notify's signal, in the context of the mq_send() that fills the
+ * queue), SI_ASYNCIO and SI_ASYNCNL (glibc's AIO and getaddrinfo_a helper
+ * threads, through sigqueue), SI_DETHREAD (an execve() in another thread),
+ * and the positive codes: faults (SEGV_*, BUS_*, ILL_*, FPE_*, TRAP_*,
+ * SYS_SECCOMP) raised in the faulting task's own context, CLD_* in the exit
+ * or stop path of the child, POLL_* from fasync (F_SETSIG), which is a
+ * process context as often as an interrupt.  A program may give
+ * rt_sigqueueinfo() any code to signal itself (and any negative code but
+ * SI_TKILL to signal another): such a forged SI_TIMER loses its user
+ * stack, nothing else.
+ */
+const struct signal_kernel_code signal_kernel_codes[] = {
+	{ -2, "SI_TIMER",
+	  "a POSIX timer's expiry (SIGEV_SIGNAL, SIGEV_THREAD_ID): the hrtimer interrupt (posix_timer_fn), or for a "
+	  "CPU-time clock the tick or the task work run on the way back to user mode" },
+	{ 0x80, "SI_KERNEL",
+	  "SEND_SIG_PRIV: itimers (SIGALRM from the hrtimer interrupt, SIGVTALRM and SIGPROF from the tick), "
+	  "RLIMIT_CPU's SIGXCPU, the tty's job-control signals (SIGINT, SIGHUP, SIGWINCH from its work queue), the OOM "
+	  "killer's SIGKILL, SIGIO without F_SETSIG; and force_sig() of a few faults (x86's general protection "
+	  "SIGSEGV, a bad sigreturn frame), raised in the faulting task, whose delivery records the same user stack" },
+};
+const size_t signal_kernel_code_count = ARRAY_SIZE(signal_kernel_codes);
+
+void signal_generate_filter(bool kernel, char *buf, size_t len)
+{
+	struct strbuf sb = { 0 };
+	for (size_t i = 0; i < signal_kernel_code_count; i++)
+		sb_addf(&sb, "%scode %s %d", i == 0 ? "" : kernel ? " || " : " && ", kernel ? "==" : "!=",
+			signal_kernel_codes[i].code);
+	snprintf(buf, len, "%s", sb.buf ? sb.buf : "");
+	sb_free(&sb);
+}
+
+/*
+ * Split signal_generate (specs[generate], with the whole stack) in two by
+ * the filters of signal_generate_filter(): it keeps the generations of
+ * user code, and a sibling "signal:signal_generate#kernel" takes the
+ * kernel's own with the kernel's callchain only (no user chain, no copy).
+ * The kernel counts a filtered tracepoint event only on the hits its
+ * filter passes, so the two exact totals add up to the tracepoint's.  A
+ * kernel that refuses the filter (a probe sets it on an event of our own)
+ * keeps today's one event with the whole stack.
+ */
+static void split_generate(struct event_list *events, size_t generate)
+{
+	char by_user[128], by_kernel[128];
+	signal_generate_filter(false, by_user, sizeof(by_user));
+	signal_generate_filter(true, by_kernel, sizeof(by_kernel));
+	if (perf_event_probe_filter(&events->specs[generate].attr, by_kernel) < 0)
+		return;
+	events->specs[generate].tracepoint_filter = xstrdup(by_user);
+	size_t kernel = rate_bound_add_sibling(events, generate, SIGNAL_KERNEL_SUFFIX, by_kernel);
+	struct perf_event_attr *a = &events->specs[kernel].attr;
+	a->sample_type &= ~(uint64_t)(PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER);
+	a->sample_regs_user = 0;
+	a->sample_stack_user = 0;
+	a->exclude_callchain_user = 1;
+}
+
 static int signal_add_events(struct record_options *opts, struct event_list *events, char *reason,
 			     size_t reasonlen)
 {
@@ -473,6 +553,9 @@ static int signal_add_events(struct record_options *opts, struct event_list *eve
 			return err;
 		if (tp->stack == STACK_USER)
 			events->specs[events->count - 1].attr.exclude_callchain_kernel = 1;
+		/* --call-graph sets one mode for every event: only the default stacks are split */
+		if (tp->kind == SIGNAL_EVENT_GENERATE && !opts->call_graph_chosen)
+			split_generate(events, events->count - 1);
 	}
 	return 0;
 }
@@ -529,13 +612,22 @@ static void *signal_create(const struct profile *p, int self)
 	return r;
 }
 
+/*
+ * The tracepoint of an event's name, "SYSTEM:NAME", or NULL when it is not
+ * one of ours.  "signal:signal_generate#kernel" (split_generate) is
+ * signal_generate too: the report counts both as the one event.
+ */
 static const struct signal_tracepoint *tracepoint_named(const char *event_name)
 {
+	size_t base_len;
+	const char *suffix = rate_bound_suffix(event_name, &base_len);
 	for (size_t i = 0; i < ARRAY_SIZE(signal_tracepoints); i++) {
 		const struct signal_tracepoint *tp = &signal_tracepoints[i];
-		size_t len = strlen(tp->system);
-		if (strncmp(event_name, tp->system, len) == 0 && event_name[len] == ':' &&
-		    strcmp(event_name + len + 1, tp->name) == 0)
+		size_t len = strlen(tp->system), name_len = strlen(tp->name);
+		if (base_len != len + 1 + name_len || strncmp(event_name, tp->system, len) != 0 ||
+		    event_name[len] != ':' || strncmp(event_name + len + 1, tp->name, name_len) != 0)
+			continue;
+		if (!suffix || (tp->kind == SIGNAL_EVENT_GENERATE && strcmp(suffix, SIGNAL_KERNEL_SUFFIX) == 0))
 			return tp;
 	}
 	return NULL;
@@ -918,19 +1010,26 @@ static void json_durations(struct json_writer *w, const char *key, const struct 
 	json_end(w);
 }
 
-/* The exact counts of the four tracepoints, from the TOTALS records; null when the file has none. */
+/*
+ * The exact counts of the four tracepoints, from the TOTALS records (a
+ * split signal_generate's two events add up); null when the file has none.
+ */
 static void json_totals(struct json_writer *w, const struct profile *p)
 {
 	json_object_begin(w, "totals");
 	for (size_t t = 0; t < ARRAY_SIZE(signal_tracepoints); t++) {
-		const struct sp_event *found = NULL;
-		for (size_t e = 0; e < view_event_count(p) && !found; e++) {
+		uint64_t total = 0;
+		bool counted = false;
+		for (size_t e = 0; e < view_event_count(p); e++) {
 			const struct sp_event *ev = view_event(p, e);
-			if (strcmp(ev->collector, "signal") == 0 && tracepoint_named(ev->name) == &signal_tracepoints[t])
-				found = ev;
+			if (strcmp(ev->collector, "signal") == 0 && ev->has_totals &&
+			    tracepoint_named(ev->name) == &signal_tracepoints[t]) {
+				total += ev->total_value;
+				counted = true;
+			}
 		}
-		if (found && found->has_totals)
-			json_u64(w, signal_tracepoints[t].name, found->total_value);
+		if (counted)
+			json_u64(w, signal_tracepoints[t].name, total);
 		else
 			json_null(w, signal_tracepoints[t].name);
 	}

@@ -21,6 +21,7 @@
 #define SIGPROF_SIGNAL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "sigprof/stats.h"
@@ -129,5 +130,32 @@ uint64_t signal_analysis_bad_events(const struct signal_analysis *a);
 
 /* Whether the default action of signo ends the process (terminate or core dump). */
 bool signal_default_is_fatal(int signo);
+
+/*
+ * The split of signal_generate by its `code` field (the siginfo's si_code):
+ * the generations the kernel makes on its own, in an interrupt or on the
+ * target's behalf (timers: SI_TIMER, SI_KERNEL), go to the event
+ * "signal:signal_generate#" SIGNAL_KERNEL_SUFFIX with the kernel's stack
+ * only; every other generation (user code's kill, tgkill, sigqueue, ...;
+ * faults in the faulting task) to "signal:signal_generate" with the whole
+ * stack.  docs/signal.md gives the reasons per code.
+ */
+#define SIGNAL_KERNEL_SUFFIX "kernel"
+
+/* One si_code whose generations are the kernel's own. */
+struct signal_kernel_code {
+	int code;          /* as the tracepoint's int `code` holds it */
+	const char *name;  /* the constant of include/uapi/asm-generic/siginfo.h */
+	const char *why;   /* who generates it, where */
+};
+extern const struct signal_kernel_code signal_kernel_codes[];
+extern const size_t signal_kernel_code_count;
+
+/*
+ * The tracepoint filter (tracefs syntax) of one side of the split: the
+ * kernel's own codes (kernel), or every other code; the two select
+ * complementary sets of hits.
+ */
+void signal_generate_filter(bool kernel, char *buf, size_t len);
 
 #endif

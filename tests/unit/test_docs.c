@@ -16,6 +16,7 @@
 #include "sigprof/lock.h"
 #include "sigprof/options.h"
 #include "sigprof/paths.h"
+#include "sigprof/signal.h"
 #include "unit_helpers.h"
 
 
@@ -314,22 +315,44 @@ Test(docs, man_page_documents_each_option_of_every_command_and_no_other)
 	free(man);
 }
 
+/* Whether doc's section that begins with heading holds item (before the next "## " heading); asserts it exists. */
+static bool section_holds(const char *doc, const char *heading, const char *item, const char **section,
+			  const char **next)
+{
+	*section = strstr(doc, heading);
+	cr_assert(*section, "no section %s", heading);
+	*next = strstr(*section + 1, "\n## ");
+	const char *at = strstr(*section, item);
+	return at && (!*next || at < *next);
+}
+
 Test(docs, lock_md_lists_every_lock_primitive)
 {
 	char *doc = read_text_file("docs/lock.md");
-	const char *section = strstr(doc, "## Lock primitives skipped when naming a lock");
-	cr_assert(section, "docs/lock.md has no section of lock primitives");
-	const char *next = strstr(section + 1, "\n## ");
+	const char *section, *next;
 	for (size_t i = 0; i < lock_primitive_count; i++) {
 		char item[96];
 		snprintf(item, sizeof(item), "\n- `%s`\n", lock_primitives[i]);
-		const char *at = strstr(section, item);
-		cr_assert(at && (!next || at < next), "docs/lock.md does not list %s", lock_primitives[i]);
+		cr_assert(section_holds(doc, "## Lock primitives skipped when naming a lock", item, &section, &next),
+			  "docs/lock.md does not list %s", lock_primitives[i]);
 	}
 	unsigned listed = 0;
 	for (const char *p = section; (p = strstr(p, "\n- `")) && (!next || p < next); p++)
 		listed++;
 	cr_assert_eq(listed, lock_primitive_count, "docs/lock.md lists %u primitives, the code has %zu", listed,
 		     lock_primitive_count);
+	free(doc);
+}
+
+Test(docs, signal_md_lists_every_code_whose_generation_takes_the_kernel_stack_only)
+{
+	char *doc = read_text_file("docs/signal.md");
+	const char *section, *next;
+	for (size_t i = 0; i < signal_kernel_code_count; i++) {
+		char row[96];
+		snprintf(row, sizeof(row), "\n| `%s` (%d) |", signal_kernel_codes[i].name, signal_kernel_codes[i].code);
+		cr_assert(section_holds(doc, "\n## Generations by the kernel", row, &section, &next),
+			  "docs/signal.md does not list %s", signal_kernel_codes[i].name);
+	}
 	free(doc);
 }

@@ -434,3 +434,37 @@ Test(signal, default_actions)
 	cr_assert_not(signal_default_is_fatal(28)); /* SIGWINCH */
 	cr_assert_not(signal_default_is_fatal(0));
 }
+
+/*
+ * What a filter of signal_generate_filter() selects, for one code: the
+ * filters are "code == A || code == B" or "code != A && code != B", which
+ * this reads back term by term.
+ */
+static bool filter_selects(const char *filter, int code)
+{
+	bool any = strstr(filter, "||") != NULL, result = !any;
+	for (const char *p = filter; (p = strstr(p, "code ")); p += 5) {
+		char op[3];
+		int value;
+		cr_assert_eq(sscanf(p, "code %2s %d", op, &value), 2, "unreadable term at %s", p);
+		bool term = strcmp(op, "==") == 0 ? code == value : code != value;
+		result = any ? result || term : result && term;
+	}
+	return result;
+}
+
+Test(signal, generate_filters_split_every_code_one_way)
+{
+	char kernel[128], user[128];
+	signal_generate_filter(true, kernel, sizeof(kernel));
+	signal_generate_filter(false, user, sizeof(user));
+	cr_assert_str_eq(kernel, "code == -2 || code == 128");
+	cr_assert_str_eq(user, "code != -2 && code != 128");
+	/* every si_code (SI_ASYNCNL -60 .. SI_KERNEL 0x80 and past) goes to exactly one side */
+	for (int code = -64; code <= 0x100; code++)
+		cr_assert_neq(filter_selects(kernel, code), filter_selects(user, code), "code %d", code);
+	const int timer = -2, itimer = 0x80, kill_code = 0, tgkill = -6, sigqueue = -1, segv_maperr = 1;
+	cr_assert(filter_selects(kernel, timer) && filter_selects(kernel, itimer));
+	cr_assert(filter_selects(user, kill_code) && filter_selects(user, tgkill) && filter_selects(user, sigqueue) &&
+		  filter_selects(user, segv_maperr));
+}
