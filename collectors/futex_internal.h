@@ -78,6 +78,8 @@ struct futex_state {
 	struct u64_map joins;
 	struct u64_map dwarf_of;
 	uint64_t stacks_lent;       /* entries whose call had a copy of its own */
+	/* the entry sample() just took, interned as counted_from, counts on counted_on (the counted_stack hook) */
+	uint32_t counted_from, counted_on;
 	/* the last sample path_of() decoded, reused by sample(): its record's raw data identifies it */
 	const void *cached_raw;
 	bool cached_ok;
