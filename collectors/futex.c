@@ -328,6 +328,7 @@ static void *futex_create(const struct profile *p, int self)
 	st->self = self;
 	st->profile = p;
 	st->tracker = futex_tracker_new();
+	st->lender = futex_stack_lender_new();
 	st->counted_from = st->counted_on = UINT32_MAX;
 	if (view_weights_wanted(p))
 		futex_tracker_set_wait_hook(st->tracker, charge_wait, st);
@@ -338,13 +339,7 @@ static void futex_destroy(void *state)
 {
 	struct futex_state *st = state;
 	futex_tracker_free(st->tracker);
-	size_t pos = 0;
-	uint64_t key;
-	void *value;
-	while (u64_map_next(&st->joins, &pos, &key, &value))
-		free(value);
-	u64_map_free(&st->joins);
-	u64_map_free(&st->dwarf_of);
+	futex_stack_lender_free(st->lender);
 	free(st->events);
 	free(st);
 }
@@ -365,65 +360,15 @@ static int futex_path_of(void *state, const struct profile *p, const struct sp_s
 	return futex_op_path(op);
 }
 
-/* ---- trace mode: the stack copies joined to the entries of their call ---- */
-
-#define STACK_AMBIGUOUS ((void *)UINTPTR_MAX)
-
-/* What a thread's current call brought: its entry's stack and its copy's, ids + 1 (0: not seen). */
-struct stack_join {
-	uint32_t entry_stack, copy_stack;
-};
-
 /*
- * An entry (copy false) or its stack copy (true) of thread tid, in either
- * order: the second of the two teaches that the entry's frame-pointer stack
- * is that call site's DWARF stack.  A frame-pointer stack that two copies
- * disagree about (it loses the caller of a libc wrapper, which the copies
- * tell apart) stays as it is.
- */
-static void join_stack(struct futex_state *st, uint32_t tid, uint32_t stack, bool copy)
-{
-	struct stack_join *j = u64_map_get(&st->joins, tid);
-	if (!j) {
-		j = xcalloc(1, sizeof(*j));
-		u64_map_put(&st->joins, tid, j);
-	}
-	if (copy)
-		j->copy_stack = stack + 1;
-	else
-		j->entry_stack = stack + 1;
-	if (!j->copy_stack || !j->entry_stack)
-		return;
-	st->stacks_lent++;
-	void *known = u64_map_get(&st->dwarf_of, j->entry_stack);
-	void *learned = (void *)(uintptr_t)j->copy_stack;
-	if (!known)
-		u64_map_put(&st->dwarf_of, j->entry_stack, learned);
-	else if (known != learned)
-		u64_map_put(&st->dwarf_of, j->entry_stack, STACK_AMBIGUOUS);
-	j->entry_stack = j->copy_stack = 0;
-}
-
-static uint32_t dwarf_stack_of(void *ctx, uint32_t stack)
-{
-	struct futex_state *st = ctx;
-	void *v = u64_map_get(&st->dwarf_of, (uint64_t)stack + 1);
-	return v && v != STACK_AMBIGUOUS ? (uint32_t)((uintptr_t)v - 1) : stack;
-}
-
-/*
- * The stack an entry of thread tid, interned as stack, is counted on: the
- * DWARF stack of its own call's copy when that came first, else the one its
- * call site's copies taught so far, else its own.  Kept for the
- * counted_stack hook, which the loader asks next.
+ * The stack an entry of thread tid, interned as stack, is counted on (the
+ * lender's choice), kept for the counted_stack hook, which the loader asks
+ * next.
  */
 static uint32_t entry_stack(struct futex_state *st, uint32_t tid, uint32_t stack)
 {
-	const struct stack_join *j = u64_map_get(&st->joins, tid);
-	uint32_t own_copy = j ? j->copy_stack : 0;
-	join_stack(st, tid, stack, false);
 	st->counted_from = stack;
-	st->counted_on = own_copy ? own_copy - 1 : dwarf_stack_of(st, stack);
+	st->counted_on = futex_lend_entry(st->lender, tid, stack);
 	return st->counted_on;
 }
 
@@ -454,14 +399,15 @@ static void futex_sample(void *state, const struct profile *p, const struct sp_s
 	}
 	struct event_info *info = &st->events[s->event->index];
 	if (info->kind == KIND_STACK) {
-		join_stack(st, c->tid, stack, true);
+		st->stack_copies++;
+		futex_lend_copy(st->lender, c->tid, stack);
 		return;
 	}
 	info->samples++;
 	info->weight += c->period;
 	st->counted_from = st->counted_on = UINT32_MAX; /* an exit counts on its own stack */
 	if (!c->enter) {
-		free(u64_map_remove(&st->joins, c->tid)); /* the call is over: its entry and copy were joined or not */
+		futex_lend_exit(st->lender, c->tid);
 		futex_tracker_exit(st->tracker, c);
 		return;
 	}
@@ -481,9 +427,13 @@ static void futex_finish(void *state, const struct profile *p)
 	futex_tracker_finish(st->tracker);
 	struct futex_word *const *words;
 	size_t n = futex_tracker_words(st->tracker, &words);
+	uint64_t joined;
+	size_t learned;
+	futex_lender_stats(st->lender, &joined, &learned);
 	for (size_t i = 0; i < n; i++) {
-		if (st->dwarf_of.count)
-			futex_word_remap_stacks(words[i], dwarf_stack_of, st);
+		/* entries that came before their call site's first copy */
+		if (learned)
+			futex_word_remap_stacks(words[i], futex_lent_stack, st->lender);
 		futex_word_sort_stacks(words[i]);
 	}
 }
