@@ -10,10 +10,12 @@
  * with the tracepoint filter `sigprof stat` uses, makes the calls per op
  * exact (sample mode does not pay for them: exact while every call is
  * recorded, estimated above the bound).
+ * Without --call-graph, each entry takes its frame-pointer chain (small,
+ * cheap to write) and a copy of the user stack beside it while the entries
+ * of its CPU stay under STACK_COPY_BOUND_HZ over a window (rate_bound.h);
+ * the report lends each call site the DWARF stack of its copies.
  * --futex picks what flows:
- *   trace   every call, period 1, each entry with its frame-pointer chain,
- *           and a copy of the user stack beside it while the entries of its
- *           CPU stay under TRACE_STACK_BOUND_HZ over a window (rate_bound.h);
+ *   trace   every call, period 1;
  *   sample  (default) every call while a window of the CPU stays at or under
  *           FUTEX_SAMPLE_BOUND_HZ per tracepoint (the gate, measured by a
  *           meter), the kernel's frequency mode at that rate in the windows
@@ -58,14 +60,41 @@
  */
 #define FUTEX_SAMPLE_BOUND_HZ 50000
 /*
- * Trace mode's bound on the stack copies, per CPU: 2000 copies of 2 KiB a
- * second are 4 MB/s, while every call's record (the frame-pointer chain)
- * goes on at any rate.
+ * The bound on the stack copies (trace and sample modes), per CPU: 2000
+ * copies of 2 KiB a second are 4 MB/s, while the entries' records (the
+ * frame-pointer chain) go on at their own rate.  A 2 KiB copy on every
+ * entry of sample mode made 2.4 KB records at up to 50 000 a second per
+ * CPU: 500 MB in 3 s of `perf bench futex hash`.
  */
-#define TRACE_STACK_BOUND_HZ 2000
+#define STACK_COPY_BOUND_HZ 2000
 
 /* The system calls, futex(2) first: it is required, the futex2 calls are taken where the kernel has them. */
 static const char *const futex_syscalls[] = { "futex", "futex_wait", "futex_wake", "futex_requeue", "futex_waitv" };
+
+/*
+ * Beside an entry tracepoint whose records take the frame-pointer chain
+ * (specs[record]; sample mode's alternate is its copy): a copy of the user
+ * stack ("#stack", WAIT_STACK_USER_SIZE bytes, unwound with DWARF at report
+ * time) of every entry while the entries of its CPU, counted by
+ * specs[meter], stay under STACK_COPY_BOUND_HZ over a window.  At least
+ * the first calls of every call site get a copy; the report lends the copy's
+ * DWARF stack to every entry of that frame-pointer stack (docs/futex.md).
+ */
+static void add_stack_copies(struct event_list *events, const struct record_options *opts, size_t record,
+			     size_t meter)
+{
+	struct record_options dwarf = *opts;
+	dwarf.call_graph = CALL_GRAPH_DWARF;
+	dwarf.stack_user_size = WAIT_STACK_USER_SIZE;
+	size_t copy = rate_bound_add_sibling(events, record, FUTEX_STACK_SUFFIX, NULL);
+	struct perf_event_attr *a = &events->specs[copy].attr;
+	sampling_attr_init(a, &dwarf, PERF_TYPE_TRACEPOINT, a->config);
+	a->sample_type |= PERF_SAMPLE_RAW;
+	a->exclude_callchain_kernel = 1;
+	a->sample_period = 1;
+	a->freq = 0;
+	rate_bound_link(events, copy, meter, -1, STACK_COPY_BOUND_HZ);
+}
 
 /*
  * The events of one tracepoint: in trace mode the one that records every
@@ -87,29 +116,15 @@ static int add_tracepoint(struct event_list *events, const struct record_options
 		return (int)record;
 	}
 	if (opts->futex == FUTEX_TRACE) {
-		if (entry && !opts->call_graph_chosen) {
-			/*
-			 * Every entry carries its frame-pointer chain; a copy of the
-			 * user stack is taken beside it while the entries of this CPU
-			 * stay under TRACE_STACK_BOUND_HZ over a window, so that each
-			 * call site's first calls (at least) are unwound with DWARF.
-			 */
-			struct record_options dwarf = *opts;
-			dwarf.call_graph = CALL_GRAPH_DWARF;
-			dwarf.stack_user_size = WAIT_STACK_USER_SIZE;
-			size_t copy = rate_bound_add_sibling(events, record, FUTEX_STACK_SUFFIX, NULL);
-			struct perf_event_attr *a = &events->specs[copy].attr;
-			sampling_attr_init(a, &dwarf, PERF_TYPE_TRACEPOINT, a->config);
-			a->sample_type |= PERF_SAMPLE_RAW;
-			a->exclude_callchain_kernel = 1;
-			a->sample_period = 1;
-			a->freq = 0;
-			rate_bound_link(events, copy, record, -1, TRACE_STACK_BOUND_HZ);
-		}
+		if (entry && !opts->call_graph_chosen)
+			add_stack_copies(events, opts, record, record); /* the recording event counts every entry */
 		return (int)record;
 	}
 	/* an exit's rate is its entry's: the entry's meter measures both */
-	return (int)rate_bound_add(events, record, entry ? -1 : entry_meter, FUTEX_SAMPLE_BOUND_HZ);
+	size_t meter = rate_bound_add(events, record, entry ? -1 : entry_meter, FUTEX_SAMPLE_BOUND_HZ);
+	if (entry && !opts->call_graph_chosen)
+		add_stack_copies(events, opts, record, meter);
+	return (int)meter;
 }
 
 /* One counter per futex(2) command, with the tracepoint filter `sigprof stat` uses: exact calls per op. */
@@ -129,12 +144,13 @@ static int futex_add_events(struct record_options *opts, struct event_list *even
 	char name[64];
 	/*
 	 * Waiters blocked in glibc's lock code (no frame pointers) are named only
-	 * by a DWARF unwind.  Trace mode records every call: a 2 KiB copy on each
-	 * lost 30% of the records on a fast caller, so its entries take the
-	 * frame-pointer chain and a copy only while the rate allows (above).
+	 * by a DWARF unwind.  A 2 KiB copy on every entry lost 30% of trace
+	 * mode's records on a fast caller and made sample mode's files 500 MB in
+	 * 3 s, so entries take the frame-pointer chain and a copy only while the
+	 * rate allows (add_stack_copies).
 	 */
 	struct record_options with_stacks = *opts;
-	with_stacks.call_graph = call_graph_for(opts, opts->futex == FUTEX_TRACE ? CALL_GRAPH_FP : CALL_GRAPH_DWARF);
+	with_stacks.call_graph = call_graph_for(opts, CALL_GRAPH_FP);
 	with_stacks.stack_user_size = stack_user_size_for(opts, WAIT_STACK_USER_SIZE);
 	for (size_t i = 0; i < ARRAY_SIZE(futex_syscalls); i++) {
 		snprintf(name, sizeof(name), "sys_enter_%s", futex_syscalls[i]);
@@ -312,6 +328,8 @@ static void *futex_create(const struct profile *p, int self)
 	st->self = self;
 	st->profile = p;
 	st->tracker = futex_tracker_new();
+	st->lender = futex_stack_lender_new();
+	st->counted_from = st->counted_on = UINT32_MAX;
 	if (view_weights_wanted(p))
 		futex_tracker_set_wait_hook(st->tracker, charge_wait, st);
 	return st;
@@ -321,13 +339,7 @@ static void futex_destroy(void *state)
 {
 	struct futex_state *st = state;
 	futex_tracker_free(st->tracker);
-	size_t pos = 0;
-	uint64_t key;
-	void *value;
-	while (u64_map_next(&st->joins, &pos, &key, &value))
-		free(value);
-	u64_map_free(&st->joins);
-	u64_map_free(&st->dwarf_of);
+	futex_stack_lender_free(st->lender);
 	free(st->events);
 	free(st);
 }
@@ -348,50 +360,24 @@ static int futex_path_of(void *state, const struct profile *p, const struct sp_s
 	return futex_op_path(op);
 }
 
-/* ---- trace mode: the stack copies joined to the entries of their call ---- */
-
-#define STACK_AMBIGUOUS ((void *)UINTPTR_MAX)
-
-/* What a thread's current call brought: its entry's stack and its copy's, ids + 1 (0: not seen). */
-struct stack_join {
-	uint32_t entry_stack, copy_stack;
-};
-
 /*
- * An entry (copy false) or its stack copy (true) of thread tid, in either
- * order: the second of the two teaches that the entry's frame-pointer stack
- * is that call site's DWARF stack.  A frame-pointer stack that two copies
- * disagree about (it loses the caller of a libc wrapper, which the copies
- * tell apart) stays as it is.
+ * The stack an entry of thread tid, interned as stack, is counted on (the
+ * lender's choice), kept for the counted_stack hook, which the loader asks
+ * next.
  */
-static void join_stack(struct futex_state *st, uint32_t tid, uint32_t stack, bool copy)
+static uint32_t entry_stack(struct futex_state *st, uint32_t tid, uint32_t stack)
 {
-	struct stack_join *j = u64_map_get(&st->joins, tid);
-	if (!j) {
-		j = xcalloc(1, sizeof(*j));
-		u64_map_put(&st->joins, tid, j);
-	}
-	if (copy)
-		j->copy_stack = stack + 1;
-	else
-		j->entry_stack = stack + 1;
-	if (!j->copy_stack || !j->entry_stack)
-		return;
-	st->stacks_lent++;
-	void *known = u64_map_get(&st->dwarf_of, j->entry_stack);
-	void *learned = (void *)(uintptr_t)j->copy_stack;
-	if (!known)
-		u64_map_put(&st->dwarf_of, j->entry_stack, learned);
-	else if (known != learned)
-		u64_map_put(&st->dwarf_of, j->entry_stack, STACK_AMBIGUOUS);
-	j->entry_stack = j->copy_stack = 0;
+	st->counted_from = stack;
+	st->counted_on = futex_lend_entry(st->lender, tid, stack);
+	return st->counted_on;
 }
 
-static uint32_t dwarf_stack_of(void *ctx, uint32_t stack)
+/* The counted_stack hook (collector.h): an entry counts on the stack entry_stack() chose. */
+static uint32_t futex_counted_stack(void *state, const struct profile *p, uint32_t stack)
 {
-	struct futex_state *st = ctx;
-	void *v = u64_map_get(&st->dwarf_of, (uint64_t)stack + 1);
-	return v && v != STACK_AMBIGUOUS ? (uint32_t)((uintptr_t)v - 1) : stack;
+	(void)p;
+	const struct futex_state *st = state;
+	return stack == st->counted_from ? st->counted_on : stack;
 }
 
 static void name_word(const struct profile *p, struct futex_word *w)
@@ -413,21 +399,23 @@ static void futex_sample(void *state, const struct profile *p, const struct sp_s
 	}
 	struct event_info *info = &st->events[s->event->index];
 	if (info->kind == KIND_STACK) {
-		join_stack(st, c->tid, stack, true);
+		st->stack_copies++;
+		futex_lend_copy(st->lender, c->tid, stack);
 		return;
 	}
 	info->samples++;
 	info->weight += c->period;
+	st->counted_from = st->counted_on = UINT32_MAX; /* an exit counts on its own stack */
 	if (!c->enter) {
-		free(u64_map_remove(&st->joins, c->tid)); /* the call is over: its entry and copy were joined or not */
+		futex_lend_exit(st->lender, c->tid);
 		futex_tracker_exit(st->tracker, c);
 		return;
 	}
-	join_stack(st, c->tid, stack, false);
+	uint32_t counted = entry_stack(st, c->tid, stack);
 	struct futex_call entry = *c;
-	entry.stack = stack;
+	entry.stack = counted;
 	struct futex_word *w = futex_tracker_enter(st->tracker, &entry);
-	view_add_weight(p, st->self, stack, c->pid, c->tid, 0, c->uaddr, WEIGHT_CALLS, c->period ? c->period : 1);
+	view_add_weight(p, st->self, counted, c->pid, c->tid, 0, c->uaddr, WEIGHT_CALLS, c->period ? c->period : 1);
 	if (!w->named)
 		name_word(p, w);
 }
@@ -439,9 +427,13 @@ static void futex_finish(void *state, const struct profile *p)
 	futex_tracker_finish(st->tracker);
 	struct futex_word *const *words;
 	size_t n = futex_tracker_words(st->tracker, &words);
+	uint64_t joined;
+	size_t learned;
+	futex_lender_stats(st->lender, &joined, &learned);
 	for (size_t i = 0; i < n; i++) {
-		if (st->dwarf_of.count)
-			futex_word_remap_stacks(words[i], dwarf_stack_of, st);
+		/* entries that came before their call site's first copy */
+		if (learned)
+			futex_word_remap_stacks(words[i], futex_lent_stack, st->lender);
 		futex_word_sort_stacks(words[i]);
 	}
 }
@@ -491,6 +483,7 @@ static const struct collector_analyzer futex_analyzer = {
 	.marks_data = futex_marks_data,
 	.describe = futex_describe,
 	.pending_futex_word = futex_pending_word,
+	.counted_stack = futex_counted_stack,
 };
 
 const struct collector futex_collector = {

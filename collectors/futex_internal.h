@@ -69,15 +69,11 @@ struct futex_state {
 	struct event_info *events; /* by sp_event index */
 	size_t nevents;
 	uint64_t undecoded;        /* samples whose raw fields could not be read */
-	/*
-	 * Trace mode's stack copies: per thread the entry and the copy seen
-	 * since its last exit (struct stack_join), and what they taught: an
-	 * entry's frame-pointer stack id + 1 -> the DWARF stack id + 1 of its call
-	 * site (STACK_AMBIGUOUS when one frame-pointer stack had copies of two).
-	 */
-	struct u64_map joins;
-	struct u64_map dwarf_of;
-	uint64_t stacks_lent;       /* entries whose call had a copy of its own */
+	/* the copies of the user stack (#stack) joined to the entries of their calls */
+	struct futex_stack_lender *lender;
+	uint64_t stack_copies;     /* copies recorded (#stack samples decoded) */
+	/* the entry sample() just took, interned as counted_from, counts on counted_on (the counted_stack hook) */
+	uint32_t counted_from, counted_on;
 	/* the last sample path_of() decoded, reused by sample(): its record's raw data identifies it */
 	const void *cached_raw;
 	bool cached_ok;

@@ -546,6 +546,14 @@ static void json_summary(struct futex_state *st, const struct profile *p, struct
 	json_u64(w, "unpaired_exits", unpaired);
 	json_u64(w, "orphan_exits", orphans);
 	json_u64(w, "undecoded_samples", st->undecoded);
+	uint64_t joined;
+	size_t learned;
+	futex_lender_stats(st->lender, &joined, &learned);
+	json_object_begin(w, "stack_copies");
+	json_u64(w, "recorded", st->stack_copies);
+	json_u64(w, "joined", joined);
+	json_u64(w, "call_sites", learned);
+	json_end(w);
 	json_end(w);
 }
 

@@ -666,14 +666,21 @@ static void load_sample(struct loader *l, const struct perf_event_header *rec)
 		return;
 	}
 	uint64_t period = s.period ? s.period : 1;
-	uint32_t id = stack_add_on_path(&p->stacks, (uint32_t)ci, frames, n, !stack_only, stack_only ? 0 : period,
-					path);
+	uint32_t id = stack_add_on_path(&p->stacks, (uint32_t)ci, frames, n, 0, 0, path);
 	if (an && an->sample)
 		an->sample(c->state, p, &s, id);
 	if (stack_only) {
 		p->stack_only_samples++;
 		return;
 	}
+	if (an && an->counted_stack) {
+		uint32_t counted = an->counted_stack(c->state, p, id);
+		if (counted < p->stacks.nstacks && p->stacks.stacks[counted].collector == (uint32_t)ci &&
+		    p->stacks.stacks[counted].path == p->stacks.stacks[id].path)
+			id = counted;
+	}
+	p->stacks.stacks[id].count++;
+	p->stacks.stacks[id].weight += period;
 	c->samples++;
 	s.event->collector_samples++;
 	c->weight += period;

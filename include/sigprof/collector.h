@@ -161,6 +161,16 @@ struct collector_analyzer {
 	 * inside a futex call to its word).
 	 */
 	bool (*pending_futex_word)(void *state, uint32_t tid, uint64_t time, uint32_t *pid, uint64_t *uaddr);
+	/*
+	 * Optional: the stack (an interned stack id of this collector, on the
+	 * same path) that the sample just handed to sample() as `stack` is
+	 * counted on, or `stack` itself.  Asked by the loader after sample() of
+	 * every counted sample (not of a PATH_STACK_ONLY one); the sample's count,
+	 * weight and weights go to the stack it returns.  The futex collector
+	 * counts an entry's frame-pointer stack on the DWARF stack of a copy
+	 * (PATH_STACK_ONLY) of the same call or call site.
+	 */
+	uint32_t (*counted_stack)(void *state, const struct profile *p, uint32_t stack);
 };
 
 /* One figure per path of a collector (collector_analyzer.path_figures). */

@@ -270,6 +270,38 @@ Test(futex, ops_above_the_bound_exact_in_count_mode_estimated_in_the_default, .t
 	cr_assert(fabs(weighted - n) <= 0.02 * n, "the word's weighted calls %.0f for %ld", weighted, n);
 }
 
+/*
+ * The default mode's stacks on a fast caller: the entries take frame-pointer
+ * chains, which lose wake_many (the caller of libc's syscall(), which has no
+ * frame pointer); copies of the user stack are taken only while a CPU's
+ * entries stay under 2000 a second (a minority of the calls here), and they
+ * lend the call site's DWARF stack to every entry, weighted or not: in the
+ * word's wakers and in the path's stacks.
+ */
+Test(futex, default_mode_lends_dwarf_stacks_to_a_fast_callers_entries, .timeout = 120)
+{
+	require_tracepoints();
+	const long n = 100000;
+	const char *data = test_path("fast-stacks.data");
+	int st = run_cmd(NULL, false, "%s record -q -e futex -o %s -- " W "futex_wake_many %ld >/dev/null", sigprof_bin(),
+			 data, n);
+	cr_assert_eq(st, 0);
+	cr_assert_eq(json_number(data, ".meta.lost"), 0, "records were lost");
+	cr_assert_eq(json_number(data, ".futex_summary.syscalls.sys_enter_futex.total"), n);
+	double copies = json_number(data, ".futex_summary.stack_copies.recorded");
+	cr_assert_gt(copies, 0, "no stack copy: the first window records them");
+	cr_assert_lt(copies, 0.5 * n, "%.0f copies for %ld calls: not bounded", copies, n);
+	cr_assert_gt(json_number(data, ".futex_summary.stack_copies.joined"), 0);
+	double calls = word_number(data, "wake_word", ".calls");
+	cr_assert(fabs(calls - n) <= 0.02 * n, "the word's weighted calls %.0f for %ld", calls, n);
+	cr_assert_eq(word_number(data, "wake_word", "[.wakers[] | select(any(.frames[]; .sym==\"wake_many\")) | .count] "
+						   "| add"), calls, "every waker stack names wake_many");
+	double entries = json_number(data, ".futex_summary.syscalls.sys_enter_futex.samples");
+	double on_path = json_number(data, "[.stacks[] | select(.collector==\"futex\" and .path==\"futex-wake\" and "
+					   "any(.frames[]; .sym==\"wake_many\")) | .count] | add");
+	cr_assert_eq(on_path, entries, "%.0f of %.0f entries counted on a stack naming wake_many", on_path, entries);
+}
+
 Test(futex, futex2_system_calls)
 {
 	require_tracepoints();

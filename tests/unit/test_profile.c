@@ -426,3 +426,89 @@ Test(profile, frame_pointer_chains_end_where_they_leave_the_code_or_loop)
 	profile_free(&p);
 	free(path);
 }
+
+/*
+ * The counted_stack hook: a test double of an analyzer whose sample at
+ * LEND_IP only lends its stack (PATH_STACK_ONLY) and whose other samples
+ * count on that stack when they are on its path (the futex collector's
+ * entries on their call site's DWARF stack).
+ */
+#define LEND_IP 0xffffffff81000100ull
+struct lend_state {
+	uint32_t lent;
+	int asked;
+};
+
+static void *lend_create(const struct profile *p, int self)
+{
+	(void)p;
+	(void)self;
+	struct lend_state *st = xcalloc(1, sizeof(*st));
+	st->lent = UINT32_MAX;
+	return st;
+}
+
+static int lend_path_of(void *state, const struct profile *p, const struct sp_sample *s)
+{
+	(void)state;
+	(void)p;
+	if (s->ip == LEND_IP)
+		return PATH_OTHER | PATH_STACK_ONLY;
+	return s->time == 13 ? PATH_FUTEX_WAIT : PATH_OTHER;
+}
+
+static void lend_sample(void *state, const struct profile *p, const struct sp_sample *s, uint32_t stack)
+{
+	(void)p;
+	struct lend_state *st = state;
+	if (s->ip == LEND_IP)
+		st->lent = stack;
+}
+
+static uint32_t lend_counted_stack(void *state, const struct profile *p, uint32_t stack)
+{
+	(void)p;
+	(void)stack;
+	struct lend_state *st = state;
+	st->asked++;
+	return st->lent;
+}
+
+static const struct collector_analyzer lend_analyzer = { .create = lend_create, .path_of = lend_path_of,
+							 .sample = lend_sample, .counted_stack = lend_counted_stack,
+							 .destroy = free };
+static const struct collector lend_collector = { .name = "cpu", .analyzer = &lend_analyzer };
+
+Test(profile, a_sample_counts_on_the_stack_its_analyzer_names)
+{
+	char *path;
+	struct sp_writer *w = start_file("lend.data", &path);
+	add_kernel_sample(w, LEND_IP, 10);                 /* lends its stack, counted nowhere */
+	add_kernel_sample(w, 0xffffffff81000200ull, 11); /* counted on the lent stack */
+	add_kernel_sample(w, 0xffffffff81000300ull, 12); /* too */
+	add_kernel_sample(w, 0xffffffff81000400ull, 13); /* on another path: keeps its own stack */
+	add_round(w);
+	finish_file(w);
+
+	static const struct collector *const table[] = { &lend_collector };
+	struct profile_options opts = { .collectors = table, .ncollectors = 1 };
+	struct profile p;
+	char err[256] = "";
+	cr_assert_eq(profile_load(path, &opts, &p, err, sizeof(err)), 0, "%s", err);
+	const struct lend_state *st = p.collectors[0].state;
+	cr_assert_eq(st->asked, 3, "asked of every counted sample, not of the lending one");
+	cr_assert_eq(p.stacks.nstacks, 4, "every sample's stack interned");
+	cr_assert_eq(p.stacks.stacks[st->lent].count, 2);
+	cr_assert_eq(p.stacks.stacks[st->lent].weight, 2);
+	for (size_t i = 0; i < p.stacks.nstacks; i++) {
+		const struct stack *s = &p.stacks.stacks[i];
+		uint64_t want = i == st->lent ? 2 : s->path == PATH_FUTEX_WAIT ? 1 : 0;
+		cr_expect_eq(s->count, want, "stack %zu on path %d counts %llu", i, s->path, (unsigned long long)s->count);
+	}
+	cr_assert_eq(p.collectors[0].samples, 3);
+	cr_assert_eq(p.collectors[0].path_samples[PATH_OTHER], 2);
+	cr_assert_eq(p.collectors[0].path_samples[PATH_FUTEX_WAIT], 1);
+	cr_assert_eq(p.stack_only_samples, 1);
+	profile_free(&p);
+	free(path);
+}
