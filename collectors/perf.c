@@ -178,7 +178,7 @@ static int open_one(struct perf_session *s, size_t e, struct cpu_fds *c, size_t 
 	bool system_wide = t->system_wide || s->events[e].spec->system_wide;
 	attr.size = sizeof(attr);
 	attr.inherit = system_wide || cgroup ? 0 : t->inherit;
-	attr.disabled = 1; /* enabled on exec (task events) or once attached to its ring (open_event_everywhere) */
+	attr.disabled = 1; /* enabled on exec (task events) or once every event is open (perf_session_open) */
 	size_t leader = e;
 	while (leader > 0 && s->events[leader].spec->group_with_previous)
 		leader--;
@@ -249,13 +249,6 @@ static int open_on(struct perf_session *s, size_t e, struct cpu_fds *c, size_t t
 	}
 	int fd = *fd_slot(s, c, e, thread);
 	ret = attach_to_ring(c, fd, ring_pages);
-	/*
-	 * An event enabled from the start (system-wide, or attached to tasks
-	 * that already run) was opened disabled: enabled before it had a ring,
-	 * it would count hits whose samples had nowhere to go.
-	 */
-	if (!ret && !spec->attr.disabled && ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
-		ret = -errno;
 	if (ret < 0)
 		snprintf(err, errlen, "cannot map the ring buffer for %s on CPU %d: %s", spec->name, c->cpu,
 			 strerror(-ret));
@@ -337,6 +330,28 @@ int perf_session_open(const struct event_spec *specs, size_t n, const struct per
 		s->events[e].spec = &specs[e];
 		s->events[e].ids = xcalloc(s->ncpus * s->nthreads, sizeof(uint64_t));
 		ret = open_event_everywhere(s, e, target, ring_pages, err, errlen);
+	}
+	/*
+	 * An event enabled from the start (system-wide, or attached to tasks
+	 * that already run) was opened disabled: enabled before it had a ring,
+	 * it would count hits whose samples had nowhere to go.  All of them are
+	 * enabled here, once every event is open, in one quick pass: enabled
+	 * one by one as they opened, the first events recorded calls for as
+	 * long as the others took to open (tens of milliseconds on a loaded
+	 * machine), calls that a rate bound's meter, opened later, never saw.
+	 */
+	for (size_t e = 0; e < n && !ret; e++) {
+		if (s->events[e].failed || specs[e].attr.disabled)
+			continue;
+		for (size_t i = 0; i < s->ncpus && !ret; i++)
+			for (size_t th = 0; th < s->nthreads && !ret; th++) {
+				int fd = *fd_slot(s, &s->cpus[i], e, th);
+				if (fd >= 0 && ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
+					ret = -errno;
+					snprintf(err, errlen, "cannot enable event %s on CPU %d: %s", specs[e].name,
+						 s->cpus[i].cpu, strerror(-ret));
+				}
+			}
 	}
 	/* every thread of the target exited while we attached: nothing to record */
 	for (size_t e = 0; e < n && !ret && target->ntids; e++)
