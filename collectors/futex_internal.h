@@ -41,6 +41,8 @@ struct sp_event;
 #define FUTEX_SAMPLED_SUFFIX RATE_BOUND_SAMPLED_SUFFIX
 #define FUTEX_COUNT_SUFFIX RATE_BOUND_COUNT_SUFFIX
 #define FUTEX_STACK_SUFFIX "stack"
+/* sample mode's bound, calls a second per tracepoint and CPU (futex.c); the report names it, the recording does not */
+#define FUTEX_SAMPLE_BOUND_HZ 50000
 
 enum event_kind {
 	KIND_UNKNOWN = 0,

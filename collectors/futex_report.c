@@ -40,7 +40,8 @@ struct tracepoint_sum {
 
 struct futex_summary {
 	enum futex_mode mode;
-	uint64_t bound;          /* sample mode's bound (the alternate's sample_freq) */
+	uint64_t bound;          /* sample mode's bound (FUTEX_SAMPLE_BOUND_HZ) */
+	uint64_t sampled_hz;     /* the alternate's frequency above it (its sample_freq) */
 	bool any_event;
 	bool exact;              /* every call was recorded with weight 1 */
 	bool ops_counted;        /* the recording has a counter per futex(2) command: futex_ops are exact */
@@ -82,7 +83,8 @@ static struct futex_summary summarize(struct futex_state *st, const struct profi
 		sum.any_event = true;
 		if (info->weighted) {
 			sum.mode = FUTEX_SAMPLE;
-			sum.bound = ev->attr.sample_freq;
+			sum.bound = FUTEX_SAMPLE_BOUND_HZ;
+			sum.sampled_hz = ev->attr.sample_freq;
 			t->weighted_samples += info->samples;
 		} else if (info->kind != KIND_METER && ev->attr.sample_period == 0) {
 			sum.mode = FUTEX_COUNT;
@@ -215,8 +217,9 @@ static void text_mode_line(const struct futex_summary *sum, const struct view_op
 		view_text_wrapped(o, out, 4, "  mode count: exact totals per system call and op, no per-call records");
 	else if (sum->mode == FUTEX_SAMPLE)
 		view_text_wrapped(o, out, 4, "  mode sample: every call while a %llu ms window stays under %llu calls/s per "
-				  "tracepoint and CPU, weighted samples above; %s",
+				  "tracepoint and CPU, weighted samples above (%llu a second); %s",
 				  (unsigned long long)(RATE_BOUND_WINDOW_NS / 1000000), (unsigned long long)sum->bound,
+				  (unsigned long long)sum->sampled_hz,
 				  sum->exact ? "every call was recorded (exact)" : "figures marked ~ are estimated");
 	else
 		view_text_wrapped(o, out, 4, "  mode trace: every call recorded; %s",
@@ -515,9 +518,11 @@ static void json_summary(struct futex_state *st, const struct profile *p, struct
 	if (sum->mode == FUTEX_SAMPLE) {
 		json_u64(w, "bound_hz", sum->bound);
 		json_u64(w, "window_ms", RATE_BOUND_WINDOW_NS / 1000000);
+		json_u64(w, "sampled_hz", sum->sampled_hz);
 	} else {
 		json_null(w, "bound_hz");
 		json_null(w, "window_ms");
+		json_null(w, "sampled_hz");
 	}
 	json_bool(w, "exact", sum->exact);
 	json_bool(w, "futex_ops_exact", sum->exact || sum->ops_counted);

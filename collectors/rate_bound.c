@@ -73,18 +73,24 @@ uint64_t rate_bound_cap_hz(uint64_t bound_hz)
 	return max > 0 && (uint64_t)max < bound_hz ? (uint64_t)max : bound_hz;
 }
 
-size_t rate_bound_add(struct event_list *events, size_t gate, int meter, uint64_t bound_hz)
+size_t rate_bound_add_sampled(struct event_list *events, size_t gate, int meter, uint64_t bound_hz,
+			      uint64_t sampled_hz)
 {
-	uint64_t bound = rate_bound_cap_hz(bound_hz);
 	size_t alternate = rate_bound_add_sibling(events, gate, RATE_BOUND_SAMPLED_SUFFIX, NULL);
 	events->specs[alternate].attr.freq = 1;
-	events->specs[alternate].attr.sample_freq = bound;
+	events->specs[alternate].attr.sample_freq = rate_bound_cap_hz(sampled_hz);
 	if (meter < 0) {
 		meter = (int)rate_bound_add_sibling(events, gate, RATE_BOUND_COUNT_SUFFIX, NULL);
 		rate_bound_make_counter(&events->specs[meter].attr);
 	}
-	rate_bound_link(events, gate, (size_t)meter, (int)alternate, bound);
+	rate_bound_link(events, gate, (size_t)meter, (int)alternate, bound_hz);
 	return (size_t)meter;
+}
+
+size_t rate_bound_add(struct event_list *events, size_t gate, int meter, uint64_t bound_hz)
+{
+	uint64_t bound = rate_bound_cap_hz(bound_hz);
+	return rate_bound_add_sampled(events, gate, meter, bound, bound);
 }
 
 const char *rate_bound_suffix(const char *name, size_t *base_len)

@@ -82,6 +82,13 @@ uint64_t rate_bound_cap_hz(uint64_t bound_hz);
  * Returns the meter's index: its total is the exact count of hits.
  */
 size_t rate_bound_add(struct event_list *events, size_t gate, int meter, uint64_t bound_hz);
+/*
+ * The same with the alternate sampling at sampled_hz (capped by
+ * rate_bound_cap_hz()) rather than at the bound, and the bound as given:
+ * the meter, not the kernel, measures it, so no sample rate limits it.
+ */
+size_t rate_bound_add_sampled(struct event_list *events, size_t gate, int meter, uint64_t bound_hz,
+			      uint64_t sampled_hz);
 
 /*
  * What the name of an event is to a gate: the suffix after '#' (NULL for

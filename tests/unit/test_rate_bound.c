@@ -88,3 +88,19 @@ Test(rate_bound, add_makes_the_alternate_and_the_meter_and_shares_a_meter)
 	cr_assert_eq(len, strlen("lock:contention_end"));
 	event_list_free(&events);
 }
+
+/* rate_bound_add_sampled: the alternate samples at its own frequency; the bound is the one given, not capped. */
+Test(rate_bound, the_alternate_may_sample_below_the_bound)
+{
+	struct event_list events = { 0 };
+	struct event_spec *spec = event_list_add(&events, "syscalls:sys_enter_futex", "futex");
+	spec->attr.sample_period = 1;
+	size_t meter = rate_bound_add_sampled(&events, 0, -1, 50000, 1000);
+	cr_assert_eq(events.count, 3);
+	cr_assert_eq(events.specs[1].attr.freq, 1);
+	cr_assert_eq(events.specs[1].attr.sample_freq, 1000, "the alternate's own frequency");
+	cr_assert_eq(events.specs[0].rate_bound_hz, 50000, "the bound as given");
+	cr_assert_eq(events.specs[0].rate_meter, (int)meter);
+	cr_assert_eq(events.specs[0].rate_alternate, 1);
+	event_list_free(&events);
+}
