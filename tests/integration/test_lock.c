@@ -292,6 +292,16 @@ Test(lock, a_sparse_workload_is_recorded_whole, .timeout = 120)
 	if (jq_file(json, "[.locks[] | select(.path == \"futex-wait\") | .contentions] | add") <= 0)
 		cr_skip_test("no contention on the futex-wait path in %ld calls: the workload's threads never ran at once",
 			     made);
+	/*
+	 * sparse by design, but a loaded machine bunches the contentions (a thread preempted while it holds the
+	 * bucket lock): then a window went above the bound, the alternate sampled, and the run tests the
+	 * weighted case (lock::a_fast_workload_above_the_bound_is_weighted_and_marked_estimated), not this one
+	 */
+	double above = jq_file(json, ".lock_summary.above_bound_hits");
+	if (above > 0 && jq_file(json, ".lock_summary.weighted_samples") > 0)
+		cr_skip_test("the contentions bunched above the bound in this run (%.0f hits in windows above it, on a "
+			     "loaded machine): the workload was not sparse",
+			     above);
 	check_exact_totals(json);
 	cr_assert_gt(jq_file(json, ".lock_summary.bound_hz"), 0, "the file has the bound");
 	char *exactness = figure_exactness(data, "lock.contentions");
