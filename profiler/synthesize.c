@@ -153,7 +153,7 @@ static void synthesize_maps(pid_t pid, struct strbuf *out, uint64_t sample_type,
 			name = "//anon";
 		uint32_t prot = (perms[0] == 'r' ? 1 : 0) | (perms[1] == 'w' ? 2 : 0) | (exec ? 4 : 0);
 		uint32_t flags = perms[3] == 's' ? 1 /* MAP_SHARED */ : 2 /* MAP_PRIVATE */;
-		uint16_t misc = exec ? PERF_RECORD_MISC_USER : PERF_RECORD_MISC_MMAP_DATA;
+		uint16_t misc = PERF_RECORD_MISC_USER | (exec ? 0 : PERF_RECORD_MISC_MMAP_DATA);
 		uint8_t identity[24];
 		synthesize_mmap2_identity(identity, &misc, exec ? name : NULL, maj, min, ino);
 		size_t at = begin_record(out, PERF_RECORD_MMAP2, misc);
@@ -171,6 +171,12 @@ static void synthesize_maps(pid_t pid, struct strbuf *out, uint64_t sample_type,
 	}
 	free(line);
 	fclose(f);
+}
+
+void synthesize_process(pid_t pid, struct strbuf *out, uint64_t sample_type, uint64_t id, bool data_mmaps)
+{
+	synthesize_comms(pid, out, sample_type, id);
+	synthesize_maps(pid, out, sample_type, id, data_mmaps);
 }
 
 /* The parent pid of pid from /proc/PID/stat (after the comm's closing parenthesis), or -1. */
@@ -220,10 +226,8 @@ int synthesize_process_tree(pid_t root, struct strbuf *out, uint64_t sample_type
 			if (all[k].ppid == tree[i] && all[k].pid != root && ntree <= n)
 				tree[ntree++] = all[k].pid;
 	free(all);
-	for (size_t i = 0; i < ntree; i++) {
-		synthesize_comms(tree[i], out, sample_type, id);
-		synthesize_maps(tree[i], out, sample_type, id, data_mmaps);
-	}
+	for (size_t i = 0; i < ntree; i++)
+		synthesize_process(tree[i], out, sample_type, id, data_mmaps);
 	free(tree);
 	return (int)ntree;
 }

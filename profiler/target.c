@@ -5,17 +5,13 @@
  * each -p process (perf_event_open follows one task, and inherit only what
  * it creates later, so a process's existing threads each need their own
  * event), the process of each -t thread.  Synthesizing writes what the
- * kernel would have said had sigprof been there from the start:
- *
- *   COMM  { u32 pid, tid; char comm[16, padded to 8]; sample_id }
- *   MMAP2 { u32 pid, tid; u64 addr, len, pgoff; u32 maj, min; u64 ino,
- *           ino_generation; u32 prot, flags; char filename[padded to 8];
- *           sample_id }
- *
- * from /proc/PID/task/TID/comm and /proc/PID/maps.  Their sample_id time is
- * 0: the loader replays records in time order, so these come before every
- * sample, and a mapping the process makes after attach arrives as the
- * kernel's own MMAP2 record, later.
+ * kernel would have said had sigprof been there from the start: a COMM
+ * record for each thread and an MMAP2 record for each mapping, from
+ * /proc/PID/task/TID/comm and /proc/PID/maps (synthesize_process(), as
+ * for a --switch-output piece).  Their sample_id time is 0: the loader
+ * replays records in time order, so these come before every sample, and a
+ * mapping the process makes after attach arrives as the kernel's own MMAP2
+ * record, later.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -336,140 +332,20 @@ void target_free(struct target *t)
 
 /* ---- synthesized records ---- */
 
-struct synth {
-	struct strbuf *out;
-	uint64_t sample_type, id;
-	unsigned char buf[4096 + 256];
-};
-
-/* Append the sample_id trailer (sample_id_all) for the event and finish the record. */
-static int synth_emit(struct synth *s, size_t body, uint16_t type, uint16_t misc, pid_t pid, pid_t tid)
-{
-	uint64_t *u = (uint64_t *)(s->buf + body);
-	size_t n = 0;
-	if (s->sample_type & PERF_SAMPLE_TID)
-		u[n++] = (uint64_t)(uint32_t)pid | (uint64_t)(uint32_t)tid << 32;
-	if (s->sample_type & PERF_SAMPLE_TIME)
-		u[n++] = 0;
-	if (s->sample_type & PERF_SAMPLE_ID)
-		u[n++] = s->id;
-	if (s->sample_type & PERF_SAMPLE_STREAM_ID)
-		u[n++] = s->id;
-	if (s->sample_type & PERF_SAMPLE_CPU)
-		u[n++] = 0;
-	if (s->sample_type & PERF_SAMPLE_IDENTIFIER)
-		u[n++] = s->id;
-	struct perf_event_header *h = (void *)s->buf;
-	h->type = type;
-	h->misc = misc;
-	h->size = (uint16_t)(body + n * 8);
-	sb_add(s->out, (const char *)h, h->size);
-	return 0;
-}
-
-static int synth_comm(struct synth *s, pid_t pid, pid_t tid)
-{
-	char path[96], comm[32] = "";
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)tid);
-	size_t len;
-	char *text = read_whole_file(path, &len);
-	if (!text)
-		return 0; /* gone meanwhile */
-	snprintf(comm, sizeof(comm), "%.*s", (int)strcspn(text, "\n"), text);
-	free(text);
-	memset(s->buf, 0, 64);
-	uint32_t *u32 = (uint32_t *)(s->buf + sizeof(struct perf_event_header));
-	u32[0] = (uint32_t)pid;
-	u32[1] = (uint32_t)tid;
-	size_t name_len = strlen(comm) + 1;
-	memcpy(u32 + 2, comm, name_len);
-	size_t body = sizeof(struct perf_event_header) + 8 + ALIGN_UP(name_len, 8);
-	return synth_emit(s, body, PERF_RECORD_COMM, 0, pid, tid);
-}
-
-/* One line of /proc/PID/maps as an MMAP2 record; lines that do not parse are skipped. */
-static int synth_mapping(struct synth *s, pid_t pid, const char *line, bool data_mmaps)
-{
-	unsigned long long start, end, pgoff, ino;
-	unsigned maj, min;
-	char perms[8];
-	int name_at = 0;
-	if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &pgoff, &maj, &min, &ino,
-		   &name_at) < 7)
-		return 0;
-	bool exec = perms[2] == 'x';
-	if (!exec && !data_mmaps)
-		return 0;
-	const char *name = name_at ? line + name_at : "";
-	size_t name_len = strcspn(name, "\n");
-	if (name_len == 0) {
-		name = "//anon";
-		name_len = 6;
-	}
-	if (name_len > 4095)
-		name_len = 4095;
-	struct perf_event_header *h = (void *)s->buf;
-	memset(s->buf, 0, sizeof(*h) + 64 + ALIGN_UP(name_len + 1, 8));
-	uint32_t *u32 = (uint32_t *)(h + 1);
-	uint64_t *u64 = (uint64_t *)(h + 1);
-	u32[0] = (uint32_t)pid;
-	u32[1] = (uint32_t)pid;
-	u64[1] = start;
-	u64[2] = end - start;
-	u64[3] = pgoff;
-	u32[14] = (perms[0] == 'r' ? 1u : 0) | (perms[1] == 'w' ? 2u : 0) | (exec ? 4u : 0);
-	u32[15] = perms[3] == 's' ? 1u /* MAP_SHARED */ : 2u /* MAP_PRIVATE */;
-	memcpy((char *)(h + 1) + 64, name, name_len);
-	size_t body = sizeof(*h) + 64 + ALIGN_UP(name_len + 1, 8);
-	uint16_t misc = PERF_RECORD_MISC_USER | (exec ? 0 : PERF_RECORD_MISC_MMAP_DATA);
-	uint8_t identity[24];
-	synthesize_mmap2_identity(identity, &misc, exec ? (char *)(h + 1) + 64 : NULL, maj, min, (uint64_t)ino);
-	memcpy(u32 + 8, identity, sizeof(identity));
-	return synth_emit(s, body, PERF_RECORD_MMAP2, misc, pid, pid);
-}
-
-static int synth_process(struct synth *s, pid_t pid, bool data_mmaps)
-{
-	pid_t *tids = NULL;
-	size_t n = 0, cap = 0;
-	if (target_threads_of(pid, &tids, &n, &cap) < 0)
-		return 0; /* gone meanwhile */
-	int err = 0;
-	for (size_t i = 0; i < n && !err; i++)
-		err = synth_comm(s, pid, tids[i]);
-	free(tids);
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return err;
-	char line[4096 + 256];
-	while (!err && fgets(line, sizeof(line), f))
-		err = synth_mapping(s, pid, line, data_mmaps);
-	fclose(f);
-	return err;
-}
-
 int target_synthesize(const struct target *t, struct strbuf *out, uint64_t sample_type, uint64_t id,
 		      bool data_mmaps)
 {
-	struct synth *s = xcalloc(1, sizeof(*s));
-	s->out = out;
-	s->sample_type = sample_type;
-	s->id = id;
-	int err = 0;
 	if (t->ntids) {
-		for (size_t i = 0; i < t->npids && !err; i++)
-			err = synth_process(s, t->pids[i], data_mmaps);
+		for (size_t i = 0; i < t->npids; i++)
+			synthesize_process(t->pids[i], out, sample_type, id, data_mmaps);
 	} else {
 		DIR *d = opendir("/proc");
 		struct dirent *de;
-		while (d && !err && (de = readdir(d)))
+		while (d && (de = readdir(d)))
 			if (is_number(de->d_name))
-				err = synth_process(s, (pid_t)atoi(de->d_name), data_mmaps);
+				synthesize_process((pid_t)atoi(de->d_name), out, sample_type, id, data_mmaps);
 		if (d)
 			closedir(d);
 	}
-	free(s);
-	return err;
+	return 0;
 }

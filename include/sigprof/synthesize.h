@@ -1,8 +1,8 @@
 /*
  * synthesize.h: the records the kernel wrote when a task or mapping was
  * made, made again from /proc for tasks that already run, so that a
- * recording that starts late (a --switch-output piece after the first)
- * names their frames.
+ * recording that starts late (a --switch-output piece after the first, an
+ * attached target) names their frames.
  *
  * Layer: commands.  Nothing here prints.
  */
@@ -24,6 +24,8 @@ struct strbuf;
  * meanwhile is skipped.  The number of processes written, or -errno.
  */
 int synthesize_process_tree(pid_t root, struct strbuf *out, uint64_t sample_type, uint64_t id, bool data_mmaps);
+/* The same for process pid alone (attached targets: target_synthesize()). */
+void synthesize_process(pid_t pid, struct strbuf *out, uint64_t sample_type, uint64_t id, bool data_mmaps);
 /*
  * The 24 bytes of an MMAP2 record between pgoff and prot, as the kernel
  * writes them with attr.build_id: the build-id of the ELF file name (NULL:
