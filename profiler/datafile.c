@@ -33,7 +33,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <lz4.h>
@@ -100,43 +99,6 @@ struct sp_writer {
 	uint64_t trailer_offset;
 };
 
-/* An entry that may be replaced by a new recording: none, or a regular file (never followed if a link). */
-static int check_replaceable(int dirfd, const char *name)
-{
-	struct stat st;
-	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return errno == ENOENT ? 0 : -errno;
-	return S_ISREG(st.st_mode) ? 0 : -EEXIST;
-}
-
-/*
- * A new file of our own next to name: O_EXCL|O_NOFOLLOW, so that nothing
- * another user placed there (a link, a FIFO, a device) is opened, and a
- * random suffix, so that a name cannot be prepared in advance.
- */
-static int create_temp(struct sp_writer *w)
-{
-	for (int attempt = 0; attempt < 64; attempt++) {
-		uint32_t r = 0;
-		if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
-			r = (uint32_t)(now_monotonic_ns() ^ ((uint64_t)getpid() << 16)) + (uint32_t)attempt;
-		struct strbuf temp = { 0 };
-		/* cut the name so that the temporary one stays within NAME_MAX */
-		sb_addf(&temp, ".%.200s.%08x", w->name, r);
-		int fd = openat(w->dirfd, temp.buf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-		if (fd >= 0) {
-			w->fd = fd;
-			w->temp_name = temp.buf;
-			return 0;
-		}
-		int err = -errno;
-		sb_free(&temp);
-		if (err != -EEXIST)
-			return err;
-	}
-	return -EEXIST;
-}
-
 static struct sp_writer *writer_new(int fd)
 {
 	struct sp_writer *w = xcalloc(1, sizeof(*w));
@@ -201,25 +163,22 @@ int sp_writer_create_file(const char *path, struct sp_writer **out)
 
 static int create_named(const char *path, int zstd_level, struct sp_writer **out)
 {
+	/*
+	 * nothing another user placed at the name (a link, a FIFO, a device) is
+	 * opened, and the new file's random name cannot be prepared in advance
+	 */
 	const char *slash = strrchr(path, '/');
 	const char *base = slash ? slash + 1 : path;
-	if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
+	if (strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
 		return -EISDIR;
-	char *dir = slash ? xstrndup(path, slash == path ? 1 : (size_t)(slash - path)) : xstrdup(".");
-	int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	int err = dirfd < 0 ? -errno : 0;
-	free(dir);
-	if (err)
-		return err;
-	err = check_replaceable(dirfd, base);
-	if (err) {
-		close(dirfd);
-		return err;
-	}
+	int dirfd = output_dir_open(path, &base);
+	if (dirfd < 0)
+		return dirfd;
 	struct sp_writer *w = writer_new(-1);
 	w->dirfd = dirfd;
 	w->name = xstrdup(base);
-	err = create_temp(w);
+	w->fd = private_temp_create(dirfd, base, &w->temp_name);
+	int err = w->fd < 0 ? w->fd : 0;
 	if (!err && zstd_level >= 0)
 		err = write_file_header(w, zstd_level);
 	if (err) {
@@ -266,7 +225,7 @@ int sp_writer_publish(struct sp_writer *w)
 	if (w->error)
 		return w->error;
 	/* checked again: what is there now is what would be moved to .old */
-	int err = check_replaceable(w->dirfd, w->name);
+	int err = output_replaceable(w->dirfd, w->name);
 	if (err)
 		return err;
 	char *old = old_name(w);

@@ -668,58 +668,83 @@ void nearest_offer(struct nearest *n, const char *name)
 	}
 }
 
-int safe_output_open(const char *path, unsigned mode, struct safe_output *out)
+int output_replaceable(int dirfd, const char *name)
 {
-	memset(out, 0, sizeof(*out));
-	out->dirfd = -1;
+	struct stat st;
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	return S_ISREG(st.st_mode) ? 0 : -EEXIST;
+}
+
+int output_dir_open(const char *path, const char **name)
+{
 	const char *slash = strrchr(path, '/');
-	char *dir = slash ? xstrndup(path, (size_t)(slash - path) + (slash == path)) : xstrdup(".");
-	const char *name = slash ? slash + 1 : path;
-	if (!*name) {
-		free(dir);
+	*name = slash ? slash + 1 : path;
+	if (!**name)
 		return -EISDIR;
-	}
+	char *dir = slash ? xstrndup(path, (size_t)(slash - path) + (slash == path)) : xstrdup(".");
 	int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	free(dir);
 	if (dirfd < 0)
 		return -errno;
-	struct stat st;
-	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode)) {
+	int err = output_replaceable(dirfd, *name);
+	if (err) {
 		close(dirfd);
-		return -EEXIST;
+		return err;
 	}
+	return dirfd;
+}
+
+int private_temp_create(int dirfd, const char *name, char **temp)
+{
 	for (int attempt = 0; attempt < 64; attempt++) {
 		uint32_t r = 0;
 		if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
 			r = (uint32_t)(now_monotonic_ns() ^ ((uint64_t)getpid() << 16)) + (uint32_t)attempt;
-		struct strbuf temp = { 0 };
-		sb_addf(&temp, ".%.200s.%08x", name, r);
-		int fd = openat(dirfd, temp.buf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-		if (fd < 0) {
-			int err = -errno;
-			sb_free(&temp);
-			if (err == -EEXIST)
-				continue;
-			close(dirfd);
-			return err;
+		struct strbuf sb = { 0 };
+		/* the name cut so that the temporary one stays within NAME_MAX */
+		sb_addf(&sb, ".%.200s.%08x", name, r);
+		int fd = openat(dirfd, sb.buf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd >= 0) {
+			*temp = sb.buf;
+			return fd;
 		}
-		out->fp = fdopen(fd, "w");
-		if (!out->fp) {
-			int err = -errno;
-			close(fd);
-			unlinkat(dirfd, temp.buf, 0);
-			sb_free(&temp);
-			close(dirfd);
+		int err = -errno;
+		sb_free(&sb);
+		if (err != -EEXIST)
 			return err;
-		}
-		out->dirfd = dirfd;
-		out->name = xstrdup(name);
-		out->temp = temp.buf;
-		out->mode = mode;
-		return 0;
 	}
-	close(dirfd);
 	return -EEXIST;
+}
+
+int safe_output_open(const char *path, unsigned mode, struct safe_output *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->dirfd = -1;
+	const char *name;
+	int dirfd = output_dir_open(path, &name);
+	if (dirfd < 0)
+		return dirfd;
+	char *temp;
+	int fd = private_temp_create(dirfd, name, &temp);
+	if (fd < 0) {
+		close(dirfd);
+		return fd;
+	}
+	out->fp = fdopen(fd, "w");
+	if (!out->fp) {
+		int err = -errno;
+		close(fd);
+		unlinkat(dirfd, temp, 0);
+		free(temp);
+		close(dirfd);
+		return err;
+	}
+	out->dirfd = dirfd;
+	out->name = xstrdup(name);
+	out->temp = temp;
+	out->mode = mode;
+	return 0;
 }
 
 static void safe_output_free(struct safe_output *out)
@@ -745,10 +770,9 @@ int safe_output_commit(struct safe_output *out)
 	if (fclose(out->fp) != 0 && !err)
 		err = -errno;
 	out->fp = NULL;
-	struct stat st;
 	/* the name may have become a link or a device since the open: never replace one */
-	if (!err && fstatat(out->dirfd, out->name, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode))
-		err = -EEXIST;
+	if (!err)
+		err = output_replaceable(out->dirfd, out->name);
 	if (!err && renameat(out->dirfd, out->temp, out->dirfd, out->name) != 0)
 		err = -errno;
 	if (err)

@@ -215,6 +215,20 @@ void u64_map_free_values(struct u64_map *m, void (*free_value)(void *value));
  * directory) is refused (-EEXIST) and never opened; a failed or aborted
  * output leaves PATH as it was.
  */
+/*
+ * The two steps of such a file, shared with the recording's writer:
+ * output_dir_open() opens the directory of path (O_DIRECTORY) and points
+ * *name at path's last component: -EISDIR when there is none, -EEXIST when
+ * an entry of that name is not a regular file (never followed), else the
+ * directory's fd.  private_temp_create() makes the new file in it: ".NAME."
+ * and 8 random hex digits (NAME cut to 200 bytes), O_EXCL | O_NOFOLLOW,
+ * mode 0600; its fd, its name in *temp (the caller's to free), or -errno.
+ */
+int output_dir_open(const char *path, const char **name);
+/* Whether name in dirfd may be replaced: 0 when nothing or a regular file is there, -EEXIST (anything else), -errno. */
+int output_replaceable(int dirfd, const char *name);
+int private_temp_create(int dirfd, const char *name, char **temp);
+
 struct safe_output {
 	FILE *fp;        /* write here */
 	int dirfd;       /* PATH's directory */
