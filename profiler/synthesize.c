@@ -110,12 +110,44 @@ static void synthesize_comms(pid_t pid, struct strbuf *out, uint64_t sample_type
 	closedir(d);
 }
 
+/*
+ * The build-ids read, by the file's device and inode: libc is mapped by
+ * every process of a -a target, and its ELF file is read once.  Kept for
+ * the recorder's life (a few dozen files).
+ */
+struct file_build_id {
+	unsigned maj, min;
+	uint64_t ino;
+	int n; /* elf_file_build_id()'s answer */
+	unsigned char id[20];
+};
+static struct u64_map build_ids;
+
+static int cached_build_id(const char *name, unsigned maj, unsigned min, uint64_t ino, unsigned char id[20])
+{
+	uint64_t key = hash_u64(ino ^ ((uint64_t)maj << 52) ^ ((uint64_t)min << 32)) | 1;
+	struct file_build_id *f = ino ? u64_map_get(&build_ids, key) : NULL;
+	if (f && f->maj == maj && f->min == min && f->ino == ino) {
+		memcpy(id, f->id, sizeof(f->id));
+		return f->n;
+	}
+	int n = elf_file_build_id(name, id, 20);
+	if (ino && !f) {
+		f = xcalloc(1, sizeof(*f));
+		*f = (struct file_build_id){ .maj = maj, .min = min, .ino = ino, .n = n };
+		if (n > 0)
+			memcpy(f->id, id, (size_t)n);
+		u64_map_put(&build_ids, key, f);
+	}
+	return n;
+}
+
 void synthesize_mmap2_identity(uint8_t identity[24], uint16_t *misc, const char *name, unsigned maj, unsigned min,
 			       uint64_t ino)
 {
 	memset(identity, 0, 24);
 	unsigned char id[20];
-	int n = name && name[0] == '/' ? elf_file_build_id(name, id, sizeof(id)) : 0;
+	int n = name && name[0] == '/' ? cached_build_id(name, maj, min, ino, id) : 0;
 	if (n > 0) {
 		identity[0] = (uint8_t)n;
 		memcpy(identity + 4, id, (size_t)n);
