@@ -91,13 +91,6 @@ uint64_t *kernel_refs_addresses(const struct kernel_refs *k, size_t *n)
 	return addrs;
 }
 
-void kernel_refs_clear(struct kernel_refs *k)
-{
-	u64_map_free(&k->seen);
-	memset(&k->seen, 0, sizeof(k->seen));
-	memset(k->recent, 0, sizeof(k->recent));
-}
-
 void kernel_refs_free(struct kernel_refs *k)
 {
 	if (!k)

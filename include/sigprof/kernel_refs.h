@@ -26,8 +26,6 @@ struct kernel_refs *kernel_refs_new(void);
 void kernel_refs_see(void *refs, const struct perf_event_header *rec);
 /* The distinct addresses seen, in no order; *n of them.  The array is the caller's to free. */
 uint64_t *kernel_refs_addresses(const struct kernel_refs *refs, size_t *n);
-/* Forget the addresses (a new --switch-output piece), keeping the events. */
-void kernel_refs_clear(struct kernel_refs *refs);
 void kernel_refs_free(struct kernel_refs *refs);
 
 #endif
