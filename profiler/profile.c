@@ -481,6 +481,32 @@ static const struct collector_info *delivery_stacks_of(const struct profile *p)
 }
 
 /*
+ * Handler stacks that stopped at their signal frame (an alternate signal
+ * stack) and found no delivery to go on with: say what would have joined
+ * them.  Without the signal collector nothing recorded the deliveries
+ * (`record -e cpu` alone); with it, the kernel did not sample them.
+ */
+static void note_unjoined_handlers(struct profile *p)
+{
+	uint64_t n = p->unwind.failures[UNWIND_SIGNAL_STACK];
+	if (!n)
+		return;
+	char text[320];
+	if (!delivery_stacks_of(p))
+		snprintf(text, sizeof(text),
+			 "%llu handler stacks stop at their signal frame (the handler ran on an alternate signal "
+			 "stack): record the signal collector too (-e cpu,signal), whose deliveries carry the "
+			 "interrupted code's stack they are joined to",
+			 (unsigned long long)n);
+	else
+		snprintf(text, sizeof(text),
+			 "%llu handler stacks stop at their signal frame (the handler ran on an alternate signal "
+			 "stack) and no recorded delivery started them: the kernel did not sample those deliveries",
+			 (unsigned long long)n);
+	add_note(p, text);
+}
+
+/*
  * A handler that ran on an alternate signal stack (sigaltstack): the copy
  * holds the handler's frames down to its signal frame and the interrupted
  * IP, but the interrupted code's own frames are on the thread's stack,
@@ -1112,6 +1138,7 @@ int profile_load(const char *file, const struct profile_options *opts, struct pr
 			    "kernel frames are named from this machine's /proc/kallsyms (same boot)");
 	note_kernel_symbols(p, &l, kallsyms);
 	note_missing_files(p);
+	note_unjoined_handlers(p);
 	for (int c = 0; c < p->ncollectors; c++)
 		if (p->collectors[c].state && p->collectors[c].impl->analyzer->finish)
 			p->collectors[c].impl->analyzer->finish(p->collectors[c].state, p);

@@ -101,6 +101,27 @@ Test(stacks, default_stacks_of_a_nofp_handler_on_an_alternate_stack_join_its_del
 }
 
 /*
+ * The cpu collector alone: nothing recorded the deliveries, so a handler on
+ * its alternate stack stops at its signal frame, says why in its last
+ * frame, and a note names what would have joined it (-e cpu,signal).
+ */
+Test(stacks, handler_stacks_without_the_signal_collector_say_what_would_join_them)
+{
+	const char *json = record_handler("cpu-only.data", "-e cpu", "");
+	require_collector(json, "cpu");
+	double in_handler = stack_samples(json, "cpu", NULL, IN_HANDLER);
+	cr_assert_geq(in_handler, 50, "only %.0f samples in handler_spin", in_handler);
+	double stopped = jq_file(json, ".meta.unwind.failures.signal_stack // 0");
+	double ending = stack_samples(json, "cpu", NULL, IN_HANDLER " and (.[-1].sym // \"\" | startswith(\"[unwind: handler on an alternate signal stack\"))");
+	cr_assert_geq(ending, 0.9 * in_handler, "%.0f of %.0f handler stacks end with the alternate-stack reason", ending,
+		      in_handler);
+	char query[160];
+	snprintf(query, sizeof(query), "[.meta.notes[] | select(startswith(\"%.0f handler stacks stop\") and "
+				       "contains(\"-e cpu,signal\"))] | length", stopped);
+	cr_assert_eq(jq_file(json, query), 1, "no note names the %.0f stopped handler stacks and -e cpu,signal", stopped);
+}
+
+/*
  * The same handler on the thread's own stack: the unwind crosses the signal
  * frame by itself, or, where the copy runs out past it (the frame holds the
  * FPU state, 2.5 KiB with AVX-512), goes on with the delivery's stack.
