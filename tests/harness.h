@@ -43,6 +43,8 @@ void require_root(void);
 const char *sigprof_bin(void);
 /* Lines in a string. */
 int count_lines(const char *s);
+/* The widest line of text, in columns (UTF-8 continuation bytes and colour sequences take none). */
+size_t widest_line(const char *text);
 /* `sigprof record -q OPTIONS -o DATA -- CMD`, asserting exit 0; returns CMD's stdout (malloc'd). */
 char *record_workload(const char *data, const char *options, const char *cmd);
 /* Skip the test unless collector NAME opened ("status": "ok") in the recording reported as JSON file json. */

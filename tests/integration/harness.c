@@ -160,6 +160,23 @@ int count_lines(const char *s)
 	return n;
 }
 
+size_t widest_line(const char *text)
+{
+	size_t widest = 0, col = 0;
+	for (const char *p = text; *p; p++) {
+		if (*p == '\033') {
+			while (p[1] && *p != 'm')
+				p++;
+		} else if (*p == '\n' || *p == '\r') {
+			widest = col > widest ? col : widest;
+			col = 0;
+		} else if ((*p & 0xc0) != 0x80) {
+			col++;
+		}
+	}
+	return col > widest ? col : widest;
+}
+
 char *record_workload(const char *data, const char *options, const char *cmd)
 {
 	char *out;

@@ -214,13 +214,28 @@ Test(lock, the_siglock_on_the_signal_paths, .timeout = 120)
 {
 	require_lock_tracing();
 	const char *data = test_path("siglock.data");
-	char *out = record_workload(data, "-e lock,signal", W "sig_siglock 50000");
-	long sent, handled;
-	cr_assert_eq(sscanf(out, "sent %ld handled %ld", &sent, &handled), 2, "workload printed: %s", out);
-	free(out);
-	cr_assert_gt(handled, 0);
-	const char *json = lock_json(data);
-	check_totals(json);
+	const char *json = NULL;
+	/*
+	 * The receiver contends only when it runs beside a sender: on two CPUs
+	 * with three busy threads (and a loaded machine) a run can pass without
+	 * one contention on the delivery side.  Such a run is recorded again,
+	 * up to three times, and the test skips, saying so, if none had one.
+	 */
+	for (int run = 0; run < 3; run++) {
+		char *out = record_workload(data, "-e lock,signal", W "sig_siglock 50000");
+		long sent, handled;
+		cr_assert_eq(sscanf(out, "sent %ld handled %ld", &sent, &handled), 2, "workload printed: %s", out);
+		free(out);
+		cr_assert_gt(handled, 0);
+		json = lock_json(data);
+		check_totals(json);
+		if (jq_file(json, "[.locks[] | select(.paths[\"signal-deliver\"] or .paths[\"sigreturn\"])] | length") > 0)
+			break;
+		json = NULL;
+	}
+	if (!json)
+		cr_skip_test("three runs of sig_siglock had no lock contention on the delivery side (the receiver never "
+			     "ran beside a sender): nothing to attribute");
 	/*
 	 * The siglock: one lock taken both where signals are generated (kill ->
 	 * do_send_sig_info) and where they are delivered or their handler
@@ -371,8 +386,8 @@ Test(lock, two_words_share_a_bucket_lock, .timeout = 120)
 		  "the text report does not flag the shared bucket:\n%s", text);
 	free(text);
 	/* the lock section fits the width it is given, its tables split as the signal and sched sections' */
-	run_cmd(&text, false, "%s report --width 80 -i %s | awk '/^lock:/ {f = 1; next} /^[^ ]/ {f = 0} "
-			      "f && length($0) > 80'", sigprof_bin(), data);
-	cr_assert_str_eq(text, "", "lines of the lock section wider than 80 columns:\n%s", text);
+	run_cmd(&text, false, "%s report --width 80 -i %s | awk '/^lock:/ {f = 1; next} /^[^ ]/ {f = 0} f'", sigprof_bin(),
+		data);
+	cr_assert_leq(widest_line(text), 80, "a line of the lock section is %zu columns wide:\n%s", widest_line(text), text);
 	free(text);
 }

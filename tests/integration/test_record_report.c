@@ -165,8 +165,15 @@ Test(record, interrupt_reaches_workload_and_file_is_complete)
 	cr_assert_eq(json_number(data, ".meta.truncated | if . then 1 else 0 end"), 0);
 	cr_assert_eq(json_number(data, ".meta.interrupted | if . then 1 else 0 end"), 1);
 	cr_assert_eq(json_number(data, ".meta.exit_status"), 128 + SIGINT);
+	/*
+	 * The duration runs from the workload's start to the interrupt, one
+	 * second after the recorder's: a loaded machine can take most of that
+	 * second to open the events (a run read 0.36 s), so only its upper
+	 * bound is the shell's; the 20 s workload did not run to its end.
+	 */
 	double d = json_number(data, ".meta.duration_s");
-	cr_assert(d > 0.5 && d < 10, "duration %.2f s", d);
+	cr_assert(d > 0 && d < 10, "duration %.2f s", d);
+	cr_assert_gt(json_number(data, ".meta.samples"), 0, "an interrupted recording kept no sample");
 }
 
 Test(record, closing_line_counts_match_the_file)

@@ -15,24 +15,6 @@
 
 #include "harness.h"
 
-/* The widest line of text, in columns (UTF-8 continuation bytes and colour sequences take none). */
-static size_t widest_line(const char *text)
-{
-	size_t widest = 0, col = 0;
-	for (const char *p = text; *p; p++) {
-		if (*p == '\033') {
-			while (p[1] && *p != 'm')
-				p++;
-		} else if (*p == '\n' || *p == '\r') {
-			widest = col > widest ? col : widest;
-			col = 0;
-		} else if ((*p & 0xc0) != 0x80) {
-			col++;
-		}
-	}
-	return col > widest ? col : widest;
-}
-
 static const char *storm_recording(void)
 {
 	static char data[512];
