@@ -17,11 +17,14 @@
  * Address spaces: libunwind caches the parsed CFI row of each IP per
  * address space (UNW_CACHE_GLOBAL), which is what makes the second sample
  * through a function nearly free.  An IP means the same code only within one
- * process, so each pid gets its own address space.  The cache's lock costs
- * two sigprocmask system calls per frame, which is most of what unwinding
- * costs here; the lock-free per-thread cache is not compiled into the
+ * process, so each pid gets its own address space.  The cache's lock blocks
+ * every signal around it (two sigprocmask system calls a frame: a fifth of
+ * a report's time); the lock-free per-thread cache is not compiled into the
  * libunwind distributions ship (HAVE___CACHE_PER_THREAD), and it would be
- * shared by every address space.
+ * shared by every address space.  The block guards against a signal handler
+ * that unwinds while the lock is held; nothing here unwinds in a signal
+ * handler, so while a thread is inside unwind_sample() sigprocmask() below
+ * leaves its mask alone (see there).
  *
  * Failures: an accessor that cannot answer during a step records why (the
  * file without unwind info, the end of the stack copy, the address no
@@ -52,6 +55,8 @@
 #include <errno.h>
 #include <libunwind.h>
 #include <linux/perf_event.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -155,6 +160,33 @@ void unwinder_free(struct unwinder *u)
 	free(u->modules);
 	free(u->by_dso);
 	free(u);
+}
+
+/* Nonzero while this thread is inside unwind_sample(): libunwind's calls to sigprocmask() are skipped. */
+static __thread int unwinding;
+
+/*
+ * libunwind's cache lock (lock_acquire/lock_release) calls sigprocmask()
+ * through its PLT, so this definition, in the executable, is the one it
+ * gets.  Inside unwind_sample() the calls only block signals around a lock
+ * no signal handler takes, and they are skipped: the old mask handed back
+ * is empty and the restore that follows is skipped too.  Every other call
+ * (the recorder's, the libraries') is pthread_sigmask()'s, with
+ * sigprocmask()'s errno convention.
+ */
+int sigprocmask(int how, const sigset_t *set, sigset_t *old)
+{
+	if (unwinding) {
+		if (old)
+			sigemptyset(old);
+		return 0;
+	}
+	int err = pthread_sigmask(how, set, old);
+	if (err) {
+		errno = err;
+		return -1;
+	}
+	return 0;
 }
 
 static unw_addr_space_t address_space_of(struct unwinder *u, uint32_t pid)
@@ -423,8 +455,10 @@ int unwind_sample(struct unwinder *u, const struct unwind_input *in, struct unwi
 		return 0;
 	}
 	w.restart_exact = true;
+	unwinding++;
 	while (walk_frames(&w, space, out))
 		;
+	unwinding--;
 	return 0;
 }
 
