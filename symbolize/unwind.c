@@ -18,10 +18,10 @@
  * address space (UNW_CACHE_GLOBAL), which is what makes the second sample
  * through a function nearly free.  An IP means the same code only within one
  * process, so each pid gets its own address space.  The cache's lock blocks
- * every signal around it (two sigprocmask system calls a frame: a fifth of
- * a report's time); the lock-free per-thread cache is not compiled into the
- * libunwind distributions ship (HAVE___CACHE_PER_THREAD), and it would be
- * shared by every address space.  The block guards against a signal handler
+ * every signal around it (two sigprocmask system calls a frame: 40% of the
+ * time of a report of 8000 cpu samples); the lock-free per-thread cache is
+ * not compiled into the libunwind distributions ship
+ * (HAVE___CACHE_PER_THREAD), and it would be shared by every address space.  The block guards against a signal handler
  * that unwinds while the lock is held; nothing here unwinds in a signal
  * handler, so while a thread is inside unwind_sample() sigprocmask() below
  * leaves its mask alone (see there).
