@@ -283,6 +283,15 @@ static bool frame_unnamed(const struct frame *f)
 	return !f->sym || strstr(f->sym, EH_FRAME_NAME_MARK);
 }
 
+/* A stack whose last frame names no function: counted, and told apart when .eh_frame gave it a name. */
+static void count_unnamed_end(struct unwind_counts *u, const struct frame *last)
+{
+	if (!frame_unnamed(last))
+		return;
+	u->ends_in_unknown++;
+	u->ends_in_eh_frame_name += last->sym != NULL;
+}
+
 /*
  * The kernel's frame-pointer walk of user code (perf_callchain_user) takes
  * whatever the saved frame pointer points at: in code built without frame
@@ -356,8 +365,8 @@ static uint32_t chain_to_frames(struct loader *l, const struct sp_sample *s, boo
 	struct unwind_counts *u = &l->p->unwind;
 	u->samples++;
 	u->fp_chains++;
-	if (n && frame_unnamed(&l->p->stacks.frames[frames[n - 1]]))
-		u->ends_in_unknown++;
+	if (n)
+		count_unnamed_end(u, &l->p->stacks.frames[frames[n - 1]]);
 	if (failure == UNWIND_COMPLETE) {
 		u->complete++;
 		return n;
@@ -604,16 +613,15 @@ static uint32_t dwarf_frames(struct loader *l, const struct perf_event_header *r
 	if (joined != n) {
 		n = joined;
 		p->unwind.joined++;
-		if (frame_unnamed(&p->stacks.frames[frames[n - 1]]))
-			p->unwind.ends_in_unknown++;
+		count_unnamed_end(&p->unwind, &p->stacks.frames[frames[n - 1]]);
 		if (joined_whole)
 			p->unwind.complete++;
 		else
 			p->unwind.failures[UNWIND_JOINED_CUT]++;
 		return n;
 	}
-	if (n && frame_unnamed(&p->stacks.frames[frames[n - 1]]))
-		p->unwind.ends_in_unknown++;
+	if (n)
+		count_unnamed_end(&p->unwind, &p->stacks.frames[frames[n - 1]]);
 	if (r->failure == UNWIND_COMPLETE) {
 		p->unwind.complete++;
 	} else {

@@ -54,6 +54,7 @@ static void write_unwind(struct json_writer *w, const struct profile *p)
 			json_u64(w, unwind_failure_key(f), u->failures[f]);
 	json_end(w);
 	json_u64(w, "ends_in_unknown", u->ends_in_unknown);
+	json_u64(w, "ends_in_eh_frame_name", u->ends_in_eh_frame_name);
 	json_double(w, "ends_in_unknown_percent", u->samples ? 100.0 * (double)u->ends_in_unknown / (double)u->samples : 0.0,
 		    3);
 	json_end(w);

@@ -37,7 +37,11 @@ static void print_unwind(const struct profile *p, FILE *out)
 		fprintf(out, "%s%s %llu", sep, unwind_failure_key(f), (unsigned long long)u->failures[f]);
 		sep = ", ";
 	}
-	fprintf(out, "; %s end in an unnamed frame\n", SHARE(u->ends_in_unknown, u->samples));
+	fprintf(out, "; %s end in an unnamed frame", SHARE(u->ends_in_unknown, u->samples));
+	if (u->ends_in_eh_frame_name)
+		fprintf(out, " (%s in a stripped file, named from its .eh_frame)",
+			SHARE(u->ends_in_eh_frame_name, u->samples));
+	fputc('\n', out);
 	if (u->joined || u->spliced)
 		fprintf(out, "# note:       %llu handler stacks go on past their signal frame with their delivery's stack "
 			     "(an alternate signal stack, or a copy that ran out); %llu stacks deeper than their copy "

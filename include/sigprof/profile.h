@@ -58,6 +58,7 @@ struct unwind_counts {
 	uint64_t complete;                         /* unwound to the outermost frame */
 	uint64_t failures[UNWIND_FAILURE_COUNT];   /* the others, by why they stopped (index 0 unused) */
 	uint64_t ends_in_unknown;                  /* their last frame before any [unwind: ...] names no function */
+	uint64_t ends_in_eh_frame_name;            /* of those, a frame named only from .eh_frame (a stripped file) */
 };
 
 struct profile_options {

@@ -200,6 +200,12 @@ Test(stacks, stress_ng_timer_stacks_reach_main_through_the_alternate_stack, .tim
 	double bare = stack_samples(json, NULL, NULL, "any(.[]; (.dso | endswith(\"/stress-ng\")) and has(\"offset\"))");
 	cr_assert_eq(bare, 0, "%.0f stacks have a stress-ng frame without a name", bare);
 	cr_assert_gt(stack_samples(json, NULL, NULL, "any(.[]; (.sym // \"\") | startswith(\"stress-ng!fn@0x\"))"), 0);
+	/* the header's share of stacks ending in a stripped file's .eh_frame name is the stacks' own count */
+	double eh_frame_ends = stack_samples(json, NULL, NULL, "map(select((.sym // \"\") | startswith(\"[unwind\") | not)) | "
+								 "(.[-1].sym // \"\") | contains(\"!fn@0x\")");
+	cr_assert_gt(eh_frame_ends, 0);
+	cr_assert_eq(jq_file(json, ".meta.unwind.ends_in_eh_frame_name"), eh_frame_ends);
+	cr_assert_leq(jq_file(json, ".meta.unwind.ends_in_eh_frame_name"), jq_file(json, ".meta.unwind.ends_in_unknown"));
 	double ours = stack_samples(json, "cpu", NULL, ".[0].sym | IN(\"perf_tp_event\", \"perf_swevent_event\", "
 						       "\"perf_syscall_enter\")");
 	double ours_on_recorder = stack_samples(json, "cpu", "recorder", ".[0].sym | IN(\"perf_tp_event\", "
