@@ -21,10 +21,10 @@
  * every signal around it (two sigprocmask system calls a frame: 40% of the
  * time of a report of 8000 cpu samples); the lock-free per-thread cache is
  * not compiled into the libunwind distributions ship
- * (HAVE___CACHE_PER_THREAD), and it would be shared by every address space.  The block guards against a signal handler
- * that unwinds while the lock is held; nothing here unwinds in a signal
- * handler, so while a thread is inside unwind_sample() sigprocmask() below
- * leaves its mask alone (see there).
+ * (HAVE___CACHE_PER_THREAD), and it would be shared by every address
+ * space.  The block guards against a signal handler that unwinds while the
+ * lock is held; nothing here unwinds in a signal handler, so while a thread
+ * is inside unwind_sample() sigprocmask() below leaves its mask alone.
  *
  * Failures: an accessor that cannot answer during a step records why (the
  * file without unwind info, the end of the stack copy, the address no

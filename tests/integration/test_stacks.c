@@ -112,10 +112,13 @@ Test(stacks, handler_stacks_without_the_signal_collector_say_what_would_join_the
 	double in_handler = stack_samples(json, "cpu", NULL, IN_HANDLER);
 	cr_assert_geq(in_handler, 50, "only %.0f samples in handler_spin", in_handler);
 	double stopped = jq_file(json, ".meta.unwind.failures.signal_stack // 0");
-	double ending = stack_samples(json, "cpu", NULL, IN_HANDLER " and (.[-1].sym // \"\" | startswith(\"[unwind: handler on an alternate signal stack\"))");
+	double ending = stack_samples(json, "cpu", NULL,
+				      IN_HANDLER " and (.[-1].sym // \"\" | "
+						 "startswith(\"[unwind: handler on an alternate signal stack\"))");
 	cr_assert_geq(ending, 0.9 * in_handler, "%.0f of %.0f handler stacks end with the alternate-stack reason", ending,
 		      in_handler);
-	char query[160];
+	cr_assert_geq(stopped, ending, "meta.unwind.failures.signal_stack %.0f, %.0f handler stacks end so", stopped, ending);
+	char query[256];
 	snprintf(query, sizeof(query), "[.meta.notes[] | select(startswith(\"%.0f handler stacks stop\") and "
 				       "contains(\"-e cpu,signal\"))] | length", stopped);
 	cr_assert_eq(jq_file(json, query), 1, "no note names the %.0f stopped handler stacks and -e cpu,signal", stopped);
