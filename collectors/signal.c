@@ -920,15 +920,17 @@ static void text_notes(const struct signal_report *r, const struct view_options 
 			continue;
 		signal_name(sig, name, sizeof(name));
 		if (f->unmatched_deliveries)
-			view_text_wrapped(o, out, 8, "  note: %s: %llu deliveries without a generation (%s)", name,
-				(unsigned long long)f->unmatched_deliveries, unmatched_delivery_reason(sig));
+			view_text_wrapped(o, out, 8, "  note: %s: %llu %s without a generation (%s)", name,
+				(unsigned long long)f->unmatched_deliveries,
+				f->unmatched_deliveries == 1 ? "delivery" : "deliveries", unmatched_delivery_reason(sig));
 		if (f->unmatched_generations)
-			view_text_wrapped(o, out, 8, "  note: %s: %llu generations never delivered (the target exited or was killed, the "
-				     "run ended, or sigwaitinfo/signalfd took it)",
-				name, (unsigned long long)f->unmatched_generations);
+			view_text_wrapped(o, out, 8, "  note: %s: %llu generation%s never delivered (the target exited or was killed, "
+				     "the run ended, or sigwaitinfo/signalfd took it)",
+				name, (unsigned long long)f->unmatched_generations, f->unmatched_generations == 1 ? "" : "s");
 		if (f->unreturned)
-			view_text_wrapped(o, out, 8, "  note: %s: %llu handlers never returned (left by longjmp, or the thread exited)",
-				name, (unsigned long long)f->unreturned);
+			view_text_wrapped(o, out, 8, "  note: %s: %llu handler%s never returned (left by longjmp, or the thread "
+				     "exited)",
+				name, (unsigned long long)f->unreturned, f->unreturned == 1 ? "" : "s");
 	}
 	uint64_t stray = signal_analysis_unmatched_sigreturns(r->analysis);
 	if (stray)

@@ -501,17 +501,18 @@ static void note_unjoined_handlers(struct profile *p)
 	if (!n)
 		return;
 	char text[320];
+	const char *stacks_stop = n == 1 ? "handler stack stops" : "handler stacks stop";
 	if (!delivery_stacks_of(p))
 		snprintf(text, sizeof(text),
-			 "%llu handler stacks stop at their signal frame (the handler ran on an alternate signal "
-			 "stack): record the signal collector too (-e cpu,signal), whose deliveries carry the "
-			 "interrupted code's stack they are joined to",
-			 (unsigned long long)n);
+			 "%llu %s at the signal frame (the handler ran on an alternate signal stack): record the "
+			 "signal collector too (-e cpu,signal), whose deliveries carry the interrupted code's stack "
+			 "a handler's stack is joined to",
+			 (unsigned long long)n, stacks_stop);
 	else
 		snprintf(text, sizeof(text),
-			 "%llu handler stacks stop at their signal frame (the handler ran on an alternate signal "
-			 "stack) and no recorded delivery started them: the kernel did not sample those deliveries",
-			 (unsigned long long)n);
+			 "%llu %s at the signal frame (the handler ran on an alternate signal stack) with no recorded "
+			 "delivery to join: the kernel did not sample those deliveries",
+			 (unsigned long long)n, stacks_stop);
 	add_note(p, text);
 }
 
