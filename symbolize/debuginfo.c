@@ -23,6 +23,9 @@
  * When none is found and DEBUGINFOD_URLS is set, libdebuginfod asks those
  * servers for the debug file by build-id (it keeps what it fetched in its
  * own cache, ~/.cache/debuginfod_client unless DEBUGINFOD_CACHE_PATH).
+ * libdebuginfod is loaded then, not linked: it brings libcurl and some 30
+ * libraries (TLS, Kerberos, LDAP) whose loading was a fifth of a small
+ * report's time, for a lookup most runs never make.
  *
  * Every path in symbolize/ is a path on the recording's machine.  With a
  * symfs root (report --symfs DIR), every file is opened as DIR/PATH
@@ -30,6 +33,7 @@
  * debuglink's candidates; only what debuginfod fetched is opened where its
  * cache put it.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -227,18 +231,52 @@ static bool find_by_debuglink(const char *path, const struct debug_link *link, s
  * found (a file of debuginfod's cache).  false when the variable is unset
  * or empty, or no server has it.
  */
+/* libdebuginfod's client calls, from the library loaded on first use; NULL members: it cannot be loaded. */
+static struct {
+	bool tried;
+	debuginfod_client *(*begin)(void);
+	int (*find_debuginfo)(debuginfod_client *, const unsigned char *, int, char **);
+	void (*end)(debuginfod_client *);
+} debuginfod;
+
+static bool debuginfod_load(void)
+{
+	if (debuginfod.tried)
+		return debuginfod.end != NULL;
+	debuginfod.tried = true;
+	void *lib = dlopen("libdebuginfod.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!lib) {
+		sp_warn("DEBUGINFOD_URLS is set, but libdebuginfod.so.1 cannot be loaded (%s): no debug file is fetched "
+			"(apt-get install libdebuginfod1)", dlerror());
+		return false;
+	}
+	/* the library stays loaded for the process's life: its handle is not kept */
+	debuginfod.begin = (debuginfod_client * (*)(void)) dlsym(lib, "debuginfod_begin");
+	debuginfod.find_debuginfo = (int (*)(debuginfod_client *, const unsigned char *, int, char **))dlsym(
+		lib, "debuginfod_find_debuginfo");
+	debuginfod.end = (void (*)(debuginfod_client *))dlsym(lib, "debuginfod_end");
+	if (!debuginfod.begin || !debuginfod.find_debuginfo || !debuginfod.end) {
+		sp_warn("libdebuginfod.so.1 lacks the client calls: no debug file is fetched");
+		debuginfod.end = NULL;
+		return false;
+	}
+	return true;
+}
+
 static bool fetch_by_build_id(const char *build_id, struct strbuf *found)
 {
 	const char *urls = getenv("DEBUGINFOD_URLS");
 	if (!urls || !*urls || strspn(build_id, "0123456789abcdef") != strlen(build_id))
 		return false;
-	debuginfod_client *client = debuginfod_begin();
+	if (!debuginfod_load())
+		return false;
+	debuginfod_client *client = debuginfod.begin();
 	if (!client)
 		return false;
 	char *path = NULL;
 	/* a hex string: libdebuginfod takes the build-id as text when its length is 0 */
-	int fd = debuginfod_find_debuginfo(client, (const unsigned char *)build_id, 0, &path);
-	debuginfod_end(client);
+	int fd = debuginfod.find_debuginfo(client, (const unsigned char *)build_id, 0, &path);
+	debuginfod.end(client);
 	if (fd < 0) {
 		free(path);
 		return false;
