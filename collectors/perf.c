@@ -8,13 +8,16 @@
  * counters only (stat: ring_pages 0) has no rings, and follows a task with
  * one fd per event on any CPU (cpu -1).
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "sigprof/perf.h"
@@ -29,6 +32,31 @@ int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int gr
 	return fd < 0 ? -errno : (int)fd;
 }
 
+/*
+ * Probes' fds, kept open until the session that follows has opened its
+ * events: the last close of a tracepoint's events waits out an RCU grace
+ * period in the kernel (perf_session_close_detached()), 30-50 ms each, and
+ * a probe closed at once was that last close.  Closed after the session
+ * opens (its events keep the tracepoints), they cost nothing.
+ */
+static int probe_fds[64];
+static size_t nprobe_fds;
+
+static void probe_done(int fd)
+{
+	if (nprobe_fds < ARRAY_SIZE(probe_fds))
+		probe_fds[nprobe_fds++] = fd;
+	else
+		close(fd);
+}
+
+static void probes_close(void)
+{
+	for (size_t i = 0; i < nprobe_fds; i++)
+		close(probe_fds[i]);
+	nprobe_fds = 0;
+}
+
 int perf_event_probe_filter(const struct perf_event_attr *attr, const char *filter)
 {
 	struct perf_event_attr probe = *attr;
@@ -39,7 +67,7 @@ int perf_event_probe_filter(const struct perf_event_attr *attr, const char *filt
 	if (fd < 0)
 		return fd;
 	int err = filter && ioctl(fd, PERF_EVENT_IOC_SET_FILTER, filter) < 0 ? -errno : 0;
-	close(fd);
+	probe_done(fd);
 	return err;
 }
 
@@ -360,6 +388,7 @@ int perf_session_open(const struct event_spec *specs, size_t n, const struct per
 			snprintf(err, errlen, "every task of the target exited while sigprof attached to it");
 			ret = -ESRCH;
 		}
+	probes_close();
 	if (ret < 0) {
 		perf_session_close(s);
 		return ret;
@@ -517,6 +546,101 @@ void perf_session_close(struct perf_session *s)
 	free(s->events);
 	free(s->cpus);
 	free(s);
+}
+
+static int compare_ints(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return (x > y) - (x < y);
+}
+
+/*
+ * The releaser: a detached grandchild holding a copy of every fd.  It
+ * closes the fds that are not the session's at once (the terminal, a pipe
+ * a reader waits on: they see their end now), waits for the recorder to
+ * drop its copies (end of file on wait_fd), then closes the session's, the
+ * slow part, and exits.  After fork in a process that may have had threads:
+ * system calls only, no allocation (events is sorted in advance).
+ */
+static void release_in_child(const int *events, size_t nevents, int wait_fd)
+{
+	setsid();
+	int dir = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	char buf[4096] __attribute__((aligned(8)));
+	long n;
+	while (dir >= 0 && (n = syscall(SYS_getdents64, dir, buf, sizeof(buf))) > 0) {
+		for (long off = 0; off < n;) {
+			const struct dirent64 *d = (const void *)(buf + off);
+			off += d->d_reclen;
+			int fd = 0;
+			const char *c = d->d_name;
+			for (; *c >= '0' && *c <= '9' && fd < 100000000; c++)
+				fd = fd * 10 + (*c - '0');
+			if (*c || c == d->d_name || fd == dir || fd == wait_fd)
+				continue;
+			if (!bsearch(&fd, events, nevents, sizeof(*events), compare_ints))
+				close(fd);
+		}
+	}
+	if (dir >= 0)
+		close(dir);
+	char byte;
+	while (read(wait_fd, &byte, 1) < 0 && errno == EINTR)
+		;
+	for (size_t i = 0; i < nevents; i++)
+		close(events[i]);
+	_exit(0);
+}
+
+/*
+ * Closing a session's last event on a tracepoint makes the kernel wait out
+ * an RCU grace period (tracepoint_synchronize_unregister(), under the
+ * event mutex, one tracepoint after another): about 50 ms a tracepoint,
+ * 1.2 s for the 24 of a default recording, after the recording is written.
+ * Here a detached process takes those closes over, so the command returns
+ * at once: it holds a copy of the fds until this process has dropped its
+ * own, then closes them.  Without a process (fork failed) the closes are
+ * made here.  The events should be disabled first (perf_session_disable).
+ */
+void perf_session_close_detached(struct perf_session *s)
+{
+	if (!s)
+		return;
+	size_t n = 0;
+	for (size_t i = 0; i < s->ncpus; i++)
+		for (size_t k = 0; k < s->nevents * s->nthreads; k++)
+			n += s->cpus[i].fds[k] >= 0;
+	int *events = xmalloc((n ? n : 1) * sizeof(*events));
+	n = 0;
+	for (size_t i = 0; i < s->ncpus; i++)
+		for (size_t k = 0; k < s->nevents * s->nthreads; k++)
+			if (s->cpus[i].fds[k] >= 0)
+				events[n++] = s->cpus[i].fds[k];
+	qsort(events, n, sizeof(*events), compare_ints);
+	int p[2] = { -1, -1 };
+	if (n && pipe2(p, O_CLOEXEC) == 0) {
+		pid_t child = fork();
+		if (child == 0) {
+			/* the releaser is a grandchild: this process is left no child to wait for */
+			if (fork() == 0) {
+				close(p[1]);
+				release_in_child(events, n, p[0]);
+			}
+			_exit(0);
+		}
+		close(p[0]);
+		if (child < 0) {
+			close(p[1]);
+			p[1] = -1;
+		}
+		while (child > 0 && waitpid(child, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	/* with a releaser these closes only drop this process's copies; without one they are the slow part */
+	perf_session_close(s);
+	if (p[1] >= 0)
+		close(p[1]); /* the releaser's cue */
+	free(events);
 }
 
 size_t perf_session_cpu_count(const struct perf_session *s)

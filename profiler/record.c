@@ -1233,7 +1233,7 @@ static int record_run(struct record_args *a)
 	} else {
 		err = status < 0 ? status : -EIO;
 	}
-	perf_session_close(session);
+	perf_session_close_detached(session);
 	event_list_free(&events);
 	if (err < 0) {
 		pieces_free(&pieces);

@@ -716,7 +716,8 @@ static int run_once(struct stat_state *st, char *why, size_t whylen)
 	if (st->args.interval_ms)
 		print_interval(st, session, (double)elapsed / 1e9); /* the last, partial interval */
 	record_totals(st, session);
-	perf_session_close(session);
+	perf_session_disable(session);
+	perf_session_close_detached(session);
 	st->elapsed_ns = xrealloc(st->elapsed_ns, (st->runs_done + 1) * sizeof(double));
 	st->rusage = xrealloc(st->rusage, (st->runs_done + 1) * sizeof(*st->rusage));
 	st->rusage[st->runs_done] = w.rusage;

@@ -221,6 +221,12 @@ int perf_session_disable(struct perf_session *s);
 int perf_session_read_total(struct perf_session *s, size_t event, uint64_t *value, uint64_t *enabled,
 			    uint64_t *running);
 void perf_session_close(struct perf_session *s);
+/*
+ * The same, returning before the kernel has released the events: a
+ * detached process makes the closes, which wait about 50 ms for each
+ * tracepoint the session used.  For a session whose events are disabled.
+ */
+void perf_session_close_detached(struct perf_session *s);
 /* The CPUs the session opened events on (1 for a per-task counting session: cpu -1). */
 size_t perf_session_cpu_count(const struct perf_session *s);
 /* Event e's counter on the session's CPU number i (its inherited children summed); -EBADF when not open there. */
