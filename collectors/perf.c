@@ -57,18 +57,28 @@ static void probes_close(void)
 	nprobe_fds = 0;
 }
 
-int perf_event_probe_filter(const struct perf_event_attr *attr, const char *filter)
+static int probe_on(const struct perf_event_attr *attr, pid_t pid, int cpu, const char *filter)
 {
 	struct perf_event_attr probe = *attr;
 	probe.disabled = 1;
 	probe.inherit = 0;
 	probe.enable_on_exec = 0;
-	int fd = sys_perf_event_open(&probe, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	int fd = sys_perf_event_open(&probe, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0)
 		return fd;
 	int err = filter && ioctl(fd, PERF_EVENT_IOC_SET_FILTER, filter) < 0 ? -errno : 0;
 	probe_done(fd);
 	return err;
+}
+
+int perf_event_probe_filter(const struct perf_event_attr *attr, const char *filter)
+{
+	return probe_on(attr, 0, -1, filter);
+}
+
+int perf_event_probe_cpu(const struct perf_event_attr *attr, int cpu)
+{
+	return probe_on(attr, -1, cpu, NULL);
 }
 
 int perf_event_probe(const struct perf_event_attr *attr)

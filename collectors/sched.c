@@ -53,17 +53,7 @@
 static bool system_wide_allowed(const struct perf_event_attr *attr)
 {
 	int cpu;
-	if (online_cpus(&cpu, 1) < 1)
-		return false;
-	struct perf_event_attr probe = *attr;
-	probe.disabled = 1;
-	probe.enable_on_exec = 0;
-	probe.inherit = 0;
-	int fd = sys_perf_event_open(&probe, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-	if (fd < 0)
-		return false;
-	close(fd);
-	return true;
+	return online_cpus(&cpu, 1) == 1 && perf_event_probe_cpu(attr, cpu) == 0;
 }
 
 /* Open the last added spec on every task when allowed; enabled at open, as enable_on_exec needs a task. */

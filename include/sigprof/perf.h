@@ -240,6 +240,8 @@ int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int gr
 int perf_event_probe(const struct perf_event_attr *attr);
 /* The same with a tracepoint filter set on it (PERF_EVENT_IOC_SET_FILTER): -EINVAL when the kernel refuses it. */
 int perf_event_probe_filter(const struct perf_event_attr *attr, const char *filter);
+/* Whether the event can open for every task on cpu (CAP_PERFMON or perf_event_paranoid <= 0). 0 or -errno. */
+int perf_event_probe_cpu(const struct perf_event_attr *attr, int cpu);
 /* Online CPUs, from /sys/devices/system/cpu/online; fills up to max, returns the count. */
 int online_cpus(int *cpus, int max);
 /* The CPUs of a list as sysfs writes them ("0-3,8,10-11"); fills up to max, returns the count (0: malformed). */
