@@ -133,6 +133,34 @@ Test(record, output_is_private_and_old_one_kept)
 	cr_assert_eq(stat(old, &st), 0, "no %s", old);
 }
 
+/*
+ * The events' release is left to a detached process (perf_session_close_detached):
+ * record returns with the file whole and that process, which holds no other
+ * file (a pipe reader sees its end at once), closes the events and exits on
+ * its own.  Its command line is the recorder's, which names this file.
+ */
+Test(record, the_detached_release_of_the_events_ends_by_itself, .timeout = 60)
+{
+	require_perf_events();
+	const char *data = test_path("release.data");
+	char *out;
+	int st = run_cmd(&out, true, "%s record -q -o - -- " W "signal_storm 100 2>/dev/null | %s report -i - -n 1 2>&1",
+			 sigprof_bin(), sigprof_bin());
+	cr_assert_eq(st, 0, "record -o - | report -i - failed: %s", out);
+	cr_assert(strstr(out, "# samples:"), "the piped report: %s", out);
+	free(out);
+	cr_assert_eq(run_cmd(NULL, false, "%s record -q -o %s -- " W "signal_storm 100 >/dev/null", sigprof_bin(), data), 0);
+	cr_assert_gt(json_number(data, ".meta.samples"), 0);
+	int left = 1;
+	for (int i = 0; i < 100 && left; i++) {
+		/* [d]: the pattern does not match the shell that runs pgrep */
+		left = run_cmd(NULL, false, "pgrep -f -- 'recor[d] -q -o %s ' >/dev/null", data) == 0;
+		if (left)
+			usleep(100 * 1000);
+	}
+	cr_assert_eq(left, 0, "a sigprof process recording %s is still there 10 s after record returned", data);
+}
+
 Test(record, killed_recorder_leaves_a_readable_file)
 {
 	require_perf_events();
