@@ -16,6 +16,7 @@
 #include <dwarf.h>
 #include <errno.h>
 #include <gelf.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -777,4 +778,35 @@ Test(unwind, registers_of_32_bit_code_give_the_leaf_only)
 	cr_assert_str_eq(result.reason, "32-bit code is not unwound");
 	unwinder_free(u);
 	free_snapshot(&s);
+}
+
+/*
+ * sigprof's own sigprocmask() (unwind.c) skips libunwind's calls inside
+ * unwind_sample() only: anywhere else it is the system's, with its errno
+ * convention, and an unwind leaves the thread's mask as it found it.
+ */
+Test(unwind, sigprocmask_outside_an_unwind_is_the_systems)
+{
+	sigset_t usr2, old, now;
+	sigemptyset(&usr2);
+	sigaddset(&usr2, SIGUSR2);
+	cr_assert_eq(sigprocmask(SIG_BLOCK, &usr2, &old), 0);
+	cr_assert_eq(pthread_sigmask(SIG_BLOCK, NULL, &now), 0);
+	cr_assert(sigismember(&now, SIGUSR2), "SIGUSR2 not blocked by sigprocmask");
+	errno = 0;
+	cr_assert_eq(sigprocmask(12345, &usr2, NULL), -1);
+	cr_assert_eq(errno, EINVAL);
+	struct snapshot s;
+	load_snapshot("call", &s);
+	struct unwinder *u = unwinder_new(s.procs);
+	struct unwind_input in = input_of(&s, s.stack_bytes);
+	cr_assert_eq(unwind_sample(u, &in, &result), 0);
+	cr_assert_gt(result.nframes, 1);
+	cr_assert_eq(pthread_sigmask(SIG_BLOCK, NULL, &now), 0);
+	cr_assert(sigismember(&now, SIGUSR2), "an unwind changed the thread's signal mask");
+	unwinder_free(u);
+	free_snapshot(&s);
+	cr_assert_eq(sigprocmask(SIG_SETMASK, &old, NULL), 0);
+	cr_assert_eq(pthread_sigmask(SIG_BLOCK, NULL, &now), 0);
+	cr_assert(!sigismember(&now, SIGUSR2));
 }
