@@ -45,7 +45,8 @@ static double figure(const char *data, const char *key)
 static double pprof_shown(const char *profile, const char *options)
 {
 	char *out;
-	int st = run_cmd(&out, true, "go tool pprof -top %s '%s'", options, profile);
+	/* -nodefraction=0: no node is dropped from the figure (by default those under 0.5% of the total are) */
+	int st = run_cmd(&out, true, "go tool pprof -top -nodefraction=0 %s '%s'", options, profile);
 	cr_assert_eq(st, 0, "go tool pprof -top %s exited %d:\n%s", options, st, out);
 	const char *line = strstr(out, "Showing nodes accounting for ");
 	double v = -1;
