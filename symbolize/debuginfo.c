@@ -24,7 +24,7 @@
  * servers for the debug file by build-id (it keeps what it fetched in its
  * own cache, ~/.cache/debuginfod_client unless DEBUGINFOD_CACHE_PATH).
  * libdebuginfod is loaded then, not linked: it brings libcurl and some 30
- * libraries (TLS, Kerberos, LDAP) whose loading was a fifth of a small
+ * libraries (TLS, Kerberos, LDAP) whose loading was a tenth of a small
  * report's time, for a lookup most runs never make.
  *
  * Every path in symbolize/ is a path on the recording's machine.  With a
@@ -226,11 +226,6 @@ static bool find_by_debuglink(const char *path, const struct debug_link *link, s
 	return hit;
 }
 
-/*
- * The debug file of build_id from the servers of DEBUGINFOD_URLS, into
- * found (a file of debuginfod's cache).  false when the variable is unset
- * or empty, or no server has it.
- */
 /* libdebuginfod's client calls, from the library loaded on first use; NULL members: it cannot be loaded. */
 static struct {
 	bool tried;
@@ -263,6 +258,11 @@ static bool debuginfod_load(void)
 	return true;
 }
 
+/*
+ * The debug file of build_id from the servers of DEBUGINFOD_URLS, into
+ * found (a file of debuginfod's cache).  false when the variable is unset
+ * or empty, or no server has it.
+ */
 static bool fetch_by_build_id(const char *build_id, struct strbuf *found)
 {
 	const char *urls = getenv("DEBUGINFOD_URLS");
