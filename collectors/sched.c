@@ -37,7 +37,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "sigprof/collector.h"
 #include "sigprof/json.h"
