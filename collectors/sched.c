@@ -719,9 +719,8 @@ static uint64_t unsampled_hits(struct sched_state *st, const struct profile *p, 
 	uint64_t missing = 0;
 	for (size_t i = 0; i < view_event_count(p); i++) {
 		const struct sp_event *ev = view_event(p, i);
-		if (strcmp(ev->collector, "sched") == 0 && classify(st, ev) == kind && ev->has_totals &&
-		    ev->total_value > ev->samples)
-			missing += ev->total_value - ev->samples;
+		if (strcmp(ev->collector, "sched") == 0 && classify(st, ev) == kind)
+			missing += view_event_unsampled_hits(p, i);
 	}
 	return missing;
 }

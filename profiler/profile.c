@@ -1206,14 +1206,19 @@ int profile_exit_status(const struct profile *p)
 	return PROFILE_EXIT_UNKNOWN; /* finished, with a status no exit gives (a corrupt FINISH) */
 }
 
+uint64_t profile_unsampled_hits_of(const struct profile *p, size_t e)
+{
+	const struct sp_event *ev = &p->events.events[e];
+	if (ev->has_totals && !ev->attr.freq && ev->attr.sample_period == 1 && ev->total_value > ev->samples)
+		return ev->total_value - ev->samples;
+	return 0;
+}
+
 uint64_t profile_unsampled_hits(const struct profile *p)
 {
 	uint64_t missing = 0;
-	for (size_t e = 0; e < p->events.count; e++) {
-		const struct sp_event *ev = &p->events.events[e];
-		if (ev->has_totals && !ev->attr.freq && ev->attr.sample_period == 1 && ev->total_value > ev->samples)
-			missing += ev->total_value - ev->samples;
-	}
+	for (size_t e = 0; e < p->events.count; e++)
+		missing += profile_unsampled_hits_of(p, e);
 	return missing;
 }
 

@@ -115,6 +115,13 @@ static void write_meta(struct json_writer *w, const struct profile *p)
 	json_double(w, "lost_percent", share, 3);
 	json_bool(w, "truncated", p->truncated);
 	json_u64(w, "unsampled_hits", profile_unsampled_hits(p));
+	json_object_begin(w, "unsampled_hits_by_event");
+	for (size_t e = 0; e < p->events.count; e++) {
+		uint64_t n = profile_unsampled_hits_of(p, e);
+		if (n)
+			json_u64(w, p->events.events[e].name, n);
+	}
+	json_end(w);
 	json_u64(w, "throttle_records", p->throttle_records);
 	json_string(w, "call_graph", p->call_graph);
 	json_string(w, "sigprof_version", p->version);

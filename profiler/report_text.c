@@ -60,6 +60,28 @@ static void print_unwind(const struct profile *p, FILE *out)
  * futex collector opens a dozen tracepoints, most kernels' programs use
  * two); JSON lists them all.
  */
+/*
+ * The hits the kernel counted and did not sample, per event: no LOST record
+ * tells of them (profile.h says when the kernel does it).
+ */
+static void print_unsampled(const struct profile *p, FILE *out)
+{
+	uint64_t unsampled = profile_unsampled_hits(p);
+	if (!unsampled && !p->throttle_records)
+		return;
+	fprintf(out, "# unsampled:  %llu tracepoint hits counted by the kernel have no sample (",
+		(unsigned long long)unsampled);
+	for (size_t e = 0; e < p->events.count; e++) {
+		uint64_t n = profile_unsampled_hits_of(p, e);
+		if (n)
+			fprintf(out, "%s %llu; ", p->events.events[e].name, (unsigned long long)n);
+	}
+	double share;
+	fprintf(out, "%llu throttle records): hits that raced with perf events being switched on or off on their "
+		     "CPU, %sof a throttled event; the totals stay exact\n",
+		(unsigned long long)p->throttle_records, profile_lost(p, &share) ? "whose records were lost, or " : "or ");
+}
+
 static void print_collector_events(const struct profile *p, int c, FILE *out)
 {
 	const struct collector_info *ci = &p->collectors[c];
@@ -142,12 +164,7 @@ static void print_header(const struct profile *p, FILE *out)
 		else
 			fprintf(out, "# collector:  %-8s unavailable: %s\n", ci->name, ci->reason);
 	}
-	uint64_t unsampled = profile_unsampled_hits(p);
-	if (unsampled || p->throttle_records)
-		fprintf(out, "# unsampled:  %llu tracepoint hits counted by the kernel have no sample (%llu throttle "
-			     "records; the kernel drops samples without a LOST record while it throttles an event "
-			     "firing faster than kernel.perf_event_max_sample_rate); the totals stay exact\n",
-			(unsigned long long)unsampled, (unsigned long long)p->throttle_records);
+	print_unsampled(p, out);
 	if (p->unknown_samples || p->bad_samples)
 		fprintf(out, "# undecoded:  %llu samples of unknown events, %llu malformed\n",
 			(unsigned long long)p->unknown_samples, (unsigned long long)p->bad_samples);

@@ -47,6 +47,11 @@ const struct sp_event *view_event(const struct profile *p, size_t i)
 	return &p->events.events[i];
 }
 
+uint64_t view_event_unsampled_hits(const struct profile *p, size_t i)
+{
+	return profile_unsampled_hits_of(p, i);
+}
+
 const struct tep_event *view_tracepoint_of(const struct profile *p, const struct sp_sample *s)
 {
 	return tracepoint_of(&p->tracepoints, s);

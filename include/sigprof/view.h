@@ -62,6 +62,11 @@ uint64_t view_collector_path_samples(const struct profile *p, int self, int path
 size_t view_event_count(const struct profile *p);
 /* Event i in file order (i < view_event_count()). */
 const struct sp_event *view_event(const struct profile *p, size_t i);
+/*
+ * Its hits the kernel counted and did not sample (profile.h says why); 0 for
+ * an event not recorded at every hit.
+ */
+uint64_t view_event_unsampled_hits(const struct profile *p, size_t i);
 /* The tracepoint a sample's raw data belongs to, or NULL. */
 const struct tep_event *view_tracepoint_of(const struct profile *p, const struct sp_sample *s);
 

@@ -72,6 +72,11 @@ Test(sched, sleeper_waits_land_on_sleep_once)
 	cr_expect_leq(delays, count);
 	cr_expect_geq(unsampled, count - delays, "%.0f of %.0f timer wake-ups seen, %.0f wakings not sampled", delays,
 		      count, unsampled);
+	/* the header's unsampled hits are the sum of its events' */
+	cr_expect_eq(jq_file(json, ".meta.unsampled_hits"), jq_file(json, "[.meta.unsampled_hits_by_event[]] | add // 0"));
+	cr_expect_eq(jq_file(json, "(.meta.unsampled_hits_by_event[\"sched:sched_waking\"] // 0) + "
+				   "(.meta.unsampled_hits_by_event[\"sched:sched_wakeup\"] // 0)"),
+		     unsampled, "the collector's unsampled wakings are its waking event's");
 	if (delays < count)
 		/* a note, not cr_log_warn: criterion exits non-zero after a warning even when every test passed */
 		fprintf(stderr, "note: sched: %.0f of %.0f timer wake-ups seen: the kernel throttled %.0f wakings\n",
