@@ -34,7 +34,7 @@ struct lock_summary {
 	uint64_t estimated_contentions; /* the contentions those stand for (their weights) */
 	uint64_t above_hits; /* hits counted while the alternate was on: the windows above the bound */
 	uint64_t bound_hz;  /* the bound per CPU (the alternate's frequency), 0: none in the file */
-	uint64_t unsampled; /* hits the recording event counted but did not record (throttled or lost) */
+	uint64_t unsampled; /* hits the recording event counted but did not record (view_event_unsampled_hits: why) */
 	uint64_t rebegins;  /* begins that continued a pending contention (lock.h): hits, not contentions */
 	uint64_t contentions; /* hits less rebegins: the kernel's count when every hit was recorded */
 	bool estimated;     /* weighted samples, or hits not recorded: the per-lock figures are estimated */
@@ -168,8 +168,9 @@ static void text_summary(struct lock_state *st, const struct lock_summary *sum, 
 		sb_addf(&line, "  contention_begin hits: %llu recorded (no exact count in the file)",
 			(unsigned long long)sum->recorded);
 	if (sum->unsampled)
-		sb_addf(&line, "; %llu counted by the kernel but not recorded (throttled or lost): figures marked ~ are "
-			       "estimated",
+		sb_addf(&line,
+			"; %llu counted by the kernel but not recorded (throttled, lost or raced with a reschedule): "
+			"figures marked ~ are estimated",
 			(unsigned long long)sum->unsampled);
 	view_text_wrapped(o, out, 4, "%s", line.buf);
 	sb_reset(&line);
