@@ -340,15 +340,18 @@ static size_t build_rows(struct diff_data *d, const struct diff_args *a, struct 
 				r->change_defined = true;
 		}
 		/*
-		 * A figure of one side only is listed when that side measured it in
-		 * every run (a signal that stopped occurring); one that came and
-		 * went between runs (a sched key, a futex word) only with --all.
+		 * Without a significance test (fewer than LKP_MIN_RUNS runs a side)
+		 * every figure is listed, the exact counts that did not differ too
+		 * (a run's ground truth).  With one, a figure is listed when it
+		 * changed, or when only one side has it and measured it in every run
+		 * (a signal that stopped occurring); one that came and went between
+		 * runs (a sched key, a futex word: too few values to test, or one
+		 * side only) only with --all.
 		 */
 		bool consistent = r->verdict == CHANGE_MISSING &&
 				  (r->nvalues[BASE] ? r->nvalues[BASE] == d->runs[BASE] : r->nvalues[NEW] == d->runs[NEW]);
 		bool tested = d->runs[BASE] >= LKP_MIN_RUNS && d->runs[NEW] >= LKP_MIN_RUNS;
-		bool shown = a->all || r->verdict == CHANGE_SIGNIFICANT || r->verdict == CHANGE_UNTESTED ||
-			     (r->verdict == CHANGE_MISSING && (consistent || !tested));
+		bool shown = a->all || !tested || r->verdict == CHANGE_SIGNIFICANT || consistent;
 		if (shown && a->min_change > 0 && r->verdict != CHANGE_MISSING && r->change_defined &&
 		    fabs(r->change) < a->min_change)
 			shown = false;

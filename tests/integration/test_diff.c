@@ -188,6 +188,38 @@ Test(diff, unchanged_workload_three_against_three_is_quiet, .timeout = 300)
 	/* measured on this 2-core VM: 2% to 13% of the rows (docs/diff.md); the bound leaves room for a busy machine */
 	cr_assert_leq(significant, rows * 0.2, "%g of %g rows significant for one unchanged workload", significant,
 		      rows);
+	/* without --all only the changes are listed: no figure that came and went between runs */
+	const char *listed = test_path("same-listed.json");
+	st = run_cmd(&out, true, "%s diff --json %s/same.1.data %s/same.3.data %s/same.5.data -- %s/same.2.data "
+			 "%s/same.4.data %s/same.6.data > '%s'", sigprof_bin(), d, d, d, d, d, d, listed);
+	cr_assert_eq(st, 0, "diff exited %d: %s", st, out);
+	free(out);
+	cr_assert_eq(jq_file(listed, "[.rows[] | select(.verdict != \"significant\" and .verdict != \"missing\")] | length"),
+		     0, "a row listed without --all that is neither a change nor a figure of one side");
+	cr_assert_eq(jq_file(listed, "[.rows[] | select(.verdict == \"significant\")] | length"), significant,
+		     "every significant row is listed");
+}
+
+/* One run a side: no test, so every figure is listed, the exact counts that did not move too (the ground truth). */
+Test(diff, one_run_a_side_lists_the_unchanged_exact_counts, .timeout = 120)
+{
+	require_perf_events();
+	require_root();
+	const char *a = test_path("one-a.data"), *b = test_path("one-b.data"), *json = test_path("one.json");
+	free(record_workload(a, "-e signal", W "signal_storm 2500 >/dev/null"));
+	free(record_workload(b, "-e signal", W "signal_storm 2500 >/dev/null"));
+	char *out;
+	int st = run_cmd(&out, true, "%s diff --json '%s' '%s' > '%s'", sigprof_bin(), a, b, json);
+	cr_assert_eq(st, 0, "%s", out);
+	free(out);
+	cr_assert_eq(jq_file(json, "if .significance then 1 else 0 end"), 0);
+	cr_assert_eq(row(json, "signal.SIGUSR1.generated", ".base.mean"), 2500);
+	cr_assert_eq(row(json, "signal.SIGUSR1.generated", ".new.mean"), 2500);
+	cr_assert_eq(row(json, "signal.SIGUSR1.delivered", ".new.mean"), 2500);
+	st = run_cmd(&out, true, "%s diff '%s' '%s'", sigprof_bin(), a, b);
+	cr_assert_eq(st, 0, "%s", out);
+	cr_assert(strstr(out, "signal.SIGUSR1.sigreturns"), "the text lists the unchanged count too:\n%s", out);
+	free(out);
 }
 
 /* A stat document of 3 runs with the given values of one figure and one derived figure. */
