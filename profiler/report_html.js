@@ -74,12 +74,27 @@
 		const table = el("table", { class: "meta" });
 		for (const [k, v] of rows) table.appendChild(el("tr", null, el("th", null, k), el("td", null, v)));
 		for (const c of m.collectors || []) {
-			const text = c.status === "ok" ? c.event + ", " + c.samples + " samples" : "unavailable: " + c.reason;
+			const text = c.status === "ok" ? collectorEvents(c) : "unavailable: " + c.reason;
 			table.appendChild(el("tr", null, el("th", null, "collector " + c.name),
 				el("td", c.status === "ok" ? null : { class: "unavailable" }, text)));
 		}
 		for (const n of m.notes || []) table.appendChild(el("tr", null, el("th", null, "note"), el("td", null, n)));
 		return el("section", { id: "header" }, el("h1", null, title), table);
+	}
+
+	/* A collector's events and their samples, as the text report's header line gives them. */
+	function collectorEvents(c) {
+		const events = c.events || [];
+		const total = c.samples + " samples";
+		if (events.length <= 1) return (events.length ? events[0].name : c.event) + ", " + total;
+		const sampled = events.filter((e) => e.samples > 0);
+		const silent = events.length - sampled.length;
+		let text;
+		if (sampled.length === 0) text = events.length + " events, " + total;
+		else if (sampled.length === 1) text = sampled[0].name + ", " + total;
+		else text = sampled.map((e) => e.name + " " + e.samples).join(" + ") + " = " + total;
+		if (sampled.length && silent) text += "; " + silent + " more event" + (silent === 1 ? "" : "s") + " without samples";
+		return text;
 	}
 
 	function drawPaths(doc) {
@@ -425,7 +440,9 @@
 
 	/* ---- #selftest: what the browser test reads back ---- */
 	function selftest() {
-		const out = { load_ms: loadMs, mode: flameData.mode, collectors: [] };
+		const out = { load_ms: loadMs, mode: flameData.mode, collectors: [], header: {} };
+		for (const tr of document.querySelectorAll("#header tr"))
+			out.header[tr.querySelector("th").textContent] = tr.querySelector("td").textContent;
 		for (const fg of flames) {
 			const r = { name: fg.collector.name, drawn: fg.canvas.querySelectorAll(".frame").length,
 				samples: fg.root.v[diffMode ? 2 : 0], weight: fg.root.v[diffMode ? 3 : 1],

@@ -136,6 +136,21 @@ Test(html, signal_storm_page_in_chromium, .timeout = 300)
 	double cpu_report = jq_file(json, ".meta.collectors[] | select(.name == \"cpu\") | .samples");
 	if (cpu_report > 0)
 		cr_assert_eq(selftest_value(result, "cpu", ".samples"), cpu_report, "cpu: flame graph and report differ");
+	/* the header names the collector's events and their samples as the text report does */
+	st = run_cmd(&out, false, "%s report -i '%s' | sed -n 's/^# collector:  signal *//p'", sigprof_bin(), data);
+	cr_assert_eq(st, 0);
+	char *nl = strchr(out, '\n');
+	if (nl)
+		*nl = '\0';
+	char *shown;
+	st = run_cmd(&shown, false, "jq -j '.header[\"collector signal\"]' '%s'", result);
+	cr_assert_eq(st, 0);
+	cr_assert_str_eq(shown, out, "the page's header and the text report's differ");
+	char total[64];
+	snprintf(total, sizeof(total), "= %.0f samples", report_samples); /* generate + deliver + sigreturn */
+	cr_assert(strstr(shown, total), "the header gives the events' sum: %s", shown);
+	free(shown);
+	free(out);
 	/* frames are drawn, kernel frames apart */
 	cr_assert_gt(selftest_value(result, "signal", ".drawn"), 5);
 	cr_assert_gt(selftest_value(result, "signal", ".kernel"), 0);
