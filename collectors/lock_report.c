@@ -195,17 +195,25 @@ static void text_summary(struct lock_state *st, const struct lock_summary *sum, 
 				  (unsigned long long)orphans, (unsigned long long)st->undecoded);
 }
 
-/* The lock table's columns: contentions, wait ms, avg, p50, p99, max, kind, path, lock (view_table). */
-static const unsigned lock_columns[] = { 14, 11, 10, 10, 10, 11, 12, 16, 10 };
+/*
+ * The lock table's columns: address, contentions, wait ms, avg, p50, p99,
+ * max, kind, path, name (view_table).  The address comes first: two locks of
+ * one name (the bucket locks of futex_wait_setup) are told apart by it, a
+ * table split to fit the width repeats it, and the blocks below and the
+ * word table name the locks by it.
+ */
+static const unsigned lock_columns[] = { 20, 13, 11, 10, 10, 10, 11, 12, 16, 10 };
 
 static void text_lock_row(struct view_table *t, const struct lock_figures *l, bool estimated)
 {
-	char kind[32];
+	char kind[32], addr[24];
 	const struct duration_stats *d = &l->wait;
-	view_table_addf(t, "  %s%11llu %10.3f %9.2f %9.2f %9.2f %10.2f  %-10s %-15s %s", estimated ? "~" : " ",
-			(unsigned long long)l->contentions, ms(d->total), d->count ? us(d->total) / (double)d->count : 0.0,
-			us(duration_quantile(d, 0.5)), us(duration_quantile(d, 0.99)), us(d->max),
-			kind_of(l, kind, sizeof(kind)), path_name(lock_figures_path(l)), l->name);
+	snprintf(addr, sizeof(addr), "0x%llx", (unsigned long long)l->addr);
+	view_table_addf(t, "  %-18s %s%11llu %10.3f %9.2f %9.2f %9.2f %10.2f  %-10s %-15s %s", addr,
+			estimated ? "~" : " ", (unsigned long long)l->contentions, ms(d->total),
+			d->count ? us(d->total) / (double)d->count : 0.0, us(duration_quantile(d, 0.5)),
+			us(duration_quantile(d, 0.99)), us(d->max), kind_of(l, kind, sizeof(kind)),
+			path_name(lock_figures_path(l)), l->name);
 }
 
 /* Contentions on futex paths that no recorded futex call explains (its entry was sampled out). */
@@ -334,7 +342,8 @@ static void text_futex_words(struct lock_state *st, const struct profile *p, con
 void lock_text(void *state, const struct profile *p, const struct view_options *o, FILE *out)
 {
 	struct lock_state *st = state;
-	fprintf(out, "\nlock: kernel lock contention (lock:contention_begin to contention_end per task)\n");
+	fputc('\n', out);
+	view_text_wrapped(o, out, 2, "lock: kernel lock contention (lock:contention_begin to contention_end per task)");
 	if (!view_collector_ok(p, st->self)) {
 		fprintf(out, "  not recorded\n");
 		return;
@@ -346,8 +355,8 @@ void lock_text(void *state, const struct profile *p, const struct view_options *
 	if (!n)
 		return;
 	struct view_table t = { .columns = lock_columns, .ncolumns = ARRAY_SIZE(lock_columns) };
-	view_table_addf(&t, "  %12s %10s %9s %9s %9s %10s  %-10s %-15s %s", "contentions", "wait ms", "avg us", "p50 us",
-			"p99 us", "max us", "kind", "path", "lock");
+	view_table_addf(&t, "  %-18s %12s %10s %9s %9s %9s %10s  %-10s %-15s %s", "lock", "contentions", "wait ms",
+			"avg us", "p50 us", "p99 us", "max us", "kind", "path", "name");
 	for (size_t i = 0; i < n && i < o->top; i++)
 		text_lock_row(&t, locks[i], sum.estimated);
 	view_table_print(&t, o, out);
@@ -365,7 +374,7 @@ void lock_text(void *state, const struct profile *p, const struct view_options *
 	sb_free(&line);
 	for (size_t i = 0; i < n && i < TEXT_DETAILED_LOCKS && i < o->top; i++) {
 		const struct lock_figures *l = locks[i];
-		fprintf(out, "  %s (0x%llx):\n", l->name, (unsigned long long)l->addr);
+		view_text_wrapped(o, out, 4, "  %s (0x%llx):", l->name, (unsigned long long)l->addr);
 		for (int path = 0; path < PATH_COUNT; path++)
 			if (l->path_contentions[path])
 				sb_addf(&line, "  %s %.3f ms (%llu)", path_name(path), ms(l->path_wait[path]),

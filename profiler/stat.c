@@ -511,22 +511,10 @@ static int output_open(struct stat_state *st)
 	const char *path = st->args.output;
 	if (!path)
 		return 0;
-	/*
-	 * A symbolic link is followed (-o /dev/stderr) only when root or the
-	 * caller owns it: one another user planted in a directory both can
-	 * write (/tmp) would make root truncate the file it points at.
-	 */
-	struct stat link;
-	if (lstat(path, &link) == 0 && S_ISLNK(link.st_mode) && link.st_uid != 0 && link.st_uid != geteuid())
-		return -EPERM;
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-	st->out_created = fd >= 0;
-	if (fd < 0 && errno == EEXIST)
-		fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0 && errno == ENOENT)
-		fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0666); /* a symbolic link to a file yet to be made */
+	/* never where another user points it: a link, FIFO or hard link of theirs (stream_output_open, util.h) */
+	int fd = stream_output_open(path, &st->out_created);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	st->out = fdopen(fd, "w");
 	if (!st->out) {
 		int err = -errno;
@@ -1031,8 +1019,18 @@ static int stat_run(struct stat_state *st)
 		event_list_enable_at_open(&st->events); /* tasks that already run: no exec to wait for */
 	int err = output_open(st);
 	if (err == -EPERM) {
-		sp_error("stat: -o %s is a symbolic link another user owns: not followed (give the file it names)",
+		sp_error("stat: -o %s is a symbolic link another user owns or could swap (a directory others can write), "
+			 "or another user's FIFO or device: not opened (give a file of your own)",
 			 QUOTED(a->output));
+		return EXIT_USAGE;
+	}
+	if (err == -EMLINK) {
+		sp_error("stat: -o %s has other hard links: writing it would change them too (give another file)",
+			 QUOTED(a->output));
+		return EXIT_USAGE;
+	}
+	if (err == -ENXIO) {
+		sp_error("stat: -o %s is a FIFO that no process reads", QUOTED(a->output));
 		return EXIT_USAGE;
 	}
 	if (err < 0) {

@@ -676,7 +676,8 @@ int output_replaceable(int dirfd, const char *name)
 	return S_ISREG(st.st_mode) ? 0 : -EEXIST;
 }
 
-int output_dir_open(const char *path, const char **name)
+/* The directory of path, opened (O_DIRECTORY), with *name at path's last component; -EISDIR when there is none. */
+static int directory_of(const char *path, const char **name)
 {
 	const char *slash = strrchr(path, '/');
 	*name = slash ? slash + 1 : path;
@@ -685,8 +686,14 @@ int output_dir_open(const char *path, const char **name)
 	char *dir = slash ? xstrndup(path, (size_t)(slash - path) + (slash == path)) : xstrdup(".");
 	int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	free(dir);
+	return dirfd < 0 ? -errno : dirfd;
+}
+
+int output_dir_open(const char *path, const char **name)
+{
+	int dirfd = directory_of(path, name);
 	if (dirfd < 0)
-		return -errno;
+		return dirfd;
 	int err = output_replaceable(dirfd, *name);
 	if (err) {
 		close(dirfd);
@@ -796,4 +803,63 @@ void u64_map_free_values(struct u64_map *m, void (*free_value)(void *value))
 		if (m->values[i])
 			free_value(m->values[i]);
 	u64_map_free(m);
+}
+
+static bool owned_by_root_or_caller(const struct stat *st)
+{
+	return st->st_uid == 0 || st->st_uid == geteuid();
+}
+
+/* Whether only root or the caller can change the entries of a directory (sticky: each its own). */
+static bool directory_fixed(const struct stat *dir)
+{
+	return owned_by_root_or_caller(dir) && (!(dir->st_mode & (S_IWGRP | S_IWOTH)) || (dir->st_mode & S_ISVTX));
+}
+
+int stream_output_open(const char *path, bool *created)
+{
+	*created = false;
+	const char *name;
+	int dirfd = directory_of(path, &name);
+	if (dirfd < 0)
+		return dirfd;
+	int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+	if (fd >= 0 || errno != EEXIST) {
+		int err = fd >= 0 ? fd : -errno;
+		*created = fd >= 0;
+		close(dirfd);
+		return err;
+	}
+	int flags = O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC, err = 0;
+	struct stat dir, entry, target;
+	if (fstat(dirfd, &dir) < 0 || fstatat(dirfd, name, &entry, AT_SYMLINK_NOFOLLOW) < 0) {
+		err = -errno;
+	} else if (!S_ISLNK(entry.st_mode)) {
+		flags |= O_NOFOLLOW;
+	} else if (!owned_by_root_or_caller(&entry) || !directory_fixed(&dir)) {
+		err = -EPERM;
+	}
+	if (!err) {
+		fd = openat(dirfd, name, flags);
+		if (fd < 0 && errno == ENOENT && !(flags & O_NOFOLLOW))
+			fd = openat(dirfd, name, flags | O_CREAT, 0666); /* a link to a file yet to be made */
+		/* ELOOP: a link put in place of the file since fstatat() */
+		err = fd < 0 ? (errno == ELOOP ? -EPERM : -errno) : 0;
+	}
+	close(dirfd);
+	if (err)
+		return err;
+	if (fstat(fd, &target) < 0)
+		err = -errno;
+	else if (S_ISREG(target.st_mode) && target.st_nlink > 1)
+		err = -EMLINK;
+	else if (!S_ISREG(target.st_mode) && !owned_by_root_or_caller(&target))
+		err = -EPERM;
+	else if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0)
+		err = -errno;
+	if (err) {
+		close(fd);
+		return err;
+	}
+	return fd;
 }

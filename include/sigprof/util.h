@@ -242,4 +242,20 @@ int safe_output_commit(struct safe_output *out);
 /* Close and remove the new file; PATH is untouched. */
 void safe_output_abort(struct safe_output *out);
 
+/*
+ * An output written as it goes (stat's figures and intervals) that a root
+ * command opens where others can write: a new PATH is created O_EXCL |
+ * O_NOFOLLOW (*created true); an existing one is opened O_NOFOLLOW and must
+ * be a regular file of one link (-EMLINK: a hard link someone made would
+ * take the writes to another file), or a FIFO, terminal or device that root
+ * or the caller owns (-EPERM: another user's FIFO would block the open for
+ * ever).  A symbolic link is followed (-o /dev/stderr) only when root or
+ * the caller owns it in a directory no one else can change (-EPERM: one
+ * another user planted, or could swap, in /tmp); what it leads to is held
+ * to the same rules, and a link to nothing yet creates its file.  Every
+ * open is O_NONBLOCK (a FIFO without a reader: -ENXIO), cleared once open.
+ * The fd, or -errno.
+ */
+int stream_output_open(const char *path, bool *created);
+
 #endif

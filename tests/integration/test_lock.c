@@ -171,6 +171,13 @@ Test(lock, the_bucket_lock_of_one_word, .timeout = 120)
 	run_cmd(&text, false, "%s report -i %s", sigprof_bin(), data);
 	cr_assert(strstr(text, "bucket lock taken in futex_wait_setup") && (words == 0 || strstr(text, "bucket_word")),
 		  "text report lacks the bucket lock or its word:\n%s", text);
+	/* its row starts with the lock's address, which tells it from the other bucket locks of that name */
+	char *addr;
+	cr_assert_eq(run_cmd(&addr, false, "jq -j '.locks[0].addr' '%s'", json), 0);
+	char row_start[64];
+	snprintf(row_start, sizeof(row_start), "\n  %s ", addr);
+	cr_assert(strstr(text, row_start), "no lock table row starts with %s:\n%s", addr, text);
+	free(addr);
 	free(text);
 }
 

@@ -4,6 +4,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -209,6 +210,76 @@ Test(util, safe_output_replaces_a_file_and_refuses_a_link)
 	cr_assert_eq(entries, 3);
 	free(link);
 	free(target);
+	free(path);
+	temp_dir_remove(dir);
+}
+
+/* stat's -o: written as it goes, so opened in place, but never where another user can point it. */
+Test(util, stream_output_opens_in_place_and_never_where_another_user_points)
+{
+	char *dir = temp_dir_new();
+	char *path = path_join(dir, "figures.txt");
+	bool created;
+	int fd = stream_output_open(path, &created);
+	cr_assert_geq(fd, 0);
+	cr_assert(created);
+	cr_assert_eq(write(fd, "first", 5), 5);
+	close(fd);
+	fd = stream_output_open(path, &created);
+	cr_assert_geq(fd, 0, "an existing file of one link is opened in place");
+	cr_assert_not(created);
+	close(fd);
+
+	/* a hard link would take the writes to the other name's file */
+	char *other = path_join(dir, "other");
+	cr_assert_eq(link(path, other), 0);
+	cr_assert_eq(stream_output_open(path, &created), -EMLINK);
+	cr_assert_eq(unlink(other), 0);
+
+	/* a FIFO with no reader: refused at once, never a blocked open */
+	char *fifo = path_join(dir, "fifo");
+	cr_assert_eq(mkfifo(fifo, 0600), 0);
+	cr_assert_eq(stream_output_open(fifo, &created), -ENXIO);
+
+	/* the caller's own link in a directory only it can change is followed; a link to nothing yet makes the file */
+	char *link_path = path_join(dir, "link");
+	char *later = path_join(dir, "later.txt");
+	cr_assert_eq(symlink(later, link_path), 0);
+	fd = stream_output_open(link_path, &created);
+	cr_assert_geq(fd, 0);
+	cr_assert_not(created, "the link was there: the file made through it is not the name's to remove");
+	close(fd);
+	struct stat st;
+	cr_assert_eq(stat(later, &st), 0);
+
+	/* the same link in a directory others can write (not sticky) could be swapped: refused */
+	cr_assert_eq(chmod(dir, 0777), 0);
+	cr_assert_eq(stream_output_open(link_path, &created), -EPERM);
+	cr_assert_eq(chmod(dir, 01777), 0);
+	fd = stream_output_open(link_path, &created);
+	cr_assert_geq(fd, 0, "sticky: no one else can remove the caller's link");
+	close(fd);
+
+	if (geteuid() == 0) {
+		/* as root: another user's link, in the sticky directory too, and another user's FIFO */
+		char *planted = path_join(dir, "planted");
+		cr_assert_eq(symlink(path, planted), 0);
+		cr_assert_eq(lchown(planted, 65534, 65534), 0);
+		cr_assert_eq(stream_output_open(planted, &created), -EPERM);
+		char *text = read_text_file(path);
+		cr_assert_str_eq(text, "first", "the file it points at is untouched");
+		free(text);
+		cr_assert_eq(chown(fifo, 65534, 65534), 0);
+		int reader = open(fifo, O_RDONLY | O_NONBLOCK);
+		cr_assert_geq(reader, 0);
+		cr_assert_eq(stream_output_open(fifo, &created), -EPERM, "another user's FIFO, read or not");
+		close(reader);
+		free(planted);
+	}
+	free(later);
+	free(link_path);
+	free(fifo);
+	free(other);
 	free(path);
 	temp_dir_remove(dir);
 }
