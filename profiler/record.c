@@ -6,9 +6,10 @@
  *      no previous recording);
  *   2. ask each collector for its events; create the data file under a
  *      temporary name (before any signal is blocked: see open_output());
- *   3. fork the workload blocked on a pipe (workload.h), open the events
- *      for it on every CPU (inherit + enable_on_exec), write EVENT, META
- *      and KALLSYMS records, flush, and rename the file into place;
+ *   3. fork the workload blocked on a pipe (workload.h), copy the kernel's
+ *      symbols, open the events for it on every CPU (inherit +
+ *      enable_on_exec; attached targets: enabled at open), write EVENT,
+ *      META and KALLSYMS records, flush, and rename the file into place;
  *   4. release it; a second, close-on-exec pipe tells whether exec worked;
  *   5. drain the ring buffers into the file until the workload exits,
  *      forwarding SIGINT/SIGTERM/SIGHUP to it;
@@ -20,7 +21,9 @@
  * records, then COMM and MMAP2 of the workload's tasks read from /proc), is
  * published, and the drain goes on into it.
  * Signals are blocked except inside ppoll(), so the drain loop wakes for
- * them without races.
+ * them without races; a ppoll() that finds a ring ready returns without
+ * running their handlers, so the loop then takes them itself
+ * (workload_take_pending_signals()).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -741,6 +744,8 @@ static int drain_until_exit(struct perf_session *session, struct workload *w, co
 			ret = -errno;
 			break;
 		}
+		if (n > 0)
+			workload_take_pending_signals(w);
 		for (size_t i = 0; i < nfds; i++)
 			if (pfds[i].revents & (POLLHUP | POLLERR))
 				pfds[i].fd = -1; /* its task is gone: stop polling, keep draining */
@@ -1151,6 +1156,12 @@ static int record_run(struct record_args *a)
 		target_perf(&a->target, &target);
 	struct perf_session *session = NULL;
 	struct strbuf synthesized = { 0 }; /* COMM and MMAP2 records of the targets as sigprof found them */
+	/*
+	 * The kernel's symbols before the events open: reading them takes 0.1 to
+	 * 0.2 s, during which attached targets (their events enabled at open)
+	 * would fill the rings with nothing draining them and no rate bound yet.
+	 */
+	kernel_copy_read(&kernel, a);
 	err = perf_session_open(events.specs, events.count, &target, a->ring_pages, &session, errbuf, sizeof(errbuf));
 	if (err < 0) {
 		sp_error("record: %s", errbuf);
@@ -1171,7 +1182,6 @@ static int record_run(struct record_args *a)
 		ps->base_enabled = xcalloc(ps->nevents + 1, sizeof(uint64_t));
 		ps->base_running = xcalloc(ps->nevents + 1, sizeof(uint64_t));
 	}
-	kernel_copy_read(&kernel, a);
 	err = write_head(writer, a, session, states, nstates, ps, &kernel, start_real, start_mono);
 	if (!err && synthesized.len)
 		err = sp_writer_raw(writer, synthesized.buf, synthesized.len);

@@ -207,6 +207,20 @@ void workload_none(struct workload *w)
 	install_handlers(&w->waitmask);
 }
 
+void workload_take_pending_signals(const struct workload *w)
+{
+	sigset_t pending, blocked;
+	if (sigpending(&pending) < 0)
+		return;
+	for (size_t i = 0; i < sizeof(caught_signals) / sizeof(caught_signals[0]); i++) {
+		if (!sigismember(&pending, caught_signals[i]))
+			continue;
+		sigprocmask(SIG_SETMASK, &w->waitmask, &blocked); /* the handlers run as the mask opens */
+		sigprocmask(SIG_SETMASK, &blocked, NULL);
+		return;
+	}
+}
+
 bool workload_check(struct workload *w, int *status)
 {
 	if (w->pid <= 0)

@@ -72,6 +72,13 @@ const char *workload_release_error(int err);
  * the workload if it exited: true with its wait status in *status.
  */
 bool workload_check(struct workload *w, int *status);
+/*
+ * Run the handlers of the signals sigprof catches (SIGCHLD, the interrupts)
+ * that came while they were blocked.  ppoll() with w->waitmask delivers them
+ * only when it returns EINTR, which it never does while some fd is ready: a
+ * ring that is never empty kept the window command's exit and ^C waiting.
+ */
+void workload_take_pending_signals(const struct workload *w);
 /* Kill (SIGKILL) and reap a workload, released or not; closes its pipes. */
 void workload_abort(struct workload *w);
 
