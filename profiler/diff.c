@@ -744,6 +744,14 @@ static int parse_diff_args(int argc, char **argv, struct diff_args *a, struct pa
 				return sp_error("diff: --sort %s: expected change or key", QUOTED(optarg));
 			break;
 		case OPT_COLLECTOR:
+			if (!collector_find(optarg)) {
+				struct strbuf known = { 0 };
+				for (size_t i = 0; i < collector_count; i++)
+					sb_addf(&known, "%s%s", i ? ", " : "", collector_table[i]->name);
+				sp_error("diff: --collector %s: no such collector (%s)", QUOTED(optarg), known.buf);
+				sb_free(&known);
+				return -1;
+			}
 			a->collector = optarg;
 			break;
 		case OPT_MIN_CHANGE: {

@@ -288,6 +288,12 @@ Test(diff, bad_input_is_one_error_line)
 	cr_assert_eq(st, 2, "%s", out);
 	cr_assert(strstr(out, "two output formats"), "%s", out);
 	free(out);
+	/* a collector that does not exist (or miscased) would select nothing and read as "nothing changed" */
+	st = run_cmd(&out, true, "%s diff --collector Signal '%s' '%s'", sigprof_bin(), junk, junk);
+	cr_assert_eq(st, 2, "%s", out);
+	cr_assert_eq(count_lines(out), 1, "%s", out);
+	cr_assert(strstr(out, "no such collector") && strstr(out, "signal"), "%s", out);
+	free(out);
 }
 
 /*
