@@ -135,6 +135,9 @@ static void print_header(const struct profile *p, FILE *out)
 	int status = profile_exit_status(p);
 	if (p->has_finish && (p->finish.flags & SP_FINISH_SWITCHED))
 		fprintf(out, "# duration:   %.3f s; the workload ran on in the next piece\n", profile_duration_s(p));
+	else if (status >= 0 && p->target[0] && !p->argc) /* attached, no command: no status of its own to give */
+		fprintf(out, "# duration:   %.3f s, %s\n", profile_duration_s(p),
+			p->finish.flags & SP_FINISH_INTERRUPTED ? "interrupted" : "until the targets exited");
 	else if (status >= 0)
 		fprintf(out, "# duration:   %.3f s, exit status %d%s\n", profile_duration_s(p), status,
 			p->finish.flags & SP_FINISH_INTERRUPTED ? " (interrupted)" : "");

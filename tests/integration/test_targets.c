@@ -175,6 +175,8 @@ Test(targets, pid_sees_its_signals_and_new_thread_not_another_process, .timeout 
 	char *text;
 	run_cmd(&text, false, "%s report -i %s", sigprof_bin(), data);
 	cr_assert(strstr(text, "# target:     -p "), "no target line in the header:\n%.2000s", text);
+	/* no command: no exit status of sigprof's to show, the targets ended the recording */
+	cr_assert(strstr(text, "until the targets exited") && !strstr(text, "exit status"), "%.2000s", text);
 	free(text);
 }
 
