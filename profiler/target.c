@@ -22,7 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "sigprof/synthesize.h"
@@ -175,6 +177,15 @@ static int open_cgroup(struct target *t, char *err, size_t errlen)
 		int e = -errno;
 		snprintf(err, errlen, "-G %s: cannot open %s: %s", t->cgroup, path, strerror(-e));
 		return e;
+	}
+	/* any other directory opens too, and the kernel then refuses every event with EBADF */
+	struct statfs fs;
+	if (fstatfs(t->cgroup_fd, &fs) == 0 && fs.f_type != CGROUP2_SUPER_MAGIC && fs.f_type != CGROUP_SUPER_MAGIC) {
+		snprintf(err, errlen, "-G %s: %s is not a cgroup directory (give a path under the cgroup file system, %s)",
+			 t->cgroup, path, cgroup_root(root, sizeof(root)) == 0 ? root : "not mounted");
+		close(t->cgroup_fd);
+		t->cgroup_fd = -1;
+		return -ENOTDIR;
 	}
 	return 0;
 }

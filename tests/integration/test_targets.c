@@ -369,6 +369,18 @@ Test(targets, dead_pid_is_one_line_and_keeps_the_old_file, .timeout = 60)
 	cr_assert_eq(st, 2);
 	cr_assert(count_lines(out) == 1, "%s", out);
 	free(out);
+	/* a directory that is not a cgroup: the kernel would refuse every event with "Bad file descriptor" */
+	st = run_cmd(&out, true, "%s record -q -G /etc -o %s -- true", sigprof_bin(), keep);
+	cr_assert_eq(st, 2, "%s", out);
+	cr_assert(strstr(out, "-G /etc: /etc is not a cgroup directory") && count_lines(out) == 1, "%s", out);
+	free(out);
+	st = run_cmd(&out, true, "%s stat -G /etc -- true", sigprof_bin());
+	cr_assert_eq(st, 2, "stat -G of a plain directory counted nothing and exited %d: %s", st, out);
+	cr_assert(strstr(out, "is not a cgroup directory") && count_lines(out) == 1, "%s", out);
+	free(out);
+	run_cmd(&content, false, "cat %s", keep);
+	cr_assert_str_eq(content, "previous", "the previous recording was touched");
+	free(content);
 }
 
 Test(targets, stat_counts_an_attached_process, .timeout = 120)
