@@ -1057,8 +1057,9 @@ static int stat_run(struct stat_state *st)
 		print_json(st);
 	else
 		print_text(st);
-	if (fflush(st->out) != 0 || ferror(st->out) || st->out_error) {
-		sp_error("stat: writing %s failed", a->output ? a->output : "the figures");
+	int write_err = fflush(st->out) != 0 ? errno : st->out_error ? -st->out_error : ferror(st->out) ? EIO : 0;
+	if (write_err) {
+		sp_error("stat: writing %s failed: %s", a->output ? a->output : "the figures", strerror(write_err));
 		return EXIT_USAGE;
 	}
 	if (failed) {
