@@ -1200,8 +1200,9 @@ static int record_run(struct record_args *a)
 	 */
 	err = sp_writer_publish(writer);
 	if (err < 0) {
-		sp_error("record: cannot rename the new recording to %s: %s", QUOTED(ps ? ps->name.buf : a->output),
-			 strerror(-err));
+		const char *name = ps ? ps->name.buf : a->output;
+		sp_error("record: cannot put the new recording in place as %s (a previous one there moves to %s.old): %s",
+			 QUOTED(name), name, strerror(-err));
 		goto fail_child;
 	}
 
