@@ -202,6 +202,28 @@ void signal_analysis_thread_exit(struct signal_analysis *a, uint32_t pid, uint32
 	thread_discard(a, tid);
 }
 
+void signal_analysis_records_lost(struct signal_analysis *a)
+{
+	size_t pos = 0;
+	uint64_t key;
+	void *value;
+	while (u64_map_next(&a->queues, &pos, &key, &value)) {
+		struct pending_queue *q = value;
+		a->figures[key & 0xff]->dropped_at_loss += q->count;
+		free(q->times);
+		free(q);
+	}
+	u64_map_free(&a->queues);
+	pos = 0;
+	while (u64_map_next(&a->threads, &pos, &key, &value)) {
+		struct thread_state *t = value;
+		for (uint32_t i = 0; i < t->depth; i++)
+			a->figures[t->frames[i].sig]->dropped_at_loss++;
+		t->depth = 0;
+		t->has_closed = false;
+	}
+}
+
 /* The whole process dies (a fatal signal, a group exit): its shared pending signals go with it. */
 static void process_exit(struct signal_analysis *a, uint32_t pid)
 {
@@ -920,9 +942,10 @@ static void text_notes(const struct signal_report *r, const struct view_options 
 			continue;
 		signal_name(sig, name, sizeof(name));
 		if (f->unmatched_deliveries)
-			view_text_wrapped(o, out, 8, "  note: %s: %llu %s without a generation (%s)", name,
+			view_text_wrapped(o, out, 8, "  note: %s: %llu %s without a generation (%s%s)", name,
 				(unsigned long long)f->unmatched_deliveries,
-				f->unmatched_deliveries == 1 ? "delivery" : "deliveries", unmatched_delivery_reason(sig));
+				f->unmatched_deliveries == 1 ? "delivery" : "deliveries", unmatched_delivery_reason(sig),
+				f->dropped_at_loss ? "; or it was pending when records were lost" : "");
 		if (f->unmatched_generations)
 			view_text_wrapped(o, out, 8, "  note: %s: %llu generation%s never delivered (the target exited or was killed, "
 				     "the run ended, or sigwaitinfo/signalfd took it)",
@@ -931,10 +954,20 @@ static void text_notes(const struct signal_report *r, const struct view_options 
 			view_text_wrapped(o, out, 8, "  note: %s: %llu handler%s never returned (left by longjmp, or the thread "
 				     "exited)",
 				name, (unsigned long long)f->unreturned, f->unreturned == 1 ? "" : "s");
+		if (f->dropped_at_loss)
+			view_text_wrapped(o, out, 8, "  note: %s: %llu generation%s or handler%s pending when records were lost "
+				     "(the header counts them): not timed, as what closed them may be among the lost",
+				name, (unsigned long long)f->dropped_at_loss, f->dropped_at_loss == 1 ? "" : "s",
+				f->dropped_at_loss == 1 ? "" : "s");
 	}
-	uint64_t stray = signal_analysis_unmatched_sigreturns(r->analysis);
+	uint64_t stray = signal_analysis_unmatched_sigreturns(r->analysis), dropped = 0;
+	for (int sig = 1; sig <= SIGNAL_MAX; sig++)
+		if (signal_analysis_figures(r->analysis, sig))
+			dropped += signal_analysis_figures(r->analysis, sig)->dropped_at_loss;
 	if (stray)
-		view_text_wrapped(o, out, 8, "  note: %llu rt_sigreturn calls with no handler running", (unsigned long long)stray);
+		view_text_wrapped(o, out, 8, "  note: %llu rt_sigreturn calls with no handler running%s",
+				  (unsigned long long)stray,
+				  dropped ? " (or closing a handler dropped when records were lost)" : "");
 	uint64_t bad = r->undecodable + signal_analysis_bad_events(r->analysis);
 	if (bad)
 		view_text_wrapped(o, out, 8, "  note: %llu signal events could not be decoded", (unsigned long long)bad);
@@ -1061,6 +1094,7 @@ static void json_signal(struct json_writer *w, const struct profile *p, const st
 	json_end(w);
 	json_u64(w, "unmatched_deliveries", f->unmatched_deliveries);
 	json_u64(w, "unmatched_generations", f->unmatched_generations);
+	json_u64(w, "dropped_at_loss", f->dropped_at_loss);
 	json_u64(w, "unreturned", f->unreturned);
 	json_durations(w, "latency_ns", &f->latency);
 	json_durations(w, "handler_ns", &f->handler);
@@ -1106,6 +1140,8 @@ static void signal_record(void *state, const struct profile *p, const struct per
 		task_seen(r, u32[2]);
 	if (rec->type == PERF_RECORD_COMM && rec->size >= 16)
 		task_seen(r, u32[1]);
+	if (rec->type == PERF_RECORD_LOST)
+		signal_analysis_records_lost(r->analysis);
 }
 
 /* ---- keyed figures ---- */

@@ -76,6 +76,7 @@ struct signal_figures {
 	uint64_t unmatched_deliveries;           /* deliveries with no recorded generation pending */
 	uint64_t unmatched_generations;          /* pending generations no delivery took (target gone, run ended, ...) */
 	uint64_t unreturned;                     /* handler deliveries no sigreturn closed (thread exited, longjmp, run ended) */
+	uint64_t dropped_at_loss;                /* generations pending and handlers running when records were lost: not timed */
 	struct duration_stats latency;           /* generation -> delivery, ns */
 	struct duration_stats handler;           /* delivery -> rt_sigreturn entry, ns (nested handlers included) */
 	struct slowest_event slowest_latency;    /* its longest generation -> delivery (the delivering thread's) */
@@ -92,6 +93,14 @@ void signal_analysis_free(struct signal_analysis *a);
 void signal_analysis_event(struct signal_analysis *a, const struct signal_event *e);
 /* The thread tid of process pid has exited: drop its pending signals and running handlers. */
 void signal_analysis_thread_exit(struct signal_analysis *a, uint32_t pid, uint32_t tid);
+/*
+ * Records were lost (a LOST record, in time order): a delivery or sigreturn
+ * that paired with what is pending or running now may be among them, and a
+ * later one would pair with the wrong generation or handler (a latency of a
+ * second where the program handles each signal at once).  So everything
+ * pending or running is dropped, counted in dropped_at_loss, not timed.
+ */
+void signal_analysis_records_lost(struct signal_analysis *a);
 /* The end of the recording: whatever is still pending or running is counted as unmatched/unreturned. */
 void signal_analysis_finish(struct signal_analysis *a);
 

@@ -468,3 +468,30 @@ Test(signal, generate_filters_split_every_code_one_way)
 	cr_assert(filter_selects(user, kill_code) && filter_selects(user, tgkill) && filter_selects(user, sigqueue) &&
 		  filter_selects(user, segv_maperr));
 }
+
+/*
+ * A loss of records in the middle: the delivery of the first generation and
+ * the sigreturn of the first handler may be among the lost, so nothing
+ * pending or running then is paired with what comes after (a second's
+ * latency where the program takes each signal at once).
+ */
+Test(signal, nothing_pairs_across_a_loss_of_records)
+{
+	struct signal_analysis *a = signal_analysis_new();
+	generate(a, 100, 1, 1, SIGUSR1_NO, 1, false, SIGNAL_RESULT_DELIVERED);
+	deliver(a, 200, 1, 1, SIGUSR2_NO); /* a handler running across the loss */
+	signal_analysis_records_lost(a);
+	deliver(a, 1000000000, 1, 1, SIGUSR1_NO);
+	sigreturn(a, 1000000100, 1, 1); /* closes SIGUSR1's handler, its own */
+	sigreturn(a, 1000000200, 1, 1); /* SIGUSR2's, whose delivery came before the loss: no handler to close */
+	signal_analysis_finish(a);
+	const struct signal_figures *u1 = figures(a, SIGUSR1_NO), *u2 = figures(a, SIGUSR2_NO);
+	cr_assert_eq(u1->latency.count, 0, "a latency paired across the loss");
+	cr_assert_eq(u1->unmatched_deliveries, 1);
+	cr_assert_eq(u1->dropped_at_loss, 1, "the pending generation");
+	cr_assert_eq(u1->handler.count, 1, "the handler delivered after the loss is timed");
+	cr_assert_eq(u2->dropped_at_loss, 1, "the running handler");
+	cr_assert_eq(u2->handler.count, 0);
+	cr_assert_eq(u2->unreturned, 0, "dropped at the loss, not left unreturned");
+	signal_analysis_free(a);
+}
