@@ -815,6 +815,7 @@ struct sp_reader {
 	char *frame;           /* one chunk's zstd frame */
 	uint64_t file_offset;  /* of the next chunk */
 	char chunk_problem[160]; /* why the chunks stopped before the end of the file */
+	char trailer_problem[160]; /* why a trailer the file ends with could not be read whole */
 	/* a file with a trailer (format.h): its records come first, then the body up to limit */
 	uint64_t limit;        /* file offset where the body ends: the trailer's, else UINT64_MAX */
 	char *trailer;         /* the trailer's records, decompressed */
@@ -988,12 +989,18 @@ static void read_trailer(struct sp_reader *r, uint64_t header_size)
 	if (fstat(r->fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size < header_size + sizeof(t))
 		return;
 	uint64_t at = (uint64_t)st.st_size - sizeof(t);
-	if (pread(r->fd, &t, sizeof(t), (off_t)at) != (ssize_t)sizeof(t) || t.magic != SP_TRAILER_MAGIC ||
-	    t.offset < header_size || t.offset > at || t.size != at - t.offset || t.size > SP_TRAILER_MAX)
+	if (pread(r->fd, &t, sizeof(t), (off_t)at) != (ssize_t)sizeof(t) || t.magic != SP_TRAILER_MAGIC)
 		return;
+	if (t.offset < header_size || t.offset > at || t.size != at - t.offset || t.size > SP_TRAILER_MAX) {
+		snprintf(r->trailer_problem, sizeof(r->trailer_problem),
+			 "its footer gives a place (offset %llu, %llu bytes) the file does not have",
+			 (unsigned long long)t.offset, (unsigned long long)t.size);
+		return;
+	}
 	r->limit = t.offset;
 	char *raw = xmalloc(t.size + 1);
 	if (pread(r->fd, raw, t.size, (off_t)t.offset) != (ssize_t)t.size) {
+		snprintf(r->trailer_problem, sizeof(r->trailer_problem), "it cannot be read: %s", strerror(errno));
 		free(raw);
 		return;
 	}
@@ -1007,13 +1014,20 @@ static void read_trailer(struct sp_reader *r, uint64_t header_size)
 		struct sp_chunk_header h;
 		memcpy(&h, raw + pos, sizeof(h));
 		size_t padded = ALIGN_UP((size_t)h.compressed_size, 8);
-		if (!chunk_header_valid(&h) || padded > t.size - pos - sizeof(h))
+		if (!chunk_header_valid(&h) || padded > t.size - pos - sizeof(h)) {
+			snprintf(r->trailer_problem, sizeof(r->trailer_problem), "corrupt chunk header at offset %llu",
+				 (unsigned long long)(t.offset + pos));
 			break;
+		}
 		GROW(r->trailer, cap, r->trailer_len + h.records_size);
 		size_t n = ZSTD_decompressDCtx(r->zstd, r->trailer + r->trailer_len, h.records_size,
 					       raw + pos + sizeof(h), h.compressed_size);
-		if (ZSTD_isError(n) || n != h.records_size)
+		if (ZSTD_isError(n) || n != h.records_size) {
+			snprintf(r->trailer_problem, sizeof(r->trailer_problem),
+				 "the chunk at offset %llu does not decompress (%s)", (unsigned long long)(t.offset + pos),
+				 ZSTD_isError(n) ? ZSTD_getErrorName(n) : "short");
 			break;
+		}
 		r->trailer_len += n;
 		pos += sizeof(h) + padded;
 	}
@@ -1172,6 +1186,11 @@ bool sp_reader_compressed(const struct sp_reader *r)
 const char *sp_reader_problem(const struct sp_reader *r)
 {
 	return r->problem[0] ? r->problem : NULL;
+}
+
+const char *sp_reader_trailer_problem(const struct sp_reader *r)
+{
+	return r->trailer_problem[0] ? r->trailer_problem : NULL;
 }
 
 uint64_t sp_reader_offset(const struct sp_reader *r)

@@ -1142,9 +1142,20 @@ int profile_load(const char *file, const struct profile_options *opts, struct pr
 	}
 	flush_queue(&l, UINT64_MAX);
 	settle_kernel_symbols(&l);
-	if (l.kallsyms_copy == COPY_NONE && !l.kallsyms_named && l.kernel->load_tried && !l.kernel->load_error)
-		add_note(p, "the recording carries no copy of the kernel symbols (recorded with --no-kallsyms?): "
-			    "kernel frames are named from this machine's /proc/kallsyms (same boot)");
+	if (l.kallsyms_copy == COPY_NONE && !l.kallsyms_named && l.kernel->load_tried && !l.kernel->load_error) {
+		const char *damaged = sp_reader_trailer_problem(r);
+		char text[320];
+		snprintf(text, sizeof(text), "the recording's copy of the kernel symbols (its trailer) is damaged: %s; "
+			 "kernel frames are named from this machine's /proc/kallsyms (same boot)", damaged ? damaged : "");
+		if (damaged)
+			add_note(p, text);
+		else if (!p->has_finish)
+			add_note(p, "the recording was cut short before its copy of the kernel symbols (written at its end): "
+				    "kernel frames are named from this machine's /proc/kallsyms (same boot)");
+		else
+			add_note(p, "the recording carries no copy of the kernel symbols (recorded with --no-kallsyms?): "
+				    "kernel frames are named from this machine's /proc/kallsyms (same boot)");
+	}
 	note_kernel_symbols(p, &l, kallsyms);
 	note_missing_files(p);
 	note_unjoined_handlers(p);

@@ -249,6 +249,8 @@ int sp_reader_next(struct sp_reader *r, const struct perf_event_header **rec);
 bool sp_reader_compressed(const struct sp_reader *r);
 /* NULL, or a description of why reading stopped before the end of the file. */
 const char *sp_reader_problem(const struct sp_reader *r);
+/* NULL, or why the trailer the file ends with (its footer was found) was not read whole: the records it held are lost. */
+const char *sp_reader_trailer_problem(const struct sp_reader *r);
 /*
  * Offset of the record last returned: in the file (version 1), or in the
  * stream of decompressed records counted from the file's start as if it

@@ -603,6 +603,48 @@ Test(safety, a_corrupt_kallsyms_copy_is_a_note_and_another_boots_table_is_not_us
 	free(d);
 }
 
+/*
+ * A compressed recording keeps its copy of the kernel symbols in a trailer
+ * (zstd chunks with checksums, format.h): one damaged byte there, or a file
+ * cut before it, is said as such, not as a recording made without a copy.
+ */
+Test(safety, a_damaged_or_missing_trailer_says_which)
+{
+	require_perf_events();
+	require_root();
+	const char *data = test_path("trailer.data");
+	record_workload(data, "-e signal", W "signal_storm 2000 2>/dev/null");
+	size_t n;
+	unsigned char *d = slurp(data, &n);
+	struct sp_file_trailer t;
+	cr_assert_gt(n, sizeof(t));
+	memcpy(&t, d + n - sizeof(t), sizeof(t));
+	cr_assert_eq(t.magic, SP_TRAILER_MAGIC, "the recording has no trailer");
+	cr_assert_gt(t.size, 64);
+	double named, unnamed;
+	kernel_frames(data, &named, &unnamed);
+	cr_assert_gt(named, 0, "no kernel frame is named in the intact recording");
+	const char *json = report_json_file(data, "");
+	cr_assert_eq(jq_file(json, "[.meta.notes[] | select(test(\"kernel symbols\"))] | length"), 0);
+
+	d[t.offset + t.size / 2] ^= 0xff; /* inside the chunk's compressed data */
+	const char *damaged = test_path("trailer-damaged.data");
+	spit(damaged, d, n);
+	json = report_json_file(damaged, "");
+	cr_assert_eq(jq_file(json, "[.meta.notes[] | select(test(\"copy of the kernel symbols .* is damaged\"))] | "
+				   "length"), 1);
+	cr_assert_eq(jq_file(json, "[.meta.notes[] | select(test(\"no-kallsyms\"))] | length"), 0);
+	kernel_frames(damaged, &named, &unnamed);
+	cr_assert_gt(named, 0, "same boot: the host's table should name the frames");
+
+	const char *cut = test_path("trailer-cut.data");
+	spit(cut, d, (size_t)t.offset - 100); /* cut in the body: no FINISH, no trailer */
+	json = report_json_file(cut, "");
+	cr_assert_eq(jq_file(json, "[.meta.notes[] | select(test(\"cut short before its copy of the kernel "
+				   "symbols\"))] | length"), 1);
+	free(d);
+}
+
 /* ---- 9. options ---- */
 
 Test(safety, frequency_and_period_together_are_refused)
