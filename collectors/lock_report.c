@@ -169,7 +169,7 @@ static void text_summary(struct lock_state *st, const struct lock_summary *sum, 
 			(unsigned long long)sum->recorded);
 	if (sum->unsampled)
 		sb_addf(&line,
-			"; %llu counted by the kernel but not recorded (throttled, lost or raced with a reschedule): "
+			"; %llu counted by the kernel but not recorded (throttled, lost, or on an idle CPU): "
 			"figures marked ~ are estimated",
 			(unsigned long long)sum->unsampled);
 	view_text_wrapped(o, out, 4, "%s", line.buf);

@@ -77,9 +77,9 @@ static void print_unsampled(const struct profile *p, FILE *out)
 			fprintf(out, "%s %llu; ", p->events.events[e].name, (unsigned long long)n);
 	}
 	double share;
-	fprintf(out, "%llu throttle records): hits that raced with perf events being switched on or off on their "
-		     "CPU, %sof a throttled event; the totals stay exact\n",
-		(unsigned long long)p->throttle_records, profile_lost(p, &share) ? "whose records were lost, or " : "or ");
+	fprintf(out, "%llu throttle records): %sof a throttled event, or (some kernels) hits on an idle CPU; the "
+		     "totals stay exact\n",
+		(unsigned long long)p->throttle_records, profile_lost(p, &share) ? "hits whose records were lost, " : "hits ");
 }
 
 static void print_collector_events(const struct profile *p, int c, FILE *out)

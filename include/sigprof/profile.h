@@ -160,13 +160,12 @@ int profile_exit_status(const struct profile *p);
 /*
  * Hits of every-hit events (tracepoints sampled with period 1) that have no
  * sample in the file: their exact total minus their samples; 0 without
- * TOTALS.  No LOST record tells of them.  The kernel counts a tracepoint hit
- * before it checks that the event is running on its CPU, so a hit that races
- * with the CPU's events being rescheduled (every ENABLE or DISABLE of a perf
- * event on that CPU does it: sigprof's rate bound, its start and end, any
- * other perf session) is counted without a sample; and it samples nothing
- * of an event it throttles (faster than kernel.perf_event_max_sample_rate).
- * profile_unsampled_hits_of() gives those of events[e] alone.
+ * TOTALS.  No LOST record tells of them: the kernel counts a hit and writes
+ * no sample while it throttles the event (faster than
+ * kernel.perf_event_max_sample_rate; THROTTLE records say when), and this
+ * VM's kernel does it for the hits that come on an idle CPU (docs/sched.md,
+ * Limits); records lost count here too.  profile_unsampled_hits_of() gives
+ * those of events[e] alone.
  */
 uint64_t profile_unsampled_hits(const struct profile *p);
 uint64_t profile_unsampled_hits_of(const struct profile *p, size_t e);
