@@ -263,9 +263,16 @@ int cmd_archive(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	struct sp_writer *w = NULL;
-	ret = sp_writer_create_file(out, &w);
+	ret = strcmp(out, "-") == 0 ? -ESPIPE : sp_writer_create_file(out, &w);
+	struct stat st;
 	if (ret < 0) {
-		sp_error("archive: cannot create %s: %s", QUOTED(out), strerror(-ret));
+		if (ret == -ESPIPE)
+			sp_error("archive: -o -: an archive is a file (report --symfs reads it back): give its name");
+		else if (ret == -EEXIST && lstat(out, &st) == 0)
+			sp_error("archive: cannot write to %s: it is %s; sigprof writes an archive only to a regular file",
+				 QUOTED(out), file_type_name(st.st_mode));
+		else
+			sp_error("archive: cannot create %s: %s", QUOTED(out), strerror(-ret));
 		file_list_free(&files);
 		sb_free(&default_out);
 		return EXIT_USAGE;

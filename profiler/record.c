@@ -1039,9 +1039,11 @@ static int open_output(struct record_args *a, const char *path, struct sp_writer
 			sp_error("record: cannot write the recording to stdout: %s", strerror(-err));
 		return err;
 	}
-	err = sp_writer_create_compressed(path, a->zstd_level, writer);
+	err = *path ? sp_writer_create_compressed(path, a->zstd_level, writer) : -ENOENT;
 	struct stat st;
-	if (err == -EEXIST && lstat(path, &st) == 0)
+	if (!*path)
+		sp_error("record: -o '': an empty file name");
+	else if (err == -EEXIST && lstat(path, &st) == 0)
 		sp_error("record: cannot write to %s: it is %s; sigprof writes a recording only to a regular file "
 			 "or to stdout (-o -)", QUOTED(path), file_type_name(st.st_mode));
 	else if (err)

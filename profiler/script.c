@@ -153,9 +153,10 @@ static int parse_ids(const char *opt, const char *arg, uint64_t **ids, size_t *n
 	return 0;
 }
 
-static void parse_names(const char *arg, struct script_filter *f)
+static int parse_names(const char *arg, struct script_filter *f)
 {
 	const char *p = arg;
+	size_t before = f->nevents;
 	while (*p) {
 		size_t len = strcspn(p, ",");
 		if (len) {
@@ -164,6 +165,8 @@ static void parse_names(const char *arg, struct script_filter *f)
 		}
 		p += len + (p[len] == ',');
 	}
+	/* an empty list would select every event, the opposite of what was asked */
+	return f->nevents > before ? 0 : sp_error("script: --event %s: no event or collector named", QUOTED(arg));
 }
 
 static int parse_script_args(int argc, char **argv, const char **input, struct script_filter *f,
@@ -194,7 +197,8 @@ static int parse_script_args(int argc, char **argv, const char **input, struct s
 				return -EINVAL;
 			break;
 		case OPT_EVENT:
-			parse_names(optarg, f);
+			if (parse_names(optarg, f) < 0)
+				return -1;
 			break;
 		case OPT_KALLSYMS:
 			po->kallsyms = optarg;

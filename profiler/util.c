@@ -681,6 +681,8 @@ static int directory_of(const char *path, const char **name)
 {
 	const char *slash = strrchr(path, '/');
 	*name = slash ? slash + 1 : path;
+	if (!*path)
+		return -ENOENT; /* open("") says so too */
 	if (!**name)
 		return -EISDIR;
 	char *dir = slash ? xstrndup(path, (size_t)(slash - path) + (slash == path)) : xstrdup(".");
