@@ -862,8 +862,13 @@ static bool footer_ends_chunks(struct sp_reader *r, const struct sp_chunk_header
 	struct sp_file_trailer t;
 	char extra;
 	memcpy(&t, h, sizeof(*h));
-	if (read_full(r->fd, (char *)&t + sizeof(*h), sizeof(t) - sizeof(*h)) != (ssize_t)(sizeof(t) - sizeof(*h)) ||
-	    t.magic != SP_TRAILER_MAGIC || read_full(r->fd, &extra, 1) != 0)
+	ssize_t got = read_full(r->fd, (char *)&t + sizeof(*h), sizeof(t) - sizeof(*h));
+	if (got >= 0 && got < (ssize_t)(sizeof(t) - sizeof(*h))) {
+		/* fewer bytes than a footer, then the end: the file was cut there, not damaged */
+		chunks_stop(r, "file cut short after the last whole");
+		return true;
+	}
+	if (got < 0 || t.magic != SP_TRAILER_MAGIC || read_full(r->fd, &extra, 1) != 0)
 		return false;
 	r->eof = true;
 	return true;
@@ -1165,6 +1170,8 @@ int sp_reader_next(struct sp_reader *r, const struct perf_event_header **rec)
 	if (avail < sizeof(struct perf_event_header))
 		return reader_stop(r, "partial record at offset %llu (file cut short)", offset);
 	const struct perf_event_header *h = (const void *)(r->buf + r->start);
+	if (r->eof && avail < sizeof(struct sp_file_trailer) && !r->zstd && (h->size < sizeof(*h) || h->size > avail))
+		return reader_stop(r, "partial record or footer at offset %llu (file cut short)", offset);
 	if (h->size < sizeof(*h) || h->size % 8) {
 		snprintf(r->problem, sizeof(r->problem), "corrupt record at offset %llu (size %u)",
 			 (unsigned long long)offset, h->size);

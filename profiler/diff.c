@@ -101,7 +101,7 @@ static int load_recording(struct diff_data *d, enum side side, const char *file,
 		return sp_error("diff: %s: %s", file, err);
 	}
 	if (p.truncated)
-		sp_warn("diff: %s was cut short (%s); comparing the %llu samples it holds", file,
+		sp_warn("diff: %s %s (%s); comparing the %llu samples it holds", file, profile_end_verb(&p),
 			p.problem[0] ? p.problem : "no closing section", (unsigned long long)p.samples);
 	struct figure_rows rows = { 0 };
 	view_figures(&p, &rows);

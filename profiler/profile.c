@@ -1217,6 +1217,11 @@ int profile_exit_status(const struct profile *p)
 	return PROFILE_EXIT_UNKNOWN; /* finished, with a status no exit gives (a corrupt FINISH) */
 }
 
+const char *profile_end_verb(const struct profile *p)
+{
+	return !p->problem[0] || strstr(p->problem, "cut short") ? "was cut short" : "is damaged";
+}
+
 uint64_t profile_unsampled_hits_of(const struct profile *p, size_t e)
 {
 	const struct sp_event *ev = &p->events.events[e];

@@ -521,8 +521,8 @@ int cmd_report(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if (p.truncated)
-		sp_warn("%s was cut short (%s); reporting the %llu samples it holds",
-			o.input, p.problem[0] ? p.problem : "no closing section", (unsigned long long)p.samples);
+		sp_warn("%s %s (%s); reporting the %llu samples it holds", o.input, profile_end_verb(&p),
+			p.problem[0] ? p.problem : "no closing section", (unsigned long long)p.samples);
 	else if (p.problem[0])
 		sp_warn("%s: %s; reporting what came before", o.input, p.problem);
 	ret = 0;

@@ -385,7 +385,7 @@ int cmd_script(int argc, char **argv)
 	if (ret < 0)
 		sp_error("script: %s: %s", input, err);
 	else if (p.truncated)
-		sp_warn("%s was cut short (%s); these are the %llu samples it holds", input,
+		sp_warn("%s %s (%s); these are the %llu samples it holds", input, profile_end_verb(&p),
 			p.problem[0] ? p.problem : "no closing section", (unsigned long long)p.samples);
 	else if (p.problem[0])
 		sp_warn("%s: %s; these are the events that came before", input, p.problem);

@@ -113,7 +113,7 @@ struct profile {
 	bool has_finish;
 	struct sp_finish_record finish;
 	/* what the stream held */
-	bool truncated;              /* no FINISH record: cut short */
+	bool truncated;              /* no FINISH record: cut short, or its reading stopped at damage (problem) */
 	char problem[200];           /* why reading stopped early, if it did */
 	uint64_t records, samples, lost, lost_samples;
 	uint64_t throttle_records;   /* PERF_RECORD_THROTTLE: the kernel stopped sampling an event for a while */
@@ -167,6 +167,8 @@ int profile_exit_status(const struct profile *p);
  * Limits); records lost count here too.  profile_unsampled_hits_of() gives
  * those of events[e] alone.
  */
+/* How a recording without its closing section ended, for a warning: "was cut short" or "is damaged" (problem says where). */
+const char *profile_end_verb(const struct profile *p);
 uint64_t profile_unsampled_hits(const struct profile *p);
 uint64_t profile_unsampled_hits_of(const struct profile *p, size_t e);
 /* A sampling event of a collector and the samples of it that the collector counts. */
