@@ -83,7 +83,10 @@ static int compare_calltraces(const void *a, const void *b)
  * perf-profile.children.cycles-pp.FUNC (FUNC anywhere on the stack) and
  * perf-profile.calltrace.cycles-pp.A.B.C (the stacks, root first, that
  * end in C), each at or above PERF_PROFILE_FLOOR.  "cycles-pp" is LKP's
- * name whatever event sampled (cpu-clock in a VM).
+ * name whatever event sampled (cpu-clock in a VM).  The frames sigprof adds
+ * ("[signal SIGUSR1] (stack from delivery)", "[unwind: ...]") are in no
+ * perf callchain and hold blanks, which split LKP's lines: they are left
+ * out of the keys.
  */
 static void cpu_figures(void *state, const struct profile *p, struct figure_rows *rows)
 {
@@ -95,12 +98,16 @@ static void cpu_figures(void *state, const struct profile *p, struct figure_rows
 	struct function_row *functions;
 	size_t n = view_functions(p, self, SORT_SELF, &functions);
 	for (size_t i = 0; i < n; i++) {
+		if (view_frame(p, functions[i].frame)->synthetic)
+			continue;
 		const char *name = frame_label(view_frame(p, functions[i].frame), label, sizeof(label));
 		double share = 100.0 * (double)functions[i].self / (double)samples;
 		if (share >= PERF_PROFILE_FLOOR)
 			figure_rows_add(rows, share, "percent", false, "perf-profile.self.cycles-pp.%s", name);
 	}
 	for (size_t i = 0; i < n; i++) {
+		if (view_frame(p, functions[i].frame)->synthetic)
+			continue;
 		const char *name = frame_label(view_frame(p, functions[i].frame), label, sizeof(label));
 		double share = 100.0 * (double)functions[i].total / (double)samples;
 		if (share >= PERF_PROFILE_FLOOR)
@@ -115,8 +122,11 @@ static void cpu_figures(void *state, const struct profile *p, struct figure_rows
 		uint32_t depth = view_stack_depth(p, ids[i]);
 		uint32_t from = depth > CALLTRACE_MAX_FRAMES ? CALLTRACE_MAX_FRAMES : depth;
 		sb_reset(&sb);
-		for (uint32_t k = from; k-- > 0;)
-			sb_addf(&sb, "%s%s", frame_label(view_stack_frame(p, ids[i], k), label, sizeof(label)), k ? "." : "");
+		for (uint32_t k = from; k-- > 0;) {
+			const struct frame *f = view_stack_frame(p, ids[i], k);
+			if (!f->synthetic)
+				sb_addf(&sb, "%s%s", sb.len ? "." : "", frame_label(f, label, sizeof(label)));
+		}
 		traces[i] = (struct calltrace){ .key = xstrdup(sb.len ? sb.buf : "[unknown]"),
 						.count = view_stack_count(p, ids[i]) };
 	}

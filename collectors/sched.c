@@ -595,9 +595,13 @@ static char *lkp_key_of_stack(const struct profile *p, uint32_t id)
 {
 	const char *names[SCHED_LKP_WINDOW];
 	uint32_t depth = view_stack_depth(p, id);
-	size_t n = depth < SCHED_LKP_WINDOW ? depth : SCHED_LKP_WINDOW;
-	for (size_t i = 0; i < n; i++)
-		names[i] = view_stack_frame(p, id, (uint32_t)i)->sym;
+	size_t n = 0;
+	/* the frames sigprof adds ("[signal SIGUSR1] (stack from delivery)") are in no perf callchain: not in the key */
+	for (uint32_t i = 0; i < depth && n < SCHED_LKP_WINDOW; i++) {
+		const struct frame *f = view_stack_frame(p, id, i);
+		if (!f->synthetic)
+			names[n++] = f->sym;
+	}
 	char key[1024];
 	sched_lkp_key(names, n, key, sizeof(key));
 	return xstrdup(key);

@@ -1171,7 +1171,7 @@ int sp_reader_next(struct sp_reader *r, const struct perf_event_header **rec)
 		return reader_stop(r, "partial record at offset %llu (file cut short)", offset);
 	const struct perf_event_header *h = (const void *)(r->buf + r->start);
 	if (r->eof && avail < sizeof(struct sp_file_trailer) && !r->zstd && (h->size < sizeof(*h) || h->size > avail))
-		return reader_stop(r, "partial record or footer at offset %llu (file cut short)", offset);
+		return reader_stop(r, "partial record at offset %llu (file cut short)", offset);
 	if (h->size < sizeof(*h) || h->size % 8) {
 		snprintf(r->problem, sizeof(r->problem), "corrupt record at offset %llu (size %u)",
 			 (unsigned long long)offset, h->size);

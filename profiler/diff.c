@@ -457,7 +457,13 @@ static void text_costs(const struct diff_row *rows, size_t n, FILE *out)
 			     "of the CPU time on all paths that the path explains\n");
 	for (size_t i = 0; i < nlines; i++) {
 		const struct diff_row *r = lines[i].row;
-		fprintf(out, "  %-16s %.4g -> %.4g %s per event", lines[i].path, r->sum[BASE].mean, r->sum[NEW].mean, r->unit);
+		/* the values as the table above prints them */
+		struct strbuf before = { 0 }, after = { 0 };
+		lkp_format_value(&before, r->sum[BASE].mean);
+		lkp_format_value(&after, r->sum[NEW].mean);
+		fprintf(out, "  %-16s %s -> %s %s per event", lines[i].path, before.buf, after.buf, r->unit);
+		sb_free(&before);
+		sb_free(&after);
 		if (r->change_defined)
 			fprintf(out, " (%+.1f%%)", r->change);
 		if (lines[i].has_share)

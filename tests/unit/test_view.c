@@ -306,11 +306,18 @@ Test(view, cpu_collector_lists_lkp_perf_profile_shares)
 	snprintf(p->collectors[0].name, sizeof(p->collectors[0].name), "cpu");
 	p->collectors[0].impl = cpu;
 	p->collectors[0].state = cpu->analyzer->create(p, 0);
-	/* 3 samples main <- work <- spin, 1 sample main <- idle (leaf first in stack_add) */
-	uint32_t spin[3] = { frame_synthetic(&p->stacks, "spin", "/bin/w"), frame_synthetic(&p->stacks, "work", "/bin/w"),
+	/*
+	 * 3 samples main <- work <- spin, through a signal frame the report made (no perf callchain has one: it
+	 * stays out of the keys), 1 sample main <- idle (leaf first in stack_add)
+	 */
+	uint32_t spin[4] = { frame_synthetic(&p->stacks, "spin", "/bin/w"), frame_synthetic(&p->stacks, "work", "/bin/w"),
+			     frame_synthetic(&p->stacks, "[signal SIGUSR1] (stack from delivery)", "[signal]"),
 			     frame_synthetic(&p->stacks, "main", "/bin/w") };
-	uint32_t idle[2] = { frame_synthetic(&p->stacks, "idle", "/bin/w"), spin[2] };
-	stack_add(&p->stacks, 0, spin, 3, 3, 3);
+	for (size_t i = 0; i < 4; i++)
+		p->stacks.frames[spin[i]].synthetic = i == 2; /* the others stand for functions found at addresses */
+	uint32_t idle[2] = { frame_synthetic(&p->stacks, "idle", "/bin/w"), spin[3] };
+	p->stacks.frames[idle[0]].synthetic = false;
+	stack_add(&p->stacks, 0, spin, 4, 3, 3);
 	stack_add(&p->stacks, 0, idle, 2, 1, 1);
 	p->collectors[0].samples = 4;
 	struct figure_rows rows = { 0 };
@@ -329,6 +336,8 @@ Test(view, cpu_collector_lists_lkp_perf_profile_shares)
 	r = find_figure(&rows, "perf-profile.calltrace.cycles-pp.main.idle");
 	cr_assert(r);
 	cr_assert_float_eq(r->value, 25.0, 1e-9);
+	for (size_t i = 0; i < rows.count; i++)
+		cr_assert_null(strchr(rows.rows[i].key, ' '), "a key with the report's own frame: %s", rows.rows[i].key);
 	figure_rows_free(&rows);
 	cpu->analyzer->destroy(p->collectors[0].state);
 	free_profile(p);
