@@ -283,10 +283,27 @@ static void print_paths(const struct profile *p, const struct view_options *v, F
 	free(parts);
 }
 
-/* The function table's columns before the function's name: self, %, total, %. */
-#define FUNCTION_PREFIX_COLUMNS (2 + 10 + 1 + 7 + 1 + 10 + 1 + 7 + 2)
+/* The function table's name column when the width does not decide it. */
 #define FUNCTION_NAME_COLUMNS 40
+/* The fewest columns a function's name gets beside its dso; with fewer the dso goes under it. */
+#define FUNCTION_NAME_MIN_COLUMNS 20
 
+/* Decimal digits of v. */
+static size_t digits(uint64_t v)
+{
+	size_t n = 1;
+	for (; v >= 10; v /= 10)
+		n++;
+	return n;
+}
+
+/*
+ * Top functions: self, %, total, %, function, dso.  Within a width the
+ * counts take the digits they need, the name gets what the widest dso leaves
+ * (FUNCTION_NAME_MIN_COLUMNS at least: else the dso goes on a line of its
+ * own under the name), and where even that leaves the name too little the
+ * counts give way to their shares.
+ */
 static void print_functions(const struct profile *p, int c, const struct report_options *o, FILE *out)
 {
 	const struct collector_info *ci = &p->collectors[c];
@@ -298,7 +315,7 @@ static void print_functions(const struct profile *p, int c, const struct report_
 	char buf[256], source[256], cut[320], cut_where[340];
 	size_t shown = n < o->view.top ? n : o->view.top;
 	char (*where)[320] = xcalloc(shown ? shown : 1, sizeof(*where));
-	size_t widest_where = 3; /* "dso" */
+	size_t widest_where = 3, widest_name = 8, most = 0; /* "dso", "function" */
 	for (size_t i = 0; i < shown; i++) {
 		const struct frame *f = &p->stacks.frames[rows[i].frame];
 		const char *srcline = frame_srcline(f, source, sizeof(source));
@@ -306,30 +323,55 @@ static void print_functions(const struct profile *p, int c, const struct report_
 			 srcline ? srcline : "", f->inlined ? " (inlined)" : "");
 		if (term_columns(where[i]) > widest_where)
 			widest_where = term_columns(where[i]);
+		if (term_columns(frame_label(f, buf, sizeof(buf))) > widest_name)
+			widest_name = term_columns(frame_label(f, buf, sizeof(buf)));
+		if (rows[i].total > most)
+			most = rows[i].total;
 	}
-	/* within the width: the name column gets what the widest dso leaves, at least half of it */
-	size_t name_cols = FUNCTION_NAME_COLUMNS, room = 0;
+	size_t count_cols = 10, name_cols = FUNCTION_NAME_COLUMNS, where_cols = 0;
+	bool counts = true, where_below = false;
 	if (v->width) {
-		room = v->width > FUNCTION_PREFIX_COLUMNS + 1 + 10 ? v->width - FUNCTION_PREFIX_COLUMNS - 1 : 10;
-		size_t for_name = room > widest_where ? room - widest_where : 0;
-		if (for_name < room / 2)
-			for_name = room / 2;
-		if (name_cols > for_name)
-			name_cols = for_name;
+		count_cols = digits(most) > 5 ? digits(most) : 5; /* "total" */
+		size_t prefix = 2 + count_cols + 1 + 7 + 1 + count_cols + 1 + 7 + 2;
+		if (v->width < prefix + FUNCTION_NAME_MIN_COLUMNS) {
+			counts = false;
+			prefix = 2 + 7 + 1 + 7 + 2;
+		}
+		size_t room = v->width > prefix + 1 ? v->width - prefix - 1 : 1;
+		where_below = room < widest_where + FUNCTION_NAME_MIN_COLUMNS;
+		name_cols = where_below ? room + 1 : room - widest_where;
+		if (name_cols > widest_name)
+			name_cols = widest_name;
+		where_cols = where_below ? room + 1 : room - name_cols;
 	}
-	fprintf(out, "  %10s %7s %10s %7s  %-*s %s\n", "self", "%", "total", "%", (int)name_cols, "function", "dso");
+	if (counts && where_below)
+		fprintf(out, "  %*s %7s %*s %7s  %s\n", (int)count_cols, "self", "%", (int)count_cols, "total", "%",
+			"function / dso");
+	else if (counts)
+		fprintf(out, "  %*s %7s %*s %7s  %-*s %s\n", (int)count_cols, "self", "%", (int)count_cols, "total", "%",
+			(int)name_cols, "function", "dso");
+	else
+		fprintf(out, "  %7s %7s  %s\n", "self %", "total %", "function / dso");
 	for (size_t i = 0; i < shown; i++) {
 		const struct frame *f = &p->stacks.frames[rows[i].frame];
 		const char *label = frame_label(f, buf, sizeof(buf)), *shown_where = where[i];
 		if (v->width) {
 			label = term_cut(label, name_cols, cut, sizeof(cut));
-			shown_where = term_cut(where[i], room > name_cols ? room - name_cols : 1, cut_where, sizeof(cut_where));
+			shown_where = term_cut(where[i], where_cols, cut_where, sizeof(cut_where));
 		}
 		size_t pad = name_cols > term_columns(label) ? name_cols - term_columns(label) : 0;
-		fprintf(out, "  %10llu %7s %10llu %7s  %s%s%s%*s %s%s%s\n", (unsigned long long)rows[i].self,
-			SHARE(rows[i].self, ci->samples), (unsigned long long)rows[i].total,
-			SHARE(rows[i].total, ci->samples), term_on(v->color, view_frame_paint(f)), label,
-			term_off(v->color), (int)pad, "", term_on(v->color, PAINT_DIM), shown_where, term_off(v->color));
+		if (counts)
+			fprintf(out, "  %*llu %7s %*llu %7s  ", (int)count_cols, (unsigned long long)rows[i].self,
+				SHARE(rows[i].self, ci->samples), (int)count_cols, (unsigned long long)rows[i].total,
+				SHARE(rows[i].total, ci->samples));
+		else
+			fprintf(out, "  %7s %7s  ", SHARE(rows[i].self, ci->samples), SHARE(rows[i].total, ci->samples));
+		fprintf(out, "%s%s%s", term_on(v->color, view_frame_paint(f)), label, term_off(v->color));
+		if (where_below)
+			fprintf(out, "\n%*s", (int)(counts ? 2 + count_cols + 1 + 7 + 1 + count_cols + 1 + 7 + 2 : 19), "");
+		else
+			fprintf(out, "%*s ", (int)pad, "");
+		fprintf(out, "%s%s%s\n", term_on(v->color, PAINT_DIM), shown_where, term_off(v->color));
 	}
 	free(where);
 	free(rows);

@@ -47,6 +47,39 @@ Test(terminal, report_fits_the_width_it_is_given, .timeout = 120)
 	free(unlimited);
 }
 
+/*
+ * Top functions at 40 and 60 columns: within the width, and the busiest
+ * function's name whole when it fits beside the shares (the dso goes under
+ * it): names were cut to 8 columns at 60, to 4 at 40.
+ */
+Test(terminal, top_functions_keep_names_readable_at_60_and_40_columns, .timeout = 120)
+{
+	const char *data = storm_recording();
+	const char *json = report_json_file(data, "");
+	char *name;
+	cr_assert_eq(run_cmd(&name, false, "jq -j '[.functions[] | select(.collector == \"cpu\")][0].sym // empty' '%s'",
+			     json), 0);
+	if (!name[0]) {
+		free(name);
+		cr_skip_test("the recording has no cpu samples to list");
+	}
+	for (size_t width = 40; width <= 60; width += 20) {
+		char *text;
+		cr_assert_eq(run_cmd(&text, false, "%s report --width %zu -i '%s'", sigprof_bin(), width, data), 0);
+		char *table = strstr(text, "Top functions");
+		cr_assert_not_null(table);
+		char *end = strstr(table, "\n\n");
+		if (end)
+			end[1] = '\0'; /* the table alone: other sections have words longer than 40 columns */
+		cr_assert_leq(widest_line(table), width, "a line wider than %zu:\n%s", width, table);
+		/* 2 + 7 + 1 + 7 + 2 columns of shares at 40, more with the counts at 60: the rest is the name's */
+		if (strlen(name) <= width - 19 - 1 - (width == 60 ? 12 : 0))
+			cr_assert_not_null(strstr(table, name), "%s is cut at %zu columns:\n%s", name, width, table);
+		free(text);
+	}
+	free(name);
+}
+
 /* The line of text that starts with prefix, its first n columns (ASCII) into buf; NULL when none. */
 static const char *line_start(const char *text, const char *prefix, size_t n, char *buf, size_t len)
 {
