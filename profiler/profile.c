@@ -1217,6 +1217,11 @@ int profile_exit_status(const struct profile *p)
 	return PROFILE_EXIT_UNKNOWN; /* finished, with a status no exit gives (a corrupt FINISH) */
 }
 
+uint64_t profile_kept_samples(const struct profile *p)
+{
+	return p->samples - p->filtered_samples - p->stack_only_samples - p->unknown_samples - p->bad_samples;
+}
+
 const char *profile_end_verb(const struct profile *p)
 {
 	return !p->problem[0] || strstr(p->problem, "cut short") ? "was cut short" : "is damaged";

@@ -69,9 +69,9 @@ static void write_filters(struct json_writer *w, const struct profile *p)
 	}
 	json_object_begin(w, "filters");
 	json_string(w, "options", p->filters);
-	json_u64(w, "samples_kept",
-		 p->samples - p->filtered_samples - p->stack_only_samples - p->unknown_samples - p->bad_samples);
+	json_u64(w, "samples_kept", profile_kept_samples(p));
 	json_u64(w, "samples_dropped", p->filtered_samples);
+	json_u64(w, "stack_copies", p->stack_only_samples);
 	if (p->filter && p->filter->has_time && p->span_last > p->span_first) {
 		uint64_t end = p->window_end < p->span_last ? p->window_end : p->span_last;
 		json_double(w, "window_start_s", (double)(p->window_start - p->span_first) / 1e9, 6);

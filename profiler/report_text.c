@@ -152,8 +152,10 @@ static void print_header(const struct profile *p, FILE *out)
 		(unsigned long long)lost, SHARE(lost, p->samples + lost), p->truncated ? ", file truncated" : "");
 	if (p->filters[0]) {
 		fprintf(out, "# filters:    %s: %llu samples kept, %llu dropped", p->filters,
-			(unsigned long long)(p->samples - p->filtered_samples - p->stack_only_samples - p->unknown_samples - p->bad_samples),
-			(unsigned long long)p->filtered_samples);
+			(unsigned long long)profile_kept_samples(p), (unsigned long long)p->filtered_samples);
+		if (p->stack_only_samples)
+			fprintf(out, " (and %llu stack copies, lent to the samples they belong to)",
+				(unsigned long long)p->stack_only_samples);
 		if (p->filter && p->filter->has_time && p->span_last > p->span_first)
 			fprintf(out, "; window %.3f-%.3f s of %.3f s", (double)(p->window_start - p->span_first) / 1e9,
 				(double)((p->window_end < p->span_last ? p->window_end : p->span_last) - p->span_first) / 1e9,

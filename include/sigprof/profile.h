@@ -167,6 +167,12 @@ int profile_exit_status(const struct profile *p);
  * Limits); records lost count here too.  profile_unsampled_hits_of() gives
  * those of events[e] alone.
  */
+/*
+ * The samples the filters kept: counted by their collectors.  With the
+ * dropped ones, the stack copies (samples that only lend their stack:
+ * stack_only_samples) and the undecoded ones they make up p->samples.
+ */
+uint64_t profile_kept_samples(const struct profile *p);
 /* How a recording without its closing section ended, for a warning: "was cut short" or "is damaged" (problem says where). */
 const char *profile_end_verb(const struct profile *p);
 uint64_t profile_unsampled_hits(const struct profile *p);

@@ -483,6 +483,11 @@ Test(targets, time_window_edges, .timeout = 120)
 	double first = jq_file(report_json_file(d, "--time ,50%"), ".meta.filters.samples_kept");
 	double second = jq_file(report_json_file(d, "--time 50%,"), ".meta.filters.samples_kept");
 	cr_assert_eq(first + second, all, "--time ,50%% and 50%%, keep %.0f + %.0f of %.0f", first, second, all);
+	/* and what the filters saw adds up to the header's samples */
+	json = report_json_file(d, "--time ,50%");
+	cr_assert_eq(jq_file(json, ".meta.samples - (.meta.filters | .samples_kept + .samples_dropped + .stack_copies) - "
+				   ".meta.unknown_event_samples - .meta.malformed_samples"),
+		     0);
 	/* seconds too */
 	json = report_json_file(d, "--time 0.5,");
 	cr_assert_leq(signal_field(json, "SIGUSR1", ".generated"), 0, "nothing generated after 0.5 s");
