@@ -877,27 +877,59 @@ static void text_row(const struct signal_figures *f, struct view_table *t)
  * was), or its kernel frames when it has no user frames (a kernel thread,
  * an interrupt with no user context).
  */
-static void text_stack(const struct profile *p, const struct stack_count *row, const struct view_options *o, FILE *out)
+/* A stack on one line, from its first user frame (its kernel frames when it has none), at most max_frames (0: all). */
+static void stack_text(const struct profile *p, uint32_t stack, unsigned max_frames, struct strbuf *line)
 {
-	static const struct stack_line_style style = { .separator = " <- ", .max_frames = TEXT_FRAMES,
-						       .user_frames = true, .more = " <- ..." };
-	struct strbuf line = { 0 };
-	view_stack_line(p, row->stack, &style, &line);
-	char cut[1024];
-	/* within the width: the count's 18 columns, then as much of the line as fits, cut with "…" */
-	const char *shown = term_cut(line.buf ? line.buf : "", o->width > 18 ? o->width - 18 : 0, cut, sizeof(cut));
-	fprintf(out, "      %10llu  %s\n", (unsigned long long)row->count, shown);
-	sb_free(&line);
+	const struct stack_line_style style = { .separator = " <- ", .max_frames = max_frames, .user_frames = true,
+						.more = " <- ..." };
+	sb_reset(line);
+	view_stack_line(p, stack, &style, line);
 }
 
+/*
+ * The busiest stacks of one kind, TEXT_FRAMES frames each, but two that
+ * would read the same (they differ further out) are written whole.
+ */
 static void text_stacks(const struct profile *p, const char *title, const struct u64_map *counts,
 			const struct view_options *o, FILE *out)
 {
 	struct stack_count *rows;
 	size_t n = sorted_stacks(counts, &rows);
+	size_t shown = n < o->stacks_per_path ? n : o->stacks_per_path;
 	fprintf(out, "    %s (%zu distinct stacks)\n", title, n);
-	for (size_t i = 0; i < n && i < o->stacks_per_path; i++)
-		text_stack(p, &rows[i], o, out);
+	struct strbuf *lines = xcalloc(shown ? shown : 1, sizeof(*lines));
+	bool *whole = xcalloc(shown ? shown : 1, sizeof(*whole));
+	for (size_t i = 0; i < shown; i++) {
+		stack_text(p, rows[i].stack, TEXT_FRAMES, &lines[i]);
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(lines[i].buf ? lines[i].buf : "", lines[j].buf ? lines[j].buf : "") == 0)
+				whole[i] = whole[j] = true;
+	}
+	char cut[1024];
+	size_t room = o->width > 18 ? o->width - 18 : 0; /* within the width: what the count's 18 columns leave */
+	for (size_t i = 0; i < shown; i++) {
+		const char *text = lines[i].buf ? lines[i].buf : "";
+		if (whole[i]) {
+			/* they differ toward the root: cut such a line at its start, "…" then the frames that fit */
+			stack_text(p, rows[i].stack, 0, &lines[i]);
+			text = lines[i].buf ? lines[i].buf : "";
+			if (room && term_columns(text) > room) {
+				while (*text && term_columns(text) > room - 1) {
+					text++;
+					while ((*text & 0xc0) == 0x80)
+						text++; /* a whole UTF-8 character at a time */
+				}
+				snprintf(cut, sizeof(cut), "\u2026%s", text);
+				text = cut;
+			}
+		} else {
+			text = term_cut(text, room, cut, sizeof(cut)); /* "…" at the end */
+		}
+		fprintf(out, "      %10llu  %s\n", (unsigned long long)rows[i].count, text);
+		sb_free(&lines[i]);
+	}
+	free(whole);
+	free(lines);
 	free(rows);
 }
 
@@ -1008,7 +1040,8 @@ static void signal_text(void *state, const struct profile *p, const struct view_
 		view_text_slowest(o, out, what, &top[i]->slowest_handler);
 	}
 	for (int i = 0; i < seen && i < TEXT_BUSIEST; i++) {
-		fprintf(out, "\n  %s stacks (leaf first, user frames)\n", signal_name(top[i]->signo, name, sizeof(name)));
+		fprintf(out, "\n  %s stacks (leaf first, from the first user frame where there is one)\n",
+			signal_name(top[i]->signo, name, sizeof(name)));
 		text_stacks(p, "sent from", &top[i]->senders, o, out);
 		text_stacks(p, "interrupted at", &top[i]->interrupted, o, out);
 	}
