@@ -191,6 +191,13 @@ Test(signal, stress_ng_timer_signal_returns_once_per_delivery, .timeout = 120)
 	cr_assert_eq(delivered, sigreturns, "SIGRTMIN delivered %.0f, sigreturns %.0f", delivered, sigreturns);
 	cr_assert_eq(signal_field(json, "SIGRTMIN", ".handler_ns.count"), delivered);
 	cr_assert_eq(signal_field(json, "SIGRTMIN", ".signo"), 34);
+	/* distinct stacks read differently in the text, even those alike in their first four frames */
+	char *rows;
+	cr_assert_eq(run_cmd(&rows, false, "%s report --width 100 -i '%s' | sed -n '/SIGRTMIN stacks/,/interrupted at/p' | "
+					   "grep '^       ' | sed 's/^ *[0-9]*  //' | sort | uniq -d",
+			     sigprof_bin(), data), 0);
+	cr_assert_str_eq(rows, "", "rows that read the same:\n%s", rows);
+	free(rows);
 }
 
 /*
