@@ -812,6 +812,16 @@ static bool owned_by_root_or_caller(const struct stat *st)
 	return st->st_uid == 0 || st->st_uid == geteuid();
 }
 
+/* Whether st is the file this process's standard input, output or error is (sudo sigprof -o /dev/stdout | less). */
+static bool a_standard_stream(const struct stat *st)
+{
+	struct stat fd;
+	for (int i = 0; i <= 2; i++)
+		if (fstat(i, &fd) == 0 && fd.st_dev == st->st_dev && fd.st_ino == st->st_ino)
+			return true;
+	return false;
+}
+
 /* Whether only root or the caller can change the entries of a directory (sticky: each its own). */
 static bool directory_fixed(const struct stat *dir)
 {
@@ -855,7 +865,7 @@ int stream_output_open(const char *path, bool *created)
 		err = -errno;
 	else if (S_ISREG(target.st_mode) && target.st_nlink > 1)
 		err = -EMLINK;
-	else if (!S_ISREG(target.st_mode) && !owned_by_root_or_caller(&target))
+	else if (!S_ISREG(target.st_mode) && !owned_by_root_or_caller(&target) && !a_standard_stream(&target))
 		err = -EPERM;
 	else if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0)
 		err = -errno;

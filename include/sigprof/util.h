@@ -248,13 +248,15 @@ void safe_output_abort(struct safe_output *out);
  * O_NOFOLLOW (*created true); an existing one is opened O_NOFOLLOW and must
  * be a regular file of one link (-EMLINK: a hard link someone made would
  * take the writes to another file), or a FIFO, terminal or device that root
- * or the caller owns (-EPERM: another user's FIFO would block the open for
- * ever).  A symbolic link is followed (-o /dev/stderr) only when root or
- * the caller owns it in a directory no one else can change (-EPERM: one
- * another user planted, or could swap, in /tmp); what it leads to is held
- * to the same rules, and a link to nothing yet creates its file.  Every
- * open is O_NONBLOCK (a FIFO without a reader: -ENXIO), cleared once open.
- * The fd, or -errno.
+ * or the caller owns or that this process already has open as its standard
+ * input, output or error (-EPERM: another user's FIFO planted in /tmp).  A
+ * symbolic link is followed (-o /dev/stderr) only when root or the caller
+ * owns it in a directory no one else can change (-EPERM: one another user
+ * planted, or could swap, in /tmp); where it leads is its owner's choice,
+ * as any path they give, and only the file it ends at is held to the rules
+ * above (a link to nothing yet creates that file).  Every open is
+ * O_NONBLOCK (a FIFO without a reader: -ENXIO), cleared once open.  The fd,
+ * or -errno.
  */
 int stream_output_open(const char *path, bool *created);
 

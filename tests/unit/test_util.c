@@ -273,6 +273,16 @@ Test(util, stream_output_opens_in_place_and_never_where_another_user_points)
 		int reader = open(fifo, O_RDONLY | O_NONBLOCK);
 		cr_assert_geq(reader, 0);
 		cr_assert_eq(stream_output_open(fifo, &created), -EPERM, "another user's FIFO, read or not");
+		/* but the one this process writes its standard output to (sudo sigprof stat -o /dev/stdout | less) */
+		int saved = dup(1), writer = open(fifo, O_WRONLY | O_NONBLOCK);
+		cr_assert_geq(writer, 0);
+		cr_assert_eq(dup2(writer, 1), 1);
+		fd = stream_output_open("/dev/stdout", &created);
+		dup2(saved, 1);
+		close(saved);
+		close(writer);
+		cr_assert_geq(fd, 0, "-o /dev/stdout into another user's pipe: %s", strerror(-fd));
+		close(fd);
 		close(reader);
 		free(planted);
 	}
