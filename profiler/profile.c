@@ -1149,9 +1149,9 @@ int profile_load(const char *file, const struct profile_options *opts, struct pr
 			 "kernel frames are named from this machine's /proc/kallsyms (same boot)", damaged ? damaged : "");
 		if (damaged)
 			add_note(p, text);
-		else if (!p->has_finish)
-			add_note(p, "the recording was cut short before its copy of the kernel symbols (written at its end): "
-				    "kernel frames are named from this machine's /proc/kallsyms (same boot)");
+		else if (!p->has_finish || sp_reader_problem(r)) /* cut before FINISH, or in the trailer after it */
+			add_note(p, "the recording was cut short before or inside its copy of the kernel symbols (written at "
+				    "its end): kernel frames are named from this machine's /proc/kallsyms (same boot)");
 		else
 			add_note(p, "the recording carries no copy of the kernel symbols (recorded with --no-kallsyms?): "
 				    "kernel frames are named from this machine's /proc/kallsyms (same boot)");

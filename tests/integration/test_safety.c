@@ -637,11 +637,20 @@ Test(safety, a_damaged_or_missing_trailer_says_which)
 	kernel_frames(damaged, &named, &unnamed);
 	cr_assert_gt(named, 0, "same boot: the host's table should name the frames");
 
-	const char *cut = test_path("trailer-cut.data");
+	char cut[512]; /* test_path() keeps only its last four results */
+	snprintf(cut, sizeof(cut), "%s", test_path("trailer-cut.data"));
 	spit(cut, d, (size_t)t.offset - 100); /* cut in the body: no FINISH, no trailer */
 	json = report_json_file(cut, "");
-	cr_assert_eq(jq_file(json, "[.meta.notes[] | select(test(\"cut short before its copy of the kernel "
+	cr_assert_eq(jq_file(json, "[.meta.notes[] | select(test(\"cut short before or inside its copy of the kernel "
 				   "symbols\"))] | length"), 1);
+	/* cut in the trailer or its footer, after FINISH: where a killed recorder or a full disk leaves it */
+	static const size_t short_by[] = { 1, 24, 25, 40 };
+	for (size_t i = 0; i < sizeof(short_by) / sizeof(short_by[0]); i++) {
+		spit(cut, d, n - short_by[i]);
+		json = report_json_file(cut, "");
+		cr_assert_eq(jq_file(json, "[.meta.notes[] | select(test(\"cut short before or inside its copy\"))] | "
+					   "length"), 1, "%zu bytes short", short_by[i]);
+	}
 	free(d);
 }
 
