@@ -21,7 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <linux/magic.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
@@ -273,24 +272,9 @@ int target_resolve(struct target *t, char *err, size_t errlen)
 			return ret;
 	}
 	int ret = tasks ? resolve_tasks(t, err, errlen) : 0;
-	/*
-	 * One fd per (event, CPU, thread): a process of a hundred threads
-	 * needs thousands, of three hundred more than a hard limit of 20 000.
-	 * As perf does, take the hard limit of open files; root (who may
-	 * raise it) takes the kernel's own bound, fs.nr_open.
-	 */
-	struct rlimit files;
-	if (!ret && getrlimit(RLIMIT_NOFILE, &files) == 0) {
-		size_t len = 0;
-		char *text = read_whole_file("/proc/sys/fs/nr_open", &len);
-		unsigned long long nr_open = text ? strtoull(text, NULL, 10) : 0;
-		free(text);
-		struct rlimit raised = { (rlim_t)nr_open, (rlim_t)nr_open };
-		if (nr_open <= files.rlim_max || setrlimit(RLIMIT_NOFILE, &raised) < 0) {
-			files.rlim_cur = files.rlim_max;
-			setrlimit(RLIMIT_NOFILE, &files);
-		}
-	}
+	/* one fd per (event, CPU, thread): a process of three hundred threads needs more than 20 000 */
+	if (!ret)
+		open_files_limit_raise();
 	return ret;
 }
 

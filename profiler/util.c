@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <stdlib.h>
@@ -874,4 +875,32 @@ int stream_output_open(const char *path, bool *created)
 		return err;
 	}
 	return fd;
+}
+
+static struct rlimit files_before;
+static bool files_raised;
+
+void open_files_limit_raise(void)
+{
+	struct rlimit files;
+	if (files_raised || getrlimit(RLIMIT_NOFILE, &files) < 0)
+		return;
+	files_before = files;
+	size_t len = 0;
+	char *text = read_whole_file("/proc/sys/fs/nr_open", &len);
+	unsigned long long nr_open = text ? strtoull(text, NULL, 10) : 0;
+	free(text);
+	struct rlimit raised = { (rlim_t)nr_open, (rlim_t)nr_open };
+	if (nr_open <= files.rlim_max || setrlimit(RLIMIT_NOFILE, &raised) < 0) {
+		files.rlim_cur = files.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &files) < 0)
+			return;
+	}
+	files_raised = true;
+}
+
+void open_files_limit_restore(void)
+{
+	if (files_raised)
+		setrlimit(RLIMIT_NOFILE, &files_before);
 }

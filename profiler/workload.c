@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "sigprof/commands.h"
+#include "sigprof/util.h"
 #include "sigprof/workload.h"
 
 static volatile sig_atomic_t child_exited;
@@ -122,6 +123,7 @@ static void __attribute__((noreturn)) run_child(char **argv, pid_t parent, int g
 	sigset_t none;
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
+	open_files_limit_restore();
 	for (size_t i = 0; i < sizeof(caught_signals) / sizeof(caught_signals[0]); i++)
 		signal(caught_signals[i], SIG_DFL);
 	sigaction(SIGPIPE, &inherited_sigpipe, NULL);

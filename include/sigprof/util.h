@@ -260,4 +260,13 @@ void safe_output_abort(struct safe_output *out);
  */
 int stream_output_open(const char *path, bool *created);
 
+/*
+ * The open-file limit for the events of running targets: the hard limit, as
+ * perf takes; root (who may raise it) takes the kernel's bound, fs.nr_open.
+ * A command sigprof runs gets the limit it had back (restore, in the child
+ * before exec): a program that closes every fd up to its limit would pay.
+ */
+void open_files_limit_raise(void);
+void open_files_limit_restore(void);
+
 #endif

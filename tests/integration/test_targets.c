@@ -223,6 +223,26 @@ Test(targets, command_is_the_window, .timeout = 120)
 	cr_assert_eq(jq_file(json, ".meta.command | length"), 3, "the window command is not in meta.command");
 }
 
+/*
+ * Attached, sigprof raises its own open-file limit (an fd per event, CPU and
+ * thread); the window command it runs gets the limit sigprof was started
+ * with, not the raised one.
+ */
+Test(targets, the_window_command_keeps_the_open_file_limit, .timeout = 60)
+{
+	require_tracing();
+	pid_t target = spawn(NULL, "exec sleep 30");
+	char data[512], *out;
+	snprintf(data, sizeof(data), "%s", test_path("limit.data"));
+	int st = run_cmd(&out, false, "ulimit -Sn 1024 && %s record -q -e signal -o %s -p %d -- sh -c 'ulimit -Sn'",
+			 sigprof_bin(), data, (int)target);
+	kill(target, SIGKILL);
+	wait_exit(target, 10);
+	cr_assert_eq(st, 0, "%s", out);
+	cr_assert_str_eq(out, "1024\n", "the window command's soft limit of open files");
+	free(out);
+}
+
 Test(targets, all_cpus_sees_every_process_and_filters_split_them, .timeout = 180)
 {
 	require_tracing();
