@@ -1173,7 +1173,7 @@ static void signal_record(void *state, const struct profile *p, const struct per
 		task_seen(r, u32[2]);
 	if (rec->type == PERF_RECORD_COMM && rec->size >= 16)
 		task_seen(r, u32[1]);
-	if (rec->type == PERF_RECORD_LOST)
+	if (rec->type == PERF_RECORD_LOST || rec->type == PERF_RECORD_LOST_SAMPLES)
 		signal_analysis_records_lost(r->analysis);
 }
 

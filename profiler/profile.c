@@ -797,7 +797,9 @@ static void analyzers_see_record(struct profile *p, const struct perf_event_head
 	struct sp_sample_id id;
 	if (record_sample_id(&p->events, rec, &id) < 0)
 		id.valid = false;
-	if (id.valid && !task_and_time_pass(p, id.pid, id.tid, id.time))
+	/* a loss is every analyzer's, whichever task its record names (the one that ran when the kernel wrote it) */
+	bool loss = rec->type == PERF_RECORD_LOST || rec->type == PERF_RECORD_LOST_SAMPLES;
+	if (!loss && id.valid && !task_and_time_pass(p, id.pid, id.tid, id.time))
 		return;
 	for (int c = 0; c < p->ncollectors; c++) {
 		const struct collector_info *ci = &p->collectors[c];

@@ -90,6 +90,8 @@ struct collector_analyzer {
 	 * trailer decoded (id->valid is false when it has none).  Every
 	 * analyzer with this hook sees every such record, whichever event
 	 * carried it: the task records come with the first event of the run.
+	 * The report's task and time filters apply to them, but for LOST and
+	 * LOST_SAMPLES, which every analyzer sees (a loss is the whole run's).
 	 */
 	void (*record)(void *state, const struct profile *p, const struct perf_event_header *rec,
 		       const struct sp_sample_id *id);

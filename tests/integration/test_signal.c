@@ -314,3 +314,23 @@ Test(signal, a_chosen_call_graph_keeps_one_generate_event, .timeout = 120)
 		cr_assert_eq(signal_field(json, names[i], ".generated"), n);
 	cr_assert_gt(sender_user_frames(json, "SIGUSR2"), 0);
 }
+
+/*
+ * A ring of 8 pages against a signal storm loses records: nothing pending or
+ * running then is paired with what comes after (dropped_at_loss), and a
+ * report filtered to the workload sees the same losses, whichever task the
+ * kernel stamped its LOST records with.
+ */
+Test(signal, pairs_never_span_a_loss_of_records_filtered_or_not, .timeout = 120)
+{
+	require_tracing();
+	const char *data = test_path("lossy.data");
+	record(data, "-m 8 -e signal", W "signal_storm 100000 >/dev/null");
+	const char *json = report_json_file(data, "");
+	if (jq_file(json, ".meta.lost") == 0)
+		cr_skip_test("the 8-page ring lost nothing on this machine: no loss to pair across");
+	double dropped = signal_field(json, "SIGUSR1", ".dropped_at_loss");
+	cr_assert_gt(dropped, 0, "records were lost and nothing was pending then");
+	json = report_json_file(data, "--comm signal_storm");
+	cr_assert_eq(signal_field(json, "SIGUSR1", ".dropped_at_loss"), dropped, "the filtered report missed losses");
+}
