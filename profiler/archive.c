@@ -230,6 +230,14 @@ int cmd_archive(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
+			if (!*optarg) {
+				sp_error("archive: -o '': an empty file name");
+				return EXIT_USAGE;
+			}
+			if (strcmp(optarg, "-") == 0) {
+				sp_error("archive: -o -: an archive is a file (report --symfs reads it back): give its name");
+				return EXIT_USAGE;
+			}
 			out = optarg;
 			break;
 		case 'q':
@@ -263,12 +271,10 @@ int cmd_archive(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	struct sp_writer *w = NULL;
-	ret = strcmp(out, "-") == 0 ? -ESPIPE : sp_writer_create_file(out, &w);
+	ret = sp_writer_create_file(out, &w);
 	struct stat st;
 	if (ret < 0) {
-		if (ret == -ESPIPE)
-			sp_error("archive: -o -: an archive is a file (report --symfs reads it back): give its name");
-		else if (ret == -EEXIST && lstat(out, &st) == 0)
+		if (ret == -EEXIST && lstat(out, &st) == 0)
 			sp_error("archive: cannot write to %s: it is %s; sigprof writes an archive only to a regular file",
 				 QUOTED(out), file_type_name(st.st_mode));
 		else

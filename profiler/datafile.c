@@ -816,6 +816,7 @@ struct sp_reader {
 	uint64_t file_offset;  /* of the next chunk */
 	char chunk_problem[160]; /* why the chunks stopped before the end of the file */
 	char trailer_problem[160]; /* why a trailer the file ends with could not be read whole */
+	bool footer_met;           /* read front to back, the records ended at a trailer's footer */
 	/* a file with a trailer (format.h): its records come first, then the body up to limit */
 	uint64_t limit;        /* file offset where the body ends: the trailer's, else UINT64_MAX */
 	char *trailer;         /* the trailer's records, decompressed */
@@ -871,6 +872,7 @@ static bool footer_ends_chunks(struct sp_reader *r, const struct sp_chunk_header
 	if (got < 0 || t.magic != SP_TRAILER_MAGIC || read_full(r->fd, &extra, 1) != 0)
 		return false;
 	r->eof = true;
+	r->footer_met = true;
 	return true;
 }
 
@@ -1164,6 +1166,7 @@ int sp_reader_next(struct sp_reader *r, const struct perf_event_header **rec)
 		memcpy(&t, r->buf + r->start, sizeof(t));
 		if (t.magic == SP_TRAILER_MAGIC) {
 			r->start = r->end;
+			r->footer_met = true;
 			return 0;
 		}
 	}
@@ -1193,6 +1196,11 @@ bool sp_reader_compressed(const struct sp_reader *r)
 const char *sp_reader_problem(const struct sp_reader *r)
 {
 	return r->problem[0] ? r->problem : NULL;
+}
+
+bool sp_reader_footer_met(const struct sp_reader *r)
+{
+	return r->footer_met;
 }
 
 const char *sp_reader_trailer_problem(const struct sp_reader *r)

@@ -49,6 +49,7 @@ struct loader {
 	uint32_t kallsyms_next;   /* the sequence number expected next */
 	bool skip_kallsyms;       /* the user named a kallsyms file, or the copy is settled: no more records */
 	enum { COPY_NONE, COPY_LOADING, COPY_INSTALLED, COPY_BROKEN } kallsyms_copy;
+	bool kallsyms_late; /* a copy came after the kernel records (a file read without its footer): not used */
 	const char *kallsyms_broken;  /* why the copy is unusable */
 	bool kernel_symbols_settled;  /* settle_kernel_symbols() ran */
 	char boot_id[64];             /* the recording's (META boot_id), "" when it has none */
@@ -875,8 +876,10 @@ static void flush_queue(struct loader *l, uint64_t limit)
 static void load_kallsyms(struct loader *l, const struct perf_event_header *rec)
 {
 	const struct sp_kallsyms_record *k = (const void *)rec;
-	if (l->skip_kallsyms)
+	if (l->skip_kallsyms) {
+		l->kallsyms_late = l->kallsyms_late || (l->kernel_symbols_settled && l->kallsyms_copy == COPY_NONE);
 		return;
+	}
 	l->kallsyms_copy = COPY_LOADING;
 	l->kallsyms_broken = "a KALLSYMS record is malformed or out of sequence";
 	if (rec->size < sizeof(*k) || sizeof(*k) + k->chunk_size > rec->size || k->sequence != l->kallsyms_next++ ||
@@ -1151,7 +1154,11 @@ int profile_load(const char *file, const struct profile_options *opts, struct pr
 			 "kernel frames are named from this machine's /proc/kallsyms (same boot)", damaged ? damaged : "");
 		if (damaged)
 			add_note(p, text);
-		else if (!p->has_finish || sp_reader_problem(r)) /* cut before FINISH, or in the trailer after it */
+		else if (l.kallsyms_late && sp_reader_footer_met(r))
+			add_note(p, "the recording's copy of the kernel symbols is its trailer, which a file read front to "
+				    "back (from a pipe) meets after the records: kernel frames are named from this machine's "
+				    "/proc/kallsyms (same boot); give the file itself (-i FILE) to use the copy");
+		else if (!p->has_finish || sp_reader_problem(r) || l.kallsyms_late) /* cut before FINISH, or after it */
 			add_note(p, "the recording was cut short before or inside its copy of the kernel symbols (written at "
 				    "its end): kernel frames are named from this machine's /proc/kallsyms (same boot)");
 		else

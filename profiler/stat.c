@@ -1033,6 +1033,10 @@ static int stat_run(struct stat_state *st)
 		sp_error("stat: -o %s is a FIFO that no process reads", QUOTED(a->output));
 		return EXIT_USAGE;
 	}
+	if (err < 0 && !a->output[0]) {
+		sp_error("stat: -o '': an empty file name");
+		return EXIT_USAGE;
+	}
 	if (err < 0) {
 		sp_error("stat: cannot create %s: %s", QUOTED(a->output), strerror(-err));
 		return EXIT_USAGE;

@@ -269,6 +269,28 @@ Test(safety, a_device_a_fifo_and_a_directory_are_refused)
 		cr_assert_eq(count_lines(out), 1, "%s", out);
 		cr_assert_lt(time(NULL) - start, 10);
 		free(out);
+		/* archive -o: the same, said the same way */
+		st = run_cmd(&out, true, "timeout -s KILL 20 %s archive -o %s /nonexistent.data", sigprof_bin(),
+			     targets[i][0]);
+		cr_assert_eq(st, 2, "archive -o %s exited %d: %s", targets[i][1], st, out);
+		cr_assert_eq(count_lines(out), 1, "%s", out);
+		free(out);
+	}
+	/* stat -o a FIFO nobody reads: one line at once, not an open blocked for ever */
+	char *out;
+	int st_fifo = run_cmd(&out, true, "timeout -s KILL 20 %s stat -e task-clock -o %s -- true", sigprof_bin(), fifo);
+	cr_assert_eq(st_fifo, 2, "stat -o a FIFO without a reader exited %d: %s", st_fifo, out);
+	cr_assert(strstr(out, "FIFO that no process reads") && count_lines(out) == 1, "%s", out);
+	free(out);
+	/* an empty name, and an empty --event list (which read as "every event") */
+	static const char *const empty[] = { "record -q -o '' -- true", "stat -o '' -- true",
+					      "archive -o '' /nonexistent.data", "script --event '' -i /nonexistent.data" };
+	for (size_t i = 0; i < sizeof(empty) / sizeof(empty[0]); i++) {
+		int st = run_cmd(&out, true, "%s %s", sigprof_bin(), empty[i]);
+		cr_assert_eq(st, 2, "%s exited %d: %s", empty[i], st, out);
+		cr_assert(count_lines(out) == 1 && (strstr(out, "an empty file name") || strstr(out, "no event or collector")),
+			  "%s: %s", empty[i], out);
+		free(out);
 	}
 	struct stat st;
 	cr_assert_eq(stat(dev, &st), 0);
@@ -636,6 +658,7 @@ Test(safety, a_damaged_or_missing_trailer_says_which)
 	cr_assert_eq(jq_file(json, "[.meta.notes[] | select(test(\"no-kallsyms\"))] | length"), 0);
 	kernel_frames(damaged, &named, &unnamed);
 	cr_assert_gt(named, 0, "same boot: the host's table should name the frames");
+	d[t.offset + t.size / 2] ^= 0xff; /* whole again: the cuts below are of the intact file */
 
 	char cut[512]; /* test_path() keeps only its last four results */
 	snprintf(cut, sizeof(cut), "%s", test_path("trailer-cut.data"));
@@ -643,6 +666,12 @@ Test(safety, a_damaged_or_missing_trailer_says_which)
 	json = report_json_file(cut, "");
 	cr_assert_eq(jq_file(json, "[.meta.notes[] | select(test(\"cut short before or inside its copy of the kernel "
 				   "symbols\"))] | length"), 1);
+	/* one byte short: the report warns that the file was cut short, not that it is corrupt */
+	spit(cut, d, n - 1);
+	char *warning;
+	run_cmd(&warning, false, "%s report -i '%s' 2>&1 >/dev/null", sigprof_bin(), cut);
+	cr_assert(strstr(warning, "cut short") && !strstr(warning, "corrupt"), "one byte short: %s", warning);
+	free(warning);
 	/* cut in the trailer or its footer, after FINISH: where a killed recorder or a full disk leaves it */
 	static const size_t short_by[] = { 1, 24, 25, 40 };
 	for (size_t i = 0; i < sizeof(short_by) / sizeof(short_by[0]); i++) {
