@@ -119,14 +119,15 @@ static void cpu_figures(void *state, const struct profile *p, struct figure_rows
 	struct calltrace *traces = xcalloc(nstacks + 1, sizeof(*traces));
 	struct strbuf sb = { 0 };
 	for (size_t i = 0; i < nstacks; i++) {
-		uint32_t depth = view_stack_depth(p, ids[i]);
-		uint32_t from = depth > CALLTRACE_MAX_FRAMES ? CALLTRACE_MAX_FRAMES : depth;
+		/* the CALLTRACE_MAX_FRAMES frames nearest the leaf that are functions, joined root first */
+		uint32_t depth = view_stack_depth(p, ids[i]), kept[CALLTRACE_MAX_FRAMES], nkept = 0;
+		for (uint32_t k = 0; k < depth && nkept < CALLTRACE_MAX_FRAMES; k++)
+			if (!view_stack_frame(p, ids[i], k)->synthetic)
+				kept[nkept++] = k;
 		sb_reset(&sb);
-		for (uint32_t k = from; k-- > 0;) {
-			const struct frame *f = view_stack_frame(p, ids[i], k);
-			if (!f->synthetic)
-				sb_addf(&sb, "%s%s", sb.len ? "." : "", frame_label(f, label, sizeof(label)));
-		}
+		for (uint32_t k = nkept; k-- > 0;)
+			sb_addf(&sb, "%s%s", frame_label(view_stack_frame(p, ids[i], kept[k]), label, sizeof(label)),
+				k ? "." : "");
 		traces[i] = (struct calltrace){ .key = xstrdup(sb.len ? sb.buf : "[unknown]"),
 						.count = view_stack_count(p, ids[i]) };
 	}

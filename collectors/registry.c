@@ -41,6 +41,16 @@ const struct collector *collector_find(const char *name)
 	return NULL;
 }
 
+const char *collector_names(const char *word, struct strbuf *known)
+{
+	struct nearest near = { .word = word };
+	for (size_t i = 0; i < collector_count; i++) {
+		sb_addf(known, "%s%s", i ? ", " : "", collector_table[i]->name);
+		nearest_offer(&near, collector_table[i]->name);
+	}
+	return near.best;
+}
+
 const struct collector *collector_for_event(const struct pmu_event *ev)
 {
 	for (size_t i = 0; i < collector_count; i++)

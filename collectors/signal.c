@@ -875,9 +875,8 @@ static void text_row(const struct signal_figures *f, struct view_table *t)
 /*
  * One stack on one line, leaf first: its user frames (where the program
  * was), or its kernel frames when it has no user frames (a kernel thread,
- * an interrupt with no user context).
+ * an interrupt with no user context); at most max_frames (0: all).
  */
-/* A stack on one line, from its first user frame (its kernel frames when it has none), at most max_frames (0: all). */
 static void stack_text(const struct profile *p, uint32_t stack, unsigned max_frames, struct strbuf *line)
 {
 	const struct stack_line_style style = { .separator = " <- ", .max_frames = max_frames, .user_frames = true,

@@ -817,6 +817,8 @@ struct sp_reader {
 	char chunk_problem[160]; /* why the chunks stopped before the end of the file */
 	char trailer_problem[160]; /* why a trailer the file ends with could not be read whole */
 	bool footer_met;           /* read front to back, the records ended at a trailer's footer */
+	bool chunk_damaged;        /* chunk_problem is damage (a corrupt chunk), not a cut */
+	bool damaged;              /* problem is damage, not a cut */
 	/* a file with a trailer (format.h): its records come first, then the body up to limit */
 	uint64_t limit;        /* file offset where the body ends: the trailer's, else UINT64_MAX */
 	char *trailer;         /* the trailer's records, decompressed */
@@ -841,8 +843,9 @@ static ssize_t read_full(int fd, void *data, size_t len)
 	return (ssize_t)done;
 }
 
-static void chunks_stop(struct sp_reader *r, const char *why)
+static void chunks_stop(struct sp_reader *r, const char *why, bool damaged)
 {
+	r->chunk_damaged = damaged;
 	snprintf(r->chunk_problem, sizeof(r->chunk_problem), "%s chunk at file offset %llu", why,
 		 (unsigned long long)r->file_offset);
 	r->eof = true;
@@ -866,7 +869,7 @@ static bool footer_ends_chunks(struct sp_reader *r, const struct sp_chunk_header
 	ssize_t got = read_full(r->fd, (char *)&t + sizeof(*h), sizeof(t) - sizeof(*h));
 	if (got >= 0 && got < (ssize_t)(sizeof(t) - sizeof(*h))) {
 		/* fewer bytes than a footer, then the end: the file was cut there, not damaged */
-		chunks_stop(r, "file cut short after the last whole");
+		chunks_stop(r, "file cut short after the last whole", false);
 		return true;
 	}
 	if (got < 0 || t.magic != SP_TRAILER_MAGIC || read_full(r->fd, &extra, 1) != 0)
@@ -893,13 +896,13 @@ static int fill_chunks(struct sp_reader *r)
 			break;
 		}
 		if ((size_t)got < sizeof(h)) {
-			chunks_stop(r, "file cut short in the header of the");
+			chunks_stop(r, "file cut short in the header of the", false);
 			break;
 		}
 		if (!chunk_header_valid(&h)) {
 			if (footer_ends_chunks(r, &h))
 				break;
-			chunks_stop(r, "corrupt header of the");
+			chunks_stop(r, "corrupt header of the", true);
 			break;
 		}
 		size_t padded = ALIGN_UP((size_t)h.compressed_size, 8);
@@ -907,12 +910,12 @@ static int fill_chunks(struct sp_reader *r)
 		if (got < 0)
 			return (int)got;
 		if ((size_t)got < padded) {
-			chunks_stop(r, "file cut short in the");
+			chunks_stop(r, "file cut short in the", false);
 			break;
 		}
 		size_t n = ZSTD_decompressDCtx(r->zstd, r->buf + r->end, h.records_size, r->frame, h.compressed_size);
 		if (ZSTD_isError(n) || n != h.records_size) {
-			chunks_stop(r, "corrupt (it does not decompress to its size)");
+			chunks_stop(r, "corrupt (it does not decompress to its size)", true);
 			break;
 		}
 		r->end += n;
@@ -1124,6 +1127,7 @@ static int reader_stop(struct sp_reader *r, const char *fmt, uint64_t offset)
 		snprintf(r->problem, sizeof(r->problem), "%s", r->chunk_problem);
 	else
 		snprintf(r->problem, sizeof(r->problem), fmt, (unsigned long long)offset);
+	r->damaged = r->chunk_problem[0] && r->chunk_damaged; /* else a partial record: the file was cut */
 	return 0;
 }
 
@@ -1178,6 +1182,7 @@ int sp_reader_next(struct sp_reader *r, const struct perf_event_header **rec)
 	if (h->size < sizeof(*h) || h->size % 8) {
 		snprintf(r->problem, sizeof(r->problem), "corrupt record at offset %llu (size %u)",
 			 (unsigned long long)offset, h->size);
+		r->damaged = true;
 		return 0;
 	}
 	if (h->size > avail)
@@ -1196,6 +1201,11 @@ bool sp_reader_compressed(const struct sp_reader *r)
 const char *sp_reader_problem(const struct sp_reader *r)
 {
 	return r->problem[0] ? r->problem : NULL;
+}
+
+bool sp_reader_damaged(const struct sp_reader *r)
+{
+	return r->damaged;
 }
 
 bool sp_reader_footer_met(const struct sp_reader *r)

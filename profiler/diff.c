@@ -752,9 +752,12 @@ static int parse_diff_args(int argc, char **argv, struct diff_args *a, struct pa
 		case OPT_COLLECTOR:
 			if (!collector_find(optarg)) {
 				struct strbuf known = { 0 };
-				for (size_t i = 0; i < collector_count; i++)
-					sb_addf(&known, "%s%s", i ? ", " : "", collector_table[i]->name);
-				sp_error("diff: --collector %s: no such collector (%s)", QUOTED(optarg), known.buf);
+				const char *near = collector_names(optarg, &known);
+				if (near)
+					sp_error("diff: --collector %s: no such collector: did you mean '%s'?", QUOTED(optarg),
+						 near);
+				else
+					sp_error("diff: --collector %s: no such collector (%s)", QUOTED(optarg), known.buf);
 				sb_free(&known);
 				return -1;
 			}

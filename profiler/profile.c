@@ -1142,6 +1142,7 @@ int profile_load(const char *file, const struct profile_options *opts, struct pr
 		if (load_record(&l, rec) < 0) {
 			snprintf(p->problem, sizeof(p->problem), "corrupt EVENT or TRACEPOINT record at offset %llu",
 				 (unsigned long long)sp_reader_offset(r));
+			p->damaged = true;
 			break;
 		}
 	}
@@ -1171,8 +1172,10 @@ int profile_load(const char *file, const struct profile_options *opts, struct pr
 	for (int c = 0; c < p->ncollectors; c++)
 		if (p->collectors[c].state && p->collectors[c].impl->analyzer->finish)
 			p->collectors[c].impl->analyzer->finish(p->collectors[c].state, p);
-	if (!p->problem[0] && sp_reader_problem(r))
+	if (!p->problem[0] && sp_reader_problem(r)) {
 		snprintf(p->problem, sizeof(p->problem), "%s", sp_reader_problem(r));
+		p->damaged = sp_reader_damaged(r);
+	}
 	p->truncated = !p->has_finish;
 	sp_reader_close(r);
 	free(l.event_collector);
@@ -1233,7 +1236,7 @@ uint64_t profile_kept_samples(const struct profile *p)
 
 const char *profile_end_verb(const struct profile *p)
 {
-	return !p->problem[0] || strstr(p->problem, "cut short") ? "was cut short" : "is damaged";
+	return p->damaged ? "is damaged" : "was cut short";
 }
 
 uint64_t profile_unsampled_hits_of(const struct profile *p, size_t e)

@@ -190,13 +190,9 @@ static int parse_event_option(const char *list, struct record_args *a)
 		if (perr < 0 && perr == -ENOENT && !strpbrk(item, ":/")) {
 			/* a plain word: it may have been meant as a collector */
 			struct strbuf known = { 0 };
-			struct nearest near = { .word = item };
-			for (size_t i = 0; i < collector_count; i++) {
-				sb_addf(&known, "%s%s", i ? ", " : "", collector_table[i]->name);
-				nearest_offer(&near, collector_table[i]->name);
-			}
-			if (near.best)
-				sp_error("record: -e: %s; nor a collector: did you mean '%s'?", err, near.best);
+			const char *near = collector_names(item, &known);
+			if (near)
+				sp_error("record: -e: %s; nor a collector: did you mean '%s'?", err, near);
 			else
 				sp_error("record: -e: %s; nor a collector (%s)", err, known.buf);
 			sb_free(&known);

@@ -54,13 +54,6 @@ static void print_unwind(const struct profile *p, FILE *out)
 }
 
 /*
- * The events a collector's samples come from: "cpu-clock, 2 samples", or
- * with several, each that has samples with its share of the sum:
- * "page-faults 5 + cpu-clock 2 = 7 samples", and how many had none (the
- * futex collector opens a dozen tracepoints, most kernels' programs use
- * two); JSON lists them all.
- */
-/*
  * The hits the kernel counted and did not sample, per event: no LOST record
  * tells of them (profile.h says when the kernel does it).
  */
@@ -82,6 +75,13 @@ static void print_unsampled(const struct profile *p, FILE *out)
 		(unsigned long long)p->throttle_records, profile_lost(p, &share) ? "hits whose records were lost, " : "hits ");
 }
 
+/*
+ * The events a collector's samples come from: "cpu-clock, 2 samples", or
+ * with several, each that has samples with its share of the sum:
+ * "page-faults 5 + cpu-clock 2 = 7 samples", and how many had none (the
+ * futex collector opens a dozen tracepoints, most kernels' programs use
+ * two); JSON lists them all.
+ */
 static void print_collector_events(const struct profile *p, int c, FILE *out)
 {
 	const struct collector_info *ci = &p->collectors[c];

@@ -249,6 +249,8 @@ int sp_reader_next(struct sp_reader *r, const struct perf_event_header **rec);
 bool sp_reader_compressed(const struct sp_reader *r);
 /* NULL, or a description of why reading stopped before the end of the file. */
 const char *sp_reader_problem(const struct sp_reader *r);
+/* Whether sp_reader_problem() is damage (a corrupt record or chunk) rather than a cut (a partial one at the end). */
+bool sp_reader_damaged(const struct sp_reader *r);
 /* Read front to back (a pipe), whether the records ended at a trailer's footer: the trailer came after them. */
 bool sp_reader_footer_met(const struct sp_reader *r);
 /* NULL, or why the trailer the file ends with (its footer was found) was not read whole: the records it held are lost. */

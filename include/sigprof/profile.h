@@ -114,6 +114,7 @@ struct profile {
 	struct sp_finish_record finish;
 	/* what the stream held */
 	bool truncated;              /* no FINISH record: cut short, or its reading stopped at damage (problem) */
+	bool damaged;                /* problem is damage (a corrupt record or chunk), not a cut */
 	char problem[200];           /* why reading stopped early, if it did */
 	uint64_t records, samples, lost, lost_samples;
 	uint64_t throttle_records;   /* PERF_RECORD_THROTTLE: the kernel stopped sampling an event for a while */
@@ -158,6 +159,14 @@ double profile_duration_s(const struct profile *p);
 #define PROFILE_EXIT_UNKNOWN (-2)
 int profile_exit_status(const struct profile *p);
 /*
+ * The samples the filters kept: counted by their collectors.  With the
+ * dropped ones, the stack copies (samples that only lend their stack:
+ * stack_only_samples) and the undecoded ones they make up p->samples.
+ */
+uint64_t profile_kept_samples(const struct profile *p);
+/* How a recording without its closing section ended, for a warning: "was cut short" or "is damaged" (damaged). */
+const char *profile_end_verb(const struct profile *p);
+/*
  * Hits of every-hit events (tracepoints sampled with period 1) that have no
  * sample in the file: their exact total minus their samples; 0 without
  * TOTALS.  No LOST record tells of them: the kernel counts a hit and writes
@@ -167,14 +176,6 @@ int profile_exit_status(const struct profile *p);
  * Limits); records lost count here too.  profile_unsampled_hits_of() gives
  * those of events[e] alone.
  */
-/*
- * The samples the filters kept: counted by their collectors.  With the
- * dropped ones, the stack copies (samples that only lend their stack:
- * stack_only_samples) and the undecoded ones they make up p->samples.
- */
-uint64_t profile_kept_samples(const struct profile *p);
-/* How a recording without its closing section ended, for a warning: "was cut short" or "is damaged" (problem says where). */
-const char *profile_end_verb(const struct profile *p);
 uint64_t profile_unsampled_hits(const struct profile *p);
 uint64_t profile_unsampled_hits_of(const struct profile *p, size_t e);
 /* A sampling event of a collector and the samples of it that the collector counts. */

@@ -11,10 +11,17 @@
 #include <stddef.h>
 
 #include "sigprof/collector.h"
+#include "sigprof/util.h"
 
 extern const struct collector *const collector_table[];
 extern const size_t collector_count;
 const struct collector *collector_find(const char *name);
+/*
+ * For an error line about a name that is no collector: the collectors'
+ * names, comma-separated, into known, and the one nearest to word (a
+ * typo's correction), or NULL.
+ */
+const char *collector_names(const char *word, struct strbuf *known);
 
 /* The collector an event the user named belongs to: the first whose owns_event() says so, else "events". */
 const struct collector *collector_for_event(const struct pmu_event *ev);
