@@ -234,10 +234,15 @@ Test(targets, the_window_command_keeps_the_open_file_limit, .timeout = 60)
 	pid_t target = spawn(NULL, "exec sleep 30");
 	char data[512], *out;
 	snprintf(data, sizeof(data), "%s", test_path("limit.data"));
-	int st = run_cmd(&out, false, "ulimit -Sn 1024 && %s record -q -e signal -o %s -p %d -- sh -c 'ulimit -Sn'",
+	int st = run_cmd(&out, false, "ulimit -Sn 1024 2>/dev/null || exit 77; "
+				      "%s record -q -e signal -o %s -p %d -- sh -c 'ulimit -Sn'",
 			 sigprof_bin(), data, (int)target);
 	kill(target, SIGKILL);
 	wait_exit(target, 10);
+	if (st == 77) {
+		free(out);
+		cr_skip_test("the hard limit of open files is below 1024 here: no lower soft limit to start from");
+	}
 	cr_assert_eq(st, 0, "%s", out);
 	cr_assert_str_eq(out, "1024\n", "the window command's soft limit of open files");
 	free(out);
