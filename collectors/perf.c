@@ -617,11 +617,7 @@ void perf_session_close_detached(struct perf_session *s)
 	if (!s)
 		return;
 	size_t n = 0;
-	for (size_t i = 0; i < s->ncpus; i++)
-		for (size_t k = 0; k < s->nevents * s->nthreads; k++)
-			n += s->cpus[i].fds[k] >= 0;
-	int *events = xmalloc((n ? n : 1) * sizeof(*events));
-	n = 0;
+	int *events = xmalloc((s->ncpus * s->nevents * s->nthreads + 1) * sizeof(*events));
 	for (size_t i = 0; i < s->ncpus; i++)
 		for (size_t k = 0; k < s->nevents * s->nthreads; k++)
 			if (s->cpus[i].fds[k] >= 0)

@@ -1023,6 +1023,35 @@ static void note_kernel_symbols(struct profile *p, const struct loader *l, const
 }
 
 /*
+ * Kernel frames named from this machine's table (same boot) because the
+ * recording's copy was not used: why not.
+ */
+static void note_no_kallsyms_copy(struct profile *p, const struct loader *l, const struct sp_reader *r)
+{
+	const char *damaged = sp_reader_trailer_problem(r), *sep = ": ", *after = "";
+	char why[256];
+	if (damaged) {
+		snprintf(why, sizeof(why), "the recording's copy of the kernel symbols (its trailer) is damaged: %s",
+			 damaged);
+		sep = "; ";
+	} else if (l->kallsyms_late && sp_reader_footer_met(r)) {
+		snprintf(why, sizeof(why), "the recording's copy of the kernel symbols is its trailer, which a file read "
+					   "front to back (from a pipe) meets after the records");
+		after = "; give the file itself (-i FILE) to use the copy";
+	} else if (!p->has_finish || sp_reader_problem(r) || l->kallsyms_late) { /* cut before FINISH, or after */
+		snprintf(why, sizeof(why), "the recording was cut short before or inside its copy of the kernel symbols "
+					   "(written at its end)");
+	} else {
+		snprintf(why, sizeof(why), "the recording carries no copy of the kernel symbols (recorded with "
+					   "--no-kallsyms?)");
+	}
+	char text[400];
+	snprintf(text, sizeof(text), "%s%skernel frames are named from this machine's /proc/kallsyms (same boot)%s", why,
+		 sep, after);
+	add_note(p, text);
+}
+
+/*
  * The times of the recording's first and last kernel records, for --time:
  * one pass over the file reading record headers and timestamps only.
  */
@@ -1148,24 +1177,8 @@ int profile_load(const char *file, const struct profile_options *opts, struct pr
 	}
 	flush_queue(&l, UINT64_MAX);
 	settle_kernel_symbols(&l);
-	if (l.kallsyms_copy == COPY_NONE && !l.kallsyms_named && l.kernel->load_tried && !l.kernel->load_error) {
-		const char *damaged = sp_reader_trailer_problem(r);
-		char text[320];
-		snprintf(text, sizeof(text), "the recording's copy of the kernel symbols (its trailer) is damaged: %s; "
-			 "kernel frames are named from this machine's /proc/kallsyms (same boot)", damaged ? damaged : "");
-		if (damaged)
-			add_note(p, text);
-		else if (l.kallsyms_late && sp_reader_footer_met(r))
-			add_note(p, "the recording's copy of the kernel symbols is its trailer, which a file read front to "
-				    "back (from a pipe) meets after the records: kernel frames are named from this machine's "
-				    "/proc/kallsyms (same boot); give the file itself (-i FILE) to use the copy");
-		else if (!p->has_finish || sp_reader_problem(r) || l.kallsyms_late) /* cut before FINISH, or after it */
-			add_note(p, "the recording was cut short before or inside its copy of the kernel symbols (written at "
-				    "its end): kernel frames are named from this machine's /proc/kallsyms (same boot)");
-		else
-			add_note(p, "the recording carries no copy of the kernel symbols (recorded with --no-kallsyms?): "
-				    "kernel frames are named from this machine's /proc/kallsyms (same boot)");
-	}
+	if (l.kallsyms_copy == COPY_NONE && !l.kallsyms_named && l.kernel->load_tried && !l.kernel->load_error)
+		note_no_kallsyms_copy(p, &l, r);
 	note_kernel_symbols(p, &l, kallsyms);
 	note_missing_files(p);
 	note_unjoined_handlers(p);

@@ -325,16 +325,17 @@ static void print_functions(const struct profile *p, int c, const struct report_
 			 srcline ? srcline : "", f->inlined ? " (inlined)" : "");
 		if (term_columns(where[i]) > widest_where)
 			widest_where = term_columns(where[i]);
-		if (term_columns(frame_label(f, buf, sizeof(buf))) > widest_name)
-			widest_name = term_columns(frame_label(f, buf, sizeof(buf)));
+		size_t name = term_columns(frame_label(f, buf, sizeof(buf)));
+		if (name > widest_name)
+			widest_name = name;
 		if (rows[i].total > most)
 			most = rows[i].total;
 	}
-	size_t count_cols = 10, name_cols = FUNCTION_NAME_COLUMNS, where_cols = 0;
+	/* the columns before the name: "  self %  total %  " or, with no room for the counts, "  self% total%  " */
+	size_t count_cols = v->width ? (digits(most) > 5 ? digits(most) : 5) : 10, name_cols = FUNCTION_NAME_COLUMNS;
+	size_t prefix = 2 + count_cols + 1 + 7 + 1 + count_cols + 1 + 7 + 2, where_cols = 0;
 	bool counts = true, where_below = false;
 	if (v->width) {
-		count_cols = digits(most) > 5 ? digits(most) : 5; /* "total" */
-		size_t prefix = 2 + count_cols + 1 + 7 + 1 + count_cols + 1 + 7 + 2;
 		if (v->width < prefix + FUNCTION_NAME_MIN_COLUMNS) {
 			counts = false;
 			prefix = 2 + 7 + 1 + 7 + 2;
@@ -370,7 +371,7 @@ static void print_functions(const struct profile *p, int c, const struct report_
 			fprintf(out, "  %7s %7s  ", SHARE(rows[i].self, ci->samples), SHARE(rows[i].total, ci->samples));
 		fprintf(out, "%s%s%s", term_on(v->color, view_frame_paint(f)), label, term_off(v->color));
 		if (where_below)
-			fprintf(out, "\n%*s", (int)(counts ? 2 + count_cols + 1 + 7 + 1 + count_cols + 1 + 7 + 2 : 19), "");
+			fprintf(out, "\n%*s", (int)prefix, "");
 		else
 			fprintf(out, "%*s ", (int)pad, "");
 		fprintf(out, "%s%s%s\n", term_on(v->color, PAINT_DIM), shown_where, term_off(v->color));
