@@ -630,6 +630,35 @@ static void add_eh_frame_functions(Elf *elf, struct symtab *tab, const char *pat
 }
 
 /*
+ * _init and _fini, crti.o's code in .init and .fini, are the two functions
+ * of every program that no .eh_frame entry describes, and a stripped file
+ * keeps no symbol for them: a page fault on _fini's first instruction at
+ * exit was a bare "stress-ng+0x565004".  The dynamic section still says
+ * where they are (DT_INIT, DT_FINI, which ld.so calls); each reaches to the
+ * end of its code section.  A symbol of the file at the same address wins.
+ */
+static void add_init_fini_functions(Elf *elf, struct symtab *tab)
+{
+	Elf_Scn *dynamic = find_section(elf, SHT_DYNAMIC, ANY_SECTION);
+	GElf_Shdr shdr;
+	Elf_Data *data = dynamic && gelf_getshdr(dynamic, &shdr) && shdr.sh_entsize ? elf_getdata(dynamic, NULL) : NULL;
+	for (size_t i = 0; data && i < shdr.sh_size / shdr.sh_entsize; i++) {
+		GElf_Dyn dyn;
+		if (!gelf_getdyn(data, (int)i, &dyn) || dyn.d_tag == DT_NULL)
+			break;
+		GElf_Shdr code;
+		if ((dyn.d_tag != DT_INIT && dyn.d_tag != DT_FINI) || !code_section_at(elf, dyn.d_un.d_ptr, &code))
+			continue;
+		struct symbol_candidate candidate = {
+			.sym = { .start = dyn.d_un.d_ptr, .name = symtab_intern(tab, dyn.d_tag == DT_INIT ? "_init" : "_fini") },
+			.limit = code.sh_addr + code.sh_size,
+			.binding = BINDING_LOCAL,
+		};
+		symtab_add(tab, SYM_FUNC, &candidate);
+	}
+}
+
+/*
  * Whether a function's first instructions set up a frame pointer:
  * push %rbp; mov %rsp,%rbp, maybe after endbr64 (gcc and clang with
  * -fno-omit-frame-pointer; leaf functions may still go without).
@@ -750,6 +779,7 @@ static int load_from_elf(Elf *elf, const char *path, struct symtab **out)
 		add_sigreturn_trampolines(elf, tab);
 	if (ehdr.e_machine == EM_X86_64)
 		add_plt_symbols(elf, tab);
+	add_init_fini_functions(elf, tab);
 	if (ehdr.e_machine == EM_X86_64 && path && !symbols_from_debug_file && !find_section(elf, SHT_SYMTAB, ANY_SECTION))
 		add_eh_frame_functions(elf, tab, path);
 	symtab_finish(tab);

@@ -561,6 +561,31 @@ Test(elf, stripped_fixture_falls_back_to_dynsym_and_never_names_wrongly)
 	free(dynsym.rows);
 }
 
+/*
+ * _init and _fini have no .eh_frame entry and no symbol once stripped: the
+ * dynamic section names them, each to the end of its section (.init,
+ * .fini), where the unstripped file's .symtab has them.
+ */
+Test(elf, stripped_fixture_names_init_and_fini_from_the_dynamic_section)
+{
+	struct symtab *stripped = load(STRIPPED_FIXTURE);
+	const char *const names[][2] = { { "_init", ".init" }, { "_fini", ".fini" } };
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+		uint64_t start = nm_address(FIXTURE, names[i][0]);
+		struct section_row section = section_named(STRIPPED_FIXTURE, names[i][1]);
+		cr_assert_eq(start, section.address, "%s starts %s", names[i][0], names[i][1]);
+		uint64_t inside[] = { start, start + section.size - 1 };
+		for (size_t j = 0; j < ARRAY_SIZE(inside); j++) {
+			const struct sym *sym = symtab_lookup(stripped, SYM_FUNC, inside[j]);
+			cr_assert_not_null(sym, "nothing names 0x%llx in %s", (unsigned long long)inside[j], names[i][1]);
+			cr_expect_str_eq(sym->name, names[i][0]);
+			cr_expect_eq(sym->start, start);
+		}
+		expect_not_named(symtab_lookup(stripped, SYM_FUNC, start + section.size), names[i][0], "past its section");
+	}
+	symtab_free(stripped);
+}
+
 /* ---- file offsets, ELF type, build-id ---- */
 
 static void expect_offset_maps(const struct symtab *tab, uint64_t offset, uint64_t expected, const char *what)
