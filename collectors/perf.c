@@ -761,6 +761,15 @@ void sampling_attr_init(struct perf_event_attr *attr, const struct record_option
 		attr->sample_regs_user = SP_UNWIND_REGS_MASK;
 		attr->sample_stack_user = opts->stack_user_size ? opts->stack_user_size : DEFAULT_STACK_USER_SIZE;
 	}
+	/*
+	 * The kernel stores at most this many callchain entries; saying it
+	 * (the most the sysctl allows) puts the limit in the recording, so the
+	 * report can tell a chain the limit cut from one that ended.
+	 */
+	if (attr->sample_type & PERF_SAMPLE_CALLCHAIN) {
+		int max_stack = read_int_file("/proc/sys/kernel/perf_event_max_stack", 0);
+		attr->sample_max_stack = max_stack > 0 && max_stack <= UINT16_MAX ? (uint16_t)max_stack : 0;
+	}
 	attr->read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
 	if (opts->period) {
 		attr->sample_period = opts->period;

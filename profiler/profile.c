@@ -293,6 +293,45 @@ static void count_unnamed_end(struct unwind_counts *u, const struct frame *last)
 	u->ends_in_eh_frame_name += last->sym != NULL;
 }
 
+/* The kernel's default kernel.perf_event_max_stack, for recordings whose events did not say theirs. */
+#define KERNEL_MAX_STACK_DEFAULT 127
+
+/*
+ * Whether the kernel stopped the sample's callchain at its limit: it
+ * stores at most attr.sample_max_stack entries, context markers aside
+ * (record sets it to kernel.perf_event_max_stack; older recordings left it
+ * 0, the sysctl's default, 127).  The stack may go on past the last entry.
+ */
+static bool chain_cut_at_limit(const struct sp_sample *s, uint32_t *limit_out)
+{
+	uint32_t limit = s->event->attr.sample_max_stack ? s->event->attr.sample_max_stack : KERNEL_MAX_STACK_DEFAULT;
+	uint64_t entries = 0;
+	for (uint64_t i = 0; i < s->nr_callchain; i++)
+		entries += s->callchain[i] < (uint64_t)PERF_CONTEXT_MAX;
+	if (limit_out)
+		*limit_out = limit;
+	return entries >= limit;
+}
+
+/* The failure of a frame-pointer walk that ran to its last entry: none, or the kernel's limit cut it. */
+static enum unwind_failure chain_end_failure(const struct sp_sample *s, char *reason, size_t reasonlen)
+{
+	uint32_t limit;
+	if (!chain_cut_at_limit(s, &limit))
+		return UNWIND_COMPLETE;
+	snprintf(reason, reasonlen, "the kernel's frame-pointer walk stops at %u entries (kernel.perf_event_max_stack)",
+		 limit);
+	return UNWIND_TOO_DEEP;
+}
+
+/* Whether two user addresses of a process are in one named function. */
+static bool same_function(struct loader *l, uint32_t pid, uint64_t a, uint64_t b)
+{
+	const struct frame *x = &l->p->stacks.frames[user_frame(l, pid, a)];
+	const struct frame *y = &l->p->stacks.frames[user_frame(l, pid, b)];
+	return x->sym && y->sym && x->addr == y->addr && strcmp(x->dso, y->dso) == 0;
+}
+
 /*
  * The kernel's frame-pointer walk of user code (perf_callchain_user) takes
  * whatever the saved frame pointer points at: in code built without frame
@@ -303,9 +342,13 @@ static void count_unnamed_end(struct unwind_counts *u, const struct frame *last)
  * with a frame that says why, at the first return address that no
  * executable mapping of the process covers, and at an unbroken run of one
  * return address that lasts to the end of the chain (a frame that points
- * at itself; a real recursion repeats too, but not to the very end of a
- * chain the kernel cut).  The first user entry is the sampled IP, which
- * may be code without a mapping (a JIT), and is kept as it is.
+ * at itself).  A real recursion repeats too, but either the chain goes on
+ * past it, or the kernel's limit cut the chain inside it
+ * (chain_cut_at_limit), and then the entry before the run is in the same
+ * function as the repeated return address (its own call, or its leaf),
+ * where a frame pointing at itself shows a stack word beside some other
+ * code.  The first user entry is the sampled IP, which may be code without
+ * a mapping (a JIT), and is kept as it is.
  */
 static enum unwind_failure check_fp_return(struct loader *l, const struct sp_sample *s, uint64_t i, char *reason,
 					   size_t reasonlen)
@@ -323,6 +366,16 @@ static enum unwind_failure check_fp_return(struct loader *l, const struct sp_sam
 		end++;
 	if (end < s->nr_callchain)
 		return UNWIND_COMPLETE; /* a recursion: the chain goes on past it */
+	uint64_t start = i - 1;
+	while (start > 0 && s->callchain[start - 1] == ip)
+		start--;
+	if (chain_cut_at_limit(s, NULL)) {
+		if (start == 0 || s->callchain[start - 1] >= (uint64_t)PERF_CONTEXT_MAX)
+			return UNWIND_COMPLETE; /* the leaf too: a recursion the kernel's limit cut */
+		bool exact = start - 1 == 0 || s->callchain[start - 2] >= (uint64_t)PERF_CONTEXT_MAX;
+		if (same_function(l, s->pid, s->callchain[start - 1] - !exact, ip - 1))
+			return UNWIND_COMPLETE; /* a recursion the kernel's limit cut */
+	}
 	snprintf(reason, reasonlen, "frame pointer chain repeats a frame to its end");
 	return UNWIND_BAD_FRAME;
 }
@@ -363,6 +416,8 @@ static uint32_t chain_to_frames(struct loader *l, const struct sp_sample *s, boo
 	}
 	if (!user)
 		return n;
+	if (failure == UNWIND_COMPLETE)
+		failure = chain_end_failure(s, reason, sizeof(reason));
 	struct unwind_counts *u = &l->p->unwind;
 	u->samples++;
 	u->fp_chains++;
@@ -457,10 +512,11 @@ static void name_signal_frames(struct profile *p, const struct sp_sample *s, str
  * there is nothing to go on with and the stack ends where the copy did.
  * Returns whether the walk took over; *failure and reason say how it ended.
  */
-static bool continue_along_chain(struct loader *l, const struct sp_sample *s, const struct unwind_frame *last,
+static bool continue_along_chain(struct loader *l, const struct sp_sample *s, const struct unwind_result *r,
 				 uint32_t *frames, uint32_t *n, enum unwind_failure *failure, char *reason,
 				 size_t reasonlen)
 {
+	const struct unwind_frame *last = &r->frames[r->nframes - 1];
 	uint64_t begin = s->nr_callchain;
 	for (uint64_t i = 0; i < s->nr_callchain; i++)
 		if (s->callchain[i] == (uint64_t)PERF_CONTEXT_USER)
@@ -470,14 +526,25 @@ static bool continue_along_chain(struct loader *l, const struct sp_sample *s, co
 	uint64_t j = begin + (last->kind != UNWIND_FRAME_EXACT); /* only the chain's first entry is exact */
 	while (j < s->nr_callchain && s->callchain[j] != last->ip)
 		j++;
+	/*
+	 * A leaf that sets up no frame of its own (-O1 and up may leave a
+	 * leaf's out even with -fno-omit-frame-pointer) leaves its caller's
+	 * frame pointer live: the walk's second entry is then the caller's
+	 * return address, not the return into the caller.  With the leaf and
+	 * its caller unwound from the copy, the walk goes on from there.
+	 */
+	if (j >= s->nr_callchain && r->nframes == 2 && r->frames[0].kind == UNWIND_FRAME_EXACT &&
+	    last->kind == UNWIND_FRAME_RETURN && s->callchain[begin] == r->frames[0].ip)
+		j = begin;
 	if (j >= s->nr_callchain || (last->kind == UNWIND_FRAME_EXACT && j != begin))
 		return false;
 	*failure = UNWIND_COMPLETE;
 	for (uint64_t i = j + 1; i < s->nr_callchain; i++) {
 		if ((*failure = check_fp_return(l, s, i, reason, reasonlen)) != UNWIND_COMPLETE)
-			break;
+			return true;
 		frames[(*n)++] = user_frame(l, s->pid, s->callchain[i] - 1);
 	}
+	*failure = chain_end_failure(s, reason, reasonlen);
 	return true;
 }
 
@@ -606,13 +673,14 @@ static uint32_t dwarf_frames(struct loader *l, const struct perf_event_header *r
 	uint32_t joined = r->failure == UNWIND_SIGNAL_STACK || r->failure == UNWIND_STACK_END
 				  ? join_delivery(l, s, r, first_user, n, &joined_whole)
 				  : n;
-	if (joined == n && r->failure == UNWIND_STACK_END && r->nframes &&
-	    continue_along_chain(l, s, &r->frames[r->nframes - 1], frames, &n, &r->failure, r->reason,
-				 sizeof(r->reason)))
+	uint32_t copied = n;
+	if (joined == copied && r->failure == UNWIND_STACK_END && r->nframes &&
+	    continue_along_chain(l, s, r, frames, &n, &r->failure, r->reason,
+				 sizeof(r->reason)) && n > copied)
 		p->unwind.spliced++;
 	frames = l->frames;
 	p->unwind.samples++;
-	if (joined != n) {
+	if (joined != copied) {
 		n = joined;
 		p->unwind.joined++;
 		count_unnamed_end(&p->unwind, &p->stacks.frames[frames[n - 1]]);

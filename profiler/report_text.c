@@ -42,15 +42,21 @@ static void print_unwind(const struct profile *p, FILE *out)
 		fprintf(out, " (%s in a stripped file, named from its .eh_frame)",
 			SHARE(u->ends_in_eh_frame_name, u->samples));
 	fputc('\n', out);
-	if (u->joined || u->spliced)
-		fprintf(out, "# note:       %llu handler stacks go on past their signal frame with their delivery's stack "
-			     "(an alternate signal stack, or a copy that ran out); %llu stacks deeper than their copy "
-			     "go on along the frame-pointer walk\n",
-			(unsigned long long)u->joined, (unsigned long long)u->spliced);
+	if (u->joined)
+		fprintf(out, "# note:       %llu handler %s on past %s signal frame with %s delivery's stack (an alternate "
+			     "signal stack, or a copy that ran out)\n",
+			(unsigned long long)u->joined, u->joined == 1 ? "stack goes" : "stacks go",
+			u->joined == 1 ? "its" : "their", u->joined == 1 ? "its" : "their");
+	if (u->spliced)
+		fprintf(out, "# note:       %llu %s deeper than %s copy %s on along the frame-pointer walk\n",
+			(unsigned long long)u->spliced, u->spliced == 1 ? "stack" : "stacks",
+			u->spliced == 1 ? "its" : "their", u->spliced == 1 ? "goes" : "go");
 	if (u->failures[UNWIND_STACK_END])
-		fprintf(out, "# note:       %llu user stacks are deeper than their copy: record with a larger "
+		fprintf(out, "# note:       %llu user %s deeper than %s copy: record with a larger "
 			     "--call-graph dwarf,SIZE (this recording: %s)\n",
-			(unsigned long long)u->failures[UNWIND_STACK_END], p->call_graph[0] ? p->call_graph : "?");
+			(unsigned long long)u->failures[UNWIND_STACK_END],
+			u->failures[UNWIND_STACK_END] == 1 ? "stack is" : "stacks are",
+			u->failures[UNWIND_STACK_END] == 1 ? "its" : "their", p->call_graph[0] ? p->call_graph : "?");
 }
 
 /*

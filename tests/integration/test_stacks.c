@@ -5,7 +5,9 @@
  *       stack (or, with noalt, on the thread's own), over main ->
  *       outer_work -> interrupted_loop;
  *   stress-ng --timer 1 (when installed): a stripped program without frame
- *       pointers whose timer handler runs on an alternate signal stack.
+ *       pointers whose timer handler runs on an alternate signal stack;
+ *   deep_fp MS DEPTH   built with frame pointers: spin() under wide_frame()
+ *       (a 1 KiB local) under DEPTH calls of descend() from main().
  * What is checked comes from what the workloads do (which functions run
  * where, how many handlers ran), never from a recorded report: with no
  * --call-graph the handler's samples read handler_spin <- on_prof <-
@@ -215,4 +217,69 @@ Test(stacks, stress_ng_timer_stacks_reach_main_through_the_alternate_stack, .tim
 									 "\"perf_swevent_event\", \"perf_syscall_enter\")");
 	cr_assert_eq(ours_on_recorder, ours, "%.0f of %.0f cpu samples in perf_tp_event & co. on the recorder path",
 		     ours_on_recorder, ours);
+}
+
+/* Record deep_fp for 600 ms at depth with options; its report's JSON. */
+static const char *record_deep_fp(const char *name, const char *options, int depth)
+{
+	const char *data = test_path(name);
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), W "deep_fp 600 %d", depth);
+	char *out = record_workload(data, options, cmd);
+	int said_depth;
+	cr_assert_eq(sscanf(out, "calls %*d depth %d", &said_depth), 1, "output: %s", out);
+	free(out);
+	cr_assert_eq(said_depth, depth);
+	return report_json_file(data, "");
+}
+
+/*
+ * A program with frame pointers whose stack is deeper than its 512-byte
+ * copy: the unwinding of the copy stops inside wide_frame()'s 1 KiB, and
+ * the stack goes on along the kernel's frame-pointer walk to main.  No
+ * signal ran, so no stack is joined to a delivery.
+ */
+Test(stacks, default_stacks_of_a_frame_pointer_program_go_on_past_the_copy_to_main)
+{
+	require_tracing();
+	const char *json = record_deep_fp("deep-fp.data", "-e cpu", 3);
+	require_collector(json, "cpu");
+	double in_spin = stack_samples(json, "cpu", NULL, ".[0].sym==\"spin\"");
+	cr_assert_geq(in_spin, 100, "only %.0f samples in spin", in_spin);
+	double whole = stack_samples(json, "cpu", NULL, ".[0].sym==\"spin\" and ([.[].sym] | index([\"spin\", "
+					"\"wide_frame\", \"descend\", \"descend\", \"descend\", \"descend\", \"main\"]) == 0)");
+	cr_assert_geq(whole, 0.9 * in_spin, "%.0f of %.0f samples in spin read spin <- wide_frame <- descend x4 <- main",
+		      whole, in_spin);
+	cr_assert_eq(jq_file(json, ".meta.unwind.joined"), 0, "no signal ran, yet stacks were joined to a delivery");
+	cr_assert_geq(jq_file(json, ".meta.unwind.spliced"), whole, "the stacks that went on past the copy are spliced");
+	cr_assert_eq(stack_samples(json, NULL, NULL, "any(.[]; (.sym // \"\") | startswith(\"[signal\"))"), 0);
+}
+
+/*
+ * A frame-pointer walk deeper than the kernel's limit
+ * (kernel.perf_event_max_stack entries) keeps every entry, the recursion
+ * included, and ends with a frame that names the limit.
+ */
+Test(stacks, frame_pointer_walks_cut_at_the_kernel_limit_keep_the_recursion_and_say_so)
+{
+	require_tracing();
+	char *limit_text;
+	cr_assert_eq(run_cmd(&limit_text, false, "cat /proc/sys/kernel/perf_event_max_stack"), 0);
+	int limit = atoi(limit_text);
+	free(limit_text);
+	cr_assert_gt(limit, 8);
+	const char *json = record_deep_fp("deep-fp-g.data", "-e cpu -g", limit + 50);
+	require_collector(json, "cpu");
+	double in_spin = stack_samples(json, "cpu", NULL, ".[0].sym==\"spin\"");
+	cr_assert_geq(in_spin, 100, "only %.0f samples in spin", in_spin);
+	char test[512];
+	/* spin and, where spin sets up a frame of its own, wide_frame; descend for the rest of the limit */
+	snprintf(test, sizeof(test), ".[0].sym==\"spin\" and (.[:-1] | length) == %d and "
+		 "([.[] | select(.sym==\"descend\")] | length) >= %d and (.[-1].sym | startswith(\"[unwind: \") and "
+		 "contains(\"frame-pointer walk stops at %d entries (kernel.perf_event_max_stack)\"))", limit, limit - 2,
+		 limit);
+	double cut = stack_samples(json, "cpu", NULL, test);
+	cr_assert_geq(cut, 0.9 * in_spin, "%.0f of %.0f samples in spin keep all %d entries and name the limit", cut,
+		      in_spin, limit);
+	cr_assert_geq(jq_file(json, ".meta.unwind.failures.too_deep // 0"), cut);
 }

@@ -428,6 +428,66 @@ Test(profile, frame_pointer_chains_end_where_they_leave_the_code_or_loop)
 }
 
 /*
+ * A chain the kernel cut at its limit (kernel.perf_event_max_stack; 127
+ * when the event does not say) is kept whole and ends with a frame that
+ * says so: a recursion deeper than the limit repeats one return address to
+ * the end, after an entry in the same function; a run after an entry in
+ * another function is still a frame pointing at itself.
+ */
+Test(profile, chains_the_kernel_cut_at_its_limit_keep_their_frames_and_say_so)
+{
+	char *path;
+	struct sp_writer *w = start_file_with("fplimit.data", &path, FP_SAMPLE_TYPE);
+	struct byte_builder b = { 0 };
+	struct trailer t = { .pid = FP_PID, .tid = FP_PID, .time = 1, .id = TEST_ID };
+	const uint64_t text = 0x500000; /* the fixture's code segment, file offset 0x1000 */
+	struct nm_symbol add = nm_symbol("build/fixtures/elf_fixture", "fixture_add");
+	struct nm_symbol alias = nm_symbol("build/fixtures/elf_fixture", "fixture_a_local_alias");
+	bb_mmap2(&b, text, 0x1000, 0x1000, 5 /* PROT_READ | PROT_EXEC */, 2, "build/fixtures/elf_fixture",
+		 PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME, &t);
+	add_bytes(w, &b);
+	bb_free(&b);
+	uint64_t in_add = text + (add.address - 0x1000) + add.size / 2;
+	uint64_t in_alias = text + (alias.address - 0x1000) + alias.size / 2;
+	uint64_t recursion[127], loop[127], deep[127];
+	for (size_t i = 0; i < 127; i++) {
+		recursion[i] = i ? in_add : in_add + 1;
+		loop[i] = i ? in_add : in_alias;
+		deep[i] = i % 2 ? in_add : in_alias;
+	}
+	add_user_chain_sample(w, recursion, 127, 10);
+	add_user_chain_sample(w, loop, 127, 11);
+	add_user_chain_sample(w, deep, 127, 12);
+	add_user_chain_sample(w, deep, 126, 13); /* one short of the limit: whole */
+	add_round(w);
+	finish_file(w);
+
+	struct profile p;
+	cr_assert_eq(load(path, NULL, &p), 0);
+	cr_assert_eq(p.stacks.nstacks, 4, "one stack per sample, %zu", p.stacks.nstacks);
+	const char *cut = "[unwind: the kernel's frame-pointer walk stops at 127 entries (kernel.perf_event_max_stack)]";
+	const uint32_t want_frames[] = { 128, 3, 128, 126 };
+	const char *want_last[] = { cut, "[unwind: frame pointer chain repeats a frame to its end]", cut, NULL };
+	for (size_t i = 0; i < 4; i++) {
+		char text_of[16384];
+		stack_text(&p, i, text_of, sizeof(text_of));
+		const struct stack *s = &p.stacks.stacks[i];
+		cr_expect_eq(s->nframes, want_frames[i], "stack %zu has %u frames: %.300s", i, s->nframes, text_of);
+		const struct frame *last = &p.stacks.frames[stack_frames(&p.stacks, s)[s->nframes - 1]];
+		if (want_last[i])
+			cr_expect_str_eq(last->sym ? last->sym : "", want_last[i], "stack %zu: %.300s", i, text_of);
+		else
+			cr_expect(!last->synthetic, "stack %zu ends in a made-up frame: %.300s", i, text_of);
+	}
+	cr_expect_str_eq(p.stacks.frames[stack_frames(&p.stacks, &p.stacks.stacks[0])[5]].sym, "fixture_add");
+	cr_expect_eq(p.unwind.complete, 1);
+	cr_expect_eq(p.unwind.failures[UNWIND_TOO_DEEP], 2);
+	cr_expect_eq(p.unwind.failures[UNWIND_BAD_FRAME], 1);
+	profile_free(&p);
+	free(path);
+}
+
+/*
  * The counted_stack hook: a test double of an analyzer whose sample at
  * LEND_IP only lends its stack (PATH_STACK_ONLY) and whose other samples
  * count on that stack when they are on its path (the futex collector's
