@@ -252,9 +252,29 @@ static uint64_t stack_hash_of(void *ctx, uint32_t id)
 	return stack_hash(s->collector, stack_frames(t, s), s->nframes);
 }
 
+/*
+ * Whether frames[i] is a signal frame: the synthetic one an unwound stack
+ * shows ("[signal SIGUSR1]", "[signal SIGRTMIN] (stack from delivery)"),
+ * or, in a frame-pointer walk, libc's trampoline as a handler's return
+ * address (a user frame after another: not the sampled IP).
+ */
+static bool signal_frame_at(const struct stack_table *t, const uint32_t *frames, uint32_t i)
+{
+	const struct frame *f = &t->frames[frames[i]];
+	if (f->synthetic)
+		return strcmp(f->dso, "[signal]") == 0;
+	return i > 0 && !f->kernel && !t->frames[frames[i - 1]].kernel && f->sym && strcmp(f->sym, "__restore_rt") == 0;
+}
+
+/*
+ * The path of the matching frame nearest the leaf, up to the first signal
+ * frame: past it is the code the signal interrupted, not what a handler's
+ * sample was doing (a handler that interrupted kill() or a futex wait is
+ * neither signal-generate nor futex-wait, nor sigreturn: docs/paths.md).
+ */
 static int stack_path(const struct stack_table *t, const uint32_t *frames, uint32_t n)
 {
-	for (uint32_t i = 0; i < n; i++)
+	for (uint32_t i = 0; i < n && !signal_frame_at(t, frames, i); i++)
 		if (t->frames[frames[i]].path >= 0)
 			return t->frames[frames[i]].path;
 	return PATH_OTHER;

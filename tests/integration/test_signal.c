@@ -267,6 +267,30 @@ Test(signal, a_workload_without_signals_still_notes_the_others_left_out, .timeou
 	free(text);
 }
 
+/*
+ * A handler's own samples are on no path of the code it interrupted
+ * (docs/paths.md): signal_spin's handler interrupts its kill(), on
+ * signal-generate, and spins in user code; its samples are `other`, in an
+ * unwound stack (default) and in a frame-pointer walk alike.
+ */
+Test(signal, a_handlers_own_samples_are_not_the_interrupted_codes_path)
+{
+	require_tracing();
+	static const char *const modes[][2] = { { "spin-path.data", "-e cpu,signal" },
+						 { "spin-path-fp.data", "-e cpu,signal -g" } };
+	for (size_t i = 0; i < 2; i++) {
+		const char *data = test_path(modes[i][0]);
+		record(data, modes[i][1], W "signal_spin 4000 8000");
+		const char *json = report_json_file(data, "");
+		require_collector(json, "cpu");
+		double in_handler = stack_samples(json, "cpu", NULL, ".[0].sym==\"on_signal\"");
+		double other = stack_samples(json, "cpu", "other", ".[0].sym==\"on_signal\"");
+		cr_assert_geq(in_handler, 20, "%s: only %.0f cpu samples in the handler", modes[i][1], in_handler);
+		cr_assert_eq(other, in_handler, "%s: %.0f of %.0f samples in the handler on the other path", modes[i][1],
+			     other, in_handler);
+	}
+}
+
 /* The samples of one of the signal collector's events, by name; -1 when the recording has no such event. */
 static double signal_event_samples(const char *json, const char *event)
 {

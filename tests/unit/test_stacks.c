@@ -215,6 +215,14 @@ Test(stacks, stack_path_is_the_path_of_the_matching_frame_nearest_the_leaf)
 	cr_assert_eq(t.stacks[s2].path, PATH_SIGNAL_DELIVER);
 	cr_assert_eq(t.stacks[s3].path, PATH_OTHER);
 	cr_assert_eq(t.stacks[s4].path, PATH_FUTEX_WAIT);
+	/* a signal frame ends the match: past it is the interrupted code (docs/paths.md) */
+	uint32_t signal = frame_synthetic(&t, "[signal SIGUSR1] (stack from delivery)", "[signal]");
+	uint32_t s5 = stack_add(&t, 0, (uint32_t[]){ plain, signal, wait }, 3, 1, 1);
+	uint32_t s6 = stack_add(&t, 0, (uint32_t[]){ caller, signal, wait }, 3, 1, 1);
+	uint32_t s7 = stack_add(&t, 0, (uint32_t[]){ signal, wait }, 2, 1, 1);
+	cr_assert_eq(t.stacks[s5].path, PATH_OTHER, "a handler's sample took the interrupted code's path");
+	cr_assert_eq(t.stacks[s6].path, PATH_SIGNAL_DELIVER, "a frame nearer the leaf than the signal frame decides");
+	cr_assert_eq(t.stacks[s7].path, PATH_OTHER);
 	stack_table_free(&t);
 	symtab_free(self.symtab);
 	path_rules_free(rules);
