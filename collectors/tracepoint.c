@@ -340,14 +340,37 @@ bool tp_field_i64(const struct tep_event *ev, const struct sp_sample *s, const c
 	return true;
 }
 
+/* Whether a field holds characters: a char array (comm) or a string of its own length (__data_loc char[]). */
+static bool field_is_text(const struct tep_format_field *f)
+{
+	return (f->flags & TEP_FIELD_IS_STRING) ||
+	       ((f->flags & TEP_FIELD_IS_ARRAY) && f->elementsize == 1 && !(f->flags & TEP_FIELD_IS_DYNAMIC));
+}
+
 bool tp_field_str(const struct tep_event *ev, const struct sp_sample *s, const char *field, char *buf,
 		  size_t buflen)
 {
 	struct tep_format_field *f = field_in_raw(ev, s, field);
-	if (!f || !buflen)
+	if (!f || !buflen || !field_is_text(f))
 		return false;
-	size_t n = (size_t)f->size < buflen - 1 ? (size_t)f->size : buflen - 1;
-	memcpy(buf, (const char *)s->raw + f->offset, n);
+	uint64_t at = (uint64_t)f->offset, size = (uint64_t)f->size;
+	if (f->flags & TEP_FIELD_IS_DYNAMIC) {
+		/*
+		 * __data_loc: a 32-bit word, the string's offset in the raw data
+		 * (low 16 bits) and its length (high 16 bits); __rel_loc counts
+		 * the offset from the end of that word.
+		 */
+		uint32_t loc;
+		if (f->size != sizeof(loc))
+			return false;
+		memcpy(&loc, (const char *)s->raw + f->offset, sizeof(loc));
+		at = (loc & 0xffff) + ((f->flags & TEP_FIELD_IS_RELATIVE) ? (uint64_t)f->offset + sizeof(loc) : 0);
+		size = loc >> 16;
+		if (at > s->raw_size || size > s->raw_size - at)
+			return false;
+	}
+	size_t n = size < buflen - 1 ? (size_t)size : buflen - 1;
+	memcpy(buf, (const char *)s->raw + at, n);
 	buf[n] = '\0';
 	buf[strnlen(buf, n)] = '\0';
 	return true;
@@ -364,7 +387,7 @@ bool tp_print(const struct tracepoint_set *set, const struct sp_sample *s, char 
 		char value[256];
 		bool is_array = (f->flags & TEP_FIELD_IS_ARRAY) != 0;
 		uint64_t u;
-		if (is_array && f->elementsize == 1 && !(f->flags & TEP_FIELD_IS_DYNAMIC)) {
+		if (field_is_text(f)) {
 			if (!tp_field_str(ev, s, f->name, value, sizeof(value)))
 				continue;
 		} else if (is_array || !tp_field_u64(ev, s, f->name, &u)) {
@@ -393,7 +416,6 @@ const char *tp_field_name(const struct tep_event *ev, size_t i, bool *is_string,
 	if (!f)
 		return NULL;
 	*is_array = (f->flags & TEP_FIELD_IS_ARRAY) != 0;
-	*is_string = (f->flags & TEP_FIELD_IS_STRING) != 0 ||
-		     (*is_array && f->elementsize == 1 && !(f->flags & TEP_FIELD_IS_DYNAMIC));
+	*is_string = field_is_text(f);
 	return f->name;
 }

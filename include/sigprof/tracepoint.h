@@ -77,7 +77,7 @@ bool tp_print(const struct tracepoint_set *set, const struct sp_sample *s, char 
  * types are skipped (*is_array true).
  */
 const char *tp_field_name(const struct tep_event *ev, size_t i, bool *is_string, bool *is_array);
-/* A char-array field (comm) into buf, NUL-terminated. */
+/* A text field, a char array (comm) or a __data_loc string (filename), into buf, NUL-terminated. */
 bool tp_field_str(const struct tep_event *ev, const struct sp_sample *s, const char *field, char *buf,
 		  size_t buflen);
 

@@ -375,6 +375,28 @@ Test(outputs, script_prints_every_event_once_in_time_order_with_filters, .timeou
 	free(out);
 }
 
+/*
+ * A string field of its own length (__data_loc char[]: sched_process_exec's
+ * filename) is the string, in text and JSON alike: the path the workload's
+ * shell executed, as perf script prints it.
+ */
+Test(outputs, script_prints_variable_length_string_fields, .timeout = 60)
+{
+	require_perf_events();
+	require_root();
+	const char *data = test_path("exec.data");
+	char *out;
+	cr_assert_eq(run_cmd(&out, true, "%s record -q -o '%s' -e sched:sched_process_exec -- sh -c 'exec /bin/true'",
+			     sigprof_bin(), data), 0, "%s", out);
+	free(out);
+	cr_assert_eq(run_cmd(&out, false, "%s script --json -i '%s' | jq -r '.fields.filename'", sigprof_bin(), data), 0);
+	cr_assert_not_null(strstr(out, "/bin/true\n"), "the exec of /bin/true has filename %s", out);
+	free(out);
+	cr_assert_eq(run_cmd(&out, false, "%s script -i '%s' | grep -c 'filename=/bin/true pid='", sigprof_bin(), data), 0);
+	cr_assert_str_eq(out, "1\n");
+	free(out);
+}
+
 Test(outputs, script_text_is_read_by_stackcollapse_perf, .timeout = 60)
 {
 	if (run_cmd(NULL, false, "command -v stackcollapse-perf.pl >/dev/null") != 0)
