@@ -75,7 +75,9 @@ static void collect_types(const struct profile *p, struct pprof_types *t)
 		if (profile_period_is_time(p, c))
 			add_type(t, ci->name, "time", "nanoseconds", WEIGHT_PERIOD);
 		else if (ci->weight != ci->samples)
-			add_type(t, ci->name, impl && impl->unit ? impl->unit : "events", "count", WEIGHT_PERIOD);
+			/* the sampled events' counts: "samples" is taken by the type above (cpu's cycles, page-faults) */
+			add_type(t, ci->name, impl && impl->unit && strcmp(impl->unit, "samples") != 0 ? impl->unit : "events",
+				 "count", WEIGHT_PERIOD);
 	}
 }
 

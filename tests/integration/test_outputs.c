@@ -208,6 +208,35 @@ static const char *record_waiter(const char *data, int k, int t_ms)
 	return json;
 }
 
+/*
+ * Every sample type has a name of its own, so -sample_index reaches each
+ * by name: a collector whose unit is samples and whose samples are
+ * weighted (page-faults every few faults; cpu's cycles on a PMU) has
+ * NAME_samples and NAME_events, which adds up to the stacks' weights.
+ */
+Test(outputs, pprof_sample_types_have_names_of_their_own, .timeout = 120)
+{
+	require_perf_events();
+	require_root();
+	require_go();
+	const char *data = test_path("faults.data");
+	free(record_workload(data, "-e page-faults,cpu", W "signal_storm 2000 >/dev/null"));
+	const char *json = report_json_file(data, "");
+	require_collector(json, "events");
+	const char *profile = write_pprof(data, "faults.pb.gz");
+	char *out;
+	cr_assert_eq(run_cmd(&out, false, "go tool pprof -raw '%s' 2>/dev/null | sed -n '/^Samples:/{n;p}' | "
+				       "tr ' ' '\\n' | sed 's|/.*||' | sort | uniq -d | wc -l", profile), 0);
+	cr_assert_str_eq(out, "0\n", "sample types named twice");
+	free(out);
+	double weight = jq_file(json, "[.stacks[] | select(.collector==\"events\") | .weight] | add");
+	double samples = jq_file(json, "[.stacks[] | select(.collector==\"events\") | .count] | add");
+	cr_assert_gt(weight, samples, "the page-faults samples are not weighted: %.0f faults in %.0f samples", weight,
+		     samples);
+	cr_assert_eq(pprof_shown(profile, "-sample_index=events_events"), weight);
+	cr_assert_eq(pprof_shown(profile, "-sample_index=events_samples"), samples);
+}
+
 Test(outputs, time_weights_are_the_measured_waits_in_pprof_and_folded, .timeout = 180)
 {
 	const char *data = test_path("waiter.data");
