@@ -791,7 +791,7 @@ static void load_sample(struct loader *l, const struct perf_event_header *rec)
 	c->path_samples[p->stacks.stacks[id].path]++;
 	if (p->weights) {
 		struct weight_key key = { .collector = (uint32_t)ci, .stack = id, .pid = s.pid, .tid = s.tid,
-					  .comm = proc_table_comm_of(p->procs, s.pid) };
+					  .comm = proc_table_thread_comm_of(p->procs, s.pid, s.tid) };
 		weight_table_add(p->weights, &key, WEIGHT_SAMPLES, 1);
 		weight_table_add(p->weights, &key, WEIGHT_PERIOD, period);
 	}
@@ -837,8 +837,10 @@ static void load_task_record(struct loader *l, const struct perf_event_header *r
 		}
 		break;
 	case PERF_RECORD_FORK:
-		if (rec->size >= 24)
+		if (rec->size >= 24) {
 			proc_table_fork(pt, u32[1], u32[0]);
+			proc_table_thread_start(pt, u32[2], u32[3]);
+		}
 		break;
 	case PERF_RECORD_EXIT:
 		if (rec->size >= 24)

@@ -365,16 +365,33 @@ static int compare_folded_keys(const void *a, const void *b)
 	return x->stack < y->stack ? -1 : x->stack > y->stack;
 }
 
-/* Root by root (by name), heaviest first within one. */
+/* Heaviest first, as without --folded-root; then by root (by name) and stack, so that the order is fixed. */
 static int compare_folded_rows(const void *a, const void *b)
 {
 	const struct folded_row *x = a, *y = b;
+	if (x->value != y->value)
+		return x->value < y->value ? 1 : -1;
 	int c = x->root && y->root ? strcmp(x->root, y->root) : 0;
 	if (c)
 		return c;
-	if (x->value != y->value)
-		return x->value < y->value ? 1 : -1;
 	return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+/*
+ * A frame's text in a folded line: ';' separates frames and a newline
+ * ends the line, so a name that holds one (a command named "a;b") has it
+ * replaced (':', ' ') rather than read as two frames.
+ */
+static void sb_add_folded(struct strbuf *sb, const char *text)
+{
+	for (;;) {
+		size_t n = strcspn(text, ";\n\r");
+		sb_add(sb, text, n);
+		if (!text[n])
+			return;
+		sb_add(sb, text[n] == ';' ? ":" : " ", 1);
+		text += n + 1;
+	}
 }
 
 static char *root_frame(const struct weight_key *k, enum folded_root root)
@@ -387,7 +404,9 @@ static char *root_frame(const struct weight_key *k, enum folded_root root)
 		snprintf(buf, sizeof(buf), "%s-%u", comm, k->pid);
 	else
 		snprintf(buf, sizeof(buf), "%s-%u/%u", comm, k->pid, k->tid);
-	return xstrdup(buf);
+	struct strbuf sb = { 0 };
+	sb_add_folded(&sb, buf);
+	return sb.buf ? sb.buf : xstrdup("");
 }
 
 void report_folded_stack(const struct profile *p, uint32_t stack, struct strbuf *sb)
@@ -397,9 +416,11 @@ void report_folded_stack(const struct profile *p, uint32_t stack, struct strbuf 
 	char buf[256];
 	for (uint32_t k = s->nframes; k-- > 0;) {
 		const struct frame *f = &p->stacks.frames[frames[k]];
-		sb_addstr(sb, frame_merged_label(f, buf, sizeof(buf)));
-		if (frame_srcline(f, buf, sizeof(buf)))
-			sb_addf(sb, ":%s", buf);
+		sb_add_folded(sb, frame_merged_label(f, buf, sizeof(buf)));
+		if (frame_srcline(f, buf, sizeof(buf))) {
+			sb_addstr(sb, ":");
+			sb_add_folded(sb, buf);
+		}
 		/* flamegraph.pl colours frames by these suffixes: kernel, inlined */
 		sb_addf(sb, "%s%s%s", f->kernel ? "_[k]" : "", f->inlined ? "_[i]" : "", k ? ";" : "");
 	}

@@ -245,11 +245,14 @@ static bool wanted(const struct script_filter *f, const struct sp_sample *s)
 	return false;
 }
 
-static const char *comm_of(const struct profile *p, uint32_t pid, char *buf, size_t len)
+/* The thread's name as perf script prints it: its own, else its process's, "swapper" for the idle task, else ":PID". */
+static const char *comm_of(const struct profile *p, uint32_t pid, uint32_t tid, char *buf, size_t len)
 {
-	const char *comm = proc_table_comm_of(p->procs, pid);
+	const char *comm = proc_table_thread_comm_of(p->procs, pid, tid);
 	if (comm && comm[0])
 		return comm;
+	if (pid == 0)
+		return "swapper";
 	snprintf(buf, len, ":%u", pid);
 	return buf;
 }
@@ -274,7 +277,7 @@ static void text_event(struct script *sc, const struct profile *p, const struct 
 	FILE *out = sc->out;
 	char comm[32], fields[4096];
 	char when[32];
-	fprintf(out, "%s %u/%u [%03u] %s: ", comm_of(p, s->pid, comm, sizeof(comm)), s->pid, s->tid, s->cpu,
+	fprintf(out, "%s %u/%u [%03u] %s: ", comm_of(p, s->pid, s->tid, comm, sizeof(comm)), s->pid, s->tid, s->cpu,
 		view_time(s->time, when, sizeof(when)));
 	if (!is_tracepoint(s))
 		fprintf(out, "%10llu ", (unsigned long long)s->period);
@@ -328,7 +331,7 @@ static void json_event(struct script *sc, const struct profile *p, const struct 
 	json_u64(w, "cpu", s->cpu);
 	json_u64(w, "pid", s->pid);
 	json_u64(w, "tid", s->tid);
-	json_string(w, "comm", comm_of(p, s->pid, comm, sizeof(comm)));
+	json_string(w, "comm", comm_of(p, s->pid, s->tid, comm, sizeof(comm)));
 	json_string(w, "event", s->event->name);
 	json_string(w, "collector", p->collectors[collector].name);
 	json_u64(w, "period", s->period);

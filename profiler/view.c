@@ -98,7 +98,7 @@ void view_add_weight(const struct profile *p, int self, uint32_t stack, uint32_t
 	if (!p->weights || self < 0 || WEIGHT_OWN + kind >= WEIGHT_MAX)
 		return;
 	struct weight_key key = { .collector = (uint32_t)self, .stack = stack, .pid = pid, .tid = tid,
-				  .comm = proc_table_comm_of(p->procs, pid), .signal = signal, .word = word };
+				  .comm = proc_table_thread_comm_of(p->procs, pid, tid), .signal = signal, .word = word };
 	weight_table_add(p->weights, &key, WEIGHT_OWN + kind, value);
 }
 

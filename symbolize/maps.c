@@ -39,6 +39,7 @@ struct proc_table {
 	struct dso **dsos;
 	size_t ndsos, dsos_cap;
 	struct u64_map dso_by_name;  /* interned name pointer -> its dso, so each MMAP2 finds it at once */
+	struct u64_map thread_comm;  /* tid -> its own interned name (pthread_setname_np), inherited by new threads */
 	struct dso *kernel;
 	const char *kallsyms_path;   /* named by the user: wins over the recording's copy */
 	struct string_pool *strings;
@@ -70,6 +71,7 @@ void proc_table_free(struct proc_table *pt)
 		dso_free(pt->dsos[i]);
 	free(pt->dsos);
 	u64_map_free(&pt->dso_by_name);
+	u64_map_free(&pt->thread_comm);
 	if (pt->kernel)
 		dso_free(pt->kernel);
 	string_pool_free(pt->strings);
@@ -149,12 +151,24 @@ struct dso *proc_table_dso_named(struct proc_table *pt, const char *name)
 void proc_table_comm(struct proc_table *pt, uint32_t pid, uint32_t tid, const char *comm, bool exec)
 {
 	struct process *p = get_process(pt, pid);
+	const char *name = string_intern(pt->strings, comm);
+	u64_map_put(&pt->thread_comm, tid, (void *)name);
 	if (pid == tid || !p->comm)
-		p->comm = string_intern(pt->strings, comm);
+		p->comm = name;
 	if (exec) {
-		p->comm = string_intern(pt->strings, comm);
+		p->comm = name;
 		p->nmaps = 0;
 	}
+}
+
+void proc_table_thread_start(struct proc_table *pt, uint32_t tid, uint32_t ptid)
+{
+	/* a new task is named as the task that made it, until a COMM of its own; a tid used before loses its name */
+	const char *inherited = tid != ptid ? u64_map_get(&pt->thread_comm, ptid) : NULL;
+	if (inherited)
+		u64_map_put(&pt->thread_comm, tid, (void *)inherited);
+	else
+		u64_map_remove(&pt->thread_comm, tid);
 }
 
 /* The first of p's mappings (sorted by start, disjoint, so sorted by end too) that ends above addr. */
@@ -250,6 +264,12 @@ const char *proc_table_comm_of(struct proc_table *pt, uint32_t pid)
 {
 	struct process *p = find_process(pt, pid);
 	return p ? p->comm : NULL;
+}
+
+const char *proc_table_thread_comm_of(struct proc_table *pt, uint32_t pid, uint32_t tid)
+{
+	const char *own = u64_map_get(&pt->thread_comm, tid);
+	return own ? own : proc_table_comm_of(pt, pid);
 }
 
 const struct mapping *proc_table_find(struct proc_table *pt, uint32_t pid, uint64_t addr)

@@ -197,8 +197,13 @@ void proc_table_comm(struct proc_table *pt, uint32_t pid, uint32_t tid, const ch
 void proc_table_mmap(struct proc_table *pt, uint32_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
 		     uint32_t prot, uint32_t flags, const char *filename);
 void proc_table_fork(struct proc_table *pt, uint32_t ppid, uint32_t pid);
+/* A FORK's new task tid (thread or process), made by task ptid: it takes ptid's name. */
+void proc_table_thread_start(struct proc_table *pt, uint32_t tid, uint32_t ptid);
 void proc_table_exit(struct proc_table *pt, uint32_t pid, uint32_t tid);
+/* The process's name: its main thread's, or what it last executed. */
 const char *proc_table_comm_of(struct proc_table *pt, uint32_t pid);
+/* A thread's name (pthread_setname_np), else its process's; what perf script prints per sample. */
+const char *proc_table_thread_comm_of(struct proc_table *pt, uint32_t pid, uint32_t tid);
 /* The build-id the recording gives for the file of that name (hex); the first one given stays. */
 void proc_table_set_build_id(struct proc_table *pt, const char *filename, const char *build_id);
 /* The dso of that name some mapping named, or NULL. */

@@ -426,6 +426,42 @@ Test(outputs, script_prints_variable_length_string_fields, .timeout = 60)
 	free(out);
 }
 
+/*
+ * A thread's own name is the comm that script, --folded-root and pprof
+ * give its samples, as perf script does: named_thread's worker, named by
+ * pthread_setname_np (with a ';', which a folded line writes ':'), sends
+ * itself every signal; its process keeps the program's name.  Folded lines
+ * are heaviest first with a root too.
+ */
+Test(outputs, a_threads_own_name_is_its_samples_comm, .timeout = 60)
+{
+	require_perf_events();
+	require_root();
+	const int n = 500;
+	const char *data = test_path("named.data");
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), W "named_thread %d 'sp;worker'", n);
+	char *out = record_workload(data, "-e signal,cpu", cmd);
+	cr_assert_not_null(strstr(out, "handled 500 by sp;worker"), "%s", out);
+	free(out);
+	cr_assert_eq(run_cmd(&out, false, "%s script -i '%s' --event signal:signal_deliver | grep -c '^sp;worker '",
+			     sigprof_bin(), data), 0);
+	cr_assert_eq(atoi(out), n, "%s deliveries named by the thread, of %d", out, n);
+	free(out);
+	cr_assert_eq(run_cmd(&out, false, "%s script --json -i '%s' --event signal:signal_deliver | jq -r .comm | sort -u",
+			     sigprof_bin(), data), 0);
+	cr_assert_str_eq(out, "sp;worker\n");
+	free(out);
+	/* folded with a root: the thread's name, its ';' written ':', one frame; heaviest first */
+	cr_assert_eq(run_cmd(&out, false, "%s report -i '%s' --folded --collector signal --folded-root tid | "
+				       "grep -c '^sp:worker-[0-9]*/[0-9]*;'", sigprof_bin(), data), 0);
+	cr_assert_gt(atoi(out), 0, "no folded line begins with the thread's name");
+	free(out);
+	cr_assert_eq(run_cmd(&out, false, "%s report -i '%s' --folded --collector signal --folded-root tid | "
+				       "awk '{ print $NF }' | sort -n -r -c && echo sorted", sigprof_bin(), data), 0, "%s", out);
+	free(out);
+}
+
 Test(outputs, script_text_is_read_by_stackcollapse_perf, .timeout = 60)
 {
 	if (run_cmd(NULL, false, "command -v stackcollapse-perf.pl >/dev/null") != 0)

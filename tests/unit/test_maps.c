@@ -243,6 +243,27 @@ Test(maps, fork_copies_mappings_without_sharing_later_changes)
 	proc_table_free(pt);
 }
 
+/* A thread's own name (pthread_setname_np's COMM), inherited by the threads it makes; the process keeps its own. */
+Test(maps, threads_have_their_own_names)
+{
+	struct proc_table *pt = proc_table_new();
+	proc_table_comm(pt, 10, 10, "app", true);
+	proc_table_thread_start(pt, 12, 10); /* pthread_create from the main thread */
+	cr_assert_str_eq(proc_table_thread_comm_of(pt, 10, 12), "app");
+	proc_table_comm(pt, 10, 12, "my-worker", false);
+	cr_assert_str_eq(proc_table_thread_comm_of(pt, 10, 12), "my-worker");
+	cr_assert_str_eq(proc_table_thread_comm_of(pt, 10, 10), "app");
+	cr_assert_str_eq(proc_table_comm_of(pt, 10), "app", "a thread's name is not its process's");
+	proc_table_thread_start(pt, 13, 12); /* made by the named thread */
+	cr_assert_str_eq(proc_table_thread_comm_of(pt, 10, 13), "my-worker");
+	/* tid 12 reused by a new process whose maker is unknown: its process's name, not the old thread's */
+	proc_table_fork(pt, 10, 12);
+	proc_table_thread_start(pt, 12, 99);
+	cr_assert_str_eq(proc_table_thread_comm_of(pt, 12, 12), "app");
+	cr_assert_null(proc_table_thread_comm_of(pt, 50, 50), "an unknown task has no name");
+	proc_table_free(pt);
+}
+
 Test(maps, fork_of_a_thread_and_of_an_unknown_parent)
 {
 	struct proc_table *pt = proc_table_new();
