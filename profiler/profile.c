@@ -1300,6 +1300,17 @@ double profile_duration_s(const struct profile *p)
 	return p->last_time > p->first_time ? (double)(p->last_time - p->first_time) / 1e9 : 0.0;
 }
 
+bool profile_time_window(const struct profile *p, uint64_t *offset_ns, uint64_t *duration_ns)
+{
+	if (!p->filter || !p->filter->has_time || p->span_last <= p->span_first)
+		return false;
+	uint64_t start = p->window_start > p->span_first ? p->window_start : p->span_first;
+	uint64_t end = p->window_end < p->span_last ? p->window_end : p->span_last;
+	*offset_ns = start - p->span_first;
+	*duration_ns = end > start ? end - start : 0;
+	return true;
+}
+
 int profile_exit_status(const struct profile *p)
 {
 	if (!p->has_finish)

@@ -156,6 +156,21 @@ static int parse_count(const char *opt, const char *arg, uint64_t max, unsigned 
 	return 0;
 }
 
+/*
+ * --pprof and --html write a file, renamed into place when whole: "-" is
+ * not standard output there, and an empty name is no file.
+ */
+static bool output_file_named(const char *option, const char *what, const char *arg)
+{
+	if (!*arg)
+		return sp_error("report: %s '': the file's name is empty", option), false;
+	if (strcmp(arg, "-") == 0)
+		return sp_error("report: %s -: %s is written to a file, not to standard output: give its name", option,
+				what),
+		       false;
+	return true;
+}
+
 static int parse_report_args(int argc, char **argv, struct report_options *o, struct path_rules *rules,
 			     struct profile_options *po, struct profile_filter *filter)
 {
@@ -190,6 +205,8 @@ static int parse_report_args(int argc, char **argv, struct report_options *o, st
 			o->format = REPORT_FOLDED;
 			break;
 		case OPT_HTML:
+			if (!output_file_named("--html", "an HTML page", optarg))
+				return -EINVAL;
 			formats |= FORMAT_BIT(REPORT_HTML);
 			o->format = REPORT_HTML;
 			o->html = optarg;
@@ -209,6 +226,8 @@ static int parse_report_args(int argc, char **argv, struct report_options *o, st
 			o->no_pager = true;
 			break;
 		case OPT_PPROF:
+			if (!output_file_named("--pprof", "a pprof profile", optarg))
+				return -EINVAL;
 			formats |= FORMAT_BIT(REPORT_PPROF);
 			o->format = REPORT_PPROF;
 			o->pprof = optarg;

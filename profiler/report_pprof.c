@@ -197,12 +197,20 @@ static int write_one(const struct profile *p, const struct pprof_types *t, const
 		pprof_add_sample_type(w.b, t->types[i].name, t->types[i].unit);
 	if (default_type(t))
 		pprof_set_default_sample_type(w.b, default_type(t));
-	pprof_set_time(w.b, (int64_t)p->start_realtime_ns, (int64_t)(profile_duration_s(p) * 1e9));
+	/* --time: the window's start and length, so that pprof's share of the duration is of the window */
+	uint64_t offset_ns = 0, duration_ns = (uint64_t)(profile_duration_s(p) * 1e9);
+	profile_time_window(p, &offset_ns, &duration_ns);
+	pprof_set_time(w.b, (int64_t)(p->start_realtime_ns + offset_ns), (int64_t)duration_ns);
 	struct strbuf comment = { 0 };
 	sb_addf(&comment, "sigprof report of %s:", p->file);
 	for (int i = 0; i < p->argc; i++)
 		sb_addf(&comment, " %s", p->argv[i]);
 	pprof_add_comment(w.b, comment.buf);
+	if (p->filters[0]) {
+		sb_reset(&comment);
+		sb_addf(&comment, "filters: %s", p->filters);
+		pprof_add_comment(w.b, comment.buf);
+	}
 	sb_free(&comment);
 	main_mapping_first(&w);
 	add_samples(&w, t);

@@ -151,6 +151,8 @@ int profile_collector(const struct profile *p, const char *name);
 
 /* Duration in seconds: from FINISH, else from the first to the last sample. */
 double profile_duration_s(const struct profile *p);
+/* With --time: where its window begins in the recording (ns from the first record) and how long it is. */
+bool profile_time_window(const struct profile *p, uint64_t *offset_ns, uint64_t *duration_ns);
 /*
  * The workload's exit status as a shell reports it; -1 when the recording
  * was cut short (no FINISH), PROFILE_EXIT_UNKNOWN when its FINISH holds a

@@ -188,6 +188,20 @@ Test(html, unwritable_file_is_one_error_line, .timeout = 60)
 	cr_assert_eq(st, 2, "exit %d: %s", st, out);
 	cr_assert_not_null(strstr(out, "two output formats"), "%s", out);
 	free(out);
+	/* "-" is no file name for a page or a profile (it made a file named "-"), nor is "" */
+	static const char *const refused[][2] = { { "--html -", "not to standard output" },
+						   { "--pprof -", "not to standard output" },
+						   { "--html ''", "the file's name is empty" },
+						   { "--pprof ''", "the file's name is empty" } };
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		st = run_cmd(&out, true, "S=$(readlink -f '%s') && cd '%s' && \"$S\" report -i '%s' %s", sigprof_bin(),
+			     test_dir(), data, refused[i][0]);
+		cr_assert_eq(st, 2, "%s: exit %d: %s", refused[i][0], st, out);
+		cr_assert_eq(count_lines(out), 1, "%s", out);
+		cr_assert_not_null(strstr(out, refused[i][1]), "%s: %s", refused[i][0], out);
+		free(out);
+	}
+	cr_assert_neq(access(test_path("-"), F_OK), 0, "a file named - was written");
 }
 
 /* ---- the differential mode, on a pair of recordings ---- */

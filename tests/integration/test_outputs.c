@@ -11,6 +11,7 @@
  * Needs root (tracepoints); skipped, not passed, without.  The pprof tests
  * are skipped, with the reason, where go is not installed.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -459,6 +460,35 @@ Test(outputs, a_threads_own_name_is_its_samples_comm, .timeout = 60)
 	free(out);
 	cr_assert_eq(run_cmd(&out, false, "%s report -i '%s' --folded --collector signal --folded-root tid | "
 				       "awk '{ print $NF }' | sort -n -r -c && echo sorted", sigprof_bin(), data), 0, "%s", out);
+	free(out);
+}
+
+/*
+ * With --time, the pprof profile's duration is the window's (the text
+ * header's "window A-B s"), so pprof's share of the duration is of the
+ * window, and its comments name the filters.
+ */
+Test(outputs, pprof_of_a_time_window_lasts_the_window, .timeout = 120)
+{
+	require_go();
+	const char *data = test_path("window.data");
+	record_storm(data, 5000);
+	char *out;
+	cr_assert_eq(run_cmd(&out, false, "%s report --no-pager -i '%s' --time 25%%,75%% | sed -n 's/.*; window \\([0-9.]*\\)-\\([0-9.]*\\) s of.*/\\1 \\2/p'",
+			     sigprof_bin(), data), 0);
+	double from, to;
+	cr_assert_eq(sscanf(out, "%lf %lf", &from, &to), 2, "no window in the header: %s", out);
+	free(out);
+	const char *profile = test_path("window.pb.gz");
+	cr_assert_eq(run_cmd(&out, true, "%s report -i '%s' --time 25%%,75%% --pprof '%s'", sigprof_bin(), data, profile), 0,
+		     "%s", out);
+	free(out);
+	cr_assert_eq(run_cmd(&out, true, "go tool pprof -top '%s'", profile), 0, "%s", out);
+	const char *d = strstr(out, "Duration: ");
+	cr_assert_not_null(d, "%s", out);
+	double ms = strtod(d + strlen("Duration: "), NULL);
+	cr_assert(ms > 0 && fabs(ms - (to - from) * 1000) <= 1.5, "duration %.2f ms, window %.3f-%.3f s", ms, from, to);
+	cr_assert_not_null(strstr(out, "filters: --time 25%,75%"), "%s", out);
 	free(out);
 }
 
