@@ -305,8 +305,16 @@ void view_text_stack(const struct profile *p, uint32_t stack, const struct view_
 	uint32_t depth = view_stack_depth(p, stack);
 	for (uint32_t i = 0; i < depth && i < o->max_frames; i++)
 		view_text_frame(out, view_stack_frame(p, stack, i), o);
-	if (depth > o->max_frames)
-		fprintf(out, "%*s... %u more frames\n", FRAME_INDENT, "", depth - o->max_frames);
+	if (depth <= o->max_frames)
+		return;
+	/* a stack that stops early says why in its last frame: that one stays in sight */
+	const struct frame *last = view_stack_frame(p, stack, depth - 1);
+	bool why = last->synthetic && strcmp(last->dso, "[unwind]") == 0;
+	uint32_t hidden = depth - o->max_frames - why;
+	if (hidden)
+		fprintf(out, "%*s... %u more frame%s\n", FRAME_INDENT, "", hidden, hidden == 1 ? "" : "s");
+	if (why)
+		view_text_frame(out, last, o);
 }
 
 void view_stack_line(const struct profile *p, uint32_t stack, const struct stack_line_style *style,

@@ -127,6 +127,28 @@ Test(view, text_stack_cuts_at_max_frames)
 	free_profile(p);
 }
 
+/* A stack cut by --max-frames that stopped early keeps its [unwind: ...] frame in sight, after the cut. */
+Test(view, text_stack_cut_at_max_frames_still_says_why_it_stops)
+{
+	struct profile *p = new_profile();
+	uint32_t frames[6];
+	static const char *const names[] = { "a", "b", "c", "d", "e" };
+	for (uint32_t i = 0; i < 5; i++)
+		frames[i] = frame_synthetic(&p->stacks, names[i], "/usr/bin/prog");
+	frames[5] = frame_synthetic(&p->stacks, "[unwind: stack copy ends at 512 bytes]", "[unwind]");
+	uint32_t id = stack_add(&p->stacks, 0, frames, 6, 1, 1);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+	view_text_stack(p, id, &(struct view_options){ .max_frames = 2 }, out);
+	fclose(out);
+	const char *more = strstr(text, "... 3 more frames\n"), *why = strstr(text, "[unwind: stack copy ends at 512 bytes]");
+	cr_assert(more && why && more < why, "the reason after the cut: %s", text);
+	cr_assert_null(strstr(text, "        c "), "%s", text);
+	free(text);
+	free_profile(p);
+}
+
 Test(view, json_frames_name_unnamed_frames_by_offset)
 {
 	struct profile *p = new_profile();
