@@ -1,5 +1,5 @@
 /*
- * test_demangle.c: C++ names as the report shows them (symbolize/demangle.c,
+ * test_demangle.c: C++ and Rust names as the report shows them (symbolize/demangle.c,
  * symtab_display_name()).
  *
  * The expected names are c++filt's (binutils, on every machine with a
@@ -68,6 +68,38 @@ Test(demangle, every_name_as_cplusfilt_shows_it)
 		free(expected);
 	}
 	cr_expect_geq(demangled_count, 9, "only %zu names demangled", demangled_count);
+}
+
+/*
+ * Rust: v0 names and legacy ones (a C++-shaped name ending in its hash),
+ * taken from a Rust program's symbol table.  c++filt prints them verbose:
+ * each crate's disambiguator after its name ("core[c1f1a4ba060b9bfa]") and a legacy
+ * name's hash ("::h0123456789abcdef"), which the report leaves out as perf
+ * does; otherwise the name is c++filt's.
+ */
+static const char *const rust_names[] = {
+	"_RNvCs1234_7mycrate4main",
+	"_RINvMNtCsgEmfK2I1SDS_4core3stre18trim_start_matchesReECsgY6Mt91CT9J_14rustc_demangle",
+	"_RNvMNtCs4X4t9plMPHF_9addr2line4unitINtB2_7ResUnitpE14dwarf_and_unit",
+	"_ZN4core3fmt5write17h0123456789abcdefE",
+	"_ZN3std2rt10lang_start17hfedcba9876543210E",
+};
+
+Test(demangle, rust_names_as_cplusfilt_shows_them_without_hashes)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(rust_names); i++) {
+		char command[512];
+		snprintf(command, sizeof(command),
+			 "c++filt '%s' | sed -E 's/([A-Za-z0-9_])\\[[0-9a-f]+\\]/\\1/g; s/::h[0-9a-f]{16}$//'", rust_names[i]);
+		struct strbuf expected = { 0 };
+		each_output_line(command, take_line, &expected);
+		cr_assert_not_null(expected.buf, "c++filt printed nothing for %s", rust_names[i]);
+		cr_assert_str_neq(expected.buf, rust_names[i], "c++filt does not demangle %s", rust_names[i]);
+		char *demangled = symbol_demangle(rust_names[i]);
+		cr_expect_str_eq(demangled ? demangled : rust_names[i], expected.buf, "%s", rust_names[i]);
+		free(demangled);
+		sb_free(&expected);
+	}
 }
 
 Test(demangle, raw_names_when_turned_off)
