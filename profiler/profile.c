@@ -534,8 +534,9 @@ static bool continue_along_chain(struct loader *l, const struct sp_sample *s, co
 	 * its caller unwound from the copy, the walk goes on from there.
 	 */
 	if (j >= s->nr_callchain && r->nframes == 2 && r->frames[0].kind == UNWIND_FRAME_EXACT &&
-	    last->kind == UNWIND_FRAME_RETURN && s->callchain[begin] == r->frames[0].ip)
-		j = begin;
+	    last->kind == UNWIND_FRAME_RETURN && s->callchain[begin] == r->frames[0].ip && begin + 1 < s->nr_callchain &&
+	    proc_table_find_code(l->p->procs, s->pid, s->callchain[begin + 1] - 1))
+		j = begin; /* and only when the walk has a return address in code to go on with */
 	if (j >= s->nr_callchain || (last->kind == UNWIND_FRAME_EXACT && j != begin))
 		return false;
 	*failure = UNWIND_COMPLETE;
