@@ -311,7 +311,7 @@ static struct module *debug_frame_module_at(struct walk *w, uint64_t lookup, uin
 	struct module *m = module_of(w->u, map->dso);
 	if (!m->debug_frame_path)
 		return NULL;
-	struct module_view *v = module_view_of(w, map);
+	struct module_view *v = module_view_of(w, map, lookup);
 	if (!v)
 		return NULL;
 	*bias = v->bias;

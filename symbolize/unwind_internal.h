@@ -29,6 +29,7 @@
 
 #include "sigprof/symbolize.h"
 #include "sigprof/unwind.h"
+#include "symtab_internal.h"
 
 /* libunwind's (= DWARF's) x86-64 register numbers run from 0 to RIP. */
 #define UNW_REGISTER_COUNT (UNW_X86_64_RIP + 1)
@@ -40,7 +41,7 @@ struct module {
 	unsigned char *image;   /* the whole file */
 	size_t size;
 	bool image_mapped;      /* munmap (a file) rather than free (the vDSO copy) */
-	struct segment *segments;
+	struct load_segment *segments; /* its PT_LOAD headers */
 	size_t nsegments, segments_cap;
 	bool has_table;         /* .eh_frame_hdr with a binary search table */
 	uint64_t table_header;  /* vaddr of .eh_frame_hdr: the table's base (segbase) */
@@ -133,8 +134,11 @@ void walk_fail(struct walk *w, enum unwind_failure failure, const char *fmt, ...
 void module_free(struct module *m);
 /* The dso's module, loaded on first use and shared with every dso of the same build-id. */
 struct module *module_of(struct unwinder *u, struct dso *dso);
-/* The view of the module that mapping belongs to, made on first use in this walk; NULL when it has no file. */
-struct module_view *module_view_of(struct walk *w, const struct mapping *map);
+/*
+ * The view of the module that mapping belongs to, made on first use in this
+ * walk from addr, an address in the mapping (see there); NULL when it has no file.
+ */
+struct module_view *module_view_of(struct walk *w, const struct mapping *map, uint64_t addr);
 /* Copy len bytes at a process address from a module this walk has a view of; false when none covers it. */
 bool read_from_views(struct walk *w, uint64_t addr, void *buf, size_t len);
 /* Whether the code at vaddr is where a thread's stack begins (no frame lies beyond it). */

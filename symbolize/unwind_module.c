@@ -32,11 +32,6 @@
 #include "symtab_internal.h"
 #include "unwind_internal.h"
 
-/* One PT_LOAD segment of a module's file. */
-struct segment {
-	uint64_t offset, file_size, memory_size, vaddr;
-};
-
 static const char *base_name(const char *path)
 {
 	const char *slash = strrchr(path, '/');
@@ -152,8 +147,10 @@ static int read_module_headers(struct module *m, bool *debug_frame)
 			if (phdr.p_offset > m->size || phdr.p_filesz > m->size - phdr.p_offset)
 				phdr.p_filesz = 0;
 			GROW(m->segments, m->segments_cap, m->nsegments + 1);
-			m->segments[m->nsegments++] = (struct segment){ phdr.p_offset, phdr.p_filesz, phdr.p_memsz,
-									  phdr.p_vaddr };
+			m->segments[m->nsegments++] = (struct load_segment){ .offset = phdr.p_offset,
+									       .file_size = phdr.p_filesz,
+									       .memory_size = phdr.p_memsz,
+									       .vaddr = phdr.p_vaddr };
 		} else if (phdr.p_type == PT_GNU_EH_FRAME) {
 			read_search_table(m, &phdr);
 		}
@@ -306,24 +303,11 @@ struct module *module_of(struct unwinder *u, struct dso *dso)
 
 /* ---- process addresses to module bytes ---- */
 
-/* The vaddr a file offset is loaded at, through the segment whose file bytes hold it. */
-static bool module_offset_vaddr(const struct module *m, uint64_t offset, uint64_t *vaddr)
-{
-	for (size_t i = 0; i < m->nsegments; i++) {
-		const struct segment *s = &m->segments[i];
-		if (offset >= s->offset && offset - s->offset < s->file_size) {
-			*vaddr = offset - s->offset + s->vaddr;
-			return true;
-		}
-	}
-	return false;
-}
-
 /* Copy len bytes at vaddr from the file (zeros past a segment's file bytes: its .bss); false outside. */
 static bool module_read(const struct module *m, uint64_t vaddr, void *buf, size_t len)
 {
 	for (size_t i = 0; i < m->nsegments; i++) {
-		const struct segment *s = &m->segments[i];
+		const struct load_segment *s = &m->segments[i];
 		if (vaddr < s->vaddr || vaddr - s->vaddr > s->memory_size || s->memory_size - (vaddr - s->vaddr) < len)
 			continue;
 		uint64_t at = vaddr - s->vaddr;
@@ -339,17 +323,27 @@ static bool module_read(const struct module *m, uint64_t vaddr, void *buf, size_
 	return false;
 }
 
-/* The view of the module that mapping belongs to, made on first use in this walk; NULL when it has no file. */
-struct module_view *module_view_of(struct walk *w, const struct mapping *map)
+/*
+ * The view of the module that mapping belongs to, made on first use in this
+ * walk; NULL when it has no file.  The bias comes from addr, an address the
+ * mapping loads from its segment's file bytes (the IP, the byte read): the
+ * mapping's own start will not do, as a segment that begins part-way
+ * through a page is mapped from that page's start, and lld puts the
+ * executable segment right after the read-only one (file offset 0x8c0 at
+ * vaddr 0x18c0): the page's offset 0 is the read-only segment's, and read
+ * as that would put every vaddr 0x1000 off.
+ */
+struct module_view *module_view_of(struct walk *w, const struct mapping *map, uint64_t addr)
 {
 	struct module *m = module_of(w->u, map->dso);
 	for (size_t i = 0; i < w->nviews; i++)
 		if (w->views[i].module == m && map->start >= w->views[i].low && map->start < w->views[i].high)
 			return &w->views[i];
 	uint64_t vaddr;
-	if (m->error || !module_offset_vaddr(m, map->pgoff, &vaddr))
+	if (m->error || addr < map->start || addr >= map->end ||
+	    !load_segments_vaddr(m->segments, m->nsegments, addr - map->start + map->pgoff, &vaddr))
 		return NULL;
-	struct module_view v = { .module = m, .bias = map->start - vaddr, .low = UINT64_MAX };
+	struct module_view v = { .module = m, .bias = addr - vaddr, .low = UINT64_MAX };
 	for (size_t i = 0; i < m->nsegments; i++) {
 		uint64_t low = m->segments[i].vaddr + v.bias, high = low + m->segments[i].memory_size;
 		v.low = low < v.low ? low : v.low;

@@ -23,6 +23,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <criterion/criterion.h>
 
@@ -35,6 +36,7 @@
 
 #define FIXTURE "build/fixtures/unwind_fixture"
 #define FIXTURE_DEBUG_FRAME "build/fixtures/unwind_fixture_debug_frame"
+#define FIXTURE_LLD "build/fixtures/unwind_fixture_lld"
 #define PID 4242
 
 TEMP_DIR_SUITE(unwind);
@@ -248,6 +250,33 @@ Test(unwind, debug_frame_of_the_separate_debug_file)
 {
 	check_call_chain(FIXTURE_DEBUG_FRAME ".linked");
 	check_signal_chain(FIXTURE_DEBUG_FRAME ".linked");
+}
+
+/*
+ * The fixture linked by lld (the GNUmakefile builds it where ld.lld is
+ * installed).  lld starts the executable segment part-way through a page,
+ * right after the read-only one, so the executable mapping's file offset
+ * (its page's start) lies in the read-only segment's file bytes: a bias
+ * taken from the mapping's start would put every vaddr a page off.  The
+ * layout is checked from readelf's program headers before the walks.
+ */
+Test(unwind, executable_linked_by_lld)
+{
+	if (access(FIXTURE_LLD, X_OK) != 0)
+		cr_skip_test("%s was not built: ld.lld is not installed (Debian package lld)", FIXTURE_LLD);
+	struct load_segments l = load_segments(FIXTURE_LLD);
+	bool shared_page = false;
+	for (size_t i = 0; i < l.count; i++) {
+		if (!(l.seg[i].prot & PROT_EXEC))
+			continue;
+		uint64_t page = l.seg[i].offset & ~0xfffull;
+		for (size_t j = 0; j < l.count; j++)
+			shared_page |= j != i && page >= l.seg[j].offset && page - l.seg[j].offset < l.seg[j].filesz;
+	}
+	cr_assert(shared_page, "%s's executable segment does not start in a page of another segment: not lld's layout",
+		  FIXTURE_LLD);
+	check_call_chain(FIXTURE_LLD);
+	check_signal_chain(FIXTURE_LLD);
 }
 
 /* With the debug file gone, the stripped build's own code has no unwind info, and the stack says so. */
