@@ -44,10 +44,7 @@ void module_free(struct module *m)
 {
 	if (!m)
 		return;
-	if (m->debug_dwarf)
-		dwarf_end(m->debug_dwarf); /* frees the CFI */
-	if (m->debug_elf)
-		elf_end(m->debug_elf);
+	module_cfi_free(m);
 	if (m->debug_image)
 		munmap(m->debug_image, m->debug_size);
 	free(m->debug_frame_path);
@@ -61,8 +58,7 @@ void module_free(struct module *m)
 	free(m);
 }
 
-/* The size of a DWARF pointer encoding's value; 0 for encodings a .eh_frame_hdr does not use. */
-static size_t encoded_size(unsigned char encoding)
+size_t encoded_size(unsigned char encoding)
 {
 	switch (encoding & 0x0f) {
 	case 0x00: return 8; /* DW_EH_PE_absptr */
@@ -156,6 +152,7 @@ static int read_module_headers(struct module *m, bool *debug_frame)
 		}
 	}
 	*debug_frame = has_section(elf, ".debug_frame");
+	m->has_eh_frame = has_section(elf, ".eh_frame");
 	elf_end(elf);
 	return 0;
 }
@@ -365,19 +362,29 @@ bool read_from_views(struct walk *w, uint64_t addr, void *buf, size_t len)
 }
 
 /*
- * The code at the entry point that no FDE covers: up to the first function
- * the search table lists above the entry.  ld.so's _start calls _dl_start,
- * then its _dl_start_user (the same CFI-less block, glibc's RTLD_START)
- * calls _dl_init, which runs the preinit and library constructors, and
- * jumps to the program's entry: both return addresses lie in the block.
- * Capped, so that a table that lists nothing near the entry does not turn
- * unrelated CFI-less code into stack starts; without a table, the first
- * call's return (16 bytes).
+ * The code at the entry point when no FDE covers it: up to the first
+ * function the search table lists above the entry.  ld.so's _start calls
+ * _dl_start, then its _dl_start_user (the same CFI-less block, glibc's
+ * RTLD_START) calls _dl_init, which runs the preinit and library
+ * constructors, and jumps to the program's entry: both return addresses
+ * lie in the block.  Capped, so that a table that lists nothing near the
+ * entry does not turn unrelated CFI-less code into stack starts; without a
+ * table, the first call's return (16 bytes).  An entry an FDE covers (a
+ * program's _start, whose CFI leaves the return address undefined) has no
+ * block: the CFI-less code after it (crtbegin's helpers, up to the next
+ * FDE) is no stack start, and a walk that looked an IP up at the wrong
+ * place must not end there as if whole.
  */
 #define ENTRY_BLOCK_MAX 256
 
-static uint64_t entry_block_end(const struct module *m)
+static uint64_t entry_block_end(struct module *m)
 {
+	if (!m->entry_checked) {
+		m->entry_checked = true;
+		m->entry_has_fde = eh_frame_covers(m, m->entry);
+	}
+	if (m->entry_has_fde)
+		return m->entry; /* no block: the code at the entry has CFI (glibc's _start says where the stack ends) */
 	uint64_t end = m->entry + 16;
 	if (!m->has_table)
 		return end;
@@ -408,7 +415,7 @@ static uint64_t entry_block_end(const struct module *m)
  * the clone/clone3 system call, where a new thread's first frame runs on
  * its empty stack.  An IP there ends the stack as the outermost frame would.
  */
-bool stack_begins_at(struct walk *w, const struct module *m, uint64_t vaddr)
+bool stack_begins_at(struct walk *w, struct module *m, uint64_t vaddr)
 {
 	static const unsigned char syscall_code[] = { 0x0f, 0x05 };
 	unsigned char before[sizeof(syscall_code)];
