@@ -208,10 +208,11 @@ size_t symtab_count(const struct symtab *tab, enum sym_kind kind)
  * its .bss: the kernel maps the file's last data page and the .bss that
  * starts on it together, so a futex word there arrives as a file offset.
  */
-static bool segment_vaddr(const struct symtab *tab, uint64_t file_offset, bool include_bss, uint64_t *vaddr)
+static bool segment_vaddr(const struct load_segment *segments, size_t count, uint64_t file_offset, bool include_bss,
+			  uint64_t *vaddr)
 {
-	for (size_t i = 0; i < tab->segment_count; i++) {
-		const struct load_segment *seg = &tab->segments[i];
+	for (size_t i = 0; i < count; i++) {
+		const struct load_segment *seg = &segments[i];
 		uint64_t extent = include_bss ? seg->memory_size : seg->file_size;
 		if (file_offset >= seg->offset && file_offset - seg->offset < extent) {
 			*vaddr = file_offset - seg->offset + seg->vaddr;
@@ -221,9 +222,15 @@ static bool segment_vaddr(const struct symtab *tab, uint64_t file_offset, bool i
 	return false;
 }
 
+bool load_segments_vaddr(const struct load_segment *segments, size_t count, uint64_t file_offset, uint64_t *vaddr)
+{
+	return segment_vaddr(segments, count, file_offset, false, vaddr) ||
+	       segment_vaddr(segments, count, file_offset, true, vaddr);
+}
+
 int symtab_offset_to_vaddr(const struct symtab *tab, uint64_t file_offset, uint64_t *vaddr)
 {
-	if (tab && (segment_vaddr(tab, file_offset, false, vaddr) || segment_vaddr(tab, file_offset, true, vaddr)))
+	if (tab && load_segments_vaddr(tab->segments, tab->segment_count, file_offset, vaddr))
 		return 0;
 	return -ENOENT;
 }

@@ -85,6 +85,15 @@ const char *symtab_intern(struct symtab *tab, const char *s);
 const char *symtab_store(struct symtab *tab, const char *s, size_t len);
 void symtab_add(struct symtab *tab, enum sym_kind kind, const struct symbol_candidate *candidate);
 void symtab_add_segment(struct symtab *tab, const struct load_segment *segment);
+/*
+ * The vaddr the byte at a file offset is loaded at: the one offset-to-vaddr
+ * rule of symbolize/ (symtab.c), for symbols and unwinding alike.  Ask it
+ * for the file offset of an address the mapping loads (a code address),
+ * not for a mapping's start: a segment that begins part-way through a page
+ * (lld's layout) is mapped from the page's start, whose offset belongs to
+ * the segment before.
+ */
+bool load_segments_vaddr(const struct load_segment *segments, size_t count, uint64_t file_offset, uint64_t *vaddr);
 /* Sort, deduplicate and size the added symbols; call once, after the last symtab_add(). */
 void symtab_finish(struct symtab *tab);
 

@@ -32,9 +32,11 @@
  * (frame-pointer chains) are not taken, so every frame a stack shows came
  * from unwind information.
  *
- * .debug_frame: when the IP's file has a .debug_frame and no .eh_frame
- * entry for it, debug_frame_step() (unwind_debug_frame.c) takes the step
- * and the walk goes on with libunwind from the caller's registers.
+ * CFI libdw reads: when the IP's file has a .debug_frame and no .eh_frame
+ * entry for it, or an .eh_frame without the .eh_frame_hdr search table
+ * libunwind needs (a static program: gcc -static writes none), libdw_step()
+ * (unwind_debug_frame.c) takes the step and the walk goes on with
+ * libunwind from the caller's registers.
  * libunwind takes the first IP of a walk as exact, so a return address it
  * resumes from is looked up at itself rather than at its call: only a call
  * that is the last instruction of a function (a noreturn call) would be
@@ -287,6 +289,23 @@ static void stop(struct unwind_result *out, enum unwind_failure failure, const c
 	snprintf(out->reason, sizeof(out->reason), "%s", reason);
 }
 
+/*
+ * Go on from the interrupted registers that the signal frame whose
+ * trampoline runs with this SP saved (true: walk_frames restarts there, at
+ * an exact IP), or stop saying why.
+ */
+static bool resume_from_sigcontext(struct walk *w, uint64_t sp, struct unwind_result *out)
+{
+	if (load_sigcontext(w, sp)) {
+		w->restart_exact = true;
+		return true;
+	}
+	char reason[64];
+	snprintf(reason, sizeof(reason), "stack copy ends at %llu bytes", (unsigned long long)w->stack_size);
+	stop(out, UNWIND_STACK_END, reason);
+	return false;
+}
+
 static const char *step_error(int ret)
 {
 	switch (-ret) {
@@ -299,19 +318,20 @@ static const char *step_error(int ret)
 }
 
 /*
- * The module whose .debug_frame steps the frame at lookup (the IP, or the
- * call before a return address), with its bias; NULL when the code there
- * has none.
+ * The module whose CFI libdw reads (its .debug_frame, or its .eh_frame
+ * without a search table) for the frame at lookup (the IP, or the call
+ * before a return address), with its bias; NULL when the code there has
+ * neither.
  */
-static struct module *debug_frame_module_at(struct walk *w, uint64_t lookup, uint64_t *bias)
+static struct module *libdw_module_at(struct walk *w, uint64_t lookup, uint64_t *bias)
 {
 	const struct mapping *map = proc_table_find_code(w->u->procs, w->pid, lookup);
 	if (!map)
 		return NULL;
 	struct module *m = module_of(w->u, map->dso);
-	if (!m->debug_frame_path)
+	if (!m->debug_frame_path && (m->has_table || !m->has_eh_frame))
 		return NULL;
-	struct module_view *v = module_view_of(w, map);
+	struct module_view *v = module_view_of(w, map, lookup);
 	if (!v)
 		return NULL;
 	*bias = v->bias;
@@ -356,18 +376,10 @@ static bool walk_frames(struct walk *w, unw_addr_space_t space, struct unwind_re
 				return false;
 			out->frames[out->nframes - 1].returned = true;
 			note_interrupted_stack(w, sp);
-			if (load_sigcontext(w, sp)) {
-				w->restart_exact = true;
-				return true;
-			}
-			char reason[64];
-			snprintf(reason, sizeof(reason), "stack copy ends at %llu bytes",
-				 (unsigned long long)w->stack_size);
-			stop(out, UNWIND_STACK_END, reason);
-			return false;
+			return resume_from_sigcontext(w, sp, out);
 		}
-		bool ip_exact = exact;
-		if (at_sigreturn(w, ip)) {
+		bool ip_exact = exact, signal_frame = at_sigreturn(w, ip);
+		if (signal_frame) {
 			if (exact && !push_frame(out, ip, UNWIND_FRAME_EXACT, 0))
 				return false;
 			if (!push_frame(out, ip, UNWIND_FRAME_SIGNAL, frame_signal(w, sp)))
@@ -380,7 +392,7 @@ static bool walk_frames(struct walk *w, unw_addr_space_t space, struct unwind_re
 			exact = false;
 		}
 		uint64_t bias = 0;
-		struct module *cfi_module = debug_frame_module_at(w, ip_exact ? ip : ip - 1, &bias);
+		struct module *cfi_module = libdw_module_at(w, ip_exact ? ip : ip - 1, &bias);
 		struct frame_registers regs;
 		if (cfi_module)
 			cursor_registers(&cursor, &regs);
@@ -388,13 +400,18 @@ static bool walk_frames(struct walk *w, unw_addr_space_t space, struct unwind_re
 		w->outermost = false;
 		w->record_failures = true;
 		int ret = 0;
+		if (signal_frame && cfi_module && !cfi_module->has_table) {
+			/* the trampoline of a file libdw steps (a static program's): its frame holds the registers */
+			w->record_failures = false;
+			return resume_from_sigcontext(w, sp, out);
+		}
 		if (!cfi_module || cfi_module->has_table)
 			ret = unw_step(&cursor);
 		if (cfi_module && (!cfi_module->has_table ||
 				   (w->failure == UNWIND_NO_UNWIND_INFO && !w->outermost))) {
-			/* no .eh_frame entry for this IP: its .debug_frame takes the step */
+			/* no search table, or no .eh_frame entry for this IP: libdw's CFI takes the step */
 			w->failure = UNWIND_COMPLETE;
-			enum cfi_step step = debug_frame_step(w, cfi_module, bias, ip, ip_exact, &regs);
+			enum cfi_step step = libdw_step(w, cfi_module, bias, ip, ip_exact, &regs);
 			w->record_failures = false;
 			if (step == CFI_STEPPED) {
 				w->restart_exact = false;

@@ -43,7 +43,7 @@ bool read_memory(struct walk *w, uint64_t addr, void *buf, size_t len)
 	if (read_from_views(w, addr, buf, len))
 		return true;
 	const struct mapping *map = proc_table_find(w->u->procs, w->pid, addr);
-	if (map && dso_has_file(map->dso) && module_view_of(w, map))
+	if (map && dso_has_file(map->dso) && module_view_of(w, map, addr))
 		return read_from_views(w, addr, buf, len);
 	if (addr >= w->stack_base && addr - w->stack_base < STACK_REACH)
 		walk_fail(w, UNWIND_STACK_END, "stack copy ends at %llu bytes", (unsigned long long)w->stack_size);
@@ -66,7 +66,7 @@ static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *p
 		return -UNW_ENOINFO;
 	}
 	struct module *m = module_of(w->u, map->dso);
-	struct module_view *v = module_view_of(w, map);
+	struct module_view *v = module_view_of(w, map, ip);
 	if (!v) {
 		if (m->error && m->error != -ENOEXEC && dso_has_file(map->dso))
 			walk_fail(w, UNWIND_NO_FILE, "cannot read %s: %s", map->dso->name,

@@ -1,7 +1,8 @@
 /*
- * unwind_debug_frame.c: stepping a frame whose CFI is only in .debug_frame
- * (unwind_internal.h): the check of that CFI before libdw runs it, and the
- * evaluation of its rules over a walk's registers and memory.
+ * unwind_debug_frame.c: stepping a frame with CFI that libdw reads
+ * (unwind_internal.h): code whose CFI is only in .debug_frame, and every
+ * frame of a file whose .eh_frame has no .eh_frame_hdr search table; the
+ * check of that CFI before libdw runs it, and the evaluation of its rules.
  *
  * The libunwind that distributions build for x86-64 leaves out its
  * .debug_frame search (dwarf_find_debug_frame, CONFIG_DEBUG_FRAME), and its
@@ -9,14 +10,22 @@
  * is only in .debug_frame (built with -fno-asynchronous-unwind-tables, or
  * stripped with the CFI left in its separate debug file) is stepped here:
  * libdw reads the CFI (dwarf_getcfi, dwarf_cfi_addrframe), its CFA and
- * register rules come as small DWARF expressions that debug_frame_step()
+ * register rules come as small DWARF expressions that libdw_step()
  * evaluates over the walk's registers and memory, and the walk then goes
  * on with libunwind from the caller's registers.  The CFI is checked before
- * libdw runs it (debug_frame_sane: a corrupt register number would have libdw
+ * libdw runs it (cfi_sane: a corrupt register number would have libdw
  * allocate gigabytes), and a step must move the CFA up and not return to the
- * same frame, so a lying .debug_frame ends the walk rather than looping.  A
+ * same frame, so a lying CFI ends the walk rather than looping.  A
  * file that has both (a program whose crt files brought .eh_frame while its
  * own code has only .debug_frame) is searched in .eh_frame first.
+ *
+ * .eh_frame without .eh_frame_hdr: libunwind finds an FDE only through the
+ * header's binary search table (UNW_INFO_FORMAT_REMOTE_TABLE), which
+ * Debian's gcc -static does not write.  libdw reads such an .eh_frame
+ * whole (dwarf_getcfi_elf indexes its FDEs on first use), so the same
+ * step serves it: simpler and as right as building the table ourselves,
+ * which libunwind could only read through the process's memory, where the
+ * table never was.
  */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -131,10 +140,57 @@ static bool cfi_instructions_sane(const uint8_t *p, const uint8_t *end)
 	return true;
 }
 
-/* Whether every CIE and FDE of the .debug_frame that dwarf_begin_elf() read (decompressed) is sane. */
-static bool debug_frame_sane(Elf *elf)
+/*
+ * Where an .eh_frame FDE's call frame instructions begin: past its initial
+ * location and address range, in the pointer encoding its CIE's 'R' names,
+ * and past its augmentation data when the CIE's augmentation begins with
+ * 'z'.  NULL when the CIE cannot be read or names what no compiler writes.
+ */
+static const uint8_t *eh_frame_fde_instructions(const unsigned char *ident, Elf_Data *data,
+						const Dwarf_CFI_Entry *fde)
 {
-	Elf_Scn *scn = find_section_named(elf, ".debug_frame");
+	Dwarf_Off next;
+	Dwarf_CFI_Entry cie;
+	if (dwarf_next_cfi(ident, data, true, fde->fde.CIE_pointer, &next, &cie) != 0 || !dwarf_cfi_cie_p(&cie))
+		return NULL;
+	const char *augmentation = cie.cie.augmentation;
+	const uint8_t *aug = cie.cie.augmentation_data, *aug_end = aug + cie.cie.augmentation_data_size;
+	unsigned char encoding = 0x00; /* DW_EH_PE_absptr */
+	bool z = augmentation[0] == 'z';
+	for (const char *a = augmentation + z; z && *a; a++) {
+		if (*a == 'R' && aug < aug_end) {
+			encoding = *aug++;
+		} else if (*a == 'L' && aug < aug_end) {
+			aug++;
+		} else if (*a == 'P' && aug < aug_end) {
+			size_t size = encoded_size(*aug);
+			if (!size || (size_t)(aug_end - aug) < 1 + size)
+				return NULL;
+			aug += 1 + size;
+		} else if (*a != 'S' && *a != 'B') {
+			return NULL;
+		}
+	}
+	if (!z && augmentation[0])
+		return NULL;
+	size_t size = encoded_size(encoding);
+	const uint8_t *p = fde->fde.start;
+	if (!size || (size_t)(fde->fde.end - p) < 2 * size)
+		return NULL;
+	p += 2 * size;
+	uint64_t length = 0;
+	if (z && (!read_uleb(&p, fde->fde.end, &length) || length > (uint64_t)(fde->fde.end - p)))
+		return NULL;
+	return p + length;
+}
+
+/*
+ * Whether every CIE and FDE of the section (.debug_frame, as
+ * dwarf_begin_elf() read it, decompressed; or .eh_frame) is sane.
+ */
+static bool cfi_sane(Elf *elf, bool eh_frame)
+{
+	Elf_Scn *scn = find_section_named(elf, eh_frame ? ".eh_frame" : ".debug_frame");
 	Elf_Data *data = scn ? elf_getdata(scn, NULL) : NULL;
 	const unsigned char *ident = (const unsigned char *)elf_getident(elf, NULL);
 	if (!data || !ident)
@@ -142,11 +198,15 @@ static bool debug_frame_sane(Elf *elf)
 	Dwarf_Off offset = 0, next;
 	Dwarf_CFI_Entry entry;
 	int ret;
-	while ((ret = dwarf_next_cfi(ident, data, false, offset, &next, &entry)) == 0) {
+	while ((ret = dwarf_next_cfi(ident, data, eh_frame, offset, &next, &entry)) == 0) {
 		const uint8_t *p, *end;
 		if (dwarf_cfi_cie_p(&entry)) {
 			p = entry.cie.initial_instructions;
 			end = entry.cie.initial_instructions_end;
+		} else if (eh_frame) {
+			end = entry.fde.end;
+			if ((p = eh_frame_fde_instructions(ident, data, &entry)) == NULL)
+				return false;
 		} else {
 			/* past the FDE's initial location and address range (8-byte addresses) */
 			end = entry.fde.end;
@@ -180,11 +240,49 @@ static Dwarf_CFI *module_cfi(struct module *m)
 		m->debug_dwarf = dwarf_begin_elf(m->debug_elf, DWARF_C_READ, NULL);
 	if (m->debug_dwarf)
 		m->cfi = dwarf_getcfi(m->debug_dwarf);
-	if (m->cfi && !debug_frame_sane(m->debug_elf)) {
+	if (m->cfi && !cfi_sane(m->debug_elf, false)) {
 		m->cfi = NULL; /* freed with the Dwarf */
 		m->debug_frame_corrupt = true;
 	}
 	return m->cfi;
+}
+
+/* The module's .eh_frame CFI as libdw reads it, opened on first use; NULL when it has none or it cannot be read. */
+static Dwarf_CFI *module_eh_frame_cfi(struct module *m)
+{
+	if (m->eh_frame_tried || !m->has_eh_frame || m->error)
+		return m->eh_frame_cfi;
+	m->eh_frame_tried = true;
+	m->eh_frame_elf = elf_memory((char *)m->image, m->size);
+	if (!m->eh_frame_elf)
+		return NULL;
+	if (!cfi_sane(m->eh_frame_elf, true)) {
+		m->eh_frame_corrupt = true;
+		return NULL;
+	}
+	m->eh_frame_cfi = dwarf_getcfi_elf(m->eh_frame_elf);
+	return m->eh_frame_cfi;
+}
+
+bool eh_frame_covers(struct module *m, uint64_t vaddr)
+{
+	Dwarf_CFI *cfi = module_eh_frame_cfi(m);
+	Dwarf_Frame *frame = NULL;
+	bool covered = cfi && dwarf_cfi_addrframe(cfi, vaddr, &frame) == 0;
+	free(frame);
+	return covered;
+}
+
+void module_cfi_free(struct module *m)
+{
+	if (m->eh_frame_cfi)
+		dwarf_cfi_end(m->eh_frame_cfi);
+	if (m->eh_frame_elf)
+		elf_end(m->eh_frame_elf);
+	if (m->debug_dwarf)
+		dwarf_end(m->debug_dwarf); /* frees the CFI */
+	if (m->debug_elf)
+		elf_end(m->debug_elf);
 }
 
 /*
@@ -316,28 +414,39 @@ static bool eval_cfi_expression(struct walk *w, const struct frame_registers *re
 }
 
 /*
- * One step with the module's .debug_frame: from the registers of the frame
- * at ip (exact: the IP itself is looked up, else the call before it) to its
- * caller's, written into the walk.  The caller's SP is the CFA, its IP the
- * return address column; registers whose rule is undefined are unknown to
- * the caller, those without a rule keep their value (libdw applies the
- * x86-64 ABI's same-value default to the callee-saved ones).
+ * One step with the module's CFI as libdw reads it (.eh_frame when the
+ * file has no search table, then .debug_frame): from the registers of the
+ * frame at ip (exact: the IP itself is looked up, else the call before it)
+ * to its caller's, written into the walk.  The caller's SP is the CFA, its
+ * IP the return address column; registers whose rule is undefined are
+ * unknown to the caller, those without a rule keep their value (libdw
+ * applies the x86-64 ABI's same-value default to the callee-saved ones).
  */
-enum cfi_step debug_frame_step(struct walk *w, struct module *m, uint64_t bias, uint64_t ip, bool exact,
-				      const struct frame_registers *regs)
+enum cfi_step libdw_step(struct walk *w, struct module *m, uint64_t bias, uint64_t ip, bool exact,
+			 const struct frame_registers *regs)
 {
-	Dwarf_CFI *cfi = module_cfi(m);
+	Dwarf_CFI *eh_frame = m->has_table ? NULL : module_eh_frame_cfi(m), *debug_frame = NULL;
 	Dwarf_Frame *frame = NULL;
 	uint64_t vaddr = (exact ? ip : ip - 1) - bias;
-	if (!cfi || dwarf_cfi_addrframe(cfi, vaddr, &frame) != 0) {
+	bool found = eh_frame && dwarf_cfi_addrframe(eh_frame, vaddr, &frame) == 0;
+	if (!found) {
+		free(frame);
+		frame = NULL;
+		debug_frame = module_cfi(m);
+		found = debug_frame && dwarf_cfi_addrframe(debug_frame, vaddr, &frame) == 0;
+	}
+	if (!found) {
+		free(frame);
 		if (stack_begins_at(w, m, vaddr)) /* the address looked up, as libunwind's path checks it */
 			return CFI_OUTERMOST;
-		if (m->debug_frame_corrupt)
-			walk_fail(w, UNWIND_BAD_FRAME, "corrupt .debug_frame in %s", m->name);
+		if (m->eh_frame_corrupt || m->debug_frame_corrupt)
+			walk_fail(w, UNWIND_BAD_FRAME, "corrupt %s in %s", m->eh_frame_corrupt ? ".eh_frame" : ".debug_frame",
+				  m->name);
 		else
 			walk_fail(w, UNWIND_NO_UNWIND_INFO, "no unwind info for %s", m->name);
 		return CFI_FAILED;
 	}
+	const char *section = debug_frame ? ".debug_frame" : ".eh_frame"; /* for the reasons */
 	enum cfi_step step = CFI_FAILED;
 	struct frame_registers caller = { 0 };
 	Dwarf_Op *ops, ops_mem[3];
@@ -347,12 +456,12 @@ enum cfi_step debug_frame_step(struct walk *w, struct module *m, uint64_t bias, 
 	int ra = dwarf_frame_info(frame, NULL, NULL, NULL);
 	if (dwarf_frame_cfa(frame, &ops, &nops) != 0 ||
 	    !eval_cfi_expression(w, regs, 0, ops, nops, &cfa, &is_value) || ra < 0 || ra >= UNW_REGISTER_COUNT) {
-		walk_fail(w, UNWIND_BAD_FRAME, "unsupported .debug_frame rule in %s", m->name);
+		walk_fail(w, UNWIND_BAD_FRAME, "unsupported %s rule in %s", section, m->name);
 		goto out;
 	}
 	for (int reg = 0; reg < UNW_REGISTER_COUNT; reg++) {
 		if (dwarf_frame_register(frame, reg, ops_mem, &ops, &nops) != 0) {
-			walk_fail(w, UNWIND_BAD_FRAME, "unsupported .debug_frame rule in %s", m->name);
+			walk_fail(w, UNWIND_BAD_FRAME, "unsupported %s rule in %s", section, m->name);
 			goto out;
 		}
 		if (nops == 0 && ops == NULL) { /* same value */
@@ -364,7 +473,7 @@ enum cfi_step debug_frame_step(struct walk *w, struct module *m, uint64_t bias, 
 			continue;
 		if (!eval_cfi_expression(w, regs, cfa, ops, nops, &value, &is_value)) {
 			if (w->failure == UNWIND_COMPLETE)
-				walk_fail(w, UNWIND_BAD_FRAME, "unsupported .debug_frame rule in %s", m->name);
+				walk_fail(w, UNWIND_BAD_FRAME, "unsupported %s rule in %s", section, m->name);
 			goto out;
 		}
 		if (!is_value && !read_memory(w, value, &value, sizeof(value)))
@@ -394,7 +503,7 @@ enum cfi_step debug_frame_step(struct walk *w, struct module *m, uint64_t bias, 
 	 * stack.
 	 */
 	if (caller.value[ra] == ip && !ra_from_stack) {
-		walk_fail(w, UNWIND_BAD_FRAME, "a .debug_frame rule in %s returns to the same frame", m->name);
+		walk_fail(w, UNWIND_BAD_FRAME, "a %s rule in %s returns to the same frame", section, m->name);
 		goto out;
 	}
 	memcpy(w->regs, caller.value, sizeof(w->regs));

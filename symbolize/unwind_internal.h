@@ -29,6 +29,7 @@
 
 #include "sigprof/symbolize.h"
 #include "sigprof/unwind.h"
+#include "symtab_internal.h"
 
 /* libunwind's (= DWARF's) x86-64 register numbers run from 0 to RIP. */
 #define UNW_REGISTER_COUNT (UNW_X86_64_RIP + 1)
@@ -40,9 +41,10 @@ struct module {
 	unsigned char *image;   /* the whole file */
 	size_t size;
 	bool image_mapped;      /* munmap (a file) rather than free (the vDSO copy) */
-	struct segment *segments;
+	struct load_segment *segments; /* its PT_LOAD headers */
 	size_t nsegments, segments_cap;
 	bool has_table;         /* .eh_frame_hdr with a binary search table */
+	bool has_eh_frame;      /* an .eh_frame section (section headers say so) */
 	uint64_t table_header;  /* vaddr of .eh_frame_hdr: the table's base (segbase) */
 	uint64_t table;         /* vaddr of the first table entry */
 	uint64_t fde_count;
@@ -58,6 +60,16 @@ struct module {
 	Elf *debug_elf;
 	Dwarf *debug_dwarf;
 	Dwarf_CFI *cfi;                  /* NULL until opened, and when it cannot be read */
+	/*
+	 * .eh_frame read by libdw: how a file without .eh_frame_hdr's table
+	 * (gcc -static writes none) is stepped, and how any file says whether
+	 * an FDE covers its entry point (stack_begins_at).
+	 */
+	bool eh_frame_tried;             /* opened (or failed to) on first use */
+	bool eh_frame_corrupt;           /* it asks more of libdw than CFI can (cfi_sane) */
+	Elf *eh_frame_elf;               /* the module's image, for libdw */
+	Dwarf_CFI *eh_frame_cfi;         /* dwarf_getcfi_elf's; NULL until opened, and when it cannot be read */
+	bool entry_checked, entry_has_fde; /* whether an .eh_frame FDE covers e_entry, found on first use */
 };
 
 /* The module of a dso, in the unwinder's table by dso. */
@@ -114,7 +126,7 @@ struct frame_registers {
 	bool have[UNW_REGISTER_COUNT];
 };
 
-/* What a step through .debug_frame came to (debug_frame_step). */
+/* What a step with libdw's CFI came to (libdw_step). */
 enum cfi_step {
 	CFI_STEPPED,    /* the caller's registers are in the walk */
 	CFI_OUTERMOST,  /* the frame has no caller: the stack ends here */
@@ -133,12 +145,17 @@ void walk_fail(struct walk *w, enum unwind_failure failure, const char *fmt, ...
 void module_free(struct module *m);
 /* The dso's module, loaded on first use and shared with every dso of the same build-id. */
 struct module *module_of(struct unwinder *u, struct dso *dso);
-/* The view of the module that mapping belongs to, made on first use in this walk; NULL when it has no file. */
-struct module_view *module_view_of(struct walk *w, const struct mapping *map);
+/*
+ * The view of the module that mapping belongs to, made on first use in this
+ * walk from addr, an address in the mapping (see there); NULL when it has no file.
+ */
+struct module_view *module_view_of(struct walk *w, const struct mapping *map, uint64_t addr);
 /* Copy len bytes at a process address from a module this walk has a view of; false when none covers it. */
 bool read_from_views(struct walk *w, uint64_t addr, void *buf, size_t len);
 /* Whether the code at vaddr is where a thread's stack begins (no frame lies beyond it). */
-bool stack_begins_at(struct walk *w, const struct module *m, uint64_t vaddr);
+bool stack_begins_at(struct walk *w, struct module *m, uint64_t vaddr);
+/* The size of a DWARF pointer encoding's value (DW_EH_PE_*); 0 for those a CFI reader here does not take. */
+size_t encoded_size(unsigned char encoding);
 /* Whether the dso names a file on disk (not [vdso] or another [name], not anonymous or memfd code). */
 bool dso_has_file(const struct dso *dso);
 /* Map a whole file, private and writable: 0, or a negative errno. */
@@ -153,10 +170,18 @@ bool read_memory(struct walk *w, uint64_t addr, void *buf, size_t len);
 /* The callbacks every address space of an unwinder is made with. */
 extern const unw_accessors_t walk_accessors;
 
-/* ---- .debug_frame (unwind_debug_frame.c) ---- */
+/* ---- CFI read by libdw: .debug_frame, and .eh_frame without a search table (unwind_debug_frame.c) ---- */
 
-/* One step from the frame at ip to its caller with the module's .debug_frame (see there). */
-enum cfi_step debug_frame_step(struct walk *w, struct module *m, uint64_t bias, uint64_t ip, bool exact,
-			       const struct frame_registers *regs);
+/*
+ * One step from the frame at ip to its caller with libdw's CFI of the
+ * module: its .eh_frame when it has no search table, then its .debug_frame
+ * (see there).
+ */
+enum cfi_step libdw_step(struct walk *w, struct module *m, uint64_t bias, uint64_t ip, bool exact,
+			 const struct frame_registers *regs);
+/* Whether an FDE of the module's .eh_frame covers vaddr (false when it has none, or it cannot be read). */
+bool eh_frame_covers(struct module *m, uint64_t vaddr);
+/* The CFI libdw reads for a module (its .debug_frame's, its .eh_frame's), released. */
+void module_cfi_free(struct module *m);
 
 #endif

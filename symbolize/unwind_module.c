@@ -32,11 +32,6 @@
 #include "symtab_internal.h"
 #include "unwind_internal.h"
 
-/* One PT_LOAD segment of a module's file. */
-struct segment {
-	uint64_t offset, file_size, memory_size, vaddr;
-};
-
 static const char *base_name(const char *path)
 {
 	const char *slash = strrchr(path, '/');
@@ -49,10 +44,7 @@ void module_free(struct module *m)
 {
 	if (!m)
 		return;
-	if (m->debug_dwarf)
-		dwarf_end(m->debug_dwarf); /* frees the CFI */
-	if (m->debug_elf)
-		elf_end(m->debug_elf);
+	module_cfi_free(m);
 	if (m->debug_image)
 		munmap(m->debug_image, m->debug_size);
 	free(m->debug_frame_path);
@@ -66,8 +58,7 @@ void module_free(struct module *m)
 	free(m);
 }
 
-/* The size of a DWARF pointer encoding's value; 0 for encodings a .eh_frame_hdr does not use. */
-static size_t encoded_size(unsigned char encoding)
+size_t encoded_size(unsigned char encoding)
 {
 	switch (encoding & 0x0f) {
 	case 0x00: return 8; /* DW_EH_PE_absptr */
@@ -152,13 +143,16 @@ static int read_module_headers(struct module *m, bool *debug_frame)
 			if (phdr.p_offset > m->size || phdr.p_filesz > m->size - phdr.p_offset)
 				phdr.p_filesz = 0;
 			GROW(m->segments, m->segments_cap, m->nsegments + 1);
-			m->segments[m->nsegments++] = (struct segment){ phdr.p_offset, phdr.p_filesz, phdr.p_memsz,
-									  phdr.p_vaddr };
+			m->segments[m->nsegments++] = (struct load_segment){ .offset = phdr.p_offset,
+									       .file_size = phdr.p_filesz,
+									       .memory_size = phdr.p_memsz,
+									       .vaddr = phdr.p_vaddr };
 		} else if (phdr.p_type == PT_GNU_EH_FRAME) {
 			read_search_table(m, &phdr);
 		}
 	}
 	*debug_frame = has_section(elf, ".debug_frame");
+	m->has_eh_frame = has_section(elf, ".eh_frame");
 	elf_end(elf);
 	return 0;
 }
@@ -306,24 +300,11 @@ struct module *module_of(struct unwinder *u, struct dso *dso)
 
 /* ---- process addresses to module bytes ---- */
 
-/* The vaddr a file offset is loaded at, through the segment whose file bytes hold it. */
-static bool module_offset_vaddr(const struct module *m, uint64_t offset, uint64_t *vaddr)
-{
-	for (size_t i = 0; i < m->nsegments; i++) {
-		const struct segment *s = &m->segments[i];
-		if (offset >= s->offset && offset - s->offset < s->file_size) {
-			*vaddr = offset - s->offset + s->vaddr;
-			return true;
-		}
-	}
-	return false;
-}
-
 /* Copy len bytes at vaddr from the file (zeros past a segment's file bytes: its .bss); false outside. */
 static bool module_read(const struct module *m, uint64_t vaddr, void *buf, size_t len)
 {
 	for (size_t i = 0; i < m->nsegments; i++) {
-		const struct segment *s = &m->segments[i];
+		const struct load_segment *s = &m->segments[i];
 		if (vaddr < s->vaddr || vaddr - s->vaddr > s->memory_size || s->memory_size - (vaddr - s->vaddr) < len)
 			continue;
 		uint64_t at = vaddr - s->vaddr;
@@ -339,17 +320,27 @@ static bool module_read(const struct module *m, uint64_t vaddr, void *buf, size_
 	return false;
 }
 
-/* The view of the module that mapping belongs to, made on first use in this walk; NULL when it has no file. */
-struct module_view *module_view_of(struct walk *w, const struct mapping *map)
+/*
+ * The view of the module that mapping belongs to, made on first use in this
+ * walk; NULL when it has no file.  The bias comes from addr, an address the
+ * mapping loads from its segment's file bytes (the IP, the byte read): the
+ * mapping's own start will not do, as a segment that begins part-way
+ * through a page is mapped from that page's start, and lld puts the
+ * executable segment right after the read-only one (file offset 0x8c0 at
+ * vaddr 0x18c0): the page's offset 0 is the read-only segment's, and read
+ * as that would put every vaddr 0x1000 off.
+ */
+struct module_view *module_view_of(struct walk *w, const struct mapping *map, uint64_t addr)
 {
 	struct module *m = module_of(w->u, map->dso);
 	for (size_t i = 0; i < w->nviews; i++)
 		if (w->views[i].module == m && map->start >= w->views[i].low && map->start < w->views[i].high)
 			return &w->views[i];
 	uint64_t vaddr;
-	if (m->error || !module_offset_vaddr(m, map->pgoff, &vaddr))
+	if (m->error || addr < map->start || addr >= map->end ||
+	    !load_segments_vaddr(m->segments, m->nsegments, addr - map->start + map->pgoff, &vaddr))
 		return NULL;
-	struct module_view v = { .module = m, .bias = map->start - vaddr, .low = UINT64_MAX };
+	struct module_view v = { .module = m, .bias = addr - vaddr, .low = UINT64_MAX };
 	for (size_t i = 0; i < m->nsegments; i++) {
 		uint64_t low = m->segments[i].vaddr + v.bias, high = low + m->segments[i].memory_size;
 		v.low = low < v.low ? low : v.low;
@@ -371,19 +362,29 @@ bool read_from_views(struct walk *w, uint64_t addr, void *buf, size_t len)
 }
 
 /*
- * The code at the entry point that no FDE covers: up to the first function
- * the search table lists above the entry.  ld.so's _start calls _dl_start,
- * then its _dl_start_user (the same CFI-less block, glibc's RTLD_START)
- * calls _dl_init, which runs the preinit and library constructors, and
- * jumps to the program's entry: both return addresses lie in the block.
- * Capped, so that a table that lists nothing near the entry does not turn
- * unrelated CFI-less code into stack starts; without a table, the first
- * call's return (16 bytes).
+ * The code at the entry point when no FDE covers it: up to the first
+ * function the search table lists above the entry.  ld.so's _start calls
+ * _dl_start, then its _dl_start_user (the same CFI-less block, glibc's
+ * RTLD_START) calls _dl_init, which runs the preinit and library
+ * constructors, and jumps to the program's entry: both return addresses
+ * lie in the block.  Capped, so that a table that lists nothing near the
+ * entry does not turn unrelated CFI-less code into stack starts; without a
+ * table, the first call's return (16 bytes).  An entry an FDE covers (a
+ * program's _start, whose CFI leaves the return address undefined) has no
+ * block: the CFI-less code after it (crtbegin's helpers, up to the next
+ * FDE) is no stack start, and a walk that looked an IP up at the wrong
+ * place must not end there as if whole.
  */
 #define ENTRY_BLOCK_MAX 256
 
-static uint64_t entry_block_end(const struct module *m)
+static uint64_t entry_block_end(struct module *m)
 {
+	if (!m->entry_checked) {
+		m->entry_checked = true;
+		m->entry_has_fde = eh_frame_covers(m, m->entry);
+	}
+	if (m->entry_has_fde)
+		return m->entry; /* no block: the code at the entry has CFI (glibc's _start says where the stack ends) */
 	uint64_t end = m->entry + 16;
 	if (!m->has_table)
 		return end;
@@ -414,7 +415,7 @@ static uint64_t entry_block_end(const struct module *m)
  * the clone/clone3 system call, where a new thread's first frame runs on
  * its empty stack.  An IP there ends the stack as the outermost frame would.
  */
-bool stack_begins_at(struct walk *w, const struct module *m, uint64_t vaddr)
+bool stack_begins_at(struct walk *w, struct module *m, uint64_t vaddr)
 {
 	static const unsigned char syscall_code[] = { 0x0f, 0x05 };
 	unsigned char before[sizeof(syscall_code)];

@@ -5,9 +5,10 @@
  * and a copy of the top of its user stack.  unwind_sample() walks that copy
  * with libunwind's remote API: the unwind tables come from the
  * .eh_frame_hdr of the file each IP's mapping names (the process table
- * says which, from the MMAP2 records), memory reads are served from the
- * stack copy or from the mapped file's bytes, and nothing is read from any
- * live process.  Each file is opened, mapped and parsed once per unwinder,
+ * says which, from the MMAP2 records; CFI that libunwind cannot search,
+ * .debug_frame or an .eh_frame without that header, is read with libdw),
+ * memory reads are served from the stack copy or from the mapped file's
+ * bytes, and nothing is read from any live process.  Each file is opened, mapped and parsed once per unwinder,
  * shared by every path and process that maps it (keyed by build-id when the
  * file has one).
  *

@@ -11,6 +11,9 @@
  *   mutex_contend_debug_frame T N   the same as mutex_contend_nofp, its own
  *                            code's CFI only in .debug_frame (no .eh_frame
  *                            entries for it);
+ *   mutex_contend_lld T N    the same as mutex_contend_nofp, linked by lld (where
+ *                            ld.lld is installed): its executable segment
+ *                            starts part-way through a page;
  *   preinit_spin MS          spinning in a DT_PREINIT_ARRAY function, which
  *                            ld.so's start-up code calls (_dl_start_user ->
  *                            _dl_init) before the program's entry: the
@@ -78,7 +81,8 @@ static void check_no_empty_stacks(const char *json)
 }
 
 /* With default options, at least 90% of the futex-wait stacks of a build of the workload name contend_lock. */
-static void check_default_futex_wait_stacks(const char *workload)
+/* Returns the report's JSON file. */
+static const char *check_default_futex_wait_stacks(const char *workload)
 {
 	require_tracing();
 	const char *data = test_path("nofp.data");
@@ -105,6 +109,7 @@ static void check_default_futex_wait_stacks(const char *workload)
 	cr_assert_geq(on_path, 0.9 * all, "%.0f of %.0f futex-wait entries counted on a stack naming contend_lock",
 		      on_path, all);
 	check_no_empty_stacks(json);
+	return json;
 }
 
 Test(dwarf, default_futex_wait_stacks_of_a_nofp_program_name_its_function)
@@ -121,6 +126,24 @@ Test(dwarf, default_futex_wait_stacks_of_a_nofp_program_name_its_function)
 Test(dwarf, default_futex_wait_stacks_of_a_debug_frame_program_name_its_function)
 {
 	check_default_futex_wait_stacks("mutex_contend_debug_frame");
+}
+
+/*
+ * The same program linked by lld: the waits' stacks go on through the
+ * program's own code (contend_lock <- worker) and end whole, with no
+ * reason, and the main thread's joins reach main.
+ */
+Test(dwarf, default_futex_wait_stacks_of_a_program_linked_by_lld_are_whole)
+{
+	if (access(W "mutex_contend_lld", X_OK) != 0)
+		cr_skip_test(W "mutex_contend_lld was not built: ld.lld is not installed (Debian package lld)");
+	const char *json = check_default_futex_wait_stacks("mutex_contend_lld");
+	double named = jq_file(json, WAITER_SAMPLES(NAMES_CONTEND_LOCK));
+	double whole = jq_file(json, WAITER_SAMPLES("(map(.sym) | indices([\"contend_lock\", \"worker\"]) | length > 0) "
+						    "and (" HAS_UNWIND_REASON " | not)"));
+	cr_assert_geq(whole, 0.9 * named, "%.0f of %.0f futex-wait stacks naming contend_lock go on to worker and end "
+					  "whole", whole, named);
+	cr_assert_gt(jq_file(json, WAITER_SAMPLES("any(.[]; .sym==\"main\")")), 0, "no futex-wait stack reaches main");
 }
 
 /* The control: the workload really has no frame pointers, so the test above measures the unwinder. */

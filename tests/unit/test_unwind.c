@@ -23,6 +23,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <criterion/criterion.h>
 
@@ -35,6 +36,8 @@
 
 #define FIXTURE "build/fixtures/unwind_fixture"
 #define FIXTURE_DEBUG_FRAME "build/fixtures/unwind_fixture_debug_frame"
+#define FIXTURE_LLD "build/fixtures/unwind_fixture_lld"
+#define FIXTURE_STATIC "build/fixtures/unwind_fixture_static"
 #define PID 4242
 
 TEMP_DIR_SUITE(unwind);
@@ -166,6 +169,15 @@ static struct unwinder *unwind_whole_copy(const struct snapshot *s)
 	return u;
 }
 
+/* Unwind the snapshot's registers and whole copy with its IP set to ip (the thread stopped there) into result. */
+static void unwind_at(struct unwinder *u, struct snapshot *s, uint64_t ip)
+{
+	s->regs[__builtin_popcountll(s->mask & ((1ULL << PERF_REG_X86_IP) - 1))] = ip;
+	struct unwind_input in = input_of(s, s->stack_bytes);
+	cr_assert_eq(unwind_sample(u, &in, &result), 0);
+	print_frames(s->procs, &result);
+}
+
 /* The call snapshot of a build of the fixture unwinds main -> fixture_a -> fixture_b -> fixture_c, to _start. */
 static void check_call_chain(const char *fixture)
 {
@@ -250,6 +262,61 @@ Test(unwind, debug_frame_of_the_separate_debug_file)
 	check_signal_chain(FIXTURE_DEBUG_FRAME ".linked");
 }
 
+/*
+ * The fixture linked by lld (the GNUmakefile builds it where ld.lld is
+ * installed).  lld starts the executable segment part-way through a page,
+ * right after the read-only one, so the executable mapping's file offset
+ * (its page's start) lies in the read-only segment's file bytes: a bias
+ * taken from the mapping's start would put every vaddr a page off.  The
+ * layout is checked from readelf's program headers before the walks.
+ */
+Test(unwind, executable_linked_by_lld)
+{
+	if (access(FIXTURE_LLD, X_OK) != 0)
+		cr_skip_test("%s was not built: ld.lld is not installed (Debian package lld)", FIXTURE_LLD);
+	struct load_segments l = load_segments(FIXTURE_LLD);
+	bool shared_page = false;
+	for (size_t i = 0; i < l.count; i++) {
+		if (!(l.seg[i].prot & PROT_EXEC))
+			continue;
+		uint64_t page = l.seg[i].offset & ~0xfffull;
+		for (size_t j = 0; j < l.count; j++)
+			shared_page |= j != i && page >= l.seg[j].offset && page - l.seg[j].offset < l.seg[j].filesz;
+	}
+	cr_assert(shared_page, "%s's executable segment does not start in a page of another segment: not lld's layout",
+		  FIXTURE_LLD);
+	check_call_chain(FIXTURE_LLD);
+	check_signal_chain(FIXTURE_LLD);
+}
+
+/* `readelf -lW`'s program header types, one word each. */
+static void take_program_header_type(const char *line, void *context)
+{
+	char type[32];
+	if (sscanf(line, " %31[A-Z_] 0x", type) == 1 && strlen(type) > 2) {
+		strncat(context, type, 511 - strlen(context));
+		strncat(context, " ", 511 - strlen(context));
+	}
+}
+
+/*
+ * The fixture linked statically: Debian's gcc -static writes .eh_frame
+ * without .eh_frame_hdr (readelf shows no GNU_EH_FRAME header), so there is
+ * no search table, and the walk reads the FDEs of .eh_frame itself, from
+ * the program's code through libc's to _start.
+ */
+Test(unwind, static_executable_without_eh_frame_hdr)
+{
+	char types[512] = "", command[256];
+	snprintf(command, sizeof(command), "readelf -lW %s", FIXTURE_STATIC);
+	each_output_line(command, take_program_header_type, types);
+	cr_assert(strstr(types, "LOAD "), "readelf lists no LOAD header in %s: %s", FIXTURE_STATIC, types);
+	cr_assert_null(strstr(types, "GNU_EH_FRAME"), "%s has a .eh_frame_hdr: not the case under test (%s)",
+		       FIXTURE_STATIC, types);
+	check_call_chain(FIXTURE_STATIC);
+	check_signal_chain(FIXTURE_STATIC);
+}
+
 /* With the debug file gone, the stripped build's own code has no unwind info, and the stack says so. */
 Test(unwind, stripped_debug_frame_code_without_its_debug_file)
 {
@@ -292,17 +359,20 @@ Test(unwind, handler_on_an_alternate_signal_stack_says_so)
 }
 
 /*
- * A copy of the .debug_frame build, named name in this test's directory,
+ * A copy of a build of the fixture, named name in this test's directory,
  * whose FDE for function has its call frame instructions replaced by
- * instructions (DW_CFA_nop after them).  The fixture's .debug_frame is
- * what GCC writes: version 1 CIEs and FDEs with 32-bit lengths and 8-byte
- * addresses.  The program runs as before: only its CFI lies.
+ * instructions (DW_CFA_nop after them), in its .debug_frame or, with
+ * eh_frame, its .eh_frame.  Both are what GCC writes: 32-bit lengths; a
+ * .debug_frame FDE holds 8-byte addresses after its CIE id, an .eh_frame
+ * FDE a pcrel sdata4 initial location, a 4-byte range and an augmentation
+ * length (0 here).  The program runs as before: only its CFI lies.
  */
-static char *debug_frame_copy_with(const char *name, const char *function, const unsigned char *instructions,
-				   size_t length)
+static char *cfi_copy_with(const char *fixture, bool eh_frame, const char *name, const char *function,
+			   const unsigned char *instructions, size_t length)
 {
+	const char *wanted = eh_frame ? ".eh_frame" : ".debug_frame";
 	size_t size;
-	unsigned char *image = read_file(FIXTURE_DEBUG_FRAME, &size);
+	unsigned char *image = read_file(fixture, &size);
 	cr_assert_neq(elf_version(EV_CURRENT), EV_NONE);
 	Elf *elf = elf_memory((char *)image, size);
 	cr_assert_not_null(elf);
@@ -313,7 +383,7 @@ static char *debug_frame_copy_with(const char *name, const char *function, const
 	Elf_Scn *scn = NULL;
 	GElf_Shdr shdr;
 	while ((scn = elf_nextscn(elf, scn)) != NULL && gelf_getshdr(scn, &shdr)) {
-		if (strcmp(elf_strptr(elf, names, shdr.sh_name), ".debug_frame") == 0)
+		if (strcmp(elf_strptr(elf, names, shdr.sh_name), wanted) == 0)
 			frames = shdr;
 		if (shdr.sh_type != SHT_SYMTAB)
 			continue;
@@ -325,19 +395,31 @@ static char *debug_frame_copy_with(const char *name, const char *function, const
 	}
 	elf_end(elf);
 	cr_assert_neq(address, 0, "no symbol %s", function);
-	cr_assert_gt(frames.sh_size, 0, "no .debug_frame");
+	cr_assert_gt(frames.sh_size, 0, "no %s in %s", wanted, fixture);
 
 	unsigned char *section = image + frames.sh_offset;
 	bool patched = false;
 	for (size_t at = 0; at + 24 <= frames.sh_size && !patched;) {
 		uint32_t entry_length, cie_id;
-		uint64_t initial_location;
 		memcpy(&entry_length, section + at, 4);
 		memcpy(&cie_id, section + at + 4, 4);
-		memcpy(&initial_location, section + at + 8, 8);
+		if (eh_frame && entry_length == 0)
+			break; /* .eh_frame's terminator */
 		cr_assert(entry_length != 0 && entry_length != 0xffffffff && at + 4 + entry_length <= frames.sh_size);
-		size_t end = at + 4 + entry_length, first = at + 24;
-		if (cie_id != 0xffffffff && initial_location == address) {
+		size_t end = at + 4 + entry_length, first = eh_frame ? at + 17 : at + 24;
+		uint64_t initial_location;
+		bool fde;
+		if (eh_frame) {
+			int32_t relative;
+			memcpy(&relative, section + at + 8, 4);
+			initial_location = frames.sh_addr + at + 8 + (int64_t)relative;
+			fde = cie_id != 0;
+		} else {
+			memcpy(&initial_location, section + at + 8, 8);
+			fde = cie_id != 0xffffffff;
+		}
+		if (fde && initial_location == address) {
+			cr_assert(!eh_frame || section[at + 16] == 0, "%s's FDE has augmentation data", function);
 			cr_assert_leq(length, end - first, "the instructions do not fit %s's FDE", function);
 			memset(section + first, DW_CFA_nop, end - first);
 			memcpy(section + first, instructions, length);
@@ -345,7 +427,7 @@ static char *debug_frame_copy_with(const char *name, const char *function, const
 		}
 		at = end;
 	}
-	cr_assert(patched, "no FDE for %s", function);
+	cr_assert(patched, "no %s FDE for %s in %s", wanted, function, fixture);
 	char *copy = path_join(dir, name);
 	write_file(copy, image, size);
 	cr_assert_eq(chmod(copy, 0755), 0);
@@ -354,15 +436,16 @@ static char *debug_frame_copy_with(const char *name, const char *function, const
 }
 
 /*
- * Unwind the call snapshot of a copy whose CFI for function is
- * instructions: the walk gives the first frames of fixture_c, fixture_b,
- * then stops as a bad frame.
+ * Unwind the call snapshot of a copy of a build of the fixture whose CFI
+ * (.debug_frame, or .eh_frame with eh_frame) for function is instructions:
+ * the walk gives the first frames of fixture_c, fixture_b, then stops as a
+ * bad frame.
  */
-static void check_bad_rule(const char *function, const unsigned char *instructions, size_t length, size_t frames,
-			   const char *reason_format)
+static void check_bad_rule_in(const char *fixture, bool eh_frame, const char *function,
+			      const unsigned char *instructions, size_t length, size_t frames, const char *reason_format)
 {
 	static const char *const chain[] = { "fixture_c", "fixture_b" };
-	char *copy = debug_frame_copy_with("bad_cfi_fixture", function, instructions, length);
+	char *copy = cfi_copy_with(fixture, eh_frame, "bad_cfi_fixture", function, instructions, length);
 	struct snapshot s;
 	load_fixture_snapshot(copy, "call", &s);
 	struct unwinder *u = unwind_whole_copy(&s);
@@ -376,6 +459,13 @@ static void check_bad_rule(const char *function, const unsigned char *instructio
 	unwinder_free(u);
 	free_snapshot(&s);
 	free(copy);
+}
+
+/* The same for the .debug_frame build. */
+static void check_bad_rule(const char *function, const unsigned char *instructions, size_t length, size_t frames,
+			   const char *reason_format)
+{
+	check_bad_rule_in(FIXTURE_DEBUG_FRAME, false, function, instructions, length, frames, reason_format);
 }
 
 /*
@@ -419,6 +509,19 @@ Test(unwind, debug_frame_naming_a_register_past_x86_64s_is_corrupt)
 {
 	static const unsigned char huge_register[] = { DW_CFA_same_value, 0xac, 0x02 }; /* r300 */
 	check_bad_rule("fixture_b", huge_register, sizeof(huge_register), 1, "corrupt .debug_frame in %s");
+}
+
+/*
+ * The same check for a static program's .eh_frame, which libdw reads when
+ * there is no .eh_frame_hdr: a copy of the static fixture whose FDE for
+ * fixture_b has DW_CFA_same_value r300 for instructions.  The walk stops at
+ * the leaf, saying the .eh_frame is corrupt.
+ */
+Test(unwind, static_eh_frame_naming_a_register_past_x86_64s_is_corrupt)
+{
+	static const unsigned char huge_register[] = { DW_CFA_same_value, 0xac, 0x02 }; /* r300 */
+	check_bad_rule_in(FIXTURE_STATIC, true, "fixture_b", huge_register, sizeof(huge_register), 1,
+			  "corrupt .eh_frame in %s");
 }
 
 Test(unwind, short_stack_copy_says_where_it_ends)
@@ -663,8 +766,8 @@ Test(unwind, sample_inside_sigreturn_continues_in_the_interrupted_code)
 
 /* ---- ld.so's start-up code: the outermost frame of every process's main thread while it starts ---- */
 
-/* The executable mapping of ld.so in the snapshot's maps: its path and the bias of its vaddrs. */
-static bool find_ld_so(char *path, size_t len, uint64_t *bias)
+/* The executable mapping in the snapshot's maps whose path holds name_part: its path and the bias of its vaddrs. */
+static bool find_code_mapping(const char *name_part, char *path, size_t len, uint64_t *bias)
 {
 	char *maps = path_join(dir, "maps");
 	FILE *f = fopen(maps, "re");
@@ -672,7 +775,7 @@ static bool find_ld_so(char *path, size_t len, uint64_t *bias)
 	struct maps_line m;
 	bool found = false;
 	while (!found && maps_next(f, &m)) {
-		if (!(m.prot & PROT_EXEC) || !strstr(m.name, "/ld-linux"))
+		if (!(m.prot & PROT_EXEC) || !strstr(m.name, name_part))
 			continue;
 		struct load_segments l = load_segments(m.name);
 		for (size_t i = 0; i < l.count && !found; i++)
@@ -725,7 +828,7 @@ Test(unwind, ld_so_start_up_code_is_the_outermost_frame)
 	load_snapshot("call", &s);
 	char ld_so[4096];
 	uint64_t bias;
-	cr_assert(find_ld_so(ld_so, sizeof(ld_so), &bias), "the fixture's maps hold no ld.so");
+	cr_assert(find_code_mapping("/ld-linux", ld_so, sizeof(ld_so), &bias), "the fixture's maps hold no ld.so");
 	char command[8192];
 	snprintf(command, sizeof(command), "readelf -hW %s", ld_so);
 	struct start_code code = { 0 };
@@ -740,13 +843,9 @@ Test(unwind, ld_so_start_up_code_is_the_outermost_frame)
 		  code.nreturns);
 
 	/* a sample stopped at each return address, as the frames a start-up stack ends in */
-	int ip_index = __builtin_popcountll(s.mask & ((1ULL << PERF_REG_X86_IP) - 1));
 	struct unwinder *u = unwinder_new(s.procs);
 	for (size_t i = 0; i < code.nreturns; i++) {
-		s.regs[ip_index] = bias + code.returns[i];
-		struct unwind_input in = input_of(&s, s.stack_bytes);
-		cr_assert_eq(unwind_sample(u, &in, &result), 0);
-		print_frames(s.procs, &result);
+		unwind_at(u, &s, bias + code.returns[i]);
 		cr_expect_eq(result.nframes, 1, "the start-up code at %#llx has no caller",
 			     (unsigned long long)code.returns[i]);
 		cr_expect_eq(result.failure, UNWIND_COMPLETE, "at %#llx: %s", (unsigned long long)code.returns[i],
@@ -758,6 +857,89 @@ Test(unwind, ld_so_start_up_code_is_the_outermost_frame)
 			cr_expect(strcmp(name, "_start") == 0 || strcmp(name, "_dl_start_user") == 0,
 				  "%#llx is in %s", (unsigned long long)code.returns[i], name);
 		}
+	}
+	unwinder_free(u);
+	free_snapshot(&s);
+}
+
+/* The pc ranges of a file's FDEs, from `readelf --debug-dump=frames` ("pc=START..END"). */
+struct fde_ranges {
+	uint64_t low[4096], high[4096];
+	size_t count;
+};
+
+static void take_fde_range(const char *line, void *context)
+{
+	struct fde_ranges *r = context;
+	const char *pc = strstr(line, "pc=");
+	unsigned long long low, high;
+	if (pc && r->count < ARRAY_SIZE(r->low) && sscanf(pc, "pc=%llx..%llx", &low, &high) == 2) {
+		r->low[r->count] = low;
+		r->high[r->count++] = high;
+	}
+}
+
+static bool fde_covers(const struct fde_ranges *r, uint64_t vaddr)
+{
+	for (size_t i = 0; i < r->count; i++)
+		if (vaddr >= r->low[i] && vaddr < r->high[i])
+			return true;
+	return false;
+}
+
+/* Functions (nm's t and T) in [low, high) that no FDE covers. */
+struct cfi_less_functions {
+	const struct fde_ranges *fdes;
+	uint64_t low, high;
+	uint64_t address[16];
+	char name[16][64];
+	size_t count;
+};
+
+static void take_cfi_less_function(const char *line, void *context)
+{
+	struct cfi_less_functions *f = context;
+	unsigned long long address;
+	char type, name[64];
+	if (sscanf(line, "%llx %c %63s", &address, &type, name) == 3 && (type == 't' || type == 'T') &&
+	    address >= f->low && address < f->high && !fde_covers(f->fdes, address) && f->count < ARRAY_SIZE(f->address)) {
+		f->address[f->count] = address;
+		snprintf(f->name[f->count++], sizeof(f->name[0]), "%s", name);
+	}
+}
+
+/*
+ * A program's _start has an FDE (its CFI leaves the return address
+ * undefined: the walk ends there by the CFI), so the code right after it
+ * that no FDE covers (crtbegin's deregister_tm_clones, frame_dummy, ...)
+ * is not where a stack begins: an IP there is a walk without unwind info,
+ * not a whole stack.  The FDEs, the entry point and the functions come
+ * from readelf and nm.
+ */
+Test(unwind, code_after_an_entry_point_with_cfi_is_no_stack_start)
+{
+	struct snapshot s;
+	load_snapshot("call", &s);
+	static struct fde_ranges fdes;
+	fdes.count = 0;
+	each_output_line("readelf --debug-dump=frames " FIXTURE, take_fde_range, &fdes);
+	unsigned long long entry = 0;
+	each_output_line("readelf -hW " FIXTURE, take_entry_point, &entry);
+	cr_assert(entry && fde_covers(&fdes, entry), "no FDE covers %s's entry %#llx: not the case under test", FIXTURE,
+		  entry);
+	struct cfi_less_functions after = { .fdes = &fdes, .low = entry, .high = entry + 256 };
+	each_output_line("nm --defined-only " FIXTURE, take_cfi_less_function, &after);
+	cr_assert_gt(after.count, 0, "no function without an FDE within 256 bytes above %s's entry", FIXTURE);
+	char path[4096];
+	uint64_t bias;
+	cr_assert(find_code_mapping("/unwind_fixture", path, sizeof(path), &bias), "the fixture's maps do not hold it");
+	struct unwinder *u = unwinder_new(s.procs);
+	for (size_t i = 0; i < after.count; i++) {
+		unwind_at(u, &s, bias + after.address[i]);
+		cr_expect_eq(result.nframes, 1, "%s", after.name[i]);
+		cr_expect_eq(result.failure, UNWIND_NO_UNWIND_INFO, "%s at %#llx: %s, not a stack start", after.name[i],
+			     (unsigned long long)after.address[i], unwind_failure_key(result.failure));
+		cr_expect_str_eq(result.reason, "no unwind info for unwind_fixture");
 	}
 	unwinder_free(u);
 	free_snapshot(&s);
