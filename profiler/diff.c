@@ -105,6 +105,9 @@ static int load_recording(struct diff_data *d, enum side side, const char *file,
 			p.problem[0] ? p.problem : "no closing section", (unsigned long long)p.samples);
 	struct figure_rows rows = { 0 };
 	view_figures(&p, &rows);
+	if (rows.refused)
+		sp_warn("diff: %s: %zu figures under a key listed already were left out (a collector's bug: please "
+			"report it)", file, rows.refused);
 	for (size_t i = 0; i < rows.count; i++)
 		add_entry(d, side, rows.rows[i].key, rows.rows[i].unit, rows.rows[i].exact, rows.rows[i].value);
 	figure_rows_free(&rows);

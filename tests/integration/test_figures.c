@@ -105,6 +105,57 @@ Test(figures, futex_word_rows_agree_with_json, .timeout = 120)
 	free(rows);
 }
 
+/* Assert that no key of rows is listed twice (docs/figures.md: a key names one figure). */
+static void assert_keys_once(const char *rows)
+{
+	char *sorted;
+	char file[512];
+	snprintf(file, sizeof(file), "%s", test_path("rows.txt"));
+	FILE *f = fopen(file, "w");
+	cr_assert_not_null(f);
+	fputs(rows, f);
+	fclose(f);
+	cr_assert_eq(run_cmd(&sorted, false, "cut -f1 '%s' | sort | uniq -d", file), 0);
+	cr_assert_str_empty(sorted, "keys listed more than once:\n%s", sorted);
+	free(sorted);
+}
+
+Test(figures, words_of_one_name_are_one_row_that_adds_them_up, .timeout = 120)
+{
+	require_perf_events();
+	require_root();
+	const long threads = 3, calls = 200;
+	const char *data = test_path("stack_words.data");
+	char cmd[256];
+	snprintf(cmd, sizeof(cmd), W "stack_words %ld %ld", threads, calls);
+	char *said = record_workload(data, "--futex=trace", cmd);
+	long made = -1;
+	cr_assert_eq(sscanf(said, "calls %ld", &made), 1, "%s", said);
+	cr_assert_eq(made, threads * calls, "%s", said);
+	free(said);
+	const char *json = report_json_file(data, "");
+	require_collector(json, "futex");
+	/* the words the report names alike: one on each thread's stack, at one offset of its own mapping */
+	char *symbol;
+	cr_assert_eq(run_cmd(&symbol, false,
+			     "jq -r '[.futexes[] | select(.ops.WAKE > 0 and (.symbol | startswith(\"[anon]\")))] | "
+			     "group_by(.symbol) | map(select(length == %ld)) | .[0][0].symbol' '%s'",
+			     threads, json),
+		     0);
+	symbol[strcspn(symbol, "\n")] = '\0';
+	cr_assert(strncmp(symbol, "[anon]", 6) == 0, "no %ld words named alike in %s: %s", threads, json, symbol);
+	char *rows = figures_of(data);
+	assert_keys_once(rows);
+	char key[256], filter[512];
+	snprintf(key, sizeof(key), "futex.word.%s.calls", symbol);
+	cr_assert_eq(figure(rows, key, "exact"), threads * calls, "the calls of the %ld words added up", threads);
+	snprintf(key, sizeof(key), "futex.word.%s.wait_ns.max", symbol);
+	snprintf(filter, sizeof(filter), "[.futexes[] | select(.symbol==\"%s\") | .wait_ns.max // 0] | max", symbol);
+	cr_assert_eq(figure(rows, key, "exact"), jq_file(json, filter), "the largest wait of the words");
+	free(symbol);
+	free(rows);
+}
+
 Test(figures, one_output_format_only)
 {
 	char *out;
