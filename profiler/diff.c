@@ -74,6 +74,7 @@ struct diff_data {
 	size_t nentries, cap;
 	size_t runs[SIDES];
 	bool profile_family[SIDES][MAX_RUNS_PER_SIDE]; /* the run has perf-profile.* rows */
+	size_t duplicates;     /* values of a run under a key the run had already (left out) */
 	/* --folded: stack (root first) -> count, per side */
 	struct entry *stacks;
 	size_t nstacks, stacks_cap;
@@ -321,10 +322,13 @@ static size_t build_rows(struct diff_data *d, const struct diff_args *a, struct 
 				bool found = false;
 				for (size_t k = i; k < j; k++)
 					if (d->entries[k].side == s && d->entries[k].run == run) {
+						if (found) { /* a stat document's figure named twice: one key, one figure */
+							d->duplicates++;
+							continue;
+						}
 						r->values[s][r->nvalues[s]++] = d->entries[k].value;
 						r->exact &= d->entries[k].exact;
 						found = true;
-						break;
 					}
 				/* perf-profile rows are listed above a floor: a run with the family and not the key had less */
 				if (!found && profile && d->profile_family[s][run])
@@ -910,6 +914,9 @@ int cmd_diff(int argc, char **argv)
 				diff_folded(d, stdout);
 		} else {
 			n = build_rows(d, &a, &rows);
+			if (d->duplicates)
+				sp_warn("diff: %zu figures of a run under a key the run had already were left out: a key names "
+					"one figure", d->duplicates);
 			row_sort = a.sort;
 			qsort(rows, n, sizeof(*rows), compare_rows);
 			if (a.format == DIFF_JSON)

@@ -259,6 +259,45 @@ Test(diff, stat_documents_print_the_seed_lines)
 	free(out);
 }
 
+/* A stat document of 3 runs (elapsed 1 s each) with these figures and derived figures (JSON array members) and rusage. */
+static void write_stat_raw(const char *file, const char *command, const char *figures, const char *derived,
+			   const char *rusage)
+{
+	FILE *f = fopen(file, "w");
+	cr_assert(f);
+	fprintf(f, "{ \"version\": 1, \"command\": [%s], \"runs\": 3, \"runs_asked\": 3, \"failed_run\": null, "
+		   "\"exit_status\": 0, \"figures\": [%s], \"derived\": [%s], %s%s%s"
+		   "\"elapsed_s\": { \"mean\": 1, \"stddev_percent\": 0, \"values\": [1, 1, 1] } }\n",
+		command, figures, derived, rusage ? "\"rusage\": [" : "", rusage ? rusage : "", rusage ? "], " : "");
+	fclose(f);
+}
+
+/* A stat document naming one figure twice: one key is one figure, the first kept, and a warning line says so. */
+Test(diff, a_figure_named_twice_is_one_figure)
+{
+	const char *base = test_path("twice-base.json"), *new_side = test_path("twice-new.json");
+	const char *fig = "{ \"name\": \"cs\", \"event\": \"context-switches\", \"unit\": \"\", \"supported\": true, "
+			  "\"values\": [%s] }, { \"name\": \"cs\", \"event\": \"context-switches\", \"unit\": \"\", "
+			  "\"supported\": true, \"values\": [7, 7, 7] }";
+	char figures[512];
+	snprintf(figures, sizeof(figures), fig, "100, 100, 100");
+	write_stat_raw(base, "\"w\"", figures, "", NULL);
+	snprintf(figures, sizeof(figures), fig, "200, 200, 200");
+	write_stat_raw(new_side, "\"w\"", figures, "", NULL);
+	char *out;
+	int st = run_cmd(&out, false, "%s diff --all --json '%s' '%s' 2>&1 >'%s'", sigprof_bin(), base, new_side,
+			 test_path("twice.json"));
+	cr_assert_eq(st, 0, "%s", out);
+	cr_assert(strstr(out, "a key names one figure"), "a warning line: %s", out);
+	free(out);
+	cr_assert_eq(jq_file(test_path("twice.json"), "[.rows[] | select(.key == \"perf-stat.total.cs\")] | length"), 1);
+	cr_assert_eq(jq_file(test_path("twice.json"),
+			     "[.rows[] | select(.key == \"perf-stat.total.cs\") | .base.values | length] | first"), 3,
+		     "one value a run");
+	cr_assert_eq(jq_file(test_path("twice.json"), "[.rows[] | select(.key == \"perf-stat.total.cs\") | .new.mean] | first"),
+		     200);
+}
+
 Test(diff, bad_input_is_one_error_line)
 {
 	const char *junk = test_path("junk.json");
