@@ -497,13 +497,18 @@ static void diff_text(const struct diff_args *a, const struct diff_data *d, stru
 {
 	bool tested = d->runs[BASE] >= LKP_MIN_RUNS && d->runs[NEW] >= LKP_MIN_RUNS;
 	text_inputs(a, d, out);
-	size_t significant = 0, listed = 0;
+	/* the figures --collector keeps, so that the header and the table count the same rows */
+	size_t significant = 0, listed = 0, kept = 0;
 	for (size_t i = 0; i < n; i++) {
+		if (a->collector && !key_of_collector(rows[i].key, a->collector))
+			continue;
+		kept++;
 		significant += rows[i].verdict == CHANGE_SIGNIFICANT;
 		listed += rows[i].listed;
 	}
 	if (tested)
-		fprintf(out, "# LKP's rules: %zu of %zu figures changed%s\n", significant, n,
+		fprintf(out, "# LKP's rules: %zu of %zu figures%s%s changed%s\n", significant, kept,
+			a->collector ? " of collector " : "", a->collector ? a->collector : "",
 			a->all ? "; --all: every figure listed" : "");
 	else
 		fprintf(out, "# fewer than %d runs a side: no significance test was possible; every figure is listed\n",

@@ -298,6 +298,36 @@ Test(diff, a_figure_named_twice_is_one_figure)
 		     200);
 }
 
+/* --collector: the header counts the figures the table can list, those of the collector, as the JSON rows do. */
+Test(diff, the_header_counts_the_figures_of_the_collector)
+{
+	const char *base = test_path("coll-base.json"), *new_side = test_path("coll-new.json");
+	write_stat_raw(base, "\"w\"", "{ \"name\": \"cs\", \"event\": \"context-switches\", \"unit\": \"\", "
+				    "\"supported\": true, \"values\": [100, 101, 102] }", "", NULL);
+	write_stat_raw(new_side, "\"w\"", "{ \"name\": \"cs\", \"event\": \"context-switches\", \"unit\": \"\", "
+					"\"supported\": true, \"values\": [200, 201, 202] }", "", NULL);
+	static const char *const collectors[] = { "", "--collector cpu", "--collector signal" };
+	for (size_t c = 0; c < sizeof(collectors) / sizeof(collectors[0]); c++) {
+		char *out, *json;
+		int st = run_cmd(&out, true, "%s diff %s '%s' '%s'", sigprof_bin(), collectors[c], base, new_side);
+		cr_assert_eq(st, 0, "%s", out);
+		st = run_cmd(&json, true, "%s diff --all --json %s '%s' '%s' | jq '[.rows | length, "
+				   "([.[] | select(.significant)] | length)] | map(tostring) | join(\" \")'",
+			     sigprof_bin(), collectors[c], base, new_side);
+		cr_assert_eq(st, 0, "%s", json);
+		unsigned figures = 0, changed = 0, header_changed = 0, header_figures = 0;
+		cr_assert_eq(sscanf(json, "\"%u %u\"", &figures, &changed), 2, "%s", json);
+		const char *header = strstr(out, "# LKP's rules: ");
+		cr_assert(header, "%s", out);
+		cr_assert_eq(sscanf(header, "# LKP's rules: %u of %u", &header_changed, &header_figures), 2, "%s", out);
+		cr_assert_eq(header_changed, changed, "%s: the header against the rows:\n%s", collectors[c], out);
+		cr_assert_eq(header_figures, figures, "%s: the header against the rows:\n%s", collectors[c], out);
+		cr_assert_eq(strstr(out, "no figure changed") != NULL, changed == 0, "%s:\n%s", collectors[c], out);
+		free(out);
+		free(json);
+	}
+}
+
 Test(diff, bad_input_is_one_error_line)
 {
 	const char *junk = test_path("junk.json");
