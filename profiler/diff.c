@@ -75,6 +75,14 @@ struct diff_data {
 	size_t runs[SIDES];
 	bool profile_family[SIDES][MAX_RUNS_PER_SIDE]; /* the run has perf-profile.* rows */
 	size_t duplicates;     /* values of a run under a key the run had already (left out) */
+	/* the collectors each recording of a side opened, to say when the runs of a side differ */
+	struct recording_collectors {
+		const char *file;
+		uint64_t open;           /* bit i: collector_names[i] opened */
+	} *recordings[SIDES];
+	size_t nrecordings[SIDES], recordings_cap[SIDES];
+	const char *collector_names[64];
+	size_t ncollector_names;
 	/* --folded: stack (root first) -> count, per side */
 	struct entry *stacks;
 	size_t nstacks, stacks_cap;
@@ -93,6 +101,56 @@ static void add_entry(struct diff_data *d, enum side side, const char *key, cons
 
 /* ---- a recording ---- */
 
+/* The collectors that opened in recording file (those the machine could not open are no difference between runs). */
+static void note_collectors(struct diff_data *d, enum side side, const char *file, const struct profile *p)
+{
+	uint64_t open = 0;
+	for (int c = 0; c < p->ncollectors; c++) {
+		if (!p->collectors[c].ok)
+			continue;
+		const char *name = string_intern(d->pool, p->collectors[c].name);
+		size_t i = 0;
+		while (i < d->ncollector_names && d->collector_names[i] != name)
+			i++;
+		if (i == d->ncollector_names) {
+			if (i == ARRAY_SIZE(d->collector_names))
+				continue;
+			d->collector_names[d->ncollector_names++] = name;
+		}
+		open |= 1ull << i;
+	}
+	GROW(d->recordings[side], d->recordings_cap[side], d->nrecordings[side] + 1);
+	d->recordings[side][d->nrecordings[side]++] = (struct recording_collectors){ file, open };
+}
+
+/*
+ * One warning line per side whose recordings opened different collectors:
+ * the figures of a collector one run lacks are compared over fewer runs
+ * (and, with fewer than 3, untested and listed only with --all).
+ */
+static void warn_collector_differences(const struct diff_data *d)
+{
+	for (int s = 0; s < SIDES; s++) {
+		uint64_t any = 0;
+		for (size_t i = 0; i < d->nrecordings[s]; i++)
+			any |= d->recordings[s][i].open;
+		struct strbuf sb = { 0 };
+		for (size_t i = 0; i < d->nrecordings[s]; i++) {
+			uint64_t lacks = any & ~d->recordings[s][i].open;
+			if (!lacks)
+				continue;
+			sb_addf(&sb, "%s%s lacks", sb.len ? "; " : "", d->recordings[s][i].file);
+			for (size_t c = 0, named = 0; c < d->ncollector_names; c++)
+				if (lacks & (1ull << c))
+					sb_addf(&sb, "%s %s", named++ ? "," : "", d->collector_names[c]);
+		}
+		if (sb.len)
+			sp_warn("diff: the %s side's runs were recorded with different collectors: %s (their figures are "
+				"compared over the runs that have them)", side_names[s], sb.buf);
+		sb_free(&sb);
+	}
+}
+
 static int load_recording(struct diff_data *d, enum side side, const char *file, const struct diff_args *a)
 {
 	struct profile p;
@@ -104,6 +162,7 @@ static int load_recording(struct diff_data *d, enum side side, const char *file,
 	if (p.truncated)
 		sp_warn("diff: %s %s (%s); comparing the %llu samples it holds", file, profile_end_verb(&p),
 			p.problem[0] ? p.problem : "no closing section", (unsigned long long)p.samples);
+	note_collectors(d, side, file, &p);
 	struct figure_rows rows = { 0 };
 	view_figures(&p, &rows);
 	if (rows.refused)
@@ -475,8 +534,10 @@ static void text_costs(const struct diff_row *rows, size_t n, FILE *out)
 			fprintf(out, " (%+.1f%%)", r->change);
 		if (lines[i].has_share)
 			fprintf(out, ", %.0f%% of the change", lines[i].share);
-		bool tested = r->verdict == CHANGE_SIGNIFICANT || r->verdict == CHANGE_UNTESTED;
-		fprintf(out, "%s\n", tested ? "" : "  (not significant)");
+		/* as the verdict of the table's rows: a cost with too few runs to test is not a change that passed */
+		fprintf(out, "%s\n", r->verdict == CHANGE_SIGNIFICANT ? ""
+				     : r->verdict == CHANGE_UNTESTED ? "  (untested: fewer than 3 runs)"
+								    : "  (not significant)");
 	}
 	free(lines);
 }
@@ -640,6 +701,7 @@ static void diff_json(const struct diff_args *a, const struct diff_data *d, stru
 		else
 			json_null(&w, "share_of_change_percent");
 		json_bool(&w, "significant", r->verdict == CHANGE_SIGNIFICANT);
+		json_string(&w, "verdict", change_verdict_name(r->verdict));
 		json_end(&w);
 	}
 	json_end(&w);
@@ -910,6 +972,8 @@ int cmd_diff(int argc, char **argv)
 			ret = load_input(d, (enum side)s, a.files[s][i], &a);
 	struct diff_row *rows = NULL;
 	size_t n = 0;
+	if (ret == 0)
+		warn_collector_differences(d);
 	if (ret == 0) {
 		if (a.format == DIFF_FOLDED) {
 			if (!d->nstacks)
@@ -938,6 +1002,8 @@ int cmd_diff(int argc, char **argv)
 	free(rows);
 	free(d->entries);
 	free(d->stacks);
+	for (int s = 0; s < SIDES; s++)
+		free(d->recordings[s]);
 	string_pool_free(d->pool);
 	free(d);
 	path_rules_free(rules);

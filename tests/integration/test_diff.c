@@ -222,6 +222,63 @@ Test(diff, one_run_a_side_lists_the_unchanged_exact_counts, .timeout = 120)
 	free(out);
 }
 
+/*
+ * A side whose runs were recorded with different collectors gets one warning line naming the run and what it lacks
+ * (what the other run's JSON report has open and its own has not), and cost lines from fewer than 3 runs a side say
+ * they are untested, as the JSON's verdicts do.
+ */
+Test(diff, runs_of_one_side_with_other_collectors_and_untested_costs, .timeout = 120)
+{
+	require_perf_events();
+	require_root();
+	char full[512], signal_only[512], other[512], json_full[600]; /* test_path()'s names are overwritten */
+	snprintf(full, sizeof(full), "%s", test_path("full.data"));
+	snprintf(signal_only, sizeof(signal_only), "%s", test_path("signal-only.data"));
+	snprintf(other, sizeof(other), "%s", test_path("other.data"));
+	free(record_workload(full, "", W "signal_storm 3000 >/dev/null"));
+	free(record_workload(signal_only, "-e signal", W "signal_storm 3000 >/dev/null"));
+	free(record_workload(other, "", W "signal_storm 3000 >/dev/null"));
+	snprintf(json_full, sizeof(json_full), "%s", report_json_file(full, ""));
+	require_collector(json_full, "cpu");
+	char *lacking;
+	int st = run_cmd(&lacking, false,
+			 "jq -r '[.meta.collectors[] | select(.status == \"ok\") | .name] - "
+			 "[input.meta.collectors[] | select(.status == \"ok\") | .name] | .[]' '%s' '%s'",
+			 json_full, report_json_file(signal_only, ""));
+	cr_assert_eq(st, 0, "%s", lacking);
+	cr_assert(strstr(lacking, "cpu"), "-e signal opens no cpu collector: %s", lacking);
+	char *out;
+	st = run_cmd(&out, false, "%s diff '%s' '%s' -- '%s' 2>&1", sigprof_bin(), full, signal_only, other);
+	cr_assert_eq(st, 0, "%s", out);
+	const char *warning = strstr(out, "different collectors");
+	cr_assert(warning, "%s", out);
+	const char *eol = strchr(warning, '\n');
+	cr_assert(strstr(warning, signal_only) && strstr(warning, signal_only) < eol, "%s", out);
+	for (char *name = strtok(lacking, "\n"); name; name = strtok(NULL, "\n")) {
+		const char *at = strstr(warning, name);
+		cr_assert(at && at < eol, "the warning names %s: %s", name, out);
+	}
+	const char *costs = strstr(out, "cost per event");
+	cr_assert(costs, "signal paths have cost lines:\n%s", out);
+	int lines = 0;
+	for (const char *line = strchr(costs, '\n') + 1; *line == ' '; line = strchr(line, '\n') + 1) {
+		const char *end = strchr(line, '\n');
+		const char *mark = strstr(line, "(untested");
+		cr_assert(mark && mark < end, "2 runs against 1: no test, and the line says so: %.*s", (int)(end - line),
+			  line);
+		lines++;
+	}
+	cr_assert_gt(lines, 0, "%s", out);
+	free(out);
+	free(lacking);
+	cr_assert_eq(run_cmd(&out, false, "%s diff --json '%s' '%s' -- '%s' 2>/dev/null | jq '[.costs[] | "
+				       "select(.verdict != \"untested\")] | length'",
+			     sigprof_bin(), full, signal_only, other),
+		     0);
+	cr_assert_eq(atoi(out), 0, "%s", out);
+	free(out);
+}
+
 /* A stat document of 3 runs with the given values of one figure and one derived figure. */
 static void write_stat_document(const char *file, const double cache_misses[3], const double mpki[3])
 {
