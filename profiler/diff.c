@@ -83,6 +83,11 @@ struct diff_data {
 	size_t nrecordings[SIDES], recordings_cap[SIDES];
 	const char *collector_names[64];
 	size_t ncollector_names;
+	/* the commands and kernels of each side's runs, each once, in the order met (in the pool) */
+	struct name_list {
+		const char **names;
+		size_t count, cap;
+	} commands[SIDES], kernels[SIDES];
 	/* --folded: stack (root first) -> count, per side */
 	struct entry *stacks;
 	size_t nstacks, stacks_cap;
@@ -100,6 +105,36 @@ static void add_entry(struct diff_data *d, enum side side, const char *key, cons
 }
 
 /* ---- a recording ---- */
+
+/* Add name (interned) to a list of distinct names; an empty name is left out (not known). */
+static void name_list_add(struct diff_data *d, struct name_list *l, const char *name)
+{
+	if (!name || !name[0])
+		return;
+	name = string_intern(d->pool, name);
+	for (size_t i = 0; i < l->count; i++)
+		if (l->names[i] == name)
+			return;
+	GROW(l->names, l->cap, l->count + 1);
+	l->names[l->count++] = name;
+}
+
+/* The command (argv joined by blanks, or what record attached to) and kernel of a recording. */
+static void note_command(struct diff_data *d, enum side side, const struct profile *p)
+{
+	struct strbuf sb = { 0 };
+	for (int i = 0; i < p->argc; i++)
+		sb_addf(&sb, "%s%s", i ? " " : "", p->argv[i]);
+	if (p->target[0])
+		sb_addf(&sb, "%s%s", sb.len ? " " : "", p->target);
+	name_list_add(d, &d->commands[side], sb.buf);
+	sb_free(&sb);
+	if (p->kernel[0]) {
+		char kernel[300];
+		snprintf(kernel, sizeof(kernel), "Linux %s", p->kernel);
+		name_list_add(d, &d->kernels[side], kernel);
+	}
+}
 
 /* The collectors that opened in recording file (those the machine could not open are no difference between runs). */
 static void note_collectors(struct diff_data *d, enum side side, const char *file, const struct profile *p)
@@ -163,6 +198,7 @@ static int load_recording(struct diff_data *d, enum side side, const char *file,
 		sp_warn("diff: %s %s (%s); comparing the %llu samples it holds", file, profile_end_verb(&p),
 			p.problem[0] ? p.problem : "no closing section", (unsigned long long)p.samples);
 	note_collectors(d, side, file, &p);
+	note_command(d, side, &p);
 	struct figure_rows rows = { 0 };
 	view_figures(&p, &rows);
 	if (rows.refused)
@@ -256,6 +292,11 @@ static int load_input(struct diff_data *d, enum side side, const char *file, con
 	if (err < 0)
 		return sp_error("diff: cannot read %s: %s", QUOTED(file), strerror(-err));
 	int ret = load_stat_document(d, side, file, text);
+	if (ret == 0) {
+		char command[1024];
+		diff_stat_command(text, command, sizeof(command));
+		name_list_add(d, &d->commands[side], command);
+	}
 	free(text);
 	return ret;
 }
@@ -544,14 +585,64 @@ static void text_costs(const struct diff_row *rows, size_t n, FILE *out)
 
 /* ---- outputs ---- */
 
+/* "A | B": the names of a list, or "?" when none is known. */
+static void name_list_line(const struct name_list *l, FILE *out)
+{
+	if (!l->count)
+		fputs("?", out);
+	for (size_t i = 0; i < l->count; i++)
+		fprintf(out, "%s%s", i ? " | " : "", l->names[i]);
+}
+
 static void text_inputs(const struct diff_args *a, const struct diff_data *d, FILE *out)
 {
 	for (int s = 0; s < SIDES; s++) {
 		fprintf(out, "# %-4s %zu run%s:", side_names[s], d->runs[s], d->runs[s] == 1 ? "" : "s");
 		for (size_t i = 0; i < a->nfiles[s]; i++)
 			fprintf(out, " %s", a->files[s][i]);
+		fprintf(out, "\n#      command: ");
+		name_list_line(&d->commands[s], out);
+		if (d->kernels[s].count) { /* a stat document does not say its kernel */
+			fprintf(out, "; kernel: ");
+			name_list_line(&d->kernels[s], out);
+		}
 		fprintf(out, "\n");
 	}
+}
+
+static bool same_names(const struct name_list *x, const struct name_list *y)
+{
+	if (x->count != y->count)
+		return false;
+	for (size_t i = 0; i < x->count; i++) {
+		size_t j = 0;
+		while (j < y->count && y->names[j] != x->names[i])
+			j++;
+		if (j == y->count)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The robot compares one command on two kernels: a warning line when the
+ * two sides (or the runs of one side) ran different commands.  Different
+ * kernels are what a comparison is for: the header shows them.
+ */
+static void warn_command_differences(const struct diff_data *d)
+{
+	for (int s = 0; s < SIDES; s++)
+		if (d->commands[s].count > 1) {
+			struct strbuf sb = { 0 };
+			for (size_t i = 0; i < d->commands[s].count; i++)
+				sb_addf(&sb, "%s'%s'", i ? ", " : "", d->commands[s].names[i]);
+			sp_warn("diff: the %s side's runs ran different commands: %s", side_names[s], sb.buf);
+			sb_free(&sb);
+		}
+	if (d->commands[BASE].count == 1 && d->commands[NEW].count == 1 &&
+	    !same_names(&d->commands[BASE], &d->commands[NEW]))
+		sp_warn("diff: the two sides ran different commands: base '%s', new '%s'", d->commands[BASE].names[0],
+			d->commands[NEW].names[0]);
 }
 
 static void diff_text(const struct diff_args *a, const struct diff_data *d, struct diff_row *rows, size_t n, FILE *out)
@@ -653,6 +744,14 @@ static void diff_json(const struct diff_args *a, const struct diff_data *d, stru
 			json_string(&w, NULL, a->files[s][i]);
 		json_end(&w);
 		json_u64(&w, "runs", d->runs[s]);
+		json_array_begin(&w, "commands");
+		for (size_t i = 0; i < d->commands[s].count; i++)
+			json_string(&w, NULL, d->commands[s].names[i]);
+		json_end(&w);
+		json_array_begin(&w, "kernels");
+		for (size_t i = 0; i < d->kernels[s].count; i++)
+			json_string(&w, NULL, d->kernels[s].names[i]);
+		json_end(&w);
 		json_end(&w);
 	}
 	json_bool(&w, "significance", d->runs[BASE] >= LKP_MIN_RUNS && d->runs[NEW] >= LKP_MIN_RUNS);
@@ -972,8 +1071,10 @@ int cmd_diff(int argc, char **argv)
 			ret = load_input(d, (enum side)s, a.files[s][i], &a);
 	struct diff_row *rows = NULL;
 	size_t n = 0;
-	if (ret == 0)
+	if (ret == 0) {
+		warn_command_differences(d);
 		warn_collector_differences(d);
+	}
 	if (ret == 0) {
 		if (a.format == DIFF_FOLDED) {
 			if (!d->nstacks)
@@ -1002,8 +1103,11 @@ int cmd_diff(int argc, char **argv)
 	free(rows);
 	free(d->entries);
 	free(d->stacks);
-	for (int s = 0; s < SIDES; s++)
+	for (int s = 0; s < SIDES; s++) {
 		free(d->recordings[s]);
+		free(d->commands[s].names);
+		free(d->kernels[s].names);
+	}
 	string_pool_free(d->pool);
 	free(d);
 	path_rules_free(rules);

@@ -141,3 +141,22 @@ out:
 	json_object_put(doc);
 	return ret;
 }
+
+void diff_stat_command(const char *text, char *buf, size_t len)
+{
+	if (len)
+		buf[0] = '\0';
+	json_object *doc = json_tokener_parse(text);
+	json_object *command = doc ? member(doc, "command", json_type_array) : NULL;
+	size_t used = 0;
+	for (size_t i = 0; command && i < json_object_array_length(command) && used < len; i++) {
+		json_object *word = json_object_array_get_idx(command, i);
+		if (!json_object_is_type(word, json_type_string))
+			continue;
+		int n = snprintf(buf + used, len - used, "%s%s", used ? " " : "", json_object_get_string(word));
+		if (n < 0)
+			break;
+		used += (size_t)n;
+	}
+	json_object_put(doc);
+}

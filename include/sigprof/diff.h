@@ -30,4 +30,10 @@ typedef void (*diff_figure_fn)(void *ctx, size_t run, const char *key, const cha
 int diff_stat_document(const char *text, size_t max_runs, diff_figure_fn add, void *ctx, size_t *runs, char *err,
 		       size_t errlen);
 
+/*
+ * The document's command (its "command" array joined by blanks) into buf;
+ * empty when the text has none or is no document.
+ */
+void diff_stat_command(const char *text, char *buf, size_t len);
+
 #endif

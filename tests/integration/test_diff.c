@@ -41,9 +41,10 @@ static const char *diff_json(const char *base, const char *new_side, const char 
 	const char *json = test_path(name);
 	char *out;
 	const char *d = test_dir();
-	int st = run_cmd(&out, true,
+	/* the warning lines (two commands, on purpose) to out, the JSON to its file */
+	int st = run_cmd(&out, false,
 			 "%s diff --all --json %s/%s.1.data %s/%s.2.data %s/%s.3.data -- %s/%s.1.data %s/%s.2.data "
-			 "%s/%s.3.data > '%s'",
+			 "%s/%s.3.data 2>&1 > '%s'",
 			 sigprof_bin(), d, base, d, base, d, base, d, new_side, d, new_side, d, new_side, json);
 	cr_assert_eq(st, 0, "diff exited %d: %s", st, out);
 	free(out);
@@ -55,6 +56,19 @@ static double row(const char *json, const char *key, const char *field)
 	char filter[512];
 	snprintf(filter, sizeof(filter), "[.rows[] | select(.key == \"%s\") | %s] | first", key, field);
 	return jq_file(json, filter);
+}
+
+/* A stat document of 3 runs (elapsed 1 s each) with these figures and derived figures (JSON array members) and rusage. */
+static void write_stat_raw(const char *file, const char *command, const char *figures, const char *derived,
+			   const char *rusage)
+{
+	FILE *f = fopen(file, "w");
+	cr_assert(f);
+	fprintf(f, "{ \"version\": 1, \"command\": [%s], \"runs\": 3, \"runs_asked\": 3, \"failed_run\": null, "
+		   "\"exit_status\": 0, \"figures\": [%s], \"derived\": [%s], %s%s%s"
+		   "\"elapsed_s\": { \"mean\": 1, \"stddev_percent\": 0, \"values\": [1, 1, 1] } }\n",
+		command, figures, derived, rusage ? "\"rusage\": [" : "", rusage ? rusage : "", rusage ? "], " : "");
+	fclose(f);
 }
 
 Test(diff, handler_knob_changes_handler_time_not_the_counts, .timeout = 300)
@@ -219,6 +233,38 @@ Test(diff, one_run_a_side_lists_the_unchanged_exact_counts, .timeout = 120)
 	st = run_cmd(&out, true, "%s diff '%s' '%s'", sigprof_bin(), a, b);
 	cr_assert_eq(st, 0, "%s", out);
 	cr_assert(strstr(out, "signal.SIGUSR1.sigreturns"), "the text lists the unchanged count too:\n%s", out);
+	/* each side's command and kernel (this machine's), and no warning: one command on both sides */
+	char *release;
+	cr_assert_eq(run_cmd(&release, false, "uname -r"), 0);
+	release[strcspn(release, "\n")] = '\0';
+	char want[512];
+	snprintf(want, sizeof(want), "#      command: %ssignal_storm 2500; kernel: Linux %s\n", W, release);
+	const char *base_line = strstr(out, want);
+	cr_assert(base_line, "%s in:\n%s", want, out);
+	cr_assert(strstr(base_line + 1, want), "the new side's too:\n%s", out);
+	cr_assert_null(strstr(out, "different commands"), "%s", out);
+	free(release);
+	free(out);
+}
+
+/* Two sides that ran different commands: a warning line names both (the robot compares one command). */
+Test(diff, different_commands_are_said)
+{
+	const char *base = test_path("cmd-base.json"), *new_side = test_path("cmd-new.json");
+	const char *fig = "{ \"name\": \"cs\", \"event\": \"context-switches\", \"unit\": \"\", \"supported\": true, "
+			  "\"values\": [1, 2, 3] }";
+	write_stat_raw(base, "\"w\", \"1000\"", fig, "", NULL);
+	write_stat_raw(new_side, "\"w\", \"8000\"", fig, "", NULL);
+	char *out;
+	int st = run_cmd(&out, true, "%s diff '%s' '%s'", sigprof_bin(), base, new_side);
+	cr_assert_eq(st, 0, "%s", out);
+	cr_assert(strstr(out, "warning: diff: the two sides ran different commands: base 'w 1000', new 'w 8000'\n"), "%s",
+		  out);
+	cr_assert(strstr(out, "#      command: w 1000\n") && strstr(out, "#      command: w 8000\n"), "%s", out);
+	free(out);
+	st = run_cmd(&out, true, "%s diff '%s' '%s'", sigprof_bin(), base, base);
+	cr_assert_eq(st, 0, "%s", out);
+	cr_assert_null(strstr(out, "different commands"), "one command:\n%s", out);
 	free(out);
 }
 
@@ -314,19 +360,6 @@ Test(diff, stat_documents_print_the_seed_lines)
 	cr_assert(strstr(out, "      0.36            +2.9%       0.37        perf-stat.overall.MPKI\n"), "%s", out);
 	cr_assert(strstr(out, "perf-stat.total.cycles") == NULL, "a figure not counted has no row:\n%s", out);
 	free(out);
-}
-
-/* A stat document of 3 runs (elapsed 1 s each) with these figures and derived figures (JSON array members) and rusage. */
-static void write_stat_raw(const char *file, const char *command, const char *figures, const char *derived,
-			   const char *rusage)
-{
-	FILE *f = fopen(file, "w");
-	cr_assert(f);
-	fprintf(f, "{ \"version\": 1, \"command\": [%s], \"runs\": 3, \"runs_asked\": 3, \"failed_run\": null, "
-		   "\"exit_status\": 0, \"figures\": [%s], \"derived\": [%s], %s%s%s"
-		   "\"elapsed_s\": { \"mean\": 1, \"stddev_percent\": 0, \"values\": [1, 1, 1] } }\n",
-		command, figures, derived, rusage ? "\"rusage\": [" : "", rusage ? rusage : "", rusage ? "], " : "");
-	fclose(f);
 }
 
 /* A stat document naming one figure twice: one key is one figure, the first kept, and a warning line says so. */
@@ -436,13 +469,13 @@ Test(diff, filters_apply_to_every_recording, .timeout = 120)
 	free(record_workload(b, "-e signal", W "signal_storm 6000 >/dev/null"));
 	const char *kept = test_path("kept.json"), *none = test_path("none.json");
 	char *out;
-	int st = run_cmd(&out, true, "%s diff --all --json --comm signal_storm '%s' '%s' > '%s'", sigprof_bin(), a, b,
+	int st = run_cmd(&out, false, "%s diff --all --json --comm signal_storm '%s' '%s' 2>&1 > '%s'", sigprof_bin(), a, b,
 			 kept);
 	cr_assert_eq(st, 0, "%s", out);
 	free(out);
 	cr_assert_eq(row(kept, "signal.SIGUSR1.generated", ".base.mean"), 3000);
 	cr_assert_eq(row(kept, "signal.SIGUSR1.generated", ".new.mean"), 6000);
-	st = run_cmd(&out, true, "%s diff --all --json --comm no-such-command '%s' '%s' > '%s'", sigprof_bin(), a, b,
+	st = run_cmd(&out, false, "%s diff --all --json --comm no-such-command '%s' '%s' 2>&1 > '%s'", sigprof_bin(), a, b,
 		     none);
 	cr_assert_eq(st, 0, "%s", out);
 	free(out);
