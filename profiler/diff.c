@@ -194,6 +194,13 @@ static int load_recording(struct diff_data *d, enum side side, const char *file,
 		profile_free(&p);
 		return sp_error("diff: %s: %s", file, err);
 	}
+	if (p.truncated && !p.samples) {
+		/* its figures would be zeros nothing measured, averaged in as if they were a run's */
+		int ret = sp_error("diff: %s %s (%s) before its first sample: no run to compare; leave it out", file,
+				   profile_end_verb(&p), p.problem[0] ? p.problem : "no closing section");
+		profile_free(&p);
+		return ret;
+	}
 	if (p.truncated)
 		sp_warn("diff: %s %s (%s); comparing the %llu samples it holds", file, profile_end_verb(&p),
 			p.problem[0] ? p.problem : "no closing section", (unsigned long long)p.samples);

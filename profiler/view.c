@@ -677,9 +677,10 @@ void view_figures(const struct profile *p, struct figure_rows *rows)
 			continue;
 		const struct collector_analyzer *an = ci->impl ? ci->impl->analyzer : NULL;
 		figure_rows_add(rows, (double)ci->samples, "samples", true, "%s.samples", ci->name);
-		for (int path = 0; path < PATH_COUNT; path++) {
-			figure_rows_add(rows, ci->samples ? 100.0 * (double)ci->path_samples[path] / (double)ci->samples : 0.0,
-					"percent", true, "paths.%s.%s", ci->name, path_name(path));
+		/* no samples: no share of any path, nor a figure per path, was measured (an absent key, never a 0) */
+		for (int path = 0; ci->samples && path < PATH_COUNT; path++) {
+			figure_rows_add(rows, 100.0 * (double)ci->path_samples[path] / (double)ci->samples, "percent", true,
+					"paths.%s.%s", ci->name, path_name(path));
 			for (size_t f = 0; an && ci->state && f < an->npath_figures; f++) {
 				char key[96];
 				path_figure_key(ci->name, &an->path_figures[f], key, sizeof(key));

@@ -307,9 +307,9 @@ const struct figure_row *figure_rows_find(const struct figure_rows *rows, const 
 void figure_rows_free(struct figure_rows *rows);
 /*
  * Every figure of a loaded profile: the run's (run.duration_s, run.samples,
- * run.lost), each open collector's samples and share per path
- * (COLLECTOR.samples, paths.COLLECTOR.PATH in percent) and path figures
- * (paths.sched.PATH.wait_ms),
+ * run.lost), each open collector's samples and, when it has some, its
+ * share per path (COLLECTOR.samples, paths.COLLECTOR.PATH in percent) and
+ * path figures (paths.sched.PATH.wait_ms),
  * then each analyzer's own rows (collector_analyzer.figures), in collector
  * order.
  */

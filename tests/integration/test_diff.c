@@ -456,6 +456,38 @@ Test(diff, bad_input_is_one_error_line)
 }
 
 /*
+ * A recording damaged before its first sample holds no run: its figures would be zeros nothing measured, averaged in
+ * as a run's.  One error line naming it, exit 2.  The damage: 0xff over 16 bytes of its first chunk, found by moving
+ * the damage on until `report --figures` reads no sample (run.samples 0) before the damage.
+ */
+Test(diff, a_recording_damaged_before_any_sample_is_refused, .timeout = 120)
+{
+	require_perf_events();
+	require_root();
+	char good[512], damaged[512];
+	snprintf(good, sizeof(good), "%s", test_path("good.data"));
+	snprintf(damaged, sizeof(damaged), "%s", test_path("damaged.data"));
+	free(record_workload(good, "-e signal", W "signal_storm 3000 >/dev/null"));
+	bool made = false;
+	for (long offset = 1024; offset < 64 * 1024 && !made; offset += 256) {
+		char *out;
+		int st = run_cmd(&out, false,
+				 "cp '%s' '%s' && printf '\\377\\377\\377\\377\\377\\377\\377\\377\\377\\377\\377\\377\\377\\377\\377\\377' | "
+				 "dd of='%s' bs=1 seek=%ld conv=notrunc status=none && %s report --figures -i '%s' 2>&1",
+				 good, damaged, damaged, offset, sigprof_bin(), damaged);
+		made = st == 0 && strstr(out, "is damaged") && strstr(out, "\nrun.samples\t0\t");
+		free(out);
+	}
+	cr_assert(made, "no damage of the first chunk read as 0 samples");
+	char *out;
+	int st = run_cmd(&out, true, "%s diff '%s' '%s'", sigprof_bin(), damaged, good);
+	cr_assert_eq(st, 2, "%s", out);
+	cr_assert_eq(count_lines(out), 1, "one error line: %s", out);
+	cr_assert(strstr(out, damaged) && strstr(out, "before its first sample"), "%s", out);
+	free(out);
+}
+
+/*
  * The report's filters apply to every recording of a comparison: the
  * workload's own comm keeps its signals, another comm keeps none of them
  * (a figure missing on both sides has no row), and --time takes a part.

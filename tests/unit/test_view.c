@@ -332,6 +332,34 @@ Test(view, no_cost_rows_without_cpu_samples)
 	free_profile(p);
 }
 
+Test(view, a_collector_without_samples_has_no_path_shares)
+{
+	struct profile *p = new_profile();
+	snprintf(p->collectors[0].name, sizeof(p->collectors[0].name), "futex");
+	p->collectors[0].ok = true; /* opened, and nothing of the workload's hit it */
+	p->ncollectors = 2;
+	snprintf(p->collectors[1].name, sizeof(p->collectors[1].name), "sched");
+	p->collectors[1].ok = true;
+	p->collectors[1].samples = 4;
+	p->collectors[1].path_samples[PATH_FUTEX_WAIT] = 3;
+	p->collectors[1].path_samples[PATH_OTHER] = 1;
+	struct figure_rows rows = { 0 };
+	view_figures(p, &rows);
+	const struct figure_row *r = figure_rows_find(&rows, "futex.samples");
+	cr_assert(r, "its samples, 0, were measured");
+	cr_assert_eq(r->value, 0);
+	double shares = 0;
+	for (size_t i = 0; i < rows.count; i++) {
+		cr_assert(strncmp(rows.rows[i].key, "paths.futex.", 12) != 0, "%s: a share of no samples",
+			  rows.rows[i].key);
+		if (strncmp(rows.rows[i].key, "paths.sched.", 12) == 0)
+			shares += rows.rows[i].value;
+	}
+	cr_assert_float_eq(shares, 100.0, 1e-9, "the shares of a collector with samples add up to 100");
+	figure_rows_free(&rows);
+	free_profile(p);
+}
+
 Test(view, cpu_collector_lists_lkp_perf_profile_shares)
 {
 	const struct collector *cpu = NULL;
