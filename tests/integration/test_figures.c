@@ -156,6 +156,38 @@ Test(figures, words_of_one_name_are_one_row_that_adds_them_up, .timeout = 120)
 	free(rows);
 }
 
+/* The sum of the values of the rows whose key begins with prefix (-1 when none). */
+static double figures_with_prefix(const char *rows, const char *prefix)
+{
+	double sum = -1;
+	for (const char *line = rows; *line;) {
+		double v;
+		if (strncmp(line, prefix, strlen(prefix)) == 0 && sscanf(strchr(line, '\t'), "\t%lf", &v) == 1)
+			sum = (sum < 0 ? 0 : sum) + v;
+		line += strcspn(line, "\n");
+		line += *line == '\n';
+	}
+	return sum;
+}
+
+/* LKP's own perf-sched.wait_and_delay.count.KEY beside sigprof's count.ms: K sleeps are K waits of the sleep's stack. */
+Test(figures, lkp_wait_and_delay_count_is_the_sleeps, .timeout = 120)
+{
+	require_perf_events();
+	require_root();
+	const int sleeps = 10;
+	const char *data = test_path("sleeper.data");
+	char cmd[256];
+	snprintf(cmd, sizeof(cmd), W "sched_sleeper %d 5 >/dev/null", sleeps);
+	free(record_workload(data, "-e sched", cmd));
+	require_collector(report_json_file(data, ""), "sched");
+	char *rows = figures_of(data);
+	assert_keys_once(rows);
+	cr_assert_eq(figures_with_prefix(rows, "perf-sched.wait_and_delay.count.do_nanosleep."), sleeps, "%s", rows);
+	cr_assert_eq(figures_with_prefix(rows, "perf-sched.wait_and_delay.count.ms.do_nanosleep."), sleeps, "%s", rows);
+	free(rows);
+}
+
 Test(figures, one_output_format_only)
 {
 	char *out;
