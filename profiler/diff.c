@@ -446,10 +446,10 @@ static size_t build_rows(struct diff_data *d, const struct diff_args *a, struct 
 		/* exact counts (signals, sigreturns, futex calls) that did not differ are never significant */
 		r->exact_count = r->exact && event_count_key(r->key, r->unit);
 		r->verdict = lkp_verdict(r->key, r->exact_count, &r->sum[BASE], &r->sum[NEW]);
-		r->absolute = lkp_absolute_change(r->key) || strcmp(r->unit, "percent") == 0;
+		r->absolute = lkp_absolute_change(r->key, r->unit);
 		if (r->nvalues[BASE] && r->nvalues[NEW]) {
 			r->change = r->absolute ? r->sum[NEW].mean - r->sum[BASE].mean
-						: lkp_change(r->key, r->sum[BASE].mean, r->sum[NEW].mean, &r->change_defined);
+						: lkp_change(r->key, r->unit, r->sum[BASE].mean, r->sum[NEW].mean, &r->change_defined);
 			if (r->absolute)
 				r->change_defined = true;
 		}

@@ -15,6 +15,7 @@
 
 #include "sigprof/json.h"
 #include "sigprof/profile.h"
+#include "sigprof/runstats.h"
 #include "sigprof/term.h"
 #include "sigprof/stats.h"
 #include "sigprof/util.h"
@@ -663,13 +664,9 @@ void view_figures(const struct profile *p, struct figure_rows *rows)
 	figure_rows_add(rows, (double)p->samples, "count", true, "run.samples");
 	figure_rows_add(rows, (double)profile_lost(p, NULL), "count", true, "run.lost");
 	for (int i = 0; i < p->ntime_figures; i++) {
-		const char *name = p->time_figures[i].name;
-		size_t len = strlen(name);
-		bool seconds = len > 5 && strcmp(name + len - 5, "_time") == 0;
-		const char *unit = seconds ? "s" : strcmp(name, "maximum_resident_set_size") == 0 ? "KB"
-			: strncmp(name, "percent", 7) == 0 ? "percent" : "count";
-		figure_rows_add(rows, p->time_figures[i].value, unit, !seconds && strcmp(unit, "percent") != 0, "time.%s",
-				name);
+		const char *name = p->time_figures[i].name, *unit = lkp_time_unit(name);
+		figure_rows_add(rows, p->time_figures[i].value, unit, strcmp(unit, "s") != 0 && strcmp(unit, "percent") != 0,
+				"time.%s", name);
 	}
 	for (int c = 0; c < p->ncollectors; c++) {
 		const struct collector_info *ci = &p->collectors[c];

@@ -418,6 +418,47 @@ Test(diff, the_header_counts_the_figures_of_the_collector)
 	}
 }
 
+/*
+ * LKP's time.percent_of_cpu_this_job_got changes relatively ("91.00 -8.8% 83.00"), in the units a recording gives
+ * (percent, KB); the derived figures under LKP's names too: cache-miss-rate% in points, ipc and cpi (1 / IPC).
+ */
+Test(diff, stat_documents_use_lkp_units_and_names)
+{
+	const char *base = test_path("lkp-base.json"), *new_side = test_path("lkp-new.json"),
+		   *json = test_path("lkp.json");
+	const char *derived = "{ \"name\": \"cache-miss-rate\", \"formula\": \"f\", \"unit\": \"%%\", \"supported\": true, "
+			      "\"values\": [%s] }, { \"name\": \"IPC\", \"formula\": \"f\", \"unit\": \"\", "
+			      "\"supported\": true, \"values\": [%s] }";
+	char d[512], r[512];
+	snprintf(d, sizeof(d), derived, "20, 20, 20", "0.5, 0.5, 0.5");
+	snprintf(r, sizeof(r), "%s, %s, %s", "{ \"percent_of_cpu_this_job_got\": 91, \"maximum_resident_set_size\": 3000 }",
+		 "{ \"percent_of_cpu_this_job_got\": 91, \"maximum_resident_set_size\": 3000 }",
+		 "{ \"percent_of_cpu_this_job_got\": 91, \"maximum_resident_set_size\": 3000 }");
+	write_stat_raw(base, "\"w\"", "", d, r);
+	snprintf(d, sizeof(d), derived, "25, 25, 25", "0.4, 0.4, 0.4");
+	snprintf(r, sizeof(r), "%s, %s, %s", "{ \"percent_of_cpu_this_job_got\": 83, \"maximum_resident_set_size\": 3000 }",
+		 "{ \"percent_of_cpu_this_job_got\": 83, \"maximum_resident_set_size\": 3000 }",
+		 "{ \"percent_of_cpu_this_job_got\": 83, \"maximum_resident_set_size\": 3000 }");
+	write_stat_raw(new_side, "\"w\"", "", d, r);
+	char *out;
+	int st = run_cmd(&out, false, "%s diff --all --json '%s' '%s' 2>&1 > '%s'", sigprof_bin(), base, new_side, json);
+	cr_assert_eq(st, 0, "%s", out);
+	free(out);
+	const char *cpu = "time.percent_of_cpu_this_job_got";
+	cr_assert_float_eq(row(json, cpu, ".change_percent"), 100.0 * (83 - 91) / 91, 1e-3, "relative, as LKP prints it");
+	cr_assert_eq(row(json, cpu, "if .change_absolute then 1 else 0 end"), 0);
+	cr_assert_eq(row(json, cpu, "if .unit == \"percent\" then 1 else 0 end"), 1, "a recording's unit");
+	cr_assert_eq(row(json, "time.maximum_resident_set_size", "if .unit == \"KB\" then 1 else 0 end"), 1);
+	cr_assert_float_eq(row(json, "perf-stat.overall.cache-miss-rate%", ".change_percent"), 5, 1e-9, "points");
+	cr_assert_eq(row(json, "perf-stat.overall.cache-miss-rate%", "if .change_absolute then 1 else 0 end"), 1);
+	cr_assert_float_eq(row(json, "perf-stat.overall.cache-miss-rate", ".change_percent"), 5, 1e-9,
+			   "the documented name too: a % unit is a percentage");
+	cr_assert_float_eq(row(json, "perf-stat.overall.ipc", ".new.mean"), 0.4, 1e-9);
+	cr_assert_float_eq(row(json, "perf-stat.overall.cpi", ".base.mean"), 2.0, 1e-9);
+	cr_assert_float_eq(row(json, "perf-stat.overall.cpi", ".new.mean"), 2.5, 1e-9);
+	cr_assert_float_eq(row(json, "perf-stat.overall.IPC", ".new.mean"), 0.4, 1e-9, "the documented name stays");
+}
+
 Test(diff, bad_input_is_one_error_line)
 {
 	const char *junk = test_path("junk.json");
