@@ -580,8 +580,12 @@ static void text_costs(const struct diff_row *rows, size_t n, FILE *out)
 		sb_free(&after);
 		if (r->change_defined)
 			fprintf(out, " (%+.1f%%)", r->change);
-		if (lines[i].has_share)
-			fprintf(out, ", %.0f%% of the change", lines[i].share);
+		if (lines[i].has_share) {
+			struct strbuf share = { 0 };
+			format_whole_percent(&share, lines[i].share);
+			fprintf(out, ", %s of the change", share.buf);
+			sb_free(&share);
+		}
 		/* as the verdict of the table's rows: a cost with too few runs to test is not a change that passed */
 		fprintf(out, "%s\n", r->verdict == CHANGE_SIGNIFICANT ? ""
 				     : r->verdict == CHANGE_UNTESTED ? "  (untested: fewer than 3 runs)"
@@ -1025,6 +1029,10 @@ static int diff_pair_output(const struct diff_args *a)
 	for (int s = 0; s < SIDES && ret == 0; s++) {
 		const char *file = a->files[s][0];
 		char err[512];
+		if (looks_like_json(file) > 0) {
+			ret = sp_error("diff: %s: a stat document has no stacks for %s", QUOTED(file), option);
+			break;
+		}
 		if (profile_load(file, &a->po, &p[s], err, sizeof(err)) < 0) {
 			ret = sp_error("diff: %s: %s: %s (it compares recordings)", option, QUOTED(file), err);
 			profile_free(&p[s]);

@@ -118,6 +118,8 @@ static const struct shaping_option {
 	{ OPT_COLLECTOR, "--collector", FORMAT_BIT(REPORT_FOLDED) },
 	{ OPT_WEIGHT, "--weight", FORMAT_BIT(REPORT_FOLDED) },
 	{ OPT_FOLDED_ROOT, "--folded-root", FORMAT_BIT(REPORT_FOLDED) },
+	/* the figures are the recording's whatever the display: perf-profile keeps LKP's 0.5% floor (docs/figures.md) */
+	{ OPT_PERCENT_LIMIT, "--percent-limit", FORMAT_BIT(REPORT_TEXT) | FORMAT_BIT(REPORT_JSON) | FORMAT_BIT(REPORT_FOLDED) },
 };
 
 /* One error line for two output formats; a warning line for each option that does nothing in the chosen format. */
@@ -296,6 +298,8 @@ static int parse_report_args(int argc, char **argv, struct report_options *o, st
 	/* folded stacks per thread or by time need the weight table (weights.h) */
 	if (o->format == REPORT_FOLDED && (o->weight_ns || o->root != ROOT_NONE))
 		po->weights = true;
+	if (o->format != REPORT_TEXT && o->format != REPORT_JSON && o->format != REPORT_FOLDED)
+		filter->percent_limit = 0; /* ignored, with the warning line of check_output_options() */
 	return check_output_options(formats, given, o->format);
 }
 

@@ -173,6 +173,12 @@ void lkp_format_change(struct strbuf *sb, double change, bool absolute)
 		sb_addf(sb, "%+.2g%s", change, absolute ? "" : "%");
 }
 
+void format_whole_percent(struct strbuf *sb, double percent)
+{
+	double whole = round(percent);
+	sb_addf(sb, "%.0f%%", whole == 0 ? 0.0 : whole); /* -0.3 rounds to 0%, never "-0%" */
+}
+
 void lkp_format_header(struct strbuf *sb, const struct lkp_widths *w)
 {
 	/* compare.rb's show_perf_header, its columns widened with the values */

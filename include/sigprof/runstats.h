@@ -128,6 +128,9 @@ void lkp_format_stddev(struct strbuf *sb, double stddev_percent);
 /* "+66.3%" ("%+.2g%%" from 100000 on), or "+1.5" for an absolute change; no padding. */
 void lkp_format_change(struct strbuf *sb, double change, bool absolute);
 
+/* A share in whole percent, "58%" or "-4%": one that rounds to 0 is "0%", never "-0%". */
+void format_whole_percent(struct strbuf *sb, double percent);
+
 /* The column widths of a table: at least LKP's, wider when a value needs it. */
 struct lkp_widths {
 	int value, change;

@@ -459,6 +459,26 @@ Test(diff, stat_documents_use_lkp_units_and_names)
 	cr_assert_float_eq(row(json, "perf-stat.overall.IPC", ".new.mean"), 0.4, 1e-9, "the documented name stays");
 }
 
+/* --pprof, --html and --folded need stacks: a stat document is refused with one message, whichever asked. */
+Test(diff, a_stat_document_has_no_stacks_for_any_stack_output)
+{
+	const char *doc = test_path("nostacks.json");
+	write_stat_raw(doc, "\"w\"", "{ \"name\": \"cs\", \"event\": \"context-switches\", \"unit\": \"\", "
+				   "\"supported\": true, \"values\": [1, 2, 3] }", "", NULL);
+	static const char *const options[] = { "--folded", "--pprof", "--html" };
+	for (size_t i = 0; i < sizeof(options) / sizeof(options[0]); i++) {
+		char *out;
+		int st = run_cmd(&out, true, "%s diff %s %s '%s' '%s'", sigprof_bin(), options[i],
+				 i ? test_path("nostacks-out") : "", doc, doc);
+		cr_assert_eq(st, 2, "%s", out);
+		cr_assert_eq(count_lines(out), 1, "%s", out);
+		char want[64];
+		snprintf(want, sizeof(want), "a stat document has no stacks for %s", options[i]);
+		cr_assert(strstr(out, want), "%s: %s", options[i], out);
+		free(out);
+	}
+}
+
 Test(diff, bad_input_is_one_error_line)
 {
 	const char *junk = test_path("junk.json");

@@ -188,6 +188,29 @@ Test(figures, lkp_wait_and_delay_count_is_the_sleeps, .timeout = 120)
 	free(rows);
 }
 
+/* --percent-limit shapes what the text shows, not the figures: a warning line, and the rows as without it. */
+Test(figures, percent_limit_leaves_the_figures_alone, .timeout = 120)
+{
+	require_perf_events();
+	require_root();
+	const char *data = test_path("limit.data");
+	free(record_workload(data, "-e cpu,signal", W "signal_storm 3000 >/dev/null"));
+	require_collector(report_json_file(data, ""), "cpu");
+	char *rows = figures_of(data), *limited, *warning;
+	cr_assert_eq(run_cmd(&limited, false, "%s report --figures --percent-limit 10 -i '%s' 2>/dev/null", sigprof_bin(),
+			     data),
+		     0);
+	cr_assert_str_eq(limited, rows, "the figures with --percent-limit 10 differ from those without");
+	cr_assert_eq(run_cmd(&warning, false, "%s report --figures --percent-limit 10 -i '%s' 2>&1 >/dev/null",
+			     sigprof_bin(), data),
+		     0);
+	cr_assert(strstr(warning, "--percent-limit") && strstr(warning, "not to --figures: ignored"), "%s", warning);
+	cr_assert_eq(count_lines(warning), 1, "%s", warning);
+	free(rows);
+	free(limited);
+	free(warning);
+}
+
 Test(figures, one_output_format_only)
 {
 	char *out;

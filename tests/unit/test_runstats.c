@@ -244,3 +244,16 @@ Test(runstats, header_is_the_robots)
 				 "             \\          |                \\\n");
 	sb_free(&sb);
 }
+
+Test(runstats, whole_percent_has_no_negative_zero)
+{
+	static const struct { double v; const char *text; } cases[] = {
+		{ -0.3, "0%" }, { 0.4, "0%" }, { -0.0, "0%" }, { 57.6, "58%" }, { -4.2, "-4%" }, { -0.6, "-1%" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct strbuf sb = { 0 };
+		format_whole_percent(&sb, cases[i].v);
+		cr_expect_str_eq(sb.buf, cases[i].text, "%g", cases[i].v);
+		sb_free(&sb);
+	}
+}
