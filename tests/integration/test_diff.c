@@ -18,6 +18,13 @@
 
 #include "harness.h"
 
+/* test_path(name) copied into buf (512 bytes), which test_path()'s later names do not overwrite; returns buf. */
+static char *path_kept(char buf[512], const char *name)
+{
+	snprintf(buf, 512, "%.511s", test_path(name));
+	return buf;
+}
+
 /* `record -r 3 -o DIR/NAME.data -- CMD`: NAME.1.data ... NAME.3.data */
 static void record_three(const char *name, const char *cmd)
 {
@@ -277,14 +284,14 @@ Test(diff, runs_of_one_side_with_other_collectors_and_untested_costs, .timeout =
 {
 	require_perf_events();
 	require_root();
-	char full[512], signal_only[512], other[512], json_full[600]; /* test_path()'s names are overwritten */
-	snprintf(full, sizeof(full), "%s", test_path("full.data"));
-	snprintf(signal_only, sizeof(signal_only), "%s", test_path("signal-only.data"));
-	snprintf(other, sizeof(other), "%s", test_path("other.data"));
+	char full[512], signal_only[512], other[512], json_full[512];
+	path_kept(full, "full.data");
+	path_kept(signal_only, "signal-only.data");
+	path_kept(other, "other.data");
 	free(record_workload(full, "", W "signal_storm 3000 >/dev/null"));
 	free(record_workload(signal_only, "-e signal", W "signal_storm 3000 >/dev/null"));
 	free(record_workload(other, "", W "signal_storm 3000 >/dev/null"));
-	snprintf(json_full, sizeof(json_full), "%s", report_json_file(full, ""));
+	snprintf(json_full, sizeof(json_full), "%.511s", report_json_file(full, ""));
 	require_collector(json_full, "cpu");
 	char *lacking;
 	int st = run_cmd(&lacking, false,
@@ -526,9 +533,8 @@ Test(diff, a_recording_damaged_before_any_sample_is_refused, .timeout = 120)
 	require_perf_events();
 	require_root();
 	char good[512], damaged[512];
-	snprintf(good, sizeof(good), "%s", test_path("good.data"));
-	snprintf(damaged, sizeof(damaged), "%s", test_path("damaged.data"));
-	free(record_workload(good, "-e signal", W "signal_storm 3000 >/dev/null"));
+	free(record_workload(path_kept(good, "good.data"), "-e signal", W "signal_storm 3000 >/dev/null"));
+	path_kept(damaged, "damaged.data");
 	bool made = false;
 	for (long offset = 1024; offset < 64 * 1024 && !made; offset += 256) {
 		char *out;

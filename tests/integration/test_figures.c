@@ -170,18 +170,28 @@ static double figures_with_prefix(const char *rows, const char *prefix)
 	return sum;
 }
 
-/* LKP's own perf-sched.wait_and_delay.count.KEY beside sigprof's count.ms: K sleeps are K waits of the sleep's stack. */
-Test(figures, lkp_wait_and_delay_count_is_the_sleeps, .timeout = 120)
+/*
+ * The rows of `report --figures` of a recording of cmd with options into test_path(name), after checking (skip
+ * otherwise) that collector opened; *data (unless NULL) is its file.
+ */
+static char *recorded_figures(const char *name, const char *options, const char *cmd, const char *collector,
+			      const char **data)
 {
 	require_perf_events();
 	require_root();
+	const char *file = test_path(name);
+	free(record_workload(file, options, cmd));
+	require_collector(report_json_file(file, ""), collector);
+	if (data)
+		*data = test_path(name);
+	return figures_of(test_path(name));
+}
+
+/* LKP's own perf-sched.wait_and_delay.count.KEY beside sigprof's count.ms: K sleeps are K waits of the sleep's stack. */
+Test(figures, lkp_wait_and_delay_count_is_the_sleeps, .timeout = 120)
+{
+	char *rows = recorded_figures("sleeper.data", "-e sched", W "sched_sleeper 10 5 >/dev/null", "sched", NULL);
 	const int sleeps = 10;
-	const char *data = test_path("sleeper.data");
-	char cmd[256];
-	snprintf(cmd, sizeof(cmd), W "sched_sleeper %d 5 >/dev/null", sleeps);
-	free(record_workload(data, "-e sched", cmd));
-	require_collector(report_json_file(data, ""), "sched");
-	char *rows = figures_of(data);
 	assert_keys_once(rows);
 	cr_assert_eq(figures_with_prefix(rows, "perf-sched.wait_and_delay.count.do_nanosleep."), sleeps, "%s", rows);
 	cr_assert_eq(figures_with_prefix(rows, "perf-sched.wait_and_delay.count.ms.do_nanosleep."), sleeps, "%s", rows);
@@ -191,12 +201,9 @@ Test(figures, lkp_wait_and_delay_count_is_the_sleeps, .timeout = 120)
 /* --percent-limit shapes what the text shows, not the figures: a warning line, and the rows as without it. */
 Test(figures, percent_limit_leaves_the_figures_alone, .timeout = 120)
 {
-	require_perf_events();
-	require_root();
-	const char *data = test_path("limit.data");
-	free(record_workload(data, "-e cpu,signal", W "signal_storm 3000 >/dev/null"));
-	require_collector(report_json_file(data, ""), "cpu");
-	char *rows = figures_of(data), *limited, *warning;
+	const char *data;
+	char *rows = recorded_figures("limit.data", "-e cpu,signal", W "signal_storm 3000 >/dev/null", "cpu", &data),
+	     *limited, *warning;
 	cr_assert_eq(run_cmd(&limited, false, "%s report --figures --percent-limit 10 -i '%s' 2>/dev/null", sigprof_bin(),
 			     data),
 		     0);

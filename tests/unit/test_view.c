@@ -360,17 +360,25 @@ Test(view, a_collector_without_samples_has_no_path_shares)
 	free_profile(p);
 }
 
-Test(view, cpu_collector_lists_lkp_perf_profile_shares)
+/* A profile whose collector 0 is the real cpu collector (its analyzer created), for its figures. */
+static struct profile *new_cpu_profile(const struct collector **cpu)
 {
-	const struct collector *cpu = NULL;
+	*cpu = NULL;
 	for (size_t i = 0; i < collector_count; i++)
 		if (strcmp(collector_table[i]->name, "cpu") == 0)
-			cpu = collector_table[i];
-	cr_assert(cpu && cpu->analyzer && cpu->analyzer->figures);
+			*cpu = collector_table[i];
+	cr_assert(*cpu && (*cpu)->analyzer && (*cpu)->analyzer->figures);
 	struct profile *p = new_profile();
 	snprintf(p->collectors[0].name, sizeof(p->collectors[0].name), "cpu");
-	p->collectors[0].impl = cpu;
-	p->collectors[0].state = cpu->analyzer->create(p, 0);
+	p->collectors[0].impl = *cpu;
+	p->collectors[0].state = (*cpu)->analyzer->create(p, 0);
+	return p;
+}
+
+Test(view, cpu_collector_lists_lkp_perf_profile_shares)
+{
+	const struct collector *cpu;
+	struct profile *p = new_cpu_profile(&cpu);
 	/*
 	 * 3 samples main <- work <- spin, through a signal frame the report made (no perf callchain has one: it
 	 * stays out of the keys), 1 sample main <- idle (leaf first in stack_add)
@@ -410,15 +418,8 @@ Test(view, cpu_collector_lists_lkp_perf_profile_shares)
 
 Test(view, cpu_perf_profile_keys_merge_functions_of_one_name)
 {
-	const struct collector *cpu = NULL;
-	for (size_t i = 0; i < collector_count; i++)
-		if (strcmp(collector_table[i]->name, "cpu") == 0)
-			cpu = collector_table[i];
-	cr_assert(cpu && cpu->analyzer && cpu->analyzer->figures);
-	struct profile *p = new_profile();
-	snprintf(p->collectors[0].name, sizeof(p->collectors[0].name), "cpu");
-	p->collectors[0].impl = cpu;
-	p->collectors[0].state = cpu->analyzer->create(p, 0);
+	const struct collector *cpu;
+	struct profile *p = new_cpu_profile(&cpu);
 	/* _start of the program and _start of ld.so: two functions, one name, so one key */
 	uint32_t prog = frame_synthetic(&p->stacks, "_start", "/bin/w");
 	uint32_t ld = frame_synthetic(&p->stacks, "_start", "/lib64/ld-linux-x86-64.so.2");
