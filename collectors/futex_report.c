@@ -615,11 +615,20 @@ void futex_figures(void *state, const struct profile *p, struct figure_rows *row
 		return;
 	struct futex_word *const *words;
 	size_t n = futex_tracker_words(st->tracker, &words);
+	/*
+	 * A key names a word by its data symbol, which several words can share
+	 * (each thread's stack is its own "[anon]" mapping, the words of one
+	 * array are "table"): the words of one symbol add up, the max is theirs.
+	 */
 	for (size_t i = 0; i < n; i++) {
 		const struct futex_word *w = words[i];
-		figure_rows_add(rows, (double)w->calls, "count", !w->estimated, "futex.word.%s.calls", w->symbol);
-		figure_rows_add(rows, (double)w->wait.count, "count", !w->estimated, "futex.word.%s.waits", w->symbol);
-		figure_rows_add(rows, (double)w->wait.total, "ns", !w->estimated, "futex.word.%s.wait_ns.total", w->symbol);
-		figure_rows_add(rows, (double)w->wait.max, "ns", !w->estimated, "futex.word.%s.wait_ns.max", w->symbol);
+		figure_rows_merge(rows, FIGURE_SUM, (double)w->calls, "count", !w->estimated, "futex.word.%s.calls",
+				  w->symbol);
+		figure_rows_merge(rows, FIGURE_SUM, (double)w->wait.count, "count", !w->estimated, "futex.word.%s.waits",
+				  w->symbol);
+		figure_rows_merge(rows, FIGURE_SUM, (double)w->wait.total, "ns", !w->estimated,
+				  "futex.word.%s.wait_ns.total", w->symbol);
+		figure_rows_merge(rows, FIGURE_MAX, (double)w->wait.max, "ns", !w->estimated, "futex.word.%s.wait_ns.max",
+				  w->symbol);
 	}
 }

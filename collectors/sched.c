@@ -934,10 +934,17 @@ static void figures_total(struct figure_rows *rows, const char *what, const stru
 	figure_rows_add(rows, ms(d->max), "ms", true, "sched.total.%s.max_ms", what);
 }
 
-/* Per LKP key, LKP's names: perf-sched.wait_time.avg.ms.KEY (lkp.md). */
+/*
+ * Per LKP key: perf-sched.wait_time.avg.ms.KEY (lkp.md).  The counts are
+ * perf-sched.WHAT.count.ms.KEY (the name issue 11 spelled out, kept), and
+ * for wait_and_delay also LKP's own perf-sched.wait_and_delay.count.KEY, the
+ * only count LKP writes (seeds/002: "perf-sched.wait_and_delay.count.irqentry_exit_to_user_mode...").
+ */
 static void figures_lkp(struct figure_rows *rows, const char *what, const char *key, const struct sched_figure *f)
 {
 	figure_rows_add(rows, (double)f->count, "count", true, "perf-sched.%s.count.ms.%s", what, key);
+	if (strcmp(what, "wait_and_delay") == 0)
+		figure_rows_add(rows, (double)f->count, "count", true, "perf-sched.%s.count.%s", what, key);
 	figure_rows_add(rows, figure_avg_ms(f), "ms", true, "perf-sched.%s.avg.ms.%s", what, key);
 	figure_rows_add(rows, ms(f->max), "ms", true, "perf-sched.%s.max.ms.%s", what, key);
 }

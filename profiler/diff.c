@@ -74,6 +74,20 @@ struct diff_data {
 	size_t nentries, cap;
 	size_t runs[SIDES];
 	bool profile_family[SIDES][MAX_RUNS_PER_SIDE]; /* the run has perf-profile.* rows */
+	size_t duplicates;     /* values of a run under a key the run had already (left out) */
+	/* the collectors each recording of a side opened, to say when the runs of a side differ */
+	struct recording_collectors {
+		const char *file;
+		uint64_t open;           /* bit i: collector_names[i] opened */
+	} *recordings[SIDES];
+	size_t nrecordings[SIDES], recordings_cap[SIDES];
+	const char *collector_names[64];
+	size_t ncollector_names;
+	/* the commands and kernels of each side's runs, each once, in the order met (in the pool) */
+	struct name_list {
+		const char **names;
+		size_t count, cap;
+	} commands[SIDES], kernels[SIDES];
 	/* --folded: stack (root first) -> count, per side */
 	struct entry *stacks;
 	size_t nstacks, stacks_cap;
@@ -92,6 +106,86 @@ static void add_entry(struct diff_data *d, enum side side, const char *key, cons
 
 /* ---- a recording ---- */
 
+/* Add name (interned) to a list of distinct names; an empty name is left out (not known). */
+static void name_list_add(struct diff_data *d, struct name_list *l, const char *name)
+{
+	if (!name || !name[0])
+		return;
+	name = string_intern(d->pool, name);
+	for (size_t i = 0; i < l->count; i++)
+		if (l->names[i] == name)
+			return;
+	GROW(l->names, l->cap, l->count + 1);
+	l->names[l->count++] = name;
+}
+
+/* The command (argv joined by blanks, or what record attached to) and kernel of a recording. */
+static void note_command(struct diff_data *d, enum side side, const struct profile *p)
+{
+	struct strbuf sb = { 0 };
+	for (int i = 0; i < p->argc; i++)
+		sb_addf(&sb, "%s%s", i ? " " : "", p->argv[i]);
+	if (p->target[0])
+		sb_addf(&sb, "%s%s", sb.len ? " " : "", p->target);
+	name_list_add(d, &d->commands[side], sb.buf);
+	sb_free(&sb);
+	if (p->kernel[0]) {
+		char kernel[300];
+		snprintf(kernel, sizeof(kernel), "Linux %s", p->kernel);
+		name_list_add(d, &d->kernels[side], kernel);
+	}
+}
+
+/* The collectors that opened in recording file (those the machine could not open are no difference between runs). */
+static void note_collectors(struct diff_data *d, enum side side, const char *file, const struct profile *p)
+{
+	uint64_t open = 0;
+	for (int c = 0; c < p->ncollectors; c++) {
+		if (!p->collectors[c].ok)
+			continue;
+		const char *name = string_intern(d->pool, p->collectors[c].name);
+		size_t i = 0;
+		while (i < d->ncollector_names && d->collector_names[i] != name)
+			i++;
+		if (i == d->ncollector_names) {
+			if (i == ARRAY_SIZE(d->collector_names))
+				continue;
+			d->collector_names[d->ncollector_names++] = name;
+		}
+		open |= 1ull << i;
+	}
+	GROW(d->recordings[side], d->recordings_cap[side], d->nrecordings[side] + 1);
+	d->recordings[side][d->nrecordings[side]++] = (struct recording_collectors){ file, open };
+}
+
+/*
+ * One warning line per side whose recordings opened different collectors:
+ * the figures of a collector one run lacks are compared over fewer runs
+ * (and, with fewer than 3, untested and listed only with --all).
+ */
+static void warn_collector_differences(const struct diff_data *d)
+{
+	for (int s = 0; s < SIDES; s++) {
+		uint64_t any = 0;
+		for (size_t i = 0; i < d->nrecordings[s]; i++)
+			any |= d->recordings[s][i].open;
+		struct strbuf sb = { 0 };
+		for (size_t i = 0; i < d->nrecordings[s]; i++) {
+			uint64_t lacks = any & ~d->recordings[s][i].open;
+			if (!lacks)
+				continue;
+			sb_addf(&sb, "%s%s lacks", sb.len ? "; " : "", d->recordings[s][i].file);
+			for (size_t c = 0, named = 0; c < d->ncollector_names; c++)
+				if (lacks & (1ull << c))
+					sb_addf(&sb, "%s %s", named++ ? "," : "", d->collector_names[c]);
+		}
+		if (sb.len)
+			sp_warn("diff: the %s side's runs were recorded with different collectors: %s (their figures are "
+				"compared over the runs that have them)", side_names[s], sb.buf);
+		sb_free(&sb);
+	}
+}
+
 static int load_recording(struct diff_data *d, enum side side, const char *file, const struct diff_args *a)
 {
 	struct profile p;
@@ -100,11 +194,23 @@ static int load_recording(struct diff_data *d, enum side side, const char *file,
 		profile_free(&p);
 		return sp_error("diff: %s: %s", file, err);
 	}
+	if (p.truncated && !p.samples) {
+		/* its figures would be zeros nothing measured, averaged in as if they were a run's */
+		int ret = sp_error("diff: %s %s (%s) before its first sample: no run to compare; leave it out", file,
+				   profile_end_verb(&p), p.problem[0] ? p.problem : "no closing section");
+		profile_free(&p);
+		return ret;
+	}
 	if (p.truncated)
 		sp_warn("diff: %s %s (%s); comparing the %llu samples it holds", file, profile_end_verb(&p),
 			p.problem[0] ? p.problem : "no closing section", (unsigned long long)p.samples);
+	note_collectors(d, side, file, &p);
+	note_command(d, side, &p);
 	struct figure_rows rows = { 0 };
 	view_figures(&p, &rows);
+	if (rows.refused)
+		sp_warn("diff: %s: %zu figures under a key listed already were left out (a collector's bug: please "
+			"report it)", file, rows.refused);
 	for (size_t i = 0; i < rows.count; i++)
 		add_entry(d, side, rows.rows[i].key, rows.rows[i].unit, rows.rows[i].exact, rows.rows[i].value);
 	figure_rows_free(&rows);
@@ -193,6 +299,11 @@ static int load_input(struct diff_data *d, enum side side, const char *file, con
 	if (err < 0)
 		return sp_error("diff: cannot read %s: %s", QUOTED(file), strerror(-err));
 	int ret = load_stat_document(d, side, file, text);
+	if (ret == 0) {
+		char command[1024];
+		diff_stat_command(text, command, sizeof(command));
+		name_list_add(d, &d->commands[side], command);
+	}
 	free(text);
 	return ret;
 }
@@ -318,10 +429,13 @@ static size_t build_rows(struct diff_data *d, const struct diff_args *a, struct 
 				bool found = false;
 				for (size_t k = i; k < j; k++)
 					if (d->entries[k].side == s && d->entries[k].run == run) {
+						if (found) { /* a stat document's figure named twice: one key, one figure */
+							d->duplicates++;
+							continue;
+						}
 						r->values[s][r->nvalues[s]++] = d->entries[k].value;
 						r->exact &= d->entries[k].exact;
 						found = true;
-						break;
 					}
 				/* perf-profile rows are listed above a floor: a run with the family and not the key had less */
 				if (!found && profile && d->profile_family[s][run])
@@ -332,10 +446,10 @@ static size_t build_rows(struct diff_data *d, const struct diff_args *a, struct 
 		/* exact counts (signals, sigreturns, futex calls) that did not differ are never significant */
 		r->exact_count = r->exact && event_count_key(r->key, r->unit);
 		r->verdict = lkp_verdict(r->key, r->exact_count, &r->sum[BASE], &r->sum[NEW]);
-		r->absolute = lkp_absolute_change(r->key) || strcmp(r->unit, "percent") == 0;
+		r->absolute = lkp_absolute_change(r->key, r->unit);
 		if (r->nvalues[BASE] && r->nvalues[NEW]) {
 			r->change = r->absolute ? r->sum[NEW].mean - r->sum[BASE].mean
-						: lkp_change(r->key, r->sum[BASE].mean, r->sum[NEW].mean, &r->change_defined);
+						: lkp_change(r->key, r->unit, r->sum[BASE].mean, r->sum[NEW].mean, &r->change_defined);
 			if (r->absolute)
 				r->change_defined = true;
 		}
@@ -466,15 +580,30 @@ static void text_costs(const struct diff_row *rows, size_t n, FILE *out)
 		sb_free(&after);
 		if (r->change_defined)
 			fprintf(out, " (%+.1f%%)", r->change);
-		if (lines[i].has_share)
-			fprintf(out, ", %.0f%% of the change", lines[i].share);
-		bool tested = r->verdict == CHANGE_SIGNIFICANT || r->verdict == CHANGE_UNTESTED;
-		fprintf(out, "%s\n", tested ? "" : "  (not significant)");
+		if (lines[i].has_share) {
+			struct strbuf share = { 0 };
+			format_whole_percent(&share, lines[i].share);
+			fprintf(out, ", %s of the change", share.buf);
+			sb_free(&share);
+		}
+		/* as the verdict of the table's rows: a cost with too few runs to test is not a change that passed */
+		fprintf(out, "%s\n", r->verdict == CHANGE_SIGNIFICANT ? ""
+				     : r->verdict == CHANGE_UNTESTED ? "  (untested: fewer than 3 runs)"
+								    : "  (not significant)");
 	}
 	free(lines);
 }
 
 /* ---- outputs ---- */
+
+/* "A | B": the names of a list, or "?" when none is known. */
+static void name_list_line(const struct name_list *l, FILE *out)
+{
+	if (!l->count)
+		fputs("?", out);
+	for (size_t i = 0; i < l->count; i++)
+		fprintf(out, "%s%s", i ? " | " : "", l->names[i]);
+}
 
 static void text_inputs(const struct diff_args *a, const struct diff_data *d, FILE *out)
 {
@@ -482,21 +611,67 @@ static void text_inputs(const struct diff_args *a, const struct diff_data *d, FI
 		fprintf(out, "# %-4s %zu run%s:", side_names[s], d->runs[s], d->runs[s] == 1 ? "" : "s");
 		for (size_t i = 0; i < a->nfiles[s]; i++)
 			fprintf(out, " %s", a->files[s][i]);
+		fprintf(out, "\n#      command: ");
+		name_list_line(&d->commands[s], out);
+		if (d->kernels[s].count) { /* a stat document does not say its kernel */
+			fprintf(out, "; kernel: ");
+			name_list_line(&d->kernels[s], out);
+		}
 		fprintf(out, "\n");
 	}
+}
+
+static bool same_names(const struct name_list *x, const struct name_list *y)
+{
+	if (x->count != y->count)
+		return false;
+	for (size_t i = 0; i < x->count; i++) {
+		size_t j = 0;
+		while (j < y->count && y->names[j] != x->names[i])
+			j++;
+		if (j == y->count)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The robot compares one command on two kernels: a warning line when the
+ * two sides (or the runs of one side) ran different commands.  Different
+ * kernels are what a comparison is for: the header shows them.
+ */
+static void warn_command_differences(const struct diff_data *d)
+{
+	for (int s = 0; s < SIDES; s++)
+		if (d->commands[s].count > 1) {
+			struct strbuf sb = { 0 };
+			for (size_t i = 0; i < d->commands[s].count; i++)
+				sb_addf(&sb, "%s'%s'", i ? ", " : "", d->commands[s].names[i]);
+			sp_warn("diff: the %s side's runs ran different commands: %s", side_names[s], sb.buf);
+			sb_free(&sb);
+		}
+	if (d->commands[BASE].count == 1 && d->commands[NEW].count == 1 &&
+	    !same_names(&d->commands[BASE], &d->commands[NEW]))
+		sp_warn("diff: the two sides ran different commands: base '%s', new '%s'", d->commands[BASE].names[0],
+			d->commands[NEW].names[0]);
 }
 
 static void diff_text(const struct diff_args *a, const struct diff_data *d, struct diff_row *rows, size_t n, FILE *out)
 {
 	bool tested = d->runs[BASE] >= LKP_MIN_RUNS && d->runs[NEW] >= LKP_MIN_RUNS;
 	text_inputs(a, d, out);
-	size_t significant = 0, listed = 0;
+	/* the figures --collector keeps, so that the header and the table count the same rows */
+	size_t significant = 0, listed = 0, kept = 0;
 	for (size_t i = 0; i < n; i++) {
+		if (a->collector && !key_of_collector(rows[i].key, a->collector))
+			continue;
+		kept++;
 		significant += rows[i].verdict == CHANGE_SIGNIFICANT;
 		listed += rows[i].listed;
 	}
 	if (tested)
-		fprintf(out, "# LKP's rules: %zu of %zu figures changed%s\n", significant, n,
+		fprintf(out, "# LKP's rules: %zu of %zu figures%s%s changed%s\n", significant, kept,
+			a->collector ? " of collector " : "", a->collector ? a->collector : "",
 			a->all ? "; --all: every figure listed" : "");
 	else
 		fprintf(out, "# fewer than %d runs a side: no significance test was possible; every figure is listed\n",
@@ -580,6 +755,14 @@ static void diff_json(const struct diff_args *a, const struct diff_data *d, stru
 			json_string(&w, NULL, a->files[s][i]);
 		json_end(&w);
 		json_u64(&w, "runs", d->runs[s]);
+		json_array_begin(&w, "commands");
+		for (size_t i = 0; i < d->commands[s].count; i++)
+			json_string(&w, NULL, d->commands[s].names[i]);
+		json_end(&w);
+		json_array_begin(&w, "kernels");
+		for (size_t i = 0; i < d->kernels[s].count; i++)
+			json_string(&w, NULL, d->kernels[s].names[i]);
+		json_end(&w);
 		json_end(&w);
 	}
 	json_bool(&w, "significance", d->runs[BASE] >= LKP_MIN_RUNS && d->runs[NEW] >= LKP_MIN_RUNS);
@@ -628,6 +811,7 @@ static void diff_json(const struct diff_args *a, const struct diff_data *d, stru
 		else
 			json_null(&w, "share_of_change_percent");
 		json_bool(&w, "significant", r->verdict == CHANGE_SIGNIFICANT);
+		json_string(&w, "verdict", change_verdict_name(r->verdict));
 		json_end(&w);
 	}
 	json_end(&w);
@@ -845,6 +1029,10 @@ static int diff_pair_output(const struct diff_args *a)
 	for (int s = 0; s < SIDES && ret == 0; s++) {
 		const char *file = a->files[s][0];
 		char err[512];
+		if (looks_like_json(file) > 0) {
+			ret = sp_error("diff: %s: a stat document has no stacks for %s", QUOTED(file), option);
+			break;
+		}
 		if (profile_load(file, &a->po, &p[s], err, sizeof(err)) < 0) {
 			ret = sp_error("diff: %s: %s: %s (it compares recordings)", option, QUOTED(file), err);
 			profile_free(&p[s]);
@@ -899,6 +1087,10 @@ int cmd_diff(int argc, char **argv)
 	struct diff_row *rows = NULL;
 	size_t n = 0;
 	if (ret == 0) {
+		warn_command_differences(d);
+		warn_collector_differences(d);
+	}
+	if (ret == 0) {
 		if (a.format == DIFF_FOLDED) {
 			if (!d->nstacks)
 				ret = sp_error("diff: --folded: no samples from collector %s in any input",
@@ -907,6 +1099,9 @@ int cmd_diff(int argc, char **argv)
 				diff_folded(d, stdout);
 		} else {
 			n = build_rows(d, &a, &rows);
+			if (d->duplicates)
+				sp_warn("diff: %zu figures of a run under a key the run had already were left out: a key names "
+					"one figure", d->duplicates);
 			row_sort = a.sort;
 			qsort(rows, n, sizeof(*rows), compare_rows);
 			if (a.format == DIFF_JSON)
@@ -923,6 +1118,11 @@ int cmd_diff(int argc, char **argv)
 	free(rows);
 	free(d->entries);
 	free(d->stacks);
+	for (int s = 0; s < SIDES; s++) {
+		free(d->recordings[s]);
+		free(d->commands[s].names);
+		free(d->kernels[s].names);
+	}
 	string_pool_free(d->pool);
 	free(d);
 	path_rules_free(rules);

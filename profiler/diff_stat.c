@@ -10,6 +10,7 @@
 #include <json-c/json.h>
 
 #include "sigprof/diff.h"
+#include "sigprof/runstats.h"
 
 static json_object *member(json_object *o, const char *key, json_type type)
 {
@@ -55,6 +56,22 @@ static bool interval_rate(json_object *intervals, const char *name, double *rate
 	return counted > 0;
 }
 
+/*
+ * LKP's own keys for stat's derived figures (lkp.md), beside sigprof's
+ * perf-stat.overall.NAME: the miss rate with LKP's '%' (an absolute change
+ * in points, as LKP prints it), IPC in LKP's lower case, and CPI, its
+ * inverse (cycles / instructions).
+ */
+static const struct lkp_derived_name {
+	const char *name;  /* stat's derived figure */
+	const char *key;   /* LKP's key */
+	bool inverse;      /* 1 / value */
+} lkp_derived_names[] = {
+	{ "cache-miss-rate", "perf-stat.overall.cache-miss-rate%", false },
+	{ "IPC", "perf-stat.overall.ipc", false },
+	{ "IPC", "perf-stat.overall.cpi", true },
+};
+
 static void figure_rows(json_object *f, size_t run, double seconds, json_object *intervals, bool derived,
 			diff_figure_fn add, void *ctx)
 {
@@ -69,6 +86,11 @@ static void figure_rows(json_object *f, size_t run, double seconds, json_object 
 	if (derived) {
 		snprintf(key, sizeof(key), "perf-stat.overall.%s", n);
 		add(ctx, run, key, unit[0] ? unit : "ratio", false, v);
+		for (size_t i = 0; i < ARRAY_SIZE(lkp_derived_names); i++) {
+			const struct lkp_derived_name *l = &lkp_derived_names[i];
+			if (strcmp(n, l->name) == 0 && (!l->inverse || v != 0))
+				add(ctx, run, l->key, unit[0] && !l->inverse ? unit : "ratio", false, l->inverse ? 1 / v : v);
+		}
 		return;
 	}
 	const char *count_unit = unit[0] ? unit : "count";
@@ -131,7 +153,7 @@ int diff_stat_document(const char *text, size_t max_runs, diff_figure_fn add, vo
 					continue;
 				char key[320];
 				snprintf(key, sizeof(key), "time.%s", field);
-				add(ctx, run, key, strstr(field, "_time") ? "s" : "count", false, json_object_get_double(value));
+				add(ctx, run, key, lkp_time_unit(field), false, json_object_get_double(value));
 			}
 		}
 	}
@@ -140,4 +162,23 @@ int diff_stat_document(const char *text, size_t max_runs, diff_figure_fn add, vo
 out:
 	json_object_put(doc);
 	return ret;
+}
+
+void diff_stat_command(const char *text, char *buf, size_t len)
+{
+	if (len)
+		buf[0] = '\0';
+	json_object *doc = json_tokener_parse(text);
+	json_object *command = doc ? member(doc, "command", json_type_array) : NULL;
+	size_t used = 0;
+	for (size_t i = 0; command && i < json_object_array_length(command) && used < len; i++) {
+		json_object *word = json_object_array_get_idx(command, i);
+		if (!json_object_is_type(word, json_type_string))
+			continue;
+		int n = snprintf(buf + used, len - used, "%s%s", used ? " " : "", json_object_get_string(word));
+		if (n < 0)
+			break;
+		used += (size_t)n;
+	}
+	json_object_put(doc);
 }

@@ -68,10 +68,27 @@ bool lkp_perf_metric(const char *key)
 	return has_prefix(key, "perf-stat.") || has_prefix(key, "perf-profile.") || has_prefix(key, "perf-c2c.");
 }
 
-bool lkp_absolute_change(const char *key)
+bool lkp_absolute_change(const char *key, const char *unit)
 {
 	size_t len = strlen(key);
-	return has_prefix(key, "perf-profile.") || (len && key[len - 1] == '%');
+	if (has_prefix(key, "perf-profile.") || (len && key[len - 1] == '%'))
+		return true;
+	/* LKP's own time.percent_of_cpu_this_job_got is a percentage LKP compares relatively ("91.00 -8.8% 83.00") */
+	if (strcmp(key, "time.percent_of_cpu_this_job_got") == 0)
+		return false;
+	return unit && (strcmp(unit, "percent") == 0 || strcmp(unit, "%") == 0);
+}
+
+const char *lkp_time_unit(const char *field)
+{
+	size_t len = strlen(field);
+	if (len > 5 && strcmp(field + len - 5, "_time") == 0)
+		return "s";
+	if (strcmp(field, "maximum_resident_set_size") == 0)
+		return "KB";
+	if (has_prefix(field, "percent"))
+		return "percent";
+	return "count";
 }
 
 const char *change_verdict_name(enum change_verdict v)
@@ -114,11 +131,11 @@ enum change_verdict lkp_verdict(const char *key, bool exact, const struct run_su
 	return CHANGE_SIGNIFICANT;
 }
 
-double lkp_change(const char *key, double base, double new_value, bool *defined)
+double lkp_change(const char *key, const char *unit, double base, double new_value, bool *defined)
 {
 	if (defined)
 		*defined = true;
-	if (lkp_absolute_change(key))
+	if (lkp_absolute_change(key, unit))
 		return new_value - base;
 	if (base == 0) {
 		if (defined)
@@ -154,6 +171,12 @@ void lkp_format_change(struct strbuf *sb, double change, bool absolute)
 		sb_addf(sb, "%+.1f%s", change, absolute ? "" : "%");
 	else
 		sb_addf(sb, "%+.2g%s", change, absolute ? "" : "%");
+}
+
+void format_whole_percent(struct strbuf *sb, double percent)
+{
+	double whole = round(percent);
+	sb_addf(sb, "%.0f%%", whole == 0 ? 0.0 : whole); /* -0.3 rounds to 0%, never "-0%" */
 }
 
 void lkp_format_header(struct strbuf *sb, const struct lkp_widths *w)

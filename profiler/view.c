@@ -7,12 +7,15 @@
  * the commands, not every collector.
  */
 #include <math.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "sigprof/json.h"
 #include "sigprof/profile.h"
+#include "sigprof/runstats.h"
 #include "sigprof/term.h"
 #include "sigprof/stats.h"
 #include "sigprof/util.h"
@@ -497,17 +500,87 @@ size_t view_stacks(const struct profile *p, int collector, int path, uint32_t **
 
 /* ---- keyed figures ---- */
 
-void figure_rows_add(struct figure_rows *rows, double value, const char *unit, bool exact, const char *key_fmt, ...)
+static uint64_t figure_key_hash(const char *key)
+{
+	return hash_bytes(key, strlen(key), 0x5167f1e5);
+}
+
+/* The index of the row key names, or -1. */
+static ssize_t figure_row_index(const struct figure_rows *rows, const char *key)
+{
+	void *v = u64_map_get(&rows->index, figure_key_hash(key));
+	if (!v)
+		return -1;
+	size_t i = (size_t)(uintptr_t)v - 1;
+	if (strcmp(rows->rows[i].key, key) == 0)
+		return (ssize_t)i;
+	/* two keys of one hash (never seen): the later ones are not in the index */
+	for (i = 0; i < rows->count; i++)
+		if (strcmp(rows->rows[i].key, key) == 0)
+			return (ssize_t)i;
+	return -1;
+}
+
+const struct figure_row *figure_rows_find(const struct figure_rows *rows, const char *key)
+{
+	ssize_t i = figure_row_index(rows, key);
+	return i < 0 ? NULL : &rows->rows[i];
+}
+
+static char *figure_key(const char *key_fmt, va_list ap)
 {
 	char *key;
-	va_list ap;
-	va_start(ap, key_fmt);
-	int n = vasprintf(&key, key_fmt, ap);
-	va_end(ap);
-	if (n < 0)
+	if (vasprintf(&key, key_fmt, ap) < 0)
 		key = xstrdup(key_fmt); /* out of memory for the formatted key: xstrdup aborts with a message */
+	return key;
+}
+
+/* Add the row whose key (allocated) is listed nowhere yet. */
+static void figure_rows_append(struct figure_rows *rows, char *key, double value, const char *unit, bool exact)
+{
 	GROW(rows->rows, rows->cap, rows->count + 1);
 	rows->rows[rows->count++] = (struct figure_row){ .key = key, .value = value, .unit = unit, .exact = exact };
+	uint64_t hash = figure_key_hash(key);
+	if (!u64_map_get(&rows->index, hash))
+		u64_map_put(&rows->index, hash, (void *)(uintptr_t)rows->count);
+}
+
+int figure_rows_add(struct figure_rows *rows, double value, const char *unit, bool exact, const char *key_fmt, ...)
+{
+	va_list ap;
+	va_start(ap, key_fmt);
+	char *key = figure_key(key_fmt, ap);
+	va_end(ap);
+	if (figure_row_index(rows, key) >= 0) {
+		free(key);
+		rows->refused++;
+		return -EEXIST;
+	}
+	figure_rows_append(rows, key, value, unit, exact);
+	return 0;
+}
+
+int figure_rows_merge(struct figure_rows *rows, enum figure_merge how, double value, const char *unit, bool exact,
+		      const char *key_fmt, ...)
+{
+	va_list ap;
+	va_start(ap, key_fmt);
+	char *key = figure_key(key_fmt, ap);
+	va_end(ap);
+	ssize_t i = figure_row_index(rows, key);
+	if (i < 0) {
+		figure_rows_append(rows, key, value, unit, exact);
+		return 0;
+	}
+	free(key);
+	struct figure_row *r = &rows->rows[i];
+	if (strcmp(r->unit, unit) != 0) {
+		rows->refused++;
+		return -EINVAL;
+	}
+	r->value = how == FIGURE_MAX ? (value > r->value ? value : r->value) : r->value + value;
+	r->exact &= exact;
+	return 0;
 }
 
 void figure_rows_free(struct figure_rows *rows)
@@ -515,6 +588,7 @@ void figure_rows_free(struct figure_rows *rows)
 	for (size_t i = 0; i < rows->count; i++)
 		free(rows->rows[i].key);
 	free(rows->rows);
+	u64_map_free(&rows->index);
 	memset(rows, 0, sizeof(*rows));
 }
 
@@ -598,13 +672,9 @@ void view_figures(const struct profile *p, struct figure_rows *rows)
 	figure_rows_add(rows, (double)p->samples, "count", true, "run.samples");
 	figure_rows_add(rows, (double)profile_lost(p, NULL), "count", true, "run.lost");
 	for (int i = 0; i < p->ntime_figures; i++) {
-		const char *name = p->time_figures[i].name;
-		size_t len = strlen(name);
-		bool seconds = len > 5 && strcmp(name + len - 5, "_time") == 0;
-		const char *unit = seconds ? "s" : strcmp(name, "maximum_resident_set_size") == 0 ? "KB"
-			: strncmp(name, "percent", 7) == 0 ? "percent" : "count";
-		figure_rows_add(rows, p->time_figures[i].value, unit, !seconds && strcmp(unit, "percent") != 0, "time.%s",
-				name);
+		const char *name = p->time_figures[i].name, *unit = lkp_time_unit(name);
+		figure_rows_add(rows, p->time_figures[i].value, unit, strcmp(unit, "s") != 0 && strcmp(unit, "percent") != 0,
+				"time.%s", name);
 	}
 	for (int c = 0; c < p->ncollectors; c++) {
 		const struct collector_info *ci = &p->collectors[c];
@@ -612,9 +682,10 @@ void view_figures(const struct profile *p, struct figure_rows *rows)
 			continue;
 		const struct collector_analyzer *an = ci->impl ? ci->impl->analyzer : NULL;
 		figure_rows_add(rows, (double)ci->samples, "samples", true, "%s.samples", ci->name);
-		for (int path = 0; path < PATH_COUNT; path++) {
-			figure_rows_add(rows, ci->samples ? 100.0 * (double)ci->path_samples[path] / (double)ci->samples : 0.0,
-					"percent", true, "paths.%s.%s", ci->name, path_name(path));
+		/* no samples: no share of any path, nor a figure per path, was measured (an absent key, never a 0) */
+		for (int path = 0; ci->samples && path < PATH_COUNT; path++) {
+			figure_rows_add(rows, 100.0 * (double)ci->path_samples[path] / (double)ci->samples, "percent", true,
+					"paths.%s.%s", ci->name, path_name(path));
 			for (size_t f = 0; an && ci->state && f < an->npath_figures; f++) {
 				char key[96];
 				path_figure_key(ci->name, &an->path_figures[f], key, sizeof(key));

@@ -114,7 +114,10 @@ struct collector_analyzer {
 	/*
 	 * Optional: the figures of this collector's section as keyed rows
 	 * (view.h): stable dotted keys beginning with the collector's name,
-	 * each with a value, a unit and whether it is exact.
+	 * each with a value, a unit and whether it is exact.  A key names one
+	 * figure: where two things of the collector get one key, it merges
+	 * them with figure_rows_merge() (a second figure_rows_add() of a key is
+	 * refused).
 	 */
 	void (*figures)(void *state, const struct profile *p, struct figure_rows *rows);
 

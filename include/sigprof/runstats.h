@@ -12,7 +12,8 @@
  *   %stddev           100 * population stddev / mean, shown when above 2
  *   %change           100 * (new - base) / base; for figures that are
  *                     themselves percentages (perf-profile.*, keys ending
- *                     in '%'; diff adds rows in percent) the absolute
+ *                     in '%', rows in the unit percent or %, but not LKP's
+ *                     time.percent_of_cpu_this_job_got) the absolute
  *                     difference
  *   significant       both sides have at least 3 runs, and
  *                     min(new) > median(base) && median(new) > max(base)
@@ -69,8 +70,21 @@ void run_summarize(const double *v, size_t n, struct run_summary *s);
 
 /* LKP's perf metrics (perf-stat.*, perf-profile.*, perf-c2c.*): the 1% threshold. */
 bool lkp_perf_metric(const char *key);
-/* Figures whose change is the absolute difference (compare.rb): perf-profile.*, keys ending in '%'. */
-bool lkp_absolute_change(const char *key);
+/*
+ * Figures whose change is the absolute difference (compare.rb): perf-profile.*,
+ * keys ending in '%'; and figures in the unit "percent" or "%" (unit may be
+ * NULL), except time.percent_of_cpu_this_job_got, which LKP compares
+ * relatively.
+ */
+bool lkp_absolute_change(const char *key, const char *unit);
+
+/*
+ * The unit of LKP's time.FIELD figure, the workload's rusage (workload.h):
+ * "s" for the *_time fields, "percent" for percent_of_cpu_this_job_got, "KB"
+ * for maximum_resident_set_size, "count" for the rest; one answer for a
+ * recording's rows and a stat document's.
+ */
+const char *lkp_time_unit(const char *field);
 
 /* What the rules say of one row. */
 enum change_verdict {
@@ -94,10 +108,10 @@ enum change_verdict lkp_verdict(const char *key, bool exact, const struct run_su
 
 /*
  * %change of the means: 100 * (new - base) / base, or new - base for an
- * absolute-change key.  A zero base is LKP's 1e-100 (a huge change, as its
+ * absolute-change figure (lkp_absolute_change(key, unit)).  A zero base is LKP's 1e-100 (a huge change, as its
  * reports print it); *defined is false then (NULL allowed).
  */
-double lkp_change(const char *key, double base, double new_value, bool *defined);
+double lkp_change(const char *key, const char *unit, double base, double new_value, bool *defined);
 
 /* ---- the robot's layout ---- */
 
@@ -113,6 +127,9 @@ void lkp_format_value(struct strbuf *sb, double v);
 void lkp_format_stddev(struct strbuf *sb, double stddev_percent);
 /* "+66.3%" ("%+.2g%%" from 100000 on), or "+1.5" for an absolute change; no padding. */
 void lkp_format_change(struct strbuf *sb, double change, bool absolute);
+
+/* A share in whole percent, "58%" or "-4%": one that rounds to 0 is "0%", never "-0%". */
+void format_whole_percent(struct strbuf *sb, double percent);
 
 /* The column widths of a table: at least LKP's, wider when a value needs it. */
 struct lkp_widths {

@@ -31,6 +31,7 @@
 #include "sigprof/sample.h"
 #include "sigprof/stacks.h"
 #include "sigprof/stats.h"
+#include "sigprof/util.h"
 #include "sigprof/weights.h"
 
 struct profile;
@@ -266,20 +267,49 @@ struct figure_row {
 	bool exact;        /* false: estimated (weighted samples) */
 };
 
+/*
+ * The rows of one recording: a key names one figure (docs/figures.md), so
+ * the rows never hold a key twice.  A collector that may meet one key more
+ * than once (two futex words that one symbol names, two functions of one
+ * name in two files) says how the figures under it combine
+ * (figure_rows_merge()); a second figure_rows_add() of a key is refused.
+ */
 struct figure_rows {
 	struct figure_row *rows;
 	size_t count, cap;
+	struct u64_map index;   /* hash of a key -> its row's index + 1 */
+	size_t refused;         /* rows refused: their key was listed already (a collector's bug, which the commands say) */
 };
 
-/* Add a row; the key is formatted (printf) and copied. */
-void figure_rows_add(struct figure_rows *rows, double value, const char *unit, bool exact, const char *key_fmt, ...)
+/* How a figure under a key that is listed already combines with the row there. */
+enum figure_merge {
+	FIGURE_SUM, /* counts and totals: the values add up */
+	FIGURE_MAX, /* maxima: the larger stays */
+};
+
+/*
+ * Add a row; the key is formatted (printf) and copied.  0, or -EEXIST when
+ * the key names a row already: that row stays as it was and rows->refused
+ * counts the one refused.
+ */
+int figure_rows_add(struct figure_rows *rows, double value, const char *unit, bool exact, const char *key_fmt, ...)
 	__attribute__((format(printf, 5, 6)));
+/*
+ * Add a row, or combine it with the row its key names (how: the sum or the
+ * larger value; exact only when both are).  -EINVAL, the row left as it was
+ * and counted in rows->refused, when the two units differ: they are two
+ * figures, not one.
+ */
+int figure_rows_merge(struct figure_rows *rows, enum figure_merge how, double value, const char *unit, bool exact,
+		      const char *key_fmt, ...) __attribute__((format(printf, 6, 7)));
+/* The row key names, or NULL. */
+const struct figure_row *figure_rows_find(const struct figure_rows *rows, const char *key);
 void figure_rows_free(struct figure_rows *rows);
 /*
  * Every figure of a loaded profile: the run's (run.duration_s, run.samples,
- * run.lost), each open collector's samples and share per path
- * (COLLECTOR.samples, paths.COLLECTOR.PATH in percent) and path figures
- * (paths.sched.PATH.wait_ms),
+ * run.lost), each open collector's samples and, when it has some, its
+ * share per path (COLLECTOR.samples, paths.COLLECTOR.PATH in percent) and
+ * path figures (paths.sched.PATH.wait_ms),
  * then each analyzer's own rows (collector_analyzer.figures), in collector
  * order.
  */

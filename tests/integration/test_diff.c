@@ -18,6 +18,13 @@
 
 #include "harness.h"
 
+/* test_path(name) copied into buf (512 bytes), which test_path()'s later names do not overwrite; returns buf. */
+static char *path_kept(char buf[512], const char *name)
+{
+	snprintf(buf, 512, "%.511s", test_path(name));
+	return buf;
+}
+
 /* `record -r 3 -o DIR/NAME.data -- CMD`: NAME.1.data ... NAME.3.data */
 static void record_three(const char *name, const char *cmd)
 {
@@ -41,9 +48,10 @@ static const char *diff_json(const char *base, const char *new_side, const char 
 	const char *json = test_path(name);
 	char *out;
 	const char *d = test_dir();
-	int st = run_cmd(&out, true,
+	/* the warning lines (two commands, on purpose) to out, the JSON to its file */
+	int st = run_cmd(&out, false,
 			 "%s diff --all --json %s/%s.1.data %s/%s.2.data %s/%s.3.data -- %s/%s.1.data %s/%s.2.data "
-			 "%s/%s.3.data > '%s'",
+			 "%s/%s.3.data 2>&1 > '%s'",
 			 sigprof_bin(), d, base, d, base, d, base, d, new_side, d, new_side, d, new_side, json);
 	cr_assert_eq(st, 0, "diff exited %d: %s", st, out);
 	free(out);
@@ -55,6 +63,19 @@ static double row(const char *json, const char *key, const char *field)
 	char filter[512];
 	snprintf(filter, sizeof(filter), "[.rows[] | select(.key == \"%s\") | %s] | first", key, field);
 	return jq_file(json, filter);
+}
+
+/* A stat document of 3 runs (elapsed 1 s each) with these figures and derived figures (JSON array members) and rusage. */
+static void write_stat_raw(const char *file, const char *command, const char *figures, const char *derived,
+			   const char *rusage)
+{
+	FILE *f = fopen(file, "w");
+	cr_assert(f);
+	fprintf(f, "{ \"version\": 1, \"command\": [%s], \"runs\": 3, \"runs_asked\": 3, \"failed_run\": null, "
+		   "\"exit_status\": 0, \"figures\": [%s], \"derived\": [%s], %s%s%s"
+		   "\"elapsed_s\": { \"mean\": 1, \"stddev_percent\": 0, \"values\": [1, 1, 1] } }\n",
+		command, figures, derived, rusage ? "\"rusage\": [" : "", rusage ? rusage : "", rusage ? "], " : "");
+	fclose(f);
 }
 
 Test(diff, handler_knob_changes_handler_time_not_the_counts, .timeout = 300)
@@ -219,6 +240,95 @@ Test(diff, one_run_a_side_lists_the_unchanged_exact_counts, .timeout = 120)
 	st = run_cmd(&out, true, "%s diff '%s' '%s'", sigprof_bin(), a, b);
 	cr_assert_eq(st, 0, "%s", out);
 	cr_assert(strstr(out, "signal.SIGUSR1.sigreturns"), "the text lists the unchanged count too:\n%s", out);
+	/* each side's command and kernel (this machine's), and no warning: one command on both sides */
+	char *release;
+	cr_assert_eq(run_cmd(&release, false, "uname -r"), 0);
+	release[strcspn(release, "\n")] = '\0';
+	char want[512];
+	snprintf(want, sizeof(want), "#      command: %ssignal_storm 2500; kernel: Linux %s\n", W, release);
+	const char *base_line = strstr(out, want);
+	cr_assert(base_line, "%s in:\n%s", want, out);
+	cr_assert(strstr(base_line + 1, want), "the new side's too:\n%s", out);
+	cr_assert_null(strstr(out, "different commands"), "%s", out);
+	free(release);
+	free(out);
+}
+
+/* Two sides that ran different commands: a warning line names both (the robot compares one command). */
+Test(diff, different_commands_are_said)
+{
+	const char *base = test_path("cmd-base.json"), *new_side = test_path("cmd-new.json");
+	const char *fig = "{ \"name\": \"cs\", \"event\": \"context-switches\", \"unit\": \"\", \"supported\": true, "
+			  "\"values\": [1, 2, 3] }";
+	write_stat_raw(base, "\"w\", \"1000\"", fig, "", NULL);
+	write_stat_raw(new_side, "\"w\", \"8000\"", fig, "", NULL);
+	char *out;
+	int st = run_cmd(&out, true, "%s diff '%s' '%s'", sigprof_bin(), base, new_side);
+	cr_assert_eq(st, 0, "%s", out);
+	cr_assert(strstr(out, "warning: diff: the two sides ran different commands: base 'w 1000', new 'w 8000'\n"), "%s",
+		  out);
+	cr_assert(strstr(out, "#      command: w 1000\n") && strstr(out, "#      command: w 8000\n"), "%s", out);
+	free(out);
+	st = run_cmd(&out, true, "%s diff '%s' '%s'", sigprof_bin(), base, base);
+	cr_assert_eq(st, 0, "%s", out);
+	cr_assert_null(strstr(out, "different commands"), "one command:\n%s", out);
+	free(out);
+}
+
+/*
+ * A side whose runs were recorded with different collectors gets one warning line naming the run and what it lacks
+ * (what the other run's JSON report has open and its own has not), and cost lines from fewer than 3 runs a side say
+ * they are untested, as the JSON's verdicts do.
+ */
+Test(diff, runs_of_one_side_with_other_collectors_and_untested_costs, .timeout = 120)
+{
+	require_perf_events();
+	require_root();
+	char full[512], signal_only[512], other[512], json_full[512];
+	path_kept(full, "full.data");
+	path_kept(signal_only, "signal-only.data");
+	path_kept(other, "other.data");
+	free(record_workload(full, "", W "signal_storm 3000 >/dev/null"));
+	free(record_workload(signal_only, "-e signal", W "signal_storm 3000 >/dev/null"));
+	free(record_workload(other, "", W "signal_storm 3000 >/dev/null"));
+	snprintf(json_full, sizeof(json_full), "%.511s", report_json_file(full, ""));
+	require_collector(json_full, "cpu");
+	char *lacking;
+	int st = run_cmd(&lacking, false,
+			 "jq -r '[.meta.collectors[] | select(.status == \"ok\") | .name] - "
+			 "[input.meta.collectors[] | select(.status == \"ok\") | .name] | .[]' '%s' '%s'",
+			 json_full, report_json_file(signal_only, ""));
+	cr_assert_eq(st, 0, "%s", lacking);
+	cr_assert(strstr(lacking, "cpu"), "-e signal opens no cpu collector: %s", lacking);
+	char *out;
+	st = run_cmd(&out, false, "%s diff '%s' '%s' -- '%s' 2>&1", sigprof_bin(), full, signal_only, other);
+	cr_assert_eq(st, 0, "%s", out);
+	const char *warning = strstr(out, "different collectors");
+	cr_assert(warning, "%s", out);
+	const char *eol = strchr(warning, '\n');
+	cr_assert(strstr(warning, signal_only) && strstr(warning, signal_only) < eol, "%s", out);
+	for (char *name = strtok(lacking, "\n"); name; name = strtok(NULL, "\n")) {
+		const char *at = strstr(warning, name);
+		cr_assert(at && at < eol, "the warning names %s: %s", name, out);
+	}
+	const char *costs = strstr(out, "cost per event");
+	cr_assert(costs, "signal paths have cost lines:\n%s", out);
+	int lines = 0;
+	for (const char *line = strchr(costs, '\n') + 1; *line == ' '; line = strchr(line, '\n') + 1) {
+		const char *end = strchr(line, '\n');
+		const char *mark = strstr(line, "(untested");
+		cr_assert(mark && mark < end, "2 runs against 1: no test, and the line says so: %.*s", (int)(end - line),
+			  line);
+		lines++;
+	}
+	cr_assert_gt(lines, 0, "%s", out);
+	free(out);
+	free(lacking);
+	cr_assert_eq(run_cmd(&out, false, "%s diff --json '%s' '%s' -- '%s' 2>/dev/null | jq '[.costs[] | "
+				       "select(.verdict != \"untested\")] | length'",
+			     sigprof_bin(), full, signal_only, other),
+		     0);
+	cr_assert_eq(atoi(out), 0, "%s", out);
 	free(out);
 }
 
@@ -259,6 +369,123 @@ Test(diff, stat_documents_print_the_seed_lines)
 	free(out);
 }
 
+/* A stat document naming one figure twice: one key is one figure, the first kept, and a warning line says so. */
+Test(diff, a_figure_named_twice_is_one_figure)
+{
+	const char *base = test_path("twice-base.json"), *new_side = test_path("twice-new.json");
+	const char *fig = "{ \"name\": \"cs\", \"event\": \"context-switches\", \"unit\": \"\", \"supported\": true, "
+			  "\"values\": [%s] }, { \"name\": \"cs\", \"event\": \"context-switches\", \"unit\": \"\", "
+			  "\"supported\": true, \"values\": [7, 7, 7] }";
+	char figures[512];
+	snprintf(figures, sizeof(figures), fig, "100, 100, 100");
+	write_stat_raw(base, "\"w\"", figures, "", NULL);
+	snprintf(figures, sizeof(figures), fig, "200, 200, 200");
+	write_stat_raw(new_side, "\"w\"", figures, "", NULL);
+	char *out;
+	int st = run_cmd(&out, false, "%s diff --all --json '%s' '%s' 2>&1 >'%s'", sigprof_bin(), base, new_side,
+			 test_path("twice.json"));
+	cr_assert_eq(st, 0, "%s", out);
+	cr_assert(strstr(out, "a key names one figure"), "a warning line: %s", out);
+	free(out);
+	cr_assert_eq(jq_file(test_path("twice.json"), "[.rows[] | select(.key == \"perf-stat.total.cs\")] | length"), 1);
+	cr_assert_eq(jq_file(test_path("twice.json"),
+			     "[.rows[] | select(.key == \"perf-stat.total.cs\") | .base.values | length] | first"), 3,
+		     "one value a run");
+	cr_assert_eq(jq_file(test_path("twice.json"), "[.rows[] | select(.key == \"perf-stat.total.cs\") | .new.mean] | first"),
+		     200);
+}
+
+/* --collector: the header counts the figures the table can list, those of the collector, as the JSON rows do. */
+Test(diff, the_header_counts_the_figures_of_the_collector)
+{
+	const char *base = test_path("coll-base.json"), *new_side = test_path("coll-new.json");
+	write_stat_raw(base, "\"w\"", "{ \"name\": \"cs\", \"event\": \"context-switches\", \"unit\": \"\", "
+				    "\"supported\": true, \"values\": [100, 101, 102] }", "", NULL);
+	write_stat_raw(new_side, "\"w\"", "{ \"name\": \"cs\", \"event\": \"context-switches\", \"unit\": \"\", "
+					"\"supported\": true, \"values\": [200, 201, 202] }", "", NULL);
+	static const char *const collectors[] = { "", "--collector cpu", "--collector signal" };
+	for (size_t c = 0; c < sizeof(collectors) / sizeof(collectors[0]); c++) {
+		char *out, *json;
+		int st = run_cmd(&out, true, "%s diff %s '%s' '%s'", sigprof_bin(), collectors[c], base, new_side);
+		cr_assert_eq(st, 0, "%s", out);
+		st = run_cmd(&json, true, "%s diff --all --json %s '%s' '%s' | jq '[.rows | length, "
+				   "([.[] | select(.significant)] | length)] | map(tostring) | join(\" \")'",
+			     sigprof_bin(), collectors[c], base, new_side);
+		cr_assert_eq(st, 0, "%s", json);
+		unsigned figures = 0, changed = 0, header_changed = 0, header_figures = 0;
+		cr_assert_eq(sscanf(json, "\"%u %u\"", &figures, &changed), 2, "%s", json);
+		const char *header = strstr(out, "# LKP's rules: ");
+		cr_assert(header, "%s", out);
+		cr_assert_eq(sscanf(header, "# LKP's rules: %u of %u", &header_changed, &header_figures), 2, "%s", out);
+		cr_assert_eq(header_changed, changed, "%s: the header against the rows:\n%s", collectors[c], out);
+		cr_assert_eq(header_figures, figures, "%s: the header against the rows:\n%s", collectors[c], out);
+		cr_assert_eq(strstr(out, "no figure changed") != NULL, changed == 0, "%s:\n%s", collectors[c], out);
+		free(out);
+		free(json);
+	}
+}
+
+/*
+ * LKP's time.percent_of_cpu_this_job_got changes relatively ("91.00 -8.8% 83.00"), in the units a recording gives
+ * (percent, KB); the derived figures under LKP's names too: cache-miss-rate% in points, ipc and cpi (1 / IPC).
+ */
+Test(diff, stat_documents_use_lkp_units_and_names)
+{
+	const char *base = test_path("lkp-base.json"), *new_side = test_path("lkp-new.json"),
+		   *json = test_path("lkp.json");
+	const char *derived = "{ \"name\": \"cache-miss-rate\", \"formula\": \"f\", \"unit\": \"%%\", \"supported\": true, "
+			      "\"values\": [%s] }, { \"name\": \"IPC\", \"formula\": \"f\", \"unit\": \"\", "
+			      "\"supported\": true, \"values\": [%s] }";
+	char d[512], r[512];
+	snprintf(d, sizeof(d), derived, "20, 20, 20", "0.5, 0.5, 0.5");
+	snprintf(r, sizeof(r), "%s, %s, %s", "{ \"percent_of_cpu_this_job_got\": 91, \"maximum_resident_set_size\": 3000 }",
+		 "{ \"percent_of_cpu_this_job_got\": 91, \"maximum_resident_set_size\": 3000 }",
+		 "{ \"percent_of_cpu_this_job_got\": 91, \"maximum_resident_set_size\": 3000 }");
+	write_stat_raw(base, "\"w\"", "", d, r);
+	snprintf(d, sizeof(d), derived, "25, 25, 25", "0.4, 0.4, 0.4");
+	snprintf(r, sizeof(r), "%s, %s, %s", "{ \"percent_of_cpu_this_job_got\": 83, \"maximum_resident_set_size\": 3000 }",
+		 "{ \"percent_of_cpu_this_job_got\": 83, \"maximum_resident_set_size\": 3000 }",
+		 "{ \"percent_of_cpu_this_job_got\": 83, \"maximum_resident_set_size\": 3000 }");
+	write_stat_raw(new_side, "\"w\"", "", d, r);
+	char *out;
+	int st = run_cmd(&out, false, "%s diff --all --json '%s' '%s' 2>&1 > '%s'", sigprof_bin(), base, new_side, json);
+	cr_assert_eq(st, 0, "%s", out);
+	free(out);
+	const char *cpu = "time.percent_of_cpu_this_job_got";
+	cr_assert_float_eq(row(json, cpu, ".change_percent"), 100.0 * (83 - 91) / 91, 1e-3, "relative, as LKP prints it");
+	cr_assert_eq(row(json, cpu, "if .change_absolute then 1 else 0 end"), 0);
+	cr_assert_eq(row(json, cpu, "if .unit == \"percent\" then 1 else 0 end"), 1, "a recording's unit");
+	cr_assert_eq(row(json, "time.maximum_resident_set_size", "if .unit == \"KB\" then 1 else 0 end"), 1);
+	cr_assert_float_eq(row(json, "perf-stat.overall.cache-miss-rate%", ".change_percent"), 5, 1e-9, "points");
+	cr_assert_eq(row(json, "perf-stat.overall.cache-miss-rate%", "if .change_absolute then 1 else 0 end"), 1);
+	cr_assert_float_eq(row(json, "perf-stat.overall.cache-miss-rate", ".change_percent"), 5, 1e-9,
+			   "the documented name too: a % unit is a percentage");
+	cr_assert_float_eq(row(json, "perf-stat.overall.ipc", ".new.mean"), 0.4, 1e-9);
+	cr_assert_float_eq(row(json, "perf-stat.overall.cpi", ".base.mean"), 2.0, 1e-9);
+	cr_assert_float_eq(row(json, "perf-stat.overall.cpi", ".new.mean"), 2.5, 1e-9);
+	cr_assert_float_eq(row(json, "perf-stat.overall.IPC", ".new.mean"), 0.4, 1e-9, "the documented name stays");
+}
+
+/* --pprof, --html and --folded need stacks: a stat document is refused with one message, whichever asked. */
+Test(diff, a_stat_document_has_no_stacks_for_any_stack_output)
+{
+	const char *doc = test_path("nostacks.json");
+	write_stat_raw(doc, "\"w\"", "{ \"name\": \"cs\", \"event\": \"context-switches\", \"unit\": \"\", "
+				   "\"supported\": true, \"values\": [1, 2, 3] }", "", NULL);
+	static const char *const options[] = { "--folded", "--pprof", "--html" };
+	for (size_t i = 0; i < sizeof(options) / sizeof(options[0]); i++) {
+		char *out;
+		int st = run_cmd(&out, true, "%s diff %s %s '%s' '%s'", sigprof_bin(), options[i],
+				 i ? test_path("nostacks-out") : "", doc, doc);
+		cr_assert_eq(st, 2, "%s", out);
+		cr_assert_eq(count_lines(out), 1, "%s", out);
+		char want[64];
+		snprintf(want, sizeof(want), "a stat document has no stacks for %s", options[i]);
+		cr_assert(strstr(out, want), "%s: %s", options[i], out);
+		free(out);
+	}
+}
+
 Test(diff, bad_input_is_one_error_line)
 {
 	const char *junk = test_path("junk.json");
@@ -297,6 +524,37 @@ Test(diff, bad_input_is_one_error_line)
 }
 
 /*
+ * A recording damaged before its first sample holds no run: its figures would be zeros nothing measured, averaged in
+ * as a run's.  One error line naming it, exit 2.  The damage: 0xff over 16 bytes of its first chunk, found by moving
+ * the damage on until `report --figures` reads no sample (run.samples 0) before the damage.
+ */
+Test(diff, a_recording_damaged_before_any_sample_is_refused, .timeout = 120)
+{
+	require_perf_events();
+	require_root();
+	char good[512], damaged[512];
+	free(record_workload(path_kept(good, "good.data"), "-e signal", W "signal_storm 3000 >/dev/null"));
+	path_kept(damaged, "damaged.data");
+	bool made = false;
+	for (long offset = 1024; offset < 64 * 1024 && !made; offset += 256) {
+		char *out;
+		int st = run_cmd(&out, false,
+				 "cp '%s' '%s' && printf '\\377\\377\\377\\377\\377\\377\\377\\377\\377\\377\\377\\377\\377\\377\\377\\377' | "
+				 "dd of='%s' bs=1 seek=%ld conv=notrunc status=none && %s report --figures -i '%s' 2>&1",
+				 good, damaged, damaged, offset, sigprof_bin(), damaged);
+		made = st == 0 && strstr(out, "is damaged") && strstr(out, "\nrun.samples\t0\t");
+		free(out);
+	}
+	cr_assert(made, "no damage of the first chunk read as 0 samples");
+	char *out;
+	int st = run_cmd(&out, true, "%s diff '%s' '%s'", sigprof_bin(), damaged, good);
+	cr_assert_eq(st, 2, "%s", out);
+	cr_assert_eq(count_lines(out), 1, "one error line: %s", out);
+	cr_assert(strstr(out, damaged) && strstr(out, "before its first sample"), "%s", out);
+	free(out);
+}
+
+/*
  * The report's filters apply to every recording of a comparison: the
  * workload's own comm keeps its signals, another comm keeps none of them
  * (a figure missing on both sides has no row), and --time takes a part.
@@ -310,13 +568,13 @@ Test(diff, filters_apply_to_every_recording, .timeout = 120)
 	free(record_workload(b, "-e signal", W "signal_storm 6000 >/dev/null"));
 	const char *kept = test_path("kept.json"), *none = test_path("none.json");
 	char *out;
-	int st = run_cmd(&out, true, "%s diff --all --json --comm signal_storm '%s' '%s' > '%s'", sigprof_bin(), a, b,
+	int st = run_cmd(&out, false, "%s diff --all --json --comm signal_storm '%s' '%s' 2>&1 > '%s'", sigprof_bin(), a, b,
 			 kept);
 	cr_assert_eq(st, 0, "%s", out);
 	free(out);
 	cr_assert_eq(row(kept, "signal.SIGUSR1.generated", ".base.mean"), 3000);
 	cr_assert_eq(row(kept, "signal.SIGUSR1.generated", ".new.mean"), 6000);
-	st = run_cmd(&out, true, "%s diff --all --json --comm no-such-command '%s' '%s' > '%s'", sigprof_bin(), a, b,
+	st = run_cmd(&out, false, "%s diff --all --json --comm no-such-command '%s' '%s' 2>&1 > '%s'", sigprof_bin(), a, b,
 		     none);
 	cr_assert_eq(st, 0, "%s", out);
 	free(out);

@@ -105,6 +105,119 @@ Test(figures, futex_word_rows_agree_with_json, .timeout = 120)
 	free(rows);
 }
 
+/* Assert that no key of rows is listed twice (docs/figures.md: a key names one figure). */
+static void assert_keys_once(const char *rows)
+{
+	char *sorted;
+	char file[512];
+	snprintf(file, sizeof(file), "%s", test_path("rows.txt"));
+	FILE *f = fopen(file, "w");
+	cr_assert_not_null(f);
+	fputs(rows, f);
+	fclose(f);
+	cr_assert_eq(run_cmd(&sorted, false, "cut -f1 '%s' | sort | uniq -d", file), 0);
+	cr_assert_str_empty(sorted, "keys listed more than once:\n%s", sorted);
+	free(sorted);
+}
+
+Test(figures, words_of_one_name_are_one_row_that_adds_them_up, .timeout = 120)
+{
+	require_perf_events();
+	require_root();
+	const long threads = 3, calls = 200;
+	const char *data = test_path("stack_words.data");
+	char cmd[256];
+	snprintf(cmd, sizeof(cmd), W "stack_words %ld %ld", threads, calls);
+	char *said = record_workload(data, "--futex=trace", cmd);
+	long made = -1;
+	cr_assert_eq(sscanf(said, "calls %ld", &made), 1, "%s", said);
+	cr_assert_eq(made, threads * calls, "%s", said);
+	free(said);
+	const char *json = report_json_file(data, "");
+	require_collector(json, "futex");
+	/* the words the report names alike: one on each thread's stack, at one offset of its own mapping */
+	char *symbol;
+	cr_assert_eq(run_cmd(&symbol, false,
+			     "jq -r '[.futexes[] | select(.ops.WAKE > 0 and (.symbol | startswith(\"[anon]\")))] | "
+			     "group_by(.symbol) | map(select(length == %ld)) | .[0][0].symbol' '%s'",
+			     threads, json),
+		     0);
+	symbol[strcspn(symbol, "\n")] = '\0';
+	cr_assert(strncmp(symbol, "[anon]", 6) == 0, "no %ld words named alike in %s: %s", threads, json, symbol);
+	char *rows = figures_of(data);
+	assert_keys_once(rows);
+	char key[256], filter[512];
+	snprintf(key, sizeof(key), "futex.word.%s.calls", symbol);
+	cr_assert_eq(figure(rows, key, "exact"), threads * calls, "the calls of the %ld words added up", threads);
+	snprintf(key, sizeof(key), "futex.word.%s.wait_ns.max", symbol);
+	snprintf(filter, sizeof(filter), "[.futexes[] | select(.symbol==\"%s\") | .wait_ns.max // 0] | max", symbol);
+	cr_assert_eq(figure(rows, key, "exact"), jq_file(json, filter), "the largest wait of the words");
+	free(symbol);
+	free(rows);
+}
+
+/* The sum of the values of the rows whose key begins with prefix (-1 when none). */
+static double figures_with_prefix(const char *rows, const char *prefix)
+{
+	double sum = -1;
+	for (const char *line = rows; *line;) {
+		double v;
+		if (strncmp(line, prefix, strlen(prefix)) == 0 && sscanf(strchr(line, '\t'), "\t%lf", &v) == 1)
+			sum = (sum < 0 ? 0 : sum) + v;
+		line += strcspn(line, "\n");
+		line += *line == '\n';
+	}
+	return sum;
+}
+
+/*
+ * The rows of `report --figures` of a recording of cmd with options into test_path(name), after checking (skip
+ * otherwise) that collector opened; *data (unless NULL) is its file.
+ */
+static char *recorded_figures(const char *name, const char *options, const char *cmd, const char *collector,
+			      const char **data)
+{
+	require_perf_events();
+	require_root();
+	const char *file = test_path(name);
+	free(record_workload(file, options, cmd));
+	require_collector(report_json_file(file, ""), collector);
+	if (data)
+		*data = test_path(name);
+	return figures_of(test_path(name));
+}
+
+/* LKP's own perf-sched.wait_and_delay.count.KEY beside sigprof's count.ms: K sleeps are K waits of the sleep's stack. */
+Test(figures, lkp_wait_and_delay_count_is_the_sleeps, .timeout = 120)
+{
+	char *rows = recorded_figures("sleeper.data", "-e sched", W "sched_sleeper 10 5 >/dev/null", "sched", NULL);
+	const int sleeps = 10;
+	assert_keys_once(rows);
+	cr_assert_eq(figures_with_prefix(rows, "perf-sched.wait_and_delay.count.do_nanosleep."), sleeps, "%s", rows);
+	cr_assert_eq(figures_with_prefix(rows, "perf-sched.wait_and_delay.count.ms.do_nanosleep."), sleeps, "%s", rows);
+	free(rows);
+}
+
+/* --percent-limit shapes what the text shows, not the figures: a warning line, and the rows as without it. */
+Test(figures, percent_limit_leaves_the_figures_alone, .timeout = 120)
+{
+	const char *data;
+	char *rows = recorded_figures("limit.data", "-e cpu,signal", W "signal_storm 3000 >/dev/null", "cpu", &data),
+	     *limited, *warning;
+	cr_assert_eq(run_cmd(&limited, false, "%s report --figures --percent-limit 10 -i '%s' 2>/dev/null", sigprof_bin(),
+			     data),
+		     0);
+	cr_assert_str_eq(limited, rows, "the figures with --percent-limit 10 differ from those without");
+	cr_assert_eq(run_cmd(&warning, false, "%s report --figures --percent-limit 10 -i '%s' 2>&1 >/dev/null",
+			     sigprof_bin(), data),
+		     0);
+	cr_assert(strstr(warning, "--percent-limit") && strstr(warning, "not to --figures: ignored"), "%s", warning);
+	cr_assert_eq(count_lines(warning), 1, "%s", warning);
+	free(rows);
+	free(limited);
+	free(warning);
+}
+
 Test(figures, one_output_format_only)
 {
 	char *out;

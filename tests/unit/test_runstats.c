@@ -101,14 +101,14 @@ Test(runstats, zero_base)
 	cr_assert_eq(lkp_verdict("futex.word.gate.calls", false, &zero, &some), CHANGE_SIGNIFICANT,
 		     "a zero median caps the ratio at LKP's 5");
 	bool defined = true;
-	double change = lkp_change("futex.word.gate.calls", 0, 11, &defined);
+	double change = lkp_change("futex.word.gate.calls", "count", 0, 11, &defined);
 	cr_assert_not(defined);
 	cr_assert_gt(change, 1e100, "LKP divides by 1e-100: +1.1e+103%%");
 	struct strbuf sb = { 0 };
 	lkp_format_change(&sb, change, false);
 	cr_assert_str_eq(sb.buf, "+1.1e+103%");
 	sb_free(&sb);
-	cr_assert_eq(lkp_change("a.b", 0, 0, &defined), 0);
+	cr_assert_eq(lkp_change("a.b", NULL, 0, 0, &defined), 0);
 	cr_assert(defined);
 	cr_assert_eq(lkp_verdict("a.b", false, &zero, &zero), CHANGE_OVERLAP);
 }
@@ -136,12 +136,20 @@ Test(runstats, missing_side)
 
 Test(runstats, change_relative_and_absolute)
 {
-	cr_assert_float_eq(lkp_change("perf-c2c.HITM.local", 67558, 112351, NULL), 100.0 * (112351 - 67558) / 67558,
+	cr_assert_float_eq(lkp_change("perf-c2c.HITM.local", "samples", 67558, 112351, NULL), 100.0 * (112351 - 67558) / 67558,
 			   1e-9);
-	cr_assert_float_eq(lkp_change("perf-profile.self.cycles-pp.foo", 12.5, 10.0, NULL), -2.5, 1e-12,
+	cr_assert_float_eq(lkp_change("perf-profile.self.cycles-pp.foo", "percent", 12.5, 10.0, NULL), -2.5, 1e-12,
 			   "perf-profile shares change by their difference");
-	cr_assert_float_eq(lkp_change("perf-stat.overall.cache-miss%", 30, 35, NULL), 5, 1e-12, "a key ending in %%");
-	cr_assert_float_eq(lkp_change("paths.sched.sigreturn.wait_ms", 30, 36, NULL), 20, 1e-12);
+	cr_assert_float_eq(lkp_change("perf-stat.overall.cache-miss%", NULL, 30, 35, NULL), 5, 1e-12, "a key ending in %%");
+	cr_assert_float_eq(lkp_change("paths.sched.sigreturn.wait_ms", "ms", 30, 36, NULL), 20, 1e-12);
+	/* figures in percent change by their difference, but LKP's time.percent_of_cpu_this_job_got relatively */
+	cr_assert_float_eq(lkp_change("perf-stat.overall.cache-miss-rate", "%", 20, 31, NULL), 11, 1e-12, "a %% unit");
+	cr_assert_float_eq(lkp_change("paths.cpu.sigreturn", "percent", 20, 31, NULL), 11, 1e-12);
+	cr_assert_float_eq(lkp_change("time.percent_of_cpu_this_job_got", "percent", 91, 83, NULL), 100.0 * -8 / 91, 1e-9,
+			   "LKP: 91.00 -8.8%% 83.00 fsmark.time.percent_of_cpu_this_job_got");
+	cr_assert(lkp_absolute_change("perf-stat.overall.cache-miss-rate", "%"));
+	cr_assert_not(lkp_absolute_change("time.percent_of_cpu_this_job_got", "percent"));
+	cr_assert_not(lkp_absolute_change("perf-stat.overall.IPC", "ratio"));
 	cr_assert(lkp_perf_metric("perf-c2c.DRAM.local"));
 	cr_assert_not(lkp_perf_metric("perf-sched.wait_time.avg.ms.x"), "perf-sched is not in LKP's perf metrics");
 }
@@ -203,8 +211,9 @@ static void expect_line(struct run_summary base, struct run_summary new_side, co
 {
 	struct lkp_widths w = { LKP_VALUE_WIDTH, LKP_CHANGE_WIDTH };
 	struct strbuf sb = { 0 };
-	bool absolute = lkp_absolute_change(key);
-	lkp_format_line(&sb, &w, &base, &new_side, lkp_change(key, base.mean, new_side.mean, NULL), absolute, true, key);
+	bool absolute = lkp_absolute_change(key, NULL);
+	lkp_format_line(&sb, &w, &base, &new_side, lkp_change(key, NULL, base.mean, new_side.mean, NULL), absolute, true,
+			key);
 	cr_expect_str_eq(sb.buf, line);
 	sb_free(&sb);
 }
@@ -234,4 +243,17 @@ Test(runstats, header_is_the_robots)
 	cr_assert_str_eq(sb.buf, "         %stddev     %change         %stddev\n"
 				 "             \\          |                \\\n");
 	sb_free(&sb);
+}
+
+Test(runstats, whole_percent_has_no_negative_zero)
+{
+	static const struct { double v; const char *text; } cases[] = {
+		{ -0.3, "0%" }, { 0.4, "0%" }, { -0.0, "0%" }, { 57.6, "58%" }, { -4.2, "-4%" }, { -0.6, "-1%" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct strbuf sb = { 0 };
+		format_whole_percent(&sb, cases[i].v);
+		cr_expect_str_eq(sb.buf, cases[i].text, "%g", cases[i].v);
+		sb_free(&sb);
+	}
 }

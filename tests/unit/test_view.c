@@ -8,6 +8,7 @@
  * stack_add(), and collectors whose analyzers are test doubles, so that
  * the view is tested without a recording or a real collector.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -182,6 +183,42 @@ Test(view, figure_rows_keep_formatted_keys)
 	cr_assert_eq(rows.count, 0);
 }
 
+Test(view, figure_rows_hold_a_key_once)
+{
+	struct figure_rows rows = { 0 };
+	cr_assert_eq(figure_rows_add(&rows, 3, "count", true, "futex.word.%s.calls", "[anon]+0x10"), 0);
+	cr_assert_eq(figure_rows_add(&rows, 4, "count", true, "futex.word.%s.calls", "[anon]+0x10"), -EEXIST,
+		     "a second row under one key is refused");
+	cr_assert_eq(rows.count, 1);
+	cr_assert_eq(rows.refused, 1);
+	cr_assert_eq(rows.rows[0].value, 3, "the row listed first stays as it was");
+	/* merged: counts add up, maxima keep the larger, exact only when both are */
+	cr_assert_eq(figure_rows_merge(&rows, FIGURE_SUM, 5, "count", false, "futex.word.[anon]+0x10.calls"), 0);
+	cr_assert_eq(rows.count, 1);
+	cr_assert_eq(rows.rows[0].value, 8);
+	cr_assert_not(rows.rows[0].exact);
+	cr_assert_eq(figure_rows_merge(&rows, FIGURE_MAX, 7, "ns", true, "w.max"), 0, "a new key is added");
+	cr_assert_eq(figure_rows_merge(&rows, FIGURE_MAX, 2, "ns", true, "w.max"), 0);
+	cr_assert_eq(figure_rows_merge(&rows, FIGURE_MAX, 9, "ns", true, "w.max"), 0);
+	cr_assert_eq(rows.count, 2);
+	const struct figure_row *r = figure_rows_find(&rows, "w.max");
+	cr_assert(r);
+	cr_assert_eq(r->value, 9);
+	cr_assert(r->exact);
+	cr_assert_eq(figure_rows_merge(&rows, FIGURE_SUM, 1, "ms", true, "w.max"), -EINVAL, "two units: two figures");
+	cr_assert_eq(r->value, 9);
+	cr_assert_eq(rows.refused, 2);
+	/* many keys: each found, none twice */
+	for (int i = 0; i < 5000; i++)
+		figure_rows_add(&rows, i, "count", true, "k.%d", i % 2500);
+	cr_assert_eq(rows.count, 2 + 2500);
+	cr_assert_eq(rows.refused, 2 + 2500);
+	cr_assert_eq(figure_rows_find(&rows, "k.1234")->value, 1234);
+	cr_assert_null(figure_rows_find(&rows, "k.2500"));
+	figure_rows_free(&rows);
+	cr_assert_eq(rows.count, 0);
+}
+
 /* ---- hooks: a test double of an analyzer that knows one data range ---- */
 
 struct marker_state {
@@ -317,17 +354,53 @@ Test(view, no_cost_rows_without_cpu_samples)
 	free_profile(p);
 }
 
-Test(view, cpu_collector_lists_lkp_perf_profile_shares)
+Test(view, a_collector_without_samples_has_no_path_shares)
 {
-	const struct collector *cpu = NULL;
+	struct profile *p = new_profile();
+	snprintf(p->collectors[0].name, sizeof(p->collectors[0].name), "futex");
+	p->collectors[0].ok = true; /* opened, and nothing of the workload's hit it */
+	p->ncollectors = 2;
+	snprintf(p->collectors[1].name, sizeof(p->collectors[1].name), "sched");
+	p->collectors[1].ok = true;
+	p->collectors[1].samples = 4;
+	p->collectors[1].path_samples[PATH_FUTEX_WAIT] = 3;
+	p->collectors[1].path_samples[PATH_OTHER] = 1;
+	struct figure_rows rows = { 0 };
+	view_figures(p, &rows);
+	const struct figure_row *r = figure_rows_find(&rows, "futex.samples");
+	cr_assert(r, "its samples, 0, were measured");
+	cr_assert_eq(r->value, 0);
+	double shares = 0;
+	for (size_t i = 0; i < rows.count; i++) {
+		cr_assert(strncmp(rows.rows[i].key, "paths.futex.", 12) != 0, "%s: a share of no samples",
+			  rows.rows[i].key);
+		if (strncmp(rows.rows[i].key, "paths.sched.", 12) == 0)
+			shares += rows.rows[i].value;
+	}
+	cr_assert_float_eq(shares, 100.0, 1e-9, "the shares of a collector with samples add up to 100");
+	figure_rows_free(&rows);
+	free_profile(p);
+}
+
+/* A profile whose collector 0 is the real cpu collector (its analyzer created), for its figures. */
+static struct profile *new_cpu_profile(const struct collector **cpu)
+{
+	*cpu = NULL;
 	for (size_t i = 0; i < collector_count; i++)
 		if (strcmp(collector_table[i]->name, "cpu") == 0)
-			cpu = collector_table[i];
-	cr_assert(cpu && cpu->analyzer && cpu->analyzer->figures);
+			*cpu = collector_table[i];
+	cr_assert(*cpu && (*cpu)->analyzer && (*cpu)->analyzer->figures);
 	struct profile *p = new_profile();
 	snprintf(p->collectors[0].name, sizeof(p->collectors[0].name), "cpu");
-	p->collectors[0].impl = cpu;
-	p->collectors[0].state = cpu->analyzer->create(p, 0);
+	p->collectors[0].impl = *cpu;
+	p->collectors[0].state = (*cpu)->analyzer->create(p, 0);
+	return p;
+}
+
+Test(view, cpu_collector_lists_lkp_perf_profile_shares)
+{
+	const struct collector *cpu;
+	struct profile *p = new_cpu_profile(&cpu);
 	/*
 	 * 3 samples main <- work <- spin, through a signal frame the report made (no perf callchain has one: it
 	 * stays out of the keys), 1 sample main <- idle (leaf first in stack_add)
@@ -360,6 +433,42 @@ Test(view, cpu_collector_lists_lkp_perf_profile_shares)
 	cr_assert_float_eq(r->value, 25.0, 1e-9);
 	for (size_t i = 0; i < rows.count; i++)
 		cr_assert_null(strchr(rows.rows[i].key, ' '), "a key with the report's own frame: %s", rows.rows[i].key);
+	figure_rows_free(&rows);
+	cpu->analyzer->destroy(p->collectors[0].state);
+	free_profile(p);
+}
+
+Test(view, cpu_perf_profile_keys_merge_functions_of_one_name)
+{
+	const struct collector *cpu;
+	struct profile *p = new_cpu_profile(&cpu);
+	/* _start of the program and _start of ld.so: two functions, one name, so one key */
+	uint32_t prog = frame_synthetic(&p->stacks, "_start", "/bin/w");
+	uint32_t ld = frame_synthetic(&p->stacks, "_start", "/lib64/ld-linux-x86-64.so.2");
+	uint32_t work = frame_synthetic(&p->stacks, "work", "/bin/w");
+	cr_assert_neq(prog, ld);
+	p->stacks.frames[prog].synthetic = p->stacks.frames[ld].synthetic = p->stacks.frames[work].synthetic = false;
+	uint32_t in_prog[2] = { work, prog };    /* 5 samples: work <- _start (program) */
+	uint32_t ld_leaf[1] = { ld };            /* 2 samples: in ld.so's _start */
+	uint32_t prog_leaf[1] = { prog };        /* 1 sample: in the program's _start */
+	uint32_t both[3] = { work, prog, ld };   /* 2 samples: both on one stack: counted once in children */
+	stack_add(&p->stacks, 0, in_prog, 2, 5, 5);
+	stack_add(&p->stacks, 0, ld_leaf, 1, 2, 2);
+	stack_add(&p->stacks, 0, prog_leaf, 1, 1, 1);
+	stack_add(&p->stacks, 0, both, 3, 2, 2);
+	p->collectors[0].samples = 10;
+	struct figure_rows rows = { 0 };
+	cpu->analyzer->figures(p->collectors[0].state, p, &rows);
+	cr_assert_eq(rows.refused, 0, "no key listed twice");
+	const struct figure_row *r = figure_rows_find(&rows, "perf-profile.self.cycles-pp._start");
+	cr_assert(r);
+	cr_assert_float_eq(r->value, 30.0, 1e-9, "2 + 1 of 10 samples have a _start leaf");
+	r = figure_rows_find(&rows, "perf-profile.children.cycles-pp._start");
+	cr_assert(r);
+	cr_assert_float_eq(r->value, 100.0, 1e-9, "every sample has a _start, the 2 with both once");
+	r = figure_rows_find(&rows, "perf-profile.children.cycles-pp.work");
+	cr_assert(r);
+	cr_assert_float_eq(r->value, 70.0, 1e-9);
 	figure_rows_free(&rows);
 	cpu->analyzer->destroy(p->collectors[0].state);
 	free_profile(p);
