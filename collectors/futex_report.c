@@ -45,6 +45,9 @@ struct futex_summary {
 	bool any_event;
 	bool exact;              /* every call was recorded with weight 1 */
 	bool ops_counted;        /* the recording has a counter per futex(2) command: futex_ops are exact */
+	/* estimated futex(2) commands' calls scale by exact_left / recorded (estimated_commands_scale) */
+	bool scaled;
+	uint64_t exact_left, recorded;
 	uint64_t hits;           /* exact hits of all the futex tracepoints (0: the workload made no futex call) */
 	struct tracepoint_sum tps[MAX_TRACEPOINTS];
 	size_t ntps;
@@ -61,6 +64,9 @@ static struct tracepoint_sum *tracepoint_of_sum(struct futex_summary *sum, enum 
 	*t = (struct tracepoint_sum){ .syscall = syscall, .entry = entry };
 	return t;
 }
+
+static bool estimated_commands_scale(struct futex_state *st, struct futex_summary *sum, uint64_t *exact_left,
+				     uint64_t *recorded);
 
 static struct futex_summary summarize(struct futex_state *st, const struct profile *p)
 {
@@ -126,7 +132,14 @@ static struct futex_summary summarize(struct futex_state *st, const struct profi
 	if (sum.mode == FUTEX_COUNT || !sum.any_event)
 		sum.exact = false;
 	sum.ops_counted = op_counters == FOP_LOCK_PI2 + 1;
+	sum.scaled = estimated_commands_scale(st, &sum, &sum.exact_left, &sum.recorded);
 	return sum;
+}
+
+/* An estimated futex(2) command's calls, scaled as the summary says. */
+static uint64_t scaled_calls(const struct futex_summary *sum, uint64_t calls)
+{
+	return (uint64_t)((double)calls * (double)sum->exact_left / (double)sum->recorded + 0.5);
 }
 
 static const char *mode_name(enum futex_mode mode)
@@ -172,9 +185,54 @@ static bool command_total(struct futex_state *st, const struct profile *p, struc
 }
 
 /*
+ * The weighted records of the futex(2) commands whose calls are estimated,
+ * against what the exact futex(2) total leaves them (the total less the
+ * commands recorded one by one): the factor that makes their estimates add
+ * up to it.  Weighted samples above the bound overcount (by 1% to 40% on
+ * futex_wake_many), and the exact total says by how much.  false when
+ * there is nothing to scale or no exact total.
+ */
+static bool estimated_commands_scale(struct futex_state *st, struct futex_summary *sum, uint64_t *exact_left,
+				     uint64_t *recorded)
+{
+	uint64_t total, exact = 0, weighted = 0;
+	if (sum->mode != FUTEX_SAMPLE || !syscall_total(sum, FOP_UNKNOWN, &total))
+		return false;
+	for (int id = 0; id < FOP_COUNT; id++) {
+		if (futex_op_syscall((enum futex_op_id)id) != FOP_UNKNOWN)
+			continue;
+		const struct futex_op_stats *os = futex_tracker_op(st->tracker, (enum futex_op_id)id);
+		if (os->estimated)
+			weighted += os->calls;
+		else
+			exact += os->calls;
+	}
+	if (!weighted || exact > total)
+		return false;
+	*exact_left = total - exact;
+	*recorded = weighted;
+	return true;
+}
+
+/*
+ * A count of an op's calls from its records (all of them, the private
+ * ones, those on CLOCK_REALTIME): an estimated futex(2) command's scaled
+ * as estimated_commands_scale() says.
+ */
+static uint64_t op_recorded(struct futex_state *st, const struct futex_summary *sum, enum futex_op_id id,
+			    uint64_t recorded)
+{
+	const struct futex_op_stats *os = futex_tracker_op(st->tracker, id);
+	return os->estimated && futex_op_syscall(id) == FOP_UNKNOWN && sum->scaled ? scaled_calls(sum, recorded)
+										  : recorded;
+}
+
+/*
  * An op's calls: exact from the counters where the recording has them (a
  * futex2 system call is one op, its tracepoint's count; a futex(2) command
- * has its filtered counter), else the records' weighted count.
+ * has its filtered counter), else the records' weighted count, scaled so
+ * that the estimated futex(2) commands add up to the exact futex(2) total
+ * less the commands recorded one by one.
  */
 static uint64_t op_calls(struct futex_state *st, const struct profile *p, struct futex_summary *sum,
 			 enum futex_op_id id, bool *estimated)
@@ -188,7 +246,7 @@ static uint64_t op_calls(struct futex_state *st, const struct profile *p, struct
 		return total;
 	}
 	*estimated = os->estimated || sum->mode == FUTEX_COUNT;
-	return os->calls;
+	return op_recorded(st, sum, id, os->calls);
 }
 
 /* Whether an op has a row: the workload made it (counted or recorded) or it failed. */
@@ -288,7 +346,8 @@ static void text_ops(struct futex_state *st, const struct profile *p, struct fut
 		text_errors(os->by_errno, os->nerrnos, &errors);
 		view_table_addf(&t, "  %-16s %s%11llu %10llu %10llu %10llu %10llu %12.3f %9.3f %9.3f  %s",
 				futex_op_name((enum futex_op_id)id), estimated ? "~" : " ", (unsigned long long)calls,
-				(unsigned long long)os->private_calls, (unsigned long long)os->errors,
+				(unsigned long long)op_recorded(st, sum, (enum futex_op_id)id, os->private_calls),
+				(unsigned long long)os->errors,
 				(unsigned long long)os->wait.count, (unsigned long long)os->unmeasured, ms(os->wait.total),
 				ms(duration_quantile(&os->wait, 0.99)), ms(os->wait.max), errors.buf);
 	}
@@ -492,8 +551,8 @@ static void json_op_detail(struct json_writer *w, struct futex_state *st, const 
 	json_string(w, "op", futex_op_name(id));
 	json_u64(w, "calls", op_calls(st, p, sum, id, &estimated));
 	json_bool(w, "calls_estimated", estimated);
-	json_u64(w, "private", os->private_calls);
-	json_u64(w, "clock_realtime", os->realtime_calls);
+	json_u64(w, "private", op_recorded(st, sum, id, os->private_calls));
+	json_u64(w, "clock_realtime", op_recorded(st, sum, id, os->realtime_calls));
 	json_object_begin(w, "wait_ns");
 	json_u64(w, "count", os->wait.count);
 	json_u64(w, "total", os->wait.total);
