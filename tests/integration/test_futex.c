@@ -270,6 +270,17 @@ Test(futex, ops_above_the_bound_exact_in_count_mode_estimated_in_the_default, .t
 	cr_assert(fabs(weighted - n) <= 0.02 * n, "the word's weighted calls %.0f for %ld", weighted, n);
 }
 
+/* futex_wake_many N recorded with the futex collector alone, its exact futex(2) total checked; the file's path. */
+static const char *record_wake_many(const char *name, long n)
+{
+	const char *data = test_path(name);
+	int st = run_cmd(NULL, false, "%s record -q -e futex -o %s -- " W "futex_wake_many %ld >/dev/null", sigprof_bin(),
+			 data, n);
+	cr_assert_eq(st, 0);
+	cr_assert_eq(json_number(data, ".futex_summary.syscalls.sys_enter_futex.total"), n);
+	return data;
+}
+
 /*
  * The default mode's stacks on a fast caller: the entries take frame-pointer
  * chains, which lose wake_many (the caller of libc's syscall(), which has no
@@ -282,12 +293,8 @@ Test(futex, default_mode_lends_dwarf_stacks_to_a_fast_callers_entries, .timeout 
 {
 	require_tracepoints();
 	const long n = 100000;
-	const char *data = test_path("fast-stacks.data");
-	int st = run_cmd(NULL, false, "%s record -q -e futex -o %s -- " W "futex_wake_many %ld >/dev/null", sigprof_bin(),
-			 data, n);
-	cr_assert_eq(st, 0);
+	const char *data = record_wake_many("fast-stacks.data", n);
 	cr_assert_eq(json_number(data, ".meta.lost"), 0, "records were lost");
-	cr_assert_eq(json_number(data, ".futex_summary.syscalls.sys_enter_futex.total"), n);
 	double copies = json_number(data, ".futex_summary.stack_copies.recorded");
 	cr_assert_gt(copies, 0, "no stack copy: the first window records them");
 	cr_assert_lt(copies, 0.5 * n, "%.0f copies for %ld calls: not bounded", copies, n);
@@ -312,11 +319,7 @@ Test(futex, default_mode_op_estimates_add_up_to_the_exact_total, .timeout = 60)
 {
 	require_tracepoints();
 	const long n = 2000;
-	const char *data = test_path("burst.data");
-	int st = run_cmd(NULL, false, "%s record -q -e futex -o %s -- " W "futex_wake_many %ld >/dev/null", sigprof_bin(),
-			 data, n);
-	cr_assert_eq(st, 0);
-	cr_assert_eq(json_number(data, ".futex_summary.syscalls.sys_enter_futex.total"), n);
+	const char *data = record_wake_many("burst.data", n);
 	double wake = json_number(data, "[.futex_summary.ops[] | select(.op==\"WAKE\") | .calls] | first");
 	cr_assert_eq(wake, n, "WAKE calls %.0f for the workload's %ld (estimated: %g)", wake, n,
 		     json_number(data, "[.futex_summary.ops[] | select(.op==\"WAKE\") | .calls_estimated] | first | "
