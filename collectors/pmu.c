@@ -889,6 +889,9 @@ int event_list_add_parsed(struct event_list *list, const struct record_options *
 			pmu_event_apply(ev, &list->specs[list->count - 1].attr);
 		return err;
 	}
+	/* a tracepoint named by its id (tracepoint/config=ID/) is sampled at every hit, as one named by its name */
+	if (ev->attr.type == PERF_TYPE_TRACEPOINT)
+		o.period = 1;
 	struct perf_event_attr attr;
 	sampling_attr_init(&attr, &o, ev->attr.type, ev->attr.config);
 	pmu_event_apply(ev, &attr);

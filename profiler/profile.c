@@ -1337,7 +1337,9 @@ const char *profile_end_verb(const struct profile *p)
 uint64_t profile_unsampled_hits_of(const struct profile *p, size_t e)
 {
 	const struct sp_event *ev = &p->events.events[e];
-	if (ev->has_totals && !ev->attr.freq && ev->attr.sample_period == 1 && ev->total_value > ev->samples)
+	/* hits: a tracepoint's count; a clock's is nanoseconds (cpu-clock -c 1 samples every 10 us at best) */
+	if (ev->attr.type == PERF_TYPE_TRACEPOINT && ev->has_totals && !ev->attr.freq && ev->attr.sample_period == 1 &&
+	    ev->total_value > ev->samples)
 		return ev->total_value - ev->samples;
 	return 0;
 }

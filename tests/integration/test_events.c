@@ -138,6 +138,47 @@ Test(events, tracepoint_event_records_every_switch)
 	cr_assert_geq(in_sleep_once, sleeps, "%.0f switches under sleep_once for %d sleeps", in_sleep_once, sleeps);
 }
 
+/*
+ * A tracepoint named in PMU form by its id (tracepoint/config=ID/, the id
+ * from tracefs) is sampled at every hit, as signal:signal_generate is:
+ * signal_storm's N generations are N samples (it was 4000 Hz: a handful).
+ */
+Test(events, a_tracepoint_named_by_its_id_records_every_hit)
+{
+	require_perf_events();
+	require_root();
+	char *id;
+	if (run_cmd(&id, false, "cat /sys/kernel/tracing/events/signal/signal_generate/id 2>/dev/null || "
+				"cat /sys/kernel/debug/tracing/events/signal/signal_generate/id") != 0)
+		cr_skip_test("no tracefs: the signal_generate tracepoint's id cannot be read");
+	id[strcspn(id, "\n")] = '\0';
+	const long n = 1000;
+	const char *data = test_path("tp-id.data");
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "-e tracepoint/config=%s/", id);
+	free(id);
+	free(record_workload(data, cmd, W "signal_storm 1000 >/dev/null"));
+	const char *json = report_json_file(data, "");
+	cr_assert_eq(jq_file(json, ".meta.collectors[] | select(.name==\"events\") | .samples"), n);
+	cr_assert_eq(jq_file(json, ".meta.unsampled_hits"), 0);
+}
+
+/*
+ * cpu-clock sampled with period 1 (-c 1) counts nanoseconds, not hits: the
+ * kernel stretches the period to its minimum, and nothing is unsampled (the
+ * header claimed hundreds of millions of unsampled "tracepoint hits").
+ */
+Test(events, a_clock_sampled_every_nanosecond_has_no_unsampled_hits)
+{
+	require_perf_events();
+	const char *data = test_path("clock-c1.data");
+	free(record_workload(data, "-e cpu-clock -c 1", W "cpu_burner 100"));
+	const char *json = report_json_file(data, "");
+	cr_assert_gt(jq_file(json, ".meta.collectors[] | select(.name==\"events\") | .samples"), 0);
+	cr_assert_eq(jq_file(json, ".meta.unsampled_hits"), 0);
+	cr_assert_eq(jq_file(json, ".meta.unsampled_hits_by_event | length"), 0);
+}
+
 Test(events, user_only_cpu_clock_has_no_kernel_frames)
 {
 	require_perf_events();
