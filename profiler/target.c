@@ -81,11 +81,11 @@ static int parse_pid_list(const char *text, const char *opt, pid_t **out, size_t
 		uint64_t v;
 		snprintf(item, sizeof(item), "%.*s", (int)(len < sizeof(item) - 1 ? len : sizeof(item) - 1), p);
 		if (len == 0) {
-			snprintf(err, errlen, "%s %s: an empty item in the list", opt, text);
+			snprintf(err, errlen, "%s %s: an empty item in the list", opt, QUOTED(text));
 			return -EINVAL;
 		}
 		if (len >= sizeof(item) || parse_u64(item, 1, INT32_MAX, &v) < 0) {
-			snprintf(err, errlen, "%s %s: %.*s is not a process or thread id", opt, text, (int)len, p);
+			snprintf(err, errlen, "%s %s: %s is not a process or thread id", opt, QUOTED(text), QUOTED(item));
 			return -EINVAL;
 		}
 		GROW(*out, cap, *n + 1);
@@ -168,20 +168,20 @@ static int open_cgroup(struct target *t, char *err, size_t errlen)
 	} else if (cgroup_root(root, sizeof(root)) == 0) {
 		snprintf(path, sizeof(path), "%s/%s", root, t->cgroup[0] == '/' ? t->cgroup + 1 : t->cgroup);
 	} else {
-		snprintf(err, errlen, "-G %s: no cgroup file system is mounted", t->cgroup);
+		snprintf(err, errlen, "-G %s: no cgroup file system is mounted", QUOTED(t->cgroup));
 		return -ENOENT;
 	}
 	t->cgroup_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (t->cgroup_fd < 0) {
 		int e = -errno;
-		snprintf(err, errlen, "-G %s: cannot open %s: %s", t->cgroup, path, strerror(-e));
+		snprintf(err, errlen, "-G %s: cannot open %s: %s", QUOTED(t->cgroup), QUOTED(path), strerror(-e));
 		return e;
 	}
 	/* any other directory opens too, and the kernel then refuses every event with EBADF */
 	struct statfs fs;
 	if (fstatfs(t->cgroup_fd, &fs) == 0 && fs.f_type != CGROUP2_SUPER_MAGIC && fs.f_type != CGROUP_SUPER_MAGIC) {
 		snprintf(err, errlen, "-G %s: %s is not a cgroup directory (give a path under the cgroup file system, %s)",
-			 t->cgroup, path, cgroup_root(root, sizeof(root)) == 0 ? root : "not mounted");
+			 QUOTED(t->cgroup), QUOTED(path), cgroup_root(root, sizeof(root)) == 0 ? root : "not mounted");
 		close(t->cgroup_fd);
 		t->cgroup_fd = -1;
 		return -ENOTDIR;
@@ -242,7 +242,7 @@ int target_resolve(struct target *t, char *err, size_t errlen)
 		return -EINVAL;
 	}
 	if (t->cpu_list && tasks) {
-		snprintf(err, errlen, "-C %s: a CPU list goes with -a or -G, not with -p or -t", t->cpu_list);
+		snprintf(err, errlen, "-C %s: a CPU list goes with -a or -G, not with -p or -t", QUOTED(t->cpu_list));
 		return -EINVAL;
 	}
 	if (t->cpu_list) {
@@ -255,13 +255,13 @@ int target_resolve(struct target *t, char *err, size_t errlen)
 			for (int k = 0; k < nonline && !ok; k++)
 				ok = online[k] == t->cpus[i];
 			if (!ok) {
-				snprintf(err, errlen, "-C %s: CPU %d is not online (online: CPUs 0-%d)", t->cpu_list,
+				snprintf(err, errlen, "-C %s: CPU %d is not online (online: CPUs 0-%d)", QUOTED(t->cpu_list),
 					 t->cpus[i], nonline - 1);
 				return -EINVAL;
 			}
 		}
 		if (n == 0 || t->cpu_list[strspn(t->cpu_list, "0123456789,-")] != '\0') {
-			snprintf(err, errlen, "-C %s: expected a CPU list such as 0,2-3", t->cpu_list);
+			snprintf(err, errlen, "-C %s: expected a CPU list such as 0,2-3", QUOTED(t->cpu_list));
 			return -EINVAL;
 		}
 		t->ncpus = (size_t)n;

@@ -313,7 +313,7 @@ Test(targets, cpu_list_limits_the_cpus, .timeout = 60)
 	char *out;
 	int st = run_cmd(&out, true, "%s record -q -a -C 9999 -o %s -- true", sigprof_bin(), test_path("bad.data"));
 	cr_assert_eq(st, 2);
-	cr_assert(strstr(out, "-C 9999: CPU 9999 is not online") && count_lines(out) == 1, "%s", out);
+	cr_assert(strstr(out, "-C '9999': CPU 9999 is not online") && count_lines(out) == 1, "%s", out);
 	free(out);
 }
 
@@ -388,7 +388,7 @@ Test(targets, dead_pid_is_one_line_and_keeps_the_old_file, .timeout = 60)
 	free(out);
 	st = run_cmd(&out, true, "%s record -q -p 12x -o %s", sigprof_bin(), keep);
 	cr_assert_eq(st, 2);
-	cr_assert(strstr(out, "12x is not a process or thread id") && count_lines(out) == 1, "%s", out);
+	cr_assert(strstr(out, "'12x' is not a process or thread id") && count_lines(out) == 1, "%s", out);
 	free(out);
 	st = run_cmd(&out, true, "%s record -q -p 1 -a -o %s", sigprof_bin(), keep);
 	cr_assert_eq(st, 2);
@@ -397,7 +397,7 @@ Test(targets, dead_pid_is_one_line_and_keeps_the_old_file, .timeout = 60)
 	/* a directory that is not a cgroup: the kernel would refuse every event with "Bad file descriptor" */
 	st = run_cmd(&out, true, "%s record -q -G /etc -o %s -- true", sigprof_bin(), keep);
 	cr_assert_eq(st, 2, "%s", out);
-	cr_assert(strstr(out, "-G /etc: /etc is not a cgroup directory") && count_lines(out) == 1, "%s", out);
+	cr_assert(strstr(out, "-G '/etc': '/etc' is not a cgroup directory") && count_lines(out) == 1, "%s", out);
 	free(out);
 	st = run_cmd(&out, true, "%s stat -G /etc -- true", sigprof_bin());
 	cr_assert_eq(st, 2, "stat -G of a plain directory counted nothing and exited %d: %s", st, out);

@@ -65,16 +65,17 @@ Test(target, errors_are_one_line)
 		struct target t;
 		const char *want;
 	} cases[] = {
-		{ { .pid_list = "1,x" }, "-p 1,x: x is not a process or thread id" },
-		{ { .pid_list = "1," }, "-p 1,: an empty item in the list" },
+		{ { .pid_list = "1,x" }, "-p '1,x': 'x' is not a process or thread id" },
+		{ { .pid_list = "1," }, "-p '1,': an empty item in the list" },
 		{ { .pid_list = "2147483647" }, "-p 2147483647: no such process" },
 		{ { .tid_list = "2147483647" }, "-t 2147483647: no such thread" },
 		{ { .pid_list = "1", .all_cpus = true }, "give one or the other" },
 		{ { .tid_list = "1", .cgroup = "x" }, "give one or the other" },
-		{ { .pid_list = "1", .cpu_list = "0" }, "-C 0: a CPU list goes with -a or -G" },
-		{ { .all_cpus = true, .cpu_list = "0,x" }, "-C 0,x: expected a CPU list" },
-		{ { .all_cpus = true, .cpu_list = "4095" }, "-C 4095: CPU 4095 is not online" },
-		{ { .cgroup = "sigprof-no-such-cgroup" }, "-G sigprof-no-such-cgroup: " },
+		{ { .pid_list = "1", .cpu_list = "0" }, "-C '0': a CPU list goes with -a or -G" },
+		{ { .all_cpus = true, .cpu_list = "0,x" }, "-C '0,x': expected a CPU list" },
+		{ { .all_cpus = true, .cpu_list = "4095" }, "-C '4095': CPU 4095 is not online" },
+		{ { .cgroup = "sigprof-no-such-cgroup" }, "-G 'sigprof-no-such-cgroup': " },
+		{ { .pid_list = "1\n2" }, "-p '1\\n2': '1\\n2' is not a process or thread id" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct target *t = &cases[i].t;
