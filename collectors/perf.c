@@ -144,6 +144,9 @@ const char *perf_open_reason(int err, const struct perf_event_attr *attr)
 		       "lower kernel.perf_event_paranoid (sysctl kernel.perf_event_paranoid=1: your own processes; 0: "
 		       "-a and kernel frames)";
 	case EINVAL:
+		if (attr && !attr->sample_period) /* counting (stat): nothing about sampling applies */
+			return "the kernel rejected its settings (a config, term or modifier its PMU does not take, or "
+			       "no such event?)";
 		return "the kernel rejected its settings (a frequency above kernel.perf_event_max_sample_rate, or a "
 		       "PMU that cannot sample or has no such precision?)";
 	case EMFILE:

@@ -390,8 +390,11 @@ static void set_unit(struct counter *c, const struct perf_event_attr *attr)
 static void add_parsed(struct stat_state *st, struct counter *c, const struct pmu_event *ev, bool exclude_kernel)
 {
 	struct event_spec *spec = event_list_add(&st->events, c->name, "stat");
-	/* the attr's own exclusions, which the event's modifiers (:u, :k, ...) override */
-	spec->attr.exclude_hv = 1;
+	/*
+	 * The attr's own exclusions, which the event's modifiers (:u, :k, ...)
+	 * override.  None for the hypervisor or guests, as perf stat: PMUs that
+	 * count the whole package (msr, power, uncore) refuse exclude_hv.
+	 */
 	spec->attr.exclude_kernel = exclude_kernel && ev->source != PMU_SOURCE_TRACEPOINT;
 	pmu_event_apply(ev, &spec->attr);
 	make_counting(&spec->attr);

@@ -340,6 +340,22 @@ Test(stat, user_event_that_cannot_open_is_not_supported)
 	cr_assert_gt(figure(json, "task-clock", ".mean"), 0, "the other events still count");
 }
 
+/*
+ * A PMU that counts the whole package refuses exclude_hv (msr, power,
+ * uncore): stat counts it as perf stat does (it said "not supported"), and
+ * the time-stamp counter of a run of the workload ticks.
+ */
+Test(stat, a_pmu_that_refuses_exclusions_still_counts)
+{
+	require_perf_events();
+	if (access("/sys/bus/event_source/devices/msr/events/tsc", F_OK) != 0)
+		cr_skip_test("no msr PMU with a tsc event here: nothing refuses exclude_hv to try");
+	const char *json = stat_json("msr.json", "-e msr/tsc/,task-clock", W "exit_with 0");
+	cr_assert_eq(figure(json, "msr/tsc/", "if .supported then 1 else 0 end"), 1, "msr/tsc/ not counted: %s",
+		     json);
+	cr_assert_gt(figure(json, "msr/tsc/", ".mean"), 0);
+}
+
 Test(stat, interrupt_ends_the_runs_with_the_figures_so_far, .timeout = 60)
 {
 	require_perf_events();
