@@ -821,6 +821,23 @@ int pmu_event_parse(const char *spec, struct pmu_event *ev, char *err, size_t er
 	return parse_plain(spec, base, mods, ev, err, errlen);
 }
 
+bool pmu_event_list_has_empty_item(const char *list)
+{
+	bool in_terms = false;
+	const char *item = list; /* where the current item began */
+	for (const char *p = list;; p++) {
+		if (*p == '/')
+			in_terms = !in_terms;
+		if ((*p == ',' && !in_terms) || !*p) {
+			if (p == item)
+				return true;
+			if (!*p)
+				return false;
+			item = p + 1;
+		}
+	}
+}
+
 bool pmu_event_list_next(const char **list, char *buf, size_t buflen)
 {
 	const char *p = *list;

@@ -179,6 +179,8 @@ static int parse_event_option(const char *list, struct record_args *a)
 {
 	char item[256], err[512];
 	bool any = false;
+	if (pmu_event_list_has_empty_item(list))
+		return sp_error("record: -e %s: an empty item in the list", QUOTED(list));
 	while (pmu_event_list_next(&list, item, sizeof(item))) {
 		any = true;
 		if (collector_find(item)) {

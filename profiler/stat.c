@@ -457,11 +457,16 @@ static int add_user_counters(struct stat_state *st, const char *list, bool exclu
 {
 	char spec[256];
 	const char *p = list;
+	if (pmu_event_list_has_empty_item(list))
+		return sp_error("stat: -e %s: an empty item in the list", QUOTED(list));
 	while (pmu_event_list_next(&p, spec, sizeof(spec))) {
 		struct pmu_event ev;
 		char err[256];
 		if (pmu_event_parse(spec, &ev, err, sizeof(err)) < 0)
 			return sp_error("stat: -e: %s", err);
+		for (size_t i = 0; i < st->ncounters; i++)
+			if (strcmp(st->counters[i].name, spec) == 0)
+				return sp_error("stat: -e %s: %s is named twice", QUOTED(list), QUOTED(spec));
 		struct counter *c = counter_add(st, spec, spec);
 		add_parsed(st, c, &ev, exclude_kernel);
 	}

@@ -72,6 +72,8 @@ int pmu_event_parse(const char *spec, struct pmu_event *ev, char *err, size_t er
  * end of the list.
  */
 bool pmu_event_list_next(const char **list, char *buf, size_t buflen);
+/* Whether the list has an empty item (",a", "a,", "a,,b", ""), which pmu_event_list_next() would skip. */
+bool pmu_event_list_has_empty_item(const char *list);
 
 /*
  * Copy what the event names (type, config*, precise_ip, exclude_*) into an

@@ -329,6 +329,25 @@ Test(stat, user_event_that_does_not_parse_runs_nothing)
 	}
 }
 
+/* An empty item or an event named twice is refused, as perf refuses them, before anything runs (stat and record). */
+Test(stat, empty_items_and_repeated_events_are_refused)
+{
+	const char *marker = test_path("ran-too");
+	static const char *const lists[][2] = { { "stat", "task-clock," },	      { "stat", ",task-clock" },
+						{ "stat", "task-clock,,page-faults" }, { "stat", "task-clock,task-clock" },
+						{ "record -q -o /dev/null", "cpu,,signal" } };
+	for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
+		char *out;
+		int st = run_cmd(&out, true, "%s %s -e '%s' -- touch %s", sigprof_bin(), lists[i][0], lists[i][1], marker);
+		cr_assert_eq(st, 2, "%s -e %s exited %d: %s", lists[i][0], lists[i][1], st, out);
+		cr_assert_eq(count_lines(out), 1, "%s", out);
+		cr_assert(strstr(out, lists[i][1]) && (strstr(out, "an empty item") || strstr(out, "named twice")), "%s",
+			  out);
+		cr_assert_neq(access(marker, F_OK), 0, "-e %s: the workload ran", lists[i][1]);
+		free(out);
+	}
+}
+
 Test(stat, user_event_that_cannot_open_is_not_supported)
 {
 	require_perf_events();

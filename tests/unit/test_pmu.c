@@ -408,6 +408,18 @@ Test(pmu, list_splitting_keeps_commas_inside_pmu_terms)
 	cr_assert(!pmu_event_list_next(&empty, buf, sizeof(buf)));
 }
 
+/* An empty item, which the splitting skips, is told apart so that -e can refuse it; a comma in terms is no split. */
+Test(pmu, empty_items_of_a_list)
+{
+	static const char *const with[] = { "", ",", "cpu,", ",cpu", "cpu,,signal", "cpu/event=1,umask=2/,", "a,b,," };
+	static const char *const without[] = { "cpu", "cpu,signal", "cpu/event=1,umask=2/u,sched:sched_switch",
+					       "ibs_op//", "cpu/event=1,,umask=2/" };
+	for (size_t i = 0; i < ARRAY_SIZE(with); i++)
+		cr_expect(pmu_event_list_has_empty_item(with[i]), "'%s' has an empty item", with[i]);
+	for (size_t i = 0; i < ARRAY_SIZE(without); i++)
+		cr_expect_not(pmu_event_list_has_empty_item(without[i]), "'%s' has none", without[i]);
+}
+
 Test(pmu, bad_names)
 {
 	parse_fails("", -EINVAL, "empty event name");
