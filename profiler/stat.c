@@ -236,6 +236,7 @@ struct stat_state {
 	size_t runs_done;
 	int last_exit;         /* the last run's exit code */
 	unsigned failed_run;   /* the run (from 1) that sigprof could not carry out, which ended the series; 0: none */
+	unsigned dropped_run;  /* the run (from 1) an interrupt cut short after whole runs: left out; 0: none */
 	FILE *out;
 	bool out_created;      /* -o FILE did not exist: removed again when nothing is written to it */
 	bool out_started;      /* -o FILE emptied and written to */
@@ -661,6 +662,15 @@ static void record_totals(struct stat_state *st, struct perf_session *s)
 	}
 }
 
+/* Leave the last run out of the figures (an interrupted one: drop_last_run's caller says why). */
+static void drop_last_run(struct stat_state *st)
+{
+	for (size_t i = 0; i < st->ncounters; i++)
+		if (st->counters[i].nvalues == st->runs_done)
+			st->counters[i].nvalues--;
+	st->runs_done--;
+}
+
 /*
  * One run of the workload: 0 with its exit code in st->last_exit, or a
  * sigprof exit status (> 0) on failure, with why in why (for the caller's
@@ -844,6 +854,8 @@ static void print_text(struct stat_state *st)
 		sb_addf(&sb, " (%zu runs: mean, \u00b1 population %%stddev)", st->runs_done);
 	if (st->failed_run)
 		sb_addf(&sb, " (%zu of %u runs: run %u failed)", st->runs_done, st->args.runs, st->failed_run);
+	else if (st->dropped_run)
+		sb_addf(&sb, " (interrupted in run %u of %u, left out)", st->dropped_run, st->args.runs);
 	else if (st->runs_done < st->args.runs)
 		sb_addf(&sb, " (interrupted after %zu of %u runs)", st->runs_done, st->args.runs);
 	sb_addstr(&sb, ":\n\n");
@@ -926,6 +938,10 @@ static void print_json(struct stat_state *st)
 		json_u64(&w, "failed_run", st->failed_run);
 	else
 		json_null(&w, "failed_run");
+	if (st->dropped_run)
+		json_u64(&w, "interrupted_run", st->dropped_run);
+	else
+		json_null(&w, "interrupted_run");
 	json_i64(&w, "exit_status", st->last_exit);
 	double *scratch = xmalloc((st->runs_done ? st->runs_done : 1) * sizeof(double));
 	struct figure_line l;
@@ -1052,11 +1068,23 @@ static int stat_run(struct stat_state *st)
 	int failed = 0;
 	for (unsigned r = 0; r < a->runs && !failed; r++) {
 		failed = run_once(st, why, sizeof(why));
-		if (failed)
+		if (failed) {
 			st->failed_run = r + 1;
-		else if (workload_interrupt_signal())
-			break; /* the user stopped it: the runs so far are the result */
+		} else if (workload_interrupt_signal()) {
+			/*
+			 * The user stopped it: the runs so far are the result.  The
+			 * run the interrupt cut short is one only when it is the
+			 * only run; beside whole runs it would pull their mean.
+			 */
+			if (st->runs_done > 1) {
+				drop_last_run(st);
+				st->dropped_run = r + 1;
+			}
+			break;
+		}
 	}
+	if (failed)
+		st->last_exit = failed; /* sigprof's exit status, which the JSON gives too */
 	if (failed && !st->runs_done) {
 		if (!a->output || st->out_started)
 			sp_error("stat: %s", why);

@@ -385,9 +385,18 @@ Test(stat, interrupt_ends_the_runs_with_the_figures_so_far, .timeout = 60)
 	cr_assert_eq(st, 128 + 2, "sleep killed by the SIGINT passed on to it: %s", out);
 	free(out);
 	run_cmd(&out, false, "cat %s", file);
-	cr_assert(strstr(out, "interrupted after"), "%s", out);
+	/* run 1 was whole; run 2, cut short by the interrupt, would pull the mean: it is left out */
+	cr_assert(strstr(out, "interrupted in run 2 of 5, left out"), "%s", out);
 	cr_assert(strstr(out, "task-clock"), "the runs so far are reported: %s", out);
 	free(out);
+	const char *json = test_path("interrupted.json");
+	st = run_cmd(&out, true, "%s stat --json -r 5 -e task-clock -o %s -- sleep 1 & p=$!; sleep 1.5; kill -INT $p; "
+				 "wait $p", sigprof_bin(), json);
+	cr_assert_eq(st, 128 + 2, "%s", out);
+	free(out);
+	cr_assert_eq(jq_file(json, ".runs"), 1);
+	cr_assert_eq(jq_file(json, ".interrupted_run"), 2);
+	cr_assert_eq(jq_file(json, ".figures[0].values | length"), 1, "the cut-short run's count is not among the values");
 }
 
 /* An executable script at test_path(name) with the given body after its #! line. */
@@ -430,6 +439,7 @@ Test(stat, a_failed_run_keeps_the_figures_of_the_runs_before_it)
 		} else {
 			cr_assert_eq(jq_file(file, ".runs"), 1);
 			cr_assert_eq(jq_file(file, ".failed_run"), 2);
+			cr_assert_eq(jq_file(file, ".exit_status"), st, "the JSON's exit status is sigprof's");
 			cr_assert_gt(jq_file(file, ".figures[] | select(.name==\"task-clock\") | .values[0]"), 0);
 		}
 	}
