@@ -95,6 +95,7 @@ struct record_args {
 	struct target target;   /* -p, -t, -a, -C, -G: what runs already; argv is then only the window, or NULL */
 	bool freq_given, period_given; /* -F, -c: one way of sampling, not both */
 	unsigned runs;          /* -r N: N recordings, FILE's name numbered (record_run_output()) */
+	bool recorded;          /* the last record_run() wrote its file whole (its workload may still have failed) */
 };
 
 /*
@@ -1083,6 +1084,7 @@ static void synthesize_tasks(struct strbuf *out, struct perf_session *session, c
 
 static int record_run(struct record_args *a)
 {
+	a->recorded = false;
 	bool attached = target_given(&a->target);
 	char program[4096] = ""; /* none for tasks that run already: taken as a program without frame pointers */
 	if (a->argv) {
@@ -1252,6 +1254,7 @@ static int record_run(struct record_args *a)
 		return EXIT_USAGE;
 	}
 	print_closing_line(a, &d, duration, bytes, record_bytes, states, nstates);
+	a->recorded = true;
 	pieces_free(&pieces);
 	kernel_copy_free(&kernel);
 	return a->argv ? workload_exit_code(status) : 0;
@@ -1290,9 +1293,14 @@ int cmd_record(int argc, char **argv)
 		record_run_output(output, run, &name);
 		a.output = name.buf;
 		ret = record_run(&a);
-		if (ret != 0)
+		if (ret == 0)
+			continue;
+		/* a run recorded whole whose workload failed is the last file; one that wrote nothing said why */
+		if (a.recorded)
 			sp_warn("record: run %u of %u ended with status %d: the series stops at %s", run, a.runs, ret,
 				name.buf);
+		else if (run > 1)
+			sp_warn("record: the series stops at run %u of %u: runs 1 to %u are recorded", run, a.runs, run - 1);
 	}
 	sb_free(&name);
 	record_args_free(&a);

@@ -109,6 +109,32 @@ Test(record, missing_command_is_127_and_keeps_old_data)
 	cr_assert_eq(before.st_ino, after.st_ino, "the previous recording was replaced");
 }
 
+/*
+ * record -r N whose run cannot be carried out says so in one line and names
+ * no file it did not write; a run recorded whole whose workload failed is
+ * where the series stops, named.
+ */
+Test(record, a_series_that_stops_names_only_files_it_wrote)
+{
+	require_perf_events();
+	char *err;
+	const char *missing = test_path("nf");
+	int st = run_cmd(&err, true, "%s record -r 3 -e cpu -o '%s' -- /nonexistent/sigprof-no-such-command",
+			 sigprof_bin(), missing);
+	cr_assert_eq(st, 127, "exit %d: %s", st, err);
+	cr_assert_eq(count_lines(err), 1, "one line: %s", err);
+	cr_assert_null(strstr(err, "nf.1"), "names a file never written: %s", err);
+	free(err);
+	const char *failing = test_path("ex.data");
+	st = run_cmd(&err, true, "%s record -q -r 3 -e cpu -o '%s' -- " W "exit_with 3", sigprof_bin(), failing);
+	cr_assert_eq(st, 3, "exit %d: %s", st, err);
+	cr_assert(strstr(err, "run 1 of 3 ended with status 3: the series stops at") && strstr(err, "ex.1.data"), "%s",
+		  err);
+	free(err);
+	cr_assert_eq(access(test_path("ex.1.data"), F_OK), 0, "the run that failed was recorded");
+	cr_assert_neq(access(test_path("ex.2.data"), F_OK), 0, "the series went on");
+}
+
 Test(record, output_is_private_and_old_one_kept)
 {
 	require_perf_events();
