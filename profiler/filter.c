@@ -175,7 +175,8 @@ static bool has_id(const uint32_t *ids, size_t n, uint32_t v)
 	return false;
 }
 
-bool filter_task(const struct profile_filter *f, uint32_t pid, uint32_t tid, const char *comm)
+bool filter_task(const struct profile_filter *f, uint32_t pid, uint32_t tid, const char *comm,
+		 const char *thread_comm)
 {
 	if (!f)
 		return true;
@@ -185,8 +186,9 @@ bool filter_task(const struct profile_filter *f, uint32_t pid, uint32_t tid, con
 		return false;
 	if (f->ncomms) {
 		bool found = false;
-		for (size_t i = 0; i < f->ncomms && !found && comm; i++)
-			found = strcmp(f->comms[i], comm) == 0;
+		for (size_t i = 0; i < f->ncomms && !found; i++)
+			found = (comm && strcmp(f->comms[i], comm) == 0) ||
+				(thread_comm && strcmp(f->comms[i], thread_comm) == 0);
 		if (!found)
 			return false;
 	}

@@ -723,7 +723,8 @@ static bool task_and_time_pass(struct profile *p, uint32_t pid, uint32_t tid, ui
 		return false;
 	if (!p->filter->npids && !p->filter->ntids && !p->filter->ncomms)
 		return true;
-	return filter_task(p->filter, pid, tid, proc_table_comm_of(p->procs, pid));
+	return filter_task(p->filter, pid, tid, proc_table_comm_of(p->procs, pid),
+			   proc_table_thread_comm_of(p->procs, pid, tid));
 }
 
 static void load_sample(struct loader *l, const struct perf_event_header *rec)

@@ -58,8 +58,12 @@ int filter_set_percent_limit(struct profile_filter *f, const char *text, char *e
 bool filter_drops(const struct profile_filter *f);
 /* The filters as a header line: "--pid 12 --time 1,2"; empty when none. */
 void filter_describe(const struct profile_filter *f, char *buf, size_t len);
-/* Whether a task passes --pid, --tid and --comm (comm: the process's name, NULL when unknown). */
-bool filter_task(const struct profile_filter *f, uint32_t pid, uint32_t tid, const char *comm);
+/*
+ * Whether a task passes --pid, --tid and --comm: --comm matches the
+ * process's name (comm) or the thread's own (thread_comm); NULL when unknown.
+ */
+bool filter_task(const struct profile_filter *f, uint32_t pid, uint32_t tid, const char *comm,
+		 const char *thread_comm);
 /* Whether a DSO name (a path, [kernel.kallsyms], ...) passes --dso. */
 bool filter_dso(const struct profile_filter *f, const char *dso);
 /*

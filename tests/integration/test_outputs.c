@@ -453,6 +453,9 @@ Test(outputs, a_threads_own_name_is_its_samples_comm, .timeout = 60)
 			     sigprof_bin(), data), 0);
 	cr_assert_str_eq(out, "sp;worker\n");
 	free(out);
+	/* --comm selects the thread by its own name too, as perf's --comms does */
+	const char *kept = report_json_file(data, "--comm 'sp;worker'");
+	cr_assert_eq(jq_file(kept, "[.signals[] | select(.name==\"SIGUSR1\") | .delivered] | first"), n);
 	/* folded with a root: the thread's name, its ';' written ':', one frame; heaviest first */
 	cr_assert_eq(run_cmd(&out, false, "%s report -i '%s' --folded --collector signal --folded-root tid | "
 				       "grep -c '^sp:worker-[0-9]*/[0-9]*;'", sigprof_bin(), data), 0);

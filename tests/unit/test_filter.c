@@ -23,9 +23,9 @@ Test(filter, pid_and_tid_lists_add_up)
 	cr_assert_eq(f.npids, 3);
 	cr_assert_eq(f.pids[2], 56);
 	cr_assert_eq(f.ntids, 1);
-	cr_assert(filter_task(&f, 34, 7, NULL));
-	cr_assert_not(filter_task(&f, 34, 8, NULL), "the tid is not listed");
-	cr_assert_not(filter_task(&f, 35, 7, NULL), "the pid is not listed");
+	cr_assert(filter_task(&f, 34, 7, NULL, NULL));
+	cr_assert_not(filter_task(&f, 34, 8, NULL, NULL), "the tid is not listed");
+	cr_assert_not(filter_task(&f, 35, 7, NULL, NULL), "the pid is not listed");
 	cr_assert(filter_drops(&f));
 	filter_free(&f);
 }
@@ -49,9 +49,13 @@ Test(filter, comm_matches_the_whole_name)
 {
 	struct profile_filter f = { 0 };
 	cr_assert_eq(filter_add_names(&f, "sig_attach,bash", false, err, sizeof(err)), 0);
-	cr_assert(filter_task(&f, 1, 1, "bash"));
-	cr_assert_not(filter_task(&f, 1, 1, "bas"));
-	cr_assert_not(filter_task(&f, 1, 1, NULL), "a task of unknown name is not one of them");
+	cr_assert(filter_task(&f, 1, 1, "bash", "bash"));
+	cr_assert_not(filter_task(&f, 1, 1, "bas", "bas"));
+	cr_assert_not(filter_task(&f, 1, 1, NULL, NULL), "a task of unknown name is not one of them");
+	/* a thread's own name (pthread_setname_np) selects it as its process's does, as perf's --comms */
+	cr_assert(filter_task(&f, 1, 2, "app", "bash"));
+	cr_assert(filter_task(&f, 1, 2, "bash", "worker"));
+	cr_assert_not(filter_task(&f, 1, 2, "app", "worker"));
 	filter_free(&f);
 }
 
