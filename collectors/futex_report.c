@@ -65,8 +65,8 @@ static struct tracepoint_sum *tracepoint_of_sum(struct futex_summary *sum, enum 
 	return t;
 }
 
-static bool estimated_commands_scale(struct futex_state *st, struct futex_summary *sum, uint64_t *exact_left,
-				     uint64_t *recorded);
+static bool estimated_commands_scale(struct futex_state *st, const struct profile *p, struct futex_summary *sum,
+				     uint64_t *exact_left, uint64_t *recorded);
 
 static struct futex_summary summarize(struct futex_state *st, const struct profile *p)
 {
@@ -132,7 +132,7 @@ static struct futex_summary summarize(struct futex_state *st, const struct profi
 	if (sum.mode == FUTEX_COUNT || !sum.any_event)
 		sum.exact = false;
 	sum.ops_counted = op_counters == FOP_LOCK_PI2 + 1;
-	sum.scaled = estimated_commands_scale(st, &sum, &sum.exact_left, &sum.recorded);
+	sum.scaled = estimated_commands_scale(st, p, &sum, &sum.exact_left, &sum.recorded);
 	return sum;
 }
 
@@ -192,11 +192,12 @@ static bool command_total(struct futex_state *st, const struct profile *p, struc
  * futex_wake_many), and the exact total says by how much.  false when
  * there is nothing to scale or no exact total.
  */
-static bool estimated_commands_scale(struct futex_state *st, struct futex_summary *sum, uint64_t *exact_left,
-				     uint64_t *recorded)
+static bool estimated_commands_scale(struct futex_state *st, const struct profile *p, struct futex_summary *sum,
+				     uint64_t *exact_left, uint64_t *recorded)
 {
 	uint64_t total, exact = 0, weighted = 0;
-	if (sum->mode != FUTEX_SAMPLE || !syscall_total(sum, FOP_UNKNOWN, &total))
+	/* the total is the whole run's: records cut by the report's filters are part of it */
+	if (sum->mode != FUTEX_SAMPLE || view_records_filtered(p) || !syscall_total(sum, FOP_UNKNOWN, &total))
 		return false;
 	for (int id = 0; id < FOP_COUNT; id++) {
 		if (futex_op_syscall((enum futex_op_id)id) != FOP_UNKNOWN)

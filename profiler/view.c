@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/types.h>
 
+#include "sigprof/filter.h"
 #include "sigprof/json.h"
 #include "sigprof/profile.h"
 #include "sigprof/runstats.h"
@@ -53,6 +54,11 @@ const struct sp_event *view_event(const struct profile *p, size_t i)
 uint64_t view_event_unsampled_hits(const struct profile *p, size_t i)
 {
 	return profile_unsampled_hits_of(p, i);
+}
+
+bool view_records_filtered(const struct profile *p)
+{
+	return filter_drops(p->filter);
 }
 
 const struct tep_event *view_tracepoint_of(const struct profile *p, const struct sp_sample *s)

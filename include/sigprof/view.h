@@ -68,6 +68,12 @@ const struct sp_event *view_event(const struct profile *p, size_t i);
  * an event not recorded at every hit.
  */
 uint64_t view_event_unsampled_hits(const struct profile *p, size_t i);
+/*
+ * Whether the report's filters (--pid, --tid, --comm, --time, --dso) drop
+ * samples: the records then hold part of the run, while the events' exact
+ * totals (view_event()->total_value) are the whole run's.
+ */
+bool view_records_filtered(const struct profile *p);
 /* The tracepoint a sample's raw data belongs to, or NULL. */
 const struct tep_event *view_tracepoint_of(const struct profile *p, const struct sp_sample *s);
 

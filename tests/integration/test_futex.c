@@ -327,6 +327,12 @@ Test(futex, default_mode_op_estimates_add_up_to_the_exact_total, .timeout = 60)
 	cr_assert_eq(json_number(data, "[.futex_summary.ops[] | .calls] | add"), n);
 	/* every WAKE of futex_wake_many is FUTEX_WAKE_PRIVATE: the private count is the calls' */
 	cr_assert_eq(json_number(data, "[.futex_summary.ops[] | select(.op==\"WAKE\") | .private] | first"), n);
+	/* with a filter the records are part of the run, the total the whole: nothing is scaled to it */
+	const char *part = report_json_file(data, "--time 0%,50%");
+	double in_window = jq_file(part, "[.futex_summary.ops[] | select(.op==\"WAKE\") | .calls] | first");
+	double word = jq_file(part, "[.futexes[] | select(.symbol==\"wake_word\") | .calls] | first");
+	cr_assert_eq(in_window, word, "the WAKEs of half the run (%.0f) are its word's (%.0f)", in_window, word);
+	cr_assert_lt(in_window, n);
 }
 
 Test(futex, futex2_system_calls)
