@@ -310,7 +310,7 @@ static bool chain_cut_at_limit(const struct sp_sample *s, uint32_t *limit_out)
 		entries += s->callchain[i] < (uint64_t)PERF_CONTEXT_MAX;
 	if (limit_out)
 		*limit_out = limit;
-	return entries >= limit;
+	return entries == limit; /* more: the limit was not the one assumed (an older recording's sysctl) */
 }
 
 /* The failure of a frame-pointer walk that ran to its last entry: none, or the kernel's limit cut it. */
@@ -512,11 +512,10 @@ static void name_signal_frames(struct profile *p, const struct sp_sample *s, str
  * there is nothing to go on with and the stack ends where the copy did.
  * Returns whether the walk took over; *failure and reason say how it ended.
  */
-static bool continue_along_chain(struct loader *l, const struct sp_sample *s, const struct unwind_result *r,
+static bool continue_along_chain(struct loader *l, const struct sp_sample *s, const struct unwind_frame *last,
 				 uint32_t *frames, uint32_t *n, enum unwind_failure *failure, char *reason,
 				 size_t reasonlen)
 {
-	const struct unwind_frame *last = &r->frames[r->nframes - 1];
 	uint64_t begin = s->nr_callchain;
 	for (uint64_t i = 0; i < s->nr_callchain; i++)
 		if (s->callchain[i] == (uint64_t)PERF_CONTEXT_USER)
@@ -526,17 +525,6 @@ static bool continue_along_chain(struct loader *l, const struct sp_sample *s, co
 	uint64_t j = begin + (last->kind != UNWIND_FRAME_EXACT); /* only the chain's first entry is exact */
 	while (j < s->nr_callchain && s->callchain[j] != last->ip)
 		j++;
-	/*
-	 * A leaf that sets up no frame of its own (-O1 and up may leave a
-	 * leaf's out even with -fno-omit-frame-pointer) leaves its caller's
-	 * frame pointer live: the walk's second entry is then the caller's
-	 * return address, not the return into the caller.  With the leaf and
-	 * its caller unwound from the copy, the walk goes on from there.
-	 */
-	if (j >= s->nr_callchain && r->nframes == 2 && r->frames[0].kind == UNWIND_FRAME_EXACT &&
-	    last->kind == UNWIND_FRAME_RETURN && s->callchain[begin] == r->frames[0].ip && begin + 1 < s->nr_callchain &&
-	    proc_table_find_code(l->p->procs, s->pid, s->callchain[begin + 1] - 1))
-		j = begin; /* and only when the walk has a return address in code to go on with */
 	if (j >= s->nr_callchain || (last->kind == UNWIND_FRAME_EXACT && j != begin))
 		return false;
 	*failure = UNWIND_COMPLETE;
@@ -676,7 +664,7 @@ static uint32_t dwarf_frames(struct loader *l, const struct perf_event_header *r
 				  : n;
 	uint32_t copied = n;
 	if (joined == copied && r->failure == UNWIND_STACK_END && r->nframes &&
-	    continue_along_chain(l, s, r, frames, &n, &r->failure, r->reason,
+	    continue_along_chain(l, s, &r->frames[r->nframes - 1], frames, &n, &r->failure, r->reason,
 				 sizeof(r->reason)) && n > copied)
 		p->unwind.spliced++;
 	frames = l->frames;

@@ -19,10 +19,19 @@ static double now(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
+__attribute__((noinline)) static void tick(void)
+{
+	sink++;
+}
+
+/* Not a leaf (it calls tick), so it sets up a frame of its own: a leaf may go without one, even with frame pointers. */
 __attribute__((noinline)) static void spin(void)
 {
-	for (int i = 0; i < 100000; i++)
+	for (int i = 0; i < 100000; i++) {
 		sink += (unsigned long)i;
+		if (i % 4096 == 0)
+			tick();
+	}
 }
 
 __attribute__((noinline)) static void wide_frame(void)
