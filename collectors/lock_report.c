@@ -556,27 +556,17 @@ static void figure_rows_futex_words(struct lock_state *st, struct figure_rows *r
 {
 	struct lock_word_figures *words;
 	size_t n = lock_tracker_futex_words(st->tracker, &words);
+	/* a key names a word by its data symbol, which several words can share: theirs add up */
 	for (size_t i = 0; i < n; i++) {
 		const char *sym = words[i].symbol ? words[i].symbol : "";
-		bool first = true;
-		for (size_t j = 0; j < i && first; j++)
-			first = strcmp(words[j].symbol ? words[j].symbol : "", sym) != 0;
-		if (!first)
-			continue;
-		uint64_t contentions = 0, wait = 0;
-		size_t locks = 0, sharing = 0;
-		for (size_t j = i; j < n; j++) {
-			if (strcmp(words[j].symbol ? words[j].symbol : "", sym) != 0)
-				continue;
-			contentions += words[j].contentions;
-			wait += words[j].wait_total;
-			locks += words[j].nlocks;
-			sharing += words[j].sharing;
-		}
-		figure_rows_add(rows, (double)contentions, "count", exact, "lock.futex_word.%s.contentions", sym);
-		figure_rows_add(rows, (double)wait, "ns", exact, "lock.futex_word.%s.wait_ns.total", sym);
-		figure_rows_add(rows, (double)locks, "count", exact, "lock.futex_word.%s.locks", sym);
-		figure_rows_add(rows, (double)sharing, "count", exact, "lock.futex_word.%s.sharing", sym);
+		figure_rows_merge(rows, FIGURE_SUM, (double)words[i].contentions, "count", exact,
+				  "lock.futex_word.%s.contentions", sym);
+		figure_rows_merge(rows, FIGURE_SUM, (double)words[i].wait_total, "ns", exact,
+				  "lock.futex_word.%s.wait_ns.total", sym);
+		figure_rows_merge(rows, FIGURE_SUM, (double)words[i].nlocks, "count", exact, "lock.futex_word.%s.locks",
+				  sym);
+		figure_rows_merge(rows, FIGURE_SUM, (double)words[i].sharing, "count", exact,
+				  "lock.futex_word.%s.sharing", sym);
 	}
 	lock_word_figures_free(words, n);
 }
