@@ -377,33 +377,47 @@ bool read_from_views(struct walk *w, uint64_t addr, void *buf, size_t len)
  */
 #define ENTRY_BLOCK_MAX 256
 
-static uint64_t entry_block_end(struct module *m)
+/*
+ * The search table's first initial location above vaddr (*next, 0 when
+ * none) and whether one is vaddr itself; false when the table cannot be read.
+ */
+static bool table_around(struct module *m, uint64_t vaddr, uint64_t *next, bool *at)
 {
-	if (!m->entry_checked) {
-		m->entry_checked = true;
-		m->entry_has_fde = eh_frame_covers(m, m->entry);
-	}
-	if (m->entry_has_fde)
-		return m->entry; /* no block: the code at the entry has CFI (glibc's _start says where the stack ends) */
-	uint64_t end = m->entry + 16;
-	if (!m->has_table)
-		return end;
 	/* the table's (initial location, FDE) pairs are int32s from .eh_frame_hdr, sorted by location */
 	uint64_t low = 0, high = m->fde_count;
+	int32_t location;
 	while (low < high) {
 		uint64_t middle = low + (high - low) / 2;
-		int32_t location;
 		if (!module_read(m, m->table + middle * 8, &location, sizeof(location)))
-			return end;
-		if (m->table_header + (int64_t)location <= m->entry)
+			return false;
+		if (m->table_header + (int64_t)location <= vaddr)
 			low = middle + 1;
 		else
 			high = middle;
 	}
-	int32_t location;
-	if (low == m->fde_count || !module_read(m, m->table + low * 8, &location, sizeof(location)))
+	*at = low > 0 && module_read(m, m->table + (low - 1) * 8, &location, sizeof(location)) &&
+	      m->table_header + (int64_t)location == vaddr;
+	*next = 0;
+	if (low < m->fde_count && module_read(m, m->table + low * 8, &location, sizeof(location)))
+		*next = m->table_header + (int64_t)location;
+	return true;
+}
+
+static uint64_t entry_block_end(struct module *m)
+{
+	uint64_t end = m->entry + 16, next = 0;
+	bool at_entry = false, table = m->has_table && table_around(m, m->entry, &next, &at_entry);
+	if (!m->entry_checked) {
+		m->entry_checked = true;
+		/* with a table, an entry of its own; without, libdw's reading of the .eh_frame that the steps use */
+		m->entry_has_fde = m->has_table ? at_entry : eh_frame_covers(m, m->entry);
+	}
+	if (m->entry_has_fde)
+		return m->entry; /* no block: the code at the entry has CFI (glibc's _start says where the stack ends) */
+	if (!table)
+		return end;
+	if (!next)
 		return m->entry + ENTRY_BLOCK_MAX;
-	uint64_t next = m->table_header + (int64_t)location;
 	return next - m->entry < ENTRY_BLOCK_MAX ? next : m->entry + ENTRY_BLOCK_MAX;
 }
 
