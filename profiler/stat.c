@@ -520,6 +520,11 @@ static int output_open(struct stat_state *st)
 	const char *path = st->args.output;
 	if (!path)
 		return 0;
+	if (strcmp(path, "-") == 0) { /* standard output, as record -o - */
+		st->out = stdout;
+		st->out_started = true;
+		return 0;
+	}
 	/* never where another user points it: a link, FIFO or hard link of theirs (stream_output_open, util.h) */
 	int fd = stream_output_open(path, &st->out_created);
 	if (fd < 0)

@@ -348,6 +348,19 @@ Test(stat, empty_items_and_repeated_events_are_refused)
 	}
 }
 
+/* -o - is standard output, as record -o - (it wrote a file named "-") */
+Test(stat, output_dash_is_standard_output)
+{
+	require_perf_events();
+	char *out;
+	int st = run_cmd(&out, false, "S=$(readlink -f '%s') && cd '%s' && \"$S\" stat --json -o - -e task-clock -- true "
+				      "2>/dev/null | jq -r .runs", sigprof_bin(), test_dir());
+	cr_assert_eq(st, 0);
+	cr_assert_str_eq(out, "1\n", "the JSON is on standard output: %s", out);
+	free(out);
+	cr_assert_neq(access(test_path("-"), F_OK), 0, "a file named - was written");
+}
+
 Test(stat, user_event_that_cannot_open_is_not_supported)
 {
 	require_perf_events();
