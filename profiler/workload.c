@@ -10,6 +10,7 @@
  * wait returns at once with EINTR.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -109,6 +111,46 @@ static void install_handlers(sigset_t *waitmask)
 }
 
 /*
+ * Close the child's copies of sigprof's own descriptors (FD_CLOEXEC: exec
+ * would close them anyway) now, while sigprof still holds its copies.
+ * Those that are perf events (the probes sigprof keeps open until its
+ * session opens) would otherwise be released by the exec, the last
+ * reference once sigprof closed its own: the workload then ran the
+ * kernel's perf_event_release_kernel and perf_trace_destroy, which waits
+ * for the global event_mutex (95 ms once here) and was charged to it.
+ * Descriptors the workload inherits on purpose (no FD_CLOEXEC) stay.  Only
+ * system calls, no allocation: the child of a threaded process.
+ */
+static void close_own_descriptors(int keep1, int keep2)
+{
+	int dir = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0)
+		return;
+	char buf[4096];
+	long n;
+	while ((n = syscall(SYS_getdents64, dir, buf, sizeof(buf))) > 0) {
+		for (long at = 0; at < n;) {
+			const struct linux_dirent64 {
+				uint64_t ino;
+				int64_t off;
+				unsigned short reclen;
+				unsigned char type;
+				char name[];
+			} *d = (const void *)(buf + at);
+			at += d->reclen;
+			char *end;
+			long fd = strtol(d->name, &end, 10);
+			if (*end || end == d->name || fd < 3 || fd == dir || fd == keep1 || fd == keep2)
+				continue;
+			int flags = fcntl((int)fd, F_GETFD);
+			if (flags >= 0 && (flags & FD_CLOEXEC))
+				close((int)fd);
+		}
+	}
+	close(dir);
+}
+
+/*
  * The workload's side of the fork: tie its life to sigprof's, wait for the
  * go, then exec.  A recorder that is SIGKILLed cannot kill its workload,
  * so the kernel does: PR_SET_PDEATHSIG sends SIGKILL when sigprof's main
@@ -120,6 +162,7 @@ static void __attribute__((noreturn)) run_child(char **argv, pid_t parent, int g
 {
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
 		_exit(EXIT_CANNOT_RUN);
+	close_own_descriptors(go_fd, exec_err_fd);
 	sigset_t none;
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
