@@ -136,12 +136,6 @@ static struct futex_summary summarize(struct futex_state *st, const struct profi
 	return sum;
 }
 
-/* An estimated futex(2) command's calls, scaled as the summary says. */
-static uint64_t scaled_calls(const struct futex_summary *sum, uint64_t calls)
-{
-	return (uint64_t)((double)calls * (double)sum->exact_left / (double)sum->recorded + 0.5);
-}
-
 static const char *mode_name(enum futex_mode mode)
 {
 	return mode == FUTEX_SAMPLE ? "sample" : mode == FUTEX_COUNT ? "count" : "trace";
@@ -217,15 +211,34 @@ static bool estimated_commands_scale(struct futex_state *st, const struct profil
 
 /*
  * A count of an op's calls from its records (all of them, the private
- * ones, those on CLOCK_REALTIME): an estimated futex(2) command's scaled
- * as estimated_commands_scale() says.
+ * ones, those on CLOCK_REALTIME, those that failed): an estimated futex(2)
+ * command's scaled as estimated_commands_scale() says.
  */
+static double op_scale(struct futex_state *st, const struct futex_summary *sum, enum futex_op_id id)
+{
+	const struct futex_op_stats *os = futex_tracker_op(st->tracker, id);
+	return os->estimated && futex_op_syscall(id) == FOP_UNKNOWN && sum->scaled
+		       ? (double)sum->exact_left / (double)sum->recorded
+		       : 1.0;
+}
+
+static uint64_t scaled_count(uint64_t count, double scale)
+{
+	return scale == 1.0 ? count : (uint64_t)((double)count * scale + 0.5);
+}
+
 static uint64_t op_recorded(struct futex_state *st, const struct futex_summary *sum, enum futex_op_id id,
 			    uint64_t recorded)
 {
+	/*
+	 * A part of the calls is no more than the calls: the failed ones come
+	 * from the exits, weighted apart from the entries, and scaled by the
+	 * entries' factor may pass them (400063 EAGAIN of 400000 WAITs).
+	 */
 	const struct futex_op_stats *os = futex_tracker_op(st->tracker, id);
-	return os->estimated && futex_op_syscall(id) == FOP_UNKNOWN && sum->scaled ? scaled_calls(sum, recorded)
-										  : recorded;
+	double scale = op_scale(st, sum, id);
+	uint64_t part = scaled_count(recorded, scale), calls = scaled_count(os->calls, scale);
+	return scale != 1.0 && part > calls ? calls : part;
 }
 
 /*
@@ -304,14 +317,22 @@ static void text_syscall_totals(const struct futex_summary *sum, const struct vi
 }
 
 /* "-" or "EAGAIN 51,ETIMEDOUT 3" added to sb. */
-static void text_errors(const struct futex_count *errs, size_t n, struct strbuf *sb)
+/* An error count scaled as an op's (op_scale(), 1 for a word's) and never above its calls (most). */
+static uint64_t error_count(uint64_t count, double scale, uint64_t most)
+{
+	uint64_t scaled = scaled_count(count, scale);
+	return scaled < most ? scaled : most;
+}
+
+/* Errors by name, scaled and bounded as error_count() says. */
+static void text_errors(const struct futex_count *errs, size_t n, double scale, uint64_t most, struct strbuf *sb)
 {
 	char name[32];
 	if (!n)
 		sb_addstr(sb, "-");
 	for (size_t i = 0; i < n; i++)
 		sb_addf(sb, "%s%s %llu", i ? "," : "", futex_errno_name((int)errs[i].key, name, sizeof(name)),
-			(unsigned long long)errs[i].count);
+			(unsigned long long)error_count(errs[i].count, scale, most));
 }
 
 /* Count mode: the exact calls of each op, from the counters. */
@@ -344,11 +365,12 @@ static void text_ops(struct futex_state *st, const struct profile *p, struct fut
 		bool estimated;
 		uint64_t calls = op_calls(st, p, sum, (enum futex_op_id)id, &estimated);
 		sb_reset(&errors);
-		text_errors(os->by_errno, os->nerrnos, &errors);
+		text_errors(os->by_errno, os->nerrnos, op_scale(st, sum, (enum futex_op_id)id),
+			    op_recorded(st, sum, (enum futex_op_id)id, os->calls), &errors);
 		view_table_addf(&t, "  %-16s %s%11llu %10llu %10llu %10llu %10llu %12.3f %9.3f %9.3f  %s",
 				futex_op_name((enum futex_op_id)id), estimated ? "~" : " ", (unsigned long long)calls,
 				(unsigned long long)op_recorded(st, sum, (enum futex_op_id)id, os->private_calls),
-				(unsigned long long)os->errors,
+				(unsigned long long)op_recorded(st, sum, (enum futex_op_id)id, os->errors),
 				(unsigned long long)os->wait.count, (unsigned long long)os->unmeasured, ms(os->wait.total),
 				ms(duration_quantile(&os->wait, 0.99)), ms(os->wait.max), errors.buf);
 	}
@@ -394,7 +416,7 @@ static void text_words(struct futex_state *st, const struct view_options *o, FIL
 		sb_reset(&ops);
 		text_word_ops(w, &ops);
 		sb_addstr(&ops, "; ");
-		text_errors(w->errors, w->nerrors, &ops);
+		text_errors(w->errors, w->nerrors, 1.0, UINT64_MAX, &ops);
 		view_table_addf(&t, "  %-*s %-14llx %7u %s%10llu %8llu %11.3f %9.3f  %s", pad, symbol,
 				(unsigned long long)w->uaddr, w->pid, w->estimated ? "~" : " ", (unsigned long long)w->calls,
 				(unsigned long long)w->wait.count, ms(w->wait.total), ms(w->wait.max), ops.buf);
@@ -468,12 +490,12 @@ static void json_wait(struct json_writer *w, const char *key, const struct futex
 	json_end(w);
 }
 
-static void json_errors(struct json_writer *w, const struct futex_count *errs, size_t n)
+static void json_errors(struct json_writer *w, const struct futex_count *errs, size_t n, double scale, uint64_t most)
 {
 	char name[32];
 	json_object_begin(w, "errors");
 	for (size_t i = 0; i < n; i++)
-		json_u64(w, futex_errno_name((int)errs[i].key, name, sizeof(name)), errs[i].count);
+		json_u64(w, futex_errno_name((int)errs[i].key, name, sizeof(name)), error_count(errs[i].count, scale, most));
 	json_end(w);
 }
 
@@ -516,7 +538,7 @@ static void json_word(struct json_writer *w, const struct profile *p, const stru
 	json_u64(w, "unmeasured_waits", fw->unmeasured);
 	json_u64(w, "unfinished", fw->unfinished);
 	json_u64(w, "woken", fw->woken);
-	json_errors(w, fw->errors, fw->nerrors);
+	json_errors(w, fw->errors, fw->nerrors, 1.0, UINT64_MAX);
 	json_bool(w, "estimated", fw->estimated);
 	json_stacks(w, p, "waiters", fw->waiters, fw->nwaiters, limit, true);
 	json_stacks(w, p, "wakers", fw->wakers, fw->nwakers, limit, false);
@@ -564,8 +586,8 @@ static void json_op_detail(struct json_writer *w, struct futex_state *st, const 
 	view_json_slowest(w, "slowest_wait", &os->slowest_wait);
 	json_u64(w, "unmeasured_waits", os->unmeasured);
 	json_u64(w, "unfinished", os->unfinished);
-	json_u64(w, "error_count", os->errors);
-	json_errors(w, os->by_errno, os->nerrnos);
+	json_u64(w, "error_count", op_recorded(st, sum, id, os->errors));
+	json_errors(w, os->by_errno, os->nerrnos, op_scale(st, sum, id), op_recorded(st, sum, id, os->calls));
 	json_bool(w, "estimated", os->estimated);
 	json_end(w);
 }
@@ -662,7 +684,8 @@ void futex_figures(void *state, const struct profile *p, struct figure_rows *row
 			continue;
 		}
 		figure_rows_add(rows, (double)calls, "count", !estimated, "futex.op.%s.calls", op);
-		figure_rows_add(rows, (double)os->errors, "count", !os->estimated, "futex.op.%s.errors", op);
+		figure_rows_add(rows, (double)op_recorded(st, &sum, (enum futex_op_id)id, os->errors), "count",
+				!os->estimated, "futex.op.%s.errors", op);
 		figure_rows_add(rows, (double)os->wait.count, "count", !os->estimated, "futex.op.%s.waits", op);
 		figure_rows_add(rows, (double)os->wait.total, "ns", !os->estimated, "futex.op.%s.wait_ns.total", op);
 		if (os->wait.count) {

@@ -339,6 +339,19 @@ Test(futex, default_mode_op_estimates_add_up_to_the_exact_total, .timeout = 60)
 	double word = jq_file(part, "[.futexes[] | select(.symbol==\"wake_word\") | .calls] | first");
 	cr_assert_eq(in_window, word, "the WAKEs of half the run (%.0f) are its word's (%.0f)", in_window, word);
 	cr_assert_lt(in_window, n);
+	/* a part of the calls (the failed ones, weighted from the exits apart) is never more than the calls */
+	const char *bucket = test_path("bucket.data");
+	char *out;
+	cr_assert_eq(run_cmd(&out, false, "%s record -q -e futex -o %s -- " W "lock_bucket 2 100000", sigprof_bin(), bucket),
+		     0);
+	long calls, eagain;
+	cr_assert_eq(sscanf(out, "calls %ld eagain %ld", &calls, &eagain), 2, "%s", out);
+	free(out);
+	double wait_calls = json_number(bucket, "[.futex_summary.ops[] | select(.op==\"WAIT\") | .calls] | first");
+	double wait_errors = json_number(bucket, "[.futex_summary.ops[] | select(.op==\"WAIT\") | .error_count] | first");
+	cr_assert_eq(wait_calls, calls, "WAIT calls %.0f, the workload's %ld", wait_calls, calls);
+	cr_assert_leq(wait_errors, wait_calls, "%.0f errors of %.0f calls", wait_errors, wait_calls);
+	cr_assert(fabs(wait_errors - eagain) <= 0.02 * eagain, "%.0f EAGAIN for the workload's %ld", wait_errors, eagain);
 }
 
 Test(futex, futex2_system_calls)
