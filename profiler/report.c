@@ -372,32 +372,25 @@ static int folded_collector(const struct profile *p, const struct report_options
 			o->weight_ns ? " with a time weight" : "");
 }
 
-/* One folded line before merging: its root frame, stack and weight. */
+/* One folded line: its text (root frame and stack, root first) and weight. */
 struct folded_row {
-	char *root;   /* NULL without --folded-root */
-	uint32_t stack;
+	char *text;
 	uint64_t value;
 };
 
-static int compare_folded_keys(const void *a, const void *b)
+static int compare_folded_texts(const void *a, const void *b)
 {
 	const struct folded_row *x = a, *y = b;
-	int c = x->root && y->root ? strcmp(x->root, y->root) : 0;
-	if (c)
-		return c;
-	return x->stack < y->stack ? -1 : x->stack > y->stack;
+	return strcmp(x->text, y->text);
 }
 
-/* Heaviest first, as without --folded-root; then by root (by name) and stack, so that the order is fixed. */
+/* Heaviest first, as without --folded-root; then by text, so that the order is fixed. */
 static int compare_folded_rows(const void *a, const void *b)
 {
 	const struct folded_row *x = a, *y = b;
 	if (x->value != y->value)
 		return x->value < y->value ? 1 : -1;
-	int c = x->root && y->root ? strcmp(x->root, y->root) : 0;
-	if (c)
-		return c;
-	return x->stack < y->stack ? -1 : x->stack > y->stack;
+	return strcmp(x->text, y->text);
 }
 
 /*
@@ -449,6 +442,16 @@ void report_folded_stack(const struct profile *p, uint32_t stack, struct strbuf 
 	}
 }
 
+/* A folded line's text: the root frame (NULL: none), then the stack's frames, root first. */
+static char *folded_text(const struct profile *p, const char *root, uint32_t stack, struct strbuf *line)
+{
+	sb_reset(line);
+	if (root)
+		sb_addf(line, "%s;", root);
+	report_folded_stack(p, stack, line);
+	return xstrdup(line->len ? line->buf : "");
+}
+
 static int report_folded(const struct profile *p, const struct report_options *o, FILE *out)
 {
 	int c = folded_collector(p, o);
@@ -462,7 +465,7 @@ static int report_folded(const struct profile *p, const struct report_options *o
 		size_t nids = view_stacks(p, c, -1, &ids);
 		for (size_t i = 0; i < nids; i++) {
 			GROW(rows, cap, n + 1);
-			rows[n++] = (struct folded_row){ NULL, ids[i], p->stacks.stacks[ids[i]].count };
+			rows[n++] = (struct folded_row){ folded_text(p, NULL, ids[i], &line), p->stacks.stacks[ids[i]].count };
 		}
 		free(ids);
 	} else {
@@ -471,33 +474,34 @@ static int report_folded(const struct profile *p, const struct report_options *o
 			const struct weight_entry *we = &p->weights->entries[e];
 			if ((int)we->key.collector != c || !we->values[kind])
 				continue;
+			char *root = o->root != ROOT_NONE ? root_frame(&we->key, o->root) : NULL;
 			GROW(rows, cap, n + 1);
-			rows[n++] = (struct folded_row){ o->root != ROOT_NONE ? root_frame(&we->key, o->root) : NULL,
-							 we->key.stack, we->values[kind] };
+			rows[n++] = (struct folded_row){ folded_text(p, root, we->key.stack, &line), we->values[kind] };
+			free(root);
 		}
-		/* entries that differ only in what the lines do not show (a label, a thread) merge */
-		qsort(rows, n, sizeof(*rows), compare_folded_keys);
-		size_t kept = 0;
-		for (size_t i = 0; i < n; i++) {
-			if (kept && compare_folded_keys(&rows[kept - 1], &rows[i]) == 0) {
-				rows[kept - 1].value += rows[i].value;
-				free(rows[i].root);
-				continue;
-			}
-			rows[kept++] = rows[i];
-		}
-		n = kept;
-		qsort(rows, n, sizeof(*rows), compare_folded_rows);
 	}
+	/*
+	 * Lines of the same text merge: entries that differ only in what a line
+	 * does not show (a label, a thread), and stacks of the same frames on
+	 * two paths (a lock's contention ends, charged to the path of the wait).
+	 */
+	qsort(rows, n, sizeof(*rows), compare_folded_texts);
+	size_t kept = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (kept && strcmp(rows[kept - 1].text, rows[i].text) == 0) {
+			rows[kept - 1].value += rows[i].value;
+			free(rows[i].text);
+			continue;
+		}
+		rows[kept++] = rows[i];
+	}
+	n = kept;
+	qsort(rows, n, sizeof(*rows), compare_folded_rows);
 	if (!n && o->weight_ns)
 		sp_warn("report: %s: collector %s measured no time on any stack", p->file, p->collectors[c].name);
 	for (size_t i = 0; i < n; i++) {
-		if (rows[i].root)
-			fprintf(out, "%s;", rows[i].root);
-		sb_reset(&line);
-		report_folded_stack(p, rows[i].stack, &line);
-		fprintf(out, "%s %llu\n", line.len ? line.buf : "", (unsigned long long)rows[i].value);
-		free(rows[i].root);
+		fprintf(out, "%s %llu\n", rows[i].text, (unsigned long long)rows[i].value);
+		free(rows[i].text);
 	}
 	sb_free(&line);
 	free(rows);

@@ -397,4 +397,13 @@ Test(lock, two_words_share_a_bucket_lock, .timeout = 120)
 		data);
 	cr_assert_leq(widest_line(text), 80, "a line of the lock section is %zu columns wide:\n%s", widest_line(text), text);
 	free(text);
+	/* folded: one line per stack text (the contention ends' one frame was a line per path), adding up to the samples */
+	run_cmd(&text, false, "%s report -i %s --folded --collector lock | awk '{ $NF = \"\"; print }' | sort | uniq -d | "
+			      "wc -l", sigprof_bin(), data);
+	cr_assert_eq(atoi(text), 0, "folded lines repeat a stack");
+	free(text);
+	run_cmd(&text, false, "%s report -i %s --folded --collector lock | awk '{ s += $NF } END { print s }'", sigprof_bin(),
+		data);
+	cr_assert_eq(strtod(text, NULL), jq_file(json, ".meta.collectors[] | select(.name==\"lock\") | .samples"));
+	free(text);
 }
