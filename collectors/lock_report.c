@@ -38,6 +38,7 @@ struct lock_summary {
 	uint64_t rebegins;  /* begins that continued a pending contention (lock.h): hits, not contentions */
 	uint64_t contentions; /* hits less rebegins: the kernel's count when every hit was recorded */
 	bool estimated;     /* weighted samples, or hits not recorded: the per-lock figures are estimated */
+	bool filtered;      /* the report's filters cut the records: the exact total is the whole run's, not theirs */
 };
 
 /*
@@ -71,8 +72,11 @@ static struct lock_summary summarize(struct lock_state *st, const struct profile
 	}
 	sum.has_total = has_meter || has_own;
 	sum.total = has_meter ? meter : own;
+	sum.filtered = view_records_filtered(p);
+	/* the exact count says what the records of the whole run missed; with filters, it is no measure of theirs */
+	bool whole = sum.has_total && !sum.filtered;
 	uint64_t gate_recorded = sum.recorded - sum.weighted;
-	if (has_own && own > gate_recorded)
+	if (whole && has_own && own > gate_recorded)
 		sum.unsampled = own - gate_recorded;
 	sum.estimated_contentions = lock_tracker_estimated(st->tracker);
 	struct lock_figures *const *locks;
@@ -81,7 +85,8 @@ static struct lock_summary summarize(struct lock_state *st, const struct profile
 		sum.rebegins += locks[i]->rebegins;
 	sum.estimated = !sum.has_total || sum.unsampled > 0 || st->undecoded > 0 || sum.weighted > 0 ||
 			(has_meter && meter > own);
-	uint64_t hits = sum.has_total ? sum.total : sum.recorded;
+	/* without it: the begins recorded one by one, and the contentions the weighted ones stand for */
+	uint64_t hits = whole ? sum.total : gate_recorded + sum.estimated_contentions;
 	sum.contentions = hits > sum.rebegins ? hits - sum.rebegins : 0;
 	return sum;
 }
@@ -161,7 +166,11 @@ static void text_summary(struct lock_state *st, const struct lock_summary *sum, 
 			 FILE *out)
 {
 	struct strbuf line = { 0 };
-	if (sum->has_total)
+	if (sum->has_total && sum->filtered)
+		sb_addf(&line, "  contention_begin hits: %llu recorded in the report's filters (the exact count, %llu, is "
+			       "the whole run's)",
+			(unsigned long long)sum->recorded, (unsigned long long)sum->total);
+	else if (sum->has_total)
 		sb_addf(&line, "  contention_begin hits: %llu (exact count), %llu recorded", (unsigned long long)sum->total,
 			(unsigned long long)sum->recorded);
 	else
@@ -174,12 +183,16 @@ static void text_summary(struct lock_state *st, const struct lock_summary *sum, 
 			(unsigned long long)sum->unsampled);
 	view_text_wrapped(o, out, 4, "%s", line.buf);
 	sb_reset(&line);
-	if (sum->bound_hz && (sum->weighted || sum->above_hits))
-		view_text_wrapped(o, out, 4, "  above the bound of %llu per second per CPU (10 ms windows): %llu hits, "
+	if (sum->bound_hz && (sum->weighted || sum->above_hits)) {
+		char hits[48] = ""; /* the alternate's count is the whole run's, like the gate's */
+		if (!sum->filtered)
+			snprintf(hits, sizeof(hits), "%llu hits, ", (unsigned long long)sum->above_hits);
+		view_text_wrapped(o, out, 4, "  above the bound of %llu per second per CPU (10 ms windows): %s"
 				  "%llu weighted samples standing for ~%llu contentions; those are estimated (figures "
 				  "marked ~) and have no wait: waits are measured on the hits recorded one by one",
-				  (unsigned long long)sum->bound_hz, (unsigned long long)sum->above_hits,
-				  (unsigned long long)sum->weighted, (unsigned long long)sum->estimated_contentions);
+				  (unsigned long long)sum->bound_hz, hits, (unsigned long long)sum->weighted,
+				  (unsigned long long)sum->estimated_contentions);
+	}
 	else if (sum->bound_hz)
 		view_text_wrapped(o, out, 4, "  every hit recorded: no CPU went above the bound of %llu per second (10 ms "
 				  "windows)", (unsigned long long)sum->bound_hz);
@@ -531,6 +544,7 @@ void lock_json(void *state, const struct profile *p, const struct view_options *
 		json_u64(w, "hits", sum.total);
 	else
 		json_null(w, "hits");
+	json_bool(w, "filtered", sum.filtered);
 	json_u64(w, "contentions", sum.contentions);
 	json_u64(w, "recorded", sum.recorded);
 	json_u64(w, "rebegins", sum.rebegins);
@@ -579,7 +593,7 @@ void lock_figures_rows(void *state, const struct profile *p, struct figure_rows 
 	struct lock_summary sum = summarize(st, p);
 	if (!sum.any_event)
 		return;
-	if (sum.has_total)
+	if (sum.has_total && !sum.filtered) /* the whole run's count is no figure of the filtered records */
 		figure_rows_add(rows, (double)sum.total, "count", true, "lock.hits");
 	figure_rows_add(rows, (double)sum.contentions, "count", !sum.estimated, "lock.contentions");
 	if (sum.bound_hz)

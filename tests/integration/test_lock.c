@@ -215,6 +215,23 @@ Test(lock, figures_rows_agree_with_json, .timeout = 120)
 	if (jq_file(json, ".lock_summary.above_bound_hits") == 0)
 		cr_assert_eq(jq_file(json, "[.locks[].contentions] | add"), total);
 	cr_assert_eq(figure_rows_sum(data, "^lock\\.locks$"), jq_file(json, ".locks | length"));
+	/*
+	 * With a filter the records are part of the run and the exact count the
+	 * whole: the contentions are the records' (the locks' sum), none is called
+	 * unsampled, and lock.hits is no figure of them.
+	 */
+	const char *half = report_json_file(data, "--time 0%,50%");
+	cr_assert_eq(jq_file(half, "if .lock_summary.filtered then 1 else 0 end"), 1);
+	cr_assert_eq(jq_file(half, ".lock_summary.unsampled"), 0);
+	double kept = jq_file(half, "[.locks[].contentions] | add");
+	cr_assert_lt(kept, jq_file(json, "[.locks[].contentions] | add"));
+	cr_assert(fabs(jq_file(half, ".lock_summary.contentions") - kept) <= 0.01 * kept + 2,
+		  "the summary's %.0f contentions, the locks' %.0f", jq_file(half, ".lock_summary.contentions"), kept);
+	char *rows;
+	cr_assert_eq(run_cmd(&rows, false, "%s report --figures --time 0%%,50%% -i '%s' | grep -c '^lock\\.hits\t' || true",
+			     sigprof_bin(), data), 0);
+	cr_assert_eq(atoi(rows), 0, "lock.hits under a filter");
+	free(rows);
 }
 
 Test(lock, the_siglock_on_the_signal_paths, .timeout = 120)
