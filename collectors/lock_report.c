@@ -155,6 +155,10 @@ static size_t lock_classes(struct lock_state *st, struct lock_class **out)
 		if (l->wait.max > classes[c].wait_max)
 			classes[c].wait_max = l->wait.max;
 	}
+	/* the locks that have no name (no symbol, no stack to say who took them) are not the first one's address */
+	for (size_t c = 0; c < nclasses; c++)
+		if (classes[c].locks > 1 && strcmp(classes[c].key, "unnamed") == 0)
+			classes[c].name = "unnamed locks (no data symbol, no stack)";
 	qsort(classes, nclasses, sizeof(*classes), compare_classes);
 	*out = classes;
 	return nclasses;
