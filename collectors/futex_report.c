@@ -209,11 +209,7 @@ static bool estimated_commands_scale(struct futex_state *st, const struct profil
 	return true;
 }
 
-/*
- * A count of an op's calls from its records (all of them, the private
- * ones, those on CLOCK_REALTIME, those that failed): an estimated futex(2)
- * command's scaled as estimated_commands_scale() says.
- */
+/* The factor of an op's counts from its records: estimated_commands_scale()'s for an estimated futex(2) command. */
 static double op_scale(struct futex_state *st, const struct futex_summary *sum, enum futex_op_id id)
 {
 	const struct futex_op_stats *os = futex_tracker_op(st->tracker, id);
@@ -227,6 +223,10 @@ static uint64_t scaled_count(uint64_t count, double scale)
 	return scale == 1.0 ? count : (uint64_t)((double)count * scale + 0.5);
 }
 
+/*
+ * A count of an op's calls from its records (all of them, the private
+ * ones, those on CLOCK_REALTIME, those that failed), scaled by op_scale().
+ */
 static uint64_t op_recorded(struct futex_state *st, const struct futex_summary *sum, enum futex_op_id id,
 			    uint64_t recorded)
 {
