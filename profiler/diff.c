@@ -601,8 +601,15 @@ static void name_list_line(const struct name_list *l, FILE *out)
 {
 	if (!l->count)
 		fputs("?", out);
-	for (size_t i = 0; i < l->count; i++)
-		fprintf(out, "%s%s", i ? " | " : "", l->names[i]);
+	struct strbuf sb = { 0 };
+	for (size_t i = 0; i < l->count; i++) {
+		if (i)
+			sb_addstr(&sb, " | ");
+		sb_add_printable(&sb, l->names[i]); /* the recordings' words: control characters escaped */
+	}
+	if (sb.len)
+		fputs(sb.buf, out);
+	sb_free(&sb);
 }
 
 static void text_inputs(const struct diff_args *a, const struct diff_data *d, FILE *out)
@@ -646,14 +653,14 @@ static void warn_command_differences(const struct diff_data *d)
 		if (d->commands[s].count > 1) {
 			struct strbuf sb = { 0 };
 			for (size_t i = 0; i < d->commands[s].count; i++)
-				sb_addf(&sb, "%s'%s'", i ? ", " : "", d->commands[s].names[i]);
+				sb_addf(&sb, "%s%s", i ? ", " : "", QUOTED(d->commands[s].names[i]));
 			sp_warn("diff: the %s side's runs ran different commands: %s", side_names[s], sb.buf);
 			sb_free(&sb);
 		}
 	if (d->commands[BASE].count == 1 && d->commands[NEW].count == 1 &&
 	    !same_names(&d->commands[BASE], &d->commands[NEW]))
-		sp_warn("diff: the two sides ran different commands: base '%s', new '%s'", d->commands[BASE].names[0],
-			d->commands[NEW].names[0]);
+		sp_warn("diff: the two sides ran different commands: base %s, new %s", QUOTED(d->commands[BASE].names[0]),
+			QUOTED(d->commands[NEW].names[0]));
 }
 
 static void diff_text(const struct diff_args *a, const struct diff_data *d, struct diff_row *rows, size_t n, FILE *out)

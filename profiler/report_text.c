@@ -122,10 +122,15 @@ static void print_header(const struct profile *p, FILE *out)
 {
 	fprintf(out, "# sigprof report of %s\n", p->file);
 	if (p->argc || !p->target[0]) {
-		fprintf(out, "# command:    ");
-		for (int i = 0; i < p->argc; i++)
-			fprintf(out, "%s%s", i ? " " : "", p->argv[i]);
-		fprintf(out, "%s\n", p->target[0] ? " (the window)" : "");
+		/* the recording's words, which may hold anything: control characters escaped */
+		struct strbuf command = { 0 };
+		for (int i = 0; i < p->argc; i++) {
+			if (i)
+				sb_addstr(&command, " ");
+			sb_add_printable(&command, p->argv[i]);
+		}
+		fprintf(out, "# command:    %s%s\n", command.len ? command.buf : "", p->target[0] ? " (the window)" : "");
+		sb_free(&command);
 	}
 	if (p->target[0])
 		fprintf(out, "# target:     %s\n", p->target);

@@ -844,8 +844,11 @@ static void command_line(const struct stat_args *a, struct strbuf *sb)
 		target_describe(&a->target, text, sizeof(text));
 		sb_addf(sb, "%s%s", text, a->argv ? " -- " : "");
 	}
-	for (char **p = a->argv; p && *p; p++)
-		sb_addf(sb, "%s%s", p == a->argv ? "" : " ", *p);
+	for (char **p = a->argv; p && *p; p++) {
+		if (p != a->argv)
+			sb_addstr(sb, " ");
+		sb_add_printable(sb, *p);
+	}
 }
 
 static void print_text(struct stat_state *st)

@@ -199,6 +199,20 @@ void sb_addstr(struct strbuf *sb, const char *s)
 	sb_add(sb, s, strlen(s));
 }
 
+void sb_add_printable(struct strbuf *sb, const char *s)
+{
+	for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+		if (*c == '\n')
+			sb_addstr(sb, "\\n");
+		else if (*c == '\t')
+			sb_addstr(sb, "\\t");
+		else if (*c < 0x20 || *c == 0x7f)
+			sb_addf(sb, "\\x%02x", *c);
+		else
+			sb_add(sb, (const char *)c, 1);
+	}
+}
+
 void sb_addf(struct strbuf *sb, const char *fmt, ...)
 {
 	va_list ap;

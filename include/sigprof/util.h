@@ -110,6 +110,13 @@ struct strbuf {
 void sb_addf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void sb_add(struct strbuf *sb, const char *s, size_t n);
 void sb_addstr(struct strbuf *sb, const char *s);
+/*
+ * s with its control characters escaped (\n, \t, \x1b): a command line
+ * or name from a recording or the user, shown on a terminal without
+ * breaking the line or reaching the terminal as an escape sequence.
+ * UTF-8 stays as it is.
+ */
+void sb_add_printable(struct strbuf *sb, const char *s);
 void sb_reset(struct strbuf *sb);
 void sb_free(struct strbuf *sb);
 

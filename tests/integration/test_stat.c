@@ -361,6 +361,26 @@ Test(stat, output_dash_is_standard_output)
 	cr_assert_neq(access(test_path("-"), F_OK), 0, "a file named - was written");
 }
 
+/* The heading's command line and the report's escape control characters: an escape sequence never reaches the terminal. */
+Test(stat, command_lines_with_control_characters_are_escaped)
+{
+	require_perf_events();
+	char *out;
+	cr_assert_eq(run_cmd(&out, false, "%s stat -e task-clock -- /bin/echo \"$(printf 'a\\033[31mred')\" 2>&1 >/dev/null",
+			     sigprof_bin()), 0);
+	cr_assert_null(strchr(out, '\033'), "an escape character reached the output: %s", out);
+	cr_assert_not_null(strstr(out, "a\\x1b[31mred"), "%s", out);
+	free(out);
+	const char *data = test_path("escape.data");
+	cr_assert_eq(run_cmd(&out, true, "%s record -q -e cpu -o '%s' -- /bin/echo \"$(printf 'a\\033[31mred')\" >/dev/null",
+			     sigprof_bin(), data), 0, "%s", out);
+	free(out);
+	cr_assert_eq(run_cmd(&out, false, "%s report --no-pager -i '%s' | grep '^# command:'", sigprof_bin(), data), 0);
+	cr_assert_null(strchr(out, '\033'), "an escape character reached the report: %s", out);
+	cr_assert_not_null(strstr(out, "a\\x1b[31mred"), "%s", out);
+	free(out);
+}
+
 Test(stat, user_event_that_cannot_open_is_not_supported)
 {
 	require_perf_events();

@@ -316,3 +316,12 @@ Test(util, u64_map_free_values_frees_each_value_once)
 	u64_map_free_values(&m, count_and_free); /* an empty map: nothing */
 	cr_assert_eq(values_freed, 99);
 }
+
+/* A command line shown on a terminal: control characters escaped, so nothing breaks the line or reaches the terminal. */
+Test(util, printable_escapes_control_characters_and_keeps_utf8)
+{
+	struct strbuf sb = { 0 };
+	sb_add_printable(&sb, "echo a\nb\t\x1b[31mred\x7f caf\xc3\xa9");
+	cr_assert_str_eq(sb.buf, "echo a\\nb\\t\\x1b[31mred\\x7f caf\xc3\xa9");
+	sb_free(&sb);
+}
