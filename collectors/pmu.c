@@ -821,20 +821,25 @@ int pmu_event_parse(const char *spec, struct pmu_event *ev, char *err, size_t er
 	return parse_plain(spec, base, mods, ev, err, errlen);
 }
 
-bool pmu_event_list_has_empty_item(const char *list)
+/* The end of the list's item that begins at p: the next comma not between the two slashes of PMU/terms/. */
+static const char *item_end(const char *p)
 {
 	bool in_terms = false;
-	const char *item = list; /* where the current item began */
-	for (const char *p = list;; p++) {
+	for (; *p && (in_terms || *p != ','); p++)
 		if (*p == '/')
 			in_terms = !in_terms;
-		if ((*p == ',' && !in_terms) || !*p) {
-			if (p == item)
-				return true;
-			if (!*p)
-				return false;
-			item = p + 1;
-		}
+	return p;
+}
+
+bool pmu_event_list_has_empty_item(const char *list)
+{
+	for (const char *p = list;; p++) {
+		const char *end = item_end(p);
+		if (end == p)
+			return true;
+		if (!*end)
+			return false;
+		p = end;
 	}
 }
 
@@ -847,12 +852,7 @@ bool pmu_event_list_next(const char **list, char *buf, size_t buflen)
 		*list = p;
 		return false;
 	}
-	/* A comma between the two slashes of PMU/terms/ belongs to the event. */
-	bool in_terms = false;
-	const char *q = p;
-	for (; *q && (in_terms || *q != ','); q++)
-		if (*q == '/')
-			in_terms = !in_terms;
+	const char *q = item_end(p);
 	size_t n = (size_t)(q - p);
 	if (buflen) {
 		size_t k = n < buflen - 1 ? n : buflen - 1;

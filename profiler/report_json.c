@@ -72,10 +72,10 @@ static void write_filters(struct json_writer *w, const struct profile *p)
 	json_u64(w, "samples_kept", profile_kept_samples(p));
 	json_u64(w, "samples_dropped", p->filtered_samples);
 	json_u64(w, "stack_copies", p->stack_only_samples);
-	if (p->filter && p->filter->has_time && p->span_last > p->span_first) {
-		uint64_t end = p->window_end < p->span_last ? p->window_end : p->span_last;
-		json_double(w, "window_start_s", (double)(p->window_start - p->span_first) / 1e9, 6);
-		json_double(w, "window_end_s", (double)(end - p->span_first) / 1e9, 6);
+	uint64_t offset, duration;
+	if (profile_time_window(p, &offset, &duration)) {
+		json_double(w, "window_start_s", (double)offset / 1e9, 6);
+		json_double(w, "window_end_s", (double)(offset + duration) / 1e9, 6);
 		json_double(w, "recording_span_s", (double)(p->span_last - p->span_first) / 1e9, 6);
 	}
 	json_end(w);

@@ -167,9 +167,9 @@ static void print_header(const struct profile *p, FILE *out)
 		if (p->stack_only_samples)
 			fprintf(out, " (and %llu stack copies, lent to the samples they belong to)",
 				(unsigned long long)p->stack_only_samples);
-		if (p->filter && p->filter->has_time && p->span_last > p->span_first)
-			fprintf(out, "; window %.3f-%.3f s of %.3f s", (double)(p->window_start - p->span_first) / 1e9,
-				(double)((p->window_end < p->span_last ? p->window_end : p->span_last) - p->span_first) / 1e9,
+		uint64_t offset, duration;
+		if (profile_time_window(p, &offset, &duration))
+			fprintf(out, "; window %.3f-%.3f s of %.3f s", (double)offset / 1e9, (double)(offset + duration) / 1e9,
 				(double)(p->span_last - p->span_first) / 1e9);
 		fputc('\n', out);
 	}

@@ -40,6 +40,26 @@ void sp_warn(const char *fmt, ...)
 	va_end(ap);
 }
 
+/*
+ * The text a byte is shown as: \n, \t and \xNN for control characters; with
+ * quoting (quote_user), also \' and \\, and \xNN for bytes outside ASCII.
+ * Returns its length.
+ */
+static size_t escape_byte(unsigned char c, bool quoting, char esc[5])
+{
+	if (c == '\n')
+		return (size_t)snprintf(esc, 5, "\\n");
+	if (c == '\t')
+		return (size_t)snprintf(esc, 5, "\\t");
+	if (quoting && (c == '\'' || c == '\\'))
+		return (size_t)snprintf(esc, 5, "\\%c", c);
+	if (c < 0x20 || c == 0x7f || (quoting && c > 0x7f))
+		return (size_t)snprintf(esc, 5, "\\x%02x", c);
+	esc[0] = (char)c;
+	esc[1] = '\0';
+	return 1;
+}
+
 const char *quote_user(const char *s, char *buf, size_t buflen)
 {
 	static const char dots[] = "...'";
@@ -52,17 +72,7 @@ const char *quote_user(const char *s, char *buf, size_t buflen)
 	buf[n++] = '\'';
 	for (const unsigned char *c = (const unsigned char *)(s ? s : ""); *c; c++) {
 		char esc[5];
-		if (*c == '\n')
-			snprintf(esc, sizeof(esc), "\\n");
-		else if (*c == '\t')
-			snprintf(esc, sizeof(esc), "\\t");
-		else if (*c == '\'' || *c == '\\')
-			snprintf(esc, sizeof(esc), "\\%c", *c);
-		else if (*c < 0x20 || *c >= 0x7f)
-			snprintf(esc, sizeof(esc), "\\x%02x", *c);
-		else
-			snprintf(esc, sizeof(esc), "%c", *c);
-		size_t k = strlen(esc);
+		size_t k = escape_byte(*c, true, esc);
 		if (n + k > room) {
 			memcpy(buf + n, dots, sizeof(dots)); /* "...'" and its NUL */
 			return buf;
@@ -202,14 +212,8 @@ void sb_addstr(struct strbuf *sb, const char *s)
 void sb_add_printable(struct strbuf *sb, const char *s)
 {
 	for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-		if (*c == '\n')
-			sb_addstr(sb, "\\n");
-		else if (*c == '\t')
-			sb_addstr(sb, "\\t");
-		else if (*c < 0x20 || *c == 0x7f)
-			sb_addf(sb, "\\x%02x", *c);
-		else
-			sb_add(sb, (const char *)c, 1);
+		char esc[5];
+		sb_add(sb, esc, escape_byte(*c, false, esc));
 	}
 }
 

@@ -151,7 +151,10 @@ int profile_collector(const struct profile *p, const char *name);
 
 /* Duration in seconds: from FINISH, else from the first to the last sample. */
 double profile_duration_s(const struct profile *p);
-/* With --time: where its window begins in the recording (ns from the first record) and how long it is. */
+/*
+ * With --time: where its window begins in the recording (ns from the first
+ * record) and how long it is, clipped to the recording; false without one.
+ */
 bool profile_time_window(const struct profile *p, uint64_t *offset_ns, uint64_t *duration_ns);
 /*
  * The workload's exit status as a shell reports it; -1 when the recording
