@@ -25,13 +25,15 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sigprof/c2c.h"
-#include "sigprof/collector.h"
-#include "sigprof/json.h"
-#include "sigprof/paths.h"
-#include "sigprof/pmu.h"
-#include "sigprof/view.h"
-#include "sigprof/util.h"
+#include "sigprof/collectors/c2c.h"
+#include "sigprof/model/collector.h"
+#include "sigprof/base/json.h"
+#include "sigprof/model/paths.h"
+#include "sigprof/kernel/pmu.h"
+#include "sigprof/view/view.h"
+#include "sigprof/base/util.h"
+#include "sigprof/base/string_pool.h"
+#include "sigprof/base/hashmap.h"
 
 /* ---- classification ---- */
 

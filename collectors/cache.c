@@ -34,12 +34,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sigprof/collector.h"
-#include "sigprof/json.h"
-#include "sigprof/paths.h"
-#include "sigprof/pmu.h"
-#include "sigprof/view.h"
-#include "sigprof/util.h"
+#include "sigprof/model/collector.h"
+#include "sigprof/base/json.h"
+#include "sigprof/model/paths.h"
+#include "sigprof/kernel/pmu.h"
+#include "sigprof/view/view.h"
+#include "sigprof/base/util.h"
 
 #define CACHE_MISS_PERIOD 10000
 #define CACHE_MISS_PERIOD_TEXT "10000"

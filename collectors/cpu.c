@@ -20,9 +20,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sigprof/collector.h"
-#include "sigprof/util.h"
-#include "sigprof/view.h"
+#include "sigprof/model/collector.h"
+#include "sigprof/base/util.h"
+#include "sigprof/view/view.h"
+#include "sigprof/base/string_pool.h"
+#include "sigprof/base/hashmap.h"
 
 /* perf-profile rows below this share (percent of the cpu samples) are left out, as LKP's lists leave them */
 #define PERF_PROFILE_FLOOR 0.5

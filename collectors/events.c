@@ -12,7 +12,7 @@
 #include <errno.h>
 #include <stdio.h>
 
-#include "sigprof/collector.h"
+#include "sigprof/model/collector.h"
 
 static int events_add_events(struct record_options *opts, struct event_list *events, char *reason,
 			     size_t reasonlen)

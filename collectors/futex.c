@@ -40,13 +40,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sigprof/collector.h"
-#include "sigprof/futex_tracker.h"
-#include "sigprof/paths.h"
-#include "sigprof/rate_bound.h"
-#include "sigprof/view.h"
-#include "sigprof/tracepoint.h"
-#include "sigprof/util.h"
+#include "sigprof/model/collector.h"
+#include "sigprof/collectors/futex_tracker.h"
+#include "sigprof/model/paths.h"
+#include "sigprof/kernel/rate_bound.h"
+#include "sigprof/view/view.h"
+#include "sigprof/kernel/tracepoint.h"
+#include "sigprof/base/util.h"
 
 #include "futex_internal.h"
 

@@ -8,7 +8,7 @@
  * system call an op is made with, for the tracker and the report.
  *
  * This header is private to collectors/futex*.c; the public contracts are
- * include/sigprof/futex_op.h and futex_tracker.h; the rest of the report
+ * include/sigprof/collectors/futex_op.h and futex_tracker.h; the rest of the report
  * reaches the collector only through its analyzer (collector.h).
  */
 #ifndef SIGPROF_FUTEX_INTERNAL_H
@@ -19,9 +19,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "sigprof/futex_tracker.h"
-#include "sigprof/rate_bound.h"
-#include "sigprof/util.h"
+#include "sigprof/collectors/futex_tracker.h"
+#include "sigprof/kernel/rate_bound.h"
+#include "sigprof/base/util.h"
 
 struct json_writer;
 struct figure_rows;

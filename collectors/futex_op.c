@@ -1,5 +1,5 @@
 /*
- * futex_op.c: the op decoder of the futex collector (include/sigprof/futex_op.h).
+ * futex_op.c: the op decoder of the futex collector (include/sigprof/collectors/futex_op.h).
  *
  * It names the futex(2) operation word (WAIT_BITSET|PRIVATE) and the
  * operations of the futex2 system calls (futex_wait, futex_wake,
@@ -12,8 +12,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sigprof/futex_op.h"
-#include "sigprof/paths.h"
+#include "sigprof/collectors/futex_op.h"
+#include "sigprof/model/paths.h"
 
 #include "futex_internal.h"
 

@@ -7,12 +7,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sigprof/collector.h"
-#include "sigprof/futex_tracker.h"
-#include "sigprof/json.h"
-#include "sigprof/rate_bound.h"
-#include "sigprof/util.h"
-#include "sigprof/view.h"
+#include "sigprof/model/collector.h"
+#include "sigprof/collectors/futex_tracker.h"
+#include "sigprof/base/json.h"
+#include "sigprof/kernel/rate_bound.h"
+#include "sigprof/base/util.h"
+#include "sigprof/view/view.h"
 
 #include "futex_internal.h"
 

@@ -1,5 +1,5 @@
 /*
- * futex_tracker.c: the futex collector's tracker (include/sigprof/futex_tracker.h),
+ * futex_tracker.c: the futex collector's tracker (include/sigprof/collectors/futex_tracker.h),
  * the per-thread state machine of the report side.
  *
  * It is fed the decoded entry and exit samples of every futex system call
@@ -17,8 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sigprof/futex_tracker.h"
-#include "sigprof/util.h"
+#include "sigprof/collectors/futex_tracker.h"
+#include "sigprof/base/util.h"
+#include "sigprof/base/hashmap.h"
 
 #include "futex_internal.h"
 

@@ -1,7 +1,7 @@
 /*
  * lock.c: the lock collector: which kernel lock the workload contends, on
  * which path, from which stack, for which futex word.  Its record side and
- * the analyzer that feeds the tracker (lock_tracker.c, include/sigprof/lock.h).
+ * the analyzer that feeds the tracker (lock_tracker.c, include/sigprof/collectors/lock.h).
  *
  * Record side.  lock:contention_begin (lock address, flags) with the
  * kernel callchain and frame-pointer user frames, and lock:contention_end
@@ -34,13 +34,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sigprof/collector.h"
-#include "sigprof/lock.h"
-#include "sigprof/paths.h"
-#include "sigprof/rate_bound.h"
-#include "sigprof/tracepoint.h"
-#include "sigprof/util.h"
-#include "sigprof/view.h"
+#include "sigprof/model/collector.h"
+#include "sigprof/collectors/lock.h"
+#include "sigprof/model/paths.h"
+#include "sigprof/kernel/rate_bound.h"
+#include "sigprof/kernel/tracepoint.h"
+#include "sigprof/base/util.h"
+#include "sigprof/view/view.h"
 
 #include "lock_internal.h"
 

@@ -5,7 +5,7 @@
  * the tracker, and per event of the recording which tracepoint it is);
  * lock_report.c reads that state to print the text and JSON reports and the
  * keyed figures, which lock.c's analyzer table names.  Private to
- * collectors/lock*.c; the public contract is include/sigprof/lock.h.
+ * collectors/lock*.c; the public contract is include/sigprof/collectors/lock.h.
  */
 #ifndef SIGPROF_LOCK_INTERNAL_H
 #define SIGPROF_LOCK_INTERNAL_H
@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "sigprof/lock.h"
+#include "sigprof/collectors/lock.h"
 
 struct json_writer;
 struct figure_rows;

@@ -10,11 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sigprof/collector.h"
-#include "sigprof/json.h"
-#include "sigprof/lock.h"
-#include "sigprof/rate_bound.h"
-#include "sigprof/view.h"
+#include "sigprof/model/collector.h"
+#include "sigprof/base/json.h"
+#include "sigprof/collectors/lock.h"
+#include "sigprof/kernel/rate_bound.h"
+#include "sigprof/view/view.h"
 
 #include "lock_internal.h"
 

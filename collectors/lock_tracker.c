@@ -1,5 +1,5 @@
 /*
- * lock_tracker.c: the lock collector's state machine (include/sigprof/lock.h).
+ * lock_tracker.c: the lock collector's state machine (include/sigprof/collectors/lock.h).
  *
  * Per thread: a small stack of pending begins (address, time, weight, the
  * lock and stack it charges).  An end searches it from the innermost entry
@@ -12,8 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sigprof/lock.h"
-#include "sigprof/util.h"
+#include "sigprof/collectors/lock.h"
+#include "sigprof/base/util.h"
+#include "sigprof/base/hashmap.h"
 
 static const struct lock_kind {
 	uint32_t flags;

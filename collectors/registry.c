@@ -7,9 +7,10 @@
 #include <string.h>
 #include <stdlib.h>
 
-#include "sigprof/pmu.h"
-#include "sigprof/registry.h"
-#include "sigprof/util.h"
+#include "sigprof/kernel/pmu.h"
+#include "sigprof/collectors/registry.h"
+#include "sigprof/base/util.h"
+#include "sigprof/kernel/perf.h"
 
 extern const struct collector cpu_collector;
 extern const struct collector signal_collector;

@@ -38,13 +38,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sigprof/collector.h"
-#include "sigprof/json.h"
-#include "sigprof/term.h"
-#include "sigprof/view.h"
-#include "sigprof/sched.h"
-#include "sigprof/tracepoint.h"
-#include "sigprof/util.h"
+#include "sigprof/model/collector.h"
+#include "sigprof/base/json.h"
+#include "sigprof/base/term.h"
+#include "sigprof/view/view.h"
+#include "sigprof/collectors/sched.h"
+#include "sigprof/kernel/tracepoint.h"
+#include "sigprof/base/util.h"
+#include "sigprof/base/hashmap.h"
 
 /* ---- record side ---- */
 

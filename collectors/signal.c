@@ -25,14 +25,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sigprof/collector.h"
-#include "sigprof/json.h"
-#include "sigprof/rate_bound.h"
-#include "sigprof/term.h"
-#include "sigprof/view.h"
-#include "sigprof/signal.h"
-#include "sigprof/tracepoint.h"
-#include "sigprof/util.h"
+#include "sigprof/model/collector.h"
+#include "sigprof/base/json.h"
+#include "sigprof/kernel/rate_bound.h"
+#include "sigprof/base/term.h"
+#include "sigprof/view/view.h"
+#include "sigprof/collectors/signal.h"
+#include "sigprof/kernel/tracepoint.h"
+#include "sigprof/base/util.h"
+#include "sigprof/base/hashmap.h"
 
 /* ---- signal numbers (the kernel's generic numbering; their names: signal_name() in profiler/util.c) ---- */
 

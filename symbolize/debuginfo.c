@@ -46,7 +46,7 @@
 
 #include <elfutils/debuginfod.h>
 
-#include "sigprof/util.h"
+#include "sigprof/base/util.h"
 #include "symtab_internal.h"
 
 #define DEFAULT_DEBUG_DIRS "/usr/lib/debug"

@@ -33,7 +33,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sigprof/util.h"
+#include "sigprof/base/util.h"
 #include "symtab_internal.h"
 
 #define ANY_SECTION SIZE_MAX

@@ -26,7 +26,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sigprof/util.h"
+#include "sigprof/base/util.h"
+#include "sigprof/base/files.h"
+#include "sigprof/base/string_pool.h"
+#include "sigprof/base/hashmap.h"
 #include "symtab_internal.h"
 
 struct kallsyms_entry {

@@ -21,8 +21,10 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "sigprof/symbolize.h"
-#include "sigprof/util.h"
+#include "sigprof/symbolize/symbolize.h"
+#include "sigprof/base/util.h"
+#include "sigprof/base/string_pool.h"
+#include "sigprof/base/hashmap.h"
 #include "symtab_internal.h"
 
 struct process {

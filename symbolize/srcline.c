@@ -25,7 +25,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sigprof/util.h"
+#include "sigprof/base/util.h"
+#include "sigprof/base/string_pool.h"
 #include "symtab_internal.h"
 
 /* One file's DWARF, or the memory that it has none. */

@@ -29,7 +29,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sigprof/util.h"
+#include "sigprof/base/util.h"
+#include "sigprof/base/string_pool.h"
 #include "symtab_internal.h"
 
 struct symtab *symtab_new(void)

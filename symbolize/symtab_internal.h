@@ -10,7 +10,7 @@
  * every lookup the same way whatever loaded it.
  *
  * This header is private to symbolize/; the public contract is
- * include/sigprof/symbolize.h.
+ * include/sigprof/symbolize/symbolize.h.
  */
 #ifndef SIGPROF_SYMTAB_INTERNAL_H
 #define SIGPROF_SYMTAB_INTERNAL_H
@@ -20,8 +20,9 @@
 #include <stdint.h>
 #include <libelf.h>
 
-#include "sigprof/symbolize.h"
-#include "sigprof/util.h"
+#include "sigprof/symbolize/symbolize.h"
+#include "sigprof/base/util.h"
+#include "sigprof/base/string_pool.h"
 
 #define SYM_KIND_COUNT 2
 

@@ -11,7 +11,7 @@
 # included from outside its owners, and on a missing object (build first: make check-layers does).
 # Prints one line per violation and exits 1 if there is any; exits 2 on bad usage or a bad table.
 #
-# usage: tests/check-layers.sh [--root DIR] [--table FILE] [--build DIR] [--includes-only] [--graph]
+# usage: tests/check-layers.sh [--root DIR] [--table FILE] [--build DIR] [--includes-only] [--graph] [--folders]
 #   --root DIR       the source tree (default: the repository this script is in)
 #   --table FILE     the layer table (default: ROOT/tests/layers.txt)
 #   --build DIR      where the objects are, relative to ROOT unless absolute (default: build)
@@ -19,10 +19,12 @@
 #   --graph          print the object graph instead of checking: one line per edge
 #                    "a.o -> b.o [layer -> layer] (symbols)", upward edges marked "UP", then the
 #                    circles of objects (strongly connected components of more than one object)
+#   --folders        print the graph of folders instead: one line per edge "DIR -> DIR [layer -> layer]
+#                    (N symbols)", upward ones marked "UP", then "folders going up: N"
 set -uo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-table='' build=build includes_only=0 graph=0
+table='' build=build includes_only=0 graph=0 folders=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--root) root=$2; shift 2 ;;
@@ -30,7 +32,8 @@ while [ $# -gt 0 ]; do
 	--build) build=$2; shift 2 ;;
 	--includes-only) includes_only=1; shift ;;
 	--graph) graph=1; shift ;;
-	*) echo "usage: $0 [--root DIR] [--table FILE] [--build DIR] [--includes-only] [--graph]" >&2; exit 2 ;;
+	--folders) folders=1; shift ;;
+	*) echo "usage: $0 [--root DIR] [--table FILE] [--build DIR] [--includes-only] [--graph] [--folders]" >&2; exit 2 ;;
 	esac
 done
 table=${table:-$root/tests/layers.txt}
@@ -232,7 +235,23 @@ print_graph() {
 	rm -f "$tmp"
 }
 
+# --- the folders: which folder's objects use which folder's, and whether that goes up a layer
+print_folders() {
+	local o present=()
+	for o in "${objects[@]}"; do [ -f "$o" ] && present+=("$o"); done
+	[ ${#present[@]} -gt 0 ] || { echo "check-layers: no objects under ${build%/}/obj: build first" >&2; exit 2; }
+	symbol_edges "${present[@]}" | while read -r user definer sym; do
+		local su=${object_source[$user]} sd=${object_source[$definer]}
+		local lu=${file_layer[$su]:-unplaced} ld=${file_layer[$sd]:-unplaced} up=""
+		[ "$lu" = unplaced ] || [ "$ld" = unplaced ] || [ -z "$(use_error "$lu" "$ld")" ] || up=UP
+		[ "${su%/*}" = "${sd%/*}" ] || echo "${su%/*} ${sd%/*} $lu $ld ${up:--}"
+	done | sort | uniq -c | awk '
+	{ print $2 " -> " $3 " [" $4 " -> " $5 "] (" $1 " symbols)" ($6 == "UP" ? " UP" : ""); if ($6 == "UP") up++ }
+	END { print ""; print "folders going up: " up + 0 }'
+}
+
 if [ $graph = 1 ]; then print_graph; exit 0; fi
+if [ $folders = 1 ]; then print_folders; exit 0; fi
 check_includes
 [ $includes_only = 1 ] || check_symbols
 if [ $violations -gt 0 ]; then

@@ -158,18 +158,18 @@ read -r -a scan_dirs < <(sed -n 's/^scan[[:space:]]//p' "$repo/tests/layers.txt"
 	{ echo "FAIL: cannot copy the sources"; exit 1; }
 run_checker "$r" --includes-only
 before=$out
-printf '#include "sigprof/report.h"\n' >> "$r/collectors/perf.c"
-printf '#include "sigprof/report.h"\n' >> "$r/symbolize/symtab.c"
-for line in 'collectors/perf.c: #include "sigprof/report.h": layer kernel (1) may not use commands (5), a higher layer' \
-	    'symbolize/symtab.c: #include "sigprof/report.h": layer symbolize (1) may not use commands (5), a higher layer'; do
+printf '#include "sigprof/commands/report.h"\n' >> "$r/collectors/kernel/perf.c"
+printf '#include "sigprof/commands/report.h"\n' >> "$r/symbolize/symtab.c"
+for line in 'collectors/kernel/perf.c: #include "sigprof/commands/report.h": layer kernel (1) may not use commands (5), a higher layer' \
+	    'symbolize/symtab.c: #include "sigprof/commands/report.h": layer symbolize (1) may not use commands (5), a higher layer'; do
 	if grep -qFx -- "$line" <<<"$before"; then cases=$((cases + 1)); fail "the real tree already has: $line"
 	else expect_violation "the real table: ${line%%:*} including a command's header fails" "$r" "$line" --includes-only
 	fi
 done
 
 # a collector reads a loaded profile only through view.h: the model's profile.h is private to the profiler
-printf '#include "sigprof/profile.h"\n' >> "$r/collectors/signal.c"
-line='collectors/signal.c: #include "sigprof/profile.h": include/sigprof/profile.h is private to profiler/* or include/sigprof/report.h'
+printf '#include "sigprof/model/profile.h"\n' >> "$r/collectors/signal.c"
+line='collectors/signal.c: #include "sigprof/model/profile.h": include/sigprof/model/profile.h is private to profiler/* or include/sigprof/commands/*'
 expect_violation "the real table: a collector including profile.h fails" "$r" "$line" --includes-only
 
 echo "check-layers-test: $cases cases, $failures failed"

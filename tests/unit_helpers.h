@@ -26,12 +26,13 @@
 
 #include <criterion/criterion.h>
 
-#include "sigprof/profile.h"
-#include "sigprof/registry.h"
-#include "sigprof/report.h"
-#include "sigprof/symbolize.h"
-#include "sigprof/term.h"
-#include "sigprof/util.h"
+#include "sigprof/model/profile.h"
+#include "sigprof/collectors/registry.h"
+#include "sigprof/commands/report.h"
+#include "sigprof/symbolize/symbolize.h"
+#include "sigprof/base/term.h"
+#include "sigprof/base/util.h"
+#include "sigprof/base/files.h"
 
 /* ---- laying out records ---- */
 

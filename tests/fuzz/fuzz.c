@@ -18,11 +18,12 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "sigprof/format.h"
-#include "sigprof/pmu.h"
-#include "sigprof/profile.h"
-#include "sigprof/symbolize.h"
-#include "sigprof/util.h"
+#include "sigprof/kernel/format.h"
+#include "sigprof/kernel/pmu.h"
+#include "sigprof/model/profile.h"
+#include "sigprof/symbolize/symbolize.h"
+#include "sigprof/base/util.h"
+#include "sigprof/base/files.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

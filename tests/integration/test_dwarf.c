@@ -30,7 +30,7 @@
 #include <criterion/criterion.h>
 
 #include "harness.h"
-#include "sigprof/collector.h"
+#include "sigprof/model/collector.h"
 
 #define NOFP_THREADS 4
 #define NOFP_ITERATIONS 20000

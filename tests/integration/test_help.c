@@ -1,6 +1,6 @@
 /*
  * test_help.c: --help and bad options, as a user meets them.  Each command
- * prints its help (made from its option table, profiler/options.c) on
+ * prints its help (made from its option table, profiler/base/options.c) on
  * stdout with exit status 0; a bad option still gets getopt's line, the
  * command's "Try" line and exit status 2.  sigprof's own options (main.c,
  * which the unit tests cannot link) are held against the man page here.

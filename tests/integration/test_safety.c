@@ -21,7 +21,7 @@
 #include <criterion/criterion.h>
 
 #include "harness.h"
-#include "sigprof/format.h"
+#include "sigprof/kernel/format.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -1,5 +1,5 @@
 /*
- * test_archive.c: what report --symfs ARCHIVE unpacks (profiler/archive.c).
+ * test_archive.c: what report --symfs ARCHIVE unpacks (profiler/commands/archive.c).
  * Archives are written here by hand, header by header as POSIX ustar lays
  * them out, so the reader is checked against the format and not against
  * our own writer; the hostile ones try to leave the directory.
@@ -13,7 +13,7 @@
 
 #include <criterion/criterion.h>
 
-#include "sigprof/archive.h"
+#include "sigprof/commands/archive.h"
 #include "unit_helpers.h"
 
 TEMP_DIR_SUITE(archive);

@@ -1,5 +1,5 @@
 /*
- * test_c2c.c: the c2c collector (collectors/c2c.c, include/sigprof/c2c.h).
+ * test_c2c.c: the c2c collector (collectors/c2c.c, include/sigprof/collectors/c2c.h).
  *
  * Classification: data_src values built from the <linux/perf_event.h> bit
  * macros exactly as the kernel's encoders build them (arch/x86/events/intel/
@@ -24,15 +24,16 @@
 
 #include <criterion/criterion.h>
 
-#include "sigprof/c2c.h"
-#include "sigprof/collector.h"
-#include "sigprof/format.h"
-#include "sigprof/futex_tracker.h"
-#include "sigprof/paths.h"
-#include "sigprof/pmu.h"
-#include "sigprof/profile.h"
-#include "sigprof/report.h"
-#include "sigprof/util.h"
+#include "sigprof/collectors/c2c.h"
+#include "sigprof/model/collector.h"
+#include "sigprof/kernel/format.h"
+#include "sigprof/model/datafile.h"
+#include "sigprof/collectors/futex_tracker.h"
+#include "sigprof/model/paths.h"
+#include "sigprof/kernel/pmu.h"
+#include "sigprof/model/profile.h"
+#include "sigprof/commands/report.h"
+#include "sigprof/base/util.h"
 #include "unit_helpers.h"
 
 /* ---- data_src as the kernel's encoders build it ---- */

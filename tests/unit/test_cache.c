@@ -11,11 +11,12 @@
 
 #include <criterion/criterion.h>
 
-#include "sigprof/collector.h"
-#include "sigprof/format.h"
-#include "sigprof/pmu.h"
-#include "sigprof/profile.h"
-#include "sigprof/report.h"
+#include "sigprof/model/collector.h"
+#include "sigprof/kernel/format.h"
+#include "sigprof/model/datafile.h"
+#include "sigprof/kernel/pmu.h"
+#include "sigprof/model/profile.h"
+#include "sigprof/commands/report.h"
 #include "unit_helpers.h"
 
 TEMP_DIR_SUITE(cache);

@@ -7,8 +7,8 @@
 
 #include <criterion/criterion.h>
 
-#include "sigprof/collector.h"
-#include "sigprof/sample.h"
+#include "sigprof/model/collector.h"
+#include "sigprof/kernel/sample.h"
 
 /* What parse_record_args() leaves when --call-graph is absent, or present with mode and size. */
 static struct record_options options(bool chosen, enum call_graph_mode mode, uint32_t size)

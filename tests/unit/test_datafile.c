@@ -1,5 +1,5 @@
 /*
- * test_datafile.c: the sigprof.data container (profiler/datafile.c,
+ * test_datafile.c: the sigprof.data container (profiler/model/datafile.c,
  * docs/data-format.md).
  *
  * Files are written with sp_writer_* into a temporary directory and read
@@ -21,8 +21,9 @@
 
 #include <criterion/criterion.h>
 
-#include "sigprof/format.h"
-#include "sigprof/util.h"
+#include "sigprof/kernel/format.h"
+#include "sigprof/model/datafile.h"
+#include "sigprof/base/util.h"
 #include "unit_helpers.h"
 
 #define HEADER_SIZE 64 /* the specification's header size */

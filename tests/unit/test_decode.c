@@ -1,5 +1,5 @@
 /*
- * test_decode.c: the kernel's records to structs (profiler/decode.c).
+ * test_decode.c: the kernel's records to structs (profiler/model/decode.c).
  *
  * Records are laid out here field by field in the order that
  * <linux/perf_event.h> documents for PERF_RECORD_SAMPLE and for the
@@ -15,9 +15,9 @@
 
 #include <criterion/criterion.h>
 
-#include "sigprof/format.h"
-#include "sigprof/decode.h"
-#include "sigprof/util.h"
+#include "sigprof/kernel/format.h"
+#include "sigprof/model/decode.h"
+#include "sigprof/base/util.h"
 #include "unit_helpers.h"
 
 /* The three user registers the test events ask for: bits 0, 3 and 7. */

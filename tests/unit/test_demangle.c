@@ -14,8 +14,8 @@
 
 #include <criterion/criterion.h>
 
-#include "sigprof/symbolize.h"
-#include "sigprof/util.h"
+#include "sigprof/symbolize/symbolize.h"
+#include "sigprof/base/util.h"
 #include "unit_helpers.h"
 
 #define INLINE_FIXTURE "build/fixtures/inline_fixture"

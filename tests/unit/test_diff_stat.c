@@ -10,7 +10,7 @@
 
 #include <criterion/criterion.h>
 
-#include "sigprof/diff.h"
+#include "sigprof/commands/diff.h"
 
 struct got {
 	char key[64][128];

@@ -11,12 +11,12 @@
 
 #include <criterion/criterion.h>
 
-#include "sigprof/c2c.h"
-#include "sigprof/commands.h"
-#include "sigprof/lock.h"
-#include "sigprof/options.h"
-#include "sigprof/paths.h"
-#include "sigprof/signal.h"
+#include "sigprof/collectors/c2c.h"
+#include "sigprof/commands/commands.h"
+#include "sigprof/collectors/lock.h"
+#include "sigprof/base/options.h"
+#include "sigprof/model/paths.h"
+#include "sigprof/collectors/signal.h"
 #include "unit_helpers.h"
 
 

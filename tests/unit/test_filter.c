@@ -10,7 +10,7 @@
 
 #include <criterion/criterion.h>
 
-#include "sigprof/filter.h"
+#include "sigprof/model/filter.h"
 
 static char err[256];
 

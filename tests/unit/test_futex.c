@@ -1,5 +1,5 @@
 /*
- * test_futex.c: the futex collector's pure parts (include/sigprof/futex_op.h,
+ * test_futex.c: the futex collector's pure parts (include/sigprof/collectors/futex_op.h,
  * futex_tracker.h) and the naming of data addresses (proc_table_data_name,
  * symbolize.h).
  *
@@ -21,10 +21,10 @@
 
 #include <criterion/criterion.h>
 
-#include "sigprof/futex_op.h"
-#include "sigprof/futex_tracker.h"
-#include "sigprof/paths.h"
-#include "sigprof/symbolize.h"
+#include "sigprof/collectors/futex_op.h"
+#include "sigprof/collectors/futex_tracker.h"
+#include "sigprof/model/paths.h"
+#include "sigprof/symbolize/symbolize.h"
 #include "unit_helpers.h"
 
 /* ---- the op decoder ---- */

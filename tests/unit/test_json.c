@@ -1,5 +1,5 @@
 /*
- * test_json.c: the streaming JSON writer (profiler/json.c).
+ * test_json.c: the streaming JSON writer (profiler/base/json.c).
  *
  * Each test writes a small document into an open_memstream FILE and
  * compares the exact text with what json.h promises: two spaces of indent
@@ -15,7 +15,7 @@
 
 #include <criterion/criterion.h>
 
-#include "sigprof/json.h"
+#include "sigprof/base/json.h"
 
 struct doc {
 	FILE *out;

@@ -16,8 +16,9 @@
 
 #include <criterion/criterion.h>
 
-#include "sigprof/symbolize.h"
-#include "sigprof/util.h"
+#include "sigprof/symbolize/symbolize.h"
+#include "sigprof/base/util.h"
+#include "sigprof/base/files.h"
 #include "unit_helpers.h"
 
 /* Unsorted on purpose; the comments give what each line must become. */

@@ -12,7 +12,7 @@
 
 #include <criterion/criterion.h>
 
-#include "sigprof/lock.h"
+#include "sigprof/collectors/lock.h"
 
 #define TID 100
 #define OTHER 200

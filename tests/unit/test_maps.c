@@ -16,8 +16,8 @@
 
 #include <criterion/criterion.h>
 
-#include "sigprof/symbolize.h"
-#include "sigprof/util.h"
+#include "sigprof/symbolize/symbolize.h"
+#include "sigprof/base/util.h"
 
 #define PROT_RX (PROT_READ | PROT_EXEC)
 

@@ -14,8 +14,8 @@
 
 #include <criterion/criterion.h>
 
-#include "sigprof/options.h"
-#include "sigprof/util.h"
+#include "sigprof/base/options.h"
+#include "sigprof/base/util.h"
 
 enum { OPT_JSON = 256, OPT_SORT, OPT_LONGWINDED };
 

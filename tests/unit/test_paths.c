@@ -1,5 +1,5 @@
 /*
- * test_paths.c: the path rules (profiler/paths.c).
+ * test_paths.c: the path rules (profiler/model/paths.c).
  *
  * Representative kernel and libc function names of each path, as they
  * appear in /proc/kallsyms and in libc's symbol table, must land on their
@@ -14,8 +14,8 @@
 
 #include <criterion/criterion.h>
 
-#include "sigprof/paths.h"
-#include "sigprof/util.h"
+#include "sigprof/model/paths.h"
+#include "sigprof/base/util.h"
 #include "unit_helpers.h"
 
 struct case_ {

@@ -1,5 +1,5 @@
 /*
- * test_pmu.c: the event parser of collectors/pmu.c against a sysfs tree the
+ * test_pmu.c: the event parser of collectors/kernel/pmu.c against a sysfs tree the
  * tests lay out themselves (pmu_set_sysfs_root): a Skylake-like `cpu` PMU
  * (event, umask, inv, cmask, ldlat; mem-loads and mem-stores aliases), an
  * AMD-like PMU whose event field is split (config:0-7,32-35), a hybrid
@@ -17,10 +17,10 @@
 
 #include <criterion/criterion.h>
 
-#include "sigprof/collector.h"
-#include "sigprof/commands.h"
-#include "sigprof/pmu.h"
-#include "sigprof/tracepoint.h"
+#include "sigprof/model/collector.h"
+#include "sigprof/commands/commands.h"
+#include "sigprof/kernel/pmu.h"
+#include "sigprof/kernel/tracepoint.h"
 #include "unit_helpers.h"
 
 static char *root;

@@ -33,7 +33,7 @@
 
 #include <criterion/criterion.h>
 
-#include "sigprof/pmu.h"
+#include "sigprof/kernel/pmu.h"
 
 static void force(const char *model)
 {

@@ -13,8 +13,8 @@
 
 #include <criterion/criterion.h>
 
-#include "sigprof/pprof.h"
-#include "sigprof/weights.h"
+#include "sigprof/base/pprof.h"
+#include "sigprof/model/weights.h"
 
 /* The gzipped profile the builder writes, inflated and unpacked (free with protobuf_c_message_free_unpacked). */
 static struct pprof_profile *round_trip(const struct pprof_builder *b)
@@ -158,9 +158,9 @@ Test(weights, entries_split_by_thread_and_label_and_add_up_per_kind)
 
 /* ---- the writer's pairs for pprof -diff_base (report_pprof.c), on profiles made by hand ---- */
 
-#include "sigprof/profile.h"
-#include "sigprof/registry.h"
-#include "sigprof/report.h"
+#include "sigprof/model/profile.h"
+#include "sigprof/collectors/registry.h"
+#include "sigprof/commands/report.h"
 #include "unit_helpers.h"
 
 /* A profile of one stack "main <- f" with samples of the named collectors (registry.h's), each `count` times. */

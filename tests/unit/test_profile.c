@@ -1,5 +1,5 @@
 /*
- * test_profile.c: the report's loader (profiler/profile.c) on malformed
+ * test_profile.c: the report's loader (profiler/model/profile.c) on malformed
  * recordings.
  *
  * Each test writes a small file whose sigprof records come from the writer
@@ -14,10 +14,12 @@
 
 #include <criterion/criterion.h>
 
-#include "sigprof/format.h"
-#include "sigprof/profile.h"
-#include "sigprof/report.h"
-#include "sigprof/util.h"
+#include "sigprof/kernel/format.h"
+#include "sigprof/model/datafile.h"
+#include "sigprof/model/profile.h"
+#include "sigprof/commands/report.h"
+#include "sigprof/base/util.h"
+#include "sigprof/base/files.h"
 #include "unit_helpers.h"
 
 TEMP_DIR_SUITE(profile);

@@ -1,6 +1,6 @@
 /*
  * test_rate_bound.c: the windowed rate bound's decision and how it links
- * the specs (include/sigprof/rate_bound.h).  The switching itself runs on
+ * the specs (include/sigprof/kernel/rate_bound.h).  The switching itself runs on
  * real events in tests/integration/test_futex.c (sparse waits recorded
  * exactly, a fast caller sampled with weights).
  */
@@ -8,8 +8,8 @@
 
 #include <criterion/criterion.h>
 
-#include "sigprof/perf.h"
-#include "sigprof/rate_bound.h"
+#include "sigprof/kernel/perf.h"
+#include "sigprof/kernel/rate_bound.h"
 
 Test(rate_bound, the_rate_is_hits_over_the_window)
 {

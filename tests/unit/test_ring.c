@@ -1,5 +1,5 @@
 /*
- * test_ring.c: draining a perf ring buffer (ring_drain in collectors/perf.c).
+ * test_ring.c: draining a perf ring buffer (ring_drain in collectors/kernel/perf.c).
  *
  * The ring is a heap buffer laid out like the kernel's mmap: a control page
  * (struct perf_event_mmap_page) followed by a power-of-two data area.  The
@@ -15,8 +15,8 @@
 
 #include <criterion/criterion.h>
 
-#include "sigprof/perf.h"
-#include "sigprof/util.h"
+#include "sigprof/kernel/perf.h"
+#include "sigprof/base/util.h"
 #include "unit_helpers.h"
 
 /* A drain that walks past head would loop for a long time: fail instead. */

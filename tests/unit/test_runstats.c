@@ -10,7 +10,7 @@
 
 #include <criterion/criterion.h>
 
-#include "sigprof/runstats.h"
+#include "sigprof/base/runstats.h"
 
 static struct run_summary summary(const double *v, size_t n)
 {

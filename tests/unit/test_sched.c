@@ -15,7 +15,7 @@
 
 #include <criterion/criterion.h>
 
-#include "sigprof/sched.h"
+#include "sigprof/collectors/sched.h"
 
 #define TID 100
 #define OTHER 200

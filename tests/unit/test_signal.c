@@ -1,5 +1,5 @@
 /*
- * test_signal.c: the signal collector's state machine (include/sigprof/signal.h),
+ * test_signal.c: the signal collector's state machine (include/sigprof/collectors/signal.h),
  * fed synthetic event sequences whose figures are known by construction:
  * generation -> delivery latency, delivery -> rt_sigreturn handler time with
  * nesting, thread- and process-directed signals, the generate results, threads
@@ -12,7 +12,7 @@
 
 #include <criterion/criterion.h>
 
-#include "sigprof/signal.h"
+#include "sigprof/collectors/signal.h"
 
 #define SIGUSR1_NO 10
 #define SIGUSR2_NO 12

@@ -1,6 +1,6 @@
 /*
  * test_srcline.c: source lines and inlined calls (symbolize/srcline.c) and
- * the frames --srcline makes of them (profiler/stacks.c).
+ * the frames --srcline makes of them (profiler/model/stacks.c).
  *
  * The ground truth is addr2line's: for every address of inline_caller in
  * build/fixtures/inline_fixture (built -O2 -g, with two static inline
@@ -16,9 +16,9 @@
 
 #include <criterion/criterion.h>
 
-#include "sigprof/stacks.h"
-#include "sigprof/symbolize.h"
-#include "sigprof/util.h"
+#include "sigprof/model/stacks.h"
+#include "sigprof/symbolize/symbolize.h"
+#include "sigprof/base/util.h"
 #include "unit_helpers.h"
 
 #define FIXTURE "build/fixtures/inline_fixture"

@@ -1,5 +1,5 @@
 /*
- * test_stacks.c: frame and stack interning (profiler/stacks.c).
+ * test_stacks.c: frame and stack interning (profiler/model/stacks.c).
  *
  * Frames come from frame_unknown() and from frame_for_address() on dsos
  * whose symbol table is marked as already tried and absent, so no file is
@@ -15,9 +15,9 @@
 
 #include <criterion/criterion.h>
 
-#include "sigprof/paths.h"
-#include "sigprof/stacks.h"
-#include "sigprof/util.h"
+#include "sigprof/model/paths.h"
+#include "sigprof/model/stacks.h"
+#include "sigprof/base/util.h"
 
 /* A full interning table would probe forever: fail instead. */
 TestSuite(stacks, .timeout = 60);

@@ -13,8 +13,8 @@
 
 #include <criterion/criterion.h>
 
-#include "sigprof/futex_op.h"
-#include "sigprof/stat.h"
+#include "sigprof/collectors/futex_op.h"
+#include "sigprof/commands/stat.h"
 #include "unit_helpers.h"
 
 /* The population standard deviation written out from its definition. */

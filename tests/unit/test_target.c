@@ -14,9 +14,9 @@
 
 #include <criterion/criterion.h>
 
-#include "sigprof/synthesize.h"
-#include "sigprof/target.h"
-#include "sigprof/util.h"
+#include "sigprof/commands/synthesize.h"
+#include "sigprof/commands/target.h"
+#include "sigprof/base/util.h"
 
 static char err[256];
 

@@ -7,8 +7,8 @@
 
 #include <criterion/criterion.h>
 
-#include "sigprof/term.h"
-#include "sigprof/util.h"
+#include "sigprof/base/term.h"
+#include "sigprof/base/util.h"
 
 Test(term, cut_keeps_the_last_component_of_a_cpp_name)
 {

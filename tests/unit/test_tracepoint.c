@@ -1,5 +1,5 @@
 /*
- * test_tracepoint.c: the report side of collectors/tracepoint.c, the
+ * test_tracepoint.c: the report side of collectors/kernel/tracepoint.c, the
  * TRACEPOINT records of docs/data-format.md parsed with libtraceevent and
  * fields read from a sample's raw data.
  *
@@ -14,9 +14,9 @@
 
 #include <criterion/criterion.h>
 
-#include "sigprof/format.h"
-#include "sigprof/sample.h"
-#include "sigprof/tracepoint.h"
+#include "sigprof/kernel/format.h"
+#include "sigprof/kernel/sample.h"
+#include "sigprof/kernel/tracepoint.h"
 #include "unit_helpers.h"
 
 #define SWITCH_ID 372

@@ -11,7 +11,7 @@
 
 #include <criterion/criterion.h>
 
-#include "sigprof/symbolize.h"
+#include "sigprof/symbolize/symbolize.h"
 
 static void on_usr1(int sig)
 {

@@ -27,11 +27,12 @@
 
 #include <criterion/criterion.h>
 
-#include "sigprof/format.h"
-#include "sigprof/profile.h"
-#include "sigprof/symbolize.h"
-#include "sigprof/unwind.h"
-#include "sigprof/util.h"
+#include "sigprof/kernel/format.h"
+#include "sigprof/model/datafile.h"
+#include "sigprof/model/profile.h"
+#include "sigprof/symbolize/symbolize.h"
+#include "sigprof/symbolize/unwind.h"
+#include "sigprof/base/util.h"
 #include "unit_helpers.h"
 
 #define FIXTURE "build/fixtures/unwind_fixture"

@@ -13,7 +13,9 @@
 
 #include <criterion/criterion.h>
 
-#include "sigprof/util.h"
+#include "sigprof/base/util.h"
+#include "sigprof/base/files.h"
+#include "sigprof/base/hashmap.h"
 #include "unit_helpers.h"
 
 /* What a user typed, as an error line shows it: one line, quoted, escaped, cut with "...". */

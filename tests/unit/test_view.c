@@ -1,5 +1,5 @@
 /*
- * test_view.c: the view layer (profiler/view.c): the one-line stack writer
+ * test_view.c: the view layer (profiler/view/view.c): the one-line stack writer
  * that the signal and sched sections share, the multi-line text writer,
  * the JSON frames, keyed figure rows and the marks-data question asked
  * through the analyzers' hooks.
@@ -14,11 +14,11 @@
 
 #include <criterion/criterion.h>
 
-#include "sigprof/json.h"
-#include "sigprof/profile.h"
-#include "sigprof/registry.h"
-#include "sigprof/util.h"
-#include "sigprof/view.h"
+#include "sigprof/base/json.h"
+#include "sigprof/model/profile.h"
+#include "sigprof/collectors/registry.h"
+#include "sigprof/base/util.h"
+#include "sigprof/view/view.h"
 
 /* A profile with one collector ("test") and stacks built by the tests. */
 static struct profile *new_profile(void)

@@ -1,5 +1,5 @@
 /*
- * test_workload.c: the recorder's signal handling (profiler/workload.c).
+ * test_workload.c: the recorder's signal handling (profiler/commands/workload.c).
  * Each criterion test runs in a process of its own, so the handlers it
  * installs stay there.
  */
@@ -11,7 +11,7 @@
 
 #include <criterion/criterion.h>
 
-#include "sigprof/workload.h"
+#include "sigprof/commands/workload.h"
 
 /*
  * An interrupt that comes while the drain loop has the signals blocked

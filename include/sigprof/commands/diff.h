@@ -1,0 +1,41 @@
+/*
+ * diff.h: what `sigprof diff` (profiler/commands/diff.c) reads of a `sigprof stat
+ * --json` document (profiler/commands/diff_stat.c, apart because json-c's names
+ * and our JSON writer's would clash in one file).
+ *
+ * Layer: commands.  A document's figures become rows under LKP's keys, one
+ * set per run of its -r runs (docs/diff.md):
+ *
+ *   perf-stat.total.NAME      the run's count (tracepoint counts are exact)
+ *   perf-stat.ps.NAME         the count per second of the run's elapsed time
+ *   perf-stat.i.NAME          with -I and one run: the mean of the intervals' rates
+ *   perf-stat.overall.NAME    a derived figure (MPKI, IPC, ...), and LKP's names
+ *                             cache-miss-rate%, ipc, cpi (1 / IPC)
+ *   time.elapsed_time         the run's wall-clock seconds
+ *   time.FIELD                the workload's rusage, when the document has it
+ *                             (units: lkp_time_unit(), as a recording's)
+ */
+#ifndef SIGPROF_DIFF_H
+#define SIGPROF_DIFF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* One figure of run `run` (from 0) of the document. */
+typedef void (*diff_figure_fn)(void *ctx, size_t run, const char *key, const char *unit, bool exact, double value);
+
+/*
+ * Parse a stat document (NUL-terminated text) and hand each figure of each
+ * run to add; *runs is the document's runs.  0, or -EINVAL with a one-line
+ * reason in err (not JSON, not a stat document, more than max_runs runs).
+ */
+int diff_stat_document(const char *text, size_t max_runs, diff_figure_fn add, void *ctx, size_t *runs, char *err,
+		       size_t errlen);
+
+/*
+ * The document's command (its "command" array joined by blanks) into buf;
+ * empty when the text has none or is no document.
+ */
+void diff_stat_command(const char *text, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,87 @@
+/*
+ * report.h: the views that every report output shares, and the outputs.
+ *
+ * report.c parses options, loads the profile and picks a writer; the
+ * writers (report_text.c, report_json.c, and folded stacks in report.c)
+ * use the same sorted views and stack writers (view.h) as the collectors'
+ * sections, so the terminal and JSON never disagree.
+ */
+#ifndef SIGPROF_REPORT_H
+#define SIGPROF_REPORT_H
+
+#include <stdio.h>
+
+#include "sigprof/model/profile.h"
+#include "sigprof/view/view.h"
+
+enum report_format { REPORT_TEXT, REPORT_JSON, REPORT_FOLDED, REPORT_FIGURES, REPORT_PPROF, REPORT_HTML };
+
+/* --folded-root: the frame folded stacks begin with. */
+enum folded_root { ROOT_NONE, ROOT_COMM, ROOT_PID, ROOT_TID };
+
+struct report_options {
+	const char *input;
+	enum report_format format;
+	enum function_sort sort;
+	const char *collector;      /* --collector for --folded; NULL: the first with samples */
+	const char *pprof;          /* --pprof FILE */
+	bool weight_ns;             /* --weight ns: folded stacks weighed by the collector's time */
+	enum folded_root root;      /* --folded-root */
+	bool no_demangle;           /* --no-demangle: C++ names raw */
+	const char *debug_dirs;     /* --debug-dirs: roots of separate debug files; NULL: SIGPROF_DEBUG_DIRS or default */
+	const char *symfs;          /* --symfs: a directory or an archive every file is read from; NULL: none */
+	const char *html;           /* --html FILE */
+	unsigned width;             /* --width N; 0: COLUMNS or the terminal's */
+	int color;                  /* --color: enum term_color_mode */
+	bool no_pager;              /* --no-pager */
+	struct view_options view;   /* -n, --stacks, --max-frames, --sched-keys: what the collectors' sections follow */
+};
+
+void report_text(const struct profile *p, const struct report_options *o, FILE *out);
+void report_json(const struct profile *p, const struct report_options *o, FILE *out);
+struct json_writer;
+/* The JSON document into a writer the caller set up (report_html: script_safe). */
+void report_json_write(struct json_writer *w, const struct profile *p, const struct report_options *o);
+/*
+ * The HTML page (docs/report-html.md): the report's header, paths and
+ * sections as tables and a flame graph per collector, one file with its
+ * script and style inline.  report_html_diff: the flame graphs of base and
+ * new in one, coloured by growth and shrink (sigprof diff --html).
+ */
+void report_html(const struct profile *p, const struct report_options *o, FILE *out);
+/*
+ * The page (report_html, or report_html_diff when base is not NULL) into
+ * a new file renamed over path when whole (safe_output, util.h); one error
+ * line prefixed with command ("report", "diff") on failure, and -1.
+ */
+int report_html_file(const char *command, const char *path, const struct profile *base, const struct profile *p,
+		     const struct report_options *o);
+void report_html_diff(const struct profile *base, const struct profile *new, const struct report_options *o,
+		      FILE *out);
+
+/* Folded stacks (--folded, and `sigprof diff --folded`): the collector whose stacks they are, by name (NULL: the
+ * first with samples), or -1. */
+int report_folded_collector(const struct profile *p, const char *name);
+/* One stack folded, root first: "main;work;__restore_rt;sys_rt_sigreturn_[k]" (no count), appended to sb. */
+void report_folded_stack(const struct profile *p, uint32_t stack, struct strbuf *sb);
+
+/*
+ * The weight kind (weights.h) that is collector c's time in ns, which
+ * --weight ns reads from profile.weights: its own kind marked is_time,
+ * else its periods when they are time (cpu-clock); -1 when it has none.
+ */
+int report_time_weight(const struct profile *p, int c);
+
+/*
+ * pprof (report_pprof.c): a profile loaded with profile_options.weights as
+ * a gzipped profile.proto at path.  0, or -errno with the reason in err.
+ */
+int report_pprof(const struct profile *p, const char *path, char *err, size_t errlen);
+/*
+ * Two recordings (sigprof diff): both files get the sample types of both,
+ * in one order, so that `pprof -diff_base=BASE_PATH CHANGED_PATH` compares them.
+ */
+int report_pprof_pair(const struct profile *base, const char *base_path, const struct profile *changed,
+		      const char *changed_path, char *err, size_t errlen);
+
+#endif

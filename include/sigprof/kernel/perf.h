@@ -1,0 +1,260 @@
+/*
+ * perf.h: perf_event_open, per-CPU ring buffers and counting reads.
+ *
+ * A perf_session opens a list of event specs for one target.  The target is
+ * a task (the forked workload, followed into its threads and children with
+ * inherit), the threads of processes that already run, a cgroup, or the
+ * whole system; the opener loops over (event, cpu, thread) triples
+ * whatever the target.  The first event opened on a CPU owns that CPU's ring
+ * buffer; the other events' fds on that CPU are redirected into it with
+ * PERF_EVENT_IOC_SET_OUTPUT, so records of one CPU stay in time order.
+ *
+ * ring_drain() is separate from the mmap so the tests can drive it over a
+ * buffer of their own, wrap-around included.
+ */
+#ifndef SIGPROF_PERF_H
+#define SIGPROF_PERF_H
+
+#include <linux/perf_event.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct event_spec {
+	char name[64];              /* as the user knows it */
+	char collector[32];         /* who asked for it */
+	struct perf_event_attr attr;
+	bool optional;              /* failing to open it disables its collector instead of failing the run */
+	char *tracepoint_format;    /* a tracepoint's tracefs `format` text (owned by the event list), or NULL */
+	char tracepoint_system[32]; /* and its system ("sched", "syscalls") */
+	bool system_wide;           /* every task on every CPU (pid -1, no inherit) whatever the target; such a
+				       spec must be enabled at open: enable_on_exec works only for task events */
+	char *tracepoint_filter;    /* a tracepoint's filter (tracefs filter syntax, PERF_EVENT_IOC_SET_FILTER),
+				       owned by the event list; NULL for none */
+	bool group_with_previous;   /* opened in the group of the spec before it (whose leader is the nearest
+				       earlier spec without this flag): mem-loads after its mem-loads-aux leader */
+	char *cpus;                 /* the CPUs its PMU covers, as sysfs lists them ("0-7,16-23"), owned by the
+				       event list; NULL or empty: every CPU.  A per-CPU session opens the event
+				       on those only (hybrid parts) */
+	/*
+	 * The windowed rate bound (rate_bound.h).  rate_bound_hz > 0 makes this
+	 * spec a gate: it records every hit while the hits of its CPU, counted by
+	 * the counter spec rate_meter over a window, stay at or below
+	 * rate_bound_hz per second; above, the recorder disables it on that CPU
+	 * and enables rate_alternate (a spec index, or -1 for none) until a
+	 * window is back under the bound.  Indices are into the same list.
+	 */
+	uint64_t rate_bound_hz;
+	int rate_meter;
+	int rate_alternate;
+};
+
+enum call_graph_mode {
+	CALL_GRAPH_FP,    /* the kernel's callchain: kernel frames + frame-pointer user frames */
+	CALL_GRAPH_NONE,  /* the sampled IP only */
+	CALL_GRAPH_DWARF, /* the kernel's callchain for kernel frames; user registers and a copy of the user
+			     stack, unwound with DWARF CFI at report time */
+};
+
+/* Bytes of user stack a DWARF sample copies under --call-graph dwarf without a SIZE (perf's default). */
+#define DEFAULT_STACK_USER_SIZE 8192u
+/*
+ * Bytes of user stack the futex and sched collectors copy by default (no
+ * --call-graph): they sample far more often than the cpu collector, and the
+ * copy is most of their record.  A quarter of perf's default still names
+ * every function of the futex-wait stacks measured in docs/performance.md
+ * (stress-ng's stop short of _start only); at 4096 the recorder wrote
+ * 300 MB/s on stress-ng --futex and lost a quarter of it on a busy machine.
+ */
+#define WAIT_STACK_USER_SIZE 2048u
+/*
+ * Bytes of user stack the cpu and signal collectors copy by default (no
+ * --call-graph).  They default to DWARF stacks because Debian builds
+ * without frame pointers, where the kernel's frame-pointer walk names
+ * nothing past the leaf (issue 14).  stress-ng --timer's deliveries (the
+ * stack a handler on its alternate signal stack is joined to) need 2560 to
+ * reach _start; 2048 stops two frames short.  docs/performance.md has the
+ * cost against `perf record -g`.
+ */
+#define CPU_SIGNAL_STACK_USER_SIZE 3072u
+/*
+ * The same for a program built with frame pointers: libc's frames near the
+ * leaf and the first of the program's own, after which the report follows
+ * the frame-pointer walk (stack_copy_default()).
+ */
+#define LEAF_STACK_USER_SIZE 512u
+/* The kernel's bound: a sample record's size is a u16, the stack size a multiple of 8 below it. */
+#define MAX_STACK_USER_SIZE 65528u
+
+enum futex_mode {
+	FUTEX_SAMPLE, /* every call up to a rate bound, a bounded rate with weights above it */
+	FUTEX_TRACE,  /* every call */
+	FUTEX_COUNT,  /* exact totals per op only */
+};
+
+struct record_options {
+	uint64_t frequency;         /* samples per second per CPU, when period is 0 */
+	uint64_t period;            /* sample every period events; 0: use frequency */
+	enum call_graph_mode call_graph; /* the user's --call-graph; meaningful when call_graph_chosen */
+	bool call_graph_chosen;          /* false: each collector takes its own default (call_graph_for()) */
+	uint32_t stack_user_size;        /* bytes of user stack per DWARF sample; with call_graph_chosen */
+	bool program_frame_pointers;     /* the workload's program sets up frame pointers in most functions (record
+					    looks at its code): its stacks need only a short copy (stack_copy_default()) */
+	bool keep_user_chain;            /* DWARF: keep the kernel's frame-pointer walk of user code too, to go on
+					    from where the copy ends (a collector's default, never --call-graph's) */
+	bool exclude_kernel;        /* set when the kernel may not be sampled (not root, paranoid > 1) */
+	enum futex_mode futex;      /* --futex */
+	bool want_data_mmaps;       /* a collector names data addresses (futex words): record data mappings too */
+};
+
+/* A growable list of event specs that collectors append to. */
+struct event_list {
+	struct event_spec *specs;
+	size_t count, cap;
+};
+
+/* The event list: what a recording opens, built by the collectors. */
+struct event_spec *event_list_add(struct event_list *list, const char *name, const char *collector);
+/* Drop the specs from index count on (what a collector added before it failed). */
+void event_list_truncate(struct event_list *list, size_t count);
+void event_list_free(struct event_list *list);
+/*
+ * Events of a run attached to tasks that already run (or to CPUs) start
+ * counting when they open, there is no exec to wait for: the specs that
+ * waited for it are enabled at open; those opened disabled on purpose (the
+ * rate bound's weighted side) stay disabled.
+ */
+void event_list_enable_at_open(struct event_list *list);
+/*
+ * The call-graph mode a collector's events use: the user's --call-graph when
+ * given, else the collector's own default.
+ */
+enum call_graph_mode call_graph_for(const struct record_options *opts, enum call_graph_mode collector_default);
+/* Likewise the bytes of user stack its DWARF samples copy: the user's SIZE, else the collector's default. */
+uint32_t stack_user_size_for(const struct record_options *opts, uint32_t collector_default);
+/*
+ * The cpu and signal collectors' default copy (they keep the frame-pointer
+ * walk beside it, keep_user_chain): LEAF_STACK_USER_SIZE when the program
+ * has frame pointers (the copy need only unwind the frames near the leaf
+ * that have none, libc's, up to the first return address the walk holds),
+ * else without_frame_pointers; the user's --call-graph SIZE wins over both.
+ */
+uint32_t stack_copy_default(const struct record_options *opts, uint32_t without_frame_pointers);
+/*
+ * The attr every sampling event starts from: identifier, tid, time, cpu,
+ * period, and the stack opts->call_graph asks for (callchain; with DWARF
+ * the kernel part of the callchain plus user registers and stack, and the
+ * user part of the callchain too with opts->keep_user_chain).
+ */
+void sampling_attr_init(struct perf_event_attr *attr, const struct record_options *opts, uint32_t type,
+			uint64_t config);
+
+/*
+ * What a session's events are opened for (record and stat: -p, -t, -a, -C,
+ * -G; docs/targets.md).  One fd per (event, CPU, thread); a system-wide or
+ * cgroup event one per (event, CPU).
+ */
+struct perf_target {
+	pid_t pid;          /* the task to follow (the forked workload), when tids is empty */
+	const pid_t *tids;  /* tasks that already run (every thread of -p's processes, -t's threads), or NULL */
+	size_t ntids;
+	bool inherit;       /* follow their new threads and children */
+	bool system_wide;   /* every task on every CPU (-a) */
+	const int *cpus;    /* the CPUs to open on (-C), or NULL for every online CPU */
+	size_t ncpus;
+	int cgroup_fd;      /* > 0: an open fd of a perf_event cgroup directory (-G): its tasks on every CPU */
+};
+
+/* Counters of what a drain moved (record headers only are read). */
+struct ring_stats {
+	uint64_t records;      /* kernel records */
+	uint64_t samples;      /* of which PERF_RECORD_SAMPLE */
+	uint64_t lost;         /* sum of PERF_RECORD_LOST.lost */
+	uint64_t lost_samples; /* sum of PERF_RECORD_LOST_SAMPLES.lost */
+	uint64_t bytes;
+};
+
+/* A ring buffer: the kernel's control page and the data area after it. */
+struct ring {
+	struct perf_event_mmap_page *page;
+	unsigned char *data;
+	uint64_t size; /* bytes of data, a power of two */
+};
+
+/* Whole records are handed to sink in at most two contiguous chunks per wrap. */
+typedef int (*ring_sink_fn)(void *ctx, const void *data, size_t len);
+/*
+ * Copy every complete record between data_tail and data_head to sink,
+ * counting them into stats, then advance data_tail.  0, or the sink's error.
+ */
+int ring_drain(struct ring *ring, ring_sink_fn sink, void *ctx, struct ring_stats *stats);
+
+struct perf_session;
+
+struct opened_event {
+	const struct event_spec *spec;
+	uint64_t *ids;     /* one per CPU opened */
+	uint32_t nr_ids;
+	bool failed;       /* optional and could not open */
+	int error;         /* -errno of the failure */
+	uint32_t gone_threads; /* threads of the target that exited before this event opened on them */
+};
+
+/*
+ * Open specs[0..n) for target on every online CPU and map the rings
+ * (ring_pages data pages per CPU, a power of two; every thread's fd on a CPU
+ * writes into that CPU's ring).  With ring_pages 0
+ * the events are counters only, without rings, and a task target's are
+ * opened once per thread (cpu -1), not per CPU.  A required event that
+ * cannot open fails the whole session: -errno, with the event's name and
+ * the reason in err.  An optional one is marked failed.
+ */
+int perf_session_open(const struct event_spec *specs, size_t n, const struct perf_target *target,
+		      unsigned ring_pages, struct perf_session **out, char *err, size_t errlen);
+size_t perf_session_events(const struct perf_session *s, const struct opened_event **events);
+/* fds to poll, one per ring. */
+size_t perf_session_poll_fds(const struct perf_session *s, int *fds, size_t max);
+int perf_session_drain(struct perf_session *s, ring_sink_fn sink, void *ctx, struct ring_stats *stats);
+int perf_session_disable(struct perf_session *s);
+/* The event's counter summed over CPUs (value, time enabled, time running). */
+int perf_session_read_total(struct perf_session *s, size_t event, uint64_t *value, uint64_t *enabled,
+			    uint64_t *running);
+void perf_session_close(struct perf_session *s);
+/*
+ * The same, returning before the kernel has released the events: a
+ * detached process makes the closes, which wait about 50 ms for each
+ * tracepoint the session used.  For a session whose events are disabled.
+ */
+void perf_session_close_detached(struct perf_session *s);
+/* The CPUs the session opened events on (1 for a per-task counting session: cpu -1). */
+size_t perf_session_cpu_count(const struct perf_session *s);
+/* Event e's counter on the session's CPU number i (its inherited children summed); -EBADF when not open there. */
+int perf_session_read_cpu(struct perf_session *s, size_t e, size_t i, uint64_t *value);
+/* Enable or disable event e on the session's CPU number i, with its inherited children. */
+int perf_session_enable_cpu(struct perf_session *s, size_t e, size_t i, bool enable);
+
+/* A raw perf_event_open(2), -errno on failure. */
+int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd, unsigned long flags);
+/* Whether the event can open at all on this machine (on the calling thread, disabled). 0 or -errno. */
+int perf_event_probe(const struct perf_event_attr *attr);
+/* The same with a tracepoint filter set on it (PERF_EVENT_IOC_SET_FILTER): -EINVAL when the kernel refuses it. */
+int perf_event_probe_filter(const struct perf_event_attr *attr, const char *filter);
+/* Whether the event can open for every task on cpu (CAP_PERFMON or perf_event_paranoid <= 0). 0 or -errno. */
+int perf_event_probe_cpu(const struct perf_event_attr *attr, int cpu);
+/* Online CPUs, from /sys/devices/system/cpu/online; fills up to max, returns the count. */
+int online_cpus(int *cpus, int max);
+/* The CPUs of a list as sysfs writes them ("0-3,8,10-11"); fills up to max, returns the count (0: malformed). */
+int cpu_list_parse(const char *text, int *cpus, int max);
+/* A one-line reason for a perf_event_open failure, naming what to do. */
+const char *perf_open_reason(int err, const struct perf_event_attr *attr);
+
+/* Whether perf_event_open treats this process as privileged: root, or CAP_PERFMON or CAP_SYS_ADMIN effective. */
+bool perf_privileged(void);
+/*
+ * Whether events may sample the kernel (kernel frames, kernel addresses):
+ * privileged, or kernel.perf_event_paranoid <= 1 (docs/unprivileged.md).
+ */
+bool kernel_samples_allowed(void);
+
+#endif

@@ -1,0 +1,96 @@
+/*
+ * sample.h: the kernel's records as sigprof reads them: the events of a
+ * recording (struct sp_event, an event set indexed by id) and one decoded
+ * sample (struct sp_sample) or sample_id trailer.
+ *
+ * Layer: kernel interface (types only).  The decoder that fills them is the
+ * model's (decode.h, profiler/model/decode.c).
+ */
+#ifndef SIGPROF_SAMPLE_H
+#define SIGPROF_SAMPLE_H
+
+#include <asm/perf_regs.h>
+#include <linux/perf_event.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The sample fields the decoder understands; others make an event undecodable. */
+#define SP_SAMPLE_SUPPORTED                                                                                   \
+	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR |     \
+	 PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |                      \
+	 PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER |            \
+	 PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT | PERF_SAMPLE_DATA_SRC | PERF_SAMPLE_PHYS_ADDR)
+
+/*
+ * The user registers a DWARF sample carries (attr.sample_regs_user): every
+ * x86-64 register the kernel can give, as perf asks for them (the segment
+ * registers DS/ES/FS/GS are not valid in 64-bit mode and make the open
+ * fail).  A sample's regs[] holds one u64 per set bit, lowest bit first.
+ */
+#if defined(__x86_64__)
+#define SP_UNWIND_REGS_MASK                                                                                   \
+	(((1ULL << PERF_REG_X86_64_MAX) - 1) & ~((1ULL << PERF_REG_X86_DS) | (1ULL << PERF_REG_X86_ES) |       \
+						  (1ULL << PERF_REG_X86_FS) | (1ULL << PERF_REG_X86_GS)))
+#else
+#error "sigprof's DWARF call graphs support x86-64 only"
+#endif
+
+struct sp_event {
+	unsigned index;             /* position among the file's EVENT records */
+	char name[64];              /* "cpu-clock", "sched:sched_switch" */
+	char collector[32];         /* "cpu", "sched", ... */
+	struct perf_event_attr attr;
+	uint64_t *ids;
+	uint32_t nr_ids;
+	bool decodable;             /* sample_type within SP_SAMPLE_SUPPORTED */
+	uint64_t samples;           /* decoded samples of this event in the file */
+	uint64_t collector_samples; /* of those, the ones its collector counts (of the workload's tasks) */
+	/* exact totals from the TOTALS record, when the file has one */
+	bool has_totals;
+	uint64_t total_value, time_enabled, time_running;
+};
+
+struct sp_event_set {
+	struct sp_event *events;
+	size_t count, cap;
+	uint64_t *slot_ids;   /* open-addressing id -> event index + 1 */
+	uint32_t *slot_index;
+	size_t nslots;
+	size_t nids;          /* ids of every event: the table is rebuilt, twice as large, when they fill half of it */
+};
+
+struct sp_sample {
+	struct sp_event *event;
+	uint64_t id;
+	uint64_t ip;
+	uint32_t pid, tid;
+	uint64_t time;
+	uint64_t addr;
+	uint32_t cpu;
+	uint64_t period;
+	uint64_t nr_callchain;
+	const uint64_t *callchain;   /* into the record; PERF_CONTEXT_* markers included */
+	uint32_t raw_size;
+	const void *raw;
+	uint64_t regs_abi;           /* PERF_SAMPLE_REGS_ABI_*; 0 when none */
+	const uint64_t *regs;        /* one u64 per bit of attr.sample_regs_user */
+	uint32_t nr_regs;
+	uint64_t stack_size;         /* bytes copied (stack_user_size) */
+	const void *stack;
+	uint64_t stack_dyn_size;     /* bytes of it that are valid */
+	uint64_t weight;             /* PERF_SAMPLE_WEIGHT, or var1_dw of WEIGHT_STRUCT */
+	uint64_t data_src;
+	uint64_t phys_addr;
+};
+
+/* The trailer of a non-sample record (sample_id_all). */
+struct sp_sample_id {
+	struct sp_event *event;
+	uint32_t pid, tid;
+	uint64_t time;
+	uint32_t cpu;
+	bool valid;
+};
+
+#endif

@@ -1,0 +1,187 @@
+/*
+ * json.c: the streaming JSON writer (json.h).  Strings are escaped per
+ * RFC 8259; bytes that are not valid UTF-8 become U+FFFD so that a symbol
+ * name with odd bytes never makes the document unparseable.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sigprof/base/json.h"
+
+void json_init(struct json_writer *w, FILE *out)
+{
+	memset(w, 0, sizeof(*w));
+	w->out = out;
+}
+
+void json_init_compact(struct json_writer *w, FILE *out)
+{
+	json_init(w, out);
+	w->compact = true;
+}
+
+static void indent(struct json_writer *w)
+{
+	if (w->compact)
+		return;
+	fputc('\n', w->out);
+	for (int i = 0; i < w->depth; i++)
+		fputs("  ", w->out);
+}
+
+/*
+ * The length of the valid UTF-8 sequence at s, or 0.  Valid as RFC 3629
+ * says: no overlong forms (C0, C1, E0 80-9F, F0 80-8F), no UTF-16
+ * surrogates (ED A0-BF) and nothing past U+10FFFF (F4 90-BF, F5-FF), which
+ * strict parsers reject as readily as stray bytes.
+ */
+static int utf8_length(const unsigned char *s)
+{
+	if (s[0] < 0x80)
+		return 1;
+	int n = s[0] >= 0xc2 && s[0] <= 0xdf ? 2 : (s[0] & 0xf0) == 0xe0 ? 3 : s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : 0;
+	for (int i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0) || (s[0] == 0xf0 && s[1] < 0x90) ||
+	    (s[0] == 0xf4 && s[1] >= 0x90))
+		return 0;
+	return n;
+}
+
+void json_quote(FILE *out, const char *s, bool script_safe)
+{
+	fputc('"', out);
+	const unsigned char *run = (const unsigned char *)s; /* bytes written as they are, not yet written */
+	const unsigned char *p = run;
+	while (*p) {
+		unsigned char c = *p;
+		int n = c >= 0x20 && c != '"' && c != '\\' ? utf8_length(p) : 0;
+		if (n) {
+			p += n;
+			continue;
+		}
+		fwrite(run, 1, (size_t)(p - run), out);
+		if (c == '"' || c == '\\') {
+			fputc('\\', out);
+			fputc(c, out);
+		} else if (c == '\n') {
+			fputs("\\n", out);
+		} else if (c == '\t') {
+			fputs("\\t", out);
+		} else if (c < 0x20 || (script_safe && (c == '<' || c == '>' || c == '&'))) {
+			fprintf(out, "\\u%04x", c);
+		} else {
+			fputs("\\ufffd", out); /* not valid UTF-8 */
+		}
+		run = ++p;
+	}
+	fwrite(run, 1, (size_t)(p - run), out);
+	fputc('"', out);
+}
+
+#define JSON_QUOTE(w, s) json_quote((w)->out, (s), (w)->script_safe)
+
+static void begin_value(struct json_writer *w, const char *key)
+{
+	if (w->depth > 0) {
+		if (w->has_items[w->depth])
+			fputc(',', w->out);
+		indent(w);
+	}
+	w->has_items[w->depth] = true;
+	if (key) {
+		JSON_QUOTE(w, key);
+		fputs(w->compact ? ":" : ": ", w->out);
+	}
+}
+
+static void open_container(struct json_writer *w, const char *key, char opener, char closer)
+{
+	begin_value(w, key);
+	fputc(opener, w->out);
+	/* the report's shape is fixed and shallow: nesting this deep is a bug in the caller, not bad input */
+	if (w->depth + 1 >= JSON_MAX_DEPTH)
+		abort();
+	w->depth++;
+	w->has_items[w->depth] = false;
+	w->closer[w->depth] = closer;
+}
+
+void json_object_begin(struct json_writer *w, const char *key)
+{
+	open_container(w, key, '{', '}');
+}
+
+void json_array_begin(struct json_writer *w, const char *key)
+{
+	open_container(w, key, '[', ']');
+}
+
+void json_end(struct json_writer *w)
+{
+	if (w->depth == 0)
+		return;
+	bool had = w->has_items[w->depth];
+	char closer = w->closer[w->depth];
+	w->depth--;
+	if (had)
+		indent(w);
+	fputc(closer, w->out);
+}
+
+void json_string(struct json_writer *w, const char *key, const char *value)
+{
+	begin_value(w, key);
+	if (value)
+		JSON_QUOTE(w, value);
+	else
+		fputs("null", w->out);
+}
+
+void json_u64(struct json_writer *w, const char *key, uint64_t value)
+{
+	begin_value(w, key);
+	fprintf(w->out, "%llu", (unsigned long long)value);
+}
+
+void json_hex(struct json_writer *w, const char *key, uint64_t value)
+{
+	begin_value(w, key);
+	fprintf(w->out, "\"0x%llx\"", (unsigned long long)value);
+}
+
+void json_i64(struct json_writer *w, const char *key, int64_t value)
+{
+	begin_value(w, key);
+	fprintf(w->out, "%lld", (long long)value);
+}
+
+void json_double(struct json_writer *w, const char *key, double value, int decimals)
+{
+	begin_value(w, key);
+	if (isfinite(value))
+		fprintf(w->out, "%.*f", decimals, value);
+	else
+		fputs("null", w->out);
+}
+
+void json_bool(struct json_writer *w, const char *key, bool value)
+{
+	begin_value(w, key);
+	fputs(value ? "true" : "false", w->out);
+}
+
+void json_null(struct json_writer *w, const char *key)
+{
+	begin_value(w, key);
+	fputs("null", w->out);
+}
+
+void json_finish(struct json_writer *w)
+{
+	while (w->depth > 0)
+		json_end(w);
+	fputc('\n', w->out);
+}

@@ -1,0 +1,120 @@
+/*
+ * cli.c: the option parser's error line and the pager (cli.h).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sigprof/commands/cli.h"
+#include "sigprof/model/filter.h"
+#include "sigprof/base/options.h"
+#include "sigprof/base/term.h"
+#include "sigprof/base/util.h"
+
+int cli_option_error(const struct option_table *t, int argc, char **argv)
+{
+	char why[512];
+	const char *name = t->command;
+	if (strncmp(name, "sigprof ", 8) == 0)
+		name += 8;
+	options_failure(t, argc, argv, optind, optopt, why, sizeof(why));
+	sp_error("%s: %s", name, why);
+	fprintf(stderr, "Try '%s --help'.\n", t->command);
+	return -1;
+}
+
+FILE *pager_begin(struct pager *pg, bool enabled)
+{
+	memset(pg, 0, sizeof(*pg));
+	pg->out = stdout;
+	if (!enabled || !isatty(STDOUT_FILENO))
+		return pg->out;
+	FILE *mem = open_memstream(&pg->buf, &pg->len);
+	if (mem)
+		pg->out = mem;
+	return pg->out;
+}
+
+/* Rows the text takes on a screen width columns wide (a long line wraps). */
+static size_t screen_rows(const char *text, size_t len, unsigned width)
+{
+	size_t rows = 0, col = 0;
+	for (size_t i = 0; i < len; i++) {
+		if (text[i] == '\n') {
+			rows += 1 + (width && col ? (col - 1) / width : 0);
+			col = 0;
+		} else if ((text[i] & 0xc0) != 0x80) {
+			col++;
+		}
+	}
+	return rows + (col > 0);
+}
+
+static int write_all(FILE *out, const char *buf, size_t len)
+{
+	if (len && fwrite(buf, 1, len, out) != len)
+		return -EIO;
+	return fflush(out) == 0 ? 0 : -errno;
+}
+
+int pager_end(struct pager *pg)
+{
+	if (pg->out == stdout)
+		return fflush(stdout) == 0 && !ferror(stdout) ? 0 : -EIO;
+	if (fclose(pg->out) != 0) {
+		free(pg->buf);
+		return -EIO;
+	}
+	pg->out = NULL;
+	const char *pager = getenv("PAGER");
+	if (!pager)
+		pager = "less -FRX";
+	unsigned rows = term_rows(STDOUT_FILENO);
+	int ret;
+	if (!*pager || strcmp(pager, "cat") == 0 || !rows ||
+	    screen_rows(pg->buf, pg->len, term_width(STDOUT_FILENO, 0)) < rows) {
+		ret = write_all(stdout, pg->buf, pg->len);
+	} else {
+		setenv("LESS", getenv("LESS") ? getenv("LESS") : "FRX", 1);
+		fflush(stdout);
+		FILE *p = popen(pager, "w");
+		if (!p) {
+			ret = write_all(stdout, pg->buf, pg->len);
+		} else {
+			/* quitting the pager early closes the pipe: that is no error of ours */
+			void (*old)(int) = signal(SIGPIPE, SIG_IGN);
+			write_all(p, pg->buf, pg->len);
+			pclose(p);
+			signal(SIGPIPE, old);
+			ret = 0;
+		}
+	}
+	free(pg->buf);
+	pg->buf = NULL;
+	return ret;
+}
+
+int cli_filter_option(int c, const char *arg, struct profile_filter *f, const char *command)
+{
+	char err[512];
+	int ret;
+	switch (c) {
+	case CLI_OPT_PID:
+	case CLI_OPT_TID:
+		ret = filter_add_pids(f, arg, c == CLI_OPT_TID, err, sizeof(err));
+		break;
+	case CLI_OPT_COMM:
+	case CLI_OPT_DSO:
+		ret = filter_add_names(f, arg, c == CLI_OPT_DSO, err, sizeof(err));
+		break;
+	case CLI_OPT_TIME:
+		ret = filter_set_time(f, arg, err, sizeof(err));
+		break;
+	default:
+		return 0;
+	}
+	return ret < 0 ? sp_error("%s: %s", command, err) : 1;
+}
+

@@ -1,0 +1,1140 @@
+/*
+ * diff.c: `sigprof diff`, two sets of runs compared the way the kernel test
+ * robot compares two kernels.
+ *
+ * Each input is a run (or, for a `sigprof stat --json` document, its -r
+ * runs): a recording gives its keyed figures (view_figures(), the rows
+ * `report --figures` prints), a stat document its figures under LKP's
+ * perf-stat.* keys.  The rows of every run are gathered per key and side;
+ * runstats.h says whether the two sides differ (LKP's rules) and prints
+ * the robot's line.  A key one side lacks is shown as missing, never as a
+ * 0 that was not measured (but perf-profile.* shares, which a recording
+ * lists only above a floor, count as 0 in a run that has the family, as
+ * LKP does).  docs/diff.md describes the command.
+ *
+ *   base  B1 B2 B3 --- rows: key -> value per run --+
+ *                                                   +--> per key: run_summary x 2 -> verdict -> line
+ *   new   N1 N2 N3 --- rows: key -> value per run --+
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sigprof/commands/cli.h"
+#include "sigprof/commands/commands.h"
+#include "sigprof/commands/diff.h"
+#include "sigprof/model/filter.h"
+#include "sigprof/base/json.h"
+#include "sigprof/base/options.h"
+#include "sigprof/collectors/registry.h"
+#include "sigprof/commands/report.h"
+#include "sigprof/base/runstats.h"
+#include "sigprof/base/util.h"
+#include "sigprof/base/files.h"
+#include "sigprof/base/string_pool.h"
+
+#define MAX_INPUT_BYTES (256u << 20) /* a stat document larger than this is not one */
+#define MAX_RUNS_PER_SIDE 10000
+
+enum side { BASE, NEW, SIDES };
+static const char *const side_names[SIDES] = { "base", "new" };
+
+enum diff_sort { SORT_BY_CHANGE, SORT_BY_KEY };
+enum diff_format { DIFF_TEXT, DIFF_JSON, DIFF_FOLDED, DIFF_HTML, DIFF_PPROF };
+
+struct diff_args {
+	const char **files[SIDES];
+	size_t nfiles[SIDES];
+	bool all;
+	enum diff_format format;
+	enum diff_sort sort;
+	const char *collector;
+	const char *html;       /* --html FILE: the differential flame graphs of the first run of each side */
+	const char *pprof;      /* --pprof PREFIX: PREFIX.base.pb.gz and PREFIX.new.pb.gz, of the first run of each side */
+	double min_change;      /* --min-change: |%change| below it is not listed */
+	unsigned limit;         /* -n: rows at most; 0: all */
+	struct profile_options po;
+	struct profile_filter filter; /* --pid, --tid, --comm, --dso, --time: every recording read through them */
+};
+
+/* One value of one run: what the inputs give, before they are gathered by key. */
+struct entry {
+	const char *key;   /* in the pool */
+	const char *unit;  /* in the pool */
+	bool exact;
+	uint8_t side;
+	uint32_t run;      /* the run's index on its side */
+	double value;
+};
+
+struct diff_data {
+	struct string_pool *pool;
+	struct entry *entries;
+	size_t nentries, cap;
+	size_t runs[SIDES];
+	bool profile_family[SIDES][MAX_RUNS_PER_SIDE]; /* the run has perf-profile.* rows */
+	size_t duplicates;     /* values of a run under a key the run had already (left out) */
+	/* the collectors each recording of a side opened, to say when the runs of a side differ */
+	struct recording_collectors {
+		const char *file;
+		uint64_t open;           /* bit i: collector_names[i] opened */
+	} *recordings[SIDES];
+	size_t nrecordings[SIDES], recordings_cap[SIDES];
+	const char *collector_names[64];
+	size_t ncollector_names;
+	/* the commands and kernels of each side's runs, each once, in the order met (in the pool) */
+	struct name_list {
+		const char **names;
+		size_t count, cap;
+	} commands[SIDES], kernels[SIDES];
+	/* --folded: stack (root first) -> count, per side */
+	struct entry *stacks;
+	size_t nstacks, stacks_cap;
+};
+
+static void add_entry(struct diff_data *d, enum side side, const char *key, const char *unit, bool exact,
+		      double value)
+{
+	GROW(d->entries, d->cap, d->nentries + 1);
+	d->entries[d->nentries++] = (struct entry){ .key = string_intern(d->pool, key),
+						    .unit = string_intern(d->pool, unit ? unit : ""), .exact = exact,
+						    .side = (uint8_t)side, .run = (uint32_t)d->runs[side], .value = value };
+	if (strncmp(key, "perf-profile.", 13) == 0)
+		d->profile_family[side][d->runs[side]] = true;
+}
+
+/* ---- a recording ---- */
+
+/* Add name (interned) to a list of distinct names; an empty name is left out (not known). */
+static void name_list_add(struct diff_data *d, struct name_list *l, const char *name)
+{
+	if (!name || !name[0])
+		return;
+	name = string_intern(d->pool, name);
+	for (size_t i = 0; i < l->count; i++)
+		if (l->names[i] == name)
+			return;
+	GROW(l->names, l->cap, l->count + 1);
+	l->names[l->count++] = name;
+}
+
+/* The command (argv joined by blanks, or what record attached to) and kernel of a recording. */
+static void note_command(struct diff_data *d, enum side side, const struct profile *p)
+{
+	struct strbuf sb = { 0 };
+	for (int i = 0; i < p->argc; i++)
+		sb_addf(&sb, "%s%s", i ? " " : "", p->argv[i]);
+	if (p->target[0])
+		sb_addf(&sb, "%s%s", sb.len ? " " : "", p->target);
+	name_list_add(d, &d->commands[side], sb.buf);
+	sb_free(&sb);
+	if (p->kernel[0]) {
+		char kernel[300];
+		snprintf(kernel, sizeof(kernel), "Linux %s", p->kernel);
+		name_list_add(d, &d->kernels[side], kernel);
+	}
+}
+
+/* The collectors that opened in recording file (those the machine could not open are no difference between runs). */
+static void note_collectors(struct diff_data *d, enum side side, const char *file, const struct profile *p)
+{
+	uint64_t open = 0;
+	for (int c = 0; c < p->ncollectors; c++) {
+		if (!p->collectors[c].ok)
+			continue;
+		const char *name = string_intern(d->pool, p->collectors[c].name);
+		size_t i = 0;
+		while (i < d->ncollector_names && d->collector_names[i] != name)
+			i++;
+		if (i == d->ncollector_names) {
+			if (i == ARRAY_SIZE(d->collector_names))
+				continue;
+			d->collector_names[d->ncollector_names++] = name;
+		}
+		open |= 1ull << i;
+	}
+	GROW(d->recordings[side], d->recordings_cap[side], d->nrecordings[side] + 1);
+	d->recordings[side][d->nrecordings[side]++] = (struct recording_collectors){ file, open };
+}
+
+/*
+ * One warning line per side whose recordings opened different collectors:
+ * the figures of a collector one run lacks are compared over fewer runs
+ * (and, with fewer than 3, untested and listed only with --all).
+ */
+static void warn_collector_differences(const struct diff_data *d)
+{
+	for (int s = 0; s < SIDES; s++) {
+		uint64_t any = 0;
+		for (size_t i = 0; i < d->nrecordings[s]; i++)
+			any |= d->recordings[s][i].open;
+		struct strbuf sb = { 0 };
+		for (size_t i = 0; i < d->nrecordings[s]; i++) {
+			uint64_t lacks = any & ~d->recordings[s][i].open;
+			if (!lacks)
+				continue;
+			sb_addf(&sb, "%s%s lacks", sb.len ? "; " : "", d->recordings[s][i].file);
+			for (size_t c = 0, named = 0; c < d->ncollector_names; c++)
+				if (lacks & (1ull << c))
+					sb_addf(&sb, "%s %s", named++ ? "," : "", d->collector_names[c]);
+		}
+		if (sb.len)
+			sp_warn("diff: the %s side's runs were recorded with different collectors: %s (their figures are "
+				"compared over the runs that have them)", side_names[s], sb.buf);
+		sb_free(&sb);
+	}
+}
+
+static int load_recording(struct diff_data *d, enum side side, const char *file, const struct diff_args *a)
+{
+	struct profile p;
+	char err[512];
+	if (profile_load(file, &a->po, &p, err, sizeof(err)) < 0) {
+		profile_free(&p);
+		return sp_error("diff: %s: %s", file, err);
+	}
+	if (p.truncated && !p.samples) {
+		/* its figures would be zeros nothing measured, averaged in as if they were a run's */
+		int ret = sp_error("diff: %s %s (%s) before its first sample: no run to compare; leave it out", file,
+				   profile_end_verb(&p), p.problem[0] ? p.problem : "no closing section");
+		profile_free(&p);
+		return ret;
+	}
+	if (p.truncated)
+		sp_warn("diff: %s %s (%s); comparing the %llu samples it holds", file, profile_end_verb(&p),
+			p.problem[0] ? p.problem : "no closing section", (unsigned long long)p.samples);
+	note_collectors(d, side, file, &p);
+	note_command(d, side, &p);
+	struct figure_rows rows = { 0 };
+	view_figures(&p, &rows);
+	if (rows.refused)
+		sp_warn("diff: %s: %zu figures under a key listed already were left out (a collector's bug: please "
+			"report it)", file, rows.refused);
+	for (size_t i = 0; i < rows.count; i++)
+		add_entry(d, side, rows.rows[i].key, rows.rows[i].unit, rows.rows[i].exact, rows.rows[i].value);
+	figure_rows_free(&rows);
+	if (a->format == DIFF_FOLDED) {
+		int c = report_folded_collector(&p, a->collector);
+		uint32_t *ids = NULL;
+		size_t n = c >= 0 ? view_stacks(&p, c, -1, &ids) : 0;
+		struct strbuf line = { 0 };
+		for (size_t i = 0; i < n; i++) {
+			sb_reset(&line);
+			report_folded_stack(&p, ids[i], &line);
+			GROW(d->stacks, d->stacks_cap, d->nstacks + 1);
+			d->stacks[d->nstacks++] = (struct entry){ .key = string_intern(d->pool, line.len ? line.buf : ""),
+								  .side = (uint8_t)side,
+								  .value = (double)p.stacks.stacks[ids[i]].count };
+		}
+		sb_free(&line);
+		free(ids);
+	}
+	profile_free(&p);
+	d->runs[side]++;
+	return 0;
+}
+
+/* ---- a `sigprof stat --json` document: diff_stat.c reads it ---- */
+
+struct stat_sink {
+	struct diff_data *d;
+	enum side side;
+	size_t first_run;
+};
+
+static void add_stat_figure(void *ctx, size_t run, const char *key, const char *unit, bool exact, double value)
+{
+	struct stat_sink *sink = ctx;
+	size_t saved = sink->d->runs[sink->side];
+	sink->d->runs[sink->side] = sink->first_run + run;
+	add_entry(sink->d, sink->side, key, unit, exact, value);
+	sink->d->runs[sink->side] = saved;
+}
+
+static int load_stat_document(struct diff_data *d, enum side side, const char *file, const char *text)
+{
+	char err[256];
+	size_t runs = 0;
+	struct stat_sink sink = { d, side, d->runs[side] };
+	if (diff_stat_document(text, MAX_RUNS_PER_SIDE - d->runs[side], add_stat_figure, &sink, &runs, err,
+			       sizeof(err)) < 0)
+		return sp_error("diff: %s: %s", QUOTED(file), err);
+	d->runs[side] += runs;
+	return 0;
+}
+
+/* Whether file begins (after white space) with '{': a stat document, not a recording; -errno when unreadable. */
+static int looks_like_json(const char *file)
+{
+	FILE *f = fopen(file, "r");
+	if (!f)
+		return -errno;
+	int c;
+	while ((c = fgetc(f)) == ' ' || c == '\n' || c == '\t' || c == '\r')
+		;
+	fclose(f);
+	return c == '{';
+}
+
+static int load_input(struct diff_data *d, enum side side, const char *file, const struct diff_args *a)
+{
+	if (d->runs[side] >= MAX_RUNS_PER_SIDE)
+		return sp_error("diff: more than %d runs on the %s side", MAX_RUNS_PER_SIDE, side_names[side]);
+	int json = looks_like_json(file);
+	if (json < 0)
+		return sp_error("diff: cannot read %s: %s", QUOTED(file), strerror(-json));
+	if (!json)
+		return load_recording(d, side, file, a); /* streamed: a recording is never read whole */
+	if (a->format == DIFF_FOLDED)
+		return sp_error("diff: %s: a stat document has no stacks for --folded", QUOTED(file));
+	if (a->po.filter)
+		sp_warn("diff: %s: the filters apply to recordings, not to a stat document", QUOTED(file));
+	char *text;
+	size_t len;
+	int err = read_file_bounded(file, MAX_INPUT_BYTES, &text, &len);
+	if (err == -EFBIG)
+		return sp_error("diff: %s: larger than %u bytes: too large for a stat document", QUOTED(file),
+				MAX_INPUT_BYTES);
+	if (err < 0)
+		return sp_error("diff: cannot read %s: %s", QUOTED(file), strerror(-err));
+	int ret = load_stat_document(d, side, file, text);
+	if (ret == 0) {
+		char command[1024];
+		diff_stat_command(text, command, sizeof(command));
+		name_list_add(d, &d->commands[side], command);
+	}
+	free(text);
+	return ret;
+}
+
+/* ---- the rows ---- */
+
+/* The groups of the table, in order: a key's family decides (docs/diff.md). */
+static const struct key_group {
+	const char *name;
+	const char *prefixes[6];
+} key_groups[] = {
+	{ "workload and time", { "run.", "time.", NULL } },
+	{ "stat", { "perf-stat.", "cache.", NULL } },
+	{ "paths and costs", { "paths.", "cost.", NULL } },
+	{ "signals", { "signal.", NULL } },
+	{ "futex", { "futex.", "lock.", NULL } },
+	{ "sched", { "sched.", "perf-sched.", NULL } },
+	{ "c2c", { "perf-c2c.", "c2c.", NULL } },
+	{ "profile", { "perf-profile.", NULL } },
+	{ "other", { NULL } },
+};
+
+static size_t group_of(const char *key)
+{
+	for (size_t g = 0; g + 1 < ARRAY_SIZE(key_groups); g++)
+		for (const char *const *p = key_groups[g].prefixes; *p; p++)
+			if (strncmp(key, *p, strlen(*p)) == 0)
+				return g;
+	/* COLLECTOR.samples */
+	const char *dot = strchr(key, '.');
+	if (dot && strcmp(dot, ".samples") == 0)
+		return 2;
+	return ARRAY_SIZE(key_groups) - 1;
+}
+
+/* Whether a key belongs to collector name (--collector): its family, its paths.NAME.*, LKP's names for it. */
+static bool key_of_collector(const char *key, const char *name)
+{
+	static const struct { const char *collector, *prefix; } lkp_families[] = {
+		{ "sched", "perf-sched." }, { "c2c", "perf-c2c." }, { "cpu", "perf-profile." }, { "cpu", "cost." },
+	};
+	size_t n = strlen(name);
+	if (strncmp(key, name, n) == 0 && key[n] == '.')
+		return true;
+	if (strncmp(key, "paths.", 6) == 0 && strncmp(key + 6, name, n) == 0 && key[6 + n] == '.')
+		return true;
+	for (size_t i = 0; i < ARRAY_SIZE(lkp_families); i++)
+		if (strcmp(name, lkp_families[i].collector) == 0 &&
+		    strncmp(key, lkp_families[i].prefix, strlen(lkp_families[i].prefix)) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * Whether an exact row counts the workload's events (signals generated,
+ * delivered and returned from; futex calls; a stat document's tracepoint
+ * counts), which a deterministic program repeats run after run: unlike
+ * exact counts of what the machine did with it (samples, scheduler waits,
+ * context switches), which vary from run to run.
+ */
+static bool event_count_key(const char *key, const char *unit)
+{
+	static const char *const event_counts[] = { ".generated", ".delivered", ".sigreturns", ".not_delivered",
+						    ".calls", ".events" };
+	if (strcmp(unit, "count") != 0)
+		return false;
+	if (strncmp(key, "perf-stat.total.", 16) == 0)
+		return true; /* exact there means a tracepoint's count */
+	size_t len = strlen(key);
+	for (size_t i = 0; i < ARRAY_SIZE(event_counts); i++) {
+		size_t n = strlen(event_counts[i]);
+		if (len > n && strcmp(key + len - n, event_counts[i]) == 0)
+			return strncmp(key, "signal.", 7) == 0 || strncmp(key, "futex.", 6) == 0 ||
+			       strncmp(key, "cost.", 5) == 0;
+	}
+	return false;
+}
+
+struct diff_row {
+	const char *key, *unit;
+	bool exact;
+	size_t group;
+	double *values[SIDES];
+	size_t nvalues[SIDES];
+	struct run_summary sum[SIDES];
+	enum change_verdict verdict;
+	double change;
+	bool exact_count;    /* exact and a count of the workload's events (event_count_key()): runstats.h's exact */
+	bool change_defined, absolute, listed;
+};
+
+static int compare_entries(const void *a, const void *b)
+{
+	const struct entry *x = a, *y = b;
+	int c = strcmp(x->key, y->key);
+	if (c)
+		return c;
+	if (x->side != y->side)
+		return x->side - y->side;
+	return x->run < y->run ? -1 : x->run > y->run;
+}
+
+static size_t build_rows(struct diff_data *d, const struct diff_args *a, struct diff_row **out)
+{
+	qsort(d->entries, d->nentries, sizeof(*d->entries), compare_entries);
+	struct diff_row *rows = NULL;
+	size_t n = 0, cap = 0;
+	for (size_t i = 0; i < d->nentries;) {
+		size_t j = i;
+		while (j < d->nentries && d->entries[j].key == d->entries[i].key)
+			j++;
+		GROW(rows, cap, n + 1);
+		struct diff_row *r = &rows[n++];
+		memset(r, 0, sizeof(*r));
+		r->key = d->entries[i].key;
+		r->unit = d->entries[i].unit;
+		r->exact = true;
+		r->group = group_of(r->key);
+		bool profile = strncmp(r->key, "perf-profile.", 13) == 0;
+		for (int s = 0; s < SIDES; s++) {
+			r->values[s] = xcalloc(d->runs[s] + 1, sizeof(double));
+			for (size_t run = 0; run < d->runs[s]; run++) {
+				bool found = false;
+				for (size_t k = i; k < j; k++)
+					if (d->entries[k].side == s && d->entries[k].run == run) {
+						if (found) { /* a stat document's figure named twice: one key, one figure */
+							d->duplicates++;
+							continue;
+						}
+						r->values[s][r->nvalues[s]++] = d->entries[k].value;
+						r->exact &= d->entries[k].exact;
+						found = true;
+					}
+				/* perf-profile rows are listed above a floor: a run with the family and not the key had less */
+				if (!found && profile && d->profile_family[s][run])
+					r->values[s][r->nvalues[s]++] = 0;
+			}
+			run_summarize(r->values[s], r->nvalues[s], &r->sum[s]);
+		}
+		/* exact counts (signals, sigreturns, futex calls) that did not differ are never significant */
+		r->exact_count = r->exact && event_count_key(r->key, r->unit);
+		r->verdict = lkp_verdict(r->key, r->exact_count, &r->sum[BASE], &r->sum[NEW]);
+		r->absolute = lkp_absolute_change(r->key, r->unit);
+		if (r->nvalues[BASE] && r->nvalues[NEW]) {
+			r->change = r->absolute ? r->sum[NEW].mean - r->sum[BASE].mean
+						: lkp_change(r->key, r->unit, r->sum[BASE].mean, r->sum[NEW].mean, &r->change_defined);
+			if (r->absolute)
+				r->change_defined = true;
+		}
+		/*
+		 * Without a significance test (fewer than LKP_MIN_RUNS runs a side)
+		 * every figure is listed, the exact counts that did not differ too
+		 * (a run's ground truth).  With one, a figure is listed when it
+		 * changed, or when only one side has it and measured it in every run
+		 * (a signal that stopped occurring); one that came and went between
+		 * runs (a sched key, a futex word: too few values to test, or one
+		 * side only) only with --all.
+		 */
+		bool consistent = r->verdict == CHANGE_MISSING &&
+				  (r->nvalues[BASE] ? r->nvalues[BASE] == d->runs[BASE] : r->nvalues[NEW] == d->runs[NEW]);
+		bool tested = d->runs[BASE] >= LKP_MIN_RUNS && d->runs[NEW] >= LKP_MIN_RUNS;
+		bool shown = a->all || !tested || r->verdict == CHANGE_SIGNIFICANT || consistent;
+		if (shown && a->min_change > 0 && r->verdict != CHANGE_MISSING && r->change_defined &&
+		    fabs(r->change) < a->min_change)
+			shown = false;
+		if (a->collector && !key_of_collector(r->key, a->collector))
+			shown = false;
+		r->listed = shown;
+		i = j;
+	}
+	*out = rows;
+	return n;
+}
+
+static enum diff_sort row_sort;
+
+static int compare_rows(const void *a, const void *b)
+{
+	const struct diff_row *x = a, *y = b;
+	if (x->group != y->group)
+		return x->group < y->group ? -1 : 1;
+	if (row_sort == SORT_BY_CHANGE) {
+		double cx = x->change_defined ? fabs(x->change) : INFINITY, cy = y->change_defined ? fabs(y->change) : INFINITY;
+		if (!x->nvalues[BASE] || !x->nvalues[NEW])
+			cx = -1;
+		if (!y->nvalues[BASE] || !y->nvalues[NEW])
+			cy = -1;
+		if (cx != cy)
+			return cx > cy ? -1 : 1;
+	}
+	return strcmp(x->key, y->key);
+}
+
+/* ---- cost per event: which path explains the change ---- */
+
+/*
+ * The cost.PATH.* rows (docs/figures.md): ns of CPU per event on each path
+ * with an exact event count, and the CPU time on the path.  A path's share
+ * of the change is the change of its CPU time over the change of the CPU
+ * time of all paths (cost.total.cpu_ms).
+ */
+static const struct diff_row *find_row(const struct diff_row *rows, size_t n, const char *key)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(rows[i].key, key) == 0)
+			return &rows[i];
+	return NULL;
+}
+
+struct cost_line {
+	const struct diff_row *row;
+	char path[96];
+	double share;      /* of the change of the CPU time on all paths, percent */
+	bool has_share;
+};
+
+static int compare_cost_lines(const void *a, const void *b)
+{
+	const struct cost_line *x = a, *y = b;
+	double sx = x->has_share ? fabs(x->share) : -1, sy = y->has_share ? fabs(y->share) : -1;
+	if (sx != sy)
+		return sx > sy ? -1 : 1;
+	return strcmp(x->path, y->path);
+}
+
+/* The cost lines of the rows, ranked by the share of the change they explain; returns the count, *out to free. */
+static size_t cost_lines(const struct diff_row *rows, size_t n, struct cost_line **out)
+{
+	struct cost_line *lines = xcalloc(n + 1, sizeof(*lines));
+	size_t nlines = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct diff_row *r = &rows[i];
+		const char *last = strrchr(r->key, '.');
+		if (strncmp(r->key, "cost.", 5) != 0 || !last || strlen(last) < 10 ||
+		    strcmp(last + strlen(last) - 10, "_per_event") != 0 || !r->nvalues[BASE] || !r->nvalues[NEW])
+			continue;
+		struct cost_line *l = &lines[nlines++];
+		l->row = r;
+		snprintf(l->path, sizeof(l->path), "%.*s", (int)(last - r->key - 5), r->key + 5);
+		bool ns = strcmp(r->unit, "ns") == 0;
+		char key[160];
+		snprintf(key, sizeof(key), "cost.%s.%s", l->path, ns ? "cpu_ms" : "cpu_cycles");
+		const struct diff_row *cpu = find_row(rows, n, key);
+		const struct diff_row *total = find_row(rows, n, ns ? "cost.total.cpu_ms" : "cost.total.cpu_cycles");
+		if (cpu && total && cpu->nvalues[BASE] && cpu->nvalues[NEW] && total->nvalues[BASE] && total->nvalues[NEW]) {
+			double dt = total->sum[NEW].mean - total->sum[BASE].mean, dp = cpu->sum[NEW].mean - cpu->sum[BASE].mean;
+			if (dt != 0) {
+				l->share = 100 * dp / dt;
+				l->has_share = true;
+			}
+		}
+	}
+	qsort(lines, nlines, sizeof(*lines), compare_cost_lines);
+	*out = lines;
+	return nlines;
+}
+
+/* "sigreturn: 412 -> 377 ns per event (-8.5%), 71% of the change", ranked by that share. */
+static void text_costs(const struct diff_row *rows, size_t n, FILE *out)
+{
+	struct cost_line *lines;
+	size_t nlines = cost_lines(rows, n, &lines);
+	if (nlines)
+		fprintf(out, "\ncost per event: CPU per event on each path with counted events, and the share of the change "
+			     "of the CPU time on all paths that the path explains\n");
+	for (size_t i = 0; i < nlines; i++) {
+		const struct diff_row *r = lines[i].row;
+		/* the values as the table above prints them */
+		struct strbuf before = { 0 }, after = { 0 };
+		lkp_format_value(&before, r->sum[BASE].mean);
+		lkp_format_value(&after, r->sum[NEW].mean);
+		fprintf(out, "  %-16s %s -> %s %s per event", lines[i].path, before.buf, after.buf, r->unit);
+		sb_free(&before);
+		sb_free(&after);
+		if (r->change_defined)
+			fprintf(out, " (%+.1f%%)", r->change);
+		if (lines[i].has_share) {
+			struct strbuf share = { 0 };
+			format_whole_percent(&share, lines[i].share);
+			fprintf(out, ", %s of the change", share.buf);
+			sb_free(&share);
+		}
+		/* as the verdict of the table's rows: a cost with too few runs to test is not a change that passed */
+		fprintf(out, "%s\n", r->verdict == CHANGE_SIGNIFICANT ? ""
+				     : r->verdict == CHANGE_UNTESTED ? "  (untested: fewer than 3 runs)"
+								    : "  (not significant)");
+	}
+	free(lines);
+}
+
+/* ---- outputs ---- */
+
+/* "A | B": the names of a list, or "?" when none is known. */
+static void name_list_line(const struct name_list *l, FILE *out)
+{
+	if (!l->count)
+		fputs("?", out);
+	struct strbuf sb = { 0 };
+	for (size_t i = 0; i < l->count; i++) {
+		if (i)
+			sb_addstr(&sb, " | ");
+		sb_add_printable(&sb, l->names[i]); /* the recordings' words: control characters escaped */
+	}
+	if (sb.len)
+		fputs(sb.buf, out);
+	sb_free(&sb);
+}
+
+static void text_inputs(const struct diff_args *a, const struct diff_data *d, FILE *out)
+{
+	for (int s = 0; s < SIDES; s++) {
+		fprintf(out, "# %-4s %zu run%s:", side_names[s], d->runs[s], d->runs[s] == 1 ? "" : "s");
+		for (size_t i = 0; i < a->nfiles[s]; i++)
+			fprintf(out, " %s", a->files[s][i]);
+		fprintf(out, "\n#      command: ");
+		name_list_line(&d->commands[s], out);
+		if (d->kernels[s].count) { /* a stat document does not say its kernel */
+			fprintf(out, "; kernel: ");
+			name_list_line(&d->kernels[s], out);
+		}
+		fprintf(out, "\n");
+	}
+}
+
+static bool same_names(const struct name_list *x, const struct name_list *y)
+{
+	if (x->count != y->count)
+		return false;
+	for (size_t i = 0; i < x->count; i++) {
+		size_t j = 0;
+		while (j < y->count && y->names[j] != x->names[i])
+			j++;
+		if (j == y->count)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The robot compares one command on two kernels: a warning line when the
+ * two sides (or the runs of one side) ran different commands.  Different
+ * kernels are what a comparison is for: the header shows them.
+ */
+static void warn_command_differences(const struct diff_data *d)
+{
+	for (int s = 0; s < SIDES; s++)
+		if (d->commands[s].count > 1) {
+			struct strbuf sb = { 0 };
+			for (size_t i = 0; i < d->commands[s].count; i++)
+				sb_addf(&sb, "%s%s", i ? ", " : "", QUOTED(d->commands[s].names[i]));
+			sp_warn("diff: the %s side's runs ran different commands: %s", side_names[s], sb.buf);
+			sb_free(&sb);
+		}
+	if (d->commands[BASE].count == 1 && d->commands[NEW].count == 1 &&
+	    !same_names(&d->commands[BASE], &d->commands[NEW]))
+		sp_warn("diff: the two sides ran different commands: base %s, new %s", QUOTED(d->commands[BASE].names[0]),
+			QUOTED(d->commands[NEW].names[0]));
+}
+
+static void diff_text(const struct diff_args *a, const struct diff_data *d, struct diff_row *rows, size_t n, FILE *out)
+{
+	bool tested = d->runs[BASE] >= LKP_MIN_RUNS && d->runs[NEW] >= LKP_MIN_RUNS;
+	text_inputs(a, d, out);
+	/* the figures --collector keeps, so that the header and the table count the same rows */
+	size_t significant = 0, listed = 0, kept = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (a->collector && !key_of_collector(rows[i].key, a->collector))
+			continue;
+		kept++;
+		significant += rows[i].verdict == CHANGE_SIGNIFICANT;
+		listed += rows[i].listed;
+	}
+	if (tested)
+		fprintf(out, "# LKP's rules: %zu of %zu figures%s%s changed%s\n", significant, kept,
+			a->collector ? " of collector " : "", a->collector ? a->collector : "",
+			a->all ? "; --all: every figure listed" : "");
+	else
+		fprintf(out, "# fewer than %d runs a side: no significance test was possible; every figure is listed\n",
+			LKP_MIN_RUNS);
+	struct lkp_widths w = { LKP_VALUE_WIDTH, LKP_CHANGE_WIDTH };
+	struct strbuf sb = { 0 };
+	for (size_t i = 0; i < n; i++) {
+		if (!rows[i].listed)
+			continue;
+		for (int s = 0; s < SIDES; s++) {
+			sb_reset(&sb);
+			lkp_format_value(&sb, rows[i].sum[s].mean);
+			if ((int)sb.len > w.value)
+				w.value = (int)sb.len;
+		}
+		sb_reset(&sb);
+		lkp_format_change(&sb, rows[i].change, rows[i].absolute);
+		if ((int)sb.len - 1 > w.change)
+			w.change = (int)sb.len - 1;
+	}
+	size_t group = (size_t)-1, printed = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct diff_row *r = &rows[i];
+		if (!r->listed || (a->limit && printed >= a->limit))
+			continue;
+		if (r->group != group) {
+			group = r->group;
+			sb_reset(&sb);
+			lkp_format_header(&sb, &w);
+			fprintf(out, "\n%s\n%s", key_groups[group].name, sb.buf);
+		}
+		sb_reset(&sb);
+		bool has_change = r->nvalues[BASE] && r->nvalues[NEW];
+		lkp_format_line(&sb, &w, r->nvalues[BASE] ? &r->sum[BASE] : NULL, r->nvalues[NEW] ? &r->sum[NEW] : NULL,
+				r->change, r->absolute, has_change, r->key);
+		sb.buf[--sb.len] = '\0'; /* the line's newline: "KEY  (only in new)" may follow */
+		fprintf(out, "%s%s\n", sb.buf,
+			!has_change ? (r->nvalues[BASE] ? "  (only in base)" : "  (only in new)") : "");
+		printed++;
+	}
+	if (!listed)
+		fprintf(out, "\nno figure changed by LKP's rules (--all lists every figure)\n");
+	text_costs(rows, n, out);
+	sb_free(&sb);
+}
+
+static void json_number(struct json_writer *w, const char *key, double v)
+{
+	json_double(w, key, v, v == floor(v) && fabs(v) < 1e15 ? 0 : 6);
+}
+
+static void json_side(struct json_writer *w, const char *name, const struct diff_row *r, int s)
+{
+	if (!r->nvalues[s]) {
+		json_null(w, name);
+		return;
+	}
+	json_object_begin(w, name);
+	json_number(w, "mean", r->sum[s].mean);
+	json_double(w, "stddev_percent", r->sum[s].stddev_percent, 4);
+	json_number(w, "min", r->sum[s].min);
+	json_number(w, "median", r->sum[s].median);
+	json_number(w, "max", r->sum[s].max);
+	json_array_begin(w, "values");
+	for (size_t i = 0; i < r->nvalues[s]; i++)
+		json_number(w, NULL, r->values[s][i]);
+	json_end(w);
+	json_end(w);
+}
+
+static void diff_json(const struct diff_args *a, const struct diff_data *d, struct diff_row *rows, size_t n, FILE *out)
+{
+	struct json_writer w;
+	json_init(&w, out);
+	json_object_begin(&w, NULL);
+	json_u64(&w, "version", 1);
+	for (int s = 0; s < SIDES; s++) {
+		json_object_begin(&w, side_names[s]);
+		json_array_begin(&w, "files");
+		for (size_t i = 0; i < a->nfiles[s]; i++)
+			json_string(&w, NULL, a->files[s][i]);
+		json_end(&w);
+		json_u64(&w, "runs", d->runs[s]);
+		json_array_begin(&w, "commands");
+		for (size_t i = 0; i < d->commands[s].count; i++)
+			json_string(&w, NULL, d->commands[s].names[i]);
+		json_end(&w);
+		json_array_begin(&w, "kernels");
+		for (size_t i = 0; i < d->kernels[s].count; i++)
+			json_string(&w, NULL, d->kernels[s].names[i]);
+		json_end(&w);
+		json_end(&w);
+	}
+	json_bool(&w, "significance", d->runs[BASE] >= LKP_MIN_RUNS && d->runs[NEW] >= LKP_MIN_RUNS);
+	json_array_begin(&w, "rows");
+	size_t printed = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct diff_row *r = &rows[i];
+		if (!r->listed || (a->limit && printed >= a->limit))
+			continue;
+		printed++;
+		json_object_begin(&w, NULL);
+		json_string(&w, "key", r->key);
+		json_string(&w, "group", key_groups[r->group].name);
+		json_string(&w, "unit", r->unit);
+		json_bool(&w, "exact", r->exact);
+		json_bool(&w, "exact_count", r->exact_count);
+		json_side(&w, "base", r, BASE);
+		json_side(&w, "new", r, NEW);
+		if (r->nvalues[BASE] && r->nvalues[NEW] && r->change_defined)
+			json_double(&w, "change_percent", r->change, 4);
+		else
+			json_null(&w, "change_percent");
+		json_bool(&w, "change_absolute", r->absolute);
+		json_bool(&w, "significant", r->verdict == CHANGE_SIGNIFICANT);
+		json_string(&w, "verdict", change_verdict_name(r->verdict));
+		json_end(&w);
+	}
+	json_end(&w);
+	struct cost_line *lines;
+	size_t nlines = cost_lines(rows, n, &lines);
+	json_array_begin(&w, "costs");
+	for (size_t i = 0; i < nlines; i++) {
+		const struct diff_row *r = lines[i].row;
+		json_object_begin(&w, NULL);
+		json_string(&w, "path", lines[i].path);
+		json_string(&w, "key", r->key);
+		json_string(&w, "unit", r->unit);
+		json_number(&w, "base", r->sum[BASE].mean);
+		json_number(&w, "new", r->sum[NEW].mean);
+		if (r->change_defined)
+			json_double(&w, "change_percent", r->change, 4);
+		else
+			json_null(&w, "change_percent");
+		if (lines[i].has_share)
+			json_double(&w, "share_of_change_percent", lines[i].share, 2);
+		else
+			json_null(&w, "share_of_change_percent");
+		json_bool(&w, "significant", r->verdict == CHANGE_SIGNIFICANT);
+		json_string(&w, "verdict", change_verdict_name(r->verdict));
+		json_end(&w);
+	}
+	json_end(&w);
+	free(lines);
+	json_finish(&w);
+}
+
+/* difffolded.pl's output: "stack base_count new_count", each stack once, counts summed over a side's runs. */
+static void diff_folded(struct diff_data *d, FILE *out)
+{
+	qsort(d->stacks, d->nstacks, sizeof(*d->stacks), compare_entries);
+	for (size_t i = 0; i < d->nstacks;) {
+		double count[SIDES] = { 0, 0 };
+		size_t j = i;
+		for (; j < d->nstacks && d->stacks[j].key == d->stacks[i].key; j++)
+			count[d->stacks[j].side] += d->stacks[j].value;
+		fprintf(out, "%s %.0f %.0f\n", d->stacks[i].key, count[BASE], count[NEW]);
+		i = j;
+	}
+}
+
+/* ---- options ---- */
+
+enum { OPT_ALL = 256, OPT_JSON, OPT_FOLDED, OPT_HTML, OPT_PPROF, OPT_SORT, OPT_COLLECTOR, OPT_MIN_CHANGE, OPT_PATH_RULE, OPT_PATH_RULES,
+       OPT_KALLSYMS };
+
+static const struct option_spec diff_specs[] = {
+	{ .short_name = 'a', .long_name = "all", .help = "every figure, not only those that changed by LKP's rules" },
+	{ .id = OPT_JSON, .long_name = "json", .group = 1, .help = "one JSON object (docs/diff.md)" },
+	{ .id = OPT_FOLDED, .long_name = "folded", .group = 1,
+	  .help = "two-column folded stacks (stack, base count, new count) for differential flame graphs, as "
+		  "difffolded.pl writes them" },
+	{ .id = OPT_HTML, .long_name = "html", .arg = "FILE", .group = 1,
+	  .help = "a page of differential flame graphs, one per collector: frames sized by the new side, coloured "
+		  "by growth (red) and shrink (blue) of their share; of the first recording of each side "
+		  "(docs/report-html.md)" },
+	{ .id = OPT_PPROF, .long_name = "pprof", .arg = "PREFIX", .group = 1,
+	  .help = "PREFIX.base.pb.gz and PREFIX.new.pb.gz, pprof profiles of the first recording of each side with "
+		  "one set of sample types, for go tool pprof -diff_base=PREFIX.base.pb.gz PREFIX.new.pb.gz "
+		  "(docs/outputs.md)" },
+	{ .id = OPT_SORT, .long_name = "sort", .arg = "KEY", .values = "change|key",
+	  .help = "order the rows of each group by the size of their change or by key", .default_value = "change" },
+	{ .id = OPT_COLLECTOR, .long_name = "collector", .arg = "NAME",
+	  .help = "only the figures of collector NAME; with --folded, the collector whose stacks are compared",
+	  .default_value = "all; --folded: the first with samples" },
+	{ .id = OPT_MIN_CHANGE, .long_name = "min-change", .arg = "PCT",
+	  .help = "leave out rows whose %change is smaller than PCT (in absolute value)" },
+	{ .short_name = 'n', .long_name = "limit", .arg = "N", .help = "at most N rows" },
+	{ .id = OPT_PATH_RULE, .long_name = "path-rule", .arg = "R", .values = "GLOB=PATH", .flags = OPTION_REPEATABLE,
+	  .help = "add a path rule GLOB=PATH to the recordings' paths, as report does" },
+	{ .id = OPT_PATH_RULES, .long_name = "path-rules", .arg = "FILE",
+	  .help = "add the rules of FILE, one 'GLOB PATH' per line" },
+	{ .id = OPT_KALLSYMS, .long_name = "kallsyms", .arg = "FILE",
+	  .help = "kernel symbols from FILE instead of /proc/kallsyms" },
+	CLI_FILTER_OPTION_SPECS,
+	OPTION_HELP_SPEC,
+};
+
+const struct option_table diff_option_table = {
+	.command = "sigprof diff",
+	.operands = "BASE NEW | BASE... -- NEW...",
+	.description = "Compare two sets of runs (recordings, or sigprof stat --json documents) the way the kernel test "
+		       "robot compares two kernels: each figure's mean and %stddev a side, its %change, and only the "
+		       "figures that changed by LKP's rules (at least 3 runs a side; ranges apart around the medians; "
+		       "more than 1% for perf metrics, 5% for the others).",
+	.specs = diff_specs,
+	.count = ARRAY_SIZE(diff_specs),
+};
+
+static int parse_diff_args(int argc, char **argv, struct diff_args *a, struct path_rules *rules)
+{
+	/* "BASE... -- NEW...": the operands after the first "--" are the new side's */
+	int dash = argc;
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--") == 0) {
+			dash = i;
+			break;
+		}
+	char err[512];
+	int c, formats = 0;
+	const char *format_given[4];
+	uint64_t v;
+	struct getopt_tables g;
+	options_getopt(&diff_option_table, &g);
+	optind = 1;
+	while ((c = getopt_long(dash, argv, g.shortopts, g.longopts, NULL)) != -1) {
+		switch (c) {
+		case 'a':
+			a->all = true;
+			break;
+		case OPT_JSON:
+			format_given[formats < 4 ? formats : 3] = "--json";
+			a->format = DIFF_JSON;
+			formats++;
+			break;
+		case OPT_FOLDED:
+			format_given[formats < 4 ? formats : 3] = "--folded";
+			a->format = DIFF_FOLDED;
+			formats++;
+			break;
+		case OPT_HTML:
+			format_given[formats < 4 ? formats : 3] = "--html";
+			a->format = DIFF_HTML;
+			a->html = optarg;
+			formats++;
+			break;
+		case OPT_PPROF:
+			format_given[formats < 4 ? formats : 3] = "--pprof";
+			a->format = DIFF_PPROF;
+			a->pprof = optarg;
+			a->po.weights = true;
+			formats++;
+			break;
+		case OPT_SORT:
+			if (strcmp(optarg, "change") == 0)
+				a->sort = SORT_BY_CHANGE;
+			else if (strcmp(optarg, "key") == 0)
+				a->sort = SORT_BY_KEY;
+			else
+				return sp_error("diff: --sort %s: expected change or key", QUOTED(optarg));
+			break;
+		case OPT_COLLECTOR:
+			if (!collector_find(optarg)) {
+				struct strbuf known = { 0 };
+				const char *near = collector_names(optarg, &known);
+				if (near)
+					sp_error("diff: --collector %s: no such collector: did you mean '%s'?", QUOTED(optarg),
+						 near);
+				else
+					sp_error("diff: --collector %s: no such collector (%s)", QUOTED(optarg), known.buf);
+				sb_free(&known);
+				return -1;
+			}
+			a->collector = optarg;
+			break;
+		case OPT_MIN_CHANGE: {
+			char *end;
+			errno = 0;
+			a->min_change = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(a->min_change >= 0) || isinf(a->min_change))
+				return sp_error("diff: --min-change %s: expected a percentage, 0 or more", QUOTED(optarg));
+			break;
+		}
+		case 'n':
+			if (parse_u64(optarg, 1, 100000000, &v) < 0)
+				return sp_error("diff: -n %s: expected a number from 1 to 100000000", QUOTED(optarg));
+			a->limit = (unsigned)v;
+			break;
+		case OPT_PATH_RULE:
+			if (path_rules_add(rules, optarg, err, sizeof(err)) < 0)
+				return sp_error("diff: --path-rule: %s", err);
+			break;
+		case OPT_PATH_RULES:
+			if (path_rules_load(rules, optarg, err, sizeof(err)) < 0)
+				return sp_error("diff: --path-rules: %s", err);
+			break;
+		case OPT_KALLSYMS:
+			a->po.kallsyms = optarg;
+			break;
+		case 'h':
+			options_usage(&diff_option_table, stdout);
+			exit(0);
+		default:
+			if (c >= CLI_OPT_FILTER_FIRST && c < CLI_OPT_FILTER_END) {
+				if (cli_filter_option(c, optarg, &a->filter, "diff") < 0)
+					return -EINVAL;
+				a->po.filter = &a->filter;
+				break;
+			}
+			cli_option_error(&diff_option_table, dash, argv);
+			return -EINVAL;
+		}
+	}
+	if (formats > 1)
+		return sp_error("diff: %s and %s are two output formats: give one of them", format_given[0],
+				format_given[1]);
+	if (a->format != DIFF_TEXT && a->format != DIFF_JSON && (a->all || a->min_change > 0 || a->limit))
+		sp_warn("diff: --all, --min-change and -n shape the table, not %s: ignored", format_given[0]);
+	a->files[BASE] = (const char **)argv + optind;
+	if (dash < argc) {
+		a->nfiles[BASE] = (size_t)(dash - optind);
+		a->files[NEW] = (const char **)argv + dash + 1;
+		a->nfiles[NEW] = (size_t)(argc - dash - 1);
+		if (!a->nfiles[BASE] || !a->nfiles[NEW])
+			return sp_error("diff: BASE... -- NEW...: give at least one file on each side of --");
+		for (size_t i = 0; i < a->nfiles[NEW]; i++) {
+			char name[64];
+			snprintf(name, sizeof(name), "%.*s", (int)strcspn(a->files[NEW][i], "="), a->files[NEW][i]);
+			if (options_find(&diff_option_table, name))
+				return sp_error("diff: %s after --: the options go before the files (what follows -- is "
+						"the new side's files)", QUOTED(a->files[NEW][i]));
+		}
+	} else {
+		if (argc - optind != 2)
+			return sp_error("diff: expected two files, BASE NEW (or several runs a side: BASE... -- NEW...), "
+					"got %d", argc - optind);
+		a->nfiles[BASE] = 1;
+		a->files[NEW] = (const char **)argv + optind + 1;
+		a->nfiles[NEW] = 1;
+	}
+	return 0;
+}
+
+/*
+ * --html and --pprof: the first recording of each side, loaded whole: one
+ * page of differential flame graphs (report_html_diff), or two pprof
+ * profiles with one set of sample types (report_pprof_pair).  They need
+ * stacks: a stat document is refused.
+ */
+static int diff_pair_output(const struct diff_args *a)
+{
+	const char *option = a->format == DIFF_HTML ? "--html" : "--pprof";
+	struct profile p[SIDES];
+	int loaded = 0, ret = 0;
+	for (int s = 0; s < SIDES && ret == 0; s++) {
+		const char *file = a->files[s][0];
+		char err[512];
+		if (looks_like_json(file) > 0) {
+			ret = sp_error("diff: %s: a stat document has no stacks for %s", QUOTED(file), option);
+			break;
+		}
+		if (profile_load(file, &a->po, &p[s], err, sizeof(err)) < 0) {
+			ret = sp_error("diff: %s: %s: %s (it compares recordings)", option, QUOTED(file), err);
+			profile_free(&p[s]);
+			break;
+		}
+		loaded++;
+		if (a->nfiles[s] > 1)
+			sp_warn("diff: %s takes the first recording of each side: %s", option, QUOTED(file));
+	}
+	if (ret == 0 && a->format == DIFF_HTML) {
+		struct report_options o = { .view = { .top = 15, .stacks_per_path = 3, .max_frames = 24 } };
+		ret = report_html_file("diff", a->html, &p[BASE], &p[NEW], &o);
+	} else if (ret == 0) {
+		struct strbuf base = { 0 }, new = { 0 };
+		sb_addf(&base, "%s.base.pb.gz", a->pprof);
+		sb_addf(&new, "%s.new.pb.gz", a->pprof);
+		char err[512];
+		if (report_pprof_pair(&p[BASE], base.buf, &p[NEW], new.buf, err, sizeof(err)) < 0)
+			ret = sp_error("diff: --pprof: %s", err);
+		else
+			printf("go tool pprof -diff_base=%s %s\n", base.buf, new.buf);
+		sb_free(&base);
+		sb_free(&new);
+	}
+	for (int s = 0; s < loaded; s++)
+		profile_free(&p[s]);
+	return ret;
+}
+
+int cmd_diff(int argc, char **argv)
+{
+	struct path_rules *rules = path_rules_new();
+	struct diff_args a = { .sort = SORT_BY_CHANGE };
+	a.po = (struct profile_options){ .rules = rules, .collectors = collector_table, .ncollectors = collector_count };
+	if (parse_diff_args(argc, argv, &a, rules) < 0) {
+		path_rules_free(rules);
+		filter_free(&a.filter);
+		return EXIT_USAGE;
+	}
+	if (a.format == DIFF_HTML || a.format == DIFF_PPROF) {
+		int ret = diff_pair_output(&a);
+		path_rules_free(rules);
+		filter_free(&a.filter);
+		return ret < 0 ? EXIT_USAGE : 0;
+	}
+	struct diff_data *d = xcalloc(1, sizeof(*d));
+	d->pool = string_pool_new();
+	int ret = 0;
+	for (int s = 0; s < SIDES && ret == 0; s++)
+		for (size_t i = 0; i < a.nfiles[s] && ret == 0; i++)
+			ret = load_input(d, (enum side)s, a.files[s][i], &a);
+	struct diff_row *rows = NULL;
+	size_t n = 0;
+	if (ret == 0) {
+		warn_command_differences(d);
+		warn_collector_differences(d);
+	}
+	if (ret == 0) {
+		if (a.format == DIFF_FOLDED) {
+			if (!d->nstacks)
+				ret = sp_error("diff: --folded: no samples from collector %s in any input",
+					       a.collector ? QUOTED(a.collector) : "any");
+			else
+				diff_folded(d, stdout);
+		} else {
+			n = build_rows(d, &a, &rows);
+			if (d->duplicates)
+				sp_warn("diff: %zu figures of a run under a key the run had already were left out: a key names "
+					"one figure", d->duplicates);
+			row_sort = a.sort;
+			qsort(rows, n, sizeof(*rows), compare_rows);
+			if (a.format == DIFF_JSON)
+				diff_json(&a, d, rows, n, stdout);
+			else
+				diff_text(&a, d, rows, n, stdout);
+		}
+		if (ret == 0 && (fflush(stdout) != 0 || ferror(stdout)))
+			ret = sp_error("diff: writing the comparison failed: %s", strerror(errno));
+	}
+	for (size_t i = 0; i < n; i++)
+		for (int s = 0; s < SIDES; s++)
+			free(rows[i].values[s]);
+	free(rows);
+	free(d->entries);
+	free(d->stacks);
+	for (int s = 0; s < SIDES; s++) {
+		free(d->recordings[s]);
+		free(d->commands[s].names);
+		free(d->kernels[s].names);
+	}
+	string_pool_free(d->pool);
+	free(d);
+	path_rules_free(rules);
+	filter_free(&a.filter);
+	return ret < 0 ? EXIT_USAGE : 0;
+}

@@ -1,0 +1,1311 @@
+/*
+ * record.c: `sigprof record`, running a workload under the collectors.
+ *
+ * The order of a run:
+ *   1. check the command exists (before touching any file, so a typo costs
+ *      no previous recording);
+ *   2. ask each collector for its events; create the data file under a
+ *      temporary name (before any signal is blocked: see open_output());
+ *   3. fork the workload blocked on a pipe (workload.h), copy the kernel's
+ *      symbols, open the events for it on every CPU (inherit +
+ *      enable_on_exec; attached targets: enabled at open), write EVENT,
+ *      META and KALLSYMS records, flush, and rename the file into place;
+ *   4. release it; a second, close-on-exec pipe tells whether exec worked;
+ *   5. drain the ring buffers into the file until the workload exits,
+ *      forwarding SIGINT/SIGTERM/SIGHUP to it;
+ *   6. read the exact totals, write TOTALS and FINISH, print one line.
+ * With --switch-output the file is cut in pieces (FILE.TIMESTAMP): at a
+ * round's end, once the piece reached its size or age, the piece gets the
+ * TOTALS of its window and a FINISH flagged switched, is closed, and the
+ * next one starts as a recording of its own would (EVENT, META, KALLSYMS
+ * records, then COMM and MMAP2 of the workload's tasks read from /proc), is
+ * published, and the drain goes on into it.
+ * Signals are blocked except inside ppoll(), so the drain loop wakes for
+ * them without races; a ppoll() that finds a ring ready returns without
+ * running their handlers, so the loop then takes them itself
+ * (workload_take_pending_signals()).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sigprof/collectors/registry.h"
+#include "sigprof/commands/cli.h"
+#include "sigprof/commands/commands.h"
+#include "sigprof/kernel/format.h"
+#include "sigprof/model/datafile.h"
+#include "sigprof/model/kernel_refs.h"
+#include "sigprof/base/options.h"
+#include "sigprof/kernel/pmu.h"
+#include "sigprof/commands/synthesize.h"
+#include "sigprof/base/term.h"
+#include "sigprof/view/view.h"
+#include "sigprof/kernel/rate_bound.h"
+#include "sigprof/commands/target.h"
+#include "sigprof/base/util.h"
+#include "sigprof/symbolize/symbolize.h"
+#include "sigprof/commands/workload.h"
+#include "sigprof/kernel/perf.h"
+#include "sigprof/base/files.h"
+
+#define DEFAULT_FREQUENCY 4000
+#define DEFAULT_RING_PAGES 1024 /* 4 MiB per CPU: tracepoint bursts (a signal storm) outrun smaller ones */
+/*
+ * 16 MiB per CPU when an event copies user stacks: its records are 4-8 KiB,
+ * twenty times a callchain's, and a futex burst filled 4 MiB faster than
+ * the drain loop woke (perf bench futex hash: 1144 records lost in 1 run of
+ * 3 at 4 MiB, none in 3 at 16 MiB; docs/performance.md).
+ */
+#define DWARF_RING_PAGES 4096
+/*
+ * What the writer thread may hold while write(2) stalls (sp_writer_start_async):
+ * at the 300 MB/s of a futex benchmark under the DWARF defaults, 64 MiB cover a
+ * 200 ms stall on top of the rings.
+ */
+#define WRITE_QUEUE_BYTES (64u << 20)
+/* The drain loop hands a partly filled buffer to the writer this often, so the file lags little behind. */
+#define FLUSH_INTERVAL_NS (100 * 1000 * 1000ull)
+
+enum { OPT_CALL_GRAPH = 256 };
+
+struct record_args {
+	const char *output;
+	struct record_options opts;
+	char **argv; /* the workload */
+	unsigned ring_pages;
+	bool ring_pages_chosen; /* -m given: no default applies */
+	bool quiet;
+	/*
+	 * -e/--event/--collectors: the collectors named (comma-separated), and
+	 * the events named that are no collector's name.  With neither, every
+	 * collector of the default set runs.
+	 */
+	struct strbuf collectors;
+	struct pmu_event *user_events;
+	size_t nuser_events, user_events_cap;
+	bool no_kallsyms;       /* --no-kallsyms: do not carry the kernel's symbol table */
+	int zstd_level;         /* -z LEVEL (default SP_ZSTD_DEFAULT_LEVEL); 0: --no-compress, a version 1 file */
+	const char *switch_spec; /* --switch-output as given, or NULL */
+	uint64_t switch_bytes;  /* a new piece when the current one has this many bytes in its file (0: never) */
+	uint64_t switch_ns;     /* ... or is this old (0: never) */
+	struct target target;   /* -p, -t, -a, -C, -G: what runs already; argv is then only the window, or NULL */
+	bool freq_given, period_given; /* -F, -c: one way of sampling, not both */
+	unsigned runs;          /* -r N: N recordings, FILE's name numbered (record_run_output()) */
+	bool recorded;          /* the last record_run() wrote its file whole (its workload may still have failed) */
+};
+
+/*
+ * --switch-output: SIZE with a unit B, K, M or G (powers of 1024), or TIME
+ * with s, m, h or d, as perf takes them.  0 or -EINVAL.
+ */
+static int parse_switch_output(const char *s, struct record_args *a)
+{
+	static const struct { char unit; uint64_t bytes, ns; } units[] = {
+		{ 'B', 1, 0 }, { 'K', 1ull << 10, 0 }, { 'M', 1ull << 20, 0 }, { 'G', 1ull << 30, 0 },
+		{ 's', 0, 1000000000ull }, { 'm', 0, 60000000000ull }, { 'h', 0, 3600000000000ull },
+		{ 'd', 0, 86400000000000ull },
+	};
+	size_t len = strlen(s);
+	if (len < 2)
+		return -EINVAL;
+	char digits[32];
+	if (len - 1 >= sizeof(digits))
+		return -EINVAL;
+	memcpy(digits, s, len - 1);
+	digits[len - 1] = '\0';
+	uint64_t n;
+	if (parse_u64(digits, 1, 1ull << 40, &n) < 0)
+		return -EINVAL;
+	char unit = s[len - 1];
+	for (size_t i = 0; i < ARRAY_SIZE(units); i++) {
+		if (units[i].unit != unit && !(units[i].bytes > 1 && units[i].unit == unit - 'a' + 'A'))
+			continue;
+		a->switch_bytes = n * units[i].bytes;
+		a->switch_ns = n * units[i].ns;
+		a->switch_spec = s;
+		return 0;
+	}
+	return -EINVAL;
+}
+#define MAX_RECORD_RUNS 1000
+
+/* fp | none | dwarf[,SIZE]; SIZE a multiple of 8 from 8 to MAX_STACK_USER_SIZE bytes. */
+static int parse_call_graph(const char *s, struct record_options *opts)
+{
+	uint64_t size = DEFAULT_STACK_USER_SIZE;
+	if (strcmp(s, "fp") == 0) {
+		opts->call_graph = CALL_GRAPH_FP;
+	} else if (strcmp(s, "none") == 0) {
+		opts->call_graph = CALL_GRAPH_NONE;
+	} else if (strncmp(s, "dwarf", 5) == 0 && (s[5] == '\0' || s[5] == ',')) {
+		if (s[5] == ',' && (parse_u64(s + 6, 8, MAX_STACK_USER_SIZE, &size) < 0 || size % 8))
+			return -ERANGE;
+		opts->call_graph = CALL_GRAPH_DWARF;
+	} else {
+		return -EINVAL;
+	}
+	opts->stack_user_size = (uint32_t)size;
+	opts->call_graph_chosen = true;
+	return 0;
+}
+
+static int max_sample_rate(void)
+{
+	return read_int_file("/proc/sys/kernel/perf_event_max_sample_rate", 100000);
+}
+
+/* Whether name is an item of the comma-separated list. */
+static bool in_list(const char *list, const char *name)
+{
+	size_t len = strlen(name);
+	for (const char *p = list; *p;) {
+		size_t n = strcspn(p, ",");
+		if (n == len && strncmp(p, name, len) == 0)
+			return true;
+		p += n + (p[n] == ',');
+	}
+	return false;
+}
+
+/*
+ * One -e argument: each item that names a collector selects it; any other
+ * item is an event, parsed now so that a bad name costs nothing (no file,
+ * no workload).
+ */
+static int parse_event_option(const char *list, struct record_args *a)
+{
+	char item[256], err[512];
+	bool any = false;
+	if (pmu_event_list_has_empty_item(list))
+		return sp_error("record: -e %s: an empty item in the list", QUOTED(list));
+	while (pmu_event_list_next(&list, item, sizeof(item))) {
+		any = true;
+		if (collector_find(item)) {
+			sb_addf(&a->collectors, "%s%s", a->collectors.len ? "," : "", item);
+			continue;
+		}
+		GROW(a->user_events, a->user_events_cap, a->nuser_events + 1);
+		int perr = pmu_event_parse(item, &a->user_events[a->nuser_events], err, sizeof(err));
+		if (perr < 0 && perr == -ENOENT && !strpbrk(item, ":/")) {
+			/* a plain word: it may have been meant as a collector */
+			struct strbuf known = { 0 };
+			const char *near = collector_names(item, &known);
+			if (near)
+				sp_error("record: -e: %s; nor a collector: did you mean '%s'?", err, near);
+			else
+				sp_error("record: -e: %s; nor a collector (%s)", err, known.buf);
+			sb_free(&known);
+			return -EINVAL;
+		}
+		if (perr < 0) {
+			sp_error("record: -e: %s", err);
+			return -EINVAL;
+		}
+		a->nuser_events++;
+	}
+	if (!any) {
+		sp_error("record: -e: no collector or event named");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void record_args_free(struct record_args *a)
+{
+	target_free(&a->target);
+	sb_free(&a->collectors);
+	free(a->user_events);
+}
+
+static void record_epilogue(FILE *out)
+{
+	fprintf(out, "The exit status is the workload's (128+N if signal N killed it); 127 if CMD cannot be found.\n");
+}
+
+/* --call-graph's help names the sizes: keep it in step with collector.h. */
+_Static_assert(DEFAULT_STACK_USER_SIZE == 8192 && WAIT_STACK_USER_SIZE == 2048 && CPU_SIGNAL_STACK_USER_SIZE == 3072,
+	       "record's --call-graph help");
+
+static const struct option_spec record_specs[] = {
+	{ .short_name = 'o', .long_name = "output", .arg = "FILE", .default_value = "sigprof.data",
+	  .help = "write to FILE, a new file renamed into place once the workload starts; an existing one is "
+		  "renamed FILE.old then.  FILE must be a regular file or absent (never a symbolic link, device or "
+		  "FIFO); '-': stdout, for 'sigprof report -i -' (the workload's stdout then goes to stderr)" },
+	{ .short_name = 'e', .long_name = "event", .alias = "collectors", .arg = "LIST",
+	  .values = "COLLECTOR|EVENT,...", .flags = OPTION_REPEATABLE,
+	  .help = "only these collectors and events (comma-separated, repeatable; default: every collector this "
+		  "machine supports).  An EVENT is a generic name (cache-misses, cpu-clock), SYSTEM:NAME, "
+		  "PMU/TERMS/ or a libpfm4 name, with :u :k :p :P... modifiers (see sigprof(1) and 'sigprof list')" },
+	{ .short_name = 'F', .long_name = "freq", .arg = "HZ", .group = 1,
+	  .help = "samples per second per CPU", .default_value = OPTIONS_STR(DEFAULT_FREQUENCY) },
+	{ .short_name = 'c', .long_name = "count", .arg = "PERIOD", .group = 1,
+	  .help = "sample every PERIOD events instead of a frequency" },
+	{ .short_name = 'g', .group = 2, .help = "same as --call-graph fp" },
+	{ .id = OPT_CALL_GRAPH, .long_name = "call-graph", .arg = "MODE", .values = "fp|dwarf[,SIZE]|none", .group = 2,
+	  .help = "fp: kernel and frame-pointer user stacks; dwarf[,SIZE]: kernel stacks and SIZE bytes of user "
+		  "stack (default 8192) unwound at report time; none: the sampled IP only",
+	  .default_value = "each collector's own: cpu and signal dwarf,3072, futex and sched dwarf,2048; see sigprof(1)" },
+	{ .id = 'X', .long_name = "futex", .arg = "MODE", .values = "trace|sample|count",
+	  .help = "trace: every futex call; sample (default): every call while a 10 ms window stays under the "
+		  "rate bound, weighted samples above it; count: exact totals only.  Calls per operation are "
+		  "exact in trace and count (a filtered counter per operation); in sample mode while under the "
+		  "bound, estimated above it" },
+	{ .short_name = 'm', .long_name = "mmap-pages", .arg = "N", .values = "PAGES",
+	  .help = "ring buffer data pages per CPU, a power of two",
+	  .default_value = OPTIONS_STR(DEFAULT_RING_PAGES) "; " OPTIONS_STR(DWARF_RING_PAGES)
+			   " when an event copies user stacks" },
+	{ .id = 'K', .long_name = "no-kallsyms",
+	  .help = "do not copy the kernel's symbol table into FILE (reports then read /proc/kallsyms, which is "
+		  "only right on this machine and this boot)" },
+	{ .short_name = 'z', .long_name = "compression-level", .arg = "LEVEL", .group = 3,
+	  .help = "compress the records with zstd at LEVEL (1 fastest to 22 smallest), a chunk at a time, by the "
+		  "writer thread", .default_value = OPTIONS_STR(SP_ZSTD_DEFAULT_LEVEL) },
+	{ .id = 'Z', .long_name = "no-compress", .group = 3,
+	  .help = "write the records uncompressed (a format version 1 file, which any sigprof reads)" },
+	{ .id = 'W', .long_name = "switch-output", .arg = "SPEC", .values = "SIZE|TIME",
+	  .help = "cut the recording in pieces FILE.YYYYmmddHHMMSScc, each a recording of its own: a new one when "
+		  "the current one holds SIZE bytes (10M: units B, K, M, G) or is TIME old (30s: units s, m, h, d)" },
+	{ .short_name = 'r', .long_name = "repeat", .arg = "N",
+	  .help = "record CMD N times, one file per run: FILE's name numbered before its extension (base.data: "
+		  "base.1.data ... base.N.data), for sigprof diff; the series stops at the first run that fails" },
+	{ .short_name = 'q', .long_name = "quiet", .help = "no closing line" },
+	TARGET_OPTION_SPECS,
+	OPTION_HELP_SPEC,
+};
+
+const struct option_table record_option_table = {
+	.command = "sigprof record",
+	.operands = "[--] [CMD [ARGS...]]",
+	.description = "Run CMD under the collectors, or watch the processes, threads, CPUs or cgroup named by -p, "
+		       "-t, -a, -C or -G (for as long as CMD runs, else until Ctrl-C or every target exited), and "
+		       "write what they gather to FILE (sigprof.data).",
+	.specs = record_specs,
+	.count = ARRAY_SIZE(record_specs),
+	.stop_at_operand = true,
+	.epilogue = record_epilogue,
+};
+
+static int parse_record_args(int argc, char **argv, struct record_args *a)
+{
+	struct getopt_tables g;
+	options_getopt(&record_option_table, &g);
+	a->output = "sigprof.data";
+	a->opts.frequency = DEFAULT_FREQUENCY;
+	a->opts.call_graph = CALL_GRAPH_FP;
+	a->opts.stack_user_size = DEFAULT_STACK_USER_SIZE;
+	a->ring_pages = DEFAULT_RING_PAGES;
+	a->zstd_level = SP_ZSTD_DEFAULT_LEVEL;
+	int c, err;
+	uint64_t v;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
+		switch (c) {
+		case 'e':
+			if (parse_event_option(optarg, a) < 0)
+				return -EINVAL;
+			break;
+		case 'X':
+			if (strcmp(optarg, "trace") == 0)
+				a->opts.futex = FUTEX_TRACE;
+			else if (strcmp(optarg, "sample") == 0)
+				a->opts.futex = FUTEX_SAMPLE;
+			else if (strcmp(optarg, "count") == 0)
+				a->opts.futex = FUTEX_COUNT;
+			else {
+				sp_error("record: --futex %s: expected trace, sample or count", QUOTED(optarg));
+				return -EINVAL;
+			}
+			break;
+		case 'o':
+			a->output = optarg;
+			break;
+		case 'F':
+			if (parse_u64(optarg, 1, (uint64_t)max_sample_rate(), &v) < 0) {
+				sp_error("record: -F %s: not a frequency between 1 and %d Hz (kernel.perf_event_max_sample_rate)",
+					 QUOTED(optarg), max_sample_rate());
+				return -EINVAL;
+			}
+			a->opts.frequency = v;
+			a->opts.period = 0;
+			a->freq_given = true;
+			break;
+		case 'c':
+			if (parse_u64(optarg, 1, UINT64_MAX >> 1, &v) < 0) {
+				sp_error("record: -c %s: not a positive period", QUOTED(optarg));
+				return -EINVAL;
+			}
+			a->opts.period = v;
+			a->period_given = true;
+			break;
+		case 'g':
+			parse_call_graph("fp", &a->opts);
+			break;
+		case OPT_CALL_GRAPH:
+			err = parse_call_graph(optarg, &a->opts);
+			if (err == -ERANGE) {
+				sp_error("record: --call-graph %s: the stack size must be a multiple of 8 from 8 to %u bytes",
+					 QUOTED(optarg), MAX_STACK_USER_SIZE);
+				return -EINVAL;
+			}
+			if (err < 0) {
+				sp_error("record: --call-graph %s: expected fp, dwarf[,SIZE] or none", QUOTED(optarg));
+				return -EINVAL;
+			}
+			break;
+		case 'm':
+			if (parse_u64(optarg, 8, 1u << 20, &v) < 0 || (v & (v - 1))) {
+				sp_error("record: -m %s: expected a power of two from 8 to 1048576", QUOTED(optarg));
+				return -EINVAL;
+			}
+			a->ring_pages = (unsigned)v;
+			a->ring_pages_chosen = true;
+			break;
+		case 'q':
+			a->quiet = true;
+			break;
+		case 'r':
+			if (parse_u64(optarg, 1, MAX_RECORD_RUNS, &v) < 0) {
+				sp_error("record: -r %s: expected a number of runs from 1 to %d", QUOTED(optarg),
+					 MAX_RECORD_RUNS);
+				return -EINVAL;
+			}
+			a->runs = (unsigned)v;
+			break;
+		case 'K':
+			a->no_kallsyms = true;
+			break;
+		case 'z':
+			if (parse_u64(optarg, 1, (uint64_t)sp_zstd_max_level(), &v) < 0) {
+				sp_error("record: -z %s: expected a zstd compression level from 1 to %d", QUOTED(optarg),
+					 sp_zstd_max_level());
+				return -EINVAL;
+			}
+			a->zstd_level = (int)v;
+			break;
+		case 'Z':
+			a->zstd_level = 0;
+			break;
+		case 'W':
+			if (parse_switch_output(optarg, a) < 0) {
+				sp_error("record: --switch-output %s: expected a size (10M; units B, K, M, G) or a time (30s; "
+					 "units s, m, h, d)", QUOTED(optarg));
+				return -EINVAL;
+			}
+			break;
+		case 'h':
+			options_usage(&record_option_table, stdout);
+			exit(0);
+		default:
+			if (target_option(c, optarg, &a->target))
+				break;
+			cli_option_error(&record_option_table, argc, argv);
+			return -EINVAL;
+		}
+	}
+	if (a->freq_given && a->period_given) {
+		sp_error("record: -F and -c are two ways of sampling: give a frequency (-F) or a period (-c), not both");
+		return -EINVAL;
+	}
+	if (optind >= argc && !target_given(&a->target)) {
+		sp_error("record: no command to run and no target (sigprof record [options] -- CMD [ARGS...], or -p PID, "
+			 "-t TID, -a, -G CGROUP)");
+		return -EINVAL;
+	}
+	a->argv = optind < argc ? argv + optind : NULL;
+	if (a->switch_spec && strcmp(a->output, "-") == 0)
+		return sp_error("record: --switch-output writes files: it cannot go with -o - (stdout)");
+	if (a->runs && strcmp(a->output, "-") == 0)
+		return sp_error("record: -r writes numbered files: it cannot go with -o - (stdout)");
+	if (a->runs && target_given(&a->target))
+		return sp_error("record: -r repeats a command it starts: not with -p, -t, -a, -C or -G");
+	return 0;
+}
+
+struct collector_state {
+	const struct collector *collector;
+	int error;
+	char reason[256];
+};
+
+/* Whether spec repeats the event of an earlier spec of the same collector. */
+static bool is_duplicate(const struct event_list *events, size_t e)
+{
+	const struct event_spec *spec = &events->specs[e];
+	for (size_t i = 0; i < e; i++) {
+		const struct event_spec *o = &events->specs[i];
+		/* the whole attr: cpu-clock:u and cpu-clock:k are two events */
+		if (strcmp(o->collector, spec->collector) == 0 && memcmp(&o->attr, &spec->attr, sizeof(o->attr)) == 0 &&
+		    strcmp(o->tracepoint_filter ? o->tracepoint_filter : "",
+			   spec->tracepoint_filter ? spec->tracepoint_filter : "") == 0)
+			return true;
+	}
+	return false;
+}
+
+/* Whether this kernel's MMAP2 records can carry build-ids (attr.build_id, Linux 5.12; older ones refuse the bit). */
+static bool kernel_gives_build_ids(void)
+{
+	struct perf_event_attr probe = { .size = sizeof(probe), .type = PERF_TYPE_SOFTWARE,
+					 .config = PERF_COUNT_SW_DUMMY, .mmap = 1, .mmap2 = 1, .build_id = 1,
+					 .exclude_kernel = 1, .exclude_hv = 1 };
+	return perf_event_probe(&probe) != -EINVAL;
+}
+
+/*
+ * Ask every selected collector for its events, then add the events the
+ * user named to the collectors that own them.  Returns the number of
+ * states filled, or -errno when a named event cannot be added (the error
+ * line is printed).  A collector selected by name (or by default) that
+ * cannot run is noted in its state; a named event that cannot is an error.
+ */
+static int gather_events(struct record_options *opts, const struct record_args *a, struct event_list *events,
+			 struct collector_state *states)
+{
+	bool named = a->collectors.len || a->nuser_events;
+	size_t n = 0;
+	for (size_t i = 0; i < collector_count; i++) {
+		const struct collector *c = collector_table[i];
+		bool by_name = named ? a->collectors.len && in_list(a->collectors.buf, c->name) : !c->on_request;
+		bool owns = false;
+		for (size_t k = 0; k < a->nuser_events && !owns; k++)
+			owns = collector_for_event(&a->user_events[k]) == c;
+		if (!by_name && !owns)
+			continue;
+		size_t before = events->count;
+		states[n].collector = c;
+		if (by_name) {
+			states[n].error = collector_add_events(c, opts, events, states[n].reason, sizeof(states[n].reason));
+			if (states[n].error) {
+				/* a collector is whole or absent: drop what it added before failing */
+				event_list_truncate(events, before);
+			}
+		}
+		for (size_t k = 0; k < a->nuser_events; k++) {
+			const struct pmu_event *ev = &a->user_events[k];
+			if (collector_for_event(ev) != c)
+				continue;
+			char reason[256];
+			int err = event_list_add_parsed(events, opts, ev, c->name, CALL_GRAPH_FP, reason, sizeof(reason));
+			if (err) {
+				sp_error("record: event %s: %s", QUOTED(ev->name), reason);
+				return err;
+			}
+			if (is_duplicate(events, events->count - 1))
+				event_list_truncate(events, events->count - 1);
+		}
+		if (owns && states[n].error) {
+			/* its default set failed, but the events the user gave it run */
+			states[n].error = 0;
+			states[n].reason[0] = '\0';
+		}
+		n++;
+	}
+	for (size_t e = 0; e < events->count; e++) {
+		struct perf_event_attr *attr = &events->specs[e].attr;
+		attr->watermark = 1;
+		attr->wakeup_watermark = 64 * 1024;
+	}
+	/*
+	 * The first event that follows the workload (not a system-wide one,
+	 * which would describe every process) carries the records that
+	 * describe its tasks and mappings.
+	 */
+	for (size_t e = 0; e < events->count; e++) {
+		if (events->specs[e].system_wide)
+			continue;
+		struct perf_event_attr *attr = &events->specs[e].attr;
+		attr->mmap = attr->mmap2 = attr->comm = attr->comm_exec = attr->task = 1;
+		attr->mmap_data = opts->want_data_mmaps;
+		/* each file's build-id in place of its inode (Linux 5.12): a report knows whether it reads what ran */
+		attr->build_id = kernel_gives_build_ids();
+		break;
+	}
+	return (int)n;
+}
+
+static int write_meta(struct sp_writer *w, const struct record_args *a, const struct collector_state *states,
+		      size_t nstates, uint64_t start_real, uint64_t start_mono)
+{
+	struct utsname u;
+	uname(&u);
+	char ncpus[32], real[32], mono[32];
+	snprintf(ncpus, sizeof(ncpus), "%ld", sysconf(_SC_NPROCESSORS_ONLN));
+	snprintf(real, sizeof(real), "%llu", (unsigned long long)start_real);
+	snprintf(mono, sizeof(mono), "%llu", (unsigned long long)start_mono);
+	uint32_t argc = 0;
+	while (a->argv && a->argv[argc])
+		argc++;
+	char cg_text[32] = "default";
+	if (a->opts.call_graph_chosen && a->opts.call_graph == CALL_GRAPH_DWARF)
+		snprintf(cg_text, sizeof(cg_text), "dwarf,%u", a->opts.stack_user_size);
+	else if (a->opts.call_graph_chosen)
+		snprintf(cg_text, sizeof(cg_text), "%s", a->opts.call_graph == CALL_GRAPH_FP ? "fp" : "none");
+	const char *cg = cg_text;
+	const char *version = SIGPROF_VERSION;
+	const char *hostname = u.nodename, *release = u.release, *machine = u.machine;
+	int err = argc ? sp_writer_meta(w, "argv", (const char *const *)a->argv, argc) : 0;
+	if (err == -E2BIG) {
+		const char *just_cmd[] = { a->argv[0] };
+		err = sp_writer_meta(w, "argv", just_cmd, 1);
+	}
+	err = err ? err : sp_writer_meta(w, "hostname", &hostname, 1);
+	err = err ? err : sp_writer_meta(w, "kernel", &release, 1);
+	err = err ? err : sp_writer_meta(w, "arch", &machine, 1);
+	err = err ? err : sp_writer_meta(w, "ncpus", (const char *const[]){ ncpus }, 1);
+	err = err ? err : sp_writer_meta(w, "start_realtime_ns", (const char *const[]){ real }, 1);
+	err = err ? err : sp_writer_meta(w, "start_monotonic_ns", (const char *const[]){ mono }, 1);
+	err = err ? err : sp_writer_meta(w, "sigprof_version", &version, 1);
+	char boot_id[64];
+	if (!err && read_boot_id(boot_id, sizeof(boot_id)) == 0)
+		err = sp_writer_meta(w, "boot_id", (const char *const[]){ boot_id }, 1);
+	err = err ? err : sp_writer_meta(w, "call_graph", &cg, 1);
+	if (target_given(&a->target)) {
+		char text[512];
+		target_describe(&a->target, text, sizeof(text));
+		const char *v = text;
+		err = err ? err : sp_writer_meta(w, "target", &v, 1);
+	}
+	if (a->opts.exclude_kernel) {
+		const char *why = "kernel frames excluded: not root, no CAP_PERFMON, and kernel.perf_event_paranoid > 1";
+		err = err ? err : sp_writer_meta(w, "note", &why, 1);
+	}
+	for (size_t i = 0; i < nstates && !err; i++) {
+		const char *v[] = { states[i].collector->name, states[i].error ? "unavailable" : "ok",
+				    states[i].error ? states[i].reason : "" };
+		err = sp_writer_meta(w, "collector_status", v, 3);
+	}
+	return err;
+}
+
+/*
+ * The kernel's symbol table travels in the recording, so that a report
+ * names kernel frames right on another machine or after a reboot, and does
+ * not pay for reading /proc/kallsyms (slow: the kernel formats it anew on
+ * every read).  Hidden addresses (not root) are not worth carrying.
+ *
+ * Not all of it: the whole table is 1.4 MB compressed here, more than the
+ * rest of a short recording and most of perf's file for the same run.  The
+ * writer's thread watches the records it writes and collects the kernel
+ * addresses they name (kernel_refs.h); at the end the file's trailer,
+ * which a reader reads first, carries the symbols of those addresses only
+ * (kallsyms_subset(): tens of KB).  A pipe (-o -) cannot have a trailer:
+ * it gets the whole table at its head, as before.  A file without its
+ * trailer (its recorder killed) names kernel frames from this machine's
+ * /proc/kallsyms while it runs the same boot (the report says so).
+ */
+struct kernel_copy {
+	char *text;               /* /proc/kallsyms, read once for every piece; NULL: none is carried */
+	size_t len;
+	bool whole;               /* the whole text at the head (a pipe) */
+	struct kernel_refs *refs; /* the current file's addresses, watched on its writer */
+};
+
+static void kernel_copy_read(struct kernel_copy *kc, const struct record_args *a)
+{
+	*kc = (struct kernel_copy){ .whole = strcmp(a->output, "-") == 0 };
+	if (a->no_kallsyms || a->opts.exclude_kernel)
+		return;
+	kc->text = read_whole_file("/proc/kallsyms", &kc->len);
+	if (kc->text && (kc->len <= 16 || strncmp(kc->text, "0000000000000000", 16) == 0)) {
+		free(kc->text);
+		kc->text = NULL;
+	}
+}
+
+/* Before a file's first record: the whole table (a pipe), or a watch on what it will hold. */
+static int kernel_copy_head(struct kernel_copy *kc, struct sp_writer *w)
+{
+	if (!kc->text)
+		return 0;
+	if (kc->whole)
+		return sp_writer_kallsyms(w, kc->text, kc->len);
+	kernel_refs_free(kc->refs);
+	kc->refs = kernel_refs_new();
+	sp_writer_watch(w, kernel_refs_see, kc->refs);
+	return 0;
+}
+
+/* After a file's last record: its trailer, the symbols of the kernel addresses it holds. */
+static int kernel_copy_trailer(struct kernel_copy *kc, struct sp_writer *w)
+{
+	if (!kc->text || kc->whole)
+		return 0;
+	int err = sp_writer_begin_trailer(w);
+	if (err)
+		return err;
+	size_t n;
+	uint64_t *addrs = kernel_refs_addresses(kc->refs, &n);
+	kernel_refs_free(kc->refs);
+	kc->refs = NULL;
+	struct strbuf kept = { 0 };
+	if (n && kallsyms_subset(kc->text, kc->len, addrs, n, &kept) == -EINVAL)
+		sb_add(&kept, kc->text, kc->len); /* not sorted as the kernel writes it: all of it */
+	if (kept.len)
+		err = sp_writer_kallsyms(w, kept.buf, kept.len);
+	sb_free(&kept);
+	free(addrs);
+	return err;
+}
+
+static void kernel_copy_free(struct kernel_copy *kc)
+{
+	free(kc->text);
+	kernel_refs_free(kc->refs);
+}
+
+/*
+ * --switch-output: the run's pieces.  Each piece is a recording of its
+ * own; its TOTALS and FINISH count its window only (the counters and the
+ * ring statistics minus what they were when it began).
+ */
+struct pieces {
+	const struct record_args *a;
+	struct perf_session *session;
+	struct collector_state *states;
+	size_t nstates;
+	pid_t workload;
+	unsigned index;          /* of the current piece, from 1 */
+	uint64_t start_real, start_mono; /* when the current piece began */
+	struct ring_stats base;  /* the drain's statistics then */
+	uint64_t *base_value, *base_enabled, *base_running; /* each event's counter then */
+	size_t nevents;
+	struct strbuf name;      /* the current piece's file */
+};
+
+struct drain_state {
+	struct sp_writer *writer;
+	struct kernel_copy *kernel;
+	struct ring_stats stats;
+	struct pieces *pieces;   /* NULL without --switch-output */
+};
+
+static int sink_to_writer(void *ctx, const void *data, size_t len)
+{
+	struct drain_state *d = ctx;
+	return sp_writer_raw(d->writer, data, len);
+}
+
+/* One pass over every ring, closed by a ROUND record when it copied anything. */
+static int drain_round(struct perf_session *session, struct drain_state *d)
+{
+	uint64_t before = d->stats.records;
+	int ret = perf_session_drain(session, sink_to_writer, d, &d->stats);
+	if (!ret && d->stats.records != before) {
+		struct perf_event_header round = { .type = SP_REC_ROUND, .size = sizeof(round) };
+		ret = sp_writer_record(d->writer, &round);
+	}
+	return ret;
+}
+
+static bool piece_due(const struct pieces *ps, const struct sp_writer *w);
+static int switch_piece(struct drain_state *d);
+
+/*
+ * Whether the run is over: the command exited (its wait status in
+ * *status), or, without a command, an interrupt came or every task of a
+ * -p/-t target has exited.
+ */
+static bool run_over(struct workload *w, const struct target *t, int *status)
+{
+	if (w->pid > 0)
+		return workload_check(w, status);
+	*status = 0;
+	return workload_interrupt_signal() || !target_alive(t);
+}
+
+/*
+ * Drain until the run is over; returns the command's wait status (0
+ * without one), or -errno on a write error.  With rate-bounded events
+ * (rate_bound.h) the loop also wakes at the end of every window to measure
+ * it and switch what it calls for.
+ */
+static int drain_until_exit(struct perf_session *session, struct workload *w, const struct target *t,
+			    struct drain_state *d, struct rate_bound *bound)
+{
+	int fds[4096];
+	size_t nfds = perf_session_poll_fds(session, fds, ARRAY_SIZE(fds));
+	struct pollfd *pfds = xcalloc(nfds ? nfds : 1, sizeof(*pfds));
+	for (size_t i = 0; i < nfds; i++)
+		pfds[i] = (struct pollfd){ .fd = fds[i], .events = POLLIN };
+	int status = 0, ret = 0;
+	uint64_t flushed = now_monotonic_ns();
+	while (!run_over(w, t, &status)) {
+		uint64_t wait_ns = 100 * 1000 * 1000;
+		if (bound && rate_bound_timeout_ns(bound, now_monotonic_ns()) < wait_ns)
+			wait_ns = rate_bound_timeout_ns(bound, now_monotonic_ns());
+		struct timespec timeout = { 0, (long)wait_ns };
+		int n = ppoll(pfds, nfds, &timeout, &w->waitmask);
+		if (n < 0 && errno != EINTR) {
+			ret = -errno;
+			break;
+		}
+		if (n > 0)
+			workload_take_pending_signals(w);
+		for (size_t i = 0; i < nfds; i++)
+			if (pfds[i].revents & (POLLHUP | POLLERR))
+				pfds[i].fd = -1; /* its task is gone: stop polling, keep draining */
+		if (bound)
+			rate_bound_tick(bound, now_monotonic_ns()); /* a failed switch leaves that side as it was */
+		ret = drain_round(session, d);
+		if (!ret && d->pieces && piece_due(d->pieces, d->writer))
+			ret = switch_piece(d);
+		/* a full buffer goes to the writer by itself; this bounds how far the file lags */
+		if (!ret && now_monotonic_ns() - flushed >= FLUSH_INTERVAL_NS) {
+			ret = sp_writer_flush(d->writer);
+			flushed = now_monotonic_ns();
+		}
+		if (ret)
+			break;
+	}
+	free(pfds);
+	if (ret < 0) {
+		workload_abort(w);
+		return ret;
+	}
+	return status;
+}
+
+/* META "rusage": the workload's LKP time.* figures as "NAME=VALUE" strings (docs/data-format.md). */
+static int write_rusage(struct sp_writer *w, const struct workload *wl, uint64_t duration_ns)
+{
+	struct time_figure figures[WORKLOAD_TIME_FIGURES];
+	size_t n = workload_time_figures(&wl->rusage, (double)duration_ns / 1e9, figures);
+	char text[WORKLOAD_TIME_FIGURES][96];
+	const char *values[WORKLOAD_TIME_FIGURES];
+	for (size_t i = 0; i < n; i++) {
+		snprintf(text[i], sizeof(text[i]), "%s=%.9g", figures[i].name, figures[i].value);
+		values[i] = text[i];
+	}
+	return sp_writer_meta(w, "rusage", values, (uint32_t)n);
+}
+
+/*
+ * TOTALS and FINISH (and the workload's rusage once it exited): of the
+ * whole run, or (pieces) of the current piece's window, which then becomes
+ * the base of the next; switched: the workload runs on in the next piece
+ * (wl NULL: no rusage yet).
+ */
+static int write_closing(struct sp_writer *w, struct perf_session *session, const struct drain_state *d,
+			 int status, uint64_t duration_ns, bool switched, const struct workload *wl)
+{
+	struct pieces *ps = d->pieces;
+	const struct opened_event *events;
+	size_t n = perf_session_events(session, &events);
+	int err = !switched && wl && status >= 0 ? write_rusage(w, wl, duration_ns) : 0;
+	unsigned index = 0;
+	for (size_t e = 0; e < n && !err; e++) {
+		if (events[e].failed)
+			continue;
+		struct sp_totals_record t = { .header = { .type = SP_REC_TOTALS, .size = sizeof(t) },
+					      .event_index = index++ };
+		if (perf_session_read_total(session, e, &t.value, &t.time_enabled, &t.time_running) != 0)
+			continue;
+		if (ps && e < ps->nevents) {
+			uint64_t v = t.value, en = t.time_enabled, run = t.time_running;
+			t.value -= ps->base_value[e];
+			t.time_enabled -= ps->base_enabled[e];
+			t.time_running -= ps->base_running[e];
+			ps->base_value[e] = v;
+			ps->base_enabled[e] = en;
+			ps->base_running[e] = run;
+		}
+		err = sp_writer_record(w, &t);
+	}
+	struct ring_stats base = ps ? ps->base : (struct ring_stats){ 0 };
+	struct sp_finish_record f = {
+		.header = { .type = SP_REC_FINISH, .size = sizeof(f) },
+		.end_realtime_ns = now_realtime_ns(),
+		.duration_ns = duration_ns,
+		.wait_status = switched ? 0 : status,
+		.flags = (workload_interrupt_signal() && !switched ? SP_FINISH_INTERRUPTED : 0) |
+			 (switched ? SP_FINISH_SWITCHED : 0),
+		.kernel_records = d->stats.records - base.records,
+		.samples = d->stats.samples - base.samples,
+		.lost = d->stats.lost - base.lost,
+		.lost_samples = d->stats.lost_samples - base.lost_samples,
+		.data_bytes = d->stats.bytes - base.bytes,
+	};
+	if (ps)
+		ps->base = d->stats;
+	return err ? err : sp_writer_record(w, &f);
+}
+
+static int write_events(struct sp_writer *w, struct perf_session *session, struct collector_state *states,
+			size_t nstates)
+{
+	const struct opened_event *events;
+	size_t n = perf_session_events(session, &events);
+	int err = 0;
+	for (size_t e = 0; e < n && !err; e++) {
+		const struct event_spec *spec = events[e].spec;
+		if (events[e].failed) {
+			for (size_t i = 0; i < nstates; i++)
+				if (strcmp(states[i].collector->name, spec->collector) == 0 && !states[i].error) {
+					states[i].error = events[e].error;
+					snprintf(states[i].reason, sizeof(states[i].reason), "cannot open %s: %s",
+						 spec->name, perf_open_reason(events[e].error, &spec->attr));
+				}
+			continue;
+		}
+		struct perf_event_attr attr = spec->attr;
+		attr.size = sizeof(attr);
+		if (spec->tracepoint_format)
+			err = sp_writer_tracepoint(w, attr.config, spec->tracepoint_system, spec->tracepoint_format);
+		if (!err)
+			err = sp_writer_event(w, spec->name, spec->collector, &attr, events[e].ids, events[e].nr_ids);
+	}
+	return err;
+}
+
+/* FILE.YYYYmmddHHMMSScc, the name perf gives its --switch-output pieces, from the wall clock now. */
+static void piece_name(const char *output, struct strbuf *out)
+{
+	uint64_t now = now_realtime_ns();
+	time_t t = (time_t)(now / 1000000000ull);
+	struct tm tm;
+	char stamp[32] = "0";
+	if (localtime_r(&t, &tm))
+		strftime(stamp, sizeof(stamp), "%Y%m%d%H%M%S", &tm);
+	out->len = 0;
+	if (out->buf)
+		out->buf[0] = '\0';
+	sb_addf(out, "%s.%s%02u", output, stamp, (unsigned)(now / 10000000ull % 100));
+}
+
+/*
+ * What a recording holds before its first kernel record: EVENT and META
+ * records (and KALLSYMS on a pipe), and in a piece after the first the
+ * COMM and MMAP2 records of the workload's tasks as they are now.  Then
+ * flushed.
+ */
+static int write_head(struct sp_writer *w, const struct record_args *a, struct perf_session *session,
+		      struct collector_state *states, size_t nstates, const struct pieces *ps,
+		      struct kernel_copy *kc, uint64_t start_real, uint64_t start_mono)
+{
+	int err = kernel_copy_head(kc, w); /* the watch sees the EVENT records too */
+	err = err ? err : write_events(w, session, states, nstates);
+	err = err ? err : write_meta(w, a, states, nstates, start_real, start_mono);
+	/* a chunk of its own when compressed: a file cut inside the kallsyms copy still holds the run's description */
+	err = err ? err : sp_writer_flush(w);
+	if (!err && ps) {
+		char index[16];
+		snprintf(index, sizeof(index), "%u", ps->index);
+		err = sp_writer_meta(w, "switch_output", (const char *const[]){ index, a->switch_spec }, 2);
+	}
+	if (!err && ps && ps->index > 1) {
+		/* the tasks and mappings the kernel described in an earlier piece */
+		const struct opened_event *events;
+		size_t n = perf_session_events(session, &events);
+		for (size_t e = 0; e < n; e++) {
+			const struct perf_event_attr *attr = &events[e].spec->attr;
+			if (events[e].failed || !attr->mmap || !events[e].nr_ids)
+				continue;
+			struct strbuf recs = { 0 };
+			int found = 0;
+			if (target_given(&a->target))
+				target_synthesize(&a->target, &recs, attr->sample_type, events[e].ids[0], attr->mmap_data);
+			else
+				found = synthesize_process_tree(ps->workload, &recs, attr->sample_type, events[e].ids[0],
+								attr->mmap_data);
+			if (found >= 0 && recs.len)
+				err = sp_writer_raw(w, recs.buf, recs.len);
+			sb_free(&recs);
+			break;
+		}
+	}
+	return err ? err : sp_writer_flush(w);
+}
+
+/* Close the current piece (its window's TOTALS, FINISH flagged switched) and go on in a new one. */
+static int switch_piece(struct drain_state *d)
+{
+	struct pieces *ps = d->pieces;
+	const struct record_args *a = ps->a;
+	uint64_t now = now_monotonic_ns();
+	int err = write_closing(d->writer, ps->session, d, 0, now - ps->start_mono, true, NULL);
+	err = err ? err : kernel_copy_trailer(d->kernel, d->writer);
+	int finish_err = sp_writer_finish(d->writer);
+	err = err ? err : finish_err;
+	uint64_t bytes = sp_writer_file_bytes(d->writer);
+	int close_err = sp_writer_close(d->writer);
+	d->writer = NULL;
+	err = err ? err : close_err;
+	if (err) {
+		sp_error("record: writing %s failed: %s (the file holds what was written before)", ps->name.buf,
+			 strerror(-err));
+		return err;
+	}
+	if (!a->quiet)
+		fprintf(stderr, "sigprof: piece %u: %.1f MB written to %s\n", ps->index, (double)bytes / 1e6,
+			ps->name.buf);
+	ps->index++;
+	piece_name(a->output, &ps->name);
+	ps->start_real = now_realtime_ns();
+	ps->start_mono = now_monotonic_ns();
+	struct sp_writer *w = NULL;
+	err = sp_writer_create_compressed(ps->name.buf, a->zstd_level, &w);
+	if (err) {
+		sp_error("record: cannot create %s: %s", QUOTED(ps->name.buf), strerror(-err));
+		return err;
+	}
+	err = write_head(w, a, ps->session, ps->states, ps->nstates, ps, d->kernel, ps->start_real, ps->start_mono);
+	err = err ? err : sp_writer_publish(w);
+	if (err) {
+		sp_error("record: cannot write %s: %s", QUOTED(ps->name.buf), strerror(-err));
+		sp_writer_discard(w);
+		return err;
+	}
+	sp_writer_start_async(w, WRITE_QUEUE_BYTES);
+	d->writer = w;
+	return 0;
+}
+
+static void pieces_free(struct pieces *ps)
+{
+	free(ps->base_value);
+	free(ps->base_enabled);
+	free(ps->base_running);
+	sb_free(&ps->name);
+}
+
+static bool piece_due(const struct pieces *ps, const struct sp_writer *w)
+{
+	return (ps->a->switch_bytes && sp_writer_file_bytes(w) >= ps->a->switch_bytes) ||
+	       (ps->a->switch_ns && now_monotonic_ns() - ps->start_mono >= ps->a->switch_ns);
+}
+
+static void print_closing_line(const struct record_args *a, const struct drain_state *d, uint64_t duration_ns,
+			       uint64_t bytes, uint64_t record_bytes, const struct collector_state *states,
+			       size_t nstates)
+{
+	if (a->quiet)
+		return;
+	uint64_t lost = d->stats.lost + d->stats.lost_samples;
+	struct strbuf line = { 0 };
+	sb_addf(&line, "sigprof: recorded %.2f s, %llu samples, %llu lost (%s), %.1f MB written to %s",
+		(double)duration_ns / 1e9, (unsigned long long)d->stats.samples, (unsigned long long)lost,
+		SHARE(lost, d->stats.samples + lost),
+		(double)bytes / 1e6,
+		d->pieces ? d->pieces->name.buf : strcmp(a->output, "-") ? a->output : "stdout");
+	if (d->pieces)
+		sb_addf(&line, " (piece %u of --switch-output %s)", d->pieces->index, a->switch_spec);
+	if (a->zstd_level)
+		sb_addf(&line, " (zstd: %.1f MB of records, %.1fx)", (double)record_bytes / 1e6,
+			bytes ? (double)record_bytes / (double)bytes : 0.0);
+	/* on a terminal (or with COLUMNS) the line is wrapped within its width, the collectors left out on their own */
+	struct view_options fit = { .width = term_width(STDERR_FILENO, 0) };
+	const char *sep = fit.width ? ";" : "; unavailable: ";
+	bool any = false;
+	for (size_t i = 0; i < nstates; i++) {
+		if (!states[i].error)
+			continue;
+		if (fit.width && !any) {
+			view_text_wrapped(&fit, stderr, 9, "%s%s", line.buf, sep);
+			sb_reset(&line);
+			sb_addstr(&line, "         unavailable: ");
+			sep = "";
+		}
+		/* the reasons are long and say what to do: 'sigprof list' and the report's header give them */
+		sb_addf(&line, "%s%s", sep, states[i].collector->name);
+		sep = ", ";
+		any = true;
+	}
+	if (any)
+		sb_addf(&line, " (why: sigprof list)");
+	view_text_wrapped(&fit, stderr, 9, "%s", line.buf);
+	sb_free(&line);
+}
+
+/* The data file, or stdout for "-" (pipe mode); the one error line on failure. */
+static int open_output(struct record_args *a, const char *path, struct sp_writer **writer)
+{
+	int err;
+	if (strcmp(a->output, "-") == 0) {
+		if (isatty(STDOUT_FILENO)) {
+			sp_error("record: -o -: stdout is a terminal; pipe it (sigprof record -o - -- CMD | sigprof report -i -)");
+			return -ENOTTY;
+		}
+		int fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+		err = fd < 0 ? -errno : sp_writer_from_fd_compressed(fd, a->zstd_level, writer);
+		/* the recording owns the pipe: what sigprof or the workload prints to stdout goes to stderr */
+		if (!err && dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+			err = -errno;
+		if (err)
+			sp_error("record: cannot write the recording to stdout: %s", strerror(-err));
+		return err;
+	}
+	err = *path ? sp_writer_create_compressed(path, a->zstd_level, writer) : -ENOENT;
+	struct stat st;
+	if (!*path)
+		sp_error("record: -o '': an empty file name");
+	else if (err == -EEXIST && lstat(path, &st) == 0)
+		sp_error("record: cannot write to %s: it is %s; sigprof writes a recording only to a regular file "
+			 "or to stdout (-o -)", QUOTED(path), file_type_name(st.st_mode));
+	else if (err)
+		sp_error("record: cannot create %s: %s", QUOTED(path), strerror(-err));
+	return err;
+}
+
+/*
+ * Whether the program at path was built with frame pointers: a quarter or
+ * more of its functions begin by setting one up (the bundled workloads,
+ * built with -fno-omit-frame-pointer: 50-85%, their leaf functions and
+ * _start do not; stress-ng and bash, built without: 8% and 0.2%).  Then the cpu and
+ * signal collectors copy only a short stack and the report follows the
+ * frame-pointer walk past it (stack_copy_default()); a program that cannot
+ * be read (a script) is taken as one without.
+ */
+static bool program_has_frame_pointers(const char *path)
+{
+	size_t with, functions;
+	return elf_frame_pointer_functions(path, &with, &functions) == 0 && functions && with * 4 >= functions;
+}
+
+/*
+ * What the tasks that run already did before sigprof came: their comm and
+ * mappings, written as the kernel's records would be, with the sample_id
+ * of the event that carries the task records.
+ */
+static void synthesize_tasks(struct strbuf *out, struct perf_session *session, const struct record_args *a)
+{
+	const struct opened_event *events;
+	size_t n = perf_session_events(session, &events);
+	for (size_t e = 0; e < n; e++)
+		if (!events[e].failed && events[e].nr_ids && events[e].spec->attr.mmap) {
+			target_synthesize(&a->target, out, events[e].spec->attr.sample_type, events[e].ids[0],
+					  a->opts.want_data_mmaps);
+			return;
+		}
+}
+
+static int record_run(struct record_args *a)
+{
+	a->recorded = false;
+	bool attached = target_given(&a->target);
+	char program[4096] = ""; /* none for tasks that run already: taken as a program without frame pointers */
+	if (a->argv) {
+		int found = workload_find_file(a->argv[0], program, sizeof(program));
+		if (found < 0) {
+			sp_error("record: cannot run %s: %s", QUOTED(a->argv[0]),
+				 found == -ENOENT ? "command not found" : strerror(-found));
+			return workload_cannot_run_exit(found);
+		}
+	}
+	char errbuf[512] = "";
+	if (attached && target_resolve(&a->target, errbuf, sizeof(errbuf)) < 0) {
+		sp_error("record: %s", errbuf);
+		return EXIT_USAGE;
+	}
+	if (!kernel_samples_allowed())
+		a->opts.exclude_kernel = true;
+	/* a window command is not the targets' program: attached tasks get the long copy */
+	a->opts.program_frame_pointers = !attached && program_has_frame_pointers(program);
+
+	struct event_list events = { 0 };
+	struct collector_state states[64] = { 0 };
+	int gathered = gather_events(&a->opts, a, &events, states);
+	if (gathered < 0) {
+		event_list_free(&events);
+		return EXIT_USAGE;
+	}
+	size_t nstates = (size_t)gathered;
+	if (!events.count) {
+		sp_error("record: no collector can run here: %s", states[0].reason);
+		event_list_free(&events);
+		return EXIT_USAGE;
+	}
+	if (attached)
+		event_list_enable_at_open(&events);
+
+	/* --switch-output: the first piece is FILE.TIMESTAMP too */
+	struct pieces pieces = { .a = a, .states = states, .nstates = nstates, .index = 1 };
+	struct pieces *ps = a->switch_spec ? &pieces : NULL;
+	struct kernel_copy kernel = { 0 };
+	if (ps)
+		piece_name(a->output, &ps->name);
+	/* before workload_start() blocks the interrupt signals: nothing may wait with them blocked */
+	struct sp_writer *writer = NULL;
+	int err = open_output(a, ps ? ps->name.buf : a->output, &writer);
+	if (err < 0) {
+		event_list_free(&events);
+		sb_free(&pieces.name);
+		return EXIT_USAGE;
+	}
+	struct workload w;
+	err = 0;
+	if (a->argv)
+		err = workload_start(&w, a->argv);
+	else
+		workload_none(&w);
+	if (err < 0) {
+		sp_error("record: cannot start the workload: %s", strerror(-err));
+		sp_writer_discard(writer);
+		event_list_free(&events);
+		sb_free(&pieces.name);
+		return EXIT_USAGE;
+	}
+
+	if (!a->ring_pages_chosen)
+		for (size_t i = 0; i < events.count; i++)
+			if (events.specs[i].attr.sample_type & PERF_SAMPLE_STACK_USER)
+				a->ring_pages = DWARF_RING_PAGES;
+	struct perf_target target = { .pid = w.pid, .inherit = true };
+	if (attached)
+		target_perf(&a->target, &target);
+	struct perf_session *session = NULL;
+	struct strbuf synthesized = { 0 }; /* COMM and MMAP2 records of the targets as sigprof found them */
+	/*
+	 * The kernel's symbols before the events open: reading them takes 0.1 to
+	 * 0.2 s, during which attached targets (their events enabled at open)
+	 * would fill the rings with nothing draining them and no rate bound yet.
+	 */
+	kernel_copy_read(&kernel, a);
+	err = perf_session_open(events.specs, events.count, &target, a->ring_pages, &session, errbuf, sizeof(errbuf));
+	if (err < 0) {
+		sp_error("record: %s", errbuf);
+		goto fail_child;
+	}
+	/* at once, while the targets surely run: their comm and maps as they are now */
+	if (attached)
+		synthesize_tasks(&synthesized, session, a);
+	uint64_t start_real = now_realtime_ns(), start_mono = now_monotonic_ns();
+	if (ps) {
+		ps->session = session;
+		ps->workload = w.pid;
+		ps->start_real = start_real;
+		ps->start_mono = start_mono;
+		const struct opened_event *opened;
+		ps->nevents = perf_session_events(session, &opened);
+		ps->base_value = xcalloc(ps->nevents + 1, sizeof(uint64_t));
+		ps->base_enabled = xcalloc(ps->nevents + 1, sizeof(uint64_t));
+		ps->base_running = xcalloc(ps->nevents + 1, sizeof(uint64_t));
+	}
+	err = write_head(writer, a, session, states, nstates, ps, &kernel, start_real, start_mono);
+	if (!err && synthesized.len)
+		err = sp_writer_raw(writer, synthesized.buf, synthesized.len);
+	sb_free(&synthesized);
+	err = err ? err : sp_writer_flush(writer);
+	if (err < 0) {
+		sp_error("record: cannot write %s: %s%s", QUOTED(ps ? ps->name.buf : a->output), strerror(-err),
+			 strcmp(a->output, "-") ? " (a previous recording there is kept)" : "");
+		goto fail_child;
+	}
+	/*
+	 * The file goes under its name (the previous one to FILE.old) before
+	 * the workload runs, so that a recorder killed from now on leaves its
+	 * data where the user looks, and only once it holds the run's
+	 * description: a full disk fails above, before anything is moved.
+	 */
+	err = sp_writer_publish(writer);
+	if (err < 0) {
+		const char *name = ps ? ps->name.buf : a->output;
+		sp_error("record: cannot put the new recording in place as %s (a previous one there moves to %s.old): %s",
+			 QUOTED(name), name, strerror(-err));
+		goto fail_child;
+	}
+
+	/* without a thread (it could not start) the drain loop writes itself, as before */
+	sp_writer_start_async(writer, WRITE_QUEUE_BYTES);
+	err = a->argv ? workload_release(&w) : 0;
+	if (err < 0) {
+		sp_error("record: cannot run %s: %s", QUOTED(a->argv[0]), workload_release_error(err));
+		sp_writer_discard(writer);
+		perf_session_close(session);
+		event_list_free(&events);
+		pieces_free(&pieces);
+		kernel_copy_free(&kernel);
+		return workload_cannot_run_exit(err);
+	}
+
+	struct drain_state d = { .writer = writer, .kernel = &kernel, .pieces = ps };
+	struct rate_bound *bound = NULL;
+	rate_bound_start(session, now_monotonic_ns(), &bound);
+	int status = drain_until_exit(session, &w, &a->target, &d, bound);
+	rate_bound_free(bound);
+	uint64_t duration = now_monotonic_ns() - start_mono;
+	perf_session_disable(session);
+	uint64_t bytes = 0, record_bytes = 0;
+	if (d.writer) { /* gone only when switching pieces failed (said) */
+		err = status < 0 ? status : drain_round(session, &d);
+		err = err ? err : write_closing(d.writer, session, &d, status,
+						ps ? now_monotonic_ns() - ps->start_mono : duration, false,
+						a->argv && !attached ? &w : NULL); /* a window command's rusage is not the targets' */
+		err = err ? err : kernel_copy_trailer(&kernel, d.writer);
+		int close_err = sp_writer_finish(d.writer);
+		bytes = sp_writer_file_bytes(d.writer);
+		record_bytes = sp_writer_bytes(d.writer);
+		int publish_err = sp_writer_close(d.writer);
+		err = err ? err : close_err ? close_err : publish_err;
+		if (err < 0)
+			sp_error("record: writing %s failed: %s (the file holds what was written before)",
+				 ps ? ps->name.buf : a->output, strerror(-err));
+	} else {
+		err = status < 0 ? status : -EIO;
+	}
+	perf_session_close_detached(session);
+	event_list_free(&events);
+	if (err < 0) {
+		pieces_free(&pieces);
+		kernel_copy_free(&kernel);
+		return EXIT_USAGE;
+	}
+	print_closing_line(a, &d, duration, bytes, record_bytes, states, nstates);
+	a->recorded = true;
+	pieces_free(&pieces);
+	kernel_copy_free(&kernel);
+	return a->argv ? workload_exit_code(status) : 0;
+
+fail_child:
+	sb_free(&synthesized);
+	workload_abort(&w);
+	sp_writer_discard(writer);
+	pieces_free(&pieces);
+	kernel_copy_free(&kernel);
+	perf_session_close(session);
+	event_list_free(&events);
+	return EXIT_USAGE;
+}
+
+/* Run `run` (from 1) of -r N: "base.data" -> "base.3.data"; a name without an extension gets ".3" at its end. */
+static void record_run_output(const char *output, unsigned run, struct strbuf *sb)
+{
+	const char *slash = strrchr(output, '/'), *dot = strrchr(output, '.');
+	if (dot && dot > (slash ? slash + 1 : output))
+		sb_addf(sb, "%.*s.%u%s", (int)(dot - output), output, run, dot);
+	else
+		sb_addf(sb, "%s.%u", output, run);
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct record_args a = { 0 };
+	int ret = parse_record_args(argc, argv, &a) < 0 ? EXIT_USAGE : 0;
+	if (ret == 0 && a.runs == 0)
+		ret = record_run(&a);
+	const char *output = a.output;
+	struct strbuf name = { 0 };
+	for (unsigned run = 1; ret == 0 && run <= a.runs; run++) {
+		sb_reset(&name);
+		record_run_output(output, run, &name);
+		a.output = name.buf;
+		ret = record_run(&a);
+		if (ret == 0)
+			continue;
+		/* a run recorded whole whose workload failed is the last file; one that wrote nothing said why */
+		if (a.recorded)
+			sp_warn("record: run %u of %u ended with status %d: the series stops at %s", run, a.runs, ret,
+				name.buf);
+		else if (run > 1)
+			sp_warn("record: the series stops at run %u of %u: runs 1 to %u are recorded", run, a.runs, run - 1);
+	}
+	sb_free(&name);
+	record_args_free(&a);
+	return ret;
+}

@@ -1,0 +1,610 @@
+/*
+ * report.c: `sigprof report`, the options, the shared sorted views
+ * (report.h) and the folded-stacks writer.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sigprof/commands/archive.h"
+#include "sigprof/commands/cli.h"
+#include "sigprof/commands/commands.h"
+#include "sigprof/base/options.h"
+#include "sigprof/collectors/registry.h"
+#include "sigprof/base/term.h"
+#include "sigprof/commands/report.h"
+#include "sigprof/base/util.h"
+
+enum { OPT_JSON = 256, OPT_FOLDED, OPT_FIGURES, OPT_STACKS, OPT_SORT, OPT_PATH_RULE, OPT_PATH_RULES, OPT_KALLSYMS,
+       OPT_MAX_FRAMES, OPT_COLLECTOR, OPT_SCHED_KEYS, OPT_SRCLINE, OPT_NO_DEMANGLE, OPT_DEBUG_DIRS, OPT_HTML,
+       OPT_WIDTH, OPT_COLOR, OPT_NO_PAGER, OPT_PPROF, OPT_WEIGHT, OPT_FOLDED_ROOT, OPT_SYMFS,
+       OPT_PERCENT_LIMIT };
+
+static const struct option_spec report_specs[] = {
+	{ .short_name = 'i', .long_name = "input", .arg = "FILE", .help = "the recording",
+	  .default_value = "sigprof.data" },
+	{ .id = OPT_JSON, .long_name = "json", .group = 1,
+	  .help = "one JSON object (docs/report-json.md); one format only: not with --folded or --figures" },
+	{ .id = OPT_FOLDED, .long_name = "folded", .group = 1, .help = "folded stacks, root first, for flame graphs" },
+	{ .id = OPT_PPROF, .long_name = "pprof", .arg = "FILE", .group = 1,
+	  .help = "write a gzipped pprof profile.proto to FILE, for go tool pprof (docs/outputs.md)" },
+	{ .id = OPT_FIGURES, .long_name = "figures", .group = 1,
+	  .help = "every figure under its stable key, one a line: key, value, unit, exact or estimated, tab-separated "
+		  "(docs/figures.md)" },
+	{ .id = OPT_HTML, .long_name = "html", .arg = "FILE", .group = 1,
+	  .help = "write one self-contained HTML page to FILE: the report's tables and an interactive flame graph per "
+		  "collector (docs/report-html.md)" },
+	{ .short_name = 'n', .long_name = "top", .arg = "N", .help = "functions to list", .default_value = "15" },
+	{ .id = OPT_STACKS, .long_name = "stacks", .arg = "N", .help = "stacks per path",
+	  .default_value = "3 in text, all in JSON" },
+	{ .id = OPT_SORT, .long_name = "sort", .arg = "KEY", .values = "self|total|name",
+	  .help = "order functions by self, total or name", .default_value = "self" },
+	{ .id = OPT_MAX_FRAMES, .long_name = "max-frames", .arg = "N", .help = "frames printed per stack in text",
+	  .default_value = "24" },
+	{ .id = OPT_COLLECTOR, .long_name = "collector", .arg = "NAME",
+	  .help = "the collector whose stacks --folded prints", .default_value = "the first with samples" },
+	{ .id = OPT_WEIGHT, .long_name = "weight", .arg = "W", .values = "samples|ns",
+	  .help = "what a folded stack weighs: its samples, or the collector's time in ns (cpu-clock, sched wait, "
+		  "futex wait, signal handler)", .default_value = "samples" },
+	{ .id = OPT_FOLDED_ROOT, .long_name = "folded-root", .arg = "R", .values = "comm|pid|tid|none",
+	  .help = "begin each folded stack with its command, comm-PID or comm-PID/TID", .default_value = "none" },
+	{ .id = OPT_PATH_RULE, .long_name = "path-rule", .arg = "R", .values = "GLOB=PATH", .flags = OPTION_REPEATABLE,
+	  .help = "add a path rule GLOB=PATH, checked before the built-in ones" },
+	{ .id = OPT_PATH_RULES, .long_name = "path-rules", .arg = "FILE",
+	  .help = "add the rules of FILE, one 'GLOB PATH' per line" },
+	{ .id = OPT_KALLSYMS, .long_name = "kallsyms", .arg = "FILE",
+	  .help = "kernel symbols from FILE instead of /proc/kallsyms" },
+	{ .id = OPT_SCHED_KEYS, .long_name = "sched-keys", .arg = "KEYS", .values = "lkp|stack",
+	  .help = "lkp: key sched stacks like LKP's perf-sched figures (leaf first, five frames); stack: by "
+		  "their frames", .default_value = "stack" },
+	{ .id = OPT_SRCLINE, .long_name = "srcline",
+	  .help = "add file:line to frames and show inlined calls as frames (DWARF)" },
+	{ .id = OPT_NO_DEMANGLE, .long_name = "no-demangle",
+	  .help = "show C++ names as the symbol table has them (_ZN3foo3barEv)" },
+	{ .id = OPT_DEBUG_DIRS, .long_name = "debug-dirs", .arg = "DIRS",
+	  .help = "roots of separate debug files, colon-separated",
+	  .default_value = "$SIGPROF_DEBUG_DIRS, else /usr/lib/debug" },
+	{ .id = OPT_SYMFS, .long_name = "symfs", .arg = "DIR", .values = "DIR|ARCHIVE",
+	  .help = "read every file the recording names under DIR (DIR/PATH; debug files under DIR/usr/lib/debug), "
+		  "or from an archive made by 'sigprof archive'" },
+	{ .id = OPT_WIDTH, .long_name = "width", .arg = "N",
+	  .help = "fit the text report in N columns", .default_value = "$COLUMNS, else the terminal's; no limit in a pipe" },
+	{ .id = OPT_COLOR, .long_name = "color", .arg = "WHEN", .values = "auto|always|never",
+	  .help = "colour paths and kernel, user and sigprof's own frames; auto: when stdout is a terminal and NO_COLOR "
+		  "is not set", .default_value = "auto" },
+	{ .id = OPT_NO_PAGER, .long_name = "no-pager",
+	  .help = "never page; by default a report longer than the terminal goes through $PAGER (less -FRX)" },
+	CLI_FILTER_OPTION_SPECS,
+	{ .id = OPT_PERCENT_LIMIT, .long_name = "percent-limit", .arg = "PCT",
+	  .help = "hide the paths, functions and stacks below PCT percent of their collector's samples" },
+	OPTION_HELP_SPEC,
+};
+
+const struct option_table report_option_table = {
+	.command = "sigprof report",
+	.description = "Show where the samples of a recording land: the share of each path (sigreturn, "
+		       "signal-deliver, signal-generate, futex-wait, futex-wake, futex-requeue, futex-other, recorder, other), "
+		       "the top functions and the top call stacks of each path.",
+	.specs = report_specs,
+	.count = ARRAY_SIZE(report_specs),
+};
+
+/*
+ * The output formats are one choice: --json and --folded together are an
+ * error, not "the last wins".  An option that shapes only other formats
+ * than the chosen one is ignored with a warning line, not silently (and
+ * not refused: scripts that pass it with another format keep working).
+ */
+#define FORMAT_BIT(f) (1u << (f))
+static const char *const format_names[] = { [REPORT_TEXT] = "the text report", [REPORT_JSON] = "--json",
+					    [REPORT_FOLDED] = "--folded", [REPORT_FIGURES] = "--figures",
+					    [REPORT_HTML] = "--html", [REPORT_PPROF] = "--pprof" };
+
+static const struct shaping_option {
+	int id;            /* getopt's value */
+	const char *name;
+	unsigned formats;  /* FORMAT_BIT()s of the formats it shapes */
+} shaping_options[] = {
+	{ 'n', "--top (-n)", FORMAT_BIT(REPORT_TEXT) | FORMAT_BIT(REPORT_JSON) | FORMAT_BIT(REPORT_HTML) },
+	{ OPT_STACKS, "--stacks", FORMAT_BIT(REPORT_TEXT) | FORMAT_BIT(REPORT_JSON) | FORMAT_BIT(REPORT_HTML) },
+	{ OPT_SORT, "--sort", FORMAT_BIT(REPORT_TEXT) | FORMAT_BIT(REPORT_JSON) | FORMAT_BIT(REPORT_HTML) },
+	{ OPT_SCHED_KEYS, "--sched-keys", FORMAT_BIT(REPORT_TEXT) | FORMAT_BIT(REPORT_JSON) | FORMAT_BIT(REPORT_HTML) },
+	{ OPT_WIDTH, "--width", FORMAT_BIT(REPORT_TEXT) },
+	{ OPT_COLOR, "--color", FORMAT_BIT(REPORT_TEXT) },
+	{ OPT_MAX_FRAMES, "--max-frames", FORMAT_BIT(REPORT_TEXT) },
+	{ OPT_COLLECTOR, "--collector", FORMAT_BIT(REPORT_FOLDED) },
+	{ OPT_WEIGHT, "--weight", FORMAT_BIT(REPORT_FOLDED) },
+	{ OPT_FOLDED_ROOT, "--folded-root", FORMAT_BIT(REPORT_FOLDED) },
+	/* the figures are the recording's whatever the display: perf-profile keeps LKP's 0.5% floor (docs/figures.md) */
+	{ OPT_PERCENT_LIMIT, "--percent-limit", FORMAT_BIT(REPORT_TEXT) | FORMAT_BIT(REPORT_JSON) | FORMAT_BIT(REPORT_FOLDED) },
+};
+
+/* One error line for two output formats; a warning line for each option that does nothing in the chosen format. */
+static int check_output_options(unsigned formats, unsigned given, enum report_format format)
+{
+	int first = -1;
+	for (int f = 0; f < (int)ARRAY_SIZE(format_names); f++) {
+		if (!(formats & FORMAT_BIT(f)))
+			continue;
+		if (first >= 0)
+			return sp_error("report: %s and %s are two output formats: give one of them", format_names[first],
+					format_names[f]);
+		first = f;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(shaping_options); i++) {
+		const struct shaping_option *so = &shaping_options[i];
+		if (!(given & (1u << i)) || (so->formats & FORMAT_BIT(format)))
+			continue;
+		struct strbuf applies = { 0 };
+		int named = 0, count = __builtin_popcount(so->formats);
+		for (int f = 0; f < (int)ARRAY_SIZE(format_names); f++)
+			if (so->formats & FORMAT_BIT(f))
+				sb_addf(&applies, "%s%s", !named++ ? "" : named == count ? " and " : ", ", format_names[f]);
+		sp_warn("report: %s applies to %s, not to %s: ignored", so->name, applies.buf, format_names[format]);
+		sb_free(&applies);
+	}
+	return 0;
+}
+
+static int parse_count(const char *opt, const char *arg, uint64_t max, unsigned *out)
+{
+	uint64_t v;
+	if (parse_u64(arg, 0, max, &v) < 0)
+		return sp_error("report: %s %s: expected a number from 0 to %llu", opt, QUOTED(arg), (unsigned long long)max);
+	*out = (unsigned)v;
+	return 0;
+}
+
+/*
+ * --pprof and --html write a file, renamed into place when whole: "-" is
+ * not standard output there, and an empty name is no file.
+ */
+static bool output_file_named(const char *option, const char *what, const char *arg)
+{
+	if (!*arg)
+		return sp_error("report: %s '': the file's name is empty", option), false;
+	if (strcmp(arg, "-") == 0)
+		return sp_error("report: %s -: %s is written to a file, not to standard output: give its name", option,
+				what),
+		       false;
+	return true;
+}
+
+static int parse_report_args(int argc, char **argv, struct report_options *o, struct path_rules *rules,
+			     struct profile_options *po, struct profile_filter *filter)
+{
+	/* in the order of their options' values (the option table) */
+	static const enum function_sort sorts[] = { SORT_SELF, SORT_TOTAL, SORT_NAME };
+	static const enum folded_root roots[] = { ROOT_COMM, ROOT_PID, ROOT_TID, ROOT_NONE };
+	char err[512];
+	int c, k;
+	unsigned formats = 0; /* FORMAT_BIT()s of the format options given */
+	unsigned given = 0; /* bit i: shaping_options[i] was given */
+	struct getopt_tables g;
+	options_getopt(&report_option_table, &g);
+	optind = 1;
+	while ((c = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
+		for (size_t i = 0; i < ARRAY_SIZE(shaping_options); i++)
+			if (shaping_options[i].id == c)
+				given |= 1u << i;
+		switch (c) {
+		case 'i':
+			o->input = optarg;
+			break;
+		case OPT_JSON:
+			formats |= FORMAT_BIT(REPORT_JSON);
+			o->format = REPORT_JSON;
+			break;
+		case OPT_FIGURES:
+			formats |= FORMAT_BIT(REPORT_FIGURES);
+			o->format = REPORT_FIGURES;
+			break;
+		case OPT_FOLDED:
+			formats |= FORMAT_BIT(REPORT_FOLDED);
+			o->format = REPORT_FOLDED;
+			break;
+		case OPT_HTML:
+			if (!output_file_named("--html", "an HTML page", optarg))
+				return -EINVAL;
+			formats |= FORMAT_BIT(REPORT_HTML);
+			o->format = REPORT_HTML;
+			o->html = optarg;
+			break;
+		case OPT_WIDTH:
+			if (parse_count("--width", optarg, 100000, &o->width) < 0)
+				return -EINVAL;
+			break;
+		case OPT_COLOR: {
+			enum term_color_mode mode;
+			if (term_color_parse(optarg, &mode) < 0)
+				return sp_error("report: --color %s: expected auto, always or never", QUOTED(optarg));
+			o->color = (int)mode;
+			break;
+		}
+		case OPT_NO_PAGER:
+			o->no_pager = true;
+			break;
+		case OPT_PPROF:
+			if (!output_file_named("--pprof", "a pprof profile", optarg))
+				return -EINVAL;
+			formats |= FORMAT_BIT(REPORT_PPROF);
+			o->format = REPORT_PPROF;
+			o->pprof = optarg;
+			po->weights = true;
+			break;
+		case OPT_WEIGHT:
+			if ((k = option_choice(&report_option_table, c, optarg)) < 0)
+				return sp_error("report: --weight %s: expected samples or ns", QUOTED(optarg));
+			o->weight_ns = k == 1;
+			break;
+		case OPT_FOLDED_ROOT:
+			if ((k = option_choice(&report_option_table, c, optarg)) < 0)
+				return sp_error("report: --folded-root %s: expected comm, pid, tid or none", QUOTED(optarg));
+			o->root = roots[k];
+			break;
+		case 'n':
+			if (parse_count("-n", optarg, 1000000, &o->view.top) < 0)
+				return -EINVAL;
+			break;
+		case OPT_STACKS:
+			if (parse_count("--stacks", optarg, 1000000, &o->view.stacks_per_path) < 0)
+				return -EINVAL;
+			o->view.stacks_limit_given = true;
+			break;
+		case OPT_MAX_FRAMES:
+			if (parse_count("--max-frames", optarg, 100000, &o->view.max_frames) < 0)
+				return -EINVAL;
+			break;
+		case OPT_SORT:
+			if ((k = option_choice(&report_option_table, c, optarg)) < 0)
+				return sp_error("report: --sort %s: expected self, total or name", QUOTED(optarg));
+			o->sort = sorts[k];
+			break;
+		case OPT_COLLECTOR:
+			o->collector = optarg;
+			break;
+		case OPT_PATH_RULE:
+			if (path_rules_add(rules, optarg, err, sizeof(err)) < 0)
+				return sp_error("report: --path-rule: %s", err);
+			break;
+		case OPT_PATH_RULES:
+			if (path_rules_load(rules, optarg, err, sizeof(err)) < 0)
+				return sp_error("report: --path-rules: %s", err);
+			break;
+		case OPT_KALLSYMS:
+			po->kallsyms = optarg;
+			break;
+		case OPT_SCHED_KEYS:
+			if (strcmp(optarg, "lkp") == 0)
+				o->view.sched_keys_lkp = true;
+			else if (strcmp(optarg, "stack") != 0)
+				return sp_error("report: --sched-keys %s: expected lkp or stack", QUOTED(optarg));
+			break;
+		case OPT_SRCLINE:
+			po->srcline = true;
+			break;
+		case OPT_NO_DEMANGLE:
+			o->no_demangle = true;
+			break;
+		case OPT_DEBUG_DIRS:
+			o->debug_dirs = optarg;
+			break;
+		case OPT_SYMFS:
+			o->symfs = optarg;
+			break;
+		case OPT_PERCENT_LIMIT:
+			if (filter_set_percent_limit(filter, optarg, err, sizeof(err)) < 0)
+				return sp_error("report: %s", err);
+			break;
+		case 'h':
+			options_usage(&report_option_table, stdout);
+			exit(0);
+		default:
+			if (c >= CLI_OPT_FILTER_FIRST && c < CLI_OPT_FILTER_END) {
+				if (cli_filter_option(c, optarg, filter, "report") < 0)
+					return -EINVAL;
+				break;
+			}
+			cli_option_error(&report_option_table, argc, argv);
+			return -EINVAL;
+		}
+	}
+	if (optind < argc)
+		return sp_error("report: unexpected argument %s (the recording is named with -i FILE)", QUOTED(argv[optind]));
+	/* folded stacks per thread or by time need the weight table (weights.h) */
+	if (o->format == REPORT_FOLDED && (o->weight_ns || o->root != ROOT_NONE))
+		po->weights = true;
+	if (o->format != REPORT_TEXT && o->format != REPORT_JSON && o->format != REPORT_FOLDED)
+		filter->percent_limit = 0; /* ignored, with the warning line of check_output_options() */
+	return check_output_options(formats, given, o->format);
+}
+
+int report_folded_collector(const struct profile *p, const char *name)
+{
+	for (int c = 0; c < p->ncollectors; c++)
+		if (name ? strcmp(p->collectors[c].name, name) == 0 : p->collectors[c].samples > 0)
+			return c;
+	return -1;
+}
+
+/*
+ * Folded stacks, root first, one line per stack: "a;b;c 42".  Frames are
+ * named as in the text report, except that a frame no symbol names is
+ * "[dso]", without its address, so that they merge; a kernel frame ends in
+ * _[k] and an inlined one in _[i] (flamegraph.pl colours by them).  With
+ * --folded-root the first frame is the command, comm-PID or comm-PID/TID
+ * (as perf script | stackcollapse-perf.pl --pid/--tid put them); with
+ * --weight ns the value is the collector's time (weights.h).
+ */
+
+int report_time_weight(const struct profile *p, int c)
+{
+	const struct collector *impl = p->collectors[c].impl;
+	for (size_t i = 0; impl && i < impl->nweights; i++)
+		if (impl->weights[i].is_time)
+			return WEIGHT_OWN + (int)i;
+	if (impl && impl->nweights)
+		return -1;
+	return profile_period_is_time(p, c) ? WEIGHT_PERIOD : -1;
+}
+
+static int folded_collector(const struct profile *p, const struct report_options *o)
+{
+	if (o->collector) {
+		int c = profile_collector(p, o->collector);
+		if (c < 0)
+			return sp_error("report: --collector %s: %s has no such collector", QUOTED(o->collector), p->file);
+		if (!p->collectors[c].samples)
+			return sp_error("report: %s: collector %s has no samples: nothing to fold", p->file,
+					QUOTED(o->collector));
+		if (o->weight_ns && report_time_weight(p, c) < 0)
+			return sp_error("report: --weight ns: collector %s measures no time (cpu with cpu-clock, sched, "
+					"futex and signal do)", QUOTED(o->collector));
+		return c;
+	}
+	for (int c = 0; c < p->ncollectors; c++)
+		if (p->collectors[c].samples && (!o->weight_ns || report_time_weight(p, c) >= 0))
+			return c;
+	return sp_error("report: %s: no collector has samples%s: nothing to fold", p->file,
+			o->weight_ns ? " with a time weight" : "");
+}
+
+/* One folded line: its text (root frame and stack, root first) and weight. */
+struct folded_row {
+	char *text;
+	uint64_t value;
+};
+
+static int compare_folded_texts(const void *a, const void *b)
+{
+	const struct folded_row *x = a, *y = b;
+	return strcmp(x->text, y->text);
+}
+
+/* Heaviest first, as without --folded-root; then by text, so that the order is fixed. */
+static int compare_folded_rows(const void *a, const void *b)
+{
+	const struct folded_row *x = a, *y = b;
+	if (x->value != y->value)
+		return x->value < y->value ? 1 : -1;
+	return strcmp(x->text, y->text);
+}
+
+/*
+ * A frame's text in a folded line: ';' separates frames and a newline
+ * ends the line, so a name that holds one (a command named "a;b") has it
+ * replaced (':', ' ') rather than read as two frames.
+ */
+static void sb_add_folded(struct strbuf *sb, const char *text)
+{
+	for (;;) {
+		size_t n = strcspn(text, ";\n\r");
+		sb_add(sb, text, n);
+		if (!text[n])
+			return;
+		sb_add(sb, text[n] == ';' ? ":" : " ", 1);
+		text += n + 1;
+	}
+}
+
+static char *root_frame(const struct weight_key *k, enum folded_root root)
+{
+	char buf[128];
+	const char *comm = k->comm && k->comm[0] ? k->comm : "[unknown]";
+	if (root == ROOT_COMM)
+		snprintf(buf, sizeof(buf), "%s", comm);
+	else if (root == ROOT_PID)
+		snprintf(buf, sizeof(buf), "%s-%u", comm, k->pid);
+	else
+		snprintf(buf, sizeof(buf), "%s-%u/%u", comm, k->pid, k->tid);
+	struct strbuf sb = { 0 };
+	sb_add_folded(&sb, buf);
+	return sb.buf ? sb.buf : xstrdup("");
+}
+
+void report_folded_stack(const struct profile *p, uint32_t stack, struct strbuf *sb)
+{
+	const struct stack *s = &p->stacks.stacks[stack];
+	const uint32_t *frames = stack_frames(&p->stacks, s);
+	char buf[256];
+	for (uint32_t k = s->nframes; k-- > 0;) {
+		const struct frame *f = &p->stacks.frames[frames[k]];
+		sb_add_folded(sb, frame_merged_label(f, buf, sizeof(buf)));
+		if (frame_srcline(f, buf, sizeof(buf))) {
+			sb_addstr(sb, ":");
+			sb_add_folded(sb, buf);
+		}
+		/* flamegraph.pl colours frames by these suffixes: kernel, inlined */
+		sb_addf(sb, "%s%s%s", f->kernel ? "_[k]" : "", f->inlined ? "_[i]" : "", k ? ";" : "");
+	}
+}
+
+/* A folded line's text: the root frame (NULL: none), then the stack's frames, root first. */
+static char *folded_text(const struct profile *p, const char *root, uint32_t stack, struct strbuf *line)
+{
+	sb_reset(line);
+	if (root)
+		sb_addf(line, "%s;", root);
+	report_folded_stack(p, stack, line);
+	return xstrdup(line->len ? line->buf : "");
+}
+
+static int report_folded(const struct profile *p, const struct report_options *o, FILE *out)
+{
+	int c = folded_collector(p, o);
+	if (c < 0)
+		return c;
+	struct folded_row *rows = NULL;
+	size_t n = 0, cap = 0;
+	struct strbuf line = { 0 };
+	if (!p->weights) { /* per stack, by samples: the stack table has it */
+		uint32_t *ids;
+		size_t nids = view_stacks(p, c, -1, &ids);
+		for (size_t i = 0; i < nids; i++) {
+			GROW(rows, cap, n + 1);
+			rows[n++] = (struct folded_row){ folded_text(p, NULL, ids[i], &line), p->stacks.stacks[ids[i]].count };
+		}
+		free(ids);
+	} else {
+		int kind = o->weight_ns ? report_time_weight(p, c) : WEIGHT_SAMPLES;
+		for (size_t e = 0; e < p->weights->count; e++) {
+			const struct weight_entry *we = &p->weights->entries[e];
+			if ((int)we->key.collector != c || !we->values[kind])
+				continue;
+			char *root = o->root != ROOT_NONE ? root_frame(&we->key, o->root) : NULL;
+			GROW(rows, cap, n + 1);
+			rows[n++] = (struct folded_row){ folded_text(p, root, we->key.stack, &line), we->values[kind] };
+			free(root);
+		}
+	}
+	/*
+	 * Lines of the same text merge: entries that differ only in what a line
+	 * does not show (a label, a thread), and stacks of the same frames on
+	 * two paths (a lock's contention ends, charged to the path of the wait).
+	 */
+	qsort(rows, n, sizeof(*rows), compare_folded_texts);
+	size_t kept = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (kept && strcmp(rows[kept - 1].text, rows[i].text) == 0) {
+			rows[kept - 1].value += rows[i].value;
+			free(rows[i].text);
+			continue;
+		}
+		rows[kept++] = rows[i];
+	}
+	n = kept;
+	qsort(rows, n, sizeof(*rows), compare_folded_rows);
+	if (!n && o->weight_ns)
+		sp_warn("report: %s: collector %s measured no time on any stack", p->file, p->collectors[c].name);
+	for (size_t i = 0; i < n; i++) {
+		fprintf(out, "%s %llu\n", rows[i].text, (unsigned long long)rows[i].value);
+		free(rows[i].text);
+	}
+	sb_free(&line);
+	free(rows);
+	return 0;
+}
+
+/*
+ * Every figure under its key (view_figures()): "KEY\tVALUE\tUNIT\texact" or
+ * "estimated", for scripts and for a comparison of runs.  Values print with
+ * up to 15 significant digits (what a double holds exactly), integers
+ * without a fraction.
+ */
+static void report_figures(const struct profile *p, FILE *out)
+{
+	struct figure_rows rows = { 0 };
+	view_figures(p, &rows);
+	if (rows.refused)
+		sp_warn("report: %s: %zu figures under a key listed already were left out (a collector's bug: please "
+			"report it)", p->file, rows.refused);
+	for (size_t i = 0; i < rows.count; i++)
+		fprintf(out, "%s\t%.15g\t%s\t%s\n", rows.rows[i].key, rows.rows[i].value, rows.rows[i].unit,
+			rows.rows[i].exact ? "exact" : "estimated");
+	figure_rows_free(&rows);
+}
+
+int cmd_report(int argc, char **argv)
+{
+	struct report_options o = { .input = "sigprof.data",
+				    .view = { .top = 15, .stacks_per_path = 3, .max_frames = 24 } };
+	struct path_rules *rules = path_rules_new();
+	struct profile_filter filter = { 0 };
+	struct profile_options po = { .rules = rules, .collectors = collector_table, .ncollectors = collector_count,
+				      .filter = &filter };
+	if (parse_report_args(argc, argv, &o, rules, &po, &filter) < 0) {
+		path_rules_free(rules);
+		filter_free(&filter);
+		return EXIT_USAGE;
+	}
+	/* Settings of the symbolizer, for every symbol this report names. */
+	symbolize_set_demangle(!o.no_demangle);
+	symbolize_set_debug_dirs(o.debug_dirs ? o.debug_dirs : getenv("SIGPROF_DEBUG_DIRS"));
+	char err[512];
+	char *unpacked = NULL; /* --symfs ARCHIVE: where it was unpacked, removed at the end */
+	if (o.symfs) {
+		struct stat st;
+		if (stat(o.symfs, &st) < 0) {
+			sp_error("report: --symfs %s: %s", QUOTED(o.symfs), strerror(errno));
+			path_rules_free(rules);
+			filter_free(&filter);
+			return EXIT_USAGE;
+		}
+		if (!S_ISDIR(st.st_mode) && archive_unpack(o.symfs, &unpacked, err, sizeof(err)) < 0) {
+			sp_error("report: --symfs %s: %s", QUOTED(o.symfs), err);
+			path_rules_free(rules);
+			filter_free(&filter);
+			return EXIT_USAGE;
+		}
+		symbolize_set_symfs(unpacked ? unpacked : o.symfs);
+	}
+	struct profile p;
+	int ret = profile_load(o.input, &po, &p, err, sizeof(err));
+	if (ret < 0) {
+		sp_error("report: %s: %s", o.input, err);
+		profile_free(&p);
+		path_rules_free(rules);
+		archive_remove(unpacked);
+		filter_free(&filter);
+		return EXIT_USAGE;
+	}
+	if (p.truncated)
+		sp_warn("%s %s (%s); reporting the %llu samples it holds", o.input, profile_end_verb(&p),
+			p.problem[0] ? p.problem : "no closing section", (unsigned long long)p.samples);
+	else if (p.problem[0])
+		sp_warn("%s: %s; reporting what came before", o.input, p.problem);
+	ret = 0;
+	if (o.format == REPORT_JSON) {
+		report_json(&p, &o, stdout);
+	} else if (o.format == REPORT_FOLDED) {
+		ret = report_folded(&p, &o, stdout);
+	} else if (o.format == REPORT_FIGURES) {
+		report_figures(&p, stdout);
+	} else if (o.format == REPORT_PPROF) {
+		if ((ret = report_pprof(&p, o.pprof, err, sizeof(err))) < 0)
+			sp_error("report: --pprof: %s", err);
+	} else if (o.format == REPORT_HTML) {
+		ret = report_html_file("report", o.html, NULL, &p, &o);
+	} else {
+		/* the terminal: its width and colour, and the pager for a report longer than the screen */
+		o.view.width = term_width(STDOUT_FILENO, o.width);
+		o.view.color = term_color_enabled((enum term_color_mode)o.color, STDOUT_FILENO);
+		struct pager pg;
+		FILE *out = pager_begin(&pg, !o.no_pager);
+		report_text(&p, &o, out);
+		if (pager_end(&pg) < 0)
+			ret = -EPIPE; /* the pager's writing failed: said below as stdout's */
+	}
+	if (fflush(stdout) != 0 || ferror(stdout) || ret == -EPIPE) {
+		sp_error("report: writing the report failed: %s", strerror(errno ? errno : EIO));
+		ret = -EIO;
+	}
+	profile_free(&p);
+	path_rules_free(rules);
+	archive_remove(unpacked);
+	filter_free(&filter);
+	return ret < 0 ? EXIT_USAGE : 0;
+}

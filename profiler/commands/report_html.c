@@ -1,0 +1,301 @@
+/*
+ * report_html.c: `sigprof report --html FILE`, one self-contained page.
+ *
+ * The page is three parts, all inline (it opens from a file, offline):
+ *
+ *   <style>   profiler/commands/report_html.css
+ *   <script type="application/json" id="sigprof-report">
+ *             the report's JSON document (report_json_write(), --stacks
+ *             per path): the header, the path table and every collector's
+ *             section, which the script lays out as tables
+ *   <script type="application/json" id="sigprof-flame">
+ *             the flame graphs' data, below
+ *   <script>  profiler/commands/report_html.js: tables, flame graphs (zoom, search,
+ *             hover, weights), and the differential mode
+ *
+ * The two files are linked into this object as they are (.incbin below),
+ * so they stay plain CSS and JavaScript that can be read and linted as
+ * such; the Makefile rebuilds this object when they change.
+ *
+ * The flame data, compact so that 100 000 distinct stacks stay a few MB:
+ *
+ *   { "mode": "normal" | "diff",
+ *     "frames": [["label", "dso", kind], ...],   kind: bit 1 kernel, 2 marked ([signal ...], [unwind: ...]), 4 inlined
+ *     "collectors": [{ "name": "cpu", "time_unit": "ns" | null,
+ *                      "stacks": [[count, weight, frame, ...], ...] }] }
+ *
+ * A stack lists frame indexes root first (as folded stacks do).  In "diff"
+ * mode each stack has four numbers before its frames: count and weight of
+ * the base recording, then of the new one; the script sizes frames by the
+ * new recording and colours them by the change of their share.  Frames and
+ * stacks are merged by their labels, so the same function in two
+ * recordings (or two addresses of one function) is one frame.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sigprof/base/json.h"
+#include "sigprof/commands/report.h"
+#include "sigprof/base/util.h"
+#include "sigprof/base/files.h"
+#include "sigprof/base/hashmap.h"
+
+/* The page's style and script, linked in as they are, each followed by a NUL. */
+__asm__(".pushsection .rodata\n"
+	".global report_html_css\n"
+	"report_html_css:\n"
+	".incbin \"profiler/commands/report_html.css\"\n"
+	".byte 0\n"
+	".global report_html_js\n"
+	"report_html_js:\n"
+	".incbin \"profiler/commands/report_html.js\"\n"
+	".byte 0\n"
+	".popsection\n");
+extern const char report_html_css[];
+extern const char report_html_js[];
+
+#define FLAME_MAX_COLLECTORS 16
+
+struct flame_stack {
+	uint32_t *frames;   /* root first */
+	uint32_t nframes;
+	uint64_t values[4]; /* count, weight (of the new recording in diff mode: base count, weight, new count, weight) */
+};
+
+struct flame_collector {
+	char name[32];
+	bool time_ns;             /* its weights are nanoseconds (cpu-clock, task-clock) */
+	struct u64_map index;     /* hash of the frame list -> stack + 1 */
+	struct flame_stack *stacks;
+	size_t nstacks, cap;
+};
+
+struct flame {
+	bool diff;
+	struct u64_map frame_index; /* hash of the frame key -> frame + 1 */
+	char **frame_keys;          /* "kind\tdso\tlabel" */
+	size_t nframes, frames_cap;
+	struct flame_collector collectors[FLAME_MAX_COLLECTORS];
+	int ncollectors;
+};
+
+/* The index of the frame with this key, added when new; the map resolves a hash collision by probing on. */
+static uint32_t flame_frame(struct flame *fl, const char *key)
+{
+	uint64_t h = hash_bytes(key, strlen(key), 0);
+	for (;; h++) {
+		void *v = u64_map_get(&fl->frame_index, h);
+		if (!v)
+			break;
+		uint32_t id = (uint32_t)((uintptr_t)v - 1);
+		if (strcmp(fl->frame_keys[id], key) == 0)
+			return id;
+	}
+	GROW(fl->frame_keys, fl->frames_cap, fl->nframes + 1);
+	fl->frame_keys[fl->nframes] = xstrdup(key);
+	u64_map_put(&fl->frame_index, h, (void *)(uintptr_t)(fl->nframes + 1));
+	return (uint32_t)fl->nframes++;
+}
+
+static struct flame_collector *flame_collector(struct flame *fl, const struct collector_info *ci)
+{
+	for (int i = 0; i < fl->ncollectors; i++)
+		if (strcmp(fl->collectors[i].name, ci->name) == 0)
+			return &fl->collectors[i];
+	if (fl->ncollectors == FLAME_MAX_COLLECTORS)
+		return NULL;
+	struct flame_collector *fc = &fl->collectors[fl->ncollectors++];
+	snprintf(fc->name, sizeof(fc->name), "%s", ci->name);
+	fc->time_ns = strcmp(ci->event, "cpu-clock") == 0 || strcmp(ci->event, "task-clock") == 0;
+	return fc;
+}
+
+/* Add count and weight to the stack of these frames (root first), at values[slot], [slot + 1]. */
+static void flame_add(struct flame_collector *fc, const uint32_t *frames, uint32_t n, int slot, uint64_t count,
+		      uint64_t weight)
+{
+	uint64_t h = hash_bytes(frames, n * sizeof(*frames), 1);
+	struct flame_stack *s = NULL;
+	for (;; h++) {
+		void *v = u64_map_get(&fc->index, h);
+		if (!v)
+			break;
+		struct flame_stack *t = &fc->stacks[(uintptr_t)v - 1];
+		if (t->nframes == n && memcmp(t->frames, frames, n * sizeof(*frames)) == 0) {
+			s = t;
+			break;
+		}
+	}
+	if (!s) {
+		GROW(fc->stacks, fc->cap, fc->nstacks + 1);
+		s = &fc->stacks[fc->nstacks];
+		memset(s, 0, sizeof(*s));
+		s->frames = xmalloc((n ? n : 1) * sizeof(*frames));
+		memcpy(s->frames, frames, n * sizeof(*frames));
+		s->nframes = n;
+		u64_map_put(&fc->index, h, (void *)(uintptr_t)(++fc->nstacks));
+	}
+	s->values[slot] += count;
+	s->values[slot + 1] += weight;
+}
+
+/* Every stack of every collector of p into fl, at values[slot]. */
+static void flame_add_profile(struct flame *fl, const struct profile *p, int slot)
+{
+	uint32_t *frame_ids = xcalloc(p->stacks.nframes + 1, sizeof(*frame_ids)); /* profile frame -> flame frame + 1 */
+	uint32_t *frames = NULL;
+	size_t cap = 0;
+	char label[256], source[256], key[1024];
+	for (size_t i = 0; i < p->stacks.nstacks; i++) {
+		const struct stack *s = &p->stacks.stacks[i];
+		if (!s->count || (int)s->collector >= p->ncollectors)
+			continue;
+		struct flame_collector *fc = flame_collector(fl, &p->collectors[s->collector]);
+		if (!fc)
+			continue;
+		const uint32_t *ids = stack_frames(&p->stacks, s);
+		GROW(frames, cap, s->nframes + 1);
+		for (uint32_t k = 0; k < s->nframes; k++) {
+			uint32_t id = ids[s->nframes - 1 - k];
+			if (!frame_ids[id]) {
+				const struct frame *f = &p->stacks.frames[id];
+				const char *srcline = frame_srcline(f, source, sizeof(source));
+				int kind = (f->kernel ? 1 : 0) | (f->synthetic ? 2 : 0) | (f->inlined ? 4 : 0);
+				snprintf(key, sizeof(key), "%d\t%s\t%s%s%s", kind, dso_short_name(f->dso),
+					 frame_label(f, label, sizeof(label)), srcline ? ":" : "", srcline ? srcline : "");
+				frame_ids[id] = flame_frame(fl, key) + 1;
+			}
+			frames[k] = frame_ids[id] - 1;
+		}
+		flame_add(fc, frames, s->nframes, slot, s->count, s->weight);
+	}
+	free(frames);
+	free(frame_ids);
+}
+
+static void flame_free(struct flame *fl)
+{
+	for (size_t i = 0; i < fl->nframes; i++)
+		free(fl->frame_keys[i]);
+	free(fl->frame_keys);
+	u64_map_free(&fl->frame_index);
+	for (int c = 0; c < fl->ncollectors; c++) {
+		struct flame_collector *fc = &fl->collectors[c];
+		for (size_t i = 0; i < fc->nstacks; i++)
+			free(fc->stacks[i].frames);
+		free(fc->stacks);
+		u64_map_free(&fc->index);
+	}
+}
+
+static void write_flame(const struct flame *fl, FILE *out)
+{
+	fprintf(out, "{\"mode\":\"%s\",\"frames\":[", fl->diff ? "diff" : "normal");
+	for (size_t i = 0; i < fl->nframes; i++) {
+		const char *key = fl->frame_keys[i];
+		const char *dso = strchr(key, '\t') + 1, *label = strchr(dso, '\t') + 1;
+		char dso_buf[256];
+		snprintf(dso_buf, sizeof(dso_buf), "%.*s", (int)(label - 1 - dso), dso);
+		fprintf(out, "%s[", i ? "," : "");
+		json_quote(out, label, true);
+		fputc(',', out);
+		json_quote(out, dso_buf, true);
+		fprintf(out, ",%d]", atoi(key));
+	}
+	fprintf(out, "],\"collectors\":[");
+	for (int c = 0; c < fl->ncollectors; c++) {
+		const struct flame_collector *fc = &fl->collectors[c];
+		fprintf(out, "%s{\"name\":", c ? "," : "");
+		json_quote(out, fc->name, true);
+		fprintf(out, ",\"time_unit\":%s,\"stacks\":[", fc->time_ns ? "\"ns\"" : "null");
+		for (size_t i = 0; i < fc->nstacks; i++) {
+			const struct flame_stack *s = &fc->stacks[i];
+			fprintf(out, "%s[%llu,%llu", i ? ",\n" : "", (unsigned long long)s->values[0],
+				(unsigned long long)s->values[1]);
+			if (fl->diff)
+				fprintf(out, ",%llu,%llu", (unsigned long long)s->values[2],
+					(unsigned long long)s->values[3]);
+			for (uint32_t k = 0; k < s->nframes; k++)
+				fprintf(out, ",%u", s->frames[k]);
+			fputc(']', out);
+		}
+		fprintf(out, "]}");
+	}
+	fprintf(out, "]}");
+}
+
+/* The report's JSON document of p, as the page's tables read it: every section, --stacks stacks per path. */
+static void write_report_document(const struct profile *p, const struct report_options *o, FILE *out)
+{
+	struct report_options doc = *o;
+	doc.view.stacks_limit_given = true;
+	struct json_writer w;
+	json_init(&w, out);
+	w.script_safe = true;
+	report_json_write(&w, p, &doc);
+}
+
+static void write_page(const char *title, const struct profile *base, const struct profile *p,
+		       const struct report_options *o, const struct flame *fl, FILE *out)
+{
+	fprintf(out, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>");
+	for (const char *c = title; *c; c++) /* the title as HTML text */
+		fputs(*c == '<' ? "&lt;" : *c == '>' ? "&gt;" : *c == '&' ? "&amp;" : (char[2]){ *c, 0 }, out);
+	fprintf(out, "</title>\n<style>\n%s</style>\n</head>\n<body>\n", report_html_css);
+	fprintf(out, "<noscript>This report draws its tables and flame graphs with JavaScript.</noscript>\n");
+	if (base) {
+		fprintf(out, "<script type=\"application/json\" id=\"sigprof-report-base\">\n");
+		write_report_document(base, o, out);
+		fprintf(out, "</script>\n");
+	}
+	fprintf(out, "<script type=\"application/json\" id=\"sigprof-report\">\n");
+	write_report_document(p, o, out);
+	fprintf(out, "</script>\n<script type=\"application/json\" id=\"sigprof-flame\">\n");
+	write_flame(fl, out);
+	fprintf(out, "\n</script>\n<script>\n%s</script>\n</body>\n</html>\n", report_html_js);
+}
+
+void report_html(const struct profile *p, const struct report_options *o, FILE *out)
+{
+	struct flame fl = { 0 };
+	flame_add_profile(&fl, p, 0);
+	char title[512];
+	snprintf(title, sizeof(title), "sigprof report of %s", p->file);
+	write_page(title, NULL, p, o, &fl, out);
+	flame_free(&fl);
+}
+
+void report_html_diff(const struct profile *base, const struct profile *new, const struct report_options *o,
+		      FILE *out)
+{
+	struct flame fl = { .diff = true };
+	flame_add_profile(&fl, base, 0);
+	flame_add_profile(&fl, new, 2);
+	char title[1024];
+	snprintf(title, sizeof(title), "sigprof diff of %s and %s", base->file, new->file);
+	write_page(title, base, new, o, &fl, out);
+	flame_free(&fl);
+}
+
+int report_html_file(const char *command, const char *path, const struct profile *base, const struct profile *p,
+		     const struct report_options *o)
+{
+	struct safe_output out;
+	int err = safe_output_open(path, 0644, &out);
+	if (err == -EEXIST)
+		return sp_error("%s: --html %s: it exists and is not a regular file (a link, device, FIFO or "
+				"directory): sigprof writes only a regular file", command, QUOTED(path));
+	if (err < 0)
+		return sp_error("%s: --html %s: cannot create it: %s", command, QUOTED(path), strerror(-err));
+	if (base)
+		report_html_diff(base, p, o, out.fp);
+	else
+		report_html(p, o, out.fp);
+	err = safe_output_commit(&out);
+	if (err < 0)
+		return sp_error("%s: --html %s: writing it failed: %s", command, QUOTED(path), strerror(-err));
+	return 0;
+}
+

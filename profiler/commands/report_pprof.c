@@ -1,0 +1,268 @@
+/*
+ * report_pprof.c: `sigprof report --pprof FILE`, a recording as pprof's
+ * profile.proto, gzipped (pprof.h), for `go tool pprof`, Pyroscope, Parca
+ * and Grafana.  docs/outputs.md describes what lands where.
+ *
+ * It reads the profile's weight table (weights.h: samples and the
+ * collectors' own weights per stack, thread and label), so the report
+ * loads the recording with profile_options.weights.
+ *
+ *   sample types   per collector that has samples: its own weight kinds
+ *                  (signal_deliveries, signal_handler in ns, futex_calls,
+ *                  futex_wait, sched_wait, sched_delay), else COLLECTOR_samples
+ *                  and, when its periods are time (cpu-clock), COLLECTOR_time
+ *                  in ns, or when they are events, COLLECTOR_UNIT (cache_misses)
+ *   samples        one per weight-table entry: its stack's locations, its
+ *                  collector's values (0 for every other type), labels
+ *                  path, comm, pid, tid, and signal / futex_word when set
+ *   locations      one per frame, one line each (an inlined call is a
+ *                  frame of its own), its function named as in the text
+ *                  report, file:line with --srcline
+ *   mappings       one per dso, with its build-id when the report read it
+ *
+ * report_pprof_pair() writes two recordings with the same sample types in
+ * the same order, as `pprof -diff_base` needs.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sigprof/base/pprof.h"
+#include "sigprof/commands/report.h"
+#include "sigprof/base/util.h"
+#include "sigprof/base/files.h"
+
+/* One sample type, and where a profile's values for it come from. */
+struct pprof_type {
+	char name[96];
+	const char *unit;
+	char collector[32];
+	unsigned kind;    /* weights.h: WEIGHT_SAMPLES, WEIGHT_PERIOD, WEIGHT_OWN + i */
+};
+
+struct pprof_types {
+	struct pprof_type *types;
+	size_t count, cap;
+};
+
+static void add_type(struct pprof_types *t, const char *collector, const char *what, const char *unit,
+		     unsigned kind)
+{
+	for (size_t i = 0; i < t->count; i++)
+		if (strcmp(t->types[i].collector, collector) == 0 && t->types[i].kind == kind)
+			return;
+	GROW(t->types, t->cap, t->count + 1);
+	struct pprof_type *ty = &t->types[t->count++];
+	snprintf(ty->name, sizeof(ty->name), "%s_%s", collector, what);
+	ty->unit = unit;
+	snprintf(ty->collector, sizeof(ty->collector), "%s", collector);
+	ty->kind = kind;
+}
+
+/* The sample types of a profile's collectors with samples, appended to t (once each). */
+static void collect_types(const struct profile *p, struct pprof_types *t)
+{
+	for (int c = 0; c < p->ncollectors; c++) {
+		const struct collector_info *ci = &p->collectors[c];
+		if (!ci->ok || !ci->samples)
+			continue;
+		const struct collector *impl = ci->impl;
+		if (impl && impl->nweights) {
+			for (size_t i = 0; i < impl->nweights; i++)
+				add_type(t, ci->name, impl->weights[i].name, impl->weights[i].unit, WEIGHT_OWN + (unsigned)i);
+			continue;
+		}
+		add_type(t, ci->name, "samples", "count", WEIGHT_SAMPLES);
+		if (profile_period_is_time(p, c))
+			add_type(t, ci->name, "time", "nanoseconds", WEIGHT_PERIOD);
+		else if (ci->weight != ci->samples)
+			/* the sampled events' counts: "samples" is taken by the type above (cpu's cycles, page-faults) */
+			add_type(t, ci->name, impl && impl->unit && strcmp(impl->unit, "samples") != 0 ? impl->unit : "events",
+				 "count", WEIGHT_PERIOD);
+	}
+}
+
+/* The default sample type: the first that measures time, else the first. */
+static const char *default_type(const struct pprof_types *t)
+{
+	for (size_t i = 0; i < t->count; i++)
+		if (strcmp(t->types[i].unit, "nanoseconds") == 0)
+			return t->types[i].name;
+	return t->count ? t->types[0].name : NULL;
+}
+
+struct pprof_writer {
+	const struct profile *p;
+	struct pprof_builder *b;
+	uint64_t *location_of; /* frame id -> location id, 0: not made yet */
+};
+
+static uint64_t location_of_frame(struct pprof_writer *w, uint32_t id)
+{
+	if (w->location_of[id])
+		return w->location_of[id];
+	const struct frame *f = &w->p->stacks.frames[id];
+	char buf[256];
+	uint64_t mapping = pprof_mapping(w->b, f->dso, view_dso_build_id(w->p, f->dso));
+	uint64_t function = pprof_function(w->b, frame_merged_label(f, buf, sizeof(buf)), f->srcfile);
+	w->location_of[id] = pprof_add_location(w->b, mapping, f->addr, function, f->line);
+	return w->location_of[id];
+}
+
+static void add_labels(struct pprof_writer *w, struct pprof_sample *s, const struct weight_key *k)
+{
+	const struct stack *st = &w->p->stacks.stacks[k->stack];
+	pprof_label_string(w->b, s, "path", path_name(st->path));
+	if (k->comm && k->comm[0])
+		pprof_label_string(w->b, s, "comm", k->comm);
+	pprof_label_number(w->b, s, "pid", k->pid);
+	pprof_label_number(w->b, s, "tid", k->tid);
+	if (k->signal) {
+		char name[16];
+		pprof_label_string(w->b, s, "signal", signal_name(k->signal, name, sizeof(name)));
+	}
+	if (k->word) {
+		char name[512];
+		view_user_data_name(w->p, k->pid, k->word, name, sizeof(name), NULL);
+		pprof_label_string(w->b, s, "futex_word", name);
+	}
+}
+
+static void add_samples(struct pprof_writer *w, const struct pprof_types *t)
+{
+	const struct profile *p = w->p;
+	/* per collector of the profile: the sample type index of each weight kind, or -1 */
+	int (*type_of)[WEIGHT_MAX] = xcalloc((size_t)p->ncollectors + 1, sizeof(*type_of));
+	for (int c = 0; c < p->ncollectors; c++)
+		for (unsigned k = 0; k < WEIGHT_MAX; k++) {
+			type_of[c][k] = -1;
+			for (size_t i = 0; i < t->count; i++)
+				if (strcmp(t->types[i].collector, p->collectors[c].name) == 0 && t->types[i].kind == k)
+					type_of[c][k] = (int)i;
+		}
+	int64_t *values = xcalloc(t->count + 1, sizeof(*values));
+	uint64_t *locations = NULL;
+	size_t locations_cap = 0;
+	for (size_t e = 0; e < p->weights->count; e++) {
+		const struct weight_entry *we = &p->weights->entries[e];
+		bool any = false;
+		memset(values, 0, t->count * sizeof(*values));
+		for (unsigned k = 0; k < WEIGHT_MAX; k++) {
+			int ti = type_of[we->key.collector][k];
+			if (ti >= 0 && we->values[k]) {
+				values[ti] = (int64_t)we->values[k];
+				any = true;
+			}
+		}
+		if (!any)
+			continue;
+		const struct stack *st = &p->stacks.stacks[we->key.stack];
+		const uint32_t *frames = stack_frames(&p->stacks, st);
+		GROW(locations, locations_cap, (size_t)st->nframes + 1);
+		for (uint32_t i = 0; i < st->nframes; i++)
+			locations[i] = location_of_frame(w, frames[i]);
+		struct pprof_sample *s = pprof_add_sample(w->b, locations, st->nframes, values);
+		add_labels(w, s, &we->key);
+	}
+	free(locations);
+	free(values);
+	free(type_of);
+}
+
+/* pprof takes the first mapping for the program's: make it the workload's executable when a frame names it. */
+static void main_mapping_first(struct pprof_writer *w)
+{
+	const struct profile *p = w->p;
+	if (p->argc < 1)
+		return;
+	const char *program = dso_short_name(p->argv[0]);
+	for (size_t i = 0; i < p->stacks.nframes; i++) {
+		const struct frame *f = &p->stacks.frames[i];
+		if (!f->kernel && f->dso[0] == '/' && strcmp(dso_short_name(f->dso), program) == 0) {
+			pprof_mapping(w->b, f->dso, view_dso_build_id(p, f->dso));
+			return;
+		}
+	}
+}
+
+static int write_one(const struct profile *p, const struct pprof_types *t, const char *path, char *err,
+		     size_t errlen)
+{
+	if (!p->weights) {
+		snprintf(err, errlen, "the recording was loaded without its weights");
+		return -EINVAL;
+	}
+	struct pprof_writer w = { .p = p, .b = pprof_builder_new() };
+	w.location_of = xcalloc(p->stacks.nframes + 1, sizeof(*w.location_of));
+	for (size_t i = 0; i < t->count; i++)
+		pprof_add_sample_type(w.b, t->types[i].name, t->types[i].unit);
+	if (default_type(t))
+		pprof_set_default_sample_type(w.b, default_type(t));
+	/* --time: the window's start and length, so that pprof's share of the duration is of the window */
+	uint64_t offset_ns = 0, duration_ns = (uint64_t)(profile_duration_s(p) * 1e9);
+	profile_time_window(p, &offset_ns, &duration_ns);
+	pprof_set_time(w.b, (int64_t)(p->start_realtime_ns + offset_ns), (int64_t)duration_ns);
+	struct strbuf comment = { 0 };
+	sb_addf(&comment, "sigprof report of %s:", p->file);
+	for (int i = 0; i < p->argc; i++)
+		sb_addf(&comment, " %s", p->argv[i]);
+	pprof_add_comment(w.b, comment.buf);
+	if (p->filters[0]) {
+		sb_reset(&comment);
+		sb_addf(&comment, "filters: %s", p->filters);
+		pprof_add_comment(w.b, comment.buf);
+	}
+	sb_free(&comment);
+	main_mapping_first(&w);
+	add_samples(&w, t);
+	/* a new file renamed over path when whole: a link or device at path is refused (safe_output, util.h) */
+	struct safe_output out;
+	int ret = safe_output_open(path, 0644, &out);
+	if (ret == -EEXIST) {
+		snprintf(err, errlen, "%s exists and is not a regular file (a link, device, FIFO or directory)", path);
+	} else if (ret < 0) {
+		snprintf(err, errlen, "cannot create %s: %s", path, strerror(-ret));
+	} else {
+		ret = pprof_write_gzip(w.b, out.fp);
+		if (ret)
+			safe_output_abort(&out);
+		else
+			ret = safe_output_commit(&out);
+		if (ret)
+			snprintf(err, errlen, "writing %s failed: %s", path, strerror(-ret));
+	}
+	free(w.location_of);
+	pprof_builder_free(w.b);
+	return ret;
+}
+
+/* Profiles with one set of sample types (the union of theirs), each to its path. */
+static int write_profiles(const struct profile *const *profiles, const char *const *paths, size_t n, char *err,
+			  size_t errlen)
+{
+	struct pprof_types t = { 0 };
+	for (size_t i = 0; i < n; i++)
+		collect_types(profiles[i], &t);
+	int ret = 0;
+	if (!t.count) {
+		snprintf(err, errlen, "no collector has samples: nothing to write");
+		ret = -ENODATA;
+	}
+	for (size_t i = 0; i < n && !ret; i++)
+		ret = write_one(profiles[i], &t, paths[i], err, errlen);
+	free(t.types);
+	return ret;
+}
+
+int report_pprof(const struct profile *p, const char *path, char *err, size_t errlen)
+{
+	return write_profiles(&p, &path, 1, err, errlen);
+}
+
+int report_pprof_pair(const struct profile *base, const char *base_path, const struct profile *changed,
+		      const char *changed_path, char *err, size_t errlen)
+{
+	const struct profile *profiles[] = { base, changed };
+	const char *paths[] = { base_path, changed_path };
+	return write_profiles(profiles, paths, 2, err, errlen);
+}

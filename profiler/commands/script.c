@@ -1,0 +1,412 @@
+/*
+ * script.c: `sigprof script`, every sample of a recording in time order,
+ * one event at a time, in the text form `perf script` prints (so the tools
+ * that read perf script's output read ours: FlameGraph's
+ * stackcollapse-perf.pl, speedscope, Firefox Profiler), or one JSON object
+ * per line (--json).  docs/outputs.md describes both.
+ *
+ *   signal_storm 4242/4242 [001] 12345.678901: signal:signal_deliver: sig=10 errno=0 code=-6 sa_handler=... sa_flags=...
+ *   \t    7f3a12c4e0b0 kill (/usr/lib/x86_64-linux-gnu/libc.so.6)
+ *   \t        55d0c4a011c9 main (/work/build/workloads/signal_storm)
+ *   (a blank line)
+ *
+ * The header is the command, pid/tid, [cpu], the time in seconds of the
+ * perf clock (the times the report's sections print), the period for
+ * events that are not tracepoints, the event, and for a tracepoint its
+ * fields as the kernel's print format shows them.  Frames come leaf first
+ * from the report's own stacks (kernel part, DWARF-unwound user part,
+ * [signal SIG] and [unwind: ...] frames), one a line: the function's start
+ * in its file (frames are interned per function, so not the sampled
+ * instruction), the function ([unknown] when no symbol names it) and the
+ * file ([kernel.kallsyms] for the kernel, as perf names it).
+ *
+ * The samples come from the profile loader's per-sample callback
+ * (profile_options.on_sample): the same reading, ordering, decoding and
+ * unwinding as `sigprof report`, printed as each is loaded.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sigprof/commands/cli.h"
+#include "sigprof/commands/commands.h"
+#include "sigprof/base/json.h"
+#include "sigprof/base/options.h"
+#include "sigprof/model/profile.h"
+#include "sigprof/collectors/registry.h"
+#include "sigprof/base/util.h"
+#include "sigprof/view/view.h"
+
+enum { OPT_JSON = 256, OPT_TIME, OPT_PID, OPT_TID, OPT_EVENT, OPT_KALLSYMS, OPT_SRCLINE };
+
+static const struct option_spec script_specs[] = {
+	{ .short_name = 'i', .long_name = "input", .arg = "FILE", .help = "the recording",
+	  .default_value = "sigprof.data" },
+	{ .id = OPT_JSON, .long_name = "json", .help = "one JSON object per event and line instead of perf script's text" },
+	{ .id = OPT_TIME, .long_name = "time", .arg = "T", .values = "START,END",
+	  .help = "only events from START to END (its last digit whole), in seconds as the events' times show them; "
+		  "either may be empty" },
+	{ .id = OPT_PID, .long_name = "pid", .arg = "PIDS", .help = "only events of these processes, comma-separated" },
+	{ .id = OPT_TID, .long_name = "tid", .arg = "TIDS", .help = "only events of these threads, comma-separated" },
+	{ .id = OPT_EVENT, .long_name = "event", .arg = "NAMES",
+	  .help = "only these events (signal:signal_deliver, cpu-clock) or the events of these collectors (signal), "
+		  "comma-separated" },
+	{ .id = OPT_KALLSYMS, .long_name = "kallsyms", .arg = "FILE",
+	  .help = "kernel symbols from FILE instead of the recording's copy or /proc/kallsyms" },
+	{ .id = OPT_SRCLINE, .long_name = "srcline", .help = "file:line of each frame (DWARF), inlined calls as frames" },
+	OPTION_HELP_SPEC,
+};
+
+const struct option_table script_option_table = {
+	.command = "sigprof script",
+	.description = "Print every sample of a recording in time order, each with its decoded fields and its stack, in "
+		       "the text form of perf script (for stackcollapse-perf.pl, speedscope, Firefox Profiler) or as "
+		       "one JSON object per line.",
+	.specs = script_specs,
+	.count = ARRAY_SIZE(script_specs),
+};
+
+struct script_filter {
+	bool json;
+	bool time_from_given, time_to_given;
+	uint64_t time_from, time_to;       /* ns */
+	uint64_t *pids, *tids;
+	size_t npids, ntids;
+	char **events;                     /* event or collector names */
+	size_t nevents;
+};
+
+struct script {
+	struct script_filter f;
+	FILE *out;
+	struct json_writer json;
+	uint64_t shown;
+};
+
+/*
+ * "12345.678901" (seconds, up to nine decimals) into ns; *unit is the ns
+ * its last digit stands for (1000 for microseconds), so that an end given
+ * as script prints times includes its whole last microsecond.
+ */
+static int parse_seconds(const char *s, size_t len, uint64_t *ns, uint64_t *unit)
+{
+	char buf[64];
+	if (len == 0 || len >= sizeof(buf))
+		return -EINVAL;
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	const char *dot = strchr(buf, '.');
+	uint64_t whole;
+	if (dot)
+		buf[dot - buf] = '\0';
+	if (parse_u64(buf, 0, UINT64_MAX / 1000000000ull, &whole) < 0)
+		return -EINVAL;
+	uint64_t frac = 0, scale = 100000000ull;
+	*unit = 1000000000ull;
+	for (const char *d = dot ? dot + 1 : ""; *d; d++, scale /= 10) {
+		if (*d < '0' || *d > '9' || !scale)
+			return -EINVAL;
+		frac += (uint64_t)(*d - '0') * scale;
+		*unit = scale;
+	}
+	*ns = whole * 1000000000ull + frac;
+	return 0;
+}
+
+static int parse_time(const char *arg, struct script_filter *f)
+{
+	const char *comma = strchr(arg, ',');
+	if (!comma)
+		return sp_error("script: --time %s: expected START,END in seconds (either may be empty)", QUOTED(arg));
+	uint64_t unit;
+	if (comma > arg && parse_seconds(arg, (size_t)(comma - arg), &f->time_from, &unit) < 0)
+		return sp_error("script: --time %s: %.*s is not a time in seconds", QUOTED(arg), (int)(comma - arg), arg);
+	if (comma[1] && parse_seconds(comma + 1, strlen(comma + 1), &f->time_to, &unit) < 0)
+		return sp_error("script: --time %s: %s is not a time in seconds", QUOTED(arg), comma + 1);
+	if (comma[1])
+		f->time_to += unit - 1;
+	f->time_from_given = comma > arg;
+	f->time_to_given = comma[1] != '\0';
+	if (f->time_from_given && f->time_to_given && f->time_to < f->time_from)
+		return sp_error("script: --time %s: the end comes before the start", QUOTED(arg));
+	return 0;
+}
+
+static int parse_ids(const char *opt, const char *arg, uint64_t **ids, size_t *n)
+{
+	const char *p = arg;
+	while (*p) {
+		size_t len = strcspn(p, ",");
+		char buf[32];
+		uint64_t v;
+		if (len == 0 || len >= sizeof(buf))
+			return sp_error("script: %s %s: expected numbers separated by commas", opt, QUOTED(arg));
+		memcpy(buf, p, len);
+		buf[len] = '\0';
+		if (parse_u64(buf, 0, UINT32_MAX, &v) < 0)
+			return sp_error("script: %s %s: %s is not a process or thread id", opt, QUOTED(arg), QUOTED(buf));
+		*ids = xrealloc(*ids, (*n + 1) * sizeof(**ids));
+		(*ids)[(*n)++] = v;
+		p += len + (p[len] == ',');
+	}
+	return 0;
+}
+
+static int parse_names(const char *arg, struct script_filter *f)
+{
+	const char *p = arg;
+	size_t before = f->nevents;
+	while (*p) {
+		size_t len = strcspn(p, ",");
+		if (len) {
+			f->events = xrealloc(f->events, (f->nevents + 1) * sizeof(*f->events));
+			f->events[f->nevents++] = xstrndup(p, len);
+		}
+		p += len + (p[len] == ',');
+	}
+	/* an empty list would select every event, the opposite of what was asked */
+	return f->nevents > before ? 0 : sp_error("script: --event %s: no event or collector named", QUOTED(arg));
+}
+
+static int parse_script_args(int argc, char **argv, const char **input, struct script_filter *f,
+			     struct profile_options *po)
+{
+	int c;
+	struct getopt_tables g;
+	options_getopt(&script_option_table, &g);
+	optind = 1;
+	while ((c = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			*input = optarg;
+			break;
+		case OPT_JSON:
+			f->json = true;
+			break;
+		case OPT_TIME:
+			if (parse_time(optarg, f) < 0)
+				return -EINVAL;
+			break;
+		case OPT_PID:
+			if (parse_ids("--pid", optarg, &f->pids, &f->npids) < 0)
+				return -EINVAL;
+			break;
+		case OPT_TID:
+			if (parse_ids("--tid", optarg, &f->tids, &f->ntids) < 0)
+				return -EINVAL;
+			break;
+		case OPT_EVENT:
+			if (parse_names(optarg, f) < 0)
+				return -1;
+			break;
+		case OPT_KALLSYMS:
+			po->kallsyms = optarg;
+			break;
+		case OPT_SRCLINE:
+			po->srcline = true;
+			break;
+		case 'h':
+			options_usage(&script_option_table, stdout);
+			exit(0);
+		default:
+			cli_option_error(&script_option_table, argc, argv);
+			return -EINVAL;
+		}
+	}
+	if (optind < argc)
+		return sp_error("script: unexpected argument %s (the recording is named with -i FILE)", QUOTED(argv[optind]));
+	return 0;
+}
+
+static bool listed(const uint64_t *ids, size_t n, uint64_t id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (ids[i] == id)
+			return true;
+	return false;
+}
+
+static bool wanted(const struct script_filter *f, const struct sp_sample *s)
+{
+	if (f->time_from_given && s->time < f->time_from)
+		return false;
+	if (f->time_to_given && s->time > f->time_to)
+		return false;
+	if (f->npids && !listed(f->pids, f->npids, s->pid))
+		return false;
+	if (f->ntids && !listed(f->tids, f->ntids, s->tid))
+		return false;
+	if (!f->nevents)
+		return true;
+	for (size_t i = 0; i < f->nevents; i++)
+		if (strcmp(f->events[i], s->event->name) == 0 || strcmp(f->events[i], s->event->collector) == 0)
+			return true;
+	return false;
+}
+
+/* The thread's name as perf script prints it: its own, else its process's, "swapper" for the idle task, else ":PID". */
+static const char *comm_of(const struct profile *p, uint32_t pid, uint32_t tid, char *buf, size_t len)
+{
+	const char *comm = proc_table_thread_comm_of(p->procs, pid, tid);
+	if (comm && comm[0])
+		return comm;
+	if (pid == 0)
+		return "swapper";
+	snprintf(buf, len, ":%u", pid);
+	return buf;
+}
+
+static bool is_tracepoint(const struct sp_sample *s)
+{
+	return s->event->attr.type == PERF_TYPE_TRACEPOINT;
+}
+
+/* The collector's own words for a sample (collector.h, describe), or NULL. */
+static const char *describe(const struct profile *p, const struct sp_sample *s, int collector, char *buf, size_t len)
+{
+	const struct collector_info *ci = &p->collectors[collector];
+	if (!ci->state || !ci->impl->analyzer->describe)
+		return NULL;
+	return ci->impl->analyzer->describe(ci->state, p, s, buf, len) ? buf : NULL;
+}
+
+static void text_event(struct script *sc, const struct profile *p, const struct sp_sample *s, int collector,
+		       uint32_t stack)
+{
+	FILE *out = sc->out;
+	char comm[32], fields[4096];
+	char when[32];
+	fprintf(out, "%s %u/%u [%03u] %s: ", comm_of(p, s->pid, s->tid, comm, sizeof(comm)), s->pid, s->tid, s->cpu,
+		view_time(s->time, when, sizeof(when)));
+	if (!is_tracepoint(s))
+		fprintf(out, "%10llu ", (unsigned long long)s->period);
+	fprintf(out, "%s:", s->event->name);
+	if (is_tracepoint(s) && tp_print(&p->tracepoints, s, fields, sizeof(fields)))
+		fprintf(out, " %s", fields);
+	char words[512];
+	if (describe(p, s, collector, words, sizeof(words)))
+		fprintf(out, " (%s)", words);
+	fputc('\n', out);
+	const struct stack *st = &p->stacks.stacks[stack];
+	const uint32_t *frames = stack_frames(&p->stacks, st);
+	char source[256];
+	for (uint32_t i = 0; i < st->nframes; i++) {
+		const struct frame *f = &p->stacks.frames[frames[i]];
+		fprintf(out, "\t%16llx %s (%s)\n", (unsigned long long)f->addr, f->sym ? f->sym : "[unknown]",
+			f->kernel ? "[kernel.kallsyms]" : f->dso);
+		if (frame_srcline(f, source, sizeof(source)))
+			fprintf(out, "\t  %s%s\n", source, f->inlined ? " (inlined)" : "");
+	}
+	fputc('\n', out);
+}
+
+/* A tracepoint's fields as JSON members: numbers as numbers, character arrays as strings. */
+static void json_fields(struct json_writer *w, const struct profile *p, const struct sp_sample *s)
+{
+	const struct tep_event *ev = view_tracepoint_of(p, s);
+	if (!ev)
+		return;
+	json_object_begin(w, "fields");
+	bool is_string, is_array;
+	const char *name;
+	for (size_t i = 0; (name = tp_field_name(ev, i, &is_string, &is_array)); i++) {
+		char buf[256];
+		int64_t v;
+		if (is_string && tp_field_str(ev, s, name, buf, sizeof(buf)))
+			json_string(w, name, buf);
+		else if (!is_array && tp_field_i64(ev, s, name, &v))
+			json_i64(w, name, v);
+	}
+	json_end(w);
+}
+
+static void json_event(struct script *sc, const struct profile *p, const struct sp_sample *s, int collector,
+		       uint32_t stack)
+{
+	struct json_writer *w = &sc->json;
+	char comm[32], fields[4096];
+	json_object_begin(w, NULL);
+	json_u64(w, "time_ns", s->time);
+	json_u64(w, "cpu", s->cpu);
+	json_u64(w, "pid", s->pid);
+	json_u64(w, "tid", s->tid);
+	json_string(w, "comm", comm_of(p, s->pid, s->tid, comm, sizeof(comm)));
+	json_string(w, "event", s->event->name);
+	json_string(w, "collector", p->collectors[collector].name);
+	json_u64(w, "period", s->period);
+	json_string(w, "path", path_name(p->stacks.stacks[stack].path));
+	if (is_tracepoint(s) && tp_print(&p->tracepoints, s, fields, sizeof(fields)))
+		json_string(w, "trace", fields);
+	json_fields(w, p, s);
+	char words[512];
+	if (describe(p, s, collector, words, sizeof(words)))
+		json_string(w, "decoded", words);
+	view_json_stack(w, p, stack);
+	json_finish(w);
+}
+
+static void on_sample(void *ctx, const struct profile *p, const struct sp_sample *s, int collector, uint32_t stack)
+{
+	struct script *sc = ctx;
+	if (!wanted(&sc->f, s))
+		return;
+	sc->shown++;
+	if (sc->f.json)
+		json_event(sc, p, s, collector, stack);
+	else
+		text_event(sc, p, s, collector, stack);
+}
+
+static void script_filter_free(struct script_filter *f)
+{
+	free(f->pids);
+	free(f->tids);
+	for (size_t i = 0; i < f->nevents; i++)
+		free(f->events[i]);
+	free(f->events);
+}
+
+int cmd_script(int argc, char **argv)
+{
+	const char *input = "sigprof.data";
+	struct script sc = { .out = stdout };
+	struct profile_options po = { .collectors = collector_table, .ncollectors = collector_count,
+				      .on_sample = on_sample, .ctx = &sc };
+	if (parse_script_args(argc, argv, &input, &sc.f, &po) < 0) {
+		script_filter_free(&sc.f);
+		return EXIT_USAGE;
+	}
+	/* hundreds of thousands of events: write in large blocks, and take stdout's lock once */
+	static char buffer[1 << 20];
+	setvbuf(stdout, buffer, _IOFBF, sizeof(buffer));
+	flockfile(stdout);
+	json_init_compact(&sc.json, stdout);
+	struct profile p;
+	char err[512];
+	int ret = profile_load(input, &po, &p, err, sizeof(err));
+	if (ret < 0)
+		sp_error("script: %s: %s", input, err);
+	else if (p.truncated)
+		sp_warn("%s %s (%s); these are the %llu samples it holds", input, profile_end_verb(&p),
+			p.problem[0] ? p.problem : "no closing section", (unsigned long long)p.samples);
+	else if (p.problem[0])
+		sp_warn("%s: %s; these are the events that came before", input, p.problem);
+	bool failed = fflush(stdout) != 0 || ferror(stdout);
+	funlockfile(stdout);
+	if (failed) {
+		sp_error("script: writing the events failed: %s", strerror(errno));
+		ret = -EIO;
+	}
+	for (size_t i = 0; ret == 0 && i < sc.f.nevents; i++) {
+		bool known = false;
+		for (size_t e = 0; e < p.events.count && !known; e++)
+			known = strcmp(p.events.events[e].name, sc.f.events[i]) == 0 ||
+				strcmp(p.events.events[e].collector, sc.f.events[i]) == 0;
+		if (!known)
+			sp_warn("script: --event %s: %s has no such event or collector", QUOTED(sc.f.events[i]), input);
+	}
+	profile_free(&p);
+	script_filter_free(&sc.f);
+	return ret < 0 ? EXIT_USAGE : 0;
+}

@@ -1,0 +1,76 @@
+/*
+ * loader.h: the loader's state (profile.c), shared with the code that turns
+ * a sample's callchain and stack copy into frames (callchain.c).  Private
+ * to profiler/model/.
+ */
+#ifndef SIGPROF_MODEL_LOADER_H
+#define SIGPROF_MODEL_LOADER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <lz4.h>
+
+#include "sigprof/kernel/sample.h"
+#include "sigprof/model/profile.h"
+#include "sigprof/symbolize/unwind.h"
+
+struct queued_record {
+	uint64_t time;
+	uint64_t seq;    /* arrival order, to keep equal times stable */
+	size_t offset;   /* in the queue's arena */
+};
+
+/* Kernel records waiting to be processed in time order. */
+struct order_queue {
+	unsigned char *arena;
+	size_t used, cap;
+	struct queued_record *items;
+	size_t count, items_cap;
+	uint64_t seq;
+	uint64_t newest;            /* the newest time queued so far */
+	uint64_t flushable;         /* the newest time at the previous ROUND */
+};
+
+/* Past this, the queue is processed whatever the ROUNDs say: memory stays bounded. */
+#define ORDER_QUEUE_MAX_BYTES (256u << 20)
+
+struct loader {
+	struct profile *p;
+	struct order_queue queue;
+	LZ4_streamDecode_t kallsyms_decoder;
+	char *kallsyms_text;      /* the recording's kallsyms, decompressed so far */
+	size_t kallsyms_size, kallsyms_used;
+	uint32_t kallsyms_next;   /* the sequence number expected next */
+	bool skip_kallsyms;       /* the user named a kallsyms file, or the copy is settled: no more records */
+	enum { COPY_NONE, COPY_LOADING, COPY_INSTALLED, COPY_BROKEN } kallsyms_copy;
+	bool kallsyms_late; /* a copy came after the kernel records (a file read without its footer): not used */
+	const char *kallsyms_broken;  /* why the copy is unusable */
+	bool kernel_symbols_settled;  /* settle_kernel_symbols() ran */
+	char boot_id[64];             /* the recording's (META boot_id), "" when it has none */
+	const char *kernel_symbols_why; /* why /proc/kallsyms is not used, when it is not */
+	bool kallsyms_named;          /* --kallsyms FILE: it wins over copy and host */
+	int *event_collector; /* event index -> collector index, -1 not yet known */
+	size_t event_collector_cap;
+	uint32_t *frames;
+	size_t frames_cap;
+	struct dso *kernel;
+	struct unwinder *unwinder;    /* made at the first sample that carries user registers */
+	struct unwind_result unwound; /* the current sample's, kept here for its size */
+	const struct profile_options *opts;
+};
+
+/* profile.c */
+void profile_add_note(struct profile *p, const char *text);
+
+/* callchain.c */
+uint32_t *frame_buffer(struct loader *l, size_t n);
+uint32_t user_frame(struct loader *l, uint32_t pid, uint64_t ip);
+uint32_t kernel_frame(struct loader *l, uint64_t ip);
+uint32_t chain_to_frames(struct loader *l, const struct sp_sample *s, bool kernel_only, uint32_t *frames);
+bool sample_in_kernel(const struct perf_event_header *rec);
+void note_unjoined_handlers(struct profile *p);
+uint32_t dwarf_frames(struct loader *l, const struct perf_event_header *rec, const struct sp_sample *s,
+		      uint32_t *frames);
+
+#endif
