@@ -1,8 +1,8 @@
 #!/bin/bash
-# diff-noise.sh: the false-positive rate of `sigprof diff` (docs/diff.md).  For each workload, SERIES times:
+# tests/bench/diff-noise.sh: the false-positive rate of `sigprof diff` (docs/diff.md).  For each workload, SERIES times:
 # 6 runs of the unchanged workload in one `record -r 6` series, runs 1, 3, 5 against 2, 4, 6; prints the rows, the
 # significant ones, and the significant exact counts of each comparison, then the totals.  Needs root (tracepoints).
-# Run from the repository root after `make all workloads`: tests/diff-noise.sh [SERIES]
+# Run from the repository root after `make all workloads`: tests/bench/diff-noise.sh [SERIES]
 set -euo pipefail
 series=${1:-3}
 sigprof=./sigprof

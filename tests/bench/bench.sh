@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/bench.sh - sigprof against perf: recording overhead, lost records and report time.
+# tests/bench/bench.sh - sigprof against perf: recording overhead, lost records and report time.
 #
 # Run from the repository root after `make sigprof workloads` (`make bench` does both).
 # Four tables come out of one run: the cpu collector against `perf record -g` (table 1), the tracepoint

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/stack-shares.sh - how whole the cpu and signal collectors' default stacks are (issue 14).
+# tests/bench/stack-shares.sh - how whole the cpu and signal collectors' default stacks are (issue 14).
 #
 # Run from the repository root after `make sigprof workloads` (`make bench` runs it after bench.sh).
 # For each workload: ./sigprof record -e cpu,signal -o FILE -- WORKLOAD (no --call-graph: the collectors'
