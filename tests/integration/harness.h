@@ -8,6 +8,8 @@
 
 #include <stdbool.h>
 
+#include <criterion/criterion.h>
+
 /* Set by the GNUmakefile: the binary under test, its ASan build, the workloads' directory (with '/'). */
 #ifndef SIGPROF_BIN
 #define SIGPROF_BIN "./sigprof"
@@ -33,8 +35,28 @@ const char *test_path(const char *name);
 const char *report_json_file(const char *data, const char *options);
 /* jq FILTER over a JSON file, as a number; -1 when jq printed nothing or null. */
 double jq_file(const char *json, const char *filter);
-/* Skip the test (criterion's skip) unless perf_event_open of cpu-clock works for a child; returns true if usable. */
+/*
+ * Two kinds of skip, told apart in the message (tests/skip-summary.sh counts them by kind):
+ * skip_environment: the machine lacks something the test needs (no PMU, no tracefs, not root, a tool not
+ * installed): nothing the test could do about it.
+ * skip_premise: the machine has everything, but what the test checks did not happen in this run (the
+ * workload did not contend, the events bunched).  A test should produce its premise reliably; where it
+ * cannot, this skip FAILS the test when CI=true runs as root, so that CI never passes by luck.
+ */
+#define skip_environment(fmt, ...) cr_skip_test("environment: " fmt, ##__VA_ARGS__)
+#define skip_premise(fmt, ...)                                                                                  \
+	do {                                                                                                    \
+		if (premise_skips_fail())                                                                       \
+			cr_assert_fail("premise did not happen (a failure when CI=true runs as root): " fmt,     \
+				       ##__VA_ARGS__);                                                          \
+		cr_skip_test("premise: " fmt, ##__VA_ARGS__);                                                   \
+	} while (0)
+/* Whether skip_premise fails instead: CI=true in the environment and running as root. */
+bool premise_skips_fail(void);
+/* Skip (environment) unless perf_event_open of cpu-clock works for a child. */
 void require_perf_events(void);
+/* What recording the kernel's tracepoints with kernel callchains needs: perf events and root. */
+void require_tracing(void);
 /* Whether a generic hardware event (PERF_COUNT_HW_*) opens here for this process: 0 or -errno (no PMU in a VM). */
 int probe_hardware_event(unsigned long long config);
 /* Skip unless root (kernel callchains, kallsyms). */
@@ -47,8 +69,22 @@ int count_lines(const char *s);
 size_t widest_line(const char *text);
 /* `sigprof record -q OPTIONS -o DATA -- CMD`, asserting exit 0; returns CMD's stdout (malloc'd). */
 char *record_workload(const char *data, const char *options, const char *cmd);
-/* Skip the test unless collector NAME opened ("status": "ok") in the recording reported as JSON file json. */
+/*
+ * Skip the test (environment) unless collector NAME opened ("status": "ok") in the recording reported as JSON
+ * file json.  The collectors every machine the tests run on as root has (collector_expected_here) are asserted
+ * instead: their failing to open is a bug, not a missing feature.
+ */
 void require_collector(const char *json, const char *name);
+/* A recording lacks the figures of collector NAME (a string literal): fails where it must open, else skips. */
+#define collector_missing(name, fmt, ...)                                                                       \
+	do {                                                                                                    \
+		if (collector_expected_here(name))                                                              \
+			cr_assert_fail("the " name " collector must open here (signal, sched, futex, lock on "    \
+				       "Linux >= 5.19 as root): " fmt, ##__VA_ARGS__);                          \
+		skip_environment(fmt, ##__VA_ARGS__);                                                           \
+	} while (0)
+/* Whether collector NAME must open here: signal, sched, futex, and lock on Linux >= 5.19, as root. */
+bool collector_expected_here(const char *name);
 /*
  * Samples (sum of count) of the top-level stacks of collector (NULL: every
  * collector) on path (NULL: any path) whose frames satisfy the jq condition frames_test (input: the

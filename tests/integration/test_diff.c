@@ -108,7 +108,7 @@ Test(diff, handler_knob_changes_handler_time_not_the_counts, .timeout = 300)
 	/* --folded: each side's column adds up to its runs' cpu samples */
 	double cpu_base = row(json, "cpu.samples", ".base.values | add"), cpu_new = row(json, "cpu.samples", ".new.values | add");
 	if (cpu_base < 0)
-		cr_skip_test("no cpu collector in these recordings");
+		skip_environment("no cpu collector in these recordings");
 	char *out;
 	const char *d = test_dir();
 	int st = run_cmd(&out, false,
@@ -132,7 +132,7 @@ Test(diff, twice_the_futex_wakes, .timeout = 300)
 	const char *json = diff_json("wake1k", "wake2k", "wake.json");
 	const char *key = "futex.syscall.futex.calls";
 	if (row(json, key, ".base.mean") < 0)
-		cr_skip_test("no futex counters in this recording (the futex collector did not open)");
+		collector_missing("futex", "no futex counters in this recording (the futex collector did not open)");
 	cr_assert_eq(row(json, key, ".base.mean"), 1000);
 	cr_assert_eq(row(json, key, ".new.mean"), 2000);
 	cr_assert_float_eq(row(json, key, ".change_percent"), 100.0, 1e-9);
@@ -173,7 +173,7 @@ Test(diff, a_wait_of_10_against_20_ms, .timeout = 300)
 	char filter[512];
 	snprintf(filter, sizeof(filter), "%s] | length", rows);
 	if (jq_file(json, filter) < 1)
-		cr_skip_test("no sched waits in nanosleep recorded (the sched collector did not open?)");
+		collector_missing("sched", "no sched waits in nanosleep recorded (the sched collector did not open?)");
 	snprintf(filter, sizeof(filter), "%s | .change_percent] | first", rows);
 	double change = jq_file(json, filter);
 	snprintf(filter, sizeof(filter), "%s | if .significant then 1 else 0 end] | first", rows);

@@ -44,12 +44,6 @@
  */
 #define WAITER_SAMPLES(frames_test) "[.futexes[] | .waiters[] | select(.frames | " frames_test ") | .count] | add // 0"
 
-static void require_tracing(void)
-{
-	require_perf_events();
-	require_root();
-}
-
 /* Record a build of mutex_contend_nofp with options; checks what it says it did. */
 static void record_mutex_workload(const char *data, const char *workload, const char *options)
 {
@@ -136,7 +130,7 @@ Test(dwarf, default_futex_wait_stacks_of_a_debug_frame_program_name_its_function
 Test(dwarf, default_futex_wait_stacks_of_a_program_linked_by_lld_are_whole)
 {
 	if (access(W "mutex_contend_lld", X_OK) != 0)
-		cr_skip_test(W "mutex_contend_lld was not built: ld.lld is not installed (Debian package lld)");
+		skip_environment(W "mutex_contend_lld was not built: ld.lld is not installed (Debian package lld)");
 	const char *json = check_default_futex_wait_stacks("mutex_contend_lld");
 	double named = jq_file(json, WAITER_SAMPLES(NAMES_CONTEND_LOCK));
 	double whole = jq_file(json, WAITER_SAMPLES("(map(.sym) | indices([\"contend_lock\", \"worker\"]) | length > 0) "
@@ -317,7 +311,7 @@ Test(dwarf, start_up_stacks_end_in_ld_so_start_code_named)
 		      in_preinit);
 	check_no_empty_stacks(json);
 	if (!ld_so_debug_file_installed())
-		cr_skip_test("ld.so's debug file (libc6-dbg) is not installed: its functions have no names");
+		skip_environment("ld.so's debug file (libc6-dbg) is not installed: its functions have no names");
 	double named = stack_samples(json, "cpu", NULL,
 				     IN_PREINIT " and .[-1].sym == \"_dl_start_user\" and .[-2].sym == \"_dl_init\"");
 	cr_assert_geq(named, 0.99 * in_preinit,
@@ -328,7 +322,7 @@ Test(dwarf, dwarf_recording_reports_under_asan)
 {
 	require_tracing();
 	if (access(SIGPROF_ASAN_BIN, X_OK) != 0)
-		cr_skip_test("no ASan build at %s (make BUILD=... %s)", SIGPROF_ASAN_BIN, SIGPROF_ASAN_BIN);
+		skip_environment("no ASan build at %s (make BUILD=... %s)", SIGPROF_ASAN_BIN, SIGPROF_ASAN_BIN);
 	const char *data = test_path("asan.data");
 	record_nofp(data, "-e futex,sched");
 	char *out;

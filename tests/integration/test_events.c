@@ -83,7 +83,7 @@ Test(events, cache_misses_without_a_pmu_fails_cleanly)
 {
 	require_perf_events();
 	if (probe_hardware_event(PERF_COUNT_HW_CACHE_MISSES) == 0)
-		cr_skip_test("cache-misses opens on this machine: nothing to refuse");
+		skip_environment("cache-misses opens on this machine: nothing to refuse");
 	expect_refused("cache-misses", "cache-misses: no hardware PMU");
 	expect_refused("cpu,cache-misses", "cache-misses: no hardware PMU");
 }
@@ -150,7 +150,7 @@ Test(events, a_tracepoint_named_by_its_id_records_every_hit)
 	char *id;
 	if (run_cmd(&id, false, "cat /sys/kernel/tracing/events/signal/signal_generate/id 2>/dev/null || "
 				"cat /sys/kernel/debug/tracing/events/signal/signal_generate/id") != 0)
-		cr_skip_test("no tracefs: the signal_generate tracepoint's id cannot be read");
+		skip_environment("no tracefs: the signal_generate tracepoint's id cannot be read");
 	id[strcspn(id, "\n")] = '\0';
 	const long n = 1000;
 	const char *data = test_path("tp-id.data");

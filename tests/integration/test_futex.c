@@ -18,14 +18,13 @@
 
 static void require_tracepoints(void)
 {
-	require_perf_events();
-	require_root();
+	require_tracing();
 	char *out;
 	run_cmd(&out, true, "%s record -e futex -o %s -- true", sigprof_bin(), test_path("probe.data"));
 	char *why = strstr(out, "futex unavailable");
 	if (why) {
 		why[strcspn(why, "\n")] = '\0';
-		cr_skip_test("the futex collector cannot run here: %s", why);
+		collector_missing("futex", "the futex collector cannot run here: %s", why);
 	}
 	free(out);
 }
@@ -365,7 +364,7 @@ Test(futex, futex2_system_calls)
 			 data, n, m);
 	if (st == 77 || json_number(data, ".futex_summary.syscalls.sys_enter_futex_wake.total") < 0) {
 		free(out);
-		cr_skip_test("this kernel has no futex_wake/futex_waitv system calls or tracepoints");
+		skip_environment("this kernel has no futex_wake/futex_waitv system calls or tracepoints");
 	}
 	cr_assert_eq(st, 0, "record exited %d: %s", st, out);
 	free(out);
@@ -382,7 +381,7 @@ Test(futex, perf_bench_hash_is_futex_wait_without_lost_records, .timeout = 120)
 	char *out;
 	if (run_cmd(&out, true, "perf bench futex hash -r 1 -t 1 2>&1") != 0) {
 		free(out);
-		cr_skip_test("perf bench futex is not available here");
+		skip_environment("perf bench futex is not available here");
 	}
 	free(out);
 	const char *data = test_path("hash.data");
@@ -412,7 +411,7 @@ Test(futex, report_side_under_asan)
 {
 	require_tracepoints();
 	if (access(SIGPROF_ASAN_BIN, X_OK) != 0)
-		cr_skip_test("no ASan build at %s (make BUILD=... %s)", SIGPROF_ASAN_BIN, SIGPROF_ASAN_BIN);
+		skip_environment("no ASan build at %s (make BUILD=... %s)", SIGPROF_ASAN_BIN, SIGPROF_ASAN_BIN);
 	const char *data = test_path("asan.data");
 	int st = run_cmd(NULL, false, "%s record -q --futex=trace -o %s -- " W "futex_waiter 5 2 >/dev/null",
 			 sigprof_bin(), data);

@@ -34,7 +34,7 @@ static void require_chromium(void)
 	int st = run_cmd(&out, true, "command -v chromium");
 	free(out);
 	if (st != 0)
-		cr_skip_test("chromium is not installed (Debian package chromium; make deps installs it)");
+		skip_environment("chromium is not installed (Debian package chromium; make deps installs it)");
 }
 
 static double seconds_since(const struct timespec *t0)

@@ -23,7 +23,7 @@
 static void require_go(void)
 {
 	if (run_cmd(NULL, false, "command -v go >/dev/null") != 0)
-		cr_skip_test("go is not installed (Debian: apt-get install golang-go): go tool pprof cannot read the profile");
+		skip_environment("go is not installed (Debian: apt-get install golang-go): go tool pprof cannot read the profile");
 }
 
 /* The value of `report --figures` row key (-1 when absent). */
@@ -264,7 +264,7 @@ Test(outputs, time_weights_are_the_measured_waits_in_pprof_and_folded, .timeout 
 	free(f);
 
 	if (run_cmd(NULL, false, "command -v go >/dev/null") != 0)
-		cr_skip_test("go is not installed (Debian: apt-get install golang-go): the folded weights were checked, pprof's "
+		skip_environment("go is not installed (Debian: apt-get install golang-go): the folded weights were checked, pprof's "
 			     "were not");
 	const char *profile = write_pprof(data, "waiter.pb.gz");
 	cr_assert_eq(pprof_shown(profile, "-sample_index=futex_wait -unit=ns -tagfocus=futex_word=gate"), word_wait);
@@ -498,7 +498,7 @@ Test(outputs, pprof_of_a_time_window_lasts_the_window, .timeout = 120)
 Test(outputs, script_text_is_read_by_stackcollapse_perf, .timeout = 60)
 {
 	if (run_cmd(NULL, false, "command -v stackcollapse-perf.pl >/dev/null") != 0)
-		cr_skip_test("stackcollapse-perf.pl is not installed: Debian 12 packages no FlameGraph scripts");
+		skip_environment("stackcollapse-perf.pl is not installed: Debian 12 packages no FlameGraph scripts");
 	const char *data = test_path("storm.data");
 	record_storm(data, 1000);
 	char *out;
@@ -512,7 +512,7 @@ Test(outputs, script_text_is_read_by_speedscopes_import, .timeout = 120)
 {
 	if (run_cmd(NULL, false, "command -v node >/dev/null && test -d tests/speedscope/node_modules/speedscope && "
 				 "test -d tests/speedscope/node_modules/jsdom") != 0)
-		cr_skip_test("node or the npm packages of tests/speedscope are missing (make deps installs them)");
+		skip_environment("node or the npm packages of tests/speedscope are missing (make deps installs them)");
 	const char *data = test_path("storm.data");
 	record_storm(data, 1000);
 	const char *text = test_path("storm.script");

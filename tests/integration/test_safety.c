@@ -59,7 +59,7 @@ static void require_helper(void)
 {
 	require_root();
 	if (!helper[0])
-		cr_skip_test("cannot create a helper user (useradd failed): the attack needs another user");
+		skip_environment("cannot create a helper user (useradd failed): the attack needs another user");
 }
 
 /* Run a shell command as the helper user; its exit status. */
@@ -349,7 +349,7 @@ Test(safety, a_full_disk_keeps_the_previous_recording, .fini = tmpfs_fini)
 	const char *dir = test_path("small-fs");
 	cr_assert_eq(mkdir(dir, 0700), 0);
 	if (mount("tmpfs", dir, "tmpfs", 0, "size=16m") != 0)
-		cr_skip_test("cannot mount a tmpfs here (%s): the full-disk case needs one", strerror(errno));
+		skip_environment("cannot mount a tmpfs here (%s): the full-disk case needs one", strerror(errno));
 	snprintf(tmpfs_dir, sizeof(tmpfs_dir), "%s", dir);
 	char data[600], copy[600];
 	snprintf(data, sizeof(data), "%s/p.data", dir);

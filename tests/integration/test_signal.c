@@ -24,7 +24,7 @@ static void record(const char *data, const char *opts, const char *cmd)
 	double ok = json_number(data, ".meta.collectors[] | select(.name==\"signal\") | "
 				      "if .status==\"ok\" then 1 else 0 end");
 	if (ok != 1)
-		cr_skip_test("the signal collector is unavailable here (see sigprof report -i %s)", data);
+		collector_missing("signal", "the signal collector is unavailable here (see sigprof report -i %s)", data);
 }
 
 /* A field of one signal's object, by name ("SIGUSR1"); -1 when the signal is absent. */
@@ -33,12 +33,6 @@ static double signal_field(const char *json, const char *name, const char *field
 	char filter[256];
 	snprintf(filter, sizeof(filter), "[.signals[] | select(.name==\"%s\") | %s] | first", name, field);
 	return jq_file(json, filter);
-}
-
-static void require_tracing(void)
-{
-	require_perf_events();
-	require_root();
 }
 
 Test(signal, storm_counts_are_exact_and_nothing_is_lost, .timeout = 300)
@@ -180,7 +174,7 @@ Test(signal, stress_ng_timer_signal_returns_once_per_delivery, .timeout = 120)
 {
 	require_tracing();
 	if (system("command -v stress-ng >/dev/null 2>&1") != 0)
-		cr_skip_test("stress-ng is not installed (apt-get install stress-ng)");
+		skip_environment("stress-ng is not installed (apt-get install stress-ng)");
 	const char *data = test_path("timer.data");
 	record(data, "-e signal", "stress-ng --timer 1 --timer-freq 10000 -t 2 >/dev/null");
 	const char *json = report_json_file(data, "");
@@ -212,7 +206,7 @@ Test(signal, other_processes_timer_signals_are_not_the_workloads, .timeout = 120
 	require_tracing();
 	char *out;
 	if (run_cmd(&out, true, "command -v taskset") != 0)
-		cr_skip_test("taskset is not installed: %s", out);
+		skip_environment("taskset is not installed: %s", out);
 	free(out);
 	const long n = 50000;
 	const char *data = test_path("foreign.data");
@@ -245,7 +239,7 @@ Test(signal, a_workload_without_signals_still_notes_the_others_left_out, .timeou
 	require_tracing();
 	char *out;
 	if (run_cmd(&out, true, "command -v taskset") != 0)
-		cr_skip_test("taskset is not installed: %s", out);
+		skip_environment("taskset is not installed: %s", out);
 	free(out);
 	const char *data = test_path("foreign-only.data");
 	cr_assert_eq(run_cmd(NULL, true, "taskset -c 0 " W "itimer_neighbour 50 30 >/dev/null 2>&1 & echo $! > '%s'",
@@ -331,7 +325,7 @@ Test(signal, timer_generations_carry_no_user_stack_kill_keeps_its_own, .timeout 
 	const long n = 100;
 	const char *json = record_timer_kill("timer_kill.data", "-e signal", n);
 	if (signal_event_samples(json, "signal:signal_generate#kernel") < 0)
-		cr_skip_test("this kernel refused signal_generate's filter on code: one event with whole stacks");
+		skip_environment("this kernel refused signal_generate's filter on code: one event with whole stacks");
 	const char *names[] = { "SIGUSR1", "SIGUSR2", "SIGPROF" };
 	for (size_t i = 0; i < 3; i++) {
 		cr_assert_eq(signal_field(json, names[i], ".generated"), n, "%s generated %.0f, sent %ld", names[i],
@@ -384,7 +378,7 @@ Test(signal, pairs_never_span_a_loss_of_records_filtered_or_not, .timeout = 120)
 	record(data, "-m 8 -e signal", W "signal_storm 100000 >/dev/null");
 	const char *json = report_json_file(data, "");
 	if (jq_file(json, ".meta.lost") == 0)
-		cr_skip_test("the 8-page ring lost nothing on this machine: no loss to pair across");
+		skip_premise("the 8-page ring lost nothing on this machine: no loss to pair across");
 	double dropped = signal_field(json, "SIGUSR1", ".dropped_at_loss");
 	cr_assert_gt(dropped, 0, "records were lost and nothing was pending then");
 	json = report_json_file(data, "--comm signal_storm");

@@ -28,12 +28,6 @@
 #define HANDLERS 200
 #define IN_HANDLER "any(.[]; .sym==\"handler_spin\")"
 
-static void require_tracing(void)
-{
-	require_perf_events();
-	require_root();
-}
-
 /* Record altstack_handler_nofp with options (and mode after its arguments); check what it says it did. */
 static const char *record_handler(const char *name, const char *options, const char *mode)
 {
@@ -172,7 +166,7 @@ Test(stacks, stress_ng_timer_stacks_reach_main_through_the_alternate_stack, .tim
 	require_tracing();
 	char *version;
 	if (run_cmd(&version, true, "stress-ng --version") != 0)
-		cr_skip_test("stress-ng is not installed (apt-get install stress-ng)");
+		skip_environment("stress-ng is not installed (apt-get install stress-ng)");
 	free(version);
 	const char *data = test_path("timer.data");
 	free(record_workload(data, "-e cpu,signal", "stress-ng --timer 1 -t 2"));
@@ -189,7 +183,7 @@ Test(stacks, stress_ng_timer_stacks_reach_main_through_the_alternate_stack, .tim
 	double unsampled = jq_file(json, ".meta.unsampled_hits");
 	double signal_samples = jq_file(json, "[.meta.collectors[] | select(.name==\"signal\") | .samples] | first");
 	if (unsampled > 0.01 * signal_samples)
-		cr_skip_test("the kernel throttled %.0f of %.0f signal tracepoint hits (a busy machine, or faster than "
+		skip_premise("the kernel throttled %.0f of %.0f signal tracepoint hits (a busy machine, or faster than "
 			     "kernel.perf_event_max_sample_rate): the handlers of unsampled deliveries cannot be joined",
 			     unsampled, signal_samples + unsampled);
 	double through_signal = stack_samples(json, NULL, NULL, PASSES_SIGNAL_FRAME);

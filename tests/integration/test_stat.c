@@ -16,12 +16,6 @@
 
 #include "harness.h"
 
-static void require_tracing(void)
-{
-	require_perf_events();
-	require_root();
-}
-
 /* `sigprof stat --json -o FILE OPTIONS -- CMD`, asserting CMD's exit 0; returns FILE. */
 static const char *stat_json(const char *name, const char *opts, const char *cmd)
 {
@@ -55,7 +49,7 @@ static double figure(const char *json, const char *name, const char *field)
 static void require_supported(const char *json, const char *name)
 {
 	if (figure(json, name, "if .supported then 1 else 0 end") != 1)
-		cr_skip_test("%s is not counted here (see %s)", name, json);
+		skip_environment("%s is not counted here (see %s)", name, json);
 }
 
 Test(stat, signal_storm_counts_are_exact)
@@ -124,7 +118,7 @@ Test(stat, futex2_calls)
 	char *out;
 	int st = run_cmd(&out, true, "%s stat --json -o %s -- %s", sigprof_bin(), json, cmd);
 	if (st == 77)
-		cr_skip_test("this kernel has no futex2 system calls: %s", out);
+		skip_environment("this kernel has no futex2 system calls: %s", out);
 	cr_assert_eq(st, 0, "%s", out);
 	free(out);
 	require_supported(json, "futex_wake-calls");
@@ -288,7 +282,7 @@ Test(stat, asan_build_counts_cleanly, .timeout = 120)
 {
 	require_tracing();
 	if (access(SIGPROF_ASAN_BIN, X_OK) != 0)
-		cr_skip_test("no ASan build at %s (make BUILD=... %s)", SIGPROF_ASAN_BIN, SIGPROF_ASAN_BIN);
+		skip_environment("no ASan build at %s (make BUILD=... %s)", SIGPROF_ASAN_BIN, SIGPROF_ASAN_BIN);
 	char *out;
 	const char *file = test_path("asan.txt");
 	int st = run_cmd(&out, true,
@@ -386,7 +380,7 @@ Test(stat, user_event_that_cannot_open_is_not_supported)
 	require_perf_events();
 	const char *json = stat_json("cycles.json", "-e cycles,task-clock", W "exit_with 0");
 	if (figure(json, "cycles", "if .supported then 1 else 0 end") == 1)
-		cr_skip_test("cycles opens here (a hardware PMU)");
+		skip_environment("cycles opens here (a hardware PMU)");
 	cr_assert_eq(figure(json, "cycles", ".mean"), -1, "no value for what was not counted");
 	cr_assert_eq(figure(json, "cycles", ".reason | length > 0 | if . then 1 else 0 end"), 1);
 	cr_assert_gt(figure(json, "task-clock", ".mean"), 0, "the other events still count");
@@ -401,7 +395,7 @@ Test(stat, a_pmu_that_refuses_exclusions_still_counts)
 {
 	require_perf_events();
 	if (access("/sys/bus/event_source/devices/msr/events/tsc", F_OK) != 0)
-		cr_skip_test("no msr PMU with a tsc event here: nothing refuses exclude_hv to try");
+		skip_environment("no msr PMU with a tsc event here: nothing refuses exclude_hv to try");
 	const char *json = stat_json("msr.json", "-e msr/tsc/,task-clock", W "exit_with 0");
 	cr_assert_eq(figure(json, "msr/tsc/", "if .supported then 1 else 0 end"), 1, "msr/tsc/ not counted: %s",
 		     json);

@@ -34,7 +34,7 @@ static void record_signals(const char *data, const char *opts, const char *cmd)
 	free(out);
 	if (json_number(data, ".meta.collectors[] | select(.name==\"signal\") | if .status==\"ok\" then 1 else 0 end") !=
 	    1)
-		cr_skip_test("the signal collector is unavailable here (see sigprof report -i %s)", data);
+		collector_missing("signal", "the signal collector is unavailable here (see sigprof report -i %s)", data);
 }
 
 static double generated(const char *json)
@@ -428,7 +428,7 @@ Test(storage, a_rebuilt_program_is_never_read_for_the_recording, .timeout = 120)
 Test(storage, archive_in_a_clean_mount_namespace, .timeout = 120)
 {
 	if (run_cmd(NULL, true, "unshare -m true") != 0)
-		cr_skip_test("unshare -m does not work here: no mount namespace for the test");
+		skip_environment("unshare -m does not work here: no mount namespace for the test");
 	const char *dir = test_dir();
 	char bin[600], data[600], tar[600];
 	snprintf(bin, sizeof(bin), "%s/bin", dir);
@@ -465,7 +465,7 @@ Test(storage, archive_in_a_clean_mount_namespace, .timeout = 120)
 Test(storage, debuginfod_fetches_a_missing_debug_file_by_build_id, .timeout = 120)
 {
 	if (run_cmd(NULL, true, "command -v debuginfod && command -v debuginfod-find && command -v objcopy") != 0)
-		cr_skip_test("debuginfod (Debian's debuginfod package) or objcopy is not installed: no local server");
+		skip_environment("debuginfod (Debian's debuginfod package) or objcopy is not installed: no local server");
 	const char *dir = test_dir();
 	char srv[600], prog[600], data[600];
 	snprintf(srv, sizeof(srv), "%s/srv", dir);

@@ -94,12 +94,6 @@ static void touch(const char *file)
 	close(fd);
 }
 
-static void require_tracing(void)
-{
-	require_perf_events();
-	require_root();
-}
-
 /* A field of one signal's object ("SIGUSR1"); -1 when the signal is absent. */
 static double signal_field(const char *json, const char *name, const char *field)
 {
@@ -241,7 +235,7 @@ Test(targets, the_window_command_keeps_the_open_file_limit, .timeout = 60)
 	wait_exit(target, 10);
 	if (st == 77) {
 		free(out);
-		cr_skip_test("the hard limit of open files is below 1024 here: no lower soft limit to start from");
+		skip_environment("the hard limit of open files is below 1024 here: no lower soft limit to start from");
 	}
 	cr_assert_eq(st, 0, "%s", out);
 	cr_assert_str_eq(out, "1024\n", "the window command's soft limit of open files");
@@ -331,7 +325,7 @@ Test(targets, cgroup_holds_one_process, .timeout = 120)
 	char cg[600];
 	snprintf(cg, sizeof(cg), "%s/sigprof-test-%d", root, (int)getpid());
 	if (!root[0] || mkdir(cg, 0755) < 0)
-		cr_skip_test("no cgroup2 hierarchy to make a cgroup in (%s)", root[0] ? strerror(errno) : "not mounted");
+		skip_environment("no cgroup2 hierarchy to make a cgroup in (%s)", root[0] ? strerror(errno) : "not mounted");
 	const long na = 350, ma = 120, nb = 550, mb = 80;
 	char ta[512], tb[512], data[512], procs[700];
 	snprintf(ta, sizeof(ta), "%s", test_path("cg-trig-a"));
@@ -426,7 +420,7 @@ Test(targets, stat_counts_an_attached_process, .timeout = 120)
 	cr_assert_eq(wait_exit(st, 30), 0, "stat -p did not stop once its target exited");
 	double generated = jq_file(out_file, ".figures[] | select(.name==\"signals-generated\") | .mean");
 	if (generated < 0)
-		cr_skip_test("stat could not count signals here");
+		collector_missing("signal", "stat could not count signals here");
 	/* its handlers ran n + m times, nobody else's; what it generated includes what it sent */
 	cr_assert_eq(jq_file(out_file, ".figures[] | select(.name==\"sigreturns\") | .mean"), n + m);
 	cr_assert_eq(jq_file(out_file, ".figures[] | select(.name==\"signals-delivered\") | .mean"), n + m);
@@ -444,7 +438,7 @@ Test(targets, attaching_to_fast_futex_callers_loses_nothing_at_the_start, .timeo
 {
 	require_tracing();
 	if (system("command -v stress-ng >/dev/null 2>&1") != 0)
-		cr_skip_test("stress-ng is not installed (apt-get install stress-ng)");
+		skip_environment("stress-ng is not installed (apt-get install stress-ng)");
 	char data[512];
 	snprintf(data, sizeof(data), "%s", test_path("fast-attach.data"));
 	pid_t parent = spawn(NULL, "exec stress-ng --futex 2 -t 20 -q");

@@ -61,7 +61,7 @@ Test(terminal, top_functions_keep_names_readable_at_60_and_40_columns, .timeout 
 			     json), 0);
 	if (!name[0]) {
 		free(name);
-		cr_skip_test("the recording has no cpu samples to list");
+		skip_premise("the recording has no cpu samples to list");
 	}
 	for (size_t width = 40; width <= 60; width += 20) {
 		char *text;

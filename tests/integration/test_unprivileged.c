@@ -74,10 +74,10 @@ static void require_nobody(void)
 	require_perf_events();
 	char *out;
 	if (run_cmd(&out, true, AS_NOBODY "%s --version", sigprof_bin()) != 0)
-		cr_skip_test("cannot run %s as nobody through setpriv: %s", sigprof_bin(), out);
+		skip_environment("cannot run %s as nobody through setpriv: %s", sigprof_bin(), out);
 	free(out);
 	if (run_cmd(&out, true, AS_NOBODY "test -x " W "cpu_burner") != 0)
-		cr_skip_test("nobody cannot run the workloads in " W);
+		skip_environment("nobody cannot run the workloads in " W);
 	free(out);
 	cr_assert_eq(chmod(test_dir(), 0777), 0);
 	lock_fd = open("/tmp/sigprof-test-sysctl.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
@@ -146,7 +146,7 @@ Test(unprivileged, cap_perfmon_gives_kernel_frames, .fini = restore, .timeout = 
 	set_paranoid(2);
 	char *out;
 	if (run_cmd(&out, true, AS_NOBODY "--inh-caps=+perfmon --ambient-caps=+perfmon true") != 0)
-		cr_skip_test("setpriv cannot give nobody CAP_PERFMON here: %s", out);
+		skip_environment("setpriv cannot give nobody CAP_PERFMON here: %s", out);
 	free(out);
 	const char *data = test_path("cap.data");
 	int st = run_cmd(&out, true, AS_NOBODY "--inh-caps=+perfmon --ambient-caps=+perfmon %s record -e cpu -o %s -- "
@@ -194,7 +194,7 @@ Test(unprivileged, tracefs_readable_by_group_opens_syscall_tracepoints, .fini = 
 	if (m)
 		fclose(m);
 	if (!root[0])
-		cr_skip_test("tracefs is not mounted");
+		skip_environment("tracefs is not mounted");
 	/* what to put back: its mode and gid as mounted (tracefs's defaults 700 and 0 when not shown) */
 	const char *mode = strstr(opts, "mode="), *gid = strstr(opts, "gid=");
 	snprintf(saved_tracefs_opts, sizeof(saved_tracefs_opts), "mode=%.*s,gid=%.*s",
@@ -205,7 +205,7 @@ Test(unprivileged, tracefs_readable_by_group_opens_syscall_tracepoints, .fini = 
 	int st = run_cmd(&out, true, "mount -o remount,mode=755,gid=nogroup %s", root);
 	if (st != 0) {
 		saved_tracefs[0] = '\0';
-		cr_skip_test("cannot remount tracefs: %s", out);
+		skip_environment("cannot remount tracefs: %s", out);
 	}
 	free(out);
 	set_paranoid(1);

@@ -679,7 +679,7 @@ Test(elf, vdso_copied_from_memory_names_clock_gettime)
 {
 	struct vdso_range range = find_vdso();
 	if (!range.start)
-		cr_skip_test("this kernel maps no vDSO (vdso=0?)");
+		cr_skip_test("environment: this kernel maps no vDSO (vdso=0?)");
 
 	size_t size = range.end - range.start;
 	void *image = xmalloc(size);
@@ -944,7 +944,7 @@ Test(debug_files, stripped_libc_gets_its_local_functions_from_its_debug_file)
 	this_libc(libc, sizeof(libc));
 	if (debug_file_find(libc, debug, sizeof(debug)) != 0) {
 		fprintf(stderr, "note: %s has no debug file here (install libc6-dbg); test skipped\n", libc);
-		cr_skip_test("no debug file for %s", libc);
+		cr_skip_test("environment: no debug file for %s", libc);
 	}
 	struct symtab *tab = load(libc);
 	cr_expect_str_eq(symtab_debug_file(tab), debug);

@@ -173,9 +173,9 @@ Test(kallsyms, real_kallsyms_names_the_syscall_entry)
 	struct symtab *tab = NULL;
 	int err = symtab_from_kallsyms("/proc/kallsyms", &tab);
 	if (err == -EPERM)
-		cr_skip_test("kernel symbols hidden: run as root or set kernel.kptr_restrict=0");
+		cr_skip_test("environment: kernel symbols hidden: run as root or set kernel.kptr_restrict=0");
 	if (err == -ENOENT || err == -EACCES)
-		cr_skip_test("/proc/kallsyms cannot be read here (%s)", strerror(-err));
+		cr_skip_test("environment: /proc/kallsyms cannot be read here (%s)", strerror(-err));
 	cr_assert_eq(err, 0, "/proc/kallsyms: %d (%s)", err, strerror(-err));
 
 	/* awk reads the file separately for the expected address and how many names share it. */
@@ -241,7 +241,7 @@ static char *real_kallsyms(size_t *len)
 	char *text = read_whole_file("/proc/kallsyms", len);
 	if (!text || *len < 64 || strncmp(text, "0000000000000000", 16) == 0) {
 		free(text);
-		cr_skip_test("/proc/kallsyms is not readable with real addresses here (needs root)");
+		cr_skip_test("environment: /proc/kallsyms is not readable with real addresses here (needs root)");
 	}
 	return text;
 }

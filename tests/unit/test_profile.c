@@ -283,7 +283,7 @@ Test(profile, an_impossible_wait_status_is_unknown_not_cut_short)
 static void this_boot(char *buf, size_t len)
 {
 	if (read_boot_id(buf, len) != 0)
-		cr_skip_test("no /proc/sys/kernel/random/boot_id here");
+		cr_skip_test("environment: no /proc/sys/kernel/random/boot_id here");
 }
 
 /*

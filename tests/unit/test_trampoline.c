@@ -21,7 +21,7 @@ static void on_usr1(int sig)
 Test(trampoline, libc_restore_rt_is_named_even_when_stripped)
 {
 #if !defined(__x86_64__)
-	cr_skip_test("the trampoline pattern is x86-64's");
+	cr_skip_test("environment: the trampoline pattern is x86-64's");
 #endif
 	struct sigaction sa = { 0 }, old;
 	sa.sa_handler = on_usr1;

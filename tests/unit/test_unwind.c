@@ -274,7 +274,7 @@ Test(unwind, debug_frame_of_the_separate_debug_file)
 Test(unwind, executable_linked_by_lld)
 {
 	if (access(FIXTURE_LLD, X_OK) != 0)
-		cr_skip_test("%s was not built: ld.lld is not installed (Debian package lld)", FIXTURE_LLD);
+		cr_skip_test("environment: %s was not built: ld.lld is not installed (Debian package lld)", FIXTURE_LLD);
 	struct load_segments l = load_segments(FIXTURE_LLD);
 	bool shared_page = false;
 	for (size_t i = 0; i < l.count; i++) {
