@@ -487,32 +487,7 @@ static const struct signal_tracepoint {
 	{ "syscalls", "sys_exit_rt_sigreturn", SIGNAL_EVENT_SIGRETURN_EXIT, PATH_SIGRETURN, STACK_NONE },
 };
 
-/*
- * Which generations are the kernel's own.  signal_generate fires in the
- * context of whoever generates the signal, and for these that is an
- * interrupt or the kernel acting for the target: the user part of their
- * stack is whatever user code happened to run (often another task's, or
- * the target's own interrupted code, which its delivery records anyway).
- * So they take the kernel's stack only (the timer or kernel path that sent
- * them), which saves the 3 KB user copy on each: on stress-ng --timer these
- * are two thirds of all records (docs/performance.md).  The tracepoint's
- * `code` is the siginfo's si_code, SI_USER for SEND_SIG_NOINFO and
- * SI_KERNEL for SEND_SIG_PRIV (include/trace/events/signal.h).
- *
- * Every other code keeps the whole stack: SI_USER (kill(), raise(), and the
- * kernel's send_sig(..., 0), as SIGPIPE in the writer's own write()),
- * SI_QUEUE (sigqueue), SI_TKILL (tkill, tgkill, pthread_kill), SI_MESGQ
- * (mq_notify's signal, in the context of the mq_send() that fills the
- * queue), SI_ASYNCIO and SI_ASYNCNL (glibc's AIO and getaddrinfo_a helper
- * threads, through sigqueue), SI_DETHREAD (an execve() in another thread),
- * and the positive codes: faults (SEGV_*, BUS_*, ILL_*, FPE_*, TRAP_*,
- * SYS_SECCOMP) raised in the faulting task's own context, CLD_* in the exit
- * or stop path of the child, POLL_* from fasync (F_SETSIG), which is a
- * process context as often as an interrupt.  A program may give
- * rt_sigqueueinfo() any code to signal itself (and any negative code but
- * SI_TKILL to signal another): such a forged SI_TIMER loses its user
- * stack, nothing else.
- */
+/* Which generations are the kernel's own, and why they keep its stack only: docs/signal.md, "Generations by the kernel". */
 const struct signal_kernel_code signal_kernel_codes[] = {
 	{ -2, "SI_TIMER",
 	  "a POSIX timer's expiry (SIGEV_SIGNAL, SIGEV_THREAD_ID): the hrtimer interrupt (posix_timer_fn), or for a "

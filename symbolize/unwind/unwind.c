@@ -14,44 +14,8 @@
  * (<asm/perf_regs.h>) and a stack copy; nothing here reads the kernel's
  * records.
  *
- * Address spaces: libunwind caches the parsed CFI row of each IP per
- * address space (UNW_CACHE_GLOBAL), which is what makes the second sample
- * through a function nearly free.  An IP means the same code only within one
- * process, so each pid gets its own address space.  The cache's lock blocks
- * every signal around it (two sigprocmask system calls a frame: 40% of the
- * time of a report of 8000 cpu samples); the lock-free per-thread cache is
- * not compiled into the libunwind distributions ship
- * (HAVE___CACHE_PER_THREAD), and it would be shared by every address
- * space.  The block guards against a signal handler that unwinds while the
- * lock is held; nothing here unwinds in a signal handler, so while a thread
- * is inside unwind_sample() sigprocmask() below leaves its mask alone.
- *
- * Failures: an accessor that cannot answer during a step records why (the
- * file without unwind info, the end of the stack copy, the address no
- * mapping covers) and the walk stops there; libunwind's fallback guesses
- * (frame-pointer chains) are not taken, so every frame a stack shows came
- * from unwind information.
- *
- * CFI libdw reads: when the IP's file has a .debug_frame and no .eh_frame
- * entry for it, or an .eh_frame without the .eh_frame_hdr search table
- * libunwind needs (a static program: gcc -static writes none), libdw_step()
- * (unwind_debug_frame.c) takes the step and the walk goes on with
- * libunwind from the caller's registers.
- * libunwind takes the first IP of a walk as exact, so a return address it
- * resumes from is looked up at itself rather than at its call: only a call
- * that is the last instruction of a function (a noreturn call) would be
- * taken for the next function's code.
- *
- * Signal frames: the sigreturn trampoline is recognized by its bytes
- * (mov $15, %rax; syscall), stripped libc or not, as libunwind does for its
- * own step through it.  (libunwind 1.6's unw_is_signal_frame() answers for
- * the frame the last step left, not the current one, so it is not asked.)
- * The frame whose IP is the trampoline becomes an UNWIND_FRAME_SIGNAL
- * carrying the signal number from the kernel's x86-64 rt_sigframe (see
- * SIGFRAME_* below).  A sample taken inside the rt_sigreturn system call has
- * its leaf just past the trampoline's syscall, where no unwind table helps,
- * so the walk reloads the interrupted registers from the sigcontext in the
- * frame and goes on.
+ * The design (address spaces and libunwind's cache, failures, the CFI libdw
+ * reads, signal frames): docs/stacks.md, "The unwinder".
  */
 #include <asm/perf_regs.h>
 #include <errno.h>
