@@ -1,5 +1,6 @@
 /*
- * stats.c: duration histograms and the u64 map (stats.h).
+ * stats.c: duration histograms (duration_stats) and the slowest event of a
+ * kind (slowest_event): stats.h.
  */
 #include <math.h>
 #include <stdlib.h>
