@@ -635,10 +635,8 @@ static void json_classes(struct json_writer *w, const struct c2c_counts *c)
 
 static void json_line(struct json_writer *w, const struct c2c_line *l, const struct profile *p, size_t limit)
 {
-	char buf[32];
 	json_object_begin(w, NULL);
-	snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)l->addr);
-	json_string(w, "addr", buf);
+	json_hex(w, "addr", l->addr);
 	json_string(w, "symbol", line_symbol(l));
 	json_string(w, "dso", l->dso);
 	json_u64(w, "pid", l->pid);
@@ -653,8 +651,7 @@ static void json_line(struct json_writer *w, const struct c2c_line *l, const str
 	for (size_t i = 0; i < l->noffsets; i++) {
 		const struct c2c_offset *off = &l->offsets[i];
 		json_object_begin(w, NULL);
-		snprintf(buf, sizeof(buf), "0x%x", off->offset);
-		json_string(w, "offset", buf);
+		json_hex(w, "offset", off->offset);
 		json_string(w, "symbol", off->symbol);
 		json_u64(w, "loads", off->loads);
 		json_u64(w, "stores", off->stores);

@@ -516,10 +516,8 @@ static void json_stacks(struct json_writer *w, const struct profile *p, const ch
 
 static void json_word(struct json_writer *w, const struct profile *p, const struct futex_word *fw, size_t limit)
 {
-	char buf[32];
 	json_object_begin(w, NULL);
-	snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)fw->uaddr);
-	json_string(w, "uaddr", buf);
+	json_hex(w, "uaddr", fw->uaddr);
 	json_string(w, "symbol", fw->symbol);
 	json_string(w, "dso", fw->dso);
 	json_u64(w, "pid", fw->pid);

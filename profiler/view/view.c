@@ -368,8 +368,7 @@ void view_json_frame(struct json_writer *w, const struct frame *f)
 	json_string(w, "sym", frame_label(f, buf, sizeof(buf)));
 	json_string(w, "dso", f->dso);
 	if (!f->sym) {
-		snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)f->addr);
-		json_string(w, "offset", buf);
+		json_hex(w, "offset", f->addr);
 	}
 	if (f->synthetic)
 		json_bool(w, "synthetic", true);
