@@ -1085,13 +1085,15 @@ static void synthesize_tasks(struct strbuf *out, struct perf_session *session, c
 		}
 }
 
-static int record_run(struct record_args *a)
+/*
+ * The program record_run() will run, and the targets it attaches to: 0, or
+ * the exit status to return (said).  Fills program (empty for tasks that run
+ * already: taken as a program without frame pointers).
+ */
+static int record_find_targets(struct record_args *a, bool attached, char *program, size_t len)
 {
-	a->recorded = false;
-	bool attached = target_given(&a->target);
-	char program[4096] = ""; /* none for tasks that run already: taken as a program without frame pointers */
 	if (a->argv) {
-		int found = workload_find_file(a->argv[0], program, sizeof(program));
+		int found = workload_find_file(a->argv[0], program, len);
 		if (found < 0) {
 			sp_error("record: cannot run %s: %s", QUOTED(a->argv[0]),
 				 found == -ENOENT ? "command not found" : strerror(-found));
@@ -1103,99 +1105,42 @@ static int record_run(struct record_args *a)
 		sp_error("record: %s", errbuf);
 		return EXIT_USAGE;
 	}
-	if (!kernel_samples_allowed())
-		a->opts.exclude_kernel = true;
-	/* a window command is not the targets' program: attached tasks get the long copy */
-	a->opts.program_frame_pointers = !attached && program_has_frame_pointers(program);
+	return 0;
+}
 
-	struct event_list events = { 0 };
-	struct collector_state states[64] = { 0 };
-	int gathered = gather_events(&a->opts, a, &events, states);
-	if (gathered < 0) {
-		event_list_free(&events);
-		return EXIT_USAGE;
-	}
-	size_t nstates = (size_t)gathered;
-	if (!events.count) {
-		sp_error("record: no collector can run here: %s", states[0].reason);
-		event_list_free(&events);
-		return EXIT_USAGE;
-	}
-	if (attached)
-		event_list_enable_at_open(&events);
+/* --switch-output: the first piece's counters start from the session's opening. */
+static void pieces_start(struct pieces *ps, struct perf_session *session, pid_t workload, uint64_t start_real,
+			 uint64_t start_mono)
+{
+	ps->session = session;
+	ps->workload = workload;
+	ps->start_real = start_real;
+	ps->start_mono = start_mono;
+	const struct opened_event *opened;
+	ps->nevents = perf_session_events(session, &opened);
+	ps->base_value = xcalloc(ps->nevents + 1, sizeof(uint64_t));
+	ps->base_enabled = xcalloc(ps->nevents + 1, sizeof(uint64_t));
+	ps->base_running = xcalloc(ps->nevents + 1, sizeof(uint64_t));
+}
 
-	/* --switch-output: the first piece is FILE.TIMESTAMP too */
-	struct pieces pieces = { .a = a, .states = states, .nstates = nstates, .index = 1 };
-	struct pieces *ps = a->switch_spec ? &pieces : NULL;
-	struct kernel_copy kernel = { 0 };
-	if (ps)
-		piece_name(a->output, &ps->name);
-	/* before workload_start() blocks the interrupt signals: nothing may wait with them blocked */
-	struct sp_writer *writer = NULL;
-	int err = open_output(a, ps ? ps->name.buf : a->output, &writer);
-	if (err < 0) {
-		event_list_free(&events);
-		sb_free(&pieces.name);
-		return EXIT_USAGE;
-	}
-	struct workload w;
-	err = 0;
-	if (a->argv)
-		err = workload_start(&w, a->argv);
-	else
-		workload_none(&w);
-	if (err < 0) {
-		sp_error("record: cannot start the workload: %s", strerror(-err));
-		sp_writer_discard(writer);
-		event_list_free(&events);
-		sb_free(&pieces.name);
-		return EXIT_USAGE;
-	}
-
-	if (!a->ring_pages_chosen)
-		for (size_t i = 0; i < events.count; i++)
-			if (events.specs[i].attr.sample_type & PERF_SAMPLE_STACK_USER)
-				a->ring_pages = DWARF_RING_PAGES;
-	struct perf_target target = { .pid = w.pid, .inherit = true };
-	if (attached)
-		target_perf(&a->target, &target);
-	struct perf_session *session = NULL;
-	struct strbuf synthesized = { 0 }; /* COMM and MMAP2 records of the targets as sigprof found them */
-	/*
-	 * The kernel's symbols before the events open: reading them takes 0.1 to
-	 * 0.2 s, during which attached targets (their events enabled at open)
-	 * would fill the rings with nothing draining them and no rate bound yet.
-	 */
-	kernel_copy_read(&kernel, a);
-	err = perf_session_open(events.specs, events.count, &target, a->ring_pages, &session, errbuf, sizeof(errbuf));
-	if (err < 0) {
-		sp_error("record: %s", errbuf);
-		goto fail_child;
-	}
-	/* at once, while the targets surely run: their comm and maps as they are now */
-	if (attached)
-		synthesize_tasks(&synthesized, session, a);
-	uint64_t start_real = now_realtime_ns(), start_mono = now_monotonic_ns();
-	if (ps) {
-		ps->session = session;
-		ps->workload = w.pid;
-		ps->start_real = start_real;
-		ps->start_mono = start_mono;
-		const struct opened_event *opened;
-		ps->nevents = perf_session_events(session, &opened);
-		ps->base_value = xcalloc(ps->nevents + 1, sizeof(uint64_t));
-		ps->base_enabled = xcalloc(ps->nevents + 1, sizeof(uint64_t));
-		ps->base_running = xcalloc(ps->nevents + 1, sizeof(uint64_t));
-	}
-	err = write_head(writer, a, session, states, nstates, ps, &kernel, start_real, start_mono);
-	if (!err && synthesized.len)
-		err = sp_writer_raw(writer, synthesized.buf, synthesized.len);
-	sb_free(&synthesized);
+/*
+ * The run's description (and the targets' synthesized records) written
+ * and flushed, then the file put under its name: 0, or -1 (said).
+ */
+static int write_and_publish_head(struct record_args *a, struct sp_writer *writer, struct perf_session *session,
+				  struct collector_state *states, size_t nstates, struct pieces *ps,
+				  struct kernel_copy *kernel, const struct strbuf *synthesized, uint64_t start_real,
+				  uint64_t start_mono)
+{
+	const char *name = ps ? ps->name.buf : a->output;
+	int err = write_head(writer, a, session, states, nstates, ps, kernel, start_real, start_mono);
+	if (!err && synthesized->len)
+		err = sp_writer_raw(writer, synthesized->buf, synthesized->len);
 	err = err ? err : sp_writer_flush(writer);
 	if (err < 0) {
-		sp_error("record: cannot write %s: %s%s", QUOTED(ps ? ps->name.buf : a->output), strerror(-err),
+		sp_error("record: cannot write %s: %s%s", QUOTED(name), strerror(-err),
 			 strcmp(a->output, "-") ? " (a previous recording there is kept)" : "");
-		goto fail_child;
+		return -1;
 	}
 	/*
 	 * The file goes under its name (the previous one to FILE.old) before
@@ -1205,23 +1150,131 @@ static int record_run(struct record_args *a)
 	 */
 	err = sp_writer_publish(writer);
 	if (err < 0) {
-		const char *name = ps ? ps->name.buf : a->output;
 		sp_error("record: cannot put the new recording in place as %s (a previous one there moves to %s.old): %s",
 			 QUOTED(name), name, strerror(-err));
-		goto fail_child;
+		return -1;
 	}
+	return 0;
+}
+
+/*
+ * The end of the file after the drain: the last round, the closing
+ * records, the kernel symbols' trailer; the file closed.  0 or -errno
+ * (said); *bytes and *record_bytes are the file's size and its records'.
+ */
+static int finish_output(const struct record_args *a, struct perf_session *session, struct drain_state *d,
+			 struct workload *w, bool attached, int status, uint64_t duration, struct kernel_copy *kernel,
+			 uint64_t *bytes, uint64_t *record_bytes)
+{
+	const struct pieces *ps = d->pieces;
+	if (!d->writer) /* gone only when switching pieces failed (said) */
+		return status < 0 ? status : -EIO;
+	int err = status < 0 ? status : drain_round(session, d);
+	err = err ? err : write_closing(d->writer, session, d, status,
+					ps ? now_monotonic_ns() - ps->start_mono : duration, false,
+					a->argv && !attached ? w : NULL); /* a window command's rusage is not the targets' */
+	err = err ? err : kernel_copy_trailer(kernel, d->writer);
+	int close_err = sp_writer_finish(d->writer);
+	*bytes = sp_writer_file_bytes(d->writer);
+	*record_bytes = sp_writer_bytes(d->writer);
+	int publish_err = sp_writer_close(d->writer);
+	err = err ? err : close_err ? close_err : publish_err;
+	if (err < 0)
+		sp_error("record: writing %s failed: %s (the file holds what was written before)",
+			 ps ? ps->name.buf : a->output, strerror(-err));
+	return err;
+}
+
+/*
+ * One recording, as steps: find the program and the targets, gather the
+ * collectors' events, open the output, start the workload (stopped before
+ * its exec), read the kernel's symbols, open the events, write and publish
+ * the head, release the workload, drain until it exits, finish the file.
+ * Every failure jumps to the cleanup of what was acquired by then.
+ */
+static int record_run(struct record_args *a)
+{
+	a->recorded = false;
+	bool attached = target_given(&a->target);
+	char program[4096] = "";
+	int ret = record_find_targets(a, attached, program, sizeof(program));
+	if (ret)
+		return ret;
+	if (!kernel_samples_allowed())
+		a->opts.exclude_kernel = true;
+	/* a window command is not the targets' program: attached tasks get the long copy */
+	a->opts.program_frame_pointers = !attached && program_has_frame_pointers(program);
+
+	ret = EXIT_USAGE;
+	struct event_list events = { 0 };
+	struct collector_state states[64] = { 0 };
+	struct pieces pieces = { .a = a, .states = states, .index = 1 };
+	struct pieces *ps = a->switch_spec ? &pieces : NULL; /* --switch-output: the first piece is FILE.TIMESTAMP too */
+	struct kernel_copy kernel = { 0 };
+	struct sp_writer *writer = NULL;
+	struct perf_session *session = NULL;
+	struct strbuf synthesized = { 0 }; /* COMM and MMAP2 records of the targets as sigprof found them */
+	struct workload w;
+	char errbuf[512] = "";
+
+	int gathered = gather_events(&a->opts, a, &events, states);
+	if (gathered < 0)
+		goto release;
+	size_t nstates = (size_t)gathered;
+	pieces.nstates = nstates;
+	if (!events.count) {
+		sp_error("record: no collector can run here: %s", states[0].reason);
+		goto release;
+	}
+	if (attached)
+		event_list_enable_at_open(&events);
+
+	if (ps)
+		piece_name(a->output, &ps->name);
+	/* before workload_start() blocks the interrupt signals: nothing may wait with them blocked */
+	if (open_output(a, ps ? ps->name.buf : a->output, &writer) < 0)
+		goto release;
+	int err = a->argv ? workload_start(&w, a->argv) : (workload_none(&w), 0);
+	if (err < 0) {
+		sp_error("record: cannot start the workload: %s", strerror(-err));
+		goto discard_output;
+	}
+
+	if (!a->ring_pages_chosen)
+		for (size_t i = 0; i < events.count; i++)
+			if (events.specs[i].attr.sample_type & PERF_SAMPLE_STACK_USER)
+				a->ring_pages = DWARF_RING_PAGES;
+	struct perf_target target = { .pid = w.pid, .inherit = true };
+	if (attached)
+		target_perf(&a->target, &target);
+	/*
+	 * The kernel's symbols before the events open: reading them takes 0.1 to
+	 * 0.2 s, during which attached targets (their events enabled at open)
+	 * would fill the rings with nothing draining them and no rate bound yet.
+	 */
+	kernel_copy_read(&kernel, a);
+	if (perf_session_open(events.specs, events.count, &target, a->ring_pages, &session, errbuf, sizeof(errbuf)) < 0) {
+		sp_error("record: %s", errbuf);
+		goto abort_workload;
+	}
+	/* at once, while the targets surely run: their comm and maps as they are now */
+	if (attached)
+		synthesize_tasks(&synthesized, session, a);
+	uint64_t start_real = now_realtime_ns(), start_mono = now_monotonic_ns();
+	if (ps)
+		pieces_start(ps, session, w.pid, start_real, start_mono);
+	if (write_and_publish_head(a, writer, session, states, nstates, ps, &kernel, &synthesized, start_real,
+				   start_mono) < 0)
+		goto abort_workload;
+	sb_free(&synthesized);
 
 	/* without a thread (it could not start) the drain loop writes itself, as before */
 	sp_writer_start_async(writer, WRITE_QUEUE_BYTES);
 	err = a->argv ? workload_release(&w) : 0;
 	if (err < 0) {
 		sp_error("record: cannot run %s: %s", QUOTED(a->argv[0]), workload_release_error(err));
-		sp_writer_discard(writer);
-		perf_session_close(session);
-		event_list_free(&events);
-		pieces_free(&pieces);
-		kernel_copy_free(&kernel);
-		return workload_cannot_run_exit(err);
+		ret = workload_cannot_run_exit(err);
+		goto discard_output;
 	}
 
 	struct drain_state d = { .writer = writer, .kernel = &kernel, .pieces = ps };
@@ -1232,45 +1285,27 @@ static int record_run(struct record_args *a)
 	uint64_t duration = now_monotonic_ns() - start_mono;
 	perf_session_disable(session);
 	uint64_t bytes = 0, record_bytes = 0;
-	if (d.writer) { /* gone only when switching pieces failed (said) */
-		err = status < 0 ? status : drain_round(session, &d);
-		err = err ? err : write_closing(d.writer, session, &d, status,
-						ps ? now_monotonic_ns() - ps->start_mono : duration, false,
-						a->argv && !attached ? &w : NULL); /* a window command's rusage is not the targets' */
-		err = err ? err : kernel_copy_trailer(&kernel, d.writer);
-		int close_err = sp_writer_finish(d.writer);
-		bytes = sp_writer_file_bytes(d.writer);
-		record_bytes = sp_writer_bytes(d.writer);
-		int publish_err = sp_writer_close(d.writer);
-		err = err ? err : close_err ? close_err : publish_err;
-		if (err < 0)
-			sp_error("record: writing %s failed: %s (the file holds what was written before)",
-				 ps ? ps->name.buf : a->output, strerror(-err));
-	} else {
-		err = status < 0 ? status : -EIO;
-	}
+	err = finish_output(a, session, &d, &w, attached, status, duration, &kernel, &bytes, &record_bytes);
 	perf_session_close_detached(session);
-	event_list_free(&events);
-	if (err < 0) {
-		pieces_free(&pieces);
-		kernel_copy_free(&kernel);
-		return EXIT_USAGE;
-	}
+	session = NULL;
+	if (err < 0)
+		goto release;
 	print_closing_line(a, &d, duration, bytes, record_bytes, states, nstates);
 	a->recorded = true;
-	pieces_free(&pieces);
-	kernel_copy_free(&kernel);
-	return a->argv ? workload_exit_code(status) : 0;
+	ret = a->argv ? workload_exit_code(status) : 0;
+	goto release;
 
-fail_child:
-	sb_free(&synthesized);
+abort_workload:
 	workload_abort(&w);
+discard_output:
 	sp_writer_discard(writer);
+release:
+	sb_free(&synthesized);
 	pieces_free(&pieces);
 	kernel_copy_free(&kernel);
 	perf_session_close(session);
 	event_list_free(&events);
-	return EXIT_USAGE;
+	return ret;
 }
 
 /* Run `run` (from 1) of -r N: "base.data" -> "base.3.data"; a name without an extension gets ".3" at its end. */
