@@ -221,12 +221,18 @@ const struct option_table archive_option_table = {
 	.count = ARRAY_SIZE(archive_specs),
 };
 
-int cmd_archive(int argc, char **argv)
+/* What `sigprof archive` was asked: the output (NULL: RECORDING.tar), the recording, whether quiet. */
+struct archive_args {
+	const char *out;
+	const char *recording;
+	bool quiet;
+};
+
+/* The command line into *args: 0, 1 for --help (printed), or -1 (said). */
+static int parse_archive_args(int argc, char **argv, struct archive_args *args)
 {
 	struct getopt_tables g;
 	options_getopt(&archive_option_table, &g);
-	const char *out = NULL;
-	bool quiet = false;
 	int c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
@@ -234,43 +240,105 @@ int cmd_archive(int argc, char **argv)
 		case 'o':
 			if (!*optarg) {
 				sp_error("archive: -o '': an empty file name");
-				return EXIT_USAGE;
+				return -1;
 			}
 			if (strcmp(optarg, "-") == 0) {
 				sp_error("archive: -o -: an archive is a file (report --symfs reads it back): give its name");
-				return EXIT_USAGE;
+				return -1;
 			}
-			out = optarg;
+			args->out = optarg;
 			break;
 		case 'q':
-			quiet = true;
+			args->quiet = true;
 			break;
 		case 'h':
 			options_usage(&archive_option_table, stdout);
-			return 0;
+			return 1;
 		default:
 			fprintf(stderr, "Try 'sigprof archive --help'.\n");
-			return EXIT_USAGE;
+			return -1;
 		}
 	}
 	if (argc - optind > 1) {
 		sp_error("archive: one recording at a time (got %s and %s)", QUOTED(argv[optind]), QUOTED(argv[optind + 1]));
-		return EXIT_USAGE;
+		return -1;
 	}
-	const char *recording = optind < argc ? argv[optind] : "sigprof.data";
+	args->recording = optind < argc ? argv[optind] : "sigprof.data";
+	return 0;
+}
+
+/* What packing the mapped files made: the manifest's lines, the files left out (and why), the counts. */
+struct archive_packing {
+	struct strbuf manifest, missing;
+	size_t packed, nmissing;
+};
+
+/*
+ * Each file the recording maps (and its debug file) into the tar w, when it
+ * is the build the recording saw; the others are listed as missing.  0, or
+ * -errno when writing failed.
+ */
+static int pack_mapped_files(struct sp_writer *w, const struct file_list *files, struct archive_packing *pk)
+{
+	for (size_t i = 0; i < files->count; i++) {
+		const char *path = files->names[i];
+		struct symtab *tab = NULL;
+		symtab_from_elf_file(path, &tab); /* for the build-id and the debug file; NULL when unreadable */
+		const char *build_id = symtab_build_id(tab), *debug = symtab_debug_file(tab);
+		const char *recorded = files->build_ids[i];
+		if (recorded && build_id && strcmp(recorded, build_id) != 0) {
+			/* rebuilt or upgraded since the recording: packing it would name every frame wrong */
+			sb_addf(&pk->missing, "%s%s (another build than the recording's: build-id %s here, %s recorded)",
+				pk->nmissing++ ? ", " : "", path, build_id, recorded);
+			symtab_free(tab);
+			continue;
+		}
+		int e = tar_add_file(w, path);
+		if (e == -ENAMETOOLONG || e == -EINVAL || e == -EFBIG || e == -ENOENT || e == -EACCES || e == -ELOOP) {
+			sb_addf(&pk->missing, "%s%s (%s)", pk->nmissing++ ? ", " : "", path, strerror(-e));
+		} else if (e < 0) {
+			symtab_free(tab);
+			return e;
+		} else {
+			pk->packed++;
+			sb_addf(&pk->manifest, "%s %s\n", build_id ? build_id : "-", path);
+			if (debug && (e = tar_add_file(w, debug)) == 0) {
+				pk->packed++;
+				sb_addf(&pk->manifest, "%s %s\n", build_id ? build_id : "-", debug);
+			} else if (debug && e < 0 && e != -ENAMETOOLONG) {
+				sb_addf(&pk->missing, "%s%s (%s)", pk->nmissing++ ? ", " : "", debug, strerror(-e));
+			}
+		}
+		symtab_free(tab);
+	}
+	return 0;
+}
+
+/*
+ * `sigprof archive`, as steps: parse, list the files the recording maps,
+ * create the tar, pack them, add the manifest and the end blocks, close.
+ * Every failure goes to the one cleanup below.
+ */
+int cmd_archive(int argc, char **argv)
+{
+	struct archive_args args = { 0 };
+	int parsed = parse_archive_args(argc, argv, &args);
+	if (parsed)
+		return parsed > 0 ? 0 : EXIT_USAGE;
+	const char *out = args.out, *recording = args.recording;
+	int status = EXIT_USAGE;
 	struct strbuf default_out = { 0 };
+	struct file_list files = { 0 };
+	struct archive_packing pk = { 0 };
 	if (!out) {
 		sb_addf(&default_out, "%s.tar", recording);
 		out = default_out.buf;
 	}
-	struct file_list files = { 0 };
 	char err[512] = "";
 	int ret = mapped_files(recording, &files, err, sizeof(err));
 	if (ret < 0) {
 		sp_error("archive: %s: %s", recording, err);
-		file_list_free(&files);
-		sb_free(&default_out);
-		return EXIT_USAGE;
+		goto cleanup;
 	}
 	struct sp_writer *w = NULL;
 	ret = sp_writer_create_file(out, &w);
@@ -281,44 +349,11 @@ int cmd_archive(int argc, char **argv)
 				 QUOTED(out), file_type_name(st.st_mode));
 		else
 			sp_error("archive: cannot create %s: %s", QUOTED(out), strerror(-ret));
-		file_list_free(&files);
-		sb_free(&default_out);
-		return EXIT_USAGE;
+		goto cleanup;
 	}
-	struct strbuf manifest = { 0 }, missing = { 0 };
-	size_t packed = 0, nmissing = 0;
-	for (size_t i = 0; i < files.count && ret >= 0; i++) {
-		const char *path = files.names[i];
-		struct symtab *tab = NULL;
-		symtab_from_elf_file(path, &tab); /* for the build-id and the debug file; NULL when unreadable */
-		const char *build_id = symtab_build_id(tab), *debug = symtab_debug_file(tab);
-		const char *recorded = files.build_ids[i];
-		if (recorded && build_id && strcmp(recorded, build_id) != 0) {
-			/* rebuilt or upgraded since the recording: packing it would name every frame wrong */
-			sb_addf(&missing, "%s%s (another build than the recording's: build-id %s here, %s recorded)",
-				nmissing++ ? ", " : "", path, build_id, recorded);
-			symtab_free(tab);
-			continue;
-		}
-		int e = tar_add_file(w, path);
-		if (e == -ENAMETOOLONG || e == -EINVAL || e == -EFBIG || e == -ENOENT || e == -EACCES || e == -ELOOP) {
-			sb_addf(&missing, "%s%s (%s)", nmissing++ ? ", " : "", path, strerror(-e));
-		} else if (e < 0) {
-			ret = e;
-		} else {
-			packed++;
-			sb_addf(&manifest, "%s %s\n", build_id ? build_id : "-", path);
-			if (debug && (e = tar_add_file(w, debug)) == 0) {
-				packed++;
-				sb_addf(&manifest, "%s %s\n", build_id ? build_id : "-", debug);
-			} else if (debug && e < 0 && e != -ENAMETOOLONG) {
-				sb_addf(&missing, "%s%s (%s)", nmissing++ ? ", " : "", debug, strerror(-e));
-			}
-		}
-		symtab_free(tab);
-	}
+	ret = pack_mapped_files(w, &files, &pk);
 	if (ret >= 0)
-		ret = tar_add(w, MANIFEST, manifest.buf ? manifest.buf : "", manifest.len, time(NULL));
+		ret = tar_add(w, MANIFEST, pk.manifest.buf ? pk.manifest.buf : "", pk.manifest.len, time(NULL));
 	static const char end[2 * TAR_BLOCK];
 	if (ret >= 0)
 		ret = sp_writer_raw(w, end, sizeof(end));
@@ -327,21 +362,21 @@ int cmd_archive(int argc, char **argv)
 		ret = sp_writer_close(w);
 	else
 		sp_writer_discard(w);
-	file_list_free(&files);
-	int status = 0;
 	if (ret < 0) {
 		sp_error("archive: writing %s failed: %s (nothing was written there)", QUOTED(out), strerror(-ret));
-		status = EXIT_USAGE;
-	} else {
-		if (nmissing)
-			sp_warn("archive: %zu file%s the recording maps could not be packed: %s", nmissing,
-				nmissing == 1 ? "" : "s", missing.buf);
-		if (!quiet)
-			fprintf(stderr, "sigprof: archive: %zu files, %.1f MB written to %s; elsewhere: sigprof report -i %s "
-					"--symfs %s\n", packed, (double)bytes / 1e6, out, recording, out);
+		goto cleanup;
 	}
-	sb_free(&manifest);
-	sb_free(&missing);
+	if (pk.nmissing)
+		sp_warn("archive: %zu file%s the recording maps could not be packed: %s", pk.nmissing,
+			pk.nmissing == 1 ? "" : "s", pk.missing.buf);
+	if (!args.quiet)
+		fprintf(stderr, "sigprof: archive: %zu files, %.1f MB written to %s; elsewhere: sigprof report -i %s "
+				"--symfs %s\n", pk.packed, (double)bytes / 1e6, out, recording, out);
+	status = 0;
+cleanup:
+	file_list_free(&files);
+	sb_free(&pk.manifest);
+	sb_free(&pk.missing);
 	sb_free(&default_out);
 	return status;
 }
