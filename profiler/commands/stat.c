@@ -1030,7 +1030,8 @@ static void stat_free(struct stat_state *st)
 	output_close(st);
 }
 
-static int stat_run(struct stat_state *st)
+/* The counters and targets stat_run() will use: 0, or the exit status to return (said). */
+static int stat_prepare(struct stat_state *st, char *why, size_t len)
 {
 	struct stat_args *a = &st->args;
 	bool exclude_kernel = !kernel_samples_allowed();
@@ -1042,8 +1043,7 @@ static int stat_run(struct stat_state *st)
 			 found == -ENOENT ? "command not found" : strerror(-found));
 		return workload_cannot_run_exit(found);
 	}
-	char why[768] = "";
-	if (target_given(&a->target) && target_resolve(&a->target, why, sizeof(why)) < 0) {
+	if (target_given(&a->target) && target_resolve(&a->target, why, len) < 0) {
 		sp_error("stat: %s", why);
 		return EXIT_USAGE;
 	}
@@ -1051,33 +1051,40 @@ static int stat_run(struct stat_state *st)
 		add_default_counters(st, exclude_kernel);
 	if (target_given(&a->target))
 		event_list_enable_at_open(&st->events); /* tasks that already run: no exec to wait for */
+	return 0;
+}
+
+/* -o FILE opened (output_open), or -1 with the reason said. */
+static int stat_open_output(struct stat_state *st)
+{
+	const struct stat_args *a = &st->args;
 	int err = output_open(st);
-	if (err == -EPERM) {
+	if (err == -EPERM)
 		sp_error("stat: -o %s is a symbolic link another user owns or could swap (a directory others can write), "
 			 "or another user's FIFO or device: not opened (give a file of your own)",
 			 QUOTED(a->output));
-		return EXIT_USAGE;
-	}
-	if (err == -EMLINK) {
+	else if (err == -EMLINK)
 		sp_error("stat: -o %s has other hard links: writing it would change them too (give another file)",
 			 QUOTED(a->output));
-		return EXIT_USAGE;
-	}
-	if (err == -ENXIO) {
+	else if (err == -ENXIO)
 		sp_error("stat: -o %s is a FIFO that no process reads", QUOTED(a->output));
-		return EXIT_USAGE;
-	}
-	if (err < 0 && !a->output[0]) {
+	else if (err < 0 && !a->output[0])
 		sp_error("stat: -o '': an empty file name");
-		return EXIT_USAGE;
-	}
-	if (err < 0) {
+	else if (err < 0)
 		sp_error("stat: cannot create %s: %s", QUOTED(a->output), strerror(-err));
-		return EXIT_USAGE;
-	}
+	return err < 0 ? -1 : 0;
+}
+
+/*
+ * The -r runs, until one fails or the user interrupts: the failed run's
+ * status (its reason in why), or 0.
+ */
+static int stat_runs(struct stat_state *st, char *why, size_t len)
+{
+	const struct stat_args *a = &st->args;
 	int failed = 0;
 	for (unsigned r = 0; r < a->runs && !failed; r++) {
-		failed = run_once(st, why, sizeof(why));
+		failed = run_once(st, why, len);
 		if (failed) {
 			st->failed_run = r + 1;
 		} else if (workload_interrupt_signal()) {
@@ -1095,6 +1102,24 @@ static int stat_run(struct stat_state *st)
 	}
 	if (failed)
 		st->last_exit = failed; /* sigprof's exit status, which the JSON gives too */
+	return failed;
+}
+
+/*
+ * `sigprof stat`'s work, as steps: the counters and targets, the output,
+ * the runs, the figures written.  It acquires nothing of its own: cmd_stat
+ * frees the state, whatever step stopped.
+ */
+static int stat_run(struct stat_state *st)
+{
+	struct stat_args *a = &st->args;
+	char why[768] = "";
+	int ret = stat_prepare(st, why, sizeof(why));
+	if (ret)
+		return ret;
+	if (stat_open_output(st) < 0)
+		return EXIT_USAGE;
+	int failed = stat_runs(st, why, sizeof(why));
 	if (failed && !st->runs_done) {
 		if (!a->output || st->out_started)
 			sp_error("stat: %s", why);
