@@ -349,6 +349,7 @@ int cmd_archive(int argc, char **argv)
 				 QUOTED(out), file_type_name(st.st_mode));
 		else
 			sp_error("archive: cannot create %s: %s", QUOTED(out), strerror(-ret));
+		status = EXIT_WRITE_FAILED;
 		goto cleanup;
 	}
 	ret = pack_mapped_files(w, &files, &pk);
@@ -364,6 +365,7 @@ int cmd_archive(int argc, char **argv)
 		sp_writer_discard(w);
 	if (ret < 0) {
 		sp_error("archive: writing %s failed: %s (nothing was written there)", QUOTED(out), strerror(-ret));
+		status = EXIT_WRITE_FAILED;
 		goto cleanup;
 	}
 	if (pk.nmissing)

@@ -1232,8 +1232,10 @@ static int record_run(struct record_args *a)
 	if (ps)
 		piece_name(a->output, &ps->name);
 	/* before workload_start() blocks the interrupt signals: nothing may wait with them blocked */
-	if (open_output(a, ps ? ps->name.buf : a->output, &writer) < 0)
+	if (open_output(a, ps ? ps->name.buf : a->output, &writer) < 0) {
+		ret = EXIT_WRITE_FAILED;
 		goto release;
+	}
 	int err = a->argv ? workload_start(&w, a->argv) : (workload_none(&w), 0);
 	if (err < 0) {
 		sp_error("record: cannot start the workload: %s", strerror(-err));
@@ -1264,8 +1266,10 @@ static int record_run(struct record_args *a)
 	if (ps)
 		pieces_start(ps, session, w.pid, start_real, start_mono);
 	if (write_and_publish_head(a, writer, session, states, nstates, ps, &kernel, &synthesized, start_real,
-				   start_mono) < 0)
+				   start_mono) < 0) {
+		ret = EXIT_WRITE_FAILED;
 		goto abort_workload;
+	}
 	sb_free(&synthesized);
 
 	/* without a thread (it could not start) the drain loop writes itself, as before */
@@ -1288,8 +1292,10 @@ static int record_run(struct record_args *a)
 	err = finish_output(a, session, &d, &w, attached, status, duration, &kernel, &bytes, &record_bytes);
 	perf_session_close_detached(session);
 	session = NULL;
-	if (err < 0)
+	if (err < 0) {
+		ret = EXIT_WRITE_FAILED;
 		goto release;
+	}
 	print_closing_line(a, &d, duration, bytes, record_bytes, states, nstates);
 	a->recorded = true;
 	ret = a->argv ? workload_exit_code(status) : 0;

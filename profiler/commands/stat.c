@@ -1118,7 +1118,7 @@ static int stat_run(struct stat_state *st)
 	if (ret)
 		return ret;
 	if (stat_open_output(st) < 0)
-		return EXIT_USAGE;
+		return EXIT_WRITE_FAILED;
 	int failed = stat_runs(st, why, sizeof(why));
 	if (failed && !st->runs_done) {
 		if (!a->output || st->out_started)
@@ -1135,7 +1135,7 @@ static int stat_run(struct stat_state *st)
 	int write_err = fflush(st->out) != 0 ? errno : st->out_error ? -st->out_error : ferror(st->out) ? EIO : 0;
 	if (write_err) {
 		sp_error("stat: writing %s failed: %s", a->output ? a->output : "the figures", strerror(write_err));
-		return EXIT_USAGE;
+		return EXIT_WRITE_FAILED;
 	}
 	if (failed) {
 		sp_error("stat: run %u of %u: %s; the figures of the %zu run%s before it %s%s", st->failed_run, a->runs,

@@ -29,6 +29,8 @@ extern const struct option_table script_option_table;
 
 /* Exit statuses shared by the commands. */
 #define EXIT_USAGE 2        /* bad option, bad input file */
+/* An output that could not be created or written (the status usage errors have, which scripts test). */
+#define EXIT_WRITE_FAILED 2
 #define EXIT_CANNOT_RUN 127 /* the workload could not be found, like a shell */
 #define EXIT_NOT_EXEC 126   /* found but not executable */
 
