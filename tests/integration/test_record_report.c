@@ -191,11 +191,16 @@ Test(record, killed_recorder_leaves_a_readable_file)
 {
 	require_perf_events();
 	const char *data = test_path("killed.data");
-	/* sigprof is SIGKILLed mid-run; its workload is left to finish on its own */
+	/*
+	 * sigprof is SIGKILLed mid-run, a second after its file appeared (the
+	 * file is put in place once the events are open, which a loaded machine
+	 * can take most of a second to do); its workload finishes on its own.
+	 */
 	int st = run_cmd(NULL, false,
-			 "%s record -q -o %s -- " W "cpu_burner 2500 >/dev/null & pid=$!; sleep 1; kill -KILL $pid; "
+			 "%s record -q -o %s -- " W "cpu_burner 5000 >/dev/null & pid=$!; "
+			 "for i in $(seq 300); do [ -s %s ] && break; sleep 0.1; done; sleep 1; kill -KILL $pid; "
 			 "wait $pid 2>/dev/null; exit 0",
-			 sigprof_bin(), data);
+			 sigprof_bin(), data, data);
 	cr_assert_eq(st, 0);
 	char *out;
 	st = run_cmd(&out, true, "%s report -i %s -n 3", sigprof_bin(), data);
