@@ -86,7 +86,7 @@ struct thread_state {
 	bool has_closed;
 };
 
-struct signal_analysis {
+struct signal_tracker {
 	struct signal_figures *figures[SIGNAL_MAX + 1];
 	struct u64_map threads; /* tid -> struct thread_state */
 	struct u64_map queues;  /* queue_key() -> struct pending_queue */
@@ -96,7 +96,7 @@ struct signal_analysis {
 	void *handler_hook_ctx;
 };
 
-void signal_analysis_set_handler_hook(struct signal_analysis *a, signal_handler_hook hook, void *ctx)
+void signal_tracker_set_handler_hook(struct signal_tracker *a, signal_handler_hook hook, void *ctx)
 {
 	a->handler_hook = hook;
 	a->handler_hook_ctx = ctx;
@@ -108,12 +108,12 @@ static uint64_t queue_key(bool shared, uint32_t id, int sig)
 	return (uint64_t)shared << 40 | (uint64_t)id << 8 | (uint64_t)sig;
 }
 
-struct signal_analysis *signal_analysis_new(void)
+struct signal_tracker *signal_tracker_new(void)
 {
-	return xcalloc(1, sizeof(struct signal_analysis));
+	return xcalloc(1, sizeof(struct signal_tracker));
 }
 
-static struct signal_figures *figures_of(struct signal_analysis *a, int sig)
+static struct signal_figures *figures_of(struct signal_tracker *a, int sig)
 {
 	if (sig < 1 || sig > SIGNAL_MAX) {
 		a->bad_events++;
@@ -126,17 +126,17 @@ static struct signal_figures *figures_of(struct signal_analysis *a, int sig)
 	return a->figures[sig];
 }
 
-const struct signal_figures *signal_analysis_figures(const struct signal_analysis *a, int signo)
+const struct signal_figures *signal_tracker_figures(const struct signal_tracker *a, int signo)
 {
 	return signo >= 1 && signo <= SIGNAL_MAX ? a->figures[signo] : NULL;
 }
 
-uint64_t signal_analysis_unmatched_sigreturns(const struct signal_analysis *a)
+uint64_t signal_tracker_unmatched_sigreturns(const struct signal_tracker *a)
 {
 	return a->unmatched_sigreturns;
 }
 
-uint64_t signal_analysis_bad_events(const struct signal_analysis *a)
+uint64_t signal_tracker_bad_events(const struct signal_tracker *a)
 {
 	return a->bad_events;
 }
@@ -175,7 +175,7 @@ static uint64_t queue_pop(struct pending_queue *q)
 }
 
 /* Drop a queue; its generations were never delivered. */
-static void queue_discard(struct signal_analysis *a, uint64_t key)
+static void queue_discard(struct signal_tracker *a, uint64_t key)
 {
 	struct pending_queue *q = u64_map_remove(&a->queues, key);
 	if (!q)
@@ -185,7 +185,7 @@ static void queue_discard(struct signal_analysis *a, uint64_t key)
 	free(q);
 }
 
-static void thread_discard(struct signal_analysis *a, uint32_t tid)
+static void thread_discard(struct signal_tracker *a, uint32_t tid)
 {
 	struct thread_state *t = u64_map_remove(&a->threads, tid);
 	if (!t)
@@ -196,14 +196,14 @@ static void thread_discard(struct signal_analysis *a, uint32_t tid)
 	free(t);
 }
 
-void signal_analysis_thread_exit(struct signal_analysis *a, uint32_t pid, uint32_t tid)
+void signal_tracker_thread_exit(struct signal_tracker *a, uint32_t pid, uint32_t tid)
 {
 	for (int sig = 1; sig <= SIGNAL_MAX; sig++)
 		queue_discard(a, queue_key(false, tid, sig));
 	thread_discard(a, tid);
 }
 
-void signal_analysis_records_lost(struct signal_analysis *a)
+void signal_tracker_records_lost(struct signal_tracker *a)
 {
 	size_t pos = 0;
 	uint64_t key;
@@ -226,18 +226,18 @@ void signal_analysis_records_lost(struct signal_analysis *a)
 }
 
 /* The whole process dies (a fatal signal, a group exit): its shared pending signals go with it. */
-static void process_exit(struct signal_analysis *a, uint32_t pid)
+static void process_exit(struct signal_tracker *a, uint32_t pid)
 {
 	for (int sig = 1; sig <= SIGNAL_MAX; sig++)
 		queue_discard(a, queue_key(true, pid, sig));
 }
 
 /* The state of thread tid; a tid seen before in another process is a new thread: the old one exited. */
-static struct thread_state *thread_of(struct signal_analysis *a, uint32_t pid, uint32_t tid)
+static struct thread_state *thread_of(struct signal_tracker *a, uint32_t pid, uint32_t tid)
 {
 	struct thread_state *t = u64_map_get(&a->threads, tid);
 	if (t && t->pid != pid) {
-		signal_analysis_thread_exit(a, t->pid, tid);
+		signal_tracker_thread_exit(a, t->pid, tid);
 		t = NULL;
 	}
 	if (!t) {
@@ -248,7 +248,7 @@ static struct thread_state *thread_of(struct signal_analysis *a, uint32_t pid, u
 	return t;
 }
 
-uint32_t signal_analysis_running_handlers(const struct signal_analysis *a, uint32_t pid, uint32_t tid, int *sigs,
+uint32_t signal_tracker_running_handlers(const struct signal_tracker *a, uint32_t pid, uint32_t tid, int *sigs,
 					  uint32_t max)
 {
 	const struct thread_state *t = u64_map_get(&a->threads, tid);
@@ -259,7 +259,7 @@ uint32_t signal_analysis_running_handlers(const struct signal_analysis *a, uint3
 	return t->depth;
 }
 
-uint32_t signal_analysis_delivery_stack(const struct signal_analysis *a, uint32_t pid, uint32_t tid, uint32_t k,
+uint32_t signal_tracker_delivery_stack(const struct signal_tracker *a, uint32_t pid, uint32_t tid, uint32_t k,
 				       bool returned, int *sig)
 {
 	const struct thread_state *t = u64_map_get(&a->threads, tid);
@@ -276,7 +276,7 @@ uint32_t signal_analysis_delivery_stack(const struct signal_analysis *a, uint32_
 	return h->stack;
 }
 
-static struct pending_queue *queue_get(struct signal_analysis *a, uint64_t key, bool create)
+static struct pending_queue *queue_get(struct signal_tracker *a, uint64_t key, bool create)
 {
 	struct pending_queue *q = u64_map_get(&a->queues, key);
 	if (!q && create) {
@@ -292,7 +292,7 @@ static struct pending_queue *queue_get(struct signal_analysis *a, uint64_t key, 
  * one is queued was taken where no signal_deliver fires (sigwaitinfo,
  * signalfd) or its record was lost: it is dropped, not matched.
  */
-static void on_generate(struct signal_analysis *a, struct signal_figures *f, const struct signal_event *e)
+static void on_generate(struct signal_tracker *a, struct signal_figures *f, const struct signal_event *e)
 {
 	f->generated++;
 	if (e->result >= 0 && e->result < SIGNAL_RESULT_COUNT)
@@ -314,7 +314,7 @@ static void on_generate(struct signal_analysis *a, struct signal_figures *f, con
 }
 
 /* As the kernel dequeues: the thread's own pending signals first, then its process's. */
-static bool take_generation(struct signal_analysis *a, const struct signal_event *e, uint64_t *time)
+static bool take_generation(struct signal_tracker *a, const struct signal_event *e, uint64_t *time)
 {
 	struct pending_queue *q = queue_get(a, queue_key(false, e->tid, e->sig), false);
 	if (!q || !q->count)
@@ -325,7 +325,7 @@ static bool take_generation(struct signal_analysis *a, const struct signal_event
 	return true;
 }
 
-static void push_handler(struct signal_analysis *a, struct thread_state *t, const struct signal_event *e)
+static void push_handler(struct signal_tracker *a, struct thread_state *t, const struct signal_event *e)
 {
 	if (t->depth == MAX_HANDLER_NESTING) {
 		/* handlers left by longjmp pile up: forget the outermost */
@@ -338,7 +338,7 @@ static void push_handler(struct signal_analysis *a, struct thread_state *t, cons
 	t->frames[t->depth++] = (struct handler_frame){ e->sig, e->time, e->stack };
 }
 
-static void on_deliver(struct signal_analysis *a, struct signal_figures *f, const struct signal_event *e)
+static void on_deliver(struct signal_tracker *a, struct signal_figures *f, const struct signal_event *e)
 {
 	struct thread_state *t = thread_of(a, e->pid, e->tid);
 	f->delivered++;
@@ -359,13 +359,13 @@ static void on_deliver(struct signal_analysis *a, struct signal_figures *f, cons
 		f->to_default++;
 		if (e->sig == SIGKILL_NUMBER || signal_default_is_fatal(e->sig)) {
 			/* the thread dies here, and with it its process */
-			signal_analysis_thread_exit(a, e->pid, e->tid);
+			signal_tracker_thread_exit(a, e->pid, e->tid);
 			process_exit(a, e->pid);
 		}
 	}
 }
 
-static void on_sigreturn(struct signal_analysis *a, const struct signal_event *e)
+static void on_sigreturn(struct signal_tracker *a, const struct signal_event *e)
 {
 	struct thread_state *t = thread_of(a, e->pid, e->tid);
 	if (!t->depth) {
@@ -383,7 +383,7 @@ static void on_sigreturn(struct signal_analysis *a, const struct signal_event *e
 		a->handler_hook(a->handler_hook_ctx, e->pid, e->tid, h.sig, h.stack, e->time > h.time ? e->time - h.time : 0);
 }
 
-void signal_analysis_event(struct signal_analysis *a, const struct signal_event *e)
+void signal_tracker_event(struct signal_tracker *a, const struct signal_event *e)
 {
 	struct signal_figures *f;
 	switch (e->kind) {
@@ -417,7 +417,7 @@ static size_t map_keys(const struct u64_map *m, uint64_t **keys)
 	return n;
 }
 
-void signal_analysis_finish(struct signal_analysis *a)
+void signal_tracker_finish(struct signal_tracker *a)
 {
 	uint64_t *keys;
 	size_t n = map_keys(&a->queues, &keys);
@@ -430,11 +430,11 @@ void signal_analysis_finish(struct signal_analysis *a)
 	free(keys);
 }
 
-void signal_analysis_free(struct signal_analysis *a)
+void signal_tracker_free(struct signal_tracker *a)
 {
 	if (!a)
 		return;
-	signal_analysis_finish(a);
+	signal_tracker_finish(a);
 	u64_map_free(&a->queues);
 	u64_map_free(&a->threads);
 	for (int sig = 1; sig <= SIGNAL_MAX; sig++) {
@@ -563,7 +563,7 @@ static int signal_add_events(struct record_options *opts, struct event_list *eve
 struct signal_report {
 	int self;                                  /* this collector's index in the profile */
 	const struct profile *profile;             /* for the handler hook's weights */
-	struct signal_analysis *analysis;
+	struct signal_tracker *analysis;
 	const struct signal_tracepoint **by_event; /* event index -> its tracepoint, NULL: not one of ours */
 	bool *known;                               /* by_event[i] was looked up */
 	size_t nevents;
@@ -575,13 +575,13 @@ struct signal_report {
 static uint32_t running_handlers(void *state, uint32_t pid, uint32_t tid, int *sigs, uint32_t max)
 {
 	const struct signal_report *r = state;
-	return signal_analysis_running_handlers(r->analysis, pid, tid, sigs, max);
+	return signal_tracker_running_handlers(r->analysis, pid, tid, sigs, max);
 }
 
 static uint32_t delivery_stack(void *state, uint32_t pid, uint32_t tid, uint32_t k, bool returned, int *sig)
 {
 	const struct signal_report *r = state;
-	uint32_t stack = signal_analysis_delivery_stack(r->analysis, pid, tid, k, returned, sig);
+	uint32_t stack = signal_tracker_delivery_stack(r->analysis, pid, tid, k, returned, sig);
 	return stack == SIGNAL_NO_STACK ? COLLECTOR_NO_STACK : stack;
 }
 
@@ -604,9 +604,9 @@ static void *signal_create(const struct profile *p, int self)
 	struct signal_report *r = xcalloc(1, sizeof(*r));
 	r->self = self;
 	r->profile = p;
-	r->analysis = signal_analysis_new();
+	r->analysis = signal_tracker_new();
 	if (view_weights_wanted(p))
-		signal_analysis_set_handler_hook(r->analysis, charge_handler, r);
+		signal_tracker_set_handler_hook(r->analysis, charge_handler, r);
 	return r;
 }
 
@@ -728,7 +728,7 @@ static void signal_sample(void *state, const struct profile *p, const struct sp_
 		r->undecodable++;
 		return;
 	}
-	signal_analysis_event(r->analysis, &e);
+	signal_tracker_event(r->analysis, &e);
 	if (e.kind == SIGNAL_EVENT_DELIVER && e.sig > 0)
 		view_add_weight(p, r->self, stack, s->pid, s->tid, e.sig, 0, WEIGHT_DELIVERIES, 1);
 }
@@ -765,13 +765,13 @@ static bool signal_describe(void *state, const struct profile *p, const struct s
 static void signal_finish(void *state, const struct profile *p)
 {
 	struct signal_report *r = state;
-	signal_analysis_finish(r->analysis);
+	signal_tracker_finish(r->analysis);
 }
 
 static void signal_destroy(void *state)
 {
 	struct signal_report *r = state;
-	signal_analysis_free(r->analysis);
+	signal_tracker_free(r->analysis);
 	u64_map_free(&r->tasks);
 	free(r->by_event);
 	free(r->known);
@@ -922,12 +922,12 @@ static int compare_busyness(const void *a, const void *b)
 }
 
 /* Every signal seen, busiest first; returns how many. */
-static int signals_by_busyness(const struct signal_analysis *a, const struct signal_figures **out)
+static int signals_by_busyness(const struct signal_tracker *a, const struct signal_figures **out)
 {
 	int n = 0;
 	for (int sig = 1; sig <= SIGNAL_MAX; sig++)
-		if (signal_analysis_figures(a, sig))
-			out[n++] = signal_analysis_figures(a, sig);
+		if (signal_tracker_figures(a, sig))
+			out[n++] = signal_tracker_figures(a, sig);
 	qsort(out, (size_t)n, sizeof(*out), compare_busyness);
 	return n;
 }
@@ -944,7 +944,7 @@ static void text_notes(const struct signal_report *r, const struct view_options 
 {
 	char name[32];
 	for (int sig = 1; sig <= SIGNAL_MAX; sig++) {
-		const struct signal_figures *f = signal_analysis_figures(r->analysis, sig);
+		const struct signal_figures *f = signal_tracker_figures(r->analysis, sig);
 		if (!f)
 			continue;
 		signal_name(sig, name, sizeof(name));
@@ -967,15 +967,15 @@ static void text_notes(const struct signal_report *r, const struct view_options 
 				name, (unsigned long long)f->dropped_at_loss, f->dropped_at_loss == 1 ? "" : "s",
 				f->dropped_at_loss == 1 ? "" : "s");
 	}
-	uint64_t stray = signal_analysis_unmatched_sigreturns(r->analysis), dropped = 0;
+	uint64_t stray = signal_tracker_unmatched_sigreturns(r->analysis), dropped = 0;
 	for (int sig = 1; sig <= SIGNAL_MAX; sig++)
-		if (signal_analysis_figures(r->analysis, sig))
-			dropped += signal_analysis_figures(r->analysis, sig)->dropped_at_loss;
+		if (signal_tracker_figures(r->analysis, sig))
+			dropped += signal_tracker_figures(r->analysis, sig)->dropped_at_loss;
 	if (stray)
 		view_text_wrapped(o, out, 8, "  note: %llu rt_sigreturn calls with no handler running%s",
 				  (unsigned long long)stray,
 				  dropped ? " (or closing a handler dropped when records were lost)" : "");
-	uint64_t bad = r->undecodable + signal_analysis_bad_events(r->analysis);
+	uint64_t bad = r->undecodable + signal_tracker_bad_events(r->analysis);
 	if (bad)
 		view_text_wrapped(o, out, 8, "  note: %llu signal events could not be decoded", (unsigned long long)bad);
 	if (r->other_tasks_generated)
@@ -1005,8 +1005,8 @@ static void signal_text(void *state, const struct profile *p, const struct view_
 	view_table_addf(&t, "  %-13s %10s %10s %10s %10s  %9s %9s %9s  %9s %9s %9s", "signal", "generated", "delivered",
 			"sigreturns", "not-deliv", "lat p50", "p99", "max", "hdl p50", "p99", "max");
 	for (int sig = 1; sig <= SIGNAL_MAX; sig++)
-		if (signal_analysis_figures(r->analysis, sig))
-			text_row(signal_analysis_figures(r->analysis, sig), &t);
+		if (signal_tracker_figures(r->analysis, sig))
+			text_row(signal_tracker_figures(r->analysis, sig), &t);
 	view_table_print(&t, o, out);
 	text_notes(r, o, out);
 	char name[32], what[64];
@@ -1124,7 +1124,7 @@ static void signal_json(void *state, const struct profile *p, const struct view_
 	unsigned limit = o->stacks_limit_given ? o->stacks_per_path : JSON_STACKS;
 	json_array_begin(w, "signals");
 	for (int sig = 1; sig <= SIGNAL_MAX; sig++) {
-		const struct signal_figures *f = signal_analysis_figures(r->analysis, sig);
+		const struct signal_figures *f = signal_tracker_figures(r->analysis, sig);
 		if (f)
 			json_signal(w, p, f, limit);
 	}
@@ -1145,14 +1145,14 @@ static void signal_record(void *state, const struct profile *p, const struct per
 	struct signal_report *r = state;
 	const uint32_t *u32 = (const void *)(rec + 1);
 	if (rec->type == PERF_RECORD_EXIT && rec->size >= 24)
-		signal_analysis_thread_exit(r->analysis, u32[0], u32[2]);
+		signal_tracker_thread_exit(r->analysis, u32[0], u32[2]);
 	/* the workload's tasks: FORK's new tid (pid, ppid, tid, ...), COMM's tid (pid, tid, comm) */
 	if (rec->type == PERF_RECORD_FORK && rec->size >= 24)
 		task_seen(r, u32[2]);
 	if (rec->type == PERF_RECORD_COMM && rec->size >= 16)
 		task_seen(r, u32[1]);
 	if (rec->type == PERF_RECORD_LOST || rec->type == PERF_RECORD_LOST_SAMPLES)
-		signal_analysis_records_lost(r->analysis);
+		signal_tracker_records_lost(r->analysis);
 }
 
 /* ---- keyed figures ---- */
@@ -1176,7 +1176,7 @@ static void signal_figures(void *state, const struct profile *p, struct figure_r
 	char name[32];
 	figure_rows_add(rows, (double)r->other_tasks_generated, "count", true, "signal.other_tasks_generated");
 	for (int sig = 1; sig <= SIGNAL_MAX; sig++) {
-		const struct signal_figures *f = signal_analysis_figures(r->analysis, sig);
+		const struct signal_figures *f = signal_tracker_figures(r->analysis, sig);
 		if (!f)
 			continue;
 		signal_name(sig, name, sizeof(name));

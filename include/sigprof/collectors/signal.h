@@ -86,14 +86,14 @@ struct signal_figures {
 	struct u64_map interrupted;              /* delivery stack id -> count */
 };
 
-struct signal_analysis;
+struct signal_tracker;
 
-struct signal_analysis *signal_analysis_new(void);
-void signal_analysis_free(struct signal_analysis *a);
+struct signal_tracker *signal_tracker_new(void);
+void signal_tracker_free(struct signal_tracker *a);
 /* Feed one event; events must come in time order.  Out-of-range signal numbers are counted and skipped. */
-void signal_analysis_event(struct signal_analysis *a, const struct signal_event *e);
+void signal_tracker_event(struct signal_tracker *a, const struct signal_event *e);
 /* The thread tid of process pid has exited: drop its pending signals and running handlers. */
-void signal_analysis_thread_exit(struct signal_analysis *a, uint32_t pid, uint32_t tid);
+void signal_tracker_thread_exit(struct signal_tracker *a, uint32_t pid, uint32_t tid);
 /*
  * Records were lost (a LOST record, in time order): a delivery or sigreturn
  * that paired with what is pending or running now may be among them, and a
@@ -101,18 +101,18 @@ void signal_analysis_thread_exit(struct signal_analysis *a, uint32_t pid, uint32
  * second where the program handles each signal at once).  So everything
  * pending or running is dropped, counted in dropped_at_loss, not timed.
  */
-void signal_analysis_records_lost(struct signal_analysis *a);
+void signal_tracker_records_lost(struct signal_tracker *a);
 /* The end of the recording: whatever is still pending or running is counted as unmatched/unreturned. */
-void signal_analysis_finish(struct signal_analysis *a);
+void signal_tracker_finish(struct signal_tracker *a);
 
 /* The figures of signal signo, or NULL when no event named it. */
-const struct signal_figures *signal_analysis_figures(const struct signal_analysis *a, int signo);
+const struct signal_figures *signal_tracker_figures(const struct signal_tracker *a, int signo);
 /*
  * The signals whose handlers run now (after the events fed so far) on
  * thread tid of process pid, innermost first, into sigs (at most max);
  * returns how many run.
  */
-uint32_t signal_analysis_running_handlers(const struct signal_analysis *a, uint32_t pid, uint32_t tid, int *sigs,
+uint32_t signal_tracker_running_handlers(const struct signal_tracker *a, uint32_t pid, uint32_t tid, int *sigs,
 					  uint32_t max);
 /*
  * The delivery that started the k-th running handler (0: the innermost) of
@@ -123,7 +123,7 @@ uint32_t signal_analysis_running_handlers(const struct signal_analysis *a, uint3
  * thread's last rt_sigreturn closed, as long as no delivery followed it,
  * else the innermost running one.
  */
-uint32_t signal_analysis_delivery_stack(const struct signal_analysis *a, uint32_t pid, uint32_t tid, uint32_t k,
+uint32_t signal_tracker_delivery_stack(const struct signal_tracker *a, uint32_t pid, uint32_t tid, uint32_t k,
 				       bool returned, int *sig);
 /*
  * Optional: called at every handler's end (its rt_sigreturn entry) with
@@ -132,11 +132,11 @@ uint32_t signal_analysis_delivery_stack(const struct signal_analysis *a, uint32_
  * a weight (view.h).
  */
 typedef void (*signal_handler_hook)(void *ctx, uint32_t pid, uint32_t tid, int sig, uint32_t stack, uint64_t ns);
-void signal_analysis_set_handler_hook(struct signal_analysis *a, signal_handler_hook hook, void *ctx);
+void signal_tracker_set_handler_hook(struct signal_tracker *a, signal_handler_hook hook, void *ctx);
 
 /* rt_sigreturn entries with no handler running on their thread; events with a signal number outside 1..64. */
-uint64_t signal_analysis_unmatched_sigreturns(const struct signal_analysis *a);
-uint64_t signal_analysis_bad_events(const struct signal_analysis *a);
+uint64_t signal_tracker_unmatched_sigreturns(const struct signal_tracker *a);
+uint64_t signal_tracker_bad_events(const struct signal_tracker *a);
 
 /* Whether the default action of signo ends the process (terminate or core dump). */
 bool signal_default_is_fatal(int signo);
