@@ -95,7 +95,7 @@ struct record_args {
 	const char *switch_spec; /* --switch-output as given, or NULL */
 	uint64_t switch_bytes;  /* a new piece when the current one has this many bytes in its file (0: never) */
 	uint64_t switch_ns;     /* ... or is this old (0: never) */
-	struct target target;   /* -p, -t, -a, -C, -G: what runs already; argv is then only the window, or NULL */
+	struct attach_target target;   /* -p, -t, -a, -C, -G: what runs already; argv is then only the window, or NULL */
 	bool freq_given, period_given; /* -F, -c: one way of sampling, not both */
 	unsigned runs;          /* -r N: N recordings, FILE's name numbered (record_run_output()) */
 	bool recorded;          /* the last record_run() wrote its file whole (its workload may still have failed) */
@@ -712,7 +712,7 @@ static int switch_piece(struct drain_state *d);
  * *status), or, without a command, an interrupt came or every task of a
  * -p/-t target has exited.
  */
-static bool run_over(struct workload *w, const struct target *t, int *status)
+static bool run_over(struct workload *w, const struct attach_target *t, int *status)
 {
 	if (w->pid > 0)
 		return workload_check(w, status);
@@ -726,7 +726,7 @@ static bool run_over(struct workload *w, const struct target *t, int *status)
  * (rate_bound.h) the loop also wakes at the end of every window to measure
  * it and switch what it calls for.
  */
-static int drain_until_exit(struct perf_session *session, struct workload *w, const struct target *t,
+static int drain_until_exit(struct perf_session *session, struct workload *w, const struct attach_target *t,
 			    struct drain_state *d, struct rate_bound *bound)
 {
 	int fds[4096];

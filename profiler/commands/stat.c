@@ -202,7 +202,7 @@ struct stat_args {
 	const char *output;   /* -o, NULL for stderr */
 	bool json;
 	char **argv;          /* the workload; with a target only the window, or NULL */
-	struct target target; /* -p, -t, -a, -C, -G */
+	struct attach_target target; /* -p, -t, -a, -C, -G */
 };
 
 /* One counted event and what the runs read of it. */

@@ -33,7 +33,7 @@
 
 #define MAX_TARGET_CPUS 4096
 
-bool target_option(int c, const char *arg, struct target *t)
+bool target_option(int c, const char *arg, struct attach_target *t)
 {
 	switch (c) {
 	case 'p':
@@ -56,7 +56,7 @@ bool target_option(int c, const char *arg, struct target *t)
 	}
 }
 
-bool target_given(const struct target *t)
+bool target_given(const struct attach_target *t)
 {
 	return t->pid_list || t->tid_list || t->cpu_list || t->cgroup || t->all_cpus;
 }
@@ -161,7 +161,7 @@ static int cgroup_root(char *root, size_t len)
 	return found;
 }
 
-static int open_cgroup(struct target *t, char *err, size_t errlen)
+static int open_cgroup(struct attach_target *t, char *err, size_t errlen)
 {
 	char root[4096] = "", path[sizeof(root) + 4096 + 2];
 	if (t->cgroup[0] == '/' && access(t->cgroup, F_OK) == 0) {
@@ -190,7 +190,7 @@ static int open_cgroup(struct target *t, char *err, size_t errlen)
 	return 0;
 }
 
-static int resolve_tasks(struct target *t, char *err, size_t errlen)
+static int resolve_tasks(struct attach_target *t, char *err, size_t errlen)
 {
 	size_t tid_cap = 0, pid_cap = 0;
 	if (t->pid_list) {
@@ -234,7 +234,7 @@ static int resolve_tasks(struct target *t, char *err, size_t errlen)
 	return 0;
 }
 
-int target_resolve(struct target *t, char *err, size_t errlen)
+int target_resolve(struct attach_target *t, char *err, size_t errlen)
 {
 	t->cgroup_fd = -1;
 	bool tasks = t->pid_list || t->tid_list;
@@ -279,7 +279,7 @@ int target_resolve(struct target *t, char *err, size_t errlen)
 	return ret;
 }
 
-void target_perf(const struct target *t, struct perf_target *out)
+void target_perf(const struct attach_target *t, struct perf_target *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->pid = -1;
@@ -292,7 +292,7 @@ void target_perf(const struct target *t, struct perf_target *out)
 	out->cgroup_fd = t->cgroup_fd;
 }
 
-bool target_alive(const struct target *t)
+bool target_alive(const struct attach_target *t)
 {
 	if (!t->ntids)
 		return true;
@@ -306,7 +306,7 @@ bool target_alive(const struct target *t)
 	return false;
 }
 
-void target_describe(const struct target *t, char *buf, size_t len)
+void target_describe(const struct attach_target *t, char *buf, size_t len)
 {
 	struct strbuf sb = { 0 };
 	if (t->pid_list)
@@ -323,7 +323,7 @@ void target_describe(const struct target *t, char *buf, size_t len)
 	sb_free(&sb);
 }
 
-void target_free(struct target *t)
+void target_free(struct attach_target *t)
 {
 	free(t->pids);
 	free(t->tids);
@@ -337,7 +337,7 @@ void target_free(struct target *t)
 
 /* ---- synthesized records ---- */
 
-int target_synthesize(const struct target *t, struct strbuf *out, uint64_t sample_type, uint64_t id,
+int target_synthesize(const struct attach_target *t, struct strbuf *out, uint64_t sample_type, uint64_t id,
 		      bool data_mmaps)
 {
 	if (t->ntids) {

@@ -24,7 +24,7 @@ Test(target, pid_of_self_has_every_thread)
 {
 	char pid[32];
 	snprintf(pid, sizeof(pid), "%d", (int)getpid());
-	struct target t = { .pid_list = pid };
+	struct attach_target t = { .pid_list = pid };
 	cr_assert(target_given(&t));
 	cr_assert_eq(target_resolve(&t, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(t.npids, 1);
@@ -51,7 +51,7 @@ Test(target, tid_names_its_process)
 {
 	char tid[32];
 	snprintf(tid, sizeof(tid), "%d", (int)syscall(SYS_gettid));
-	struct target t = { .tid_list = tid };
+	struct attach_target t = { .tid_list = tid };
 	cr_assert_eq(target_resolve(&t, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(t.ntids, 1);
 	cr_assert_eq(t.npids, 1);
@@ -62,7 +62,7 @@ Test(target, tid_names_its_process)
 Test(target, errors_are_one_line)
 {
 	struct {
-		struct target t;
+		struct attach_target t;
 		const char *want;
 	} cases[] = {
 		{ { .pid_list = "1,x" }, "-p '1,x': 'x' is not a process or thread id" },
@@ -78,7 +78,7 @@ Test(target, errors_are_one_line)
 		{ { .pid_list = "1\n2" }, "-p '1\\n2': '1\\n2' is not a process or thread id" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct target *t = &cases[i].t;
+		struct attach_target *t = &cases[i].t;
 		err[0] = '\0';
 		cr_assert_lt(target_resolve(t, err, sizeof(err)), 0, "case %zu accepted", i);
 		cr_assert(strstr(err, cases[i].want), "case %zu: %s", i, err);
@@ -89,7 +89,7 @@ Test(target, errors_are_one_line)
 
 Test(target, cpus_for_all_cpus)
 {
-	struct target t = { .all_cpus = true, .cpu_list = "0" };
+	struct attach_target t = { .all_cpus = true, .cpu_list = "0" };
 	cr_assert_eq(target_resolve(&t, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(t.ncpus, 1);
 	struct perf_target pt;
@@ -108,7 +108,7 @@ Test(target, dead_tasks_are_not_alive)
 		_exit(0);
 	char pid[32];
 	snprintf(pid, sizeof(pid), "%d", (int)child);
-	struct target t = { .pid_list = pid };
+	struct attach_target t = { .pid_list = pid };
 	/* before it is reaped it exists (a zombie has no threads in /proc/PID/task) */
 	int ret = target_resolve(&t, err, sizeof(err));
 	int status;
@@ -123,7 +123,7 @@ Test(target, synthesized_records_describe_this_process)
 {
 	char pid[32];
 	snprintf(pid, sizeof(pid), "%d", (int)getpid());
-	struct target t = { .pid_list = pid };
+	struct attach_target t = { .pid_list = pid };
 	cr_assert_eq(target_resolve(&t, err, sizeof(err)), 0, "%s", err);
 	struct strbuf out = { 0 };
 	uint64_t type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU;

@@ -24,7 +24,7 @@
 
 struct strbuf;
 
-struct target {
+struct attach_target {
 	/* as the user gave them; NULL when not given */
 	const char *pid_list;    /* -p */
 	const char *tid_list;    /* -t */
@@ -57,10 +57,10 @@ struct target {
 	  .help = "the tasks of this perf_event cgroup (a path under the cgroup mount) on every CPU" }
 
 /* Take option c (a TARGET_OPTION_SPECS short name) into t: false when c is none of them. */
-bool target_option(int c, const char *arg, struct target *t);
+bool target_option(int c, const char *arg, struct attach_target *t);
 
 /* Whether any target option was given (otherwise the command is the target). */
-bool target_given(const struct target *t);
+bool target_given(const struct attach_target *t);
 /*
  * Check the options against each other, parse the lists, read the
  * threads of every process, open the cgroup, and raise the soft limit of
@@ -68,14 +68,14 @@ bool target_given(const struct target *t);
  * -errno with one line in err (a pid that does not exist: "-p 1234: no
  * such process").
  */
-int target_resolve(struct target *t, char *err, size_t errlen);
+int target_resolve(struct attach_target *t, char *err, size_t errlen);
 /* The perf_target the events open for. */
-void target_perf(const struct target *t, struct perf_target *out);
+void target_perf(const struct attach_target *t, struct perf_target *out);
 /* Whether a task target (-p, -t) still has a live task; always true for -a, -C and -G. */
-bool target_alive(const struct target *t);
+bool target_alive(const struct attach_target *t);
 /* A short description for the recording's header: "-p 1234,5678", "-a -C 0-1", "-G /sys/fs/cgroup/x". */
-void target_describe(const struct target *t, char *buf, size_t len);
-void target_free(struct target *t);
+void target_describe(const struct attach_target *t, char *buf, size_t len);
+void target_free(struct attach_target *t);
 
 /*
  * Append to out a COMM record for every thread and an MMAP2 record for
@@ -87,7 +87,7 @@ void target_free(struct target *t);
  * exit; the caller writes them to the recording.  A process that exits
  * meanwhile is skipped.  0.
  */
-int target_synthesize(const struct target *t, struct strbuf *out, uint64_t sample_type, uint64_t id,
+int target_synthesize(const struct attach_target *t, struct strbuf *out, uint64_t sample_type, uint64_t id,
 		      bool data_mmaps);
 
 /* The threads of process pid, from /proc/PID/task, into a growable array.  0 or -errno (-ESRCH: no such pid). */
