@@ -600,16 +600,16 @@ static int write_meta(struct sp_writer *w, const struct record_args *a, const st
  * trailer (its recorder killed) names kernel frames from this machine's
  * /proc/kallsyms while it runs the same boot (the report says so).
  */
-struct kernel_copy {
+struct kallsyms_copy {
 	char *text;               /* /proc/kallsyms, read once for every piece; NULL: none is carried */
 	size_t len;
 	bool whole;               /* the whole text at the head (a pipe) */
 	struct kernel_refs *refs; /* the current file's addresses, watched on its writer */
 };
 
-static void kernel_copy_read(struct kernel_copy *kc, const struct record_args *a)
+static void kallsyms_copy_read(struct kallsyms_copy *kc, const struct record_args *a)
 {
-	*kc = (struct kernel_copy){ .whole = strcmp(a->output, "-") == 0 };
+	*kc = (struct kallsyms_copy){ .whole = strcmp(a->output, "-") == 0 };
 	if (a->no_kallsyms || a->opts.exclude_kernel)
 		return;
 	kc->text = read_whole_file("/proc/kallsyms", &kc->len);
@@ -620,7 +620,7 @@ static void kernel_copy_read(struct kernel_copy *kc, const struct record_args *a
 }
 
 /* Before a file's first record: the whole table (a pipe), or a watch on what it will hold. */
-static int kernel_copy_head(struct kernel_copy *kc, struct sp_writer *w)
+static int kallsyms_copy_head(struct kallsyms_copy *kc, struct sp_writer *w)
 {
 	if (!kc->text)
 		return 0;
@@ -633,7 +633,7 @@ static int kernel_copy_head(struct kernel_copy *kc, struct sp_writer *w)
 }
 
 /* After a file's last record: its trailer, the symbols of the kernel addresses it holds. */
-static int kernel_copy_trailer(struct kernel_copy *kc, struct sp_writer *w)
+static int kallsyms_copy_trailer(struct kallsyms_copy *kc, struct sp_writer *w)
 {
 	if (!kc->text || kc->whole)
 		return 0;
@@ -654,7 +654,7 @@ static int kernel_copy_trailer(struct kernel_copy *kc, struct sp_writer *w)
 	return err;
 }
 
-static void kernel_copy_free(struct kernel_copy *kc)
+static void kallsyms_copy_free(struct kallsyms_copy *kc)
 {
 	free(kc->text);
 	kernel_refs_free(kc->refs);
@@ -681,7 +681,7 @@ struct pieces {
 
 struct drain_state {
 	struct sp_writer *writer;
-	struct kernel_copy *kernel;
+	struct kallsyms_copy *kernel;
 	struct ring_stats stats;
 	struct pieces *pieces;   /* NULL without --switch-output */
 };
@@ -887,9 +887,9 @@ static void piece_name(const char *output, struct strbuf *out)
  */
 static int write_head(struct sp_writer *w, const struct record_args *a, struct perf_session *session,
 		      struct collector_state *states, size_t nstates, const struct pieces *ps,
-		      struct kernel_copy *kc, uint64_t start_real, uint64_t start_mono)
+		      struct kallsyms_copy *kc, uint64_t start_real, uint64_t start_mono)
 {
-	int err = kernel_copy_head(kc, w); /* the watch sees the EVENT records too */
+	int err = kallsyms_copy_head(kc, w); /* the watch sees the EVENT records too */
 	err = err ? err : write_events(w, session, states, nstates);
 	err = err ? err : write_meta(w, a, states, nstates, start_real, start_mono);
 	/* a chunk of its own when compressed: a file cut inside the kallsyms copy still holds the run's description */
@@ -930,7 +930,7 @@ static int switch_piece(struct drain_state *d)
 	const struct record_args *a = ps->a;
 	uint64_t now = now_monotonic_ns();
 	int err = write_closing(d->writer, ps->session, d, 0, now - ps->start_mono, true, NULL);
-	err = err ? err : kernel_copy_trailer(d->kernel, d->writer);
+	err = err ? err : kallsyms_copy_trailer(d->kernel, d->writer);
 	int finish_err = sp_writer_finish(d->writer);
 	err = err ? err : finish_err;
 	uint64_t bytes = sp_writer_file_bytes(d->writer);
@@ -1129,7 +1129,7 @@ static void pieces_start(struct pieces *ps, struct perf_session *session, pid_t 
  */
 static int write_and_publish_head(struct record_args *a, struct sp_writer *writer, struct perf_session *session,
 				  struct collector_state *states, size_t nstates, struct pieces *ps,
-				  struct kernel_copy *kernel, const struct strbuf *synthesized, uint64_t start_real,
+				  struct kallsyms_copy *kernel, const struct strbuf *synthesized, uint64_t start_real,
 				  uint64_t start_mono)
 {
 	const char *name = ps ? ps->name.buf : a->output;
@@ -1163,7 +1163,7 @@ static int write_and_publish_head(struct record_args *a, struct sp_writer *write
  * (said); *bytes and *record_bytes are the file's size and its records'.
  */
 static int finish_output(const struct record_args *a, struct perf_session *session, struct drain_state *d,
-			 struct workload *w, bool attached, int status, uint64_t duration, struct kernel_copy *kernel,
+			 struct workload *w, bool attached, int status, uint64_t duration, struct kallsyms_copy *kernel,
 			 uint64_t *bytes, uint64_t *record_bytes)
 {
 	const struct pieces *ps = d->pieces;
@@ -1173,7 +1173,7 @@ static int finish_output(const struct record_args *a, struct perf_session *sessi
 	err = err ? err : write_closing(d->writer, session, d, status,
 					ps ? now_monotonic_ns() - ps->start_mono : duration, false,
 					a->argv && !attached ? w : NULL); /* a window command's rusage is not the targets' */
-	err = err ? err : kernel_copy_trailer(kernel, d->writer);
+	err = err ? err : kallsyms_copy_trailer(kernel, d->writer);
 	int close_err = sp_writer_finish(d->writer);
 	*bytes = sp_writer_file_bytes(d->writer);
 	*record_bytes = sp_writer_bytes(d->writer);
@@ -1210,7 +1210,7 @@ static int record_run(struct record_args *a)
 	struct collector_state states[64] = { 0 };
 	struct pieces pieces = { .a = a, .states = states, .index = 1 };
 	struct pieces *ps = a->switch_spec ? &pieces : NULL; /* --switch-output: the first piece is FILE.TIMESTAMP too */
-	struct kernel_copy kernel = { 0 };
+	struct kallsyms_copy kernel = { 0 };
 	struct sp_writer *writer = NULL;
 	struct perf_session *session = NULL;
 	struct strbuf synthesized = { 0 }; /* COMM and MMAP2 records of the targets as sigprof found them */
@@ -1254,7 +1254,7 @@ static int record_run(struct record_args *a)
 	 * 0.2 s, during which attached targets (their events enabled at open)
 	 * would fill the rings with nothing draining them and no rate bound yet.
 	 */
-	kernel_copy_read(&kernel, a);
+	kallsyms_copy_read(&kernel, a);
 	if (perf_session_open(events.specs, events.count, &target, a->ring_pages, &session, errbuf, sizeof(errbuf)) < 0) {
 		sp_error("record: %s", errbuf);
 		goto abort_workload;
@@ -1308,7 +1308,7 @@ discard_output:
 release:
 	sb_free(&synthesized);
 	pieces_free(&pieces);
-	kernel_copy_free(&kernel);
+	kallsyms_copy_free(&kernel);
 	perf_session_close(session);
 	event_list_free(&events);
 	return ret;
