@@ -665,7 +665,7 @@ static void kallsyms_copy_free(struct kallsyms_copy *kc)
  * own; its TOTALS and FINISH count its window only (the counters and the
  * ring statistics minus what they were when it began).
  */
-struct pieces {
+struct switch_output_state {
 	const struct record_args *a;
 	struct perf_session *session;
 	struct collector_state *states;
@@ -683,7 +683,7 @@ struct drain_state {
 	struct sp_writer *writer;
 	struct kallsyms_copy *kernel;
 	struct ring_stats stats;
-	struct pieces *pieces;   /* NULL without --switch-output */
+	struct switch_output_state *pieces;   /* NULL without --switch-output */
 };
 
 static int sink_to_writer(void *ctx, const void *data, size_t len)
@@ -704,7 +704,7 @@ static int drain_round(struct perf_session *session, struct drain_state *d)
 	return ret;
 }
 
-static bool piece_due(const struct pieces *ps, const struct sp_writer *w);
+static bool piece_due(const struct switch_output_state *ps, const struct sp_writer *w);
 static int switch_piece(struct drain_state *d);
 
 /*
@@ -795,7 +795,7 @@ static int write_rusage(struct sp_writer *w, const struct workload *wl, uint64_t
 static int write_closing(struct sp_writer *w, struct perf_session *session, const struct drain_state *d,
 			 int status, uint64_t duration_ns, bool switched, const struct workload *wl)
 {
-	struct pieces *ps = d->pieces;
+	struct switch_output_state *ps = d->pieces;
 	const struct opened_event *events;
 	size_t n = perf_session_events(session, &events);
 	int err = !switched && wl && status >= 0 ? write_rusage(w, wl, duration_ns) : 0;
@@ -886,7 +886,7 @@ static void piece_name(const char *output, struct strbuf *out)
  * flushed.
  */
 static int write_head(struct sp_writer *w, const struct record_args *a, struct perf_session *session,
-		      struct collector_state *states, size_t nstates, const struct pieces *ps,
+		      struct collector_state *states, size_t nstates, const struct switch_output_state *ps,
 		      struct kallsyms_copy *kc, uint64_t start_real, uint64_t start_mono)
 {
 	int err = kallsyms_copy_head(kc, w); /* the watch sees the EVENT records too */
@@ -926,7 +926,7 @@ static int write_head(struct sp_writer *w, const struct record_args *a, struct p
 /* Close the current piece (its window's TOTALS, FINISH flagged switched) and go on in a new one. */
 static int switch_piece(struct drain_state *d)
 {
-	struct pieces *ps = d->pieces;
+	struct switch_output_state *ps = d->pieces;
 	const struct record_args *a = ps->a;
 	uint64_t now = now_monotonic_ns();
 	int err = write_closing(d->writer, ps->session, d, 0, now - ps->start_mono, true, NULL);
@@ -967,7 +967,7 @@ static int switch_piece(struct drain_state *d)
 	return 0;
 }
 
-static void pieces_free(struct pieces *ps)
+static void switch_output_free(struct switch_output_state *ps)
 {
 	free(ps->base_value);
 	free(ps->base_enabled);
@@ -975,7 +975,7 @@ static void pieces_free(struct pieces *ps)
 	sb_free(&ps->name);
 }
 
-static bool piece_due(const struct pieces *ps, const struct sp_writer *w)
+static bool piece_due(const struct switch_output_state *ps, const struct sp_writer *w)
 {
 	return (ps->a->switch_bytes && sp_writer_file_bytes(w) >= ps->a->switch_bytes) ||
 	       (ps->a->switch_ns && now_monotonic_ns() - ps->start_mono >= ps->a->switch_ns);
@@ -1109,7 +1109,7 @@ static int record_find_targets(struct record_args *a, bool attached, char *progr
 }
 
 /* --switch-output: the first piece's counters start from the session's opening. */
-static void pieces_start(struct pieces *ps, struct perf_session *session, pid_t workload, uint64_t start_real,
+static void switch_output_start(struct switch_output_state *ps, struct perf_session *session, pid_t workload, uint64_t start_real,
 			 uint64_t start_mono)
 {
 	ps->session = session;
@@ -1128,7 +1128,7 @@ static void pieces_start(struct pieces *ps, struct perf_session *session, pid_t 
  * and flushed, then the file put under its name: 0, or -1 (said).
  */
 static int write_and_publish_head(struct record_args *a, struct sp_writer *writer, struct perf_session *session,
-				  struct collector_state *states, size_t nstates, struct pieces *ps,
+				  struct collector_state *states, size_t nstates, struct switch_output_state *ps,
 				  struct kallsyms_copy *kernel, const struct strbuf *synthesized, uint64_t start_real,
 				  uint64_t start_mono)
 {
@@ -1166,7 +1166,7 @@ static int finish_output(const struct record_args *a, struct perf_session *sessi
 			 struct workload *w, bool attached, int status, uint64_t duration, struct kallsyms_copy *kernel,
 			 uint64_t *bytes, uint64_t *record_bytes)
 {
-	const struct pieces *ps = d->pieces;
+	const struct switch_output_state *ps = d->pieces;
 	if (!d->writer) /* gone only when switching pieces failed (said) */
 		return status < 0 ? status : -EIO;
 	int err = status < 0 ? status : drain_round(session, d);
@@ -1208,8 +1208,8 @@ static int record_run(struct record_args *a)
 	ret = EXIT_USAGE;
 	struct event_list events = { 0 };
 	struct collector_state states[64] = { 0 };
-	struct pieces pieces = { .a = a, .states = states, .index = 1 };
-	struct pieces *ps = a->switch_spec ? &pieces : NULL; /* --switch-output: the first piece is FILE.TIMESTAMP too */
+	struct switch_output_state pieces = { .a = a, .states = states, .index = 1 };
+	struct switch_output_state *ps = a->switch_spec ? &pieces : NULL; /* --switch-output: the first piece is FILE.TIMESTAMP too */
 	struct kallsyms_copy kernel = { 0 };
 	struct sp_writer *writer = NULL;
 	struct perf_session *session = NULL;
@@ -1264,7 +1264,7 @@ static int record_run(struct record_args *a)
 		synthesize_tasks(&synthesized, session, a);
 	uint64_t start_real = now_realtime_ns(), start_mono = now_monotonic_ns();
 	if (ps)
-		pieces_start(ps, session, w.pid, start_real, start_mono);
+		switch_output_start(ps, session, w.pid, start_real, start_mono);
 	if (write_and_publish_head(a, writer, session, states, nstates, ps, &kernel, &synthesized, start_real,
 				   start_mono) < 0) {
 		ret = EXIT_WRITE_FAILED;
@@ -1307,7 +1307,7 @@ discard_output:
 	sp_writer_discard(writer);
 release:
 	sb_free(&synthesized);
-	pieces_free(&pieces);
+	switch_output_free(&pieces);
 	kallsyms_copy_free(&kernel);
 	perf_session_close(session);
 	event_list_free(&events);
