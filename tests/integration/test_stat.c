@@ -407,8 +407,15 @@ Test(stat, interrupt_ends_the_runs_with_the_figures_so_far, .timeout = 60)
 	require_perf_events();
 	const char *file = test_path("interrupted.txt");
 	char *out;
-	int st = run_cmd(&out, true, "%s stat -r 5 -e task-clock -o %s -- sleep 1 & p=$!; sleep 1.5; kill -INT $p; wait $p",
-			 sigprof_bin(), file);
+	/*
+	 * The interrupt comes once run 2 has started: each run appends a line to
+	 * a file, then becomes sleep (which the SIGINT passed on kills); waiting
+	 * a fixed time instead put it in run 1 on a loaded machine.
+	 */
+	const char *started = test_path("runs_started");
+	int st = run_cmd(&out, true, "%s stat -r 5 -e task-clock -o %s -- sh -c 'echo >> %s; exec sleep 2' & p=$!; "
+				 "while [ \"$(wc -l < %s 2>/dev/null || echo 0)\" -lt 2 ]; do sleep 0.05; done; "
+				 "kill -INT $p; wait $p", sigprof_bin(), file, started, started);
 	cr_assert_eq(st, 128 + 2, "sleep killed by the SIGINT passed on to it: %s", out);
 	free(out);
 	run_cmd(&out, false, "cat %s", file);
@@ -417,8 +424,10 @@ Test(stat, interrupt_ends_the_runs_with_the_figures_so_far, .timeout = 60)
 	cr_assert(strstr(out, "task-clock"), "the runs so far are reported: %s", out);
 	free(out);
 	const char *json = test_path("interrupted.json");
-	st = run_cmd(&out, true, "%s stat --json -r 5 -e task-clock -o %s -- sleep 1 & p=$!; sleep 1.5; kill -INT $p; "
-				 "wait $p", sigprof_bin(), json);
+	unlink(started);
+	st = run_cmd(&out, true, "%s stat --json -r 5 -e task-clock -o %s -- sh -c 'echo >> %s; exec sleep 2' & p=$!; "
+				 "while [ \"$(wc -l < %s 2>/dev/null || echo 0)\" -lt 2 ]; do sleep 0.05; done; "
+				 "kill -INT $p; wait $p", sigprof_bin(), json, started, started);
 	cr_assert_eq(st, 128 + 2, "%s", out);
 	free(out);
 	cr_assert_eq(jq_file(json, ".runs"), 1);
