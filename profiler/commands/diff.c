@@ -43,6 +43,8 @@ enum side { BASE, NEW, SIDES };
 static const char *const side_names[SIDES] = { "base", "new" };
 
 enum diff_sort { SORT_BY_CHANGE, SORT_BY_KEY };
+/* --rules: LKP's rule and a per-row test under a false discovery rate (the default), or LKP's alone */
+enum diff_rules { RULES_LKP_FDR, RULES_LKP };
 enum diff_format { DIFF_TEXT, DIFF_JSON, DIFF_FOLDED, DIFF_HTML, DIFF_PPROF };
 
 struct diff_args {
@@ -51,6 +53,7 @@ struct diff_args {
 	bool all;
 	enum diff_format format;
 	enum diff_sort sort;
+	enum diff_rules rules;
 	const char *collector;
 	const char *html;       /* --html FILE: the differential flame graphs of the first run of each side */
 	const char *pprof;      /* --pprof PREFIX: PREFIX.base.pb.gz and PREFIX.new.pb.gz, of the first run of each side */
@@ -395,6 +398,9 @@ struct diff_row {
 	double change;
 	bool exact_count;    /* exact and a count of the workload's events (event_count_key()): runstats.h's exact */
 	bool change_defined, absolute, listed;
+	bool tested;         /* both sides have LKP_MIN_RUNS values: p and q below are the row's */
+	double p, q;         /* Welch's t-test, and its Benjamini-Hochberg q over the tested rows */
+	enum change_verdict lkp_verdict; /* LKP's rule alone (verdict: with the --rules in force) */
 };
 
 static int compare_entries(const void *a, const void *b)
@@ -406,6 +412,59 @@ static int compare_entries(const void *a, const void *b)
 	if (x->side != y->side)
 		return x->side - y->side;
 	return x->run < y->run ? -1 : x->run > y->run;
+}
+
+/*
+ * The default rules: LKP's rule, and Welch's t-test of each row whose sides
+ * both have LKP_MIN_RUNS values, Benjamini-Hochberg over all those rows at
+ * FDR_Q (runstats.h says why).  A row LKP's rule passes whose q is above
+ * FDR_Q is CHANGE_NOT_CONFIRMED.
+ */
+static void confirm_by_fdr(struct diff_row *rows, size_t n)
+{
+	double *p = xcalloc(n + 1, sizeof(*p)), *q = xcalloc(n + 1, sizeof(*q));
+	size_t *index = xcalloc(n + 1, sizeof(*index)), tested = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct diff_row *r = &rows[i];
+		r->tested = r->nvalues[BASE] >= LKP_MIN_RUNS && r->nvalues[NEW] >= LKP_MIN_RUNS;
+		if (!r->tested)
+			continue;
+		r->p = welch_p_value(r->values[BASE], r->nvalues[BASE], r->values[NEW], r->nvalues[NEW]);
+		p[tested] = r->p;
+		index[tested++] = i;
+	}
+	benjamini_hochberg(p, tested, q);
+	for (size_t k = 0; k < tested; k++) {
+		struct diff_row *r = &rows[index[k]];
+		r->q = q[k];
+		if (r->verdict == CHANGE_SIGNIFICANT && !(r->q <= FDR_Q))
+			r->verdict = CHANGE_NOT_CONFIRMED;
+	}
+	free(p);
+	free(q);
+	free(index);
+}
+
+/*
+ * Without a significance test (fewer than LKP_MIN_RUNS runs a side) every
+ * figure is listed, the exact counts that did not differ too (a run's
+ * ground truth).  With one, a figure is listed when it changed, or when
+ * only one side has it and measured it in every run (a signal that stopped
+ * occurring); one that came and went between runs (a sched key, a futex
+ * word: too few values to test, or one side only) only with --all.
+ */
+static bool row_listed(const struct diff_data *d, const struct diff_args *a, const struct diff_row *r)
+{
+	bool consistent = r->verdict == CHANGE_MISSING &&
+			  (r->nvalues[BASE] ? r->nvalues[BASE] == d->runs[BASE] : r->nvalues[NEW] == d->runs[NEW]);
+	bool tested = d->runs[BASE] >= LKP_MIN_RUNS && d->runs[NEW] >= LKP_MIN_RUNS;
+	bool shown = a->all || !tested || r->verdict == CHANGE_SIGNIFICANT || consistent;
+	if (shown && a->min_change > 0 && r->verdict != CHANGE_MISSING && r->change_defined &&
+	    fabs(r->change) < a->min_change)
+		shown = false;
+	if (a->collector && !key_of_collector(r->key, a->collector))
+		shown = false;
+	return shown;
 }
 
 static size_t build_rows(struct diff_data *d, const struct diff_args *a, struct diff_row **out)
@@ -455,27 +514,13 @@ static size_t build_rows(struct diff_data *d, const struct diff_args *a, struct 
 			if (r->absolute)
 				r->change_defined = true;
 		}
-		/*
-		 * Without a significance test (fewer than LKP_MIN_RUNS runs a side)
-		 * every figure is listed, the exact counts that did not differ too
-		 * (a run's ground truth).  With one, a figure is listed when it
-		 * changed, or when only one side has it and measured it in every run
-		 * (a signal that stopped occurring); one that came and went between
-		 * runs (a sched key, a futex word: too few values to test, or one
-		 * side only) only with --all.
-		 */
-		bool consistent = r->verdict == CHANGE_MISSING &&
-				  (r->nvalues[BASE] ? r->nvalues[BASE] == d->runs[BASE] : r->nvalues[NEW] == d->runs[NEW]);
-		bool tested = d->runs[BASE] >= LKP_MIN_RUNS && d->runs[NEW] >= LKP_MIN_RUNS;
-		bool shown = a->all || !tested || r->verdict == CHANGE_SIGNIFICANT || consistent;
-		if (shown && a->min_change > 0 && r->verdict != CHANGE_MISSING && r->change_defined &&
-		    fabs(r->change) < a->min_change)
-			shown = false;
-		if (a->collector && !key_of_collector(r->key, a->collector))
-			shown = false;
-		r->listed = shown;
+		r->lkp_verdict = r->verdict;
 		i = j;
 	}
+	if (a->rules == RULES_LKP_FDR)
+		confirm_by_fdr(rows, n);
+	for (size_t k = 0; k < n; k++)
+		rows[k].listed = row_listed(d, a, &rows[k]);
 	*out = rows;
 	return n;
 }
@@ -670,17 +715,23 @@ static void diff_text(const struct diff_args *a, const struct diff_data *d, stru
 	bool tested = d->runs[BASE] >= LKP_MIN_RUNS && d->runs[NEW] >= LKP_MIN_RUNS;
 	text_inputs(a, d, out);
 	/* the figures --collector keeps, so that the header and the table count the same rows */
-	size_t significant = 0, listed = 0, kept = 0;
+	size_t significant = 0, lkp_significant = 0, listed = 0, kept = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (a->collector && !key_of_collector(rows[i].key, a->collector))
 			continue;
 		kept++;
 		significant += rows[i].verdict == CHANGE_SIGNIFICANT;
+		lkp_significant += rows[i].lkp_verdict == CHANGE_SIGNIFICANT;
 		listed += rows[i].listed;
 	}
-	if (tested)
+	if (tested && a->rules == RULES_LKP)
 		fprintf(out, "# LKP's rules: %zu of %zu figures%s%s changed%s\n", significant, kept,
 			a->collector ? " of collector " : "", a->collector ? a->collector : "",
+			a->all ? "; --all: every figure listed" : "");
+	else if (tested)
+		fprintf(out, "# LKP's rules and FDR %.0f%%: %zu of %zu figures%s%s changed (LKP's rules alone: %zu)%s\n",
+			100 * FDR_Q, significant, kept,
+			a->collector ? " of collector " : "", a->collector ? a->collector : "", lkp_significant,
 			a->all ? "; --all: every figure listed" : "");
 	else
 		fprintf(out, "# fewer than %d runs a side: no significance test was possible; every figure is listed\n",
@@ -722,7 +773,8 @@ static void diff_text(const struct diff_args *a, const struct diff_data *d, stru
 		printed++;
 	}
 	if (!listed)
-		fprintf(out, "\nno figure changed by LKP's rules (--all lists every figure)\n");
+		fprintf(out, "\nno figure changed by %s (--all lists every figure)\n",
+			a->rules == RULES_LKP ? "LKP's rules" : "LKP's rules and the false discovery rate");
 	text_costs(rows, n, out);
 	sb_free(&sb);
 }
@@ -775,6 +827,8 @@ static void diff_json(const struct diff_args *a, const struct diff_data *d, stru
 		json_end(&w);
 	}
 	json_bool(&w, "significance", d->runs[BASE] >= LKP_MIN_RUNS && d->runs[NEW] >= LKP_MIN_RUNS);
+	json_string(&w, "rules", a->rules == RULES_LKP ? "lkp" : "lkp+fdr");
+	json_double(&w, "fdr_q", FDR_Q, 2);
 	json_array_begin(&w, "rows");
 	size_t printed = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -797,6 +851,14 @@ static void diff_json(const struct diff_args *a, const struct diff_data *d, stru
 		json_bool(&w, "change_absolute", r->absolute);
 		json_bool(&w, "significant", r->verdict == CHANGE_SIGNIFICANT);
 		json_string(&w, "verdict", change_verdict_name(r->verdict));
+		json_string(&w, "lkp_verdict", change_verdict_name(r->lkp_verdict));
+		if (r->tested) {
+			json_significant(&w, "p", r->p, 6);
+			json_significant(&w, "q", r->q, 6);
+		} else {
+			json_null(&w, "p");
+			json_null(&w, "q");
+		}
 		json_end(&w);
 	}
 	json_end(&w);
@@ -844,7 +906,7 @@ static void diff_folded(struct diff_data *d, FILE *out)
 
 /* ---- options ---- */
 
-enum { OPT_ALL = 256, OPT_JSON, OPT_FOLDED, OPT_HTML, OPT_PPROF, OPT_SORT, OPT_COLLECTOR, OPT_MIN_CHANGE, OPT_PATH_RULE, OPT_PATH_RULES,
+enum { OPT_ALL = 256, OPT_RULES, OPT_JSON, OPT_FOLDED, OPT_HTML, OPT_PPROF, OPT_SORT, OPT_COLLECTOR, OPT_MIN_CHANGE, OPT_PATH_RULE, OPT_PATH_RULES,
        OPT_KALLSYMS };
 
 static const struct option_spec diff_specs[] = {
@@ -861,6 +923,11 @@ static const struct option_spec diff_specs[] = {
 	  .help = "PREFIX.base.pb.gz and PREFIX.new.pb.gz, pprof profiles of the first recording of each side with "
 		  "one set of sample types, for go tool pprof -diff_base=PREFIX.base.pb.gz PREFIX.new.pb.gz "
 		  "(docs/outputs.md)" },
+	{ .id = OPT_RULES, .long_name = "rules", .arg = "RULES", .values = "lkp+fdr|lkp",
+	  .help = "when a figure changed: LKP's rule and Welch's t-test per figure with the false discovery rate over "
+		  "all figures held at 5% (Benjamini-Hochberg), or LKP's rule alone, to line up with a robot's report "
+		  "(docs/diff.md)",
+	  .default_value = "lkp+fdr" },
 	{ .id = OPT_SORT, .long_name = "sort", .arg = "KEY", .values = "change|key",
 	  .help = "order the rows of each group by the size of their change or by key", .default_value = "change" },
 	{ .id = OPT_COLLECTOR, .long_name = "collector", .arg = "NAME",
@@ -885,7 +952,8 @@ const struct option_table diff_option_table = {
 	.description = "Compare two sets of runs (recordings, or sigprof stat --json documents) the way the kernel test "
 		       "robot compares two kernels: each figure's mean and %stddev a side, its %change, and only the "
 		       "figures that changed by LKP's rules (at least 3 runs a side; ranges apart around the medians; "
-		       "more than 1% for perf metrics, 5% for the others).",
+		       "more than 1% for perf metrics, 5% for the others), confirmed by default by Welch's t-test per "
+		       "figure with the false discovery rate over the figures held at 5%.",
 	.specs = diff_specs,
 	.count = ARRAY_SIZE(diff_specs),
 };
@@ -933,6 +1001,14 @@ static int parse_diff_args(int argc, char **argv, struct diff_args *a, struct pa
 			a->pprof = optarg;
 			a->po.weights = true;
 			formats++;
+			break;
+		case OPT_RULES:
+			if (strcmp(optarg, "lkp+fdr") == 0)
+				a->rules = RULES_LKP_FDR;
+			else if (strcmp(optarg, "lkp") == 0)
+				a->rules = RULES_LKP;
+			else
+				return sp_error("diff: --rules %s: expected lkp+fdr or lkp", QUOTED(optarg));
 			break;
 		case OPT_SORT:
 			if (strcmp(optarg, "change") == 0)
