@@ -68,6 +68,14 @@ void result_parser_free(struct result_parser *p)
 	free(p);
 }
 
+void result_parser_reset(struct result_parser *p)
+{
+	p->count = 0;
+	p->bench[0] = '\0';
+	p->stress_ng_table = false;
+	p->hackbench_tasks = p->hackbench_messages = p->hackbench_bytes = p->hackbench_best = 0;
+}
+
 static void set_figure(struct result_parser *p, const char *name, const char *unit, double value)
 {
 	if (!isfinite(value))

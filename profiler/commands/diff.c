@@ -320,6 +320,7 @@ static const struct key_group {
 	const char *name;
 	const char *prefixes[6];
 } key_groups[] = {
+	{ "workload result", { NULL } }, /* the rows in the unit "result": the workload's own figures (results.h) */
 	{ "workload and time", { "run.", "time.", NULL } },
 	{ "stat", { "perf-stat.", "cache.", NULL } },
 	{ "paths and costs", { "paths.", "cost.", NULL } },
@@ -331,8 +332,13 @@ static const struct key_group {
 	{ "other", { NULL } },
 };
 
-static size_t group_of(const char *key)
+#define RESULT_GROUP 0
+#define PATHS_GROUP 3
+
+static size_t group_of(const char *key, const char *unit)
 {
+	if (strcmp(unit, "result") == 0)
+		return RESULT_GROUP;
 	for (size_t g = 0; g + 1 < ARRAY_SIZE(key_groups); g++)
 		for (const char *const *p = key_groups[g].prefixes; *p; p++)
 			if (strncmp(key, *p, strlen(*p)) == 0)
@@ -340,7 +346,7 @@ static size_t group_of(const char *key)
 	/* COLLECTOR.samples */
 	const char *dot = strchr(key, '.');
 	if (dot && strcmp(dot, ".samples") == 0)
-		return 2;
+		return PATHS_GROUP;
 	return ARRAY_SIZE(key_groups) - 1;
 }
 
@@ -482,7 +488,7 @@ static size_t build_rows(struct diff_data *d, const struct diff_args *a, struct 
 		r->key = d->entries[i].key;
 		r->unit = d->entries[i].unit;
 		r->exact = true;
-		r->group = group_of(r->key);
+		r->group = group_of(r->key, r->unit);
 		bool profile = strncmp(r->key, "perf-profile.", 13) == 0;
 		for (int s = 0; s < SIDES; s++) {
 			r->values[s] = xcalloc(d->runs[s] + 1, sizeof(double));
@@ -710,6 +716,36 @@ static void warn_command_differences(const struct diff_data *d)
 			QUOTED(d->commands[NEW].names[0]));
 }
 
+/*
+ * The robot's subject line for each of the workload's own figures, above
+ * the table: "perf-bench-futex.ops/s: +1.9% (2249734 -> 2291792,
+ * significant)"; or one line saying none was recognized and how to add one.
+ */
+static void text_subject_lines(const struct diff_row *rows, size_t n, FILE *out)
+{
+	size_t shown = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct diff_row *r = &rows[i];
+		if (r->group != RESULT_GROUP || !r->nvalues[BASE] || !r->nvalues[NEW])
+			continue;
+		struct strbuf before = { 0 }, after = { 0 }, change = { 0 };
+		lkp_format_value(&before, r->sum[BASE].mean);
+		lkp_format_value(&after, r->sum[NEW].mean);
+		if (r->change_defined)
+			lkp_format_change(&change, r->change, r->absolute);
+		else
+			sb_addstr(&change, "from 0");
+		fprintf(out, "%s%s: %s (%s -> %s, %s)\n", shown++ ? "" : "\n", r->key, change.buf, before.buf, after.buf,
+			r->verdict == CHANGE_SIGNIFICANT ? "significant" : change_verdict_name(r->verdict));
+		sb_free(&before);
+		sb_free(&after);
+		sb_free(&change);
+	}
+	if (!shown)
+		fprintf(out, "# no result line of the workload was recognized (stress-ng --metrics-brief, perf bench futex and "
+			     "sched, hackbench are): record --metric NAME=REGEX adds one\n");
+}
+
 static void diff_text(const struct diff_args *a, const struct diff_data *d, struct diff_row *rows, size_t n, FILE *out)
 {
 	bool tested = d->runs[BASE] >= LKP_MIN_RUNS && d->runs[NEW] >= LKP_MIN_RUNS;
@@ -736,6 +772,7 @@ static void diff_text(const struct diff_args *a, const struct diff_data *d, stru
 	else
 		fprintf(out, "# fewer than %d runs a side: no significance test was possible; every figure is listed\n",
 			LKP_MIN_RUNS);
+	text_subject_lines(rows, n, out);
 	struct lkp_widths w = { LKP_VALUE_WIDTH, LKP_CHANGE_WIDTH };
 	struct strbuf sb = { 0 };
 	for (size_t i = 0; i < n; i++) {

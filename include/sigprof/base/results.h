@@ -57,6 +57,9 @@ void result_parser_free(struct result_parser *p);
  */
 int result_parser_add_metric(struct result_parser *p, const char *spec, char *err, size_t errlen);
 
+/* Forget the figures and what the lines said so far (a new run), keeping the --metric options. */
+void result_parser_reset(struct result_parser *p);
+
 /* One line of the workload's output (without its newline; len bytes, not NUL-terminated). */
 void result_parser_line(struct result_parser *p, const char *line, size_t len);
 
