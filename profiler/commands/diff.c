@@ -61,6 +61,8 @@ struct diff_args {
 	unsigned limit;         /* -n: rows at most; 0: all */
 	struct profile_options po;
 	struct profile_filter filter; /* --pid, --tid, --comm, --dso, --time: every recording read through them */
+	struct diff_run run;    /* --run: record both sides first (run.runs 0: compare the files given) */
+	char **recorded;        /* --run's files, to free */
 };
 
 /* One value of one run: what the inputs give, before they are gathered by key. */
@@ -943,7 +945,7 @@ static void diff_folded(struct diff_data *d, FILE *out)
 
 /* ---- options ---- */
 
-enum { OPT_ALL = 256, OPT_RULES, OPT_JSON, OPT_FOLDED, OPT_HTML, OPT_PPROF, OPT_SORT, OPT_COLLECTOR, OPT_MIN_CHANGE, OPT_PATH_RULE, OPT_PATH_RULES,
+enum { OPT_ALL = 256, OPT_RUN, OPT_RUN_DIR, OPT_RULES, OPT_JSON, OPT_FOLDED, OPT_HTML, OPT_PPROF, OPT_SORT, OPT_COLLECTOR, OPT_MIN_CHANGE, OPT_PATH_RULE, OPT_PATH_RULES,
        OPT_KALLSYMS };
 
 static const struct option_spec diff_specs[] = {
@@ -960,6 +962,13 @@ static const struct option_spec diff_specs[] = {
 	  .help = "PREFIX.base.pb.gz and PREFIX.new.pb.gz, pprof profiles of the first recording of each side with "
 		  "one set of sample types, for go tool pprof -diff_base=PREFIX.base.pb.gz PREFIX.new.pb.gz "
 		  "(docs/outputs.md)" },
+	{ .id = OPT_RUN, .long_name = "run",
+	  .help = "the operands are two commands, BASECMD... -- NEWCMD...: record each -r times, alternately (base, "
+		  "new, base, ...), keep base.N.data and new.N.data, and compare them" },
+	{ .short_name = 'r', .long_name = "repeat", .arg = "N", .help = "with --run: the runs of each side",
+	  .default_value = "3" },
+	{ .id = OPT_RUN_DIR, .long_name = "run-dir", .arg = "DIR", .help = "with --run: where the recordings go",
+	  .default_value = "." },
 	{ .id = OPT_RULES, .long_name = "rules", .arg = "RULES", .values = "lkp+fdr|lkp",
 	  .help = "when a figure changed: LKP's rule and Welch's t-test per figure with the false discovery rate over "
 		  "all figures held at 5% (Benjamini-Hochberg), or LKP's rule alone, to line up with a robot's report "
@@ -985,7 +994,7 @@ static const struct option_spec diff_specs[] = {
 
 const struct option_table diff_option_table = {
 	.command = "sigprof diff",
-	.operands = "BASE NEW | BASE... -- NEW...",
+	.operands = "BASE NEW | BASE... -- NEW... | -r N --run BASECMD... -- NEWCMD...",
 	.description = "Compare two sets of runs (recordings, or sigprof stat --json documents) the way the kernel test "
 		       "robot compares two kernels: each figure's mean and %stddev a side, its %change, and only the "
 		       "figures that changed by LKP's rules (at least 3 runs a side; ranges apart around the medians; "
@@ -1008,11 +1017,27 @@ static int parse_diff_args(int argc, char **argv, struct diff_args *a, struct pa
 	int c, formats = 0;
 	const char *format_given[4];
 	uint64_t v;
+	/* --run: the options end there, the commands follow (their own options are theirs) */
+	int run_at = 0;
+	for (int i = 1; i < dash; i++)
+		if (strcmp(argv[i], "--run") == 0) {
+			run_at = i;
+			break;
+		}
+	int option_end = run_at ? run_at : dash;
 	struct getopt_tables g;
 	options_getopt(&diff_option_table, &g);
 	optind = 1;
-	while ((c = getopt_long(dash, argv, g.shortopts, g.longopts, NULL)) != -1) {
+	while ((c = getopt_long(option_end, argv, g.shortopts, g.longopts, NULL)) != -1) {
 		switch (c) {
+		case 'r':
+			if (parse_u64(optarg, 1, 1000, &v) < 0)
+				return sp_error("diff: -r %s: expected a number of runs from 1 to 1000", QUOTED(optarg));
+			a->run.runs = (unsigned)v;
+			break;
+		case OPT_RUN_DIR:
+			a->run.dir = optarg;
+			break;
 		case 'a':
 			a->all = true;
 			break;
@@ -1112,6 +1137,24 @@ static int parse_diff_args(int argc, char **argv, struct diff_args *a, struct pa
 				format_given[1]);
 	if (a->format != DIFF_TEXT && a->format != DIFF_JSON && (a->all || a->min_change > 0 || a->limit))
 		sp_warn("diff: --all, --min-change and -n shape the table, not %s: ignored", format_given[0]);
+	if (run_at) {
+		if (optind < run_at)
+			return sp_error("diff: %s before --run: the options come first, the commands after --run",
+					QUOTED(argv[optind]));
+		if (dash >= argc || dash == run_at + 1 || dash == argc - 1)
+			return sp_error("diff: --run BASECMD... -- NEWCMD...: give a command on each side of --");
+		if (!a->run.runs)
+			a->run.runs = 3;
+		if (!a->run.dir)
+			a->run.dir = ".";
+		a->run.base_cmd = argv + run_at + 1;
+		a->run.base_argc = dash - run_at - 1;
+		a->run.new_cmd = argv + dash + 1;
+		a->run.new_argc = argc - dash - 1;
+		return 0;
+	}
+	if (a->run.runs || a->run.dir)
+		return sp_error("diff: -r and --run-dir go with --run BASECMD... -- NEWCMD...");
 	a->files[BASE] = (const char **)argv + optind;
 	if (dash < argc) {
 		a->nfiles[BASE] = (size_t)(dash - optind);
@@ -1194,6 +1237,19 @@ int cmd_diff(int argc, char **argv)
 		filter_free(&a.filter);
 		return EXIT_USAGE;
 	}
+	if (a.run.runs) {
+		char err[512];
+		if (diff_record_sides(&a.run, &a.recorded, err, sizeof(err)) < 0) {
+			sp_error("diff: --run: %s", err);
+			path_rules_free(rules);
+			filter_free(&a.filter);
+			return EXIT_USAGE;
+		}
+		for (int s = 0; s < SIDES; s++) {
+			a.files[s] = (const char **)a.recorded + (size_t)s * a.run.runs;
+			a.nfiles[s] = a.run.runs;
+		}
+	}
 	if (a.format == DIFF_HTML || a.format == DIFF_PPROF) {
 		int ret = diff_pair_output(&a);
 		path_rules_free(rules);
@@ -1249,5 +1305,8 @@ int cmd_diff(int argc, char **argv)
 	free(d);
 	path_rules_free(rules);
 	filter_free(&a.filter);
+	for (size_t i = 0; a.recorded && i < 2 * (size_t)a.run.runs; i++)
+		free(a.recorded[i]);
+	free(a.recorded);
 	return ret < 0 ? EXIT_USAGE : 0;
 }

@@ -644,3 +644,42 @@ Test(diff, filters_apply_to_every_recording, .timeout = 120)
 	cr_assert_eq(count_lines(out), 1, "%s", out);
 	free(out);
 }
+
+/*
+ * diff -r 3 --run BASECMD -- NEWCMD: both sides recorded by the one command, alternately (each recording's start
+ * time, report --json's meta.start_time_ns, orders them base 1, new 1, base 2, ...), the files kept, the comparison printed:
+ * the exact counts are each side's N, the workload's own ground truth.
+ */
+Test(diff, run_records_both_sides_alternately, .timeout = 300)
+{
+	require_perf_events();
+	require_root();
+	const char *d = test_dir();
+	char *out;
+	int st = run_cmd(&out, true, "%s diff --json -r 3 --run-dir '%s' --run " W "futex_wake_many 1000 -- " W
+			 "futex_wake_many 2000 2>/dev/null | sed -n '/^{/,$p' > '%s/run.json'", sigprof_bin(), d, d);
+	cr_assert_eq(st, 0, "%s", out);
+	free(out);
+	const char *json = test_path("run.json");
+	cr_assert_eq(jq_file(json, ".base.runs"), 3);
+	cr_assert_eq(jq_file(json, ".new.runs"), 3);
+	cr_assert_eq(row(json, "futex.syscall.futex.calls", ".base.mean"), 1000);
+	cr_assert_eq(row(json, "futex.syscall.futex.calls", ".new.mean"), 2000);
+	cr_assert_eq(row(json, "futex.syscall.futex.calls", "if .significant then 1 else 0 end"), 1);
+	double previous = 0;
+	for (int run = 1; run <= 3; run++)
+		for (int side = 0; side < 2; side++) {
+			char *start;
+			st = run_cmd(&start, true, "%s report --json -i '%s/%s.%d.data' | jq '.meta.start_time_ns'", sigprof_bin(), d, side ? "new" : "base", run);
+			cr_assert_eq(st, 0, "%s", start);
+			double t = strtod(start, NULL);
+			free(start);
+			cr_assert_gt(t, previous, "%s.%d.data was not recorded after the run before it", side ? "new" : "base",
+				     run);
+			previous = t;
+		}
+	/* the commands must be on both sides of -- */
+	cr_assert_neq(run_cmd(&out, true, "%s diff --run " W "futex_wake_many 1000", sigprof_bin()), 0);
+	cr_assert(strstr(out, "--run"), "%s", out);
+	free(out);
+}
