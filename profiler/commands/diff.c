@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -718,6 +719,11 @@ static void warn_command_differences(const struct diff_data *d)
 			QUOTED(d->commands[NEW].names[0]));
 }
 
+#define SUMMARY_WIDTH 80
+#define SUMMARY_COSTS 3
+
+static void summary_line(FILE *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /*
  * The robot's subject line for each of the workload's own figures, above
  * the table: "perf-bench-futex.ops/s: +1.9% (2249734 -> 2291792,
@@ -737,15 +743,186 @@ static void text_subject_lines(const struct diff_row *rows, size_t n, FILE *out)
 			lkp_format_change(&change, r->change, r->absolute);
 		else
 			sb_addstr(&change, "from 0");
-		fprintf(out, "%s%s: %s (%s -> %s, %s)\n", shown++ ? "" : "\n", r->key, change.buf, before.buf, after.buf,
-			r->verdict == CHANGE_SIGNIFICANT ? "significant" : change_verdict_name(r->verdict));
+		summary_line(out, "%s: %s (%s -> %s, %s)", r->key, change.buf, before.buf, after.buf,
+			     r->verdict == CHANGE_SIGNIFICANT ? "significant" : change_verdict_name(r->verdict));
+		shown++;
 		sb_free(&before);
 		sb_free(&after);
 		sb_free(&change);
 	}
 	if (!shown)
-		fprintf(out, "# no result line of the workload was recognized (stress-ng --metrics-brief, perf bench futex and "
-			     "sched, hackbench are): record --metric NAME=REGEX adds one\n");
+		fprintf(out, "no result line of the workload recognized: record --metric NAME=REGEX adds one\n");
+}
+
+/* ---- the first screen: what changed and why, in 80 columns and 24 lines ---- */
+
+
+/* One line of the summary, cut to SUMMARY_WIDTH columns ("..." at the end when cut). */
+static void summary_line(FILE *out, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (strlen(line) > SUMMARY_WIDTH)
+		memcpy(line + SUMMARY_WIDTH - 3, "...", 4);
+	fprintf(out, "%s\n", line);
+}
+
+/* "+12.6% (196.60 -> 221.30)" of a row with both sides. */
+static void change_text(const struct diff_row *r, struct strbuf *sb)
+{
+	struct strbuf before = { 0 }, after = { 0 };
+	lkp_format_value(&before, r->sum[BASE].mean);
+	lkp_format_value(&after, r->sum[NEW].mean);
+	if (r->change_defined)
+		lkp_format_change(sb, r->change, r->absolute);
+	else
+		sb_addstr(sb, "from 0");
+	sb_addf(sb, " (%s -> %s)", before.buf, after.buf);
+	sb_free(&before);
+	sb_free(&after);
+}
+
+/* Of the rows whose key starts with prefix and ends with suffix (NULL: any), the significant one that changed most, else any that changed most. */
+static const struct diff_row *largest_change(const struct diff_row *rows, size_t n, const char *prefix,
+					     const char *suffix)
+{
+	const struct diff_row *best = NULL;
+	for (size_t i = 0; i < n; i++) {
+		const struct diff_row *r = &rows[i];
+		size_t len = strlen(r->key), sl = suffix ? strlen(suffix) : 0;
+		if (strncmp(r->key, prefix, strlen(prefix)) != 0 || (suffix && (len < sl || strcmp(r->key + len - sl, suffix))) ||
+		    !r->nvalues[BASE] || !r->nvalues[NEW] || !r->change_defined)
+			continue;
+		bool significant = r->verdict == CHANGE_SIGNIFICANT, best_significant = best && best->verdict == CHANGE_SIGNIFICANT;
+		if (!best || (significant && !best_significant) ||
+		    (significant == best_significant && fabs(r->change) > fabs(best->change)))
+			best = r;
+	}
+	return best;
+}
+
+/*
+ * What moved inside the path that explains most of the CPU change: its lock
+ * wait per event (paths.lock.PATH.wait_ms over cost.PATH.events), the lock
+ * whose contentions changed most, the function whose self share changed most.
+ */
+static void summary_inside(const struct diff_row *rows, size_t n, const char *path, FILE *out)
+{
+	char key[160];
+	snprintf(key, sizeof(key), "paths.lock.%s.wait_ms", path);
+	const struct diff_row *wait = find_row(rows, n, key);
+	snprintf(key, sizeof(key), "cost.%s.events", path);
+	const struct diff_row *events = find_row(rows, n, key);
+	if (wait && events && wait->nvalues[BASE] && wait->nvalues[NEW] && events->sum[BASE].mean > 0 &&
+	    events->sum[NEW].mean > 0)
+		summary_line(out, "    lock wait on %s: %.1f -> %.1f ns per event", path,
+			     1e6 * wait->sum[BASE].mean / events->sum[BASE].mean, 1e6 * wait->sum[NEW].mean / events->sum[NEW].mean);
+	static const char *const inside[][2] = {
+		{ "lock.taken_in.", ".contentions" }, { "lock.symbol.", ".contentions" }, { "perf-profile.self.", NULL },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(inside); i++) {
+		const struct diff_row *r = largest_change(rows, n, inside[i][0], inside[i][1]);
+		if (!r || r->change == 0)
+			continue;
+		struct strbuf sb = { 0 };
+		change_text(r, &sb);
+		summary_line(out, "    %s %s%s", r->key, sb.buf, r->verdict == CHANGE_SIGNIFICANT ? "" : " (not significant)");
+		sb_free(&sb);
+	}
+}
+
+/*
+ * The summary that opens the text: the workload's result (the robot's
+ * subject lines), the cost lines ranked by the share of the CPU change
+ * they explain with what moved inside the first, then the largest
+ * significant change of each group.  At most 24 lines of 80 columns.
+ */
+static void text_summary(const struct diff_row *rows, size_t n, FILE *out)
+{
+	fprintf(out, "\nsummary\n");
+	text_subject_lines(rows, n, out);
+	struct cost_line *lines;
+	size_t nlines = cost_lines(rows, n, &lines);
+	for (size_t i = 0; i < nlines && i < SUMMARY_COSTS; i++) {
+		const struct diff_row *r = lines[i].row;
+		struct strbuf share = { 0 }, before = { 0 }, after = { 0 };
+		if (lines[i].has_share)
+			format_whole_percent(&share, lines[i].share);
+		lkp_format_value(&before, r->sum[BASE].mean);
+		lkp_format_value(&after, r->sum[NEW].mean);
+		char change[32] = "";
+		if (r->change_defined)
+			snprintf(change, sizeof(change), "%+.1f%%", r->change);
+		summary_line(out, "  %s: %s -> %s %s per event (%s%s%s of the CPU change)%s", lines[i].path, before.buf,
+			     after.buf, r->unit, change, share.len ? ", " : "", share.len ? share.buf : "no share",
+			     r->verdict == CHANGE_SIGNIFICANT ? "" : ", not significant");
+		sb_free(&share);
+		sb_free(&before);
+		sb_free(&after);
+		if (i == 0)
+			summary_inside(rows, n, lines[i].path, out);
+	}
+	free(lines);
+	bool any = false;
+	for (size_t g = RESULT_GROUP + 1; g < ARRAY_SIZE(key_groups); g++) {
+		const struct diff_row *best = NULL;
+		for (size_t i = 0; i < n; i++)
+			if (rows[i].group == g && rows[i].verdict == CHANGE_SIGNIFICANT && rows[i].change_defined &&
+			    (!best || fabs(rows[i].change) > fabs(best->change)))
+				best = &rows[i];
+		if (!best)
+			continue;
+		if (!any)
+			fprintf(out, "  largest change of each group:\n");
+		any = true;
+		struct strbuf sb = { 0 };
+		change_text(best, &sb);
+		summary_line(out, "    %-9.9s %s %s", key_groups[g].name, sb.buf, best->key);
+		sb_free(&sb);
+	}
+}
+
+/*
+ * Families of one figure per thing (futex words, locks, sched keys,
+ * functions, call traces): without --all the table shows the first
+ * FAMILY_TOP of each (the rows are ordered by their change) and counts the
+ * rest, so that a futex hash change's hundreds of per-word rows do not
+ * bury the rest.  --all and --json keep every row.
+ */
+#define FAMILY_TOP 5
+static const struct row_family {
+	const char *prefix, *things;
+} row_families[] = {
+	{ "futex.word.", "futex words" },
+	{ "lock.futex_word.", "futex words' lock figures" },
+	{ "lock.taken_in.", "locks" },
+	{ "lock.symbol.", "locks" },
+	{ "perf-sched.", "sched keys" },
+	{ "perf-profile.self.", "functions" },
+	{ "perf-profile.children.", "functions (children)" },
+	{ "perf-profile.calltrace.", "call traces" },
+};
+
+/* The family of a key (an index of row_families), or -1. */
+static int row_family(const char *key)
+{
+	for (size_t f = 0; f < ARRAY_SIZE(row_families); f++)
+		if (strncmp(key, row_families[f].prefix, strlen(row_families[f].prefix)) == 0)
+			return (int)f;
+	return -1;
+}
+
+/* "  and 37 more futex words: --all" for each family of the group that had rows left out. */
+static void text_family_rest(size_t *left_out, FILE *out)
+{
+	for (size_t f = 0; f < ARRAY_SIZE(row_families); f++) {
+		if (left_out[f])
+			fprintf(out, "  and %zu more rows of %s: --all\n", left_out[f], row_families[f].things);
+		left_out[f] = 0;
+	}
 }
 
 static void diff_text(const struct diff_args *a, const struct diff_data *d, struct diff_row *rows, size_t n, FILE *out)
@@ -774,7 +951,7 @@ static void diff_text(const struct diff_args *a, const struct diff_data *d, stru
 	else
 		fprintf(out, "# fewer than %d runs a side: no significance test was possible; every figure is listed\n",
 			LKP_MIN_RUNS);
-	text_subject_lines(rows, n, out);
+	text_summary(rows, n, out);
 	struct lkp_widths w = { LKP_VALUE_WIDTH, LKP_CHANGE_WIDTH };
 	struct strbuf sb = { 0 };
 	for (size_t i = 0; i < n; i++) {
@@ -792,10 +969,21 @@ static void diff_text(const struct diff_args *a, const struct diff_data *d, stru
 			w.change = (int)sb.len - 1;
 	}
 	size_t group = (size_t)-1, printed = 0;
+	size_t shown[ARRAY_SIZE(row_families)] = { 0 }, left_out[ARRAY_SIZE(row_families)] = { 0 };
 	for (size_t i = 0; i < n; i++) {
 		const struct diff_row *r = &rows[i];
 		if (!r->listed || (a->limit && printed >= a->limit))
 			continue;
+		int family = a->all ? -1 : row_family(r->key);
+		if (r->group != group) {
+			text_family_rest(left_out, out);
+			memset(shown, 0, sizeof(shown));
+		}
+		if (family >= 0 && shown[family]++ >= FAMILY_TOP) {
+			left_out[family]++;
+			group = r->group;
+			continue;
+		}
 		if (r->group != group) {
 			group = r->group;
 			sb_reset(&sb);
@@ -811,6 +999,7 @@ static void diff_text(const struct diff_args *a, const struct diff_data *d, stru
 			!has_change ? (r->nvalues[BASE] ? "  (only in base)" : "  (only in new)") : "");
 		printed++;
 	}
+	text_family_rest(left_out, out);
 	if (!listed)
 		fprintf(out, "\nno figure changed by %s (--all lists every figure)\n",
 			a->rules == RULES_LKP ? "LKP's rules" : "LKP's rules and the false discovery rate");
