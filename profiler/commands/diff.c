@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sigprof/commands/cli.h"
 #include "sigprof/commands/commands.h"
@@ -36,6 +37,7 @@
 #include "sigprof/base/util.h"
 #include "sigprof/base/files.h"
 #include "sigprof/base/string_pool.h"
+#include "sigprof/base/term.h"
 
 #define MAX_INPUT_BYTES (256u << 20) /* a stat document larger than this is not one */
 #define MAX_RUNS_PER_SIDE 10000
@@ -64,6 +66,9 @@ struct diff_args {
 	struct profile_filter filter; /* --pid, --tid, --comm, --dso, --time: every recording read through them */
 	struct diff_run run;    /* --run: record both sides first (run.runs 0: compare the files given) */
 	char **recorded;        /* --run's files, to free */
+	bool no_pager;          /* --no-pager: never page (else the text goes through $PAGER when longer than the screen) */
+	unsigned width;         /* --width N: the summary's lines at most N (and 80) columns */
+	int color;              /* --color: enum term_color_mode */
 };
 
 /* One value of one run: what the inputs give, before they are gathered by key. */
@@ -722,6 +727,9 @@ static void warn_command_differences(const struct diff_data *d)
 #define SUMMARY_WIDTH 80
 #define SUMMARY_COSTS 3
 
+static unsigned summary_width = SUMMARY_WIDTH; /* --width, at most SUMMARY_WIDTH */
+static bool diff_color;                        /* --color */
+
 static void summary_line(FILE *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /*
@@ -743,8 +751,13 @@ static void text_subject_lines(const struct diff_row *rows, size_t n, FILE *out)
 			lkp_format_change(&change, r->change, r->absolute);
 		else
 			sb_addstr(&change, "from 0");
+		bool significant = r->verdict == CHANGE_SIGNIFICANT;
+		/* painted around the line: a cut inside it would leave the colour on */
+		fputs(term_on(diff_color && significant, PAINT_MARK), out);
 		summary_line(out, "%s: %s (%s -> %s, %s)", r->key, change.buf, before.buf, after.buf,
-			     r->verdict == CHANGE_SIGNIFICANT ? "significant" : change_verdict_name(r->verdict));
+			     significant ? "significant" : change_verdict_name(r->verdict));
+		if (diff_color && significant) /* its off before the newline summary_line wrote: the next line */
+			fputs(term_off(true), out);
 		shown++;
 		sb_free(&before);
 		sb_free(&after);
@@ -765,8 +778,8 @@ static void summary_line(FILE *out, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	if (strlen(line) > SUMMARY_WIDTH)
-		memcpy(line + SUMMARY_WIDTH - 3, "...", 4);
+	if (summary_width >= 4 && strlen(line) > summary_width)
+		memcpy(line + summary_width - 3, "...", 4);
 	fprintf(out, "%s\n", line);
 }
 
@@ -842,7 +855,7 @@ static void summary_inside(const struct diff_row *rows, size_t n, const char *pa
  */
 static void text_summary(const struct diff_row *rows, size_t n, FILE *out)
 {
-	fprintf(out, "\nsummary\n");
+	fprintf(out, "\n%ssummary%s\n", term_on(diff_color, PAINT_HEADING), term_off(diff_color));
 	text_subject_lines(rows, n, out);
 	struct cost_line *lines;
 	size_t nlines = cost_lines(rows, n, &lines);
@@ -988,7 +1001,8 @@ static void diff_text(const struct diff_args *a, const struct diff_data *d, stru
 			group = r->group;
 			sb_reset(&sb);
 			lkp_format_header(&sb, &w);
-			fprintf(out, "\n%s\n%s", key_groups[group].name, sb.buf);
+			fprintf(out, "\n%s%s%s\n%s", term_on(diff_color, PAINT_HEADING), key_groups[group].name,
+				term_off(diff_color), sb.buf);
 		}
 		sb_reset(&sb);
 		bool has_change = r->nvalues[BASE] && r->nvalues[NEW];
@@ -1134,7 +1148,7 @@ static void diff_folded(struct diff_data *d, FILE *out)
 
 /* ---- options ---- */
 
-enum { OPT_ALL = 256, OPT_RUN, OPT_RUN_DIR, OPT_RULES, OPT_JSON, OPT_FOLDED, OPT_HTML, OPT_PPROF, OPT_SORT, OPT_COLLECTOR, OPT_MIN_CHANGE, OPT_PATH_RULE, OPT_PATH_RULES,
+enum { OPT_ALL = 256, OPT_NO_PAGER, OPT_WIDTH, OPT_COLOR, OPT_RUN, OPT_RUN_DIR, OPT_RULES, OPT_JSON, OPT_FOLDED, OPT_HTML, OPT_PPROF, OPT_SORT, OPT_COLLECTOR, OPT_MIN_CHANGE, OPT_PATH_RULE, OPT_PATH_RULES,
        OPT_KALLSYMS };
 
 static const struct option_spec diff_specs[] = {
@@ -1151,6 +1165,13 @@ static const struct option_spec diff_specs[] = {
 	  .help = "PREFIX.base.pb.gz and PREFIX.new.pb.gz, pprof profiles of the first recording of each side with "
 		  "one set of sample types, for go tool pprof -diff_base=PREFIX.base.pb.gz PREFIX.new.pb.gz "
 		  "(docs/outputs.md)" },
+	{ .id = OPT_WIDTH, .long_name = "width", .arg = "N",
+	  .help = "fit the summary in N columns (at most 80)", .default_value = "$COLUMNS, else the terminal's" },
+	{ .id = OPT_COLOR, .long_name = "color", .arg = "WHEN", .values = "auto|always|never",
+	  .help = "colour the headings and the significant results; auto: when stdout is a terminal and NO_COLOR is "
+		  "not set", .default_value = "auto" },
+	{ .id = OPT_NO_PAGER, .long_name = "no-pager",
+	  .help = "never page; by default a text longer than the terminal goes through $PAGER (less -FRX)" },
 	{ .id = OPT_RUN, .long_name = "run",
 	  .help = "the operands are two commands, BASECMD... -- NEWCMD...: record each -r times, alternately (base, "
 		  "new, base, ...), keep base.N.data and new.N.data, and compare them" },
@@ -1227,6 +1248,21 @@ static int parse_diff_args(int argc, char **argv, struct diff_args *a, struct pa
 		case OPT_RUN_DIR:
 			a->run.dir = optarg;
 			break;
+		case OPT_NO_PAGER:
+			a->no_pager = true;
+			break;
+		case OPT_WIDTH:
+			if (parse_u64(optarg, 1, 100000, &v) < 0)
+				return sp_error("diff: --width %s: expected a number of columns from 1 to 100000", QUOTED(optarg));
+			a->width = (unsigned)v;
+			break;
+		case OPT_COLOR: {
+			enum term_color_mode mode;
+			if (term_color_parse(optarg, &mode) < 0)
+				return sp_error("diff: --color %s: expected auto, always or never", QUOTED(optarg));
+			a->color = (int)mode;
+			break;
+		}
 		case 'a':
 			a->all = true;
 			break;
@@ -1471,10 +1507,19 @@ int cmd_diff(int argc, char **argv)
 					"one figure", d->duplicates);
 			row_sort = a.sort;
 			qsort(rows, n, sizeof(*rows), compare_rows);
-			if (a.format == DIFF_JSON)
+			if (a.format == DIFF_JSON) {
 				diff_json(&a, d, rows, n, stdout);
-			else
-				diff_text(&a, d, rows, n, stdout);
+			} else {
+				/* the terminal: the summary's width, colour, and the pager for a text longer than the screen */
+				unsigned width = term_width(STDOUT_FILENO, a.width);
+				summary_width = width && width < SUMMARY_WIDTH ? width : SUMMARY_WIDTH;
+				diff_color = term_color_enabled((enum term_color_mode)a.color, STDOUT_FILENO);
+				struct pager pg;
+				FILE *out = pager_begin(&pg, !a.no_pager);
+				diff_text(&a, d, rows, n, out);
+				if (pager_end(&pg) < 0)
+					ret = sp_error("diff: writing the comparison through the pager failed");
+			}
 		}
 		if (ret == 0 && (fflush(stdout) != 0 || ferror(stdout)))
 			ret = sp_error("diff: writing the comparison failed: %s", strerror(errno));

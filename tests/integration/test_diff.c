@@ -683,3 +683,40 @@ Test(diff, run_records_both_sides_alternately, .timeout = 300)
 	cr_assert(strstr(out, "--run"), "%s", out);
 	free(out);
 }
+
+/*
+ * The text opens with a summary that fits an 80 x 24 terminal and names the change: twice the futex wakes
+ * (futex_wake_many 1000 against 2000, 3 runs a side alternately; an exact count, so a change whatever the load) is
+ * the futex group's largest change, and the futex-wake path's cost line is there; --no-pager and --width are
+ * diff's as report's.
+ */
+Test(diff, the_summary_fits_a_screen_and_names_the_change, .timeout = 300)
+{
+	require_perf_events();
+	require_root();
+	const char *d = test_dir();
+	char *out;
+	int st = run_cmd(&out, true, "%s diff --no-pager --width 200 -r 3 --run-dir '%s' --run " W "futex_wake_many 1000 -- " W
+			 "futex_wake_many 2000 2>/dev/null", sigprof_bin(), d);
+	cr_assert_eq(st, 0, "%s", out);
+	const char *summary = strstr(out, "\nsummary\n");
+	cr_assert(summary, "no summary:\n%s", out);
+	summary += 9;
+	const char *end = strstr(summary, "\n\n");
+	cr_assert(end, "%s", out);
+	int lines = 0;
+	for (const char *line = summary; line < end; lines++) {
+		const char *nl = strchr(line, '\n');
+		cr_assert_leq(nl - line, 80, "a summary line wider than 80 columns: %.*s", (int)(nl - line), line);
+		line = nl + 1;
+	}
+	cr_assert_leq(lines, 24, "the summary has %d lines:\n%.*s", lines, (int)(end - summary), summary);
+	cr_assert(strstr(summary, "no result line of the workload recognized: record --metric NAME=REGEX adds one"),
+		  "futex_wake_many prints no benchmark result:\n%s", out);
+	char *calls = strstr(summary, "futex     +100.0% (1000 -> 2000) futex.");
+	cr_assert(calls && calls < end, "the wakes are not the summary's futex change:\n%.*s", (int)(end - summary),
+		  summary);
+	char *cost = strstr(summary, "  futex-wake: ");
+	cr_assert(cost && cost < end, "no futex-wake cost line in the summary:\n%.*s", (int)(end - summary), summary);
+	free(out);
+}
