@@ -893,7 +893,7 @@ static void text_summary(const struct diff_row *rows, size_t n, FILE *out)
 		any = true;
 		struct strbuf sb = { 0 };
 		change_text(best, &sb);
-		summary_line(out, "    %-9.9s %s %s", key_groups[g].name, sb.buf, best->key);
+		summary_line(out, "    %-17s %s %s", key_groups[g].name, sb.buf, best->key);
 		sb_free(&sb);
 	}
 }
