@@ -7,8 +7,9 @@
 #    sched-heavy workload), split alternately, runs 1,3,5 against 2,4,6 (3 vs 3) and odd against even (5 vs 5):
 #    the tested rows, the rows flagged by the default rules (LKP's and a 5% false discovery rate) and by LKP's alone.
 # 2. Detection at 3 vs 3, both sides recorded alternately by `diff -r 3 --run`: a handler spinning 8x longer, twice
-#    the futex wakes, perf bench futex hash -t 1 against -t 2, stress-ng --timer at two --timer-freq: the verdict of
-#    the row that must move, and the rows flagged by each rule.
+#    the futex wakes, perf bench futex hash -t 1 against -t 2, stress-ng --timer at two --timer-freq, and where the
+#    kernel has PR_FUTEX_HASH a private futex hash of 2 buckets against the global one: the verdict of the row that
+#    must move, and the rows flagged by each rule.
 set -euo pipefail
 sigprof=./sigprof
 workloads=build/workloads
@@ -75,5 +76,12 @@ changed wake futex.syscall.futex.calls "$workloads/futex_wake_many" 1000 -- "$wo
 changed hash perf-bench-futex.ops/s perf bench futex hash -t 1 -r 1 -- perf bench futex hash -t 2 -r 1
 changed timer stress-ng.timer.ops_per_sec stress-ng --timer 1 --timer-freq 1000 -t 2 --metrics-brief -- \
 	stress-ng --timer 1 --timer-freq 4000 -t 2 --metrics-brief
+# the seed-002 change in miniature: a private futex hash of 2 buckets against the global one (Linux 6.16+)
+if "$workloads/futex_hash_buckets" 1 1 2 >/dev/null 2>&1; then
+	changed buckets lock.taken_in.futex_wait_setup.contentions "$workloads/futex_hash_buckets" 2 100000 0 -- \
+		"$workloads/futex_hash_buckets" 2 100000 2
+else
+	echo "| futex_hash_buckets 2 100000 0 -- 2 | not measured: this kernel has no PR_FUTEX_HASH (Linux 6.16+) | | | |"
+fi
 echo
 echo "# load average $(cut -d' ' -f1-3 /proc/loadavg) at the end"
