@@ -1479,6 +1479,9 @@ int cmd_diff(int argc, char **argv)
 		int ret = diff_pair_output(&a);
 		path_rules_free(rules);
 		filter_free(&a.filter);
+		for (size_t i = 0; a.recorded && i < 2 * (size_t)a.run.runs; i++)
+			free(a.recorded[i]);
+		free(a.recorded);
 		return ret < 0 ? EXIT_USAGE : 0;
 	}
 	struct diff_data *d = xcalloc(1, sizeof(*d));
