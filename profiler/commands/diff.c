@@ -1452,6 +1452,15 @@ static int diff_pair_output(const struct diff_args *a)
 	return ret;
 }
 
+/* --run's file names. */
+static void free_recorded(struct diff_args *a)
+{
+	for (size_t i = 0; a->recorded && i < 2 * (size_t)a->run.runs; i++)
+		free(a->recorded[i]);
+	free(a->recorded);
+	a->recorded = NULL;
+}
+
 int cmd_diff(int argc, char **argv)
 {
 	struct path_rules *rules = path_rules_new();
@@ -1479,9 +1488,7 @@ int cmd_diff(int argc, char **argv)
 		int ret = diff_pair_output(&a);
 		path_rules_free(rules);
 		filter_free(&a.filter);
-		for (size_t i = 0; a.recorded && i < 2 * (size_t)a.run.runs; i++)
-			free(a.recorded[i]);
-		free(a.recorded);
+		free_recorded(&a);
 		return ret < 0 ? EXIT_USAGE : 0;
 	}
 	struct diff_data *d = xcalloc(1, sizeof(*d));
@@ -1542,8 +1549,6 @@ int cmd_diff(int argc, char **argv)
 	free(d);
 	path_rules_free(rules);
 	filter_free(&a.filter);
-	for (size_t i = 0; a.recorded && i < 2 * (size_t)a.run.runs; i++)
-		free(a.recorded[i]);
-	free(a.recorded);
+	free_recorded(&a);
 	return ret < 0 ? EXIT_USAGE : 0;
 }
