@@ -431,10 +431,10 @@ static int compare_entries(const void *a, const void *b)
 /*
  * The default rules: LKP's rule, and Welch's t-test of each row whose sides
  * both have LKP_MIN_RUNS values, Benjamini-Hochberg over all those rows at
- * FDR_Q (runstats.h says why).  A row LKP's rule passes whose q is above
- * FDR_Q is CHANGE_NOT_CONFIRMED.
+ * FDR_Q (runstats.h says why).  With apply (the default rules), a row
+ * LKP's rule passes whose q is above FDR_Q is CHANGE_NOT_CONFIRMED.
  */
-static void confirm_by_fdr(struct diff_row *rows, size_t n)
+static void confirm_by_fdr(struct diff_row *rows, size_t n, bool apply)
 {
 	double *p = xcalloc(n + 1, sizeof(*p)), *q = xcalloc(n + 1, sizeof(*q));
 	size_t *index = xcalloc(n + 1, sizeof(*index)), tested = 0;
@@ -451,7 +451,7 @@ static void confirm_by_fdr(struct diff_row *rows, size_t n)
 	for (size_t k = 0; k < tested; k++) {
 		struct diff_row *r = &rows[index[k]];
 		r->q = q[k];
-		if (r->verdict == CHANGE_SIGNIFICANT && !(r->q <= FDR_Q))
+		if (apply && r->verdict == CHANGE_SIGNIFICANT && !(r->q <= FDR_Q))
 			r->verdict = CHANGE_NOT_CONFIRMED;
 	}
 	free(p);
@@ -531,8 +531,8 @@ static size_t build_rows(struct diff_data *d, const struct diff_args *a, struct 
 		r->lkp_verdict = r->verdict;
 		i = j;
 	}
-	if (a->rules == RULES_LKP_FDR)
-		confirm_by_fdr(rows, n);
+	/* p and q for every tested row (JSON); the verdicts under --rules lkp stay LKP's */
+	confirm_by_fdr(rows, n, a->rules == RULES_LKP_FDR);
 	for (size_t k = 0; k < n; k++)
 		rows[k].listed = row_listed(d, a, &rows[k]);
 	*out = rows;

@@ -472,6 +472,7 @@ Test(diff, a_change_lkps_rule_lets_through_is_not_confirmed)
 	cr_assert_float_eq(row(json, "perf-stat.total.clean", ".p"), 2.665482e-08, 1e-12);
 	cr_assert_eq(row(lkp, "perf-stat.total.noisy", "if .verdict == \"significant\" then 1 else 0 end"), 1);
 	cr_assert_eq(jq_file(lkp, "if .rules == \"lkp\" then 1 else 0 end"), 1);
+	cr_assert_float_eq(row(lkp, "perf-stat.total.noisy", ".p"), 0.171173, 1e-5, "--rules lkp gives p and q too");
 	/* the text's header says which rules; --rules lkp's is today's */
 	st = run_cmd(&out, true, "%s diff '%s' '%s'; %s diff --rules lkp '%s' '%s'", sigprof_bin(), base, new_side,
 		     sigprof_bin(), base, new_side);
