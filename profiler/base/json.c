@@ -167,6 +167,15 @@ void json_double(struct json_writer *w, const char *key, double value, int decim
 		fputs("null", w->out);
 }
 
+void json_significant(struct json_writer *w, const char *key, double value, int digits)
+{
+	begin_value(w, key);
+	if (isfinite(value))
+		fprintf(w->out, "%.*g", digits, value);
+	else
+		fputs("null", w->out);
+}
+
 void json_bool(struct json_writer *w, const char *key, bool value)
 {
 	begin_value(w, key);

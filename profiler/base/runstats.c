@@ -97,7 +97,7 @@ const char *change_verdict_name(enum change_verdict v)
 		[CHANGE_SIGNIFICANT] = "significant", [CHANGE_UNTESTED] = "untested",
 		[CHANGE_EQUAL_EXACT] = "equal", [CHANGE_OVERLAP] = "overlap",
 		[CHANGE_BELOW_THRESHOLD] = "below-threshold", [CHANGE_BELOW_FLOOR] = "below-floor",
-		[CHANGE_MISSING] = "missing",
+		[CHANGE_MISSING] = "missing", [CHANGE_NOT_CONFIRMED] = "not-confirmed",
 	};
 	return (unsigned)v < ARRAY_SIZE(names) ? names[v] : "?";
 }
@@ -220,4 +220,119 @@ void lkp_format_line(struct strbuf *sb, const struct lkp_widths *w, const struct
 	}
 	sb_addf(sb, "  %s\n", key);
 	sb_free(&cell);
+}
+
+/* ---- Welch's t-test and Benjamini-Hochberg ---- */
+
+/*
+ * The continued fraction of the incomplete beta function (its even and odd
+ * steps d_2m, d_2m+1), evaluated with the modified Lentz method; it
+ * converges fast for x < (a + 1) / (a + b + 2), the caller uses the
+ * symmetry I_x(a, b) = 1 - I_1-x(b, a) for the rest.
+ */
+static double beta_continued_fraction(double x, double a, double b)
+{
+	const double tiny = 1e-300, epsilon = 1e-15;
+	double c = 1, d = 1 - (a + b) * x / (a + 1);
+	if (fabs(d) < tiny)
+		d = tiny;
+	d = 1 / d;
+	double result = d;
+	for (int m = 1; m <= 300; m++) {
+		double m2 = 2.0 * m;
+		double even = m * (b - m) * x / ((a + m2 - 1) * (a + m2));
+		double odd = -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1));
+		for (int step = 0; step < 2; step++) {
+			double coefficient = step ? odd : even;
+			d = 1 + coefficient * d;
+			c = 1 + coefficient / c;
+			if (fabs(d) < tiny)
+				d = tiny;
+			if (fabs(c) < tiny)
+				c = tiny;
+			d = 1 / d;
+			result *= c * d;
+			if (step && fabs(c * d - 1) < epsilon)
+				return result;
+		}
+	}
+	return result;
+}
+
+double incomplete_beta(double x, double a, double b)
+{
+	if (x <= 0)
+		return 0;
+	if (x >= 1)
+		return 1;
+	/* x^a (1-x)^b / (a B(a, b)), in logarithms: the Gamma functions overflow early */
+	double front = exp(lgamma(a + b) - lgamma(a) - lgamma(b) + a * log(x) + b * log1p(-x));
+	if (x < (a + 1) / (a + b + 2))
+		return front * beta_continued_fraction(x, a, b) / a;
+	return 1 - front * beta_continued_fraction(1 - x, b, a) / b;
+}
+
+double student_t_two_sided(double t, double df)
+{
+	if (isnan(t) || !(df > 0))
+		return 1;
+	if (isinf(t))
+		return 0;
+	/* P(|T| > |t|) = I_{df / (df + t^2)}(df / 2, 1 / 2) */
+	return incomplete_beta(df / (df + t * t), df / 2, 0.5);
+}
+
+/* The sample variance (n - 1 in the denominator), n >= 2. */
+static double sample_variance(const double *v, size_t n, double mean)
+{
+	double sum = 0;
+	for (size_t i = 0; i < n; i++)
+		sum += (v[i] - mean) * (v[i] - mean);
+	return sum / (double)(n - 1);
+}
+
+double welch_p_value(const double *x, size_t nx, const double *y, size_t ny)
+{
+	if (nx < 2 || ny < 2)
+		return 1;
+	double mx = stat_mean(x, nx), my = stat_mean(y, ny);
+	double vx = sample_variance(x, nx, mx) / (double)nx, vy = sample_variance(y, ny, my) / (double)ny;
+	double spread = vx + vy;
+	/* rounding leaves a spread of a few ulps on constant values: below that, no spread */
+	double scale = fmax(fabs(mx), fabs(my));
+	if (spread <= 1e-24 * scale * scale || spread == 0)
+		return fabs(my - mx) <= 1e-9 * scale ? 1 : 0;
+	double t = (my - mx) / sqrt(spread);
+	double df = spread * spread / (vx * vx / (double)(nx - 1) + vy * vy / (double)(ny - 1));
+	return student_t_two_sided(t, df);
+}
+
+static const double *bh_p; /* the p-values the ranks are sorted by (qsort has no context) */
+
+static int compare_p_ranks(const void *a, const void *b)
+{
+	double x = bh_p[*(const size_t *)a], y = bh_p[*(const size_t *)b];
+	if (x != y)
+		return x < y ? -1 : 1;
+	return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
+}
+
+void benjamini_hochberg(const double *p, size_t n, double *q)
+{
+	if (!n)
+		return;
+	size_t *order = xmalloc(n * sizeof(*order));
+	for (size_t i = 0; i < n; i++)
+		order[i] = i;
+	bh_p = p;
+	qsort(order, n, sizeof(*order), compare_p_ranks);
+	double running = 1;
+	for (size_t rank = n; rank > 0; rank--) {
+		size_t i = order[rank - 1];
+		double adjusted = p[i] * (double)n / (double)rank;
+		if (adjusted < running)
+			running = adjusted;
+		q[i] = running;
+	}
+	free(order);
 }

@@ -19,9 +19,11 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sigprof/commands/cli.h"
 #include "sigprof/commands/commands.h"
@@ -35,6 +37,7 @@
 #include "sigprof/base/util.h"
 #include "sigprof/base/files.h"
 #include "sigprof/base/string_pool.h"
+#include "sigprof/base/term.h"
 
 #define MAX_INPUT_BYTES (256u << 20) /* a stat document larger than this is not one */
 #define MAX_RUNS_PER_SIDE 10000
@@ -43,6 +46,8 @@ enum side { BASE, NEW, SIDES };
 static const char *const side_names[SIDES] = { "base", "new" };
 
 enum diff_sort { SORT_BY_CHANGE, SORT_BY_KEY };
+/* --rules: LKP's rule and a per-row test under a false discovery rate (the default), or LKP's alone */
+enum diff_rules { RULES_LKP_FDR, RULES_LKP };
 enum diff_format { DIFF_TEXT, DIFF_JSON, DIFF_FOLDED, DIFF_HTML, DIFF_PPROF };
 
 struct diff_args {
@@ -51,6 +56,7 @@ struct diff_args {
 	bool all;
 	enum diff_format format;
 	enum diff_sort sort;
+	enum diff_rules rules;
 	const char *collector;
 	const char *html;       /* --html FILE: the differential flame graphs of the first run of each side */
 	const char *pprof;      /* --pprof PREFIX: PREFIX.base.pb.gz and PREFIX.new.pb.gz, of the first run of each side */
@@ -58,6 +64,11 @@ struct diff_args {
 	unsigned limit;         /* -n: rows at most; 0: all */
 	struct profile_options po;
 	struct profile_filter filter; /* --pid, --tid, --comm, --dso, --time: every recording read through them */
+	struct diff_run run;    /* --run: record both sides first (run.runs 0: compare the files given) */
+	char **recorded;        /* --run's files, to free */
+	bool no_pager;          /* --no-pager: never page (else the text goes through $PAGER when longer than the screen) */
+	unsigned width;         /* --width N: the summary's lines at most N (and 80) columns */
+	int color;              /* --color: enum term_color_mode */
 };
 
 /* One value of one run: what the inputs give, before they are gathered by key. */
@@ -317,6 +328,7 @@ static const struct key_group {
 	const char *name;
 	const char *prefixes[6];
 } key_groups[] = {
+	{ "workload result", { NULL } }, /* the rows in the unit "result": the workload's own figures (results.h) */
 	{ "workload and time", { "run.", "time.", NULL } },
 	{ "stat", { "perf-stat.", "cache.", NULL } },
 	{ "paths and costs", { "paths.", "cost.", NULL } },
@@ -328,8 +340,13 @@ static const struct key_group {
 	{ "other", { NULL } },
 };
 
-static size_t group_of(const char *key)
+#define RESULT_GROUP 0
+#define PATHS_GROUP 3
+
+static size_t group_of(const char *key, const char *unit)
 {
+	if (strcmp(unit, "result") == 0)
+		return RESULT_GROUP;
 	for (size_t g = 0; g + 1 < ARRAY_SIZE(key_groups); g++)
 		for (const char *const *p = key_groups[g].prefixes; *p; p++)
 			if (strncmp(key, *p, strlen(*p)) == 0)
@@ -337,7 +354,7 @@ static size_t group_of(const char *key)
 	/* COLLECTOR.samples */
 	const char *dot = strchr(key, '.');
 	if (dot && strcmp(dot, ".samples") == 0)
-		return 2;
+		return PATHS_GROUP;
 	return ARRAY_SIZE(key_groups) - 1;
 }
 
@@ -395,6 +412,9 @@ struct diff_row {
 	double change;
 	bool exact_count;    /* exact and a count of the workload's events (event_count_key()): runstats.h's exact */
 	bool change_defined, absolute, listed;
+	bool tested;         /* both sides have LKP_MIN_RUNS values: p and q below are the row's */
+	double p, q;         /* Welch's t-test, and its Benjamini-Hochberg q over the tested rows */
+	enum change_verdict lkp_verdict; /* LKP's rule alone (verdict: with the --rules in force) */
 };
 
 static int compare_entries(const void *a, const void *b)
@@ -406,6 +426,59 @@ static int compare_entries(const void *a, const void *b)
 	if (x->side != y->side)
 		return x->side - y->side;
 	return x->run < y->run ? -1 : x->run > y->run;
+}
+
+/*
+ * The default rules: LKP's rule, and Welch's t-test of each row whose sides
+ * both have LKP_MIN_RUNS values, Benjamini-Hochberg over all those rows at
+ * FDR_Q (runstats.h says why).  With apply (the default rules), a row
+ * LKP's rule passes whose q is above FDR_Q is CHANGE_NOT_CONFIRMED.
+ */
+static void confirm_by_fdr(struct diff_row *rows, size_t n, bool apply)
+{
+	double *p = xcalloc(n + 1, sizeof(*p)), *q = xcalloc(n + 1, sizeof(*q));
+	size_t *index = xcalloc(n + 1, sizeof(*index)), tested = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct diff_row *r = &rows[i];
+		r->tested = r->nvalues[BASE] >= LKP_MIN_RUNS && r->nvalues[NEW] >= LKP_MIN_RUNS;
+		if (!r->tested)
+			continue;
+		r->p = welch_p_value(r->values[BASE], r->nvalues[BASE], r->values[NEW], r->nvalues[NEW]);
+		p[tested] = r->p;
+		index[tested++] = i;
+	}
+	benjamini_hochberg(p, tested, q);
+	for (size_t k = 0; k < tested; k++) {
+		struct diff_row *r = &rows[index[k]];
+		r->q = q[k];
+		if (apply && r->verdict == CHANGE_SIGNIFICANT && !(r->q <= FDR_Q))
+			r->verdict = CHANGE_NOT_CONFIRMED;
+	}
+	free(p);
+	free(q);
+	free(index);
+}
+
+/*
+ * Without a significance test (fewer than LKP_MIN_RUNS runs a side) every
+ * figure is listed, the exact counts that did not differ too (a run's
+ * ground truth).  With one, a figure is listed when it changed, or when
+ * only one side has it and measured it in every run (a signal that stopped
+ * occurring); one that came and went between runs (a sched key, a futex
+ * word: too few values to test, or one side only) only with --all.
+ */
+static bool row_listed(const struct diff_data *d, const struct diff_args *a, const struct diff_row *r)
+{
+	bool consistent = r->verdict == CHANGE_MISSING &&
+			  (r->nvalues[BASE] ? r->nvalues[BASE] == d->runs[BASE] : r->nvalues[NEW] == d->runs[NEW]);
+	bool tested = d->runs[BASE] >= LKP_MIN_RUNS && d->runs[NEW] >= LKP_MIN_RUNS;
+	bool shown = a->all || !tested || r->verdict == CHANGE_SIGNIFICANT || consistent;
+	if (shown && a->min_change > 0 && r->verdict != CHANGE_MISSING && r->change_defined &&
+	    fabs(r->change) < a->min_change)
+		shown = false;
+	if (a->collector && !key_of_collector(r->key, a->collector))
+		shown = false;
+	return shown;
 }
 
 static size_t build_rows(struct diff_data *d, const struct diff_args *a, struct diff_row **out)
@@ -423,7 +496,7 @@ static size_t build_rows(struct diff_data *d, const struct diff_args *a, struct 
 		r->key = d->entries[i].key;
 		r->unit = d->entries[i].unit;
 		r->exact = true;
-		r->group = group_of(r->key);
+		r->group = group_of(r->key, r->unit);
 		bool profile = strncmp(r->key, "perf-profile.", 13) == 0;
 		for (int s = 0; s < SIDES; s++) {
 			r->values[s] = xcalloc(d->runs[s] + 1, sizeof(double));
@@ -455,27 +528,13 @@ static size_t build_rows(struct diff_data *d, const struct diff_args *a, struct 
 			if (r->absolute)
 				r->change_defined = true;
 		}
-		/*
-		 * Without a significance test (fewer than LKP_MIN_RUNS runs a side)
-		 * every figure is listed, the exact counts that did not differ too
-		 * (a run's ground truth).  With one, a figure is listed when it
-		 * changed, or when only one side has it and measured it in every run
-		 * (a signal that stopped occurring); one that came and went between
-		 * runs (a sched key, a futex word: too few values to test, or one
-		 * side only) only with --all.
-		 */
-		bool consistent = r->verdict == CHANGE_MISSING &&
-				  (r->nvalues[BASE] ? r->nvalues[BASE] == d->runs[BASE] : r->nvalues[NEW] == d->runs[NEW]);
-		bool tested = d->runs[BASE] >= LKP_MIN_RUNS && d->runs[NEW] >= LKP_MIN_RUNS;
-		bool shown = a->all || !tested || r->verdict == CHANGE_SIGNIFICANT || consistent;
-		if (shown && a->min_change > 0 && r->verdict != CHANGE_MISSING && r->change_defined &&
-		    fabs(r->change) < a->min_change)
-			shown = false;
-		if (a->collector && !key_of_collector(r->key, a->collector))
-			shown = false;
-		r->listed = shown;
+		r->lkp_verdict = r->verdict;
 		i = j;
 	}
+	/* p and q for every tested row (JSON); the verdicts under --rules lkp stay LKP's */
+	confirm_by_fdr(rows, n, a->rules == RULES_LKP_FDR);
+	for (size_t k = 0; k < n; k++)
+		rows[k].listed = row_listed(d, a, &rows[k]);
 	*out = rows;
 	return n;
 }
@@ -665,26 +724,247 @@ static void warn_command_differences(const struct diff_data *d)
 			QUOTED(d->commands[NEW].names[0]));
 }
 
+#define SUMMARY_WIDTH 80
+#define SUMMARY_COSTS 3
+
+static unsigned summary_width = SUMMARY_WIDTH; /* --width, at most SUMMARY_WIDTH */
+static bool diff_color;                        /* --color */
+
+static void summary_line(FILE *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/*
+ * The robot's subject line for each of the workload's own figures, above
+ * the table: "perf-bench-futex.ops/s: +1.9% (2249734 -> 2291792,
+ * significant)"; or one line saying none was recognized and how to add one.
+ */
+static void text_subject_lines(const struct diff_row *rows, size_t n, FILE *out)
+{
+	size_t shown = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct diff_row *r = &rows[i];
+		if (r->group != RESULT_GROUP || !r->nvalues[BASE] || !r->nvalues[NEW])
+			continue;
+		struct strbuf before = { 0 }, after = { 0 }, change = { 0 };
+		lkp_format_value(&before, r->sum[BASE].mean);
+		lkp_format_value(&after, r->sum[NEW].mean);
+		if (r->change_defined)
+			lkp_format_change(&change, r->change, r->absolute);
+		else
+			sb_addstr(&change, "from 0");
+		bool significant = r->verdict == CHANGE_SIGNIFICANT;
+		/* painted around the line: a cut inside it would leave the colour on */
+		fputs(term_on(diff_color && significant, PAINT_MARK), out);
+		summary_line(out, "%s: %s (%s -> %s, %s)", r->key, change.buf, before.buf, after.buf,
+			     significant ? "significant" : change_verdict_name(r->verdict));
+		if (diff_color && significant) /* its off before the newline summary_line wrote: the next line */
+			fputs(term_off(true), out);
+		shown++;
+		sb_free(&before);
+		sb_free(&after);
+		sb_free(&change);
+	}
+	if (!shown)
+		fprintf(out, "no result line of the workload recognized: record --metric NAME=REGEX adds one\n");
+}
+
+/* ---- the first screen: what changed and why, in 80 columns and 24 lines ---- */
+
+
+/* One line of the summary, cut to SUMMARY_WIDTH columns ("..." at the end when cut). */
+static void summary_line(FILE *out, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (summary_width >= 4 && strlen(line) > summary_width)
+		memcpy(line + summary_width - 3, "...", 4);
+	fprintf(out, "%s\n", line);
+}
+
+/* "+12.6% (196.60 -> 221.30)" of a row with both sides. */
+static void change_text(const struct diff_row *r, struct strbuf *sb)
+{
+	struct strbuf before = { 0 }, after = { 0 };
+	lkp_format_value(&before, r->sum[BASE].mean);
+	lkp_format_value(&after, r->sum[NEW].mean);
+	if (r->change_defined)
+		lkp_format_change(sb, r->change, r->absolute);
+	else
+		sb_addstr(sb, "from 0");
+	sb_addf(sb, " (%s -> %s)", before.buf, after.buf);
+	sb_free(&before);
+	sb_free(&after);
+}
+
+/* Of the rows whose key starts with prefix and ends with suffix (NULL: any), the significant one that changed most, else any that changed most. */
+static const struct diff_row *largest_change(const struct diff_row *rows, size_t n, const char *prefix,
+					     const char *suffix)
+{
+	const struct diff_row *best = NULL;
+	for (size_t i = 0; i < n; i++) {
+		const struct diff_row *r = &rows[i];
+		size_t len = strlen(r->key), sl = suffix ? strlen(suffix) : 0;
+		if (strncmp(r->key, prefix, strlen(prefix)) != 0 || (suffix && (len < sl || strcmp(r->key + len - sl, suffix))) ||
+		    !r->nvalues[BASE] || !r->nvalues[NEW] || !r->change_defined)
+			continue;
+		bool significant = r->verdict == CHANGE_SIGNIFICANT, best_significant = best && best->verdict == CHANGE_SIGNIFICANT;
+		if (!best || (significant && !best_significant) ||
+		    (significant == best_significant && fabs(r->change) > fabs(best->change)))
+			best = r;
+	}
+	return best;
+}
+
+/*
+ * What moved inside the path that explains most of the CPU change: its lock
+ * wait per event (paths.lock.PATH.wait_ms over cost.PATH.events), the lock
+ * whose contentions changed most, the function whose self share changed most.
+ */
+static void summary_inside(const struct diff_row *rows, size_t n, const char *path, FILE *out)
+{
+	char key[160];
+	snprintf(key, sizeof(key), "paths.lock.%s.wait_ms", path);
+	const struct diff_row *wait = find_row(rows, n, key);
+	snprintf(key, sizeof(key), "cost.%s.events", path);
+	const struct diff_row *events = find_row(rows, n, key);
+	if (wait && events && wait->nvalues[BASE] && wait->nvalues[NEW] && events->sum[BASE].mean > 0 &&
+	    events->sum[NEW].mean > 0)
+		summary_line(out, "    lock wait on %s: %.1f -> %.1f ns per event", path,
+			     1e6 * wait->sum[BASE].mean / events->sum[BASE].mean, 1e6 * wait->sum[NEW].mean / events->sum[NEW].mean);
+	static const char *const inside[][2] = {
+		{ "lock.taken_in.", ".contentions" }, { "lock.symbol.", ".contentions" }, { "perf-profile.self.", NULL },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(inside); i++) {
+		const struct diff_row *r = largest_change(rows, n, inside[i][0], inside[i][1]);
+		if (!r || r->change == 0)
+			continue;
+		struct strbuf sb = { 0 };
+		change_text(r, &sb);
+		summary_line(out, "    %s %s%s", r->key, sb.buf, r->verdict == CHANGE_SIGNIFICANT ? "" : " (not significant)");
+		sb_free(&sb);
+	}
+}
+
+/*
+ * The summary that opens the text: the workload's result (the robot's
+ * subject lines), the cost lines ranked by the share of the CPU change
+ * they explain with what moved inside the first, then the largest
+ * significant change of each group.  At most 24 lines of 80 columns.
+ */
+static void text_summary(const struct diff_row *rows, size_t n, FILE *out)
+{
+	fprintf(out, "\n%ssummary%s\n", term_on(diff_color, PAINT_HEADING), term_off(diff_color));
+	text_subject_lines(rows, n, out);
+	struct cost_line *lines;
+	size_t nlines = cost_lines(rows, n, &lines);
+	for (size_t i = 0; i < nlines && i < SUMMARY_COSTS; i++) {
+		const struct diff_row *r = lines[i].row;
+		struct strbuf share = { 0 }, before = { 0 }, after = { 0 };
+		if (lines[i].has_share)
+			format_whole_percent(&share, lines[i].share);
+		lkp_format_value(&before, r->sum[BASE].mean);
+		lkp_format_value(&after, r->sum[NEW].mean);
+		char change[32] = "";
+		if (r->change_defined)
+			snprintf(change, sizeof(change), "%+.1f%%", r->change);
+		summary_line(out, "  %s: %s -> %s %s per event (%s%s%s of the CPU change)%s", lines[i].path, before.buf,
+			     after.buf, r->unit, change, share.len ? ", " : "", share.len ? share.buf : "no share",
+			     r->verdict == CHANGE_SIGNIFICANT ? "" : ", not significant");
+		sb_free(&share);
+		sb_free(&before);
+		sb_free(&after);
+		if (i == 0)
+			summary_inside(rows, n, lines[i].path, out);
+	}
+	free(lines);
+	bool any = false;
+	for (size_t g = RESULT_GROUP + 1; g < ARRAY_SIZE(key_groups); g++) {
+		const struct diff_row *best = NULL;
+		for (size_t i = 0; i < n; i++)
+			if (rows[i].group == g && rows[i].verdict == CHANGE_SIGNIFICANT && rows[i].change_defined &&
+			    (!best || fabs(rows[i].change) > fabs(best->change)))
+				best = &rows[i];
+		if (!best)
+			continue;
+		if (!any)
+			fprintf(out, "  largest change of each group:\n");
+		any = true;
+		struct strbuf sb = { 0 };
+		change_text(best, &sb);
+		summary_line(out, "    %-17s %s %s", key_groups[g].name, sb.buf, best->key);
+		sb_free(&sb);
+	}
+}
+
+/*
+ * Families of one figure per thing (futex words, locks, sched keys,
+ * functions, call traces): without --all the table shows the first
+ * FAMILY_TOP of each (the rows are ordered by their change) and counts the
+ * rest, so that a futex hash change's hundreds of per-word rows do not
+ * bury the rest.  --all and --json keep every row.
+ */
+#define FAMILY_TOP 5
+static const struct row_family {
+	const char *prefix, *things;
+} row_families[] = {
+	{ "futex.word.", "futex words" },
+	{ "lock.futex_word.", "futex words' lock figures" },
+	{ "lock.taken_in.", "locks" },
+	{ "lock.symbol.", "locks" },
+	{ "perf-sched.", "sched keys" },
+	{ "perf-profile.self.", "functions" },
+	{ "perf-profile.children.", "functions (children)" },
+	{ "perf-profile.calltrace.", "call traces" },
+};
+
+/* The family of a key (an index of row_families), or -1. */
+static int row_family(const char *key)
+{
+	for (size_t f = 0; f < ARRAY_SIZE(row_families); f++)
+		if (strncmp(key, row_families[f].prefix, strlen(row_families[f].prefix)) == 0)
+			return (int)f;
+	return -1;
+}
+
+/* "  and 37 more futex words: --all" for each family of the group that had rows left out. */
+static void text_family_rest(size_t *left_out, FILE *out)
+{
+	for (size_t f = 0; f < ARRAY_SIZE(row_families); f++) {
+		if (left_out[f])
+			fprintf(out, "  and %zu more rows of %s: --all\n", left_out[f], row_families[f].things);
+		left_out[f] = 0;
+	}
+}
+
 static void diff_text(const struct diff_args *a, const struct diff_data *d, struct diff_row *rows, size_t n, FILE *out)
 {
 	bool tested = d->runs[BASE] >= LKP_MIN_RUNS && d->runs[NEW] >= LKP_MIN_RUNS;
 	text_inputs(a, d, out);
 	/* the figures --collector keeps, so that the header and the table count the same rows */
-	size_t significant = 0, listed = 0, kept = 0;
+	size_t significant = 0, lkp_significant = 0, listed = 0, kept = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (a->collector && !key_of_collector(rows[i].key, a->collector))
 			continue;
 		kept++;
 		significant += rows[i].verdict == CHANGE_SIGNIFICANT;
+		lkp_significant += rows[i].lkp_verdict == CHANGE_SIGNIFICANT;
 		listed += rows[i].listed;
 	}
-	if (tested)
+	if (tested && a->rules == RULES_LKP)
 		fprintf(out, "# LKP's rules: %zu of %zu figures%s%s changed%s\n", significant, kept,
 			a->collector ? " of collector " : "", a->collector ? a->collector : "",
+			a->all ? "; --all: every figure listed" : "");
+	else if (tested)
+		fprintf(out, "# LKP's rules and FDR %.0f%%: %zu of %zu figures%s%s changed (LKP's rules alone: %zu)%s\n",
+			100 * FDR_Q, significant, kept,
+			a->collector ? " of collector " : "", a->collector ? a->collector : "", lkp_significant,
 			a->all ? "; --all: every figure listed" : "");
 	else
 		fprintf(out, "# fewer than %d runs a side: no significance test was possible; every figure is listed\n",
 			LKP_MIN_RUNS);
+	text_summary(rows, n, out);
 	struct lkp_widths w = { LKP_VALUE_WIDTH, LKP_CHANGE_WIDTH };
 	struct strbuf sb = { 0 };
 	for (size_t i = 0; i < n; i++) {
@@ -702,15 +982,27 @@ static void diff_text(const struct diff_args *a, const struct diff_data *d, stru
 			w.change = (int)sb.len - 1;
 	}
 	size_t group = (size_t)-1, printed = 0;
+	size_t shown[ARRAY_SIZE(row_families)] = { 0 }, left_out[ARRAY_SIZE(row_families)] = { 0 };
 	for (size_t i = 0; i < n; i++) {
 		const struct diff_row *r = &rows[i];
 		if (!r->listed || (a->limit && printed >= a->limit))
 			continue;
+		int family = a->all ? -1 : row_family(r->key);
+		if (r->group != group) {
+			text_family_rest(left_out, out);
+			memset(shown, 0, sizeof(shown));
+		}
+		if (family >= 0 && shown[family]++ >= FAMILY_TOP) {
+			left_out[family]++;
+			group = r->group;
+			continue;
+		}
 		if (r->group != group) {
 			group = r->group;
 			sb_reset(&sb);
 			lkp_format_header(&sb, &w);
-			fprintf(out, "\n%s\n%s", key_groups[group].name, sb.buf);
+			fprintf(out, "\n%s%s%s\n%s", term_on(diff_color, PAINT_HEADING), key_groups[group].name,
+				term_off(diff_color), sb.buf);
 		}
 		sb_reset(&sb);
 		bool has_change = r->nvalues[BASE] && r->nvalues[NEW];
@@ -721,8 +1013,10 @@ static void diff_text(const struct diff_args *a, const struct diff_data *d, stru
 			!has_change ? (r->nvalues[BASE] ? "  (only in base)" : "  (only in new)") : "");
 		printed++;
 	}
+	text_family_rest(left_out, out);
 	if (!listed)
-		fprintf(out, "\nno figure changed by LKP's rules (--all lists every figure)\n");
+		fprintf(out, "\nno figure changed by %s (--all lists every figure)\n",
+			a->rules == RULES_LKP ? "LKP's rules" : "LKP's rules and the false discovery rate");
 	text_costs(rows, n, out);
 	sb_free(&sb);
 }
@@ -775,6 +1069,8 @@ static void diff_json(const struct diff_args *a, const struct diff_data *d, stru
 		json_end(&w);
 	}
 	json_bool(&w, "significance", d->runs[BASE] >= LKP_MIN_RUNS && d->runs[NEW] >= LKP_MIN_RUNS);
+	json_string(&w, "rules", a->rules == RULES_LKP ? "lkp" : "lkp+fdr");
+	json_double(&w, "fdr_q", FDR_Q, 2);
 	json_array_begin(&w, "rows");
 	size_t printed = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -797,6 +1093,14 @@ static void diff_json(const struct diff_args *a, const struct diff_data *d, stru
 		json_bool(&w, "change_absolute", r->absolute);
 		json_bool(&w, "significant", r->verdict == CHANGE_SIGNIFICANT);
 		json_string(&w, "verdict", change_verdict_name(r->verdict));
+		json_string(&w, "lkp_verdict", change_verdict_name(r->lkp_verdict));
+		if (r->tested) {
+			json_significant(&w, "p", r->p, 6);
+			json_significant(&w, "q", r->q, 6);
+		} else {
+			json_null(&w, "p");
+			json_null(&w, "q");
+		}
 		json_end(&w);
 	}
 	json_end(&w);
@@ -844,7 +1148,7 @@ static void diff_folded(struct diff_data *d, FILE *out)
 
 /* ---- options ---- */
 
-enum { OPT_ALL = 256, OPT_JSON, OPT_FOLDED, OPT_HTML, OPT_PPROF, OPT_SORT, OPT_COLLECTOR, OPT_MIN_CHANGE, OPT_PATH_RULE, OPT_PATH_RULES,
+enum { OPT_ALL = 256, OPT_NO_PAGER, OPT_WIDTH, OPT_COLOR, OPT_RUN, OPT_RUN_DIR, OPT_RULES, OPT_JSON, OPT_FOLDED, OPT_HTML, OPT_PPROF, OPT_SORT, OPT_COLLECTOR, OPT_MIN_CHANGE, OPT_PATH_RULE, OPT_PATH_RULES,
        OPT_KALLSYMS };
 
 static const struct option_spec diff_specs[] = {
@@ -861,6 +1165,25 @@ static const struct option_spec diff_specs[] = {
 	  .help = "PREFIX.base.pb.gz and PREFIX.new.pb.gz, pprof profiles of the first recording of each side with "
 		  "one set of sample types, for go tool pprof -diff_base=PREFIX.base.pb.gz PREFIX.new.pb.gz "
 		  "(docs/outputs.md)" },
+	{ .id = OPT_WIDTH, .long_name = "width", .arg = "N",
+	  .help = "fit the summary in N columns (at most 80)", .default_value = "$COLUMNS, else the terminal's" },
+	{ .id = OPT_COLOR, .long_name = "color", .arg = "WHEN", .values = "auto|always|never",
+	  .help = "colour the headings and the significant results; auto: when stdout is a terminal and NO_COLOR is "
+		  "not set", .default_value = "auto" },
+	{ .id = OPT_NO_PAGER, .long_name = "no-pager",
+	  .help = "never page; by default a text longer than the terminal goes through $PAGER (less -FRX)" },
+	{ .id = OPT_RUN, .long_name = "run",
+	  .help = "the operands are two commands, BASECMD... -- NEWCMD...: record each -r times, alternately (base, "
+		  "new, base, ...), keep base.N.data and new.N.data, and compare them" },
+	{ .short_name = 'r', .long_name = "repeat", .arg = "N", .help = "with --run: the runs of each side",
+	  .default_value = "3" },
+	{ .id = OPT_RUN_DIR, .long_name = "run-dir", .arg = "DIR", .help = "with --run: where the recordings go",
+	  .default_value = "." },
+	{ .id = OPT_RULES, .long_name = "rules", .arg = "RULES", .values = "lkp+fdr|lkp",
+	  .help = "when a figure changed: LKP's rule and Welch's t-test per figure with the false discovery rate over "
+		  "all figures held at 5% (Benjamini-Hochberg), or LKP's rule alone, to line up with a robot's report "
+		  "(docs/diff.md)",
+	  .default_value = "lkp+fdr" },
 	{ .id = OPT_SORT, .long_name = "sort", .arg = "KEY", .values = "change|key",
 	  .help = "order the rows of each group by the size of their change or by key", .default_value = "change" },
 	{ .id = OPT_COLLECTOR, .long_name = "collector", .arg = "NAME",
@@ -881,11 +1204,12 @@ static const struct option_spec diff_specs[] = {
 
 const struct option_table diff_option_table = {
 	.command = "sigprof diff",
-	.operands = "BASE NEW | BASE... -- NEW...",
+	.operands = "BASE NEW | BASE... -- NEW... | -r N --run BASECMD... -- NEWCMD...",
 	.description = "Compare two sets of runs (recordings, or sigprof stat --json documents) the way the kernel test "
 		       "robot compares two kernels: each figure's mean and %stddev a side, its %change, and only the "
 		       "figures that changed by LKP's rules (at least 3 runs a side; ranges apart around the medians; "
-		       "more than 1% for perf metrics, 5% for the others).",
+		       "more than 1% for perf metrics, 5% for the others), confirmed by default by Welch's t-test per "
+		       "figure with the false discovery rate over the figures held at 5%.",
 	.specs = diff_specs,
 	.count = ARRAY_SIZE(diff_specs),
 };
@@ -903,11 +1227,42 @@ static int parse_diff_args(int argc, char **argv, struct diff_args *a, struct pa
 	int c, formats = 0;
 	const char *format_given[4];
 	uint64_t v;
+	/* --run: the options end there, the commands follow (their own options are theirs) */
+	int run_at = 0;
+	for (int i = 1; i < dash; i++)
+		if (strcmp(argv[i], "--run") == 0) {
+			run_at = i;
+			break;
+		}
+	int option_end = run_at ? run_at : dash;
 	struct getopt_tables g;
 	options_getopt(&diff_option_table, &g);
 	optind = 1;
-	while ((c = getopt_long(dash, argv, g.shortopts, g.longopts, NULL)) != -1) {
+	while ((c = getopt_long(option_end, argv, g.shortopts, g.longopts, NULL)) != -1) {
 		switch (c) {
+		case 'r':
+			if (parse_u64(optarg, 1, 1000, &v) < 0)
+				return sp_error("diff: -r %s: expected a number of runs from 1 to 1000", QUOTED(optarg));
+			a->run.runs = (unsigned)v;
+			break;
+		case OPT_RUN_DIR:
+			a->run.dir = optarg;
+			break;
+		case OPT_NO_PAGER:
+			a->no_pager = true;
+			break;
+		case OPT_WIDTH:
+			if (parse_u64(optarg, 1, 100000, &v) < 0)
+				return sp_error("diff: --width %s: expected a number of columns from 1 to 100000", QUOTED(optarg));
+			a->width = (unsigned)v;
+			break;
+		case OPT_COLOR: {
+			enum term_color_mode mode;
+			if (term_color_parse(optarg, &mode) < 0)
+				return sp_error("diff: --color %s: expected auto, always or never", QUOTED(optarg));
+			a->color = (int)mode;
+			break;
+		}
 		case 'a':
 			a->all = true;
 			break;
@@ -933,6 +1288,14 @@ static int parse_diff_args(int argc, char **argv, struct diff_args *a, struct pa
 			a->pprof = optarg;
 			a->po.weights = true;
 			formats++;
+			break;
+		case OPT_RULES:
+			if (strcmp(optarg, "lkp+fdr") == 0)
+				a->rules = RULES_LKP_FDR;
+			else if (strcmp(optarg, "lkp") == 0)
+				a->rules = RULES_LKP;
+			else
+				return sp_error("diff: --rules %s: expected lkp+fdr or lkp", QUOTED(optarg));
 			break;
 		case OPT_SORT:
 			if (strcmp(optarg, "change") == 0)
@@ -999,6 +1362,24 @@ static int parse_diff_args(int argc, char **argv, struct diff_args *a, struct pa
 				format_given[1]);
 	if (a->format != DIFF_TEXT && a->format != DIFF_JSON && (a->all || a->min_change > 0 || a->limit))
 		sp_warn("diff: --all, --min-change and -n shape the table, not %s: ignored", format_given[0]);
+	if (run_at) {
+		if (optind < run_at)
+			return sp_error("diff: %s before --run: the options come first, the commands after --run",
+					QUOTED(argv[optind]));
+		if (dash >= argc || dash == run_at + 1 || dash == argc - 1)
+			return sp_error("diff: --run BASECMD... -- NEWCMD...: give a command on each side of --");
+		if (!a->run.runs)
+			a->run.runs = 3;
+		if (!a->run.dir)
+			a->run.dir = ".";
+		a->run.base_cmd = argv + run_at + 1;
+		a->run.base_argc = dash - run_at - 1;
+		a->run.new_cmd = argv + dash + 1;
+		a->run.new_argc = argc - dash - 1;
+		return 0;
+	}
+	if (a->run.runs || a->run.dir)
+		return sp_error("diff: -r and --run-dir go with --run BASECMD... -- NEWCMD...");
 	a->files[BASE] = (const char **)argv + optind;
 	if (dash < argc) {
 		a->nfiles[BASE] = (size_t)(dash - optind);
@@ -1071,6 +1452,15 @@ static int diff_pair_output(const struct diff_args *a)
 	return ret;
 }
 
+/* --run's file names. */
+static void free_recorded(struct diff_args *a)
+{
+	for (size_t i = 0; a->recorded && i < 2 * (size_t)a->run.runs; i++)
+		free(a->recorded[i]);
+	free(a->recorded);
+	a->recorded = NULL;
+}
+
 int cmd_diff(int argc, char **argv)
 {
 	struct path_rules *rules = path_rules_new();
@@ -1081,10 +1471,24 @@ int cmd_diff(int argc, char **argv)
 		filter_free(&a.filter);
 		return EXIT_USAGE;
 	}
+	if (a.run.runs) {
+		char err[512];
+		if (diff_record_sides(&a.run, &a.recorded, err, sizeof(err)) < 0) {
+			sp_error("diff: --run: %s", err);
+			path_rules_free(rules);
+			filter_free(&a.filter);
+			return EXIT_USAGE;
+		}
+		for (int s = 0; s < SIDES; s++) {
+			a.files[s] = (const char **)a.recorded + (size_t)s * a.run.runs;
+			a.nfiles[s] = a.run.runs;
+		}
+	}
 	if (a.format == DIFF_HTML || a.format == DIFF_PPROF) {
 		int ret = diff_pair_output(&a);
 		path_rules_free(rules);
 		filter_free(&a.filter);
+		free_recorded(&a);
 		return ret < 0 ? EXIT_USAGE : 0;
 	}
 	struct diff_data *d = xcalloc(1, sizeof(*d));
@@ -1113,10 +1517,19 @@ int cmd_diff(int argc, char **argv)
 					"one figure", d->duplicates);
 			row_sort = a.sort;
 			qsort(rows, n, sizeof(*rows), compare_rows);
-			if (a.format == DIFF_JSON)
+			if (a.format == DIFF_JSON) {
 				diff_json(&a, d, rows, n, stdout);
-			else
-				diff_text(&a, d, rows, n, stdout);
+			} else {
+				/* the terminal: the summary's width, colour, and the pager for a text longer than the screen */
+				unsigned width = term_width(STDOUT_FILENO, a.width);
+				summary_width = width && width < SUMMARY_WIDTH ? width : SUMMARY_WIDTH;
+				diff_color = term_color_enabled((enum term_color_mode)a.color, STDOUT_FILENO);
+				struct pager pg;
+				FILE *out = pager_begin(&pg, !a.no_pager);
+				diff_text(&a, d, rows, n, out);
+				if (pager_end(&pg) < 0)
+					ret = sp_error("diff: writing the comparison through the pager failed");
+			}
 		}
 		if (ret == 0 && (fflush(stdout) != 0 || ferror(stdout)))
 			ret = sp_error("diff: writing the comparison failed: %s", strerror(errno));
@@ -1136,5 +1549,6 @@ int cmd_diff(int argc, char **argv)
 	free(d);
 	path_rules_free(rules);
 	filter_free(&a.filter);
+	free_recorded(&a);
 	return ret < 0 ? EXIT_USAGE : 0;
 }

@@ -136,6 +136,7 @@ int diff_stat_document(const char *text, size_t max_runs, diff_figure_fn add, vo
 	json_object *derived = member(doc, "derived", json_type_array);
 	json_object *intervals = n == 1 ? member(doc, "intervals", json_type_array) : NULL;
 	json_object *rusage = member(doc, "rusage", json_type_array);
+	json_object *results = member(doc, "results", json_type_array);
 	for (size_t run = 0; run < (size_t)n; run++) {
 		double seconds = 0;
 		if (number_at(elapsed_values, run, &seconds))
@@ -144,6 +145,15 @@ int diff_stat_document(const char *text, size_t max_runs, diff_figure_fn add, vo
 			figure_rows(json_object_array_get_idx(figures, i), run, seconds, intervals, false, add, ctx);
 		for (size_t i = 0; derived && i < json_object_array_length(derived); i++)
 			figure_rows(json_object_array_get_idx(derived, i), run, seconds, NULL, true, add, ctx);
+		/* the workload's own result figures (stat --json's "results", one object per run), in the unit result */
+		json_object *res = results && run < json_object_array_length(results)
+					   ? json_object_array_get_idx(results, run) : NULL;
+		if (res && json_object_is_type(res, json_type_object)) {
+			json_object_object_foreach(res, name, value) {
+				if (is_number(value))
+					add(ctx, run, name, "result", false, json_object_get_double(value));
+			}
+		}
 		/* the workload's rusage (stat --json's "rusage", one object per run): time.user_time, ... */
 		json_object *ru = rusage && run < json_object_array_length(rusage) ? json_object_array_get_idx(rusage, run)
 										     : NULL;

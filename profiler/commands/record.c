@@ -73,7 +73,7 @@
 /* The drain loop hands a partly filled buffer to the writer this often, so the file lags little behind. */
 #define FLUSH_INTERVAL_NS (100 * 1000 * 1000ull)
 
-enum { OPT_CALL_GRAPH = 256 };
+enum { OPT_CALL_GRAPH = 256, OPT_METRIC, OPT_NO_RESULTS };
 
 struct record_args {
 	const char *output;
@@ -99,6 +99,8 @@ struct record_args {
 	bool freq_given, period_given; /* -F, -c: one way of sampling, not both */
 	unsigned runs;          /* -r N: N recordings, FILE's name numbered (record_run_output()) */
 	bool recorded;          /* the last record_run() wrote its file whole (its workload may still have failed) */
+	struct result_parser *results; /* the workload's result lines (results.h); NULL: --no-results */
+	bool no_results;
 };
 
 /*
@@ -222,6 +224,7 @@ static void record_args_free(struct record_args *a)
 	target_free(&a->target);
 	sb_free(&a->collectors);
 	free(a->user_events);
+	result_parser_free(a->results);
 }
 
 static void record_epilogue(FILE *out)
@@ -276,6 +279,7 @@ static const struct option_spec record_specs[] = {
 	  .help = "record CMD N times, one file per run: FILE's name numbered before its extension (base.data: "
 		  "base.1.data ... base.N.data), for sigprof diff; the series stops at the first run that fails" },
 	{ .short_name = 'q', .long_name = "quiet", .help = "no closing line" },
+	RESULT_OPTION_SPECS(OPT_METRIC, OPT_NO_RESULTS),
 	TARGET_OPTION_SPECS,
 	OPTION_HELP_SPEC,
 };
@@ -346,6 +350,11 @@ static int parse_record_args(int argc, char **argv, struct record_args *a)
 			break;
 		case 'g':
 			parse_call_graph("fp", &a->opts);
+			break;
+		case OPT_METRIC:
+		case OPT_NO_RESULTS:
+			if (result_option(c == OPT_METRIC ? optarg : NULL, &a->results, &a->no_results, "record") < 0)
+				return -EINVAL;
 			break;
 		case OPT_CALL_GRAPH:
 			err = parse_call_graph(optarg, &a->opts);
@@ -772,6 +781,22 @@ static int drain_until_exit(struct perf_session *session, struct workload *w, co
 	return status;
 }
 
+/* META "results": the workload's own figures as "NAME=VALUE" strings (docs/data-format.md); none: no record. */
+static int write_results(struct sp_writer *w, const struct result_parser *parser)
+{
+	const struct result_figure *figures;
+	size_t n = parser ? result_parser_figures(parser, &figures) : 0;
+	if (!n)
+		return 0;
+	char text[RESULT_MAX][RESULT_NAME_MAX + 48];
+	const char *values[RESULT_MAX];
+	for (size_t i = 0; i < n; i++) {
+		snprintf(text[i], sizeof(text[i]), "%s=%.17g", figures[i].name, figures[i].value);
+		values[i] = text[i];
+	}
+	return sp_writer_meta(w, "results", values, (uint32_t)n);
+}
+
 /* META "rusage": the workload's LKP time.* figures as "NAME=VALUE" strings (docs/data-format.md). */
 static int write_rusage(struct sp_writer *w, const struct workload *wl, uint64_t duration_ns)
 {
@@ -783,7 +808,8 @@ static int write_rusage(struct sp_writer *w, const struct workload *wl, uint64_t
 		snprintf(text[i], sizeof(text[i]), "%s=%.9g", figures[i].name, figures[i].value);
 		values[i] = text[i];
 	}
-	return sp_writer_meta(w, "rusage", values, (uint32_t)n);
+	int err = sp_writer_meta(w, "rusage", values, (uint32_t)n);
+	return err ? err : write_results(w, wl->results);
 }
 
 /*
@@ -1236,7 +1262,8 @@ static int record_run(struct record_args *a)
 		ret = EXIT_WRITE_FAILED;
 		goto release;
 	}
-	int err = a->argv ? workload_start(&w, a->argv) : (workload_none(&w), 0);
+	int err = a->argv ? workload_start_captured(&w, a->argv, result_parser_for_run(&a->results, a->no_results, attached))
+			 : (workload_none(&w), 0);
 	if (err < 0) {
 		sp_error("record: cannot start the workload: %s", strerror(-err));
 		goto discard_output;

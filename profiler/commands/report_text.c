@@ -159,6 +159,10 @@ static void print_header(const struct profile *p, FILE *out)
 		fprintf(out, "# duration:   %.3f s between first and last sample (recording cut short)\n",
 			profile_duration_s(p));
 	uint64_t lost = profile_lost(p, NULL);
+	/* the workload's own result lines (results.h), as it printed them */
+	for (int i = 0; i < p->nresults; i++)
+		fprintf(out, "%s%s %.10g%s", i ? "" : "# result:     ", p->results[i].name, p->results[i].value,
+			i + 1 < p->nresults ? ", " : "\n");
 	fprintf(out, "# samples:    %llu, lost %llu (%s)%s\n", (unsigned long long)p->samples,
 		(unsigned long long)lost, SHARE(lost, p->samples + lost), p->truncated ? ", file truncated" : "");
 	if (p->filters[0]) {

@@ -203,6 +203,8 @@ struct stat_args {
 	bool json;
 	char **argv;          /* the workload; with a target only the window, or NULL */
 	struct attach_target target; /* -p, -t, -a, -C, -G */
+	struct result_parser *results; /* the workload's result lines (results.h); NULL until needed */
+	bool no_results;      /* --no-results */
 };
 
 /* One counted event and what the runs read of it. */
@@ -235,6 +237,10 @@ struct stat_state {
 	struct event_list events;
 	double *elapsed_ns;    /* per run */
 	struct rusage *rusage; /* per run: the workload's, for the JSON's time.* figures */
+	struct run_results {
+		struct result_figure figures[RESULT_MAX];
+		size_t count;
+	} *results;            /* per run: the workload's own result figures, for the JSON's "results" */
 	size_t runs_done;
 	int last_exit;         /* the last run's exit code */
 	unsigned failed_run;   /* the run (from 1) that sigprof could not carry out, which ended the series; 0: none */
@@ -262,6 +268,8 @@ static void stat_epilogue(FILE *out)
 	sb_free(&text);
 }
 
+enum { OPT_METRIC = 256, OPT_NO_RESULTS };
+
 static const struct option_spec stat_specs[] = {
 	{ .short_name = 'e', .long_name = "event", .arg = "LIST", .values = "EVENTS",
 	  .help = "count these events instead of the defaults (comma-separated; names as in sigprof(1): perf's "
@@ -274,6 +282,7 @@ static const struct option_spec stat_specs[] = {
 	{ .short_name = 'o', .long_name = "output", .arg = "FILE",
 	  .help = "write the figures to FILE instead of stderr" },
 	{ .id = 'J', .long_name = "json", .help = "write the figures as a JSON document (docs/stat-json.md)" },
+	RESULT_OPTION_SPECS(OPT_METRIC, OPT_NO_RESULTS),
 	TARGET_OPTION_SPECS,
 	OPTION_HELP_SPEC,
 };
@@ -323,6 +332,11 @@ static int parse_stat_args(int argc, char **argv, struct stat_args *a)
 			break;
 		case 'J':
 			a->json = true;
+			break;
+		case OPT_METRIC:
+		case OPT_NO_RESULTS:
+			if (result_option(c == OPT_METRIC ? optarg : NULL, &a->results, &a->no_results, "stat") < 0)
+				return -EINVAL;
 			break;
 		case 'h':
 			options_usage(&stat_option_table, stdout);
@@ -688,7 +702,9 @@ static int run_once(struct stat_state *st, char *why, size_t whylen)
 	struct workload w;
 	int err = 0;
 	if (st->args.argv)
-		err = workload_start(&w, st->args.argv);
+		err = workload_start_captured(&w, st->args.argv,
+					      result_parser_for_run(&st->args.results, st->args.no_results,
+								    target_given(&st->args.target)));
 	else
 		workload_none(&w);
 	if (err < 0) {
@@ -734,6 +750,12 @@ static int run_once(struct stat_state *st, char *why, size_t whylen)
 	st->elapsed_ns = xrealloc(st->elapsed_ns, (st->runs_done + 1) * sizeof(double));
 	st->rusage = xrealloc(st->rusage, (st->runs_done + 1) * sizeof(*st->rusage));
 	st->rusage[st->runs_done] = w.rusage;
+	st->results = xrealloc(st->results, (st->runs_done + 1) * sizeof(*st->results));
+	const struct result_figure *figures;
+	struct run_results *kept = &st->results[st->runs_done];
+	kept->count = w.results ? result_parser_figures(w.results, &figures) : 0;
+	if (kept->count)
+		memcpy(kept->figures, figures, kept->count * sizeof(*figures));
 	st->elapsed_ns[st->runs_done++] = (double)elapsed;
 	st->last_exit = st->args.argv ? workload_exit_code(status) : 0;
 	return 0;
@@ -983,6 +1005,15 @@ static void print_json(struct stat_state *st)
 	json_end(&w);
 	json_end(&w);
 	/* the workload's rusage per run under LKP's time.* names (sigprof diff reads them) */
+	/* the workload's own result figures per run (results.h; sigprof diff's first rows) */
+	json_array_begin(&w, "results");
+	for (size_t r = 0; r < st->runs_done; r++) {
+		json_object_begin(&w, NULL);
+		for (size_t i = 0; i < st->results[r].count; i++)
+			json_significant(&w, st->results[r].figures[i].name, st->results[r].figures[i].value, 17);
+		json_end(&w);
+	}
+	json_end(&w);
 	json_array_begin(&w, "rusage");
 	for (size_t r = 0; r < st->runs_done; r++) {
 		struct time_figure figures[WORKLOAD_TIME_FIGURES];
@@ -1025,6 +1056,8 @@ static void stat_free(struct stat_state *st)
 	sb_free(&st->args.events);
 	free(st->elapsed_ns);
 	free(st->rusage);
+	free(st->results);
+	result_parser_free(st->args.results);
 	event_list_free(&st->events);
 	target_free(&st->args.target);
 	output_close(st);

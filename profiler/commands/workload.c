@@ -159,10 +159,15 @@ static void close_own_descriptors(int keep1, int keep2)
  * set-user-ID program that changes the user.  A sigprof that died before
  * the prctl is seen in getppid(): the child was already re-parented.
  */
-static void __attribute__((noreturn)) run_child(char **argv, pid_t parent, int go_fd, int exec_err_fd)
+static void __attribute__((noreturn)) run_child(char **argv, pid_t parent, int go_fd, int exec_err_fd,
+						 const int *output)
 {
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
 		_exit(EXIT_CANNOT_RUN);
+	/* results_capture.h's pipes become the workload's standard output and error */
+	for (int i = 0; output && i < 2; i++)
+		if (output[i] >= 0 && dup2(output[i], i + 1) < 0)
+			_exit(EXIT_CANNOT_RUN);
 	close_own_descriptors(go_fd, exec_err_fd);
 	sigset_t none;
 	sigemptyset(&none);
@@ -189,7 +194,42 @@ static void close_fd(int *fd)
 	*fd = -1;
 }
 
+static int start_child(struct workload *w, char **argv, const int *output);
+
 int workload_start(struct workload *w, char **argv)
+{
+	return start_child(w, argv, NULL);
+}
+
+/*
+ * The workload's output goes through results_capture.c's pipes: relayed
+ * unchanged, its result lines read on the way.  A capture that cannot be
+ * set up costs the result figures only: the workload then inherits the
+ * descriptors.
+ */
+int workload_start_captured(struct workload *w, char **argv, struct result_parser *results)
+{
+	struct result_capture *capture = NULL;
+	if (results && result_capture_open(&capture, results) < 0)
+		capture = NULL;
+	int err = start_child(w, argv, capture ? result_capture_child_fds(capture) : NULL);
+	if (err < 0 || (capture && result_capture_start(capture) < 0)) {
+		result_capture_finish(capture);
+		return err;
+	}
+	w->capture = capture;
+	w->results = capture ? results : NULL;
+	return 0;
+}
+
+/* The workload was reaped: its last output relayed, its result lines read. */
+static void finish_capture(struct workload *w)
+{
+	result_capture_finish(w->capture);
+	w->capture = NULL;
+}
+
+static int start_child(struct workload *w, char **argv, const int *output)
 {
 	int go[2], exec_err[2];
 	*w = (struct workload){ .pid = -1, .go_fd = -1, .exec_err_fd = -1 };
@@ -216,7 +256,7 @@ int workload_start(struct workload *w, char **argv)
 	if (pid == 0) {
 		close(go[1]);
 		close(exec_err[0]);
-		run_child(argv, parent, go[0], exec_err[1]);
+		run_child(argv, parent, go[0], exec_err[1], output);
 	}
 	close(go[0]);
 	close(exec_err[1]);
@@ -242,6 +282,7 @@ int workload_release(struct workload *w)
 	if (err) {
 		waitpid(w->pid, NULL, 0);
 		w->pid = -1;
+		finish_capture(w);
 	}
 	return err;
 }
@@ -281,6 +322,7 @@ bool workload_check(struct workload *w, int *status)
 	if (wait4(w->pid, status, WNOHANG, &w->rusage) != w->pid)
 		return false;
 	w->pid = -1;
+	finish_capture(w);
 	return true;
 }
 
@@ -314,6 +356,7 @@ void workload_abort(struct workload *w)
 		waitpid(w->pid, NULL, 0);
 	}
 	w->pid = -1;
+	finish_capture(w);
 }
 
 int workload_interrupt_signal(void)

@@ -124,6 +124,20 @@ static void free_argv(struct profile *p)
 	p->argc = 0;
 }
 
+/* "NAME=VALUE" of a META record into name and *value: false when it is not one (a reader skips it). */
+static bool name_value(const char *s, char *name, size_t namelen, double *value)
+{
+	const char *eq = strchr(s, '=');
+	char *end;
+	if (!eq || eq == s || (size_t)(eq - s) >= namelen)
+		return false;
+	*value = strtod(eq + 1, &end);
+	if (end == eq + 1 || *end)
+		return false;
+	snprintf(name, namelen, "%.*s", (int)(eq - s), s);
+	return true;
+}
+
 static void load_meta(struct loader *l, const struct perf_event_header *rec)
 {
 	struct profile *p = l->p;
@@ -158,18 +172,16 @@ static void load_meta(struct loader *l, const struct perf_event_header *rec)
 		p->start_monotonic_ns = strtoull(v, NULL, 10);
 	} else if (strcmp(key, "rusage") == 0) {
 		/* "NAME=VALUE" each: the workload's time.* figures (docs/data-format.md) */
-		for (uint32_t i = 1; i < n && p->ntime_figures < PROFILE_MAX_TIME_FIGURES; i++) {
-			const char *eq = strchr(s[i], '=');
-			char *end;
-			if (!eq || eq == s[i] || (size_t)(eq - s[i]) >= sizeof(p->time_figures[0].name))
-				continue;
-			double value = strtod(eq + 1, &end);
-			if (end == eq + 1 || *end)
-				continue;
-			snprintf(p->time_figures[p->ntime_figures].name, sizeof(p->time_figures[0].name), "%.*s",
-				 (int)(eq - s[i]), s[i]);
-			p->time_figures[p->ntime_figures++].value = value;
-		}
+		for (uint32_t i = 1; i < n && p->ntime_figures < PROFILE_MAX_TIME_FIGURES; i++)
+			if (name_value(s[i], p->time_figures[p->ntime_figures].name, sizeof(p->time_figures[0].name),
+				       &p->time_figures[p->ntime_figures].value))
+				p->ntime_figures++;
+	} else if (strcmp(key, "results") == 0) {
+		/* "NAME=VALUE" each: the workload's own result figures */
+		for (uint32_t i = 1; i < n && p->nresults < PROFILE_MAX_RESULTS; i++)
+			if (name_value(s[i], p->results[p->nresults].name, sizeof(p->results[0].name),
+				       &p->results[p->nresults].value))
+				p->nresults++;
 	} else if (strcmp(key, "target") == 0) {
 		snprintf(p->target, sizeof(p->target), "%s", v);
 	} else if (strcmp(key, "note") == 0) {

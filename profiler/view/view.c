@@ -677,6 +677,9 @@ void view_figures(const struct profile *p, struct figure_rows *rows)
 	figure_rows_add(rows, profile_duration_s(p), "s", p->has_finish, "run.duration_s");
 	figure_rows_add(rows, (double)p->samples, "count", true, "run.samples");
 	figure_rows_add(rows, (double)profile_lost(p, NULL), "count", true, "run.lost");
+	/* the workload's own result (its output's figures, results.h): unit "result", the first rows of diff */
+	for (int i = 0; i < p->nresults; i++)
+		figure_rows_add(rows, p->results[i].value, "result", false, "%s", p->results[i].name);
 	for (int i = 0; i < p->ntime_figures; i++) {
 		const char *name = p->time_figures[i].name, *unit = lkp_time_unit(name);
 		figure_rows_add(rows, p->time_figures[i].value, unit, strcmp(unit, "s") != 0 && strcmp(unit, "percent") != 0,

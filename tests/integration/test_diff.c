@@ -176,8 +176,14 @@ Test(diff, a_wait_of_10_against_20_ms, .timeout = 300)
 		collector_missing("sched", "no sched waits in nanosleep recorded (the sched collector did not open?)");
 	snprintf(filter, sizeof(filter), "%s | .change_percent] | first", rows);
 	double change = jq_file(json, filter);
-	snprintf(filter, sizeof(filter), "%s | if .significant then 1 else 0 end] | first", rows);
-	cr_assert_eq(jq_file(json, filter), 1, "the nanosleep wait (%+.1f%%) is not significant", change);
+	/*
+	 * Its own test says it moved (p < 0.05).  Whether it is also listed among ~400 rows at a false discovery
+	 * rate of 5% depends on the machine's load at 3 runs a side (a 10 ms sleep of a loaded VM once took 23 ms):
+	 * docs/diff.md's detection table measures it.
+	 */
+	snprintf(filter, sizeof(filter), "%s | .p] | first", rows);
+	double p = jq_file(json, filter);
+	cr_assert_lt(p, 0.05, "the nanosleep wait (%+.1f%%) did not move by its own test: p = %g", change, p);
 	/* the workload's own clock says how much longer its sleeps were: the diff must agree, within 15% */
 	double truth = 100 * (measured20 / measured10 - 1);
 	cr_assert_gt(change, 0);
@@ -206,9 +212,17 @@ Test(diff, unchanged_workload_three_against_three_is_quiet, .timeout = 300)
 	double exact_significant = jq_file(json, "[.rows[] | select(.significant and .exact_count)] | length");
 	cr_assert_gt(rows, 20, "the recordings give figures");
 	cr_assert_eq(exact_significant, 0, "an exact count of an unchanged workload came out significant");
-	/* measured on this 2-core VM: 2% to 13% of the rows (docs/diff.md); the bound leaves room for a busy machine */
-	cr_assert_leq(significant, rows * 0.2, "%g of %g rows significant for one unchanged workload", significant,
+	/*
+	 * measured on this 2-core VM: 2% to 13% of the rows by LKP's rule alone, 0 to 1% with the false discovery
+	 * rate (docs/diff.md); the bounds leave room for a busy machine
+	 */
+	double lkp_significant = jq_file(json, "[.rows[] | select(.lkp_verdict == \"significant\")] | length");
+	cr_assert_leq(lkp_significant, rows * 0.2, "%g of %g rows significant by LKP's rule for one unchanged workload",
+		      lkp_significant, rows);
+	cr_assert_leq(significant, rows * 0.03, "%g of %g rows significant for one unchanged workload", significant,
 		      rows);
+	cr_assert_eq(jq_file(json, "[.rows[] | select(.p != null and .q != null and .q >= .p)] | length"),
+		     jq_file(json, "[.rows[] | select(.p != null)] | length"), "every tested row has p <= q");
 	/* without --all only the changes are listed: no figure that came and went between runs */
 	const char *listed = test_path("same-listed.json");
 	st = run_cmd(&out, true, "%s diff --json %s/same.1.data %s/same.3.data %s/same.5.data -- %s/same.2.data "
@@ -414,15 +428,61 @@ Test(diff, the_header_counts_the_figures_of_the_collector)
 		cr_assert_eq(st, 0, "%s", json);
 		unsigned figures = 0, changed = 0, header_changed = 0, header_figures = 0;
 		cr_assert_eq(sscanf(json, "\"%u %u\"", &figures, &changed), 2, "%s", json);
-		const char *header = strstr(out, "# LKP's rules: ");
+		const char *header = strstr(out, "# LKP's rules and FDR 5%: ");
 		cr_assert(header, "%s", out);
-		cr_assert_eq(sscanf(header, "# LKP's rules: %u of %u", &header_changed, &header_figures), 2, "%s", out);
+		cr_assert_eq(sscanf(header, "# LKP's rules and FDR 5%%: %u of %u", &header_changed, &header_figures), 2,
+			     "%s", out);
 		cr_assert_eq(header_changed, changed, "%s: the header against the rows:\n%s", collectors[c], out);
 		cr_assert_eq(header_figures, figures, "%s: the header against the rows:\n%s", collectors[c], out);
 		cr_assert_eq(strstr(out, "no figure changed") != NULL, changed == 0, "%s:\n%s", collectors[c], out);
 		free(out);
 		free(json);
 	}
+}
+
+/*
+ * The default rules ask each row LKP's rule passes for Welch's t-test too,
+ * under a 5% false discovery rate; --rules lkp is LKP's rule alone.  Base
+ * 100 101 130 against new 131 135 200 passes LKP's rule (131 > 101 and 135 >
+ * 130, +34% > 5%) but not the test (p = 0.171, python3's math by Simpson's
+ * rule; its q no smaller); 100 101 102 against 200 201 202 passes both
+ * (p = 2.7e-08).
+ */
+Test(diff, a_change_lkps_rule_lets_through_is_not_confirmed)
+{
+	const char *base = test_path("fdr-base.json"), *new_side = test_path("fdr-new.json");
+	write_stat_raw(base, "\"w\"", "{ \"name\": \"noisy\", \"event\": \"task-clock\", \"unit\": \"\", "
+				    "\"supported\": true, \"values\": [100, 101, 130] }, { \"name\": \"clean\", \"event\": "
+				    "\"task-clock\", \"unit\": \"\", \"supported\": true, \"values\": [100, 101, 102] }", "", NULL);
+	write_stat_raw(new_side, "\"w\"", "{ \"name\": \"noisy\", \"event\": \"task-clock\", \"unit\": \"\", "
+					"\"supported\": true, \"values\": [131, 135, 200] }, { \"name\": \"clean\", \"event\": "
+					"\"task-clock\", \"unit\": \"\", \"supported\": true, \"values\": [200, 201, 202] }", "",
+		       NULL);
+	const char *json = test_path("fdr.json"), *lkp = test_path("fdr-lkp.json");
+	char *out;
+	int st = run_cmd(&out, true, "%s diff --all --json '%s' '%s' > '%s' && %s diff --rules lkp --all --json '%s' '%s' "
+			 "> '%s'", sigprof_bin(), base, new_side, json, sigprof_bin(), base, new_side, lkp);
+	cr_assert_eq(st, 0, "%s", out);
+	free(out);
+	cr_assert_float_eq(row(json, "perf-stat.total.noisy", ".p"), 0.171173, 1e-5);
+	cr_assert_geq(row(json, "perf-stat.total.noisy", ".q"), row(json, "perf-stat.total.noisy", ".p"));
+	cr_assert_eq(row(json, "perf-stat.total.noisy", "if .verdict == \"not-confirmed\" then 1 else 0 end"), 1);
+	cr_assert_eq(row(json, "perf-stat.total.noisy", "if .lkp_verdict == \"significant\" then 1 else 0 end"), 1);
+	cr_assert_eq(row(json, "perf-stat.total.clean", "if .verdict == \"significant\" then 1 else 0 end"), 1);
+	cr_assert_float_eq(row(json, "perf-stat.total.clean", ".p"), 2.665482e-08, 1e-12);
+	cr_assert_eq(row(lkp, "perf-stat.total.noisy", "if .verdict == \"significant\" then 1 else 0 end"), 1);
+	cr_assert_eq(jq_file(lkp, "if .rules == \"lkp\" then 1 else 0 end"), 1);
+	cr_assert_float_eq(row(lkp, "perf-stat.total.noisy", ".p"), 0.171173, 1e-5, "--rules lkp gives p and q too");
+	/* the text's header says which rules; --rules lkp's is today's */
+	st = run_cmd(&out, true, "%s diff '%s' '%s'; %s diff --rules lkp '%s' '%s'", sigprof_bin(), base, new_side,
+		     sigprof_bin(), base, new_side);
+	cr_assert_eq(st, 0, "%s", out);
+	cr_assert(strstr(out, "# LKP's rules and FDR 5%: 2 of 5 figures changed (LKP's rules alone: 4)"), "%s", out);
+	cr_assert(strstr(out, "# LKP's rules: 4 of 5 figures changed"), "%s", out);
+	free(out);
+	cr_assert_neq(run_cmd(&out, true, "%s diff --rules robot '%s' '%s'", sigprof_bin(), base, new_side), 0);
+	cr_assert(strstr(out, "--rules"), "%s", out);
+	free(out);
 }
 
 /*
@@ -583,5 +643,81 @@ Test(diff, filters_apply_to_every_recording, .timeout = 120)
 	st = run_cmd(&out, true, "%s diff --time 1,2,3 '%s' '%s'", sigprof_bin(), a, b);
 	cr_assert_eq(st, 2, "a bad --time is one error line: %s", out);
 	cr_assert_eq(count_lines(out), 1, "%s", out);
+	free(out);
+}
+
+/*
+ * diff -r 3 --run BASECMD -- NEWCMD: both sides recorded by the one command, alternately (each recording's start
+ * time, report --json's meta.start_time_ns, orders them base 1, new 1, base 2, ...), the files kept, the comparison printed:
+ * the exact counts are each side's N, the workload's own ground truth.
+ */
+Test(diff, run_records_both_sides_alternately, .timeout = 300)
+{
+	require_perf_events();
+	require_root();
+	const char *d = test_dir();
+	char *out;
+	int st = run_cmd(&out, true, "%s diff --json -r 3 --run-dir '%s' --run " W "futex_wake_many 1000 -- " W
+			 "futex_wake_many 2000 2>/dev/null | sed -n '/^{/,$p' > '%s/run.json'", sigprof_bin(), d, d);
+	cr_assert_eq(st, 0, "%s", out);
+	free(out);
+	const char *json = test_path("run.json");
+	cr_assert_eq(jq_file(json, ".base.runs"), 3);
+	cr_assert_eq(jq_file(json, ".new.runs"), 3);
+	cr_assert_eq(row(json, "futex.syscall.futex.calls", ".base.mean"), 1000);
+	cr_assert_eq(row(json, "futex.syscall.futex.calls", ".new.mean"), 2000);
+	cr_assert_eq(row(json, "futex.syscall.futex.calls", "if .significant then 1 else 0 end"), 1);
+	double previous = 0;
+	for (int run = 1; run <= 3; run++)
+		for (int side = 0; side < 2; side++) {
+			char *start;
+			st = run_cmd(&start, true, "%s report --json -i '%s/%s.%d.data' | jq '.meta.start_time_ns'", sigprof_bin(), d, side ? "new" : "base", run);
+			cr_assert_eq(st, 0, "%s", start);
+			double t = strtod(start, NULL);
+			free(start);
+			cr_assert_gt(t, previous, "%s.%d.data was not recorded after the run before it", side ? "new" : "base",
+				     run);
+			previous = t;
+		}
+	/* the commands must be on both sides of -- */
+	cr_assert_neq(run_cmd(&out, true, "%s diff --run " W "futex_wake_many 1000", sigprof_bin()), 0);
+	cr_assert(strstr(out, "--run"), "%s", out);
+	free(out);
+}
+
+/*
+ * The text opens with a summary that fits an 80 x 24 terminal and names the change: twice the futex wakes
+ * (futex_wake_many 1000 against 2000, 3 runs a side alternately; an exact count, so a change whatever the load) is
+ * the futex group's largest change, and the futex-wake path's cost line is there; --no-pager and --width are
+ * diff's as report's.
+ */
+Test(diff, the_summary_fits_a_screen_and_names_the_change, .timeout = 300)
+{
+	require_perf_events();
+	require_root();
+	const char *d = test_dir();
+	char *out;
+	int st = run_cmd(&out, true, "%s diff --no-pager --width 200 -r 3 --run-dir '%s' --run " W "futex_wake_many 1000 -- " W
+			 "futex_wake_many 2000 2>/dev/null", sigprof_bin(), d);
+	cr_assert_eq(st, 0, "%s", out);
+	const char *summary = strstr(out, "\nsummary\n");
+	cr_assert(summary, "no summary:\n%s", out);
+	summary += 9;
+	const char *end = strstr(summary, "\n\n");
+	cr_assert(end, "%s", out);
+	int lines = 0;
+	for (const char *line = summary; line < end; lines++) {
+		const char *nl = strchr(line, '\n');
+		cr_assert_leq(nl - line, 80, "a summary line wider than 80 columns: %.*s", (int)(nl - line), line);
+		line = nl + 1;
+	}
+	cr_assert_leq(lines, 24, "the summary has %d lines:\n%.*s", lines, (int)(end - summary), summary);
+	cr_assert(strstr(summary, "no result line of the workload recognized: record --metric NAME=REGEX adds one"),
+		  "futex_wake_many prints no benchmark result:\n%s", out);
+	char *calls = strstr(summary, "+100.0% (1000 -> 2000) futex.");
+	cr_assert(calls && calls < end, "the wakes are not among the summary's largest changes:\n%.*s", (int)(end - summary),
+		  summary);
+	char *cost = strstr(summary, "  futex-wake: ");
+	cr_assert(cost && cost < end, "no futex-wake cost line in the summary:\n%.*s", (int)(end - summary), summary);
 	free(out);
 }

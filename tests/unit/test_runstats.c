@@ -257,3 +257,100 @@ Test(runstats, whole_percent_has_no_negative_zero)
 		sb_free(&sb);
 	}
 }
+
+/*
+ * Welch's t-test and Benjamini-Hochberg against values computed apart from
+ * our code: closed forms of Student's t for 1 and 2 degrees of freedom, and
+ * for the rest python3 with nothing but its math module, integrating the
+ * density by Simpson's rule (200000 steps):
+ *
+ *   pdf = lambda x, df: exp(lgamma((df+1)/2) - lgamma(df/2)) / sqrt(df*pi) * (1 + x*x/df) ** (-(df+1)/2)
+ *   two_sided(t, df) = 1 - 2 * integral of pdf from 0 to t
+ *   welch(x, y): vx = sample variance of x / len(x), ...; t = (my - mx) / sqrt(vx + vy),
+ *                df = (vx + vy)**2 / (vx*vx / (len(x)-1) + vy*vy / (len(y)-1))
+ *
+ *   two_sided(2.0, 10) = 0.07338803477      two_sided(3.5, 7.3) = 0.009343138528
+ *   welch([1,2,3], [4,5,6])           t = 3.6742, df = 4.0,    p = 0.02131164113
+ *   welch([10,11,12,13], [14,20,26])  t = 2.4122, df = 2.1396, p = 0.1291315650
+ *   welch([2.19,2.21,2.17], [3.74,3.70,3.79])  t = 54.54, df = 2.758, p = 2.88988874e-05
+ */
+Test(runstats, student_t_closed_forms_and_table)
+{
+	/* df = 1 (Cauchy): P(|T| > t) = 1 - 2 atan(t) / pi; df = 2: 1 - t / sqrt(2 + t^2) */
+	for (double t = 0.25; t < 20; t *= 1.7) {
+		cr_assert_float_eq(student_t_two_sided(t, 1), 1 - 2 * atan(t) / M_PI, 1e-12, "df 1, t %g", t);
+		cr_assert_float_eq(student_t_two_sided(t, 2), 1 - t / sqrt(2 + t * t), 1e-12, "df 2, t %g", t);
+	}
+	cr_assert_float_eq(student_t_two_sided(2.0, 10), 0.07338803477, 1e-9);
+	cr_assert_float_eq(student_t_two_sided(-2.0, 10), 0.07338803477, 1e-9);
+	cr_assert_float_eq(student_t_two_sided(3.5, 7.3), 0.009343138528, 1e-9);
+	cr_assert_float_eq(student_t_two_sided(0, 5), 1.0, 1e-12);
+	cr_assert_eq(student_t_two_sided(INFINITY, 5), 0.0);
+}
+
+Test(runstats, incomplete_beta_identities)
+{
+	for (double x = 0.05; x < 1; x += 0.1) {
+		cr_assert_float_eq(incomplete_beta(x, 1, 1), x, 1e-12);
+		cr_assert_float_eq(incomplete_beta(x, 3, 1), x * x * x, 1e-12);
+		/* symmetry: I_x(a, b) = 1 - I_{1-x}(b, a) */
+		cr_assert_float_eq(incomplete_beta(x, 2.5, 0.5), 1 - incomplete_beta(1 - x, 0.5, 2.5), 1e-12);
+	}
+	cr_assert_float_eq(incomplete_beta(0.5, 7, 7), 0.5, 1e-12);
+	cr_assert_eq(incomplete_beta(0, 2, 3), 0.0);
+	cr_assert_eq(incomplete_beta(1, 2, 3), 1.0);
+}
+
+Test(runstats, welch_against_independent_values)
+{
+	double a[] = { 1, 2, 3 }, b[] = { 4, 5, 6 };
+	cr_assert_float_eq(welch_p_value(a, 3, b, 3), 0.02131164113, 1e-9);
+	cr_assert_float_eq(welch_p_value(b, 3, a, 3), 0.02131164113, 1e-9);
+	double c[] = { 10, 11, 12, 13 }, d[] = { 14, 20, 26 };
+	cr_assert_float_eq(welch_p_value(c, 4, d, 3), 0.1291315650, 1e-9);
+	double e[] = { 2.19, 2.21, 2.17 }, f[] = { 3.74, 3.70, 3.79 };
+	cr_assert_float_eq(welch_p_value(e, 3, f, 3), 2.88988874e-05, 1e-12);
+}
+
+Test(runstats, welch_without_spread)
+{
+	/* a deterministic count: 1000 calls every run against 2000 every run moved for sure; 2000 against 2000 did not */
+	double thousand[] = { 1000, 1000, 1000 }, two_thousand[] = { 2000, 2000, 2000 };
+	cr_assert_eq(welch_p_value(thousand, 3, two_thousand, 3), 0.0);
+	cr_assert_eq(welch_p_value(two_thousand, 3, two_thousand, 3), 1.0);
+	/* 0.1 summed three ways: a spread of rounding only is no spread */
+	double tenth[] = { 0.1 + 0.2, 0.3, 0.3 }, also[] = { 0.3, 0.3, 0.3 };
+	cr_assert_eq(welch_p_value(tenth, 3, also, 3), 1.0);
+	/* too few values for a variance: no evidence */
+	cr_assert_eq(welch_p_value(thousand, 1, two_thousand, 3), 1.0);
+}
+
+Test(runstats, benjamini_hochberg_step_up)
+{
+	/*
+	 * By hand: sorted p 0.005 0.01 0.03 0.04 (ranks 1..4, n = 4) give
+	 * p * 4 / rank = 0.02 0.02 0.04 0.04, then the running minimum from the
+	 * largest rank down (the step-up: p2's 0.019 at rank 1 gets rank 2's 0.03).
+	 */
+	double p[] = { 0.01, 0.04, 0.03, 0.005 }, q[4];
+	benjamini_hochberg(p, 4, q);
+	double expected[] = { 0.02, 0.04, 0.04, 0.02 };
+	for (int i = 0; i < 4; i++)
+		cr_assert_float_eq(q[i], expected[i], 1e-12, "q[%d] = %g", i, q[i]);
+	/* a large p early keeps the later smaller ones from rising: 0.9 * 3 / 3 is capped by nothing, 0.02 * 3 / 2 */
+	double p2[] = { 0.9, 0.02, 0.019 }, q2[3];
+	benjamini_hochberg(p2, 3, q2);
+	cr_assert_float_eq(q2[0], 0.9, 1e-12);
+	cr_assert_float_eq(q2[1], 0.03, 1e-12);
+	cr_assert_float_eq(q2[2], 0.03, 1e-12);
+	/* never above 1 */
+	double p3[] = { 0.8, 0.9 }, q3[2];
+	benjamini_hochberg(p3, 2, q3);
+	cr_assert(q3[0] <= 1 && q3[1] <= 1);
+	cr_assert_float_eq(q3[0], 0.9, 1e-12);
+}
+
+Test(runstats, not_confirmed_has_a_name)
+{
+	cr_assert_str_eq(change_verdict_name(CHANGE_NOT_CONFIRMED), "not-confirmed");
+}

@@ -36,6 +36,8 @@ void json_u64(struct json_writer *w, const char *key, uint64_t value);
 void json_hex(struct json_writer *w, const char *key, uint64_t value);
 void json_i64(struct json_writer *w, const char *key, int64_t value);
 void json_double(struct json_writer *w, const char *key, double value, int decimals);
+/* A value with `digits` significant digits ("%.*g": 2.66548e-08 for a p-value); not finite: null. */
+void json_significant(struct json_writer *w, const char *key, double value, int digits);
 void json_bool(struct json_writer *w, const char *key, bool value);
 void json_null(struct json_writer *w, const char *key);
 /* s as a JSON string, quoted and escaped; script_safe: < > & escaped too. */

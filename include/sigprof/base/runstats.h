@@ -95,8 +95,9 @@ enum change_verdict {
 	CHANGE_BELOW_THRESHOLD,  /* apart, but the medians' ratio is within the threshold */
 	CHANGE_BELOW_FLOOR,      /* perf-c2c.HITM.total under LKP's floor */
 	CHANGE_MISSING,          /* a side has no value at all */
+	CHANGE_NOT_CONFIRMED,    /* LKP's rule passed, the per-row test over the runs did not (q above FDR_Q) */
 };
-/* "significant", "untested", "equal", "overlap", "below-threshold", "below-floor", "missing" */
+/* "significant", "untested", "equal", "overlap", "below-threshold", "below-floor", "missing", "not-confirmed" */
 const char *change_verdict_name(enum change_verdict v);
 
 /*
@@ -112,6 +113,42 @@ enum change_verdict lkp_verdict(const char *key, bool exact, const struct run_su
  * reports print it); *defined is false then (NULL allowed).
  */
 double lkp_change(const char *key, const char *unit, double base, double new_value, bool *defined);
+
+/* ---- a test per row, and the false discovery rate over the rows ---- */
+
+/*
+ * LKP's rule lets about one figure in ten of an unchanged workload through
+ * at 3 runs a side (docs/diff.md measures it): it asks only that the ranges
+ * be apart, which three noisy values of each side often are by chance.
+ * `sigprof diff` therefore also asks each row for Welch's t-test (it does
+ * not assume the two sides have the same variance: a change often changes
+ * the spread too) and keeps the expected share of false discoveries among
+ * the rows it lists at FDR_Q with Benjamini-Hochberg's step-up procedure
+ * over all the rows that have a test.
+ */
+#define FDR_Q 0.05 /* the false discovery rate the rows are held to */
+
+/*
+ * The two-sided p-value of Welch's t-test of x[0..nx) against y[0..ny)
+ * (each at least 2 values): t = (mean(y) - mean(x)) / sqrt(sx^2/nx + sy^2/ny)
+ * with the sample variances, Welch-Satterthwaite's degrees of freedom.  Two
+ * sides without any spread (but rounding's): 1 when their means are equal
+ * within a billionth, else 0 (a deterministic count that moved).  1 when a side has fewer than 2 values.
+ */
+double welch_p_value(const double *x, size_t nx, const double *y, size_t ny);
+
+/* P(|T| > |t|) for Student's t with df degrees of freedom (df > 0, not necessarily whole). */
+double student_t_two_sided(double t, double df);
+
+/* The regularized incomplete beta function I_x(a, b), 0 <= x <= 1, a, b > 0. */
+double incomplete_beta(double x, double a, double b);
+
+/*
+ * Benjamini-Hochberg's adjusted p-values (q-values) of p[0..n) into q[0..n):
+ * q_(i) = min over j >= i of p_(j) * n / j (ranks in increasing p), at most
+ * 1.  A row is a discovery at level Q when its q is at most Q.
+ */
+void benjamini_hochberg(const double *p, size_t n, double *q);
 
 /* ---- the robot's layout ---- */
 

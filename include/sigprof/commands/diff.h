@@ -38,4 +38,22 @@ int diff_stat_document(const char *text, size_t max_runs, diff_figure_fn add, vo
  */
 void diff_stat_command(const char *text, char *buf, size_t len);
 
+/*
+ * diff -r N --run BASECMD... -- NEWCMD... (diff_run.c): record both sides
+ * alternately, base.I.data and new.I.data in dir.
+ */
+struct diff_run {
+	unsigned runs;
+	const char *dir;
+	char **base_cmd, **new_cmd;
+	int base_argc, new_argc;
+};
+
+/*
+ * Record the runs, base 1, new 1, base 2, ...; *files: the base side's
+ * runs paths then the new side's (2 * runs, each and the array to free).
+ * 0, or -EIO with a one-line reason in err (a recording that failed).
+ */
+int diff_record_sides(const struct diff_run *r, char ***files, char *err, size_t errlen);
+
 #endif

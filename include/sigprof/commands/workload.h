@@ -24,6 +24,8 @@
 #include <sys/resource.h>
 #include <sys/types.h>
 
+#include "sigprof/commands/results_capture.h"
+
 struct workload {
 	pid_t pid;
 	int go_fd;        /* written once to release the child; -1 after */
@@ -31,6 +33,8 @@ struct workload {
 	int forwarded;    /* the last interrupt signal forwarded to it */
 	sigset_t waitmask; /* the signal mask to wait with: sigprof's own, the caught signals unblocked */
 	struct rusage rusage; /* the workload's (and its reaped children's), once workload_check() reaped it */
+	struct result_capture *capture; /* workload_start_captured()'s, until the workload is reaped */
+	struct result_parser *results;  /* ... and its parser: the figures, once reaped (NULL: not captured) */
 };
 
 /*
@@ -56,6 +60,13 @@ int workload_cannot_run_exit(int err);
 
 /* Fork argv blocked until workload_release(); installs the signal handlers.  0 or -errno. */
 int workload_start(struct workload *w, char **argv);
+/*
+ * The same, the workload's standard output and error relayed to sigprof's
+ * through results_capture.h, their result lines read by results (NULL:
+ * inherited, as workload_start()).  The capture ends when the workload is
+ * reaped (workload_check(), workload_abort()): results then holds them.
+ */
+int workload_start_captured(struct workload *w, char **argv, struct result_parser *results);
 /*
  * No command: a run that watches targets already running (target.h) until
  * an interrupt signal.  Installs the same handlers and fills w->waitmask;

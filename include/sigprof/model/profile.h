@@ -30,6 +30,7 @@ struct profile;
 
 #define PROFILE_MAX_COLLECTORS 16
 #define PROFILE_MAX_TIME_FIGURES 16
+#define PROFILE_MAX_RESULTS 64       /* results.h's RESULT_MAX */
 
 struct collector_info {
 	char name[32];
@@ -104,6 +105,12 @@ struct profile {
 		double value;
 	} time_figures[PROFILE_MAX_TIME_FIGURES];
 	int ntime_figures;
+	/* META results: the workload's own figures from its output (results.h: stress-ng.timer.ops_per_sec, ...) */
+	struct {
+		char name[96];
+		double value;
+	} results[PROFILE_MAX_RESULTS];
+	int nresults;
 	struct collector_info collectors[PROFILE_MAX_COLLECTORS];
 	int ncollectors;
 	/* EVENT + TOTALS, TRACEPOINT */

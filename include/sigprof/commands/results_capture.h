@@ -1,0 +1,60 @@
+/*
+ * results_capture.h: the workload's standard output and error, relayed to
+ * where they would have gone (the user's terminal, a file, a pipe) byte for
+ * byte, and read on the way for its result lines (results.h).
+ *
+ * Layer: commands.  `record` and `stat` do:
+ *   1. result_capture_open() before the fork: two pipes, and copies of the
+ *      descriptors 1 and 2 the workload would have inherited;
+ *   2. workload_start_with_output(w, argv, result_capture_child_fds(c)): the
+ *      child writes into the pipes;
+ *   3. result_capture_start(): a thread relays and parses until both pipes
+ *      are closed;
+ *   4. result_capture_finish() once the workload was reaped: waits for the
+ *      last bytes (at most a second: a daemon the workload left behind may
+ *      keep the pipes open), and hands back the figures.
+ * The workload sees a pipe, not a terminal: `--no-results` hands it the
+ * descriptors themselves.  When the reader of a target goes away (`| head`)
+ * the pipe is closed, so the workload gets its EPIPE as it would have.
+ */
+#ifndef SIGPROF_RESULTS_CAPTURE_H
+#define SIGPROF_RESULTS_CAPTURE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "sigprof/base/results.h"
+
+struct result_capture;
+
+/* 0 or -errno; the parser is the caller's, used by the relay thread until finish. */
+int result_capture_open(struct result_capture **out, struct result_parser *parser);
+/* The write ends of the pipes, for the child's 1 and 2. */
+const int *result_capture_child_fds(const struct result_capture *c);
+/* After the fork: close the parent's write ends, start relaying.  0 or -errno. */
+int result_capture_start(struct result_capture *c);
+/* After the workload exited (or was never started): stop, free; the parser holds the figures. NULL allowed. */
+void result_capture_finish(struct result_capture *c);
+
+/* record's and stat's options for the result lines (docs/results.md). */
+#define RESULT_OPTION_SPECS(metric_id, no_results_id)                                                            \
+	{ .id = (metric_id), .long_name = "metric", .arg = "SPEC", .values = "NAME=REGEX",                        \
+	  .flags = OPTION_REPEATABLE,                                                                             \
+	  .help = "a figure of the workload's own output: the number REGEX's one group captures in the last line " \
+		  "of the workload's output that matches it, kept as NAME beside the built-in parsers' "            \
+		  "(stress-ng --metrics, perf bench futex and sched, hackbench)" },                                  \
+	{ .id = (no_results_id), .long_name = "no-results",                                                        \
+	  .help = "hand the workload sigprof's standard output and error themselves, not through the pipe that "   \
+		  "reads its result lines (for a program that needs a terminal)" }
+
+/*
+ * --metric SPEC (metric non-NULL) or --no-results (NULL) into *parser and
+ * *no_results; creates the parser.  0, or -EINVAL after one error line
+ * naming the command.
+ */
+int result_option(const char *metric, struct result_parser **parser, bool *no_results, const char *command);
+
+/* The parser for the next run, its figures forgotten; created on first use; NULL with --no-results or attached targets. */
+struct result_parser *result_parser_for_run(struct result_parser **parser, bool no_results, bool attached);
+
+#endif
