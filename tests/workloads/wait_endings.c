@@ -13,8 +13,8 @@
  *   condvar N  the consumer waits in pthread_cond_wait on ready_cond; the
  *              producer, once the consumer is waiting, spends 2 ms in
  *              produce_item() and signals it.  "producer T consumer T rounds N"
- *   chain N    A holds first_mutex 10 ms in hold_first(); B, holding
- *              second_mutex, waits for first_mutex, then works 5 ms in
+ *   chain N    A holds first_mutex 10 ms in hold_first(), and until B
+ *              and C are blocked; B, holding second_mutex, waits for first_mutex, then works 5 ms in
  *              work_second() and releases both; C waits for second_mutex.
  *              C's wait is ended by B, whose wait (ended by A) ended during
  *              it: the chain C <- B <- A.  "a T b T c T rounds N"
@@ -193,7 +193,9 @@ __attribute__((noinline)) static void hold_first(long r)
 {
 	pthread_mutex_lock(&first_mutex);
 	atomic_store(&a_round, r);
+	/* B waits on first_mutex and C on second_mutex (held by B) before A lets go */
 	spin_until(10, &first_mutex);
+	spin_until(0, &second_mutex);
 	pthread_mutex_unlock(&first_mutex);
 }
 
