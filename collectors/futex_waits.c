@@ -337,7 +337,7 @@ static void json_longest(struct json_writer *w, struct futex_state *st, const st
 			json_string(w, "op", futex_op_name(r->op));
 			json_i64(w, "result", r->result);
 		}
-		json_string(w, "unlinked_why", r->why == WAIT_LINKED ? NULL : wait_unlinked_why(r->why));
+		json_string(w, "link", r->why == WAIT_LINKED ? "waking" : wait_reason_key(r->why));
 		json_bool(w, "waker_irq", r->waker_irq);
 		if (r->wake_time)
 			json_u64(w, "wake_ns", r->wake_time);
@@ -401,9 +401,9 @@ void futex_waits_json(struct futex_state *st, const struct profile *p, const str
 	json_u64(w, "futex_waits", t->futex_waits);
 	json_u64(w, "sched_waits", t->sched_waits);
 	json_endings(w, t->waits, t->ns);
-	json_object_begin(w, "unlinked_why");
+	json_object_begin(w, "links");
 	for (int r = WAIT_LINKED + 1; r < WAIT_REASON_COUNT; r++)
-		json_u64(w, wait_unlinked_why((enum wait_unlinked_reason)r), t->unlinked[r]);
+		json_u64(w, wait_reason_key((enum wait_unlinked_reason)r), t->unlinked[r]);
 	json_end(w);
 	json_u64(w, "not_blocking_calls", t->not_blocking);
 	json_u64(w, "weighted_calls", t->weighted_calls);

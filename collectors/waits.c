@@ -51,11 +51,23 @@ static const char *const unlinked_why[WAIT_REASON_COUNT] = {
 	[WAIT_NO_WAKING] = "no sched_waking of the task during the wait (lost, or throttled by the kernel)",
 	[WAIT_WAKER_NO_CALL] = "the waker had no futex call in progress (woken by another system call or the kernel)",
 	[WAIT_WAKER_WEIGHTED] = "the waker's futex call was a weighted sample, not followed",
+	[WAIT_LINKED_BY_WORD] = "no waking recorded: linked to the last wake call on the word during the wait",
 };
 
 const char *wait_unlinked_why(enum wait_unlinked_reason r)
 {
 	return r < WAIT_REASON_COUNT ? unlinked_why[r] : "unknown";
+}
+
+static const char *const reason_keys[WAIT_REASON_COUNT] = {
+	[WAIT_LINKED] = "linked",           [WAIT_NO_SCHED] = "no_sched_events",
+	[WAIT_NO_WAKING] = "no_waking",     [WAIT_WAKER_NO_CALL] = "waker_without_futex_call",
+	[WAIT_WAKER_WEIGHTED] = "waker_call_weighted", [WAIT_LINKED_BY_WORD] = "linked_by_word",
+};
+
+const char *wait_reason_key(enum wait_unlinked_reason r)
+{
+	return r < WAIT_REASON_COUNT ? reason_keys[r] : "unknown";
 }
 
 /* A waking as the waiter saw it: when, who, and the waker's futex call then. */
@@ -69,6 +81,14 @@ struct waking {
 	uint64_t uaddr;
 	uint32_t stack;
 	bool weighted;
+	bool by_word;        /* not a recorded waking: the last wake call on the word during the wait */
+};
+
+/* The last wake-type call on a word (for waits whose waking was not recorded). */
+struct word_wake {
+	uint32_t word_pid;
+	uint64_t uaddr;
+	struct waking wake;
 };
 
 struct cpu_sample {
@@ -102,6 +122,7 @@ struct wait_thread {
 
 struct wait_linker {
 	struct u64_map threads; /* tid -> struct wait_thread */
+	struct u64_map word_wakes; /* hash of the word -> struct word_wake, the last wake call on it */
 	struct waits_totals totals;
 	struct wait_word_stats *words;
 	size_t nwords, words_cap;
@@ -136,6 +157,7 @@ void wait_linker_free(struct wait_linker *l)
 	if (!l)
 		return;
 	u64_map_free_values(&l->threads, free_thread);
+	u64_map_free_values(&l->word_wakes, free);
 	u64_map_free(&l->word_index);
 	u64_map_free(&l->release_index);
 	u64_map_free(&l->work_index);
@@ -347,8 +369,12 @@ static enum wait_ending ending_of(const struct wait_linker *l, const struct wait
 		*why = WAIT_NO_WAKING;
 		return WAIT_END_UNLINKED;
 	}
+	if (wake->by_word)
+		*why = WAIT_LINKED_BY_WORD;
 	if (wake->irq || wake->tid == 0)
 		return WAIT_END_INTERRUPT;
+	if (wake->by_word)
+		return WAIT_END_TASK;
 	if (wake->op == FOP_COUNT)
 		*why = WAIT_WAKER_NO_CALL;
 	else if (wake->weighted)
@@ -385,8 +411,28 @@ static void follow_chain(struct wait_record *rec, const struct wait_thread *wake
 		rec->chain[rec->chain_len++] = prev->chain[i];
 }
 
+/*
+ * A futex wait that returned 0 without a recorded waking (the kernel
+ * throttled or lost the sched_waking): the last wake-type call of another
+ * thread on the same word entered during the wait, if any.
+ */
+static void waking_by_word(const struct wait_linker *l, uint32_t tid, struct wait_thread *t,
+			   const struct wait_record *rec)
+{
+	if (t->wake.seen || !rec->step.futex || rec->result < 0)
+		return;
+	const struct word_wake *ww = u64_map_get(&l->word_wakes, blame_key(true, rec->step.word_pid, rec->step.uaddr, 0));
+	if (!ww || ww->word_pid != rec->step.word_pid || ww->uaddr != rec->step.uaddr || ww->wake.tid == tid ||
+	    ww->wake.time < rec->step.start || ww->wake.time > rec->step.end)
+		return;
+	t->wake = ww->wake;
+	t->run_time = 0;
+}
+
 static void end_wait(struct wait_linker *l, uint32_t tid, struct wait_thread *t, struct wait_record *rec)
 {
+	if (l->totals.sched_seen)
+		waking_by_word(l, tid, t, rec);
 	const struct waking *wake = &t->wake;
 	rec->step.tid = tid;
 	rec->step.pid = t->pid;
@@ -406,9 +452,7 @@ static void end_wait(struct wait_linker *l, uint32_t tid, struct wait_thread *t,
 			rec->step.waker_stack = wake->stack;
 		}
 	}
-	if (rec->step.ending == WAIT_END_UNLINKED)
-		l->totals.unlinked[rec->why]++;
-	else if (rec->why != WAIT_LINKED)
+	if (rec->why != WAIT_LINKED)
 		l->totals.unlinked[rec->why]++;
 	uint64_t ns = rec->step.end - rec->step.start;
 	l->totals.waits[rec->step.ending]++;
@@ -464,6 +508,17 @@ void waits_futex_enter(struct wait_linker *l, uint32_t pid, uint32_t tid, uint64
 	t->call_sleeps = 0;
 	t->wake.seen = t->early.seen = false;
 	t->run_time = 0;
+	if (futex_op_role(op) == FUTEX_ROLE_WAKER && !weighted) {
+		uint64_t key = blame_key(true, pid, uaddr, 0);
+		struct word_wake *ww = u64_map_get(&l->word_wakes, key);
+		if (!ww) {
+			ww = xcalloc(1, sizeof(*ww));
+			u64_map_put(&l->word_wakes, key, ww);
+		}
+		*ww = (struct word_wake){ .word_pid = pid, .uaddr = uaddr,
+					  .wake = { .seen = true, .time = time, .pid = pid, .tid = tid, .op = op,
+						    .word_pid = pid, .uaddr = uaddr, .stack = stack, .by_word = true } };
+	}
 }
 
 void waits_futex_exit(struct wait_linker *l, uint32_t tid, uint64_t time, int64_t result)

@@ -237,3 +237,29 @@ Test(waits, remapped_release_stacks_merge_and_longest_keep_their_order)
 	cr_expect_eq(release[0]->waits, WAITS_LONGEST + 5);
 	wait_linker_free(l);
 }
+
+Test(waits, a_futex_wait_without_its_waking_links_to_the_wake_call_on_its_word)
+{
+	struct wait_linker *l = wait_linker_new();
+	waits_futex_enter(l, PID, WAITER, 100, FOP_WAIT, WORD, WAIT_STACK, false);
+	waits_switch_out(l, PID, WAITER, 101, WAIT_STACK, true);
+	waits_futex_enter(l, PID, HOLDER, 300, FOP_WAKE, WORD2, OTHER_WORK, false); /* another word */
+	waits_futex_exit(l, HOLDER, 301, 0);
+	waits_futex_enter(l, PID, HOLDER, 400, FOP_WAKE, WORD, WAKE_STACK, false);
+	waits_futex_exit(l, HOLDER, 401, 1);
+	waits_switch_in(l, WAITER, 500); /* its sched_waking was not recorded */
+	waits_futex_exit(l, WAITER, 510, 0);
+	const struct wait_record *r = waits_ended_at(l, WAITER, 510);
+	cr_assert(r);
+	cr_expect_eq(r->step.ending, WAIT_END_TASK);
+	cr_expect_eq(r->why, WAIT_LINKED_BY_WORD);
+	cr_expect_eq(r->step.waker_tid, HOLDER);
+	cr_expect_eq(r->step.waker_stack, WAKE_STACK);
+	/* a wake call before the wait began links nothing */
+	waits_futex_enter(l, PID, WAITER, 1000, FOP_WAIT, WORD, WAIT_STACK, false);
+	waits_switch_out(l, PID, WAITER, 1001, WAIT_STACK, true);
+	waits_switch_in(l, WAITER, 1100);
+	waits_futex_exit(l, WAITER, 1110, 0);
+	cr_expect_eq(waits_ended_at(l, WAITER, 1110)->why, WAIT_NO_WAKING);
+	wait_linker_free(l);
+}

@@ -45,16 +45,19 @@ enum wait_ending {
 /* "task", "interrupt", "signal", "timeout", "error", "unlinked": JSON values and figure keys. */
 const char *wait_ending_name(enum wait_ending e);
 
-/* Why a wait's waker is not known (WAIT_END_UNLINKED, or a task ending without the waker's call). */
+/* How a wait was linked, or why its waker is not known (WAIT_END_UNLINKED, or a task ending without the waker's call). */
 enum wait_unlinked_reason {
 	WAIT_LINKED,
 	WAIT_NO_SCHED,       /* the recording has no scheduler events (the sched collector was off) */
 	WAIT_NO_WAKING,      /* no sched_waking of the task during the wait (lost, or the kernel throttled the event) */
 	WAIT_WAKER_NO_CALL,  /* the waker had no futex call pending: woken by another system call or the kernel */
 	WAIT_WAKER_WEIGHTED, /* the waker's call was a weighted sample (its exit may be missing): not joined */
+	WAIT_LINKED_BY_WORD, /* no waking recorded: the last wake call of another thread on the word during the wait */
 	WAIT_REASON_COUNT,
 };
+/* The reason in words, and as a JSON key ("no_waking"). */
 const char *wait_unlinked_why(enum wait_unlinked_reason r);
+const char *wait_reason_key(enum wait_unlinked_reason r);
 
 #define WAITS_CHAIN_MAX 4  /* steps of a chain kept: the waker's wait, its waker's, ... */
 #define WAITS_LONGEST 32   /* waits kept in full, the longest */
