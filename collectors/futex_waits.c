@@ -7,8 +7,10 @@
  * futex.word.W.wakers.* figure rows and the waker of each wait's exit in
  * `sigprof script`.  docs/waits.md explains the linking and its limits.
  */
+#include <stdlib.h>
 #include <string.h>
 
+#include "sigprof/base/hashmap.h"
 #include "sigprof/base/json.h"
 #include "sigprof/collectors/waits.h"
 #include "sigprof/view/view.h"
@@ -160,25 +162,69 @@ static void text_words(struct futex_state *st, const struct profile *p, const st
 	view_table_print(&t, o, out);
 }
 
+/* One line of a blame list: rows whose word and stack read the same are one (stacks differing in kernel frames). */
+struct blame_line {
+	char *text;  /* "WORD\tSTACK" */
+	double weighted_ns;
+	uint64_t ns, waits, samples;
+};
+
+static int compare_blame_lines(const void *a, const void *b)
+{
+	const struct blame_line *x = a, *y = b;
+	if (x->weighted_ns != y->weighted_ns)
+		return x->weighted_ns > y->weighted_ns ? -1 : 1;
+	return strcmp(x->text, y->text);
+}
+
 static void text_blame(const struct profile *p, const struct wait_blame *const *rows, size_t n, bool work,
 		       const struct view_options *o, FILE *out)
 {
-	size_t limit = (size_t)o->top < n ? (size_t)o->top : n;
+	struct blame_line *lines = xcalloc(n ? n : 1, sizeof(*lines));
+	size_t nlines = 0;
+	struct u64_map index = { 0 }; /* hash of a line -> its index + 1 */
 	char name[256];
-	for (size_t i = 0; i < limit; i++) {
+	for (size_t i = 0; i < n; i++) {
 		const struct wait_blame *b = rows[i];
 		struct strbuf sb = { 0 };
+		sb_addf(&sb, "%s\t", word_label(p, b->futex, b->word_pid, b->uaddr, name, sizeof(name)));
 		stack_line(p, b->stack, &sb);
-		const char *word = word_label(p, b->futex, b->word_pid, b->uaddr, name, sizeof(name));
-		if (work)
-			view_text_wrapped(o, out, 6, "    %.3f ms of %s's waiting (%llu samples in %llu waits): %s",
-					  b->weighted_ns / 1e6, word, (unsigned long long)b->samples,
-					  (unsigned long long)b->waits, sb.buf);
-		else
-			view_text_wrapped(o, out, 6, "    %.3f ms, %llu waits on %s ended at: %s", ms(b->ns),
-					  (unsigned long long)b->waits, word, sb.buf);
-		sb_free(&sb);
+		uint64_t hash = hash_bytes(sb.buf, sb.len, 0);
+		uintptr_t at = (uintptr_t)u64_map_get(&index, hash);
+		size_t k = at ? at - 1 : nlines;
+		if (at && strcmp(lines[k].text, sb.buf) != 0)
+			for (k = 0; k < nlines && strcmp(lines[k].text, sb.buf) != 0; k++)
+				; /* a hash collision: look the long way */
+		if (k == nlines) {
+			lines[nlines++].text = sb.buf;
+			if (!at)
+				u64_map_put(&index, hash, (void *)(uintptr_t)nlines);
+		} else {
+			sb_free(&sb);
+		}
+		lines[k].weighted_ns += b->weighted_ns;
+		lines[k].ns += b->ns;
+		lines[k].waits += b->waits;
+		lines[k].samples += b->samples;
 	}
+	u64_map_free(&index);
+	qsort(lines, nlines, sizeof(*lines), compare_blame_lines);
+	size_t limit = (size_t)o->top < nlines ? (size_t)o->top : nlines;
+	for (size_t i = 0; i < nlines; i++) {
+		char *tab = strchr(lines[i].text, '\t');
+		*tab = '\0';
+		if (i >= limit)
+			;
+		else if (work)
+			view_text_wrapped(o, out, 6, "    %.3f ms of %s's waiting (%llu samples in %llu waits): %s",
+					  lines[i].weighted_ns / 1e6, lines[i].text, (unsigned long long)lines[i].samples,
+					  (unsigned long long)lines[i].waits, tab + 1);
+		else
+			view_text_wrapped(o, out, 6, "    %.3f ms, %llu waits on %s ended at: %s", ms(lines[i].ns),
+					  (unsigned long long)lines[i].waits, lines[i].text, tab + 1);
+		free(lines[i].text);
+	}
+	free(lines);
 }
 
 static void text_step(const struct profile *p, const struct wait_step *s, struct strbuf *sb)

@@ -412,21 +412,27 @@ static void follow_chain(struct wait_record *rec, const struct wait_thread *wake
 }
 
 /*
- * A futex wait that returned 0 without a recorded waking (the kernel
- * throttled or lost the sched_waking): the last wake-type call of another
- * thread on the same word entered during the wait, if any.
+ * A futex wait returns 0 only when a waker's call took it off the word's
+ * queue (a spurious wake-up sleeps again in the same call).  When its last
+ * waking is not such a call's (none was recorded: the kernel throttled or
+ * lost it; or an interrupt made the task runnable first, and the futex
+ * wake then found it runnable and fired no sched_waking), the last
+ * wake-type call of another thread on the same word, entered during the
+ * wait, is the link.
  */
 static void waking_by_word(const struct wait_linker *l, uint32_t tid, struct wait_thread *t,
 			   const struct wait_record *rec)
 {
-	if (t->wake.seen || !rec->step.futex || rec->result < 0)
+	const struct waking *w = &t->wake;
+	if (!rec->step.futex || rec->result < 0 || (w->seen && !w->irq && w->tid && w->op != FOP_COUNT))
 		return;
 	const struct word_wake *ww = u64_map_get(&l->word_wakes, blame_key(true, rec->step.word_pid, rec->step.uaddr, 0));
 	if (!ww || ww->word_pid != rec->step.word_pid || ww->uaddr != rec->step.uaddr || ww->wake.tid == tid ||
 	    ww->wake.time < rec->step.start || ww->wake.time > rec->step.end)
 		return;
 	t->wake = ww->wake;
-	t->run_time = 0;
+	if (t->run_time < ww->wake.time)
+		t->run_time = 0;
 }
 
 static void end_wait(struct wait_linker *l, uint32_t tid, struct wait_thread *t, struct wait_record *rec)

@@ -255,6 +255,18 @@ Test(waits, a_futex_wait_without_its_waking_links_to_the_wake_call_on_its_word)
 	cr_expect_eq(r->why, WAIT_LINKED_BY_WORD);
 	cr_expect_eq(r->step.waker_tid, HOLDER);
 	cr_expect_eq(r->step.waker_stack, WAKE_STACK);
+	/* an interrupt made it runnable first: the futex wake that returned it 0 found it runnable, no waking */
+	waits_futex_enter(l, PID, WAITER, 600, FOP_WAIT, WORD, WAIT_STACK, false);
+	waits_switch_out(l, PID, WAITER, 601, WAIT_STACK, true);
+	waits_waking(l, WAITER, 650, 0, 0, true);
+	waits_futex_enter(l, PID, HOLDER, 700, FOP_WAKE, WORD, WAKE_STACK, false);
+	waits_futex_exit(l, HOLDER, 701, 1);
+	waits_switch_in(l, WAITER, 800);
+	waits_futex_exit(l, WAITER, 810, 0);
+	r = waits_ended_at(l, WAITER, 810);
+	cr_expect_eq(r->step.ending, WAIT_END_TASK);
+	cr_expect_eq(r->why, WAIT_LINKED_BY_WORD);
+	cr_expect_eq(r->run_time - r->wake_time, 100); /* the wake call at 700, running at 800 */
 	/* a wake call before the wait began links nothing */
 	waits_futex_enter(l, PID, WAITER, 1000, FOP_WAIT, WORD, WAIT_STACK, false);
 	waits_switch_out(l, PID, WAITER, 1001, WAIT_STACK, true);
