@@ -489,6 +489,13 @@ static bool futex_pending_word(void *state, uint32_t tid, uint64_t time, uint32_
 	return futex_tracker_pending_word(st->tracker, tid, time, pid, uaddr);
 }
 
+/* The wake_pairs hook (collector.h): the wake linker's waiter and waker stacks. */
+static size_t futex_wake_pairs(void *state, const struct wake_pair **pairs)
+{
+	struct futex_state *st = state;
+	return waits_pairs(st->waits, pairs);
+}
+
 static const struct collector_analyzer futex_analyzer = {
 	.create = futex_create,
 	.path_of = futex_path_of,
@@ -503,6 +510,7 @@ static const struct collector_analyzer futex_analyzer = {
 	.pending_futex_word = futex_pending_word,
 	.counted_stack = futex_counted_stack,
 	.observe = futex_waits_observe,
+	.wake_pairs = futex_wake_pairs,
 	.record = futex_waits_record,
 };
 

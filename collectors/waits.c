@@ -133,6 +133,9 @@ struct wait_linker {
 	struct u64_map release_index, work_index;
 	size_t *release_next, *work_next;
 	size_t release_next_cap, work_next_cap, word_next_cap;
+	struct u64_map pair_index; /* waiter stack << 32 | waker stack -> index + 1 in pairs */
+	struct wake_pair *pairs;
+	size_t npairs, pairs_cap;
 	struct wait_record longest[WAITS_LONGEST];
 	size_t nlongest;
 	/* sorted views handed out */
@@ -161,6 +164,8 @@ void wait_linker_free(struct wait_linker *l)
 	u64_map_free(&l->word_index);
 	u64_map_free(&l->release_index);
 	u64_map_free(&l->work_index);
+	u64_map_free(&l->pair_index);
+	free(l->pairs);
 	free(l->words);
 	free(l->word_next);
 	free(l->release);
@@ -252,6 +257,19 @@ static struct blame_table work_table(struct wait_linker *l)
 {
 	return (struct blame_table){ &l->work, &l->nwork, &l->work_cap, &l->work_next, &l->work_next_cap,
 				     &l->work_index };
+}
+
+static struct wake_pair *pair_get(struct wait_linker *l, uint32_t waiter_stack, uint32_t waker_stack)
+{
+	uint64_t key = (uint64_t)waiter_stack << 32 | waker_stack;
+	uintptr_t at = (uintptr_t)u64_map_get(&l->pair_index, key);
+	if (at)
+		return &l->pairs[at - 1];
+	GROW(l->pairs, l->pairs_cap, l->npairs + 1);
+	struct wake_pair *pair = &l->pairs[l->npairs];
+	*pair = (struct wake_pair){ .waiter_stack = waiter_stack, .waker_stack = waker_stack };
+	u64_map_put(&l->pair_index, key, (void *)(uintptr_t)(++l->npairs));
+	return pair;
 }
 
 /* ---- the waker's cpu samples ---- */
@@ -485,6 +503,9 @@ static void end_wait(struct wait_linker *l, uint32_t tid, struct wait_thread *t,
 		b->waits++;
 		b->ns += ns;
 		b->weighted_ns += (double)ns;
+		struct wake_pair *pair = pair_get(l, rec->step.stack, rec->step.waker_stack);
+		pair->waits++;
+		pair->ns += ns;
 		if (waker && waker != t) {
 			charge_waker_work(l, waker, rec, rec->step.start, rec->wake_time);
 			follow_chain(rec, waker);
@@ -713,10 +734,30 @@ static void remap_record(struct wait_record *r, uint32_t (*remap)(void *ctx, uin
 		remap_step(&r->chain[i], remap, ctx);
 }
 
+/* Remap the pairs' stacks, merging pairs that become one. */
+static void remap_pairs(struct wait_linker *l, uint32_t (*remap)(void *ctx, uint32_t stack), void *ctx)
+{
+	struct wake_pair *old = l->pairs;
+	size_t n = l->npairs;
+	l->pairs = NULL;
+	l->npairs = l->pairs_cap = 0;
+	u64_map_free(&l->pair_index);
+	memset(&l->pair_index, 0, sizeof(l->pair_index));
+	for (size_t i = 0; i < n; i++) {
+		uint32_t waiter = old[i].waiter_stack == UINT32_MAX ? UINT32_MAX : remap(ctx, old[i].waiter_stack);
+		uint32_t waker = old[i].waker_stack == UINT32_MAX ? UINT32_MAX : remap(ctx, old[i].waker_stack);
+		struct wake_pair *pair = pair_get(l, waiter, waker);
+		pair->waits += old[i].waits;
+		pair->ns += old[i].ns;
+	}
+	free(old);
+}
+
 void waits_remap_stacks(struct wait_linker *l, uint32_t (*remap)(void *ctx, uint32_t stack), void *ctx)
 {
 	struct blame_table release = release_table(l);
 	remap_blame(l, &release, remap, ctx);
+	remap_pairs(l, remap, ctx);
 	for (size_t i = 0; i < l->nlongest; i++)
 		remap_record(&l->longest[i], remap, ctx);
 	size_t pos = 0;
@@ -810,4 +851,10 @@ const struct wait_record *waits_ended_at(const struct wait_linker *l, uint32_t t
 {
 	const struct wait_thread *t = u64_map_get(&l->threads, tid);
 	return t && t->has_last && t->last.step.end == end_time ? &t->last : NULL;
+}
+
+size_t waits_pairs(struct wait_linker *l, const struct wake_pair **out)
+{
+	*out = l->pairs;
+	return l->npairs;
 }

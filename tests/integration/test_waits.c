@@ -68,6 +68,29 @@ Test(waits, mutex_holder_ends_every_wait_and_its_work_is_hold_long, .timeout = 1
 	cr_expect_geq(in_hold, 0.9 * all, "hold_long has %.0f of %.0f weighted ns of the holder's work", in_hold, all);
 }
 
+Test(waits, folded_wake_stacks_join_waiter_and_waker_weighed_by_the_wait, .timeout = 120)
+{
+	char *out;
+	const char *json = record_mode("hold", &out);
+	free(out);
+	double task_ns = jq_file(json, WORD("held_mutex") " | .ended_by.task.wait_ns");
+	char *folded;
+	int st = run_cmd(&folded, false, "%s report --folded --weight wake -i '%s/hold.data'", sigprof_bin(), test_dir());
+	cr_assert_eq(st, 0, "report --folded --weight wake exited %d: %s", st, folded);
+	/* the waiter's frames root first, then --, then the holder's frames at the wake, leaf first */
+	double joined = 0;
+	for (char *line = strtok(folded, "\n"); line; line = strtok(NULL, "\n")) {
+		const char *sep = strstr(line, ";--;");
+		cr_assert(sep, "no ;--; in %s", line);
+		if (!strstr(line, ";wait_for_holder;"))
+			continue;
+		cr_expect(strstr(sep, ";hold_long;holder;"), "the waker's frames are not the holder's unlock: %s", line);
+		joined += strtod(strrchr(line, ' ') + 1, NULL);
+	}
+	free(folded);
+	cr_expect_eq(joined, task_ns, "the folded waits weigh %.0f ns, the waits on held_mutex %.0f ns", joined, task_ns);
+}
+
 Test(waits, condvar_waits_are_ended_by_the_producer_signal, .timeout = 120)
 {
 	char *out;

@@ -30,6 +30,7 @@
 #include <stdint.h>
 
 #include "sigprof/collectors/futex_op.h"
+#include "sigprof/model/collector.h"
 
 /* How a wait ended. */
 enum wait_ending {
@@ -173,6 +174,8 @@ size_t waits_words(struct wait_linker *l, const struct wait_word_stats *const **
 size_t waits_release_blame(struct wait_linker *l, const struct wait_blame *const **out);
 /* Work stacks of the wakers during the waits they ended, per word, most weighted wait time first. */
 size_t waits_work_blame(struct wait_linker *l, const struct wait_blame *const **out);
+/* Per pair of stacks (waiter, waker's release), the waits a task ended (valid until the linker changes). */
+size_t waits_pairs(struct wait_linker *l, const struct wake_pair **out);
 /* The last wait of tid that ended at end_time (its futex exit or switch-in), or NULL (for `sigprof script`). */
 const struct wait_record *waits_ended_at(const struct wait_linker *l, uint32_t tid, uint64_t end_time);
 

@@ -30,6 +30,7 @@ struct view_options;
 struct figure_rows;
 struct weight_kind;
 struct sched_event_facts;
+struct wake_pair;
 
 struct collector {
 	const char *name;
@@ -194,6 +195,20 @@ struct collector_analyzer {
 	 */
 	bool (*sched_event)(void *state, const struct profile *p, const struct sp_sample *s,
 			    struct sched_event_facts *out);
+	/*
+	 * Optional: the waits this collector linked to the task that ended
+	 * them, per pair of stacks (the waiter's, the waker's at the wake),
+	 * into *pairs (valid until the state changes); returns how many (the
+	 * futex collector's wake linker; `report --folded --weight wake`).
+	 */
+	size_t (*wake_pairs)(void *state, const struct wake_pair **pairs);
+};
+
+/* A waiter's stack, the stack its waker woke it from, and the waits and wait time of the pair. */
+struct wake_pair {
+	uint32_t waiter_stack;
+	uint32_t waker_stack; /* COLLECTOR_NO_STACK: the waker made no futex call (its stack is not recorded) */
+	uint64_t waits, ns;
 };
 
 /* What a scheduler sample says (collector_analyzer.sched_event). */
