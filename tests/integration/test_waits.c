@@ -68,10 +68,12 @@ Test(waits, mutex_holder_ends_every_wait_and_its_work_is_hold_long, .timeout = 1
 	cr_expect_geq(in_hold, 0.9 * all, "hold_long has %.0f of %.0f weighted ns of the holder's work", in_hold, all);
 }
 
-Test(waits, folded_wake_stacks_join_waiter_and_waker_weighed_by_the_wait, .timeout = 120)
+Test(waits, folded_and_script_join_each_wait_to_its_waker, .timeout = 120)
 {
 	char *out;
 	const char *json = record_mode("hold", &out);
+	int holder;
+	cr_assert_eq(sscanf(out, "holder %d", &holder), 1, "workload: %s", out);
 	free(out);
 	double task_ns = jq_file(json, WORD("held_mutex") " | .ended_by.task.wait_ns");
 	char *folded;
@@ -89,6 +91,14 @@ Test(waits, folded_wake_stacks_join_waiter_and_waker_weighed_by_the_wait, .timeo
 	}
 	free(folded);
 	cr_expect_eq(joined, task_ns, "the folded waits weigh %.0f ns, the waits on held_mutex %.0f ns", joined, task_ns);
+	/* sigprof script: each of those waits' exits names the holder's wake in hold_long */
+	char *script;
+	st = run_cmd(&script, false, "%s script -i '%s/hold.data' | grep -c 'ended by task tid %d (.*) WAKE at .*hold_long'",
+		     sigprof_bin(), test_dir(), holder);
+	double exits = strtod(script, NULL);
+	free(script);
+	cr_expect_eq(exits, jq_file(json, WORD("held_mutex") " | .ended_by.task.waits"),
+		     "%.0f exits in sigprof script name the holder's wake", exits);
 }
 
 Test(waits, condvar_waits_are_ended_by_the_producer_signal, .timeout = 120)
