@@ -244,7 +244,7 @@ static void text_longest(struct futex_state *st, const struct profile *p, const 
 	size_t limit = (size_t)o->top < n ? (size_t)o->top : n;
 	if (!limit)
 		return;
-	fprintf(out, "  longest waits, with the waker's work during them and the chain behind them:\n");
+	view_text_wrapped(o, out, 4, "  longest waits, with the waker's work during them and the chain behind them:");
 	for (size_t i = 0; i < limit; i++) {
 		const struct wait_record *r = &recs[i];
 		struct strbuf sb = { 0 };
@@ -302,12 +302,12 @@ void futex_waits_text(struct futex_state *st, const struct profile *p, const str
 	const struct wait_blame *const *rows;
 	size_t n = waits_release_blame(st->waits, &rows);
 	if (n) {
-		fprintf(out, "  wakers' release sites, by the wait time they ended:\n");
+		view_text_wrapped(o, out, 4, "  wakers' release sites, by the wait time they ended:");
 		text_blame(p, rows, n, false, o, out);
 	}
 	n = waits_work_blame(st->waits, &rows);
 	if (n) {
-		fprintf(out, "  wakers' work during the waits they ended, by wait time weighted by the waker's samples:\n");
+		view_text_wrapped(o, out, 4, "  wakers' work during the waits they ended, by wait time weighted by the waker's samples:");
 		text_blame(p, rows, n, true, o, out);
 	}
 	text_longest(st, p, o, out);

@@ -457,17 +457,19 @@ static char *folded_text(const struct profile *p, const char *root, uint32_t sta
 /*
  * --weight wake: a line per pair of stacks of the waits a task ended, as
  * bcc's offwaketime folds them: the waiter's frames root first, "--", the
- * waker's frames at the wake leaf first, weighed by the ns waited.
+ * waker's frames at the wake leaf first, weighed by the ns waited;
+ * heaviest first.
  */
 static int report_folded_wakes(const struct profile *p, FILE *out)
 {
 	struct strbuf line = { 0 }, waker = { 0 };
-	size_t lines = 0;
+	struct folded_row *rows = NULL;
+	size_t lines = 0, cap = 0;
 	for (int c = 0; c < p->ncollectors; c++) {
 		const struct collector_analyzer *an = p->collectors[c].impl ? p->collectors[c].impl->analyzer : NULL;
 		const struct wake_pair *pairs;
 		size_t n = p->collectors[c].state && an->wake_pairs ? an->wake_pairs(p->collectors[c].state, &pairs) : 0;
-		for (size_t i = 0; i < n; i++, lines++) {
+		for (size_t i = 0; i < n; i++) {
 			sb_reset(&line);
 			sb_reset(&waker);
 			report_folded_stack(p, pairs[i].waiter_stack, &line);
@@ -484,11 +486,18 @@ static int report_folded_wakes(const struct profile *p, FILE *out)
 					end = start ? start - 1 : 0;
 				}
 			}
-			fprintf(out, "%s %llu\n", line.buf, (unsigned long long)pairs[i].ns);
+			GROW(rows, cap, lines + 1);
+			rows[lines++] = (struct folded_row){ xstrdup(line.buf), pairs[i].ns };
 		}
 	}
 	sb_free(&line);
 	sb_free(&waker);
+	qsort(rows, lines, sizeof(*rows), compare_folded_rows);
+	for (size_t i = 0; i < lines; i++) {
+		fprintf(out, "%s %llu\n", rows[i].text, (unsigned long long)rows[i].value);
+		free(rows[i].text);
+	}
+	free(rows);
 	if (!lines)
 		return sp_error("report: --weight wake: %s: no wait was linked to a waking task (docs/waits.md)", p->file);
 	return 0;
