@@ -336,6 +336,7 @@ static void *futex_create(const struct profile *p, int self)
 	st->profile = p;
 	st->tracker = futex_tracker_new();
 	st->lender = futex_stack_lender_new();
+	st->waits = wait_linker_new();
 	st->counted_from = st->counted_on = UINT32_MAX;
 	if (view_weights_wanted(p))
 		futex_tracker_set_wait_hook(st->tracker, charge_wait, st);
@@ -347,6 +348,7 @@ static void futex_destroy(void *state)
 	struct futex_state *st = state;
 	futex_tracker_free(st->tracker);
 	futex_stack_lender_free(st->lender);
+	wait_linker_free(st->waits);
 	free(st->events);
 	free(st);
 }
@@ -416,12 +418,14 @@ static void futex_sample(void *state, const struct profile *p, const struct sp_s
 	if (!c->enter) {
 		futex_lend_exit(st->lender, c->tid);
 		futex_tracker_exit(st->tracker, c);
+		waits_futex_exit(st->waits, c->tid, c->time, c->ret);
 		return;
 	}
 	uint32_t counted = entry_stack(st, c->tid, stack);
 	struct futex_call entry = *c;
 	entry.stack = counted;
 	struct futex_word *w = futex_tracker_enter(st->tracker, &entry);
+	waits_futex_enter(st->waits, c->pid, c->tid, c->time, c->op.id, c->uaddr, counted, info->weighted);
 	view_add_weight(p, st->self, counted, c->pid, c->tid, 0, c->uaddr, WEIGHT_CALLS, c->period ? c->period : 1);
 	if (!w->named)
 		name_word(p, w);
@@ -437,6 +441,9 @@ static void futex_finish(void *state, const struct profile *p)
 	uint64_t joined;
 	size_t learned;
 	futex_lender_stats(st->lender, &joined, &learned);
+	waits_finish(st->waits);
+	if (learned)
+		waits_remap_stacks(st->waits, futex_lent_stack, st->lender);
 	for (size_t i = 0; i < n; i++) {
 		/* entries that came before their call site's first copy */
 		if (learned)
@@ -461,6 +468,10 @@ static bool futex_describe(void *state, const struct profile *p, const struct sp
 	} else {
 		snprintf(buf, len, "returns %lld", (long long)c.ret);
 	}
+	if (!c.enter) {
+		size_t used = strlen(buf);
+		futex_waits_describe_exit(st, p, c.tid, c.time, buf + used, len - used);
+	}
 	return true;
 }
 
@@ -478,6 +489,13 @@ static bool futex_pending_word(void *state, uint32_t tid, uint64_t time, uint32_
 	return futex_tracker_pending_word(st->tracker, tid, time, pid, uaddr);
 }
 
+/* The wake_pairs hook (collector.h): the wake linker's waiter and waker stacks. */
+static size_t futex_wake_pairs(void *state, const struct wake_pair **pairs)
+{
+	struct futex_state *st = state;
+	return waits_pairs(st->waits, pairs);
+}
+
 static const struct collector_analyzer futex_analyzer = {
 	.create = futex_create,
 	.path_of = futex_path_of,
@@ -491,6 +509,9 @@ static const struct collector_analyzer futex_analyzer = {
 	.describe = futex_describe,
 	.pending_futex_word = futex_pending_word,
 	.counted_stack = futex_counted_stack,
+	.observe = futex_waits_observe,
+	.wake_pairs = futex_wake_pairs,
+	.record = futex_waits_record,
 };
 
 const struct collector futex_collector = {

@@ -20,6 +20,7 @@
 #include <stdio.h>
 
 #include "sigprof/collectors/futex_tracker.h"
+#include "sigprof/collectors/waits.h"
 #include "sigprof/kernel/rate_bound.h"
 #include "sigprof/base/util.h"
 
@@ -28,6 +29,9 @@ struct figure_rows;
 struct profile;
 struct view_options;
 struct sp_event;
+struct sp_sample;
+struct sp_sample_id;
+struct perf_event_header;
 
 /*
  * The events of one tracepoint are told apart by a suffix of their name
@@ -80,6 +84,7 @@ struct futex_state {
 	const void *cached_raw;
 	bool cached_ok;
 	struct futex_call call;
+	struct wait_linker *waits; /* why each wait ended (waits.h, docs/waits.md) */
 };
 
 /* The system call an op is made with: FOP_SYS_* for futex2, FOP_UNKNOWN for futex(2). */
@@ -92,5 +97,17 @@ struct event_info *futex_event_info_of(struct futex_state *st, const struct sp_e
 void futex_text(void *state, const struct profile *p, const struct view_options *o, FILE *out);
 void futex_json(void *state, const struct profile *p, const struct view_options *o, struct json_writer *w);
 void futex_figures(void *state, const struct profile *p, struct figure_rows *rows);
+
+/* The wake linker's side of the analyzer (futex_waits.c): its feed from other collectors, its outputs. */
+void futex_waits_observe(void *state, const struct profile *p, const struct sp_sample *s, uint32_t stack);
+void futex_waits_record(void *state, const struct profile *p, const struct perf_event_header *rec,
+			const struct sp_sample_id *id);
+void futex_waits_text(struct futex_state *st, const struct profile *p, const struct view_options *o, FILE *out);
+void futex_waits_json(struct futex_state *st, const struct profile *p, const struct view_options *o,
+		      struct json_writer *w);
+void futex_waits_figures(struct futex_state *st, const struct profile *p, struct figure_rows *rows);
+/* ", woken by 1234 (comm) FUTEX_WAKE on W" for the exit of a wait at its time, into buf; false when none. */
+bool futex_waits_describe_exit(struct futex_state *st, const struct profile *p, uint32_t tid, uint64_t time,
+			       char *buf, size_t len);
 
 #endif

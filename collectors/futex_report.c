@@ -477,6 +477,7 @@ void futex_text(void *state, const struct profile *p, const struct view_options 
 	text_ops(st, p, &sum, o, out);
 	text_words(st, o, out);
 	text_busiest(st, p, o, out);
+	futex_waits_text(st, p, o, out);
 }
 
 /* ---- JSON ---- */
@@ -655,6 +656,7 @@ void futex_json(void *state, const struct profile *p, const struct view_options 
 		json_word(w, p, words[i], limit);
 	json_end(w);
 	json_summary(st, p, &sum, w);
+	futex_waits_json(st, p, o, w);
 }
 
 /* ---- keyed figures ---- */
@@ -712,4 +714,5 @@ void futex_figures(void *state, const struct profile *p, struct figure_rows *row
 		figure_rows_merge(rows, FIGURE_MAX, (double)w->wait.max, "ns", !w->estimated, "futex.word.%s.wait_ns.max",
 				  w->symbol);
 	}
+	futex_waits_figures(st, p, rows);
 }

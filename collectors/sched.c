@@ -542,6 +542,51 @@ static void sched_sample(void *state, const struct profile *p, const struct sp_s
 	}
 }
 
+/* The trace entry's common_flags bits of interrupt context (the kernel's TRACE_FLAG_HARDIRQ, _SOFTIRQ, _NMI). */
+#define TRACE_FLAGS_INTERRUPT (0x08 | 0x10 | 0x40)
+
+/*
+ * The sched_event hook (collector.h): a switch's prev and next, a waking's
+ * target and whether it ran in interrupt context (a timer's or a device's
+ * waking: the sample's task is only the one interrupted), for the wake
+ * linker of the futex collector (docs/waits.md).
+ */
+static bool sched_event_facts(void *state, const struct profile *p, const struct sp_sample *s,
+			      struct sched_event_facts *out)
+{
+	struct sched_state *st = state;
+	if (!s->event)
+		return false;
+	enum sched_event kind = classify(st, s->event);
+	const struct tep_event *ev = view_tracepoint_of(p, s);
+	if (!ev || (kind != EV_SWITCH && kind != EV_WAKING))
+		return false;
+	memset(out, 0, sizeof(*out));
+	if (kind == EV_SWITCH) {
+		int64_t prev_pid = s->tid, prev_state = 0, next_pid = 0;
+		if (!tp_field_i64(ev, s, "prev_state", &prev_state))
+			return false;
+		tp_field_i64(ev, s, "prev_pid", &prev_pid);
+		enum sched_out_kind out_kind = sched_out_kind_of(prev_state);
+		out->kind = SCHED_FACT_SWITCH;
+		out->prev_tid = (uint32_t)prev_pid;
+		out->prev_sleeps = out_kind == SCHED_OUT_SLEEP;
+		out->prev_dead = out_kind == SCHED_OUT_DEAD;
+		if (tp_field_i64(ev, s, "next_pid", &next_pid) && next_pid > 0 &&
+		    sched_task_known(st->tracker, (uint32_t)next_pid))
+			out->next_tid = (uint32_t)next_pid;
+		return true;
+	}
+	int64_t target = target_tid(p, s);
+	uint64_t flags = 0;
+	if (target < 0)
+		return false;
+	out->kind = SCHED_FACT_WAKING;
+	out->target = (uint32_t)target;
+	out->irq = tp_field_u64(ev, s, "common_flags", &flags) && (flags & TRACE_FLAGS_INTERRUPT);
+	return true;
+}
+
 /* SWITCH records close waits; FORK/COMM make a task known; EXIT ends it. */
 static void sched_record(void *state, const struct profile *p, const struct perf_event_header *rec,
 			 const struct sp_sample_id *id)
@@ -979,6 +1024,7 @@ static const struct collector_analyzer sched_analyzer = {
 	.text = sched_text,
 	.json = sched_json,
 	.destroy = sched_destroy,
+	.sched_event = sched_event_facts,
 	.record = sched_record,
 	.path_figures = sched_path_figures,
 	.npath_figures = ARRAY_SIZE(sched_path_figures),

@@ -46,9 +46,10 @@ static const struct option_spec report_specs[] = {
 	  .default_value = "24" },
 	{ .id = OPT_COLLECTOR, .long_name = "collector", .arg = "NAME",
 	  .help = "the collector whose stacks --folded prints", .default_value = "the first with samples" },
-	{ .id = OPT_WEIGHT, .long_name = "weight", .arg = "W", .values = "samples|ns",
+	{ .id = OPT_WEIGHT, .long_name = "weight", .arg = "W", .values = "samples|ns|wake",
 	  .help = "what a folded stack weighs: its samples, or the collector's time in ns (cpu-clock, sched wait, "
-		  "futex wait, signal handler)", .default_value = "samples" },
+		  "futex wait, signal handler); wake: each wait's stack joined to its waker's (waiter;--;waker) "
+		  "weighed by the ns waited", .default_value = "samples" },
 	{ .id = OPT_FOLDED_ROOT, .long_name = "folded-root", .arg = "R", .values = "comm|pid|tid|none",
 	  .help = "begin each folded stack with its command, comm-PID or comm-PID/TID", .default_value = "none" },
 	{ .id = OPT_PATH_RULE, .long_name = "path-rule", .arg = "R", .values = "GLOB=PATH", .flags = OPTION_REPEATABLE,
@@ -237,8 +238,9 @@ static int parse_report_args(int argc, char **argv, struct report_options *o, st
 			break;
 		case OPT_WEIGHT:
 			if ((k = option_choice(&report_option_table, c, optarg)) < 0)
-				return sp_error("report: --weight %s: expected samples or ns", QUOTED(optarg));
+				return sp_error("report: --weight %s: expected samples, ns or wake", QUOTED(optarg));
 			o->weight_ns = k == 1;
+			o->weight_wake = k == 2;
 			break;
 		case OPT_FOLDED_ROOT:
 			if ((k = option_choice(&report_option_table, c, optarg)) < 0)
@@ -452,8 +454,59 @@ static char *folded_text(const struct profile *p, const char *root, uint32_t sta
 	return xstrdup(line->len ? line->buf : "");
 }
 
+/*
+ * --weight wake: a line per pair of stacks of the waits a task ended, as
+ * bcc's offwaketime folds them: the waiter's frames root first, "--", the
+ * waker's frames at the wake leaf first, weighed by the ns waited;
+ * heaviest first.
+ */
+static int report_folded_wakes(const struct profile *p, FILE *out)
+{
+	struct strbuf line = { 0 }, waker = { 0 };
+	struct folded_row *rows = NULL;
+	size_t lines = 0, cap = 0;
+	for (int c = 0; c < p->ncollectors; c++) {
+		const struct collector_analyzer *an = p->collectors[c].impl ? p->collectors[c].impl->analyzer : NULL;
+		const struct wake_pair *pairs;
+		size_t n = p->collectors[c].state && an->wake_pairs ? an->wake_pairs(p->collectors[c].state, &pairs) : 0;
+		for (size_t i = 0; i < n; i++) {
+			sb_reset(&line);
+			sb_reset(&waker);
+			report_folded_stack(p, pairs[i].waiter_stack, &line);
+			sb_addstr(&line, ";--");
+			if (pairs[i].waker_stack == COLLECTOR_NO_STACK) {
+				sb_addstr(&line, ";[waker stack not recorded]");
+			} else {
+				report_folded_stack(p, pairs[i].waker_stack, &waker);
+				for (size_t end = waker.len; end > 0;) { /* its frames, leaf first */
+					size_t start = end;
+					while (start > 0 && waker.buf[start - 1] != ';')
+						start--;
+					sb_addf(&line, ";%.*s", (int)(end - start), waker.buf + start);
+					end = start ? start - 1 : 0;
+				}
+			}
+			GROW(rows, cap, lines + 1);
+			rows[lines++] = (struct folded_row){ xstrdup(line.buf), pairs[i].ns };
+		}
+	}
+	sb_free(&line);
+	sb_free(&waker);
+	qsort(rows, lines, sizeof(*rows), compare_folded_rows);
+	for (size_t i = 0; i < lines; i++) {
+		fprintf(out, "%s %llu\n", rows[i].text, (unsigned long long)rows[i].value);
+		free(rows[i].text);
+	}
+	free(rows);
+	if (!lines)
+		return sp_error("report: --weight wake: %s: no wait was linked to a waking task (docs/waits.md)", p->file);
+	return 0;
+}
+
 static int report_folded(const struct profile *p, const struct report_options *o, FILE *out)
 {
+	if (o->weight_wake)
+		return report_folded_wakes(p, out);
 	int c = folded_collector(p, o);
 	if (c < 0)
 		return c;

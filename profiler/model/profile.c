@@ -317,6 +317,9 @@ static void load_sample(struct loader *l, const struct perf_event_header *rec)
 		weight_table_add(p->weights, &key, WEIGHT_SAMPLES, 1);
 		weight_table_add(p->weights, &key, WEIGHT_PERIOD, period);
 	}
+	for (int other = 0; other < p->ncollectors; other++)
+		if (other != ci && p->collectors[other].state && p->collectors[other].impl->analyzer->observe)
+			p->collectors[other].impl->analyzer->observe(p->collectors[other].state, p, &s, id);
 	if (l->opts && l->opts->on_sample)
 		l->opts->on_sample(l->opts->ctx, p, &s, ci, id);
 }

@@ -169,6 +169,22 @@ bool view_pending_futex_word(const struct profile *p, uint32_t tid, uint64_t tim
 	return false;
 }
 
+const char *view_thread_comm(const struct profile *p, uint32_t pid, uint32_t tid)
+{
+	const char *comm = proc_table_thread_comm_of(p->procs, pid, tid);
+	return comm ? comm : "?";
+}
+
+bool view_sched_event_of(const struct profile *p, const struct sp_sample *s, struct sched_event_facts *out)
+{
+	for (int c = 0; c < p->ncollectors; c++) {
+		const struct collector_info *ci = &p->collectors[c];
+		if (ci->state && ci->impl->analyzer->sched_event && ci->impl->analyzer->sched_event(ci->state, p, s, out))
+			return true;
+	}
+	return false;
+}
+
 /* ---- labels ---- */
 
 const char *view_dso_build_id(const struct profile *p, const char *dso)

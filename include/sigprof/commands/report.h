@@ -26,6 +26,7 @@ struct report_options {
 	const char *collector;      /* --collector for --folded; NULL: the first with samples */
 	const char *pprof;          /* --pprof FILE */
 	bool weight_ns;             /* --weight ns: folded stacks weighed by the collector's time */
+	bool weight_wake;           /* --weight wake: waiter;--;waker stacks weighed by the wait ns (docs/waits.md) */
 	enum folded_root root;      /* --folded-root */
 	bool no_demangle;           /* --no-demangle: C++ names raw */
 	const char *debug_dirs;     /* --debug-dirs: roots of separate debug files; NULL: SIGPROF_DEBUG_DIRS or default */

@@ -29,6 +29,8 @@ struct json_writer;
 struct view_options;
 struct figure_rows;
 struct weight_kind;
+struct sched_event_facts;
+struct wake_pair;
 
 struct collector {
 	const char *name;
@@ -176,6 +178,48 @@ struct collector_analyzer {
 	 * (PATH_STACK_ONLY) of the same call or call site.
 	 */
 	uint32_t (*counted_stack)(void *state, const struct profile *p, uint32_t stack);
+	/*
+	 * Optional: every counted sample of the other collectors (not a
+	 * PATH_STACK_ONLY one, not one path_of() dropped), after its own
+	 * analyzer's sample(), with the stack it counts on, in time order.  An
+	 * analyzer that joins what several collectors saw has it (the futex
+	 * collector's wake linker: the scheduler's switches and wakings, the
+	 * cpu samples of the wakers; docs/waits.md).
+	 */
+	void (*observe)(void *state, const struct profile *p, const struct sp_sample *s, uint32_t stack);
+	/*
+	 * Optional: what sample s of this collector says about the scheduling
+	 * of the workload's tasks, into *out; false when it says nothing (the
+	 * sched collector: its sched_switch and sched_waking).  Asked by other
+	 * analyzers from observe(), through view_sched_event_of().
+	 */
+	bool (*sched_event)(void *state, const struct profile *p, const struct sp_sample *s,
+			    struct sched_event_facts *out);
+	/*
+	 * Optional: the waits this collector linked to the task that ended
+	 * them, per pair of stacks (the waiter's, the waker's at the wake),
+	 * into *pairs (valid until the state changes); returns how many (the
+	 * futex collector's wake linker; `report --folded --weight wake`).
+	 */
+	size_t (*wake_pairs)(void *state, const struct wake_pair **pairs);
+};
+
+/* A waiter's stack, the stack its waker woke it from, and the waits and wait time of the pair. */
+struct wake_pair {
+	uint32_t waiter_stack;
+	uint32_t waker_stack; /* COLLECTOR_NO_STACK: the waker made no futex call (its stack is not recorded) */
+	uint64_t waits, ns;
+};
+
+/* What a scheduler sample says (collector_analyzer.sched_event). */
+struct sched_event_facts {
+	enum { SCHED_FACT_SWITCH, SCHED_FACT_WAKING } kind;
+	/* SCHED_FACT_SWITCH: prev switches out (blocked: sleeps; exiting: dead), next switches in (0: none of ours) */
+	uint32_t prev_tid, next_tid;
+	bool prev_sleeps, prev_dead;
+	/* SCHED_FACT_WAKING: target is woken by the sample's task, or in interrupt context (hard or soft irq, NMI) */
+	uint32_t target;
+	bool irq;
 };
 
 /* One figure per path of a collector (collector_analyzer.path_figures). */

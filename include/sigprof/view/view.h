@@ -128,6 +128,14 @@ const char *view_data_marked_by(const struct profile *p, uint32_t pid, uint64_t 
  * order (from an analyzer's sample()).
  */
 bool view_pending_futex_word(const struct profile *p, uint32_t tid, uint64_t time, uint32_t *pid, uint64_t *uaddr);
+/*
+ * What sample s (of any collector) says about the scheduling of the
+ * workload's tasks, through the sched_event hooks of the analyzers
+ * (collector.h): false when no analyzer reads it so (from observe()).
+ */
+/* The name (comm) of thread tid of process pid at the end of the recording, "?" when unknown. */
+const char *view_thread_comm(const struct profile *p, uint32_t pid, uint32_t tid);
+bool view_sched_event_of(const struct profile *p, const struct sp_sample *s, struct sched_event_facts *out);
 
 /* ---- labels ---- */
 
