@@ -40,6 +40,7 @@
 
 #include "sigprof/kernel/format.h"
 #include "sigprof/model/datafile.h"
+#include "sigprof/model/perfdata.h"
 #include "sigprof/base/util.h"
 #include "sigprof/base/files.h"
 
@@ -825,6 +826,7 @@ struct sp_reader {
 	uint64_t limit;        /* file offset where the body ends: the trailer's, else UINT64_MAX */
 	char *trailer;         /* the trailer's records, decompressed */
 	size_t trailer_len, trailer_pos;
+	struct perfdata_reader *perf; /* a perf.data file: its records, as this format's (perfdata.h) */
 };
 
 /* Read up to len bytes, fewer only at the end of the file; the count or -errno. */
@@ -957,10 +959,7 @@ static int reader_fill(struct sp_reader *r)
 static int check_header(const struct sp_file_header *hdr, char *err, size_t errlen)
 {
 	if (memcmp(hdr->magic, SP_MAGIC, sizeof(SP_MAGIC)) != 0) {
-		if (memcmp(hdr->magic, "PERFILE2", 8) == 0)
-			snprintf(err, errlen, "a perf.data file, not a sigprof recording (use perf report)");
-		else
-			snprintf(err, errlen, "not a sigprof data file (bad magic)");
+		snprintf(err, errlen, "not a sigprof data file (bad magic)");
 		return -EINVAL;
 	}
 	if (hdr->byte_order != SP_BYTE_ORDER) {
@@ -1059,6 +1058,11 @@ static int reader_start(struct sp_reader *r, char *err, size_t errlen)
 		snprintf(err, errlen, "empty file, not a sigprof recording");
 		return -EINVAL;
 	}
+	if (perfdata_magic(&hdr, (size_t)got)) {
+		int fd = r->fd;
+		r->fd = -1; /* the perf.data reader's now */
+		return perfdata_reader_open(fd, &hdr, (size_t)got, &r->perf, err, errlen);
+	}
 	if ((size_t)got < sizeof(hdr)) {
 		snprintf(err, errlen, "too short for a sigprof file header (%zd bytes)", got);
 		return -EINVAL;
@@ -1150,6 +1154,8 @@ static bool next_in_trailer(struct sp_reader *r, const struct perf_event_header 
 
 int sp_reader_next(struct sp_reader *r, const struct perf_event_header **rec)
 {
+	if (r->perf)
+		return perfdata_reader_next(r->perf, rec);
 	if (r->trailer_pos < r->trailer_len && next_in_trailer(r, rec))
 		return 1;
 	if (r->problem[0])
@@ -1202,11 +1208,15 @@ bool sp_reader_compressed(const struct sp_reader *r)
 
 const char *sp_reader_problem(const struct sp_reader *r)
 {
+	if (r->perf)
+		return perfdata_reader_problem(r->perf);
 	return r->problem[0] ? r->problem : NULL;
 }
 
 bool sp_reader_damaged(const struct sp_reader *r)
 {
+	if (r->perf)
+		return perfdata_reader_damaged(r->perf);
 	return r->damaged;
 }
 
@@ -1222,6 +1232,8 @@ const char *sp_reader_trailer_problem(const struct sp_reader *r)
 
 uint64_t sp_reader_offset(const struct sp_reader *r)
 {
+	if (r->perf)
+		return perfdata_reader_offset(r->perf);
 	return r->record_offset;
 }
 
@@ -1229,7 +1241,9 @@ void sp_reader_close(struct sp_reader *r)
 {
 	if (!r)
 		return;
-	close(r->fd);
+	if (r->fd >= 0)
+		close(r->fd);
+	perfdata_reader_close(r->perf);
 	free(r->buf);
 	free(r->frame);
 	free(r->trailer);

@@ -177,6 +177,9 @@ static void load_meta(struct loader *l, const struct perf_event_header *rec)
 	} else if (strcmp(key, "switch_output") == 0 && n >= 3) {
 		p->piece = (unsigned)strtoul(v, NULL, 10);
 		snprintf(p->switch_output, sizeof(p->switch_output), "%s", s[2]);
+	} else if (strcmp(key, "build_id") == 0 && n >= 3) {
+		/* a perf.data file's build-id table (perfdata.c): file, build-id */
+		proc_table_set_build_id(p->procs, v, s[2]);
 	} else if (strcmp(key, "boot_id") == 0) {
 		snprintf(l->boot_id, sizeof(l->boot_id), "%s", v);
 	} else if (strcmp(key, "collector_status") == 0 && n >= 4) {
@@ -268,7 +271,8 @@ static void load_sample(struct loader *l, const struct perf_event_header *rec)
 		if (s.time > p->last_time)
 			p->last_time = s.time;
 	}
-	bool dwarf = s.regs_abi != PERF_SAMPLE_REGS_ABI_NONE && s.nr_regs;
+	/* registers and stack of another architecture (a perf.data of arm64): its callchain only */
+	bool dwarf = s.regs_abi != PERF_SAMPLE_REGS_ABI_NONE && s.nr_regs && (!p->arch[0] || strcmp(p->arch, "x86_64") == 0);
 	uint32_t *frames = frame_buffer(l, s.nr_callchain + 2 + (dwarf ? UNWIND_MAX_FRAMES : 0));
 	uint32_t n = dwarf ? dwarf_frames(l, rec, &s, frames) : chain_to_frames(l, &s, false, frames);
 	frames = l->frames; /* a joined stack may have grown the buffer */
@@ -825,6 +829,8 @@ int profile_exit_status(const struct profile *p)
 {
 	if (!p->has_finish)
 		return -1;
+	if (p->finish.flags & SP_FINISH_FOREIGN)
+		return PROFILE_EXIT_NOT_RECORDED;
 	int st = p->finish.wait_status;
 	if (WIFEXITED(st))
 		return WEXITSTATUS(st);

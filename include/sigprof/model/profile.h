@@ -159,9 +159,11 @@ bool profile_time_window(const struct profile *p, uint64_t *offset_ns, uint64_t 
 /*
  * The workload's exit status as a shell reports it; -1 when the recording
  * was cut short (no FINISH), PROFILE_EXIT_UNKNOWN when its FINISH holds a
- * wait status that is neither an exit nor a death by signal.
+ * wait status that is neither an exit nor a death by signal,
+ * PROFILE_EXIT_NOT_RECORDED when the file holds none (a perf.data).
  */
 #define PROFILE_EXIT_UNKNOWN (-2)
+#define PROFILE_EXIT_NOT_RECORDED (-3)
 int profile_exit_status(const struct profile *p);
 /*
  * The samples the filters kept: counted by their collectors.  With the
