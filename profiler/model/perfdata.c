@@ -41,6 +41,7 @@
 
 #define PERF_MAGIC2 0x32454c4946524550ull /* "PERFILE2" read as a little-endian u64 */
 #define PERF_MAGIC2_SWAPPED 0x50455246494c4532ull
+#define PERF_MAGIC1 0x454c494646524550ull /* "PERFFILE": perf before 3.3, the same layout */
 
 struct perf_file_section {
 	uint64_t offset;
@@ -152,6 +153,7 @@ struct perfdata_reader {
 	char perf_version[64];
 	char arch[64];
 	bool compressed_feature;
+	bool features_cut; /* a feature section lies past the end of the file */
 	/* out: prologue records, then one record at a time */
 	char *pending;
 	size_t pending_len, pending_cap, pending_pos;
@@ -179,7 +181,7 @@ bool perfdata_magic(const void *first8, size_t len)
 	if (len < 8)
 		return false;
 	memcpy(&m, first8, 8);
-	return m == PERF_MAGIC2 || m == PERF_MAGIC2_SWAPPED;
+	return m == PERF_MAGIC2 || m == PERF_MAGIC2_SWAPPED || m == PERF_MAGIC1;
 }
 
 static int stop(struct perfdata_reader *r, bool damaged, const char *fmt, unsigned long long at)
@@ -794,6 +796,9 @@ static void emit_notes(struct perfdata_reader *r)
 		r->perf_version[0] ? ", perf " : "", r->perf_version);
 	emit_meta1(r, "note", note.buf);
 	sb_reset(&note);
+	if (r->features_cut)
+		emit_meta1(r, "note", "the file is cut short in its header's feature sections (after the records): "
+				      "what they would say (host, events' names, build-ids, tracepoint formats) is missing");
 	bool signal = false, sigreturn = false, callchain = false, stacks = false, sampling = false, regs = false;
 	struct strbuf no_format = { 0 };
 	for (size_t i = 0; i < r->nattrs; i++) {
@@ -1322,10 +1327,14 @@ static int open_file_mode(struct perfdata_reader *r, char *err, size_t errlen)
 			if (!(fh.features[bit / 64] & (1ull << (bit % 64))))
 				continue;
 			struct perf_file_section s;
-			if (read_at(r, &s, sizeof(s), table + 16ull * nfeat++) < 0)
-				break; /* a table cut short: the features before it are read */
-			if (s.size > FEATURE_MAX || s.offset > r->file_size || s.size > r->file_size - s.offset)
+			if (read_at(r, &s, sizeof(s), table + 16ull * nfeat++) < 0) {
+				r->features_cut = true; /* a table cut short: the features before it are read */
+				break;
+			}
+			if (s.size > FEATURE_MAX || s.offset > r->file_size || s.size > r->file_size - s.offset) {
+				r->features_cut = true;
 				continue;
+			}
 			unsigned char *data = xmalloc(s.size + 1);
 			if (read_at(r, data, s.size, s.offset) == 0)
 				parse_feature(r, bit, data, (size_t)s.size);
@@ -1346,7 +1355,7 @@ int perfdata_reader_open(int fd, const void *prefix, size_t prefix_len, struct p
 		close(fd);
 		return -EINVAL;
 	}
-	if (magic != PERF_MAGIC2) {
+	if (magic != PERF_MAGIC2 && magic != PERF_MAGIC1) {
 		snprintf(err, errlen, "not a perf.data file (bad magic)");
 		close(fd);
 		return -EINVAL;
