@@ -139,7 +139,7 @@ Test(perfdata, events_go_to_the_collector_that_owns_them)
 	cr_assert_str_eq(perfdata_collector_of(&mem, "cpu/mem-loads,ldlat=30/P"), "c2c");
 }
 
-/* Every record the reader gives for the file at path: their count, and the problem it stopped at. */
+/* The records (other than META) the reader gives for the file at path, and the problem it stopped at. */
 static size_t count_records(const char *path, char *problem, size_t problemlen, int *open_ret)
 {
 	struct sp_reader *r;
@@ -154,7 +154,7 @@ static size_t count_records(const char *path, char *problem, size_t problemlen, 
 	const struct perf_event_header *rec;
 	while (sp_reader_next(r, &rec) == 1) {
 		cr_assert_geq(rec->size, sizeof(*rec));
-		n++;
+		n += rec->type != SP_REC_META; /* a cut file may say so in one more */
 	}
 	if (sp_reader_problem(r))
 		snprintf(problem, problemlen, "%s", sp_reader_problem(r));
@@ -170,7 +170,8 @@ static size_t count_records(const char *path, char *problem, size_t problemlen, 
  */
 Test(perfdata, fixtures_cut_at_every_offset_read_up_to_the_cut, .timeout = 600)
 {
-	static const char *const files[] = { "pipe-6.12.data", "zstd-pipe-6.5.data", "arm64-6.12.data" };
+	static const char *const files[] = { "pipe-6.12.data", "arm64-6.12.data", "zstd-pipe-6.5.data" };
+	static const size_t strides[] = { 1, 1, 7 }; /* the zstd file: every 7th offset (its records are in 4 frames) */
 	for (size_t f = 0; f < ARRAY_SIZE(files); f++) {
 		char path[256], problem[256];
 		snprintf(path, sizeof(path), FIXTURES "%s", files[f]);
@@ -181,20 +182,19 @@ Test(perfdata, fixtures_cut_at_every_offset_read_up_to_the_cut, .timeout = 600)
 		cr_assert_eq(ret, 0, "%s: %s", files[f], problem);
 		cr_assert_str_eq(problem, "", "%s whole: %s", files[f], problem);
 		char *cut = path_join(dir, "cut.data");
-		for (size_t len = 0; len < size; len++) {
+		for (size_t len = 0; len < size; len += strides[f]) {
 			write_file(cut, whole, len);
 			size_t n = count_records(cut, problem, sizeof(problem), &ret);
 			cr_assert_leq(n, all, "%s cut at %zu", files[f], len);
 			/* pipe mode has nothing after its records: a cut is always seen */
 			if (ret == 0 && strstr(files[f], "pipe"))
 				cr_assert(problem[0] || n < all, "%s cut at %zu reads as whole", files[f], len);
-			if (len % 61 == 0) {
+			if (len % (61 * strides[f]) == 0) {
 				struct profile p;
 				char err[256];
-				if (profile_load(cut, NULL, &p, err, sizeof(err)) == 0) {
+				if (profile_load(cut, NULL, &p, err, sizeof(err)) == 0)
 					cr_assert(!p.has_finish || !p.truncated);
-					profile_free(&p);
-				}
+				profile_free(&p);
 			}
 		}
 		free(cut);
@@ -219,10 +219,9 @@ Test(perfdata, corrupt_headers_are_refused_with_a_reason)
 			free(copy);
 			struct profile p;
 			char err[256] = "";
-			if (profile_load(path, NULL, &p, err, sizeof(err)) == 0)
-				profile_free(&p);
-			else
+			if (profile_load(path, NULL, &p, err, sizeof(err)) != 0)
 				cr_assert(err[0], "field %zu = %#llx: no reason", field, (unsigned long long)values[v]);
+			profile_free(&p);
 		}
 	}
 	free(path);
