@@ -178,3 +178,22 @@ Test(perfdata, fixtures_have_perfs_samples_per_event, .timeout = 180)
 	if (!compared)
 		cr_skip_test("this perf reads none of the fixtures");
 }
+
+/* The cache collector's misses: the periods of the miss samples, perf report's "Event count" of the event. */
+Test(perfdata, cache_misses_are_perfs_event_count, .timeout = 60)
+{
+	require_perf_tool();
+	const char *data = test_path("llc-3.2.data");
+	char *out;
+	cr_assert_eq(run_cmd(&out, true, "cp tests/fixtures/perfdata/llc-3.2.data '%s'", data), 0, "%s", out);
+	free(out);
+	if (run_cmd(&out, false,
+		    "perf report -i '%s' --stdio 2>/dev/null | awk '/^# Event count/ { print $NF; exit }'", data) != 0 ||
+	    !out[0])
+		cr_skip_test("this perf cannot read %s", data);
+	double perf_count = atof(out);
+	free(out);
+	const char *json = report_json_file(data, "");
+	double misses = jq_file(json, "[.paths[] | .cache_misses // 0] | add");
+	cr_assert_eq(misses, perf_count, "sigprof's LLC-loads-misses %.0f, perf's event count %.0f", misses, perf_count);
+}
