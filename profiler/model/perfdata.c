@@ -161,6 +161,7 @@ struct perfdata_reader {
 	bool finish_done;
 	char *out;   /* a rewritten kernel record */
 	char *held;  /* pipe mode: the first kernel record, held while the prologue goes out */
+	char *aligned; /* a record copied out of a misaligned place (aligned_record()) */
 	bool holding;
 	/* PERF_RECORD_COMPRESSED: the decompressed records not yet read */
 	ZSTD_DCtx *zstd;
@@ -1096,6 +1097,19 @@ static int user_record(struct perfdata_reader *r, const struct perf_event_header
 	}
 }
 
+/*
+ * A record where the stream holds it, or in a copy when that place is not
+ * 8-byte aligned: pipe mode's TRACING_DATA record is 12 bytes, so the
+ * records after it lie 4 bytes off.
+ */
+static const struct perf_event_header *aligned_record(struct perfdata_reader *r, const char *at, uint16_t size)
+{
+	if ((uintptr_t)at % 8 == 0)
+		return (const void *)at;
+	memcpy(r->aligned, at, size);
+	return (const void *)r->aligned;
+}
+
 /* The next record of the file (or of the decompressed data before it): NULL at the end. */
 static const struct perf_event_header *next_raw(struct perfdata_reader *r, bool *inner)
 {
@@ -1107,7 +1121,7 @@ static const struct perf_event_header *next_raw(struct perfdata_reader *r, bool 
 			return NULL;
 		}
 		if (h.size <= r->inner_end - r->inner_start) {
-			const struct perf_event_header *rec = (const void *)(r->inner + r->inner_start);
+			const struct perf_event_header *rec = aligned_record(r, r->inner + r->inner_start, h.size);
 			r->inner_start += h.size;
 			*inner = true;
 			return rec;
@@ -1144,7 +1158,7 @@ static const struct perf_event_header *next_raw(struct perfdata_reader *r, bool 
 		return NULL;
 	}
 	r->record_offset = at;
-	const struct perf_event_header *rec = (const void *)(r->buf + r->start);
+	const struct perf_event_header *rec = aligned_record(r, r->buf + r->start, h.size);
 	r->start += h.size;
 	return rec;
 }
@@ -1365,6 +1379,7 @@ int perfdata_reader_open(int fd, const void *prefix, size_t prefix_len, struct p
 	r->buf = xmalloc(READ_BUFFER_SIZE + RECORD_MAX);
 	r->out = xmalloc(RECORD_MAX + 16);
 	r->held = xmalloc(RECORD_MAX);
+	r->aligned = xmalloc(RECORD_MAX);
 	size_t have = prefix_len < sizeof(r->prefix_copy) ? prefix_len : sizeof(r->prefix_copy);
 	memcpy(r->prefix_copy, prefix, have);
 	if (have >= 16)
@@ -1426,6 +1441,7 @@ void perfdata_reader_close(struct perfdata_reader *r)
 	free(r->buf);
 	free(r->out);
 	free(r->held);
+	free(r->aligned);
 	free(r->inner);
 	ZSTD_freeDCtx(r->zstd);
 	event_set_free(&r->events);
