@@ -1046,7 +1046,7 @@ static void read_trailer(struct sp_reader *r, uint64_t header_size)
 }
 
 /* The file header, checked, and the reader set up for what follows it. */
-static int reader_start(struct sp_reader *r, char *err, size_t errlen)
+static int reader_start(struct sp_reader *r, enum sp_input_format format, char *err, size_t errlen)
 {
 	struct sp_file_header hdr;
 	ssize_t got = read_full(r->fd, &hdr, sizeof(hdr));
@@ -1058,7 +1058,16 @@ static int reader_start(struct sp_reader *r, char *err, size_t errlen)
 		snprintf(err, errlen, "empty file, not a sigprof recording");
 		return -EINVAL;
 	}
-	if (perfdata_magic(&hdr, (size_t)got)) {
+	bool perf = perfdata_magic(&hdr, (size_t)got);
+	if (format == SP_INPUT_PERF && !perf) {
+		snprintf(err, errlen, "not a perf.data file (bad magic), as --input-format perf expects");
+		return -EINVAL;
+	}
+	if (format == SP_INPUT_SIGPROF && perf) {
+		snprintf(err, errlen, "a perf.data file, not a sigprof recording as --input-format sigprof expects");
+		return -EINVAL;
+	}
+	if (perf) {
 		int fd = r->fd;
 		r->fd = -1; /* the perf.data reader's now */
 		return perfdata_reader_open(fd, &hdr, (size_t)got, &r->perf, err, errlen);
@@ -1098,7 +1107,25 @@ static int reader_start(struct sp_reader *r, char *err, size_t errlen)
 	return ret;
 }
 
+int sp_input_format_parse(const char *name, enum sp_input_format *format)
+{
+	static const char *const names[] = { [SP_INPUT_AUTO] = "auto", [SP_INPUT_SIGPROF] = "sigprof",
+					     [SP_INPUT_PERF] = "perf" };
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+		if (strcmp(name, names[i]) == 0) {
+			*format = (enum sp_input_format)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
 int sp_reader_open(const char *path, struct sp_reader **out, char *err, size_t errlen)
+{
+	return sp_reader_open_format(path, SP_INPUT_AUTO, out, err, errlen);
+}
+
+int sp_reader_open_format(const char *path, enum sp_input_format format, struct sp_reader **out, char *err,
+			  size_t errlen)
 {
 	/* "-": standard input, a pipe from `sigprof record -o -` (the reader never seeks) */
 	int fd = strcmp(path, "-") == 0 ? fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3) : open(path, O_RDONLY | O_CLOEXEC);
@@ -1117,7 +1144,7 @@ int sp_reader_open(const char *path, struct sp_reader **out, char *err, size_t e
 	r->fd = fd;
 	r->limit = UINT64_MAX;
 	r->buf = xmalloc(READ_BUFFER_SIZE);
-	int ret = reader_start(r, err, errlen);
+	int ret = reader_start(r, format, err, errlen);
 	if (ret < 0) {
 		sp_reader_close(r);
 		return ret;

@@ -639,12 +639,12 @@ static void note_no_kallsyms_copy(struct profile *p, const struct loader *l, con
  * The times of the recording's first and last kernel records, for --time:
  * one pass over the file reading record headers and timestamps only.
  */
-static void scan_time_span(const char *file, uint64_t *first, uint64_t *last)
+static void scan_time_span(const char *file, enum sp_input_format format, uint64_t *first, uint64_t *last)
 {
 	struct sp_reader *r;
 	char err[256];
 	*first = *last = 0;
-	if (sp_reader_open(file, &r, err, sizeof(err)) < 0)
+	if (sp_reader_open_format(file, format, &r, err, sizeof(err)) < 0)
 		return;
 	struct sp_event_set events = { 0 };
 	const struct perf_event_header *rec;
@@ -671,8 +671,8 @@ static void scan_time_span(const char *file, uint64_t *first, uint64_t *last)
  * seconds count from the first timed record met in time order (the first
  * one replayed), and a percentage, which needs the end, is an error.
  */
-static int set_filter(struct profile *p, const char *file, const struct profile_filter *f, char *err,
-		      size_t errlen)
+static int set_filter(struct profile *p, const char *file, enum sp_input_format format,
+		      const struct profile_filter *f, char *err, size_t errlen)
 {
 	p->window_start = 0;
 	p->window_end = UINT64_MAX;
@@ -692,7 +692,7 @@ static int set_filter(struct profile *p, const char *file, const struct profile_
 		p->window_pending = true;
 		return 0;
 	}
-	scan_time_span(file, &p->span_first, &p->span_last);
+	scan_time_span(file, format, &p->span_first, &p->span_last);
 	filter_window(f, p->span_first, p->span_last, &p->window_start, &p->window_end);
 	return 0;
 }
@@ -739,12 +739,13 @@ int profile_load(const char *file, const struct profile_options *opts, struct pr
 			return kerr;
 		}
 	}
-	int ferr = set_filter(p, file, opts ? opts->filter : NULL, err, errlen);
+	enum sp_input_format format = opts ? (enum sp_input_format)opts->input_format : SP_INPUT_AUTO;
+	int ferr = set_filter(p, file, format, opts ? opts->filter : NULL, err, errlen);
 	if (ferr < 0)
 		return ferr;
 
 	struct sp_reader *r;
-	int ret = sp_reader_open(file, &r, err, errlen);
+	int ret = sp_reader_open_format(file, format, &r, err, errlen);
 	if (ret < 0)
 		return ret;
 	struct loader l = { .p = p, .skip_kallsyms = opts && opts->kallsyms, .kallsyms_named = opts && opts->kallsyms,

@@ -227,3 +227,31 @@ Test(perfdata, corrupt_headers_are_refused_with_a_reason)
 	free(path);
 	free(whole);
 }
+
+/* --input-format: either by magic, or only the one named, the other refused with what was expected. */
+Test(perfdata, input_format_takes_only_the_format_named)
+{
+	enum sp_input_format format;
+	cr_assert_eq(sp_input_format_parse("perf", &format), 0);
+	cr_assert_eq(format, SP_INPUT_PERF);
+	cr_assert_eq(sp_input_format_parse("sigprof", &format), 0);
+	cr_assert_eq(format, SP_INPUT_SIGPROF);
+	cr_assert_eq(sp_input_format_parse("auto", &format), 0);
+	cr_assert_eq(format, SP_INPUT_AUTO);
+	cr_assert_eq(sp_input_format_parse("perf.data", &format), -EINVAL);
+	struct sp_reader *r;
+	char err[256];
+	cr_assert_eq(sp_reader_open_format(FIXTURES "pipe-6.12.data", SP_INPUT_PERF, &r, err, sizeof(err)), 0, "%s", err);
+	sp_reader_close(r);
+	cr_assert_eq(sp_reader_open_format(FIXTURES "pipe-6.12.data", SP_INPUT_SIGPROF, &r, err, sizeof(err)), -EINVAL);
+	cr_assert(strstr(err, "perf.data"), "%s", err);
+	char *own = path_join(dir, "own.data");
+	struct sp_writer *w;
+	cr_assert_eq(sp_writer_create(own, &w), 0);
+	cr_assert_eq(sp_writer_close(w), 0);
+	cr_assert_eq(sp_reader_open_format(own, SP_INPUT_PERF, &r, err, sizeof(err)), -EINVAL);
+	cr_assert(strstr(err, "not a perf.data file"), "%s", err);
+	cr_assert_eq(sp_reader_open_format(own, SP_INPUT_SIGPROF, &r, err, sizeof(err)), 0, "%s", err);
+	sp_reader_close(r);
+	free(own);
+}

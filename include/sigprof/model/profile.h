@@ -63,6 +63,7 @@ struct unwind_counts {
 
 struct profile_options {
 	const char *kallsyms;            /* NULL: /proc/kallsyms */
+	int input_format;                /* enum sp_input_format (datafile.h): 0 takes either format by its magic */
 	const struct path_rules *rules;  /* NULL: built-in rules only */
 	bool srcline;                    /* file:line in frames and inlined calls as frames (stacks.h) */
 	/*
