@@ -147,9 +147,26 @@ static void *cache_create(const struct profile *p, int self)
 	return xcalloc(1, sizeof(struct cache_state));
 }
 
+/*
+ * Whether a sample of this event stands for misses: sigprof samples only
+ * cache-misses, but a perf.data may sample cache-references too, or a
+ * generic cache event (LLC-load-misses: result MISS in bits 16-23).
+ */
+static bool samples_misses(const struct sp_event *ev)
+{
+	uint64_t id = ev->attr.config & 0xffffffffULL;
+	if (ev->attr.type == PERF_TYPE_HARDWARE)
+		return id == PERF_COUNT_HW_CACHE_MISSES;
+	if (ev->attr.type == PERF_TYPE_HW_CACHE)
+		return ((id >> 16) & 0xff) == PERF_COUNT_HW_CACHE_RESULT_MISS;
+	return true;
+}
+
 static void cache_sample(void *state, const struct profile *p, const struct sp_sample *s, uint32_t stack)
 {
 	struct cache_state *st = state;
+	if (!samples_misses(s->event))
+		return;
 	st->path_misses[view_stack_path(p, stack)] += s->period ? s->period : 1;
 }
 

@@ -13,12 +13,13 @@
 #include "sigprof/commands/cli.h"
 #include "sigprof/commands/commands.h"
 #include "sigprof/base/options.h"
+#include "sigprof/model/datafile.h"
 #include "sigprof/collectors/registry.h"
 #include "sigprof/base/term.h"
 #include "sigprof/commands/report.h"
 #include "sigprof/base/util.h"
 
-enum { OPT_JSON = 256, OPT_FOLDED, OPT_FIGURES, OPT_STACKS, OPT_SORT, OPT_PATH_RULE, OPT_PATH_RULES, OPT_KALLSYMS,
+enum { OPT_JSON = 256, OPT_FOLDED, OPT_FIGURES, OPT_STACKS, OPT_SORT, OPT_PATH_RULE, OPT_PATH_RULES, OPT_KALLSYMS, OPT_INPUT_FORMAT,
        OPT_MAX_FRAMES, OPT_COLLECTOR, OPT_SCHED_KEYS, OPT_SRCLINE, OPT_NO_DEMANGLE, OPT_DEBUG_DIRS, OPT_HTML,
        OPT_WIDTH, OPT_COLOR, OPT_NO_PAGER, OPT_PPROF, OPT_WEIGHT, OPT_FOLDED_ROOT, OPT_SYMFS,
        OPT_PERCENT_LIMIT };
@@ -56,6 +57,9 @@ static const struct option_spec report_specs[] = {
 	  .help = "add a path rule GLOB=PATH, checked before the built-in ones" },
 	{ .id = OPT_PATH_RULES, .long_name = "path-rules", .arg = "FILE",
 	  .help = "add the rules of FILE, one 'GLOB PATH' per line" },
+	{ .id = OPT_INPUT_FORMAT, .long_name = "input-format", .arg = "FMT", .values = "auto|sigprof|perf",
+	  .help = "what -i FILE is: a sigprof recording or a perf.data file (auto: by its magic)",
+	  .default_value = "auto" },
 	{ .id = OPT_KALLSYMS, .long_name = "kallsyms", .arg = "FILE",
 	  .help = "kernel symbols from FILE instead of /proc/kallsyms" },
 	{ .id = OPT_SCHED_KEYS, .long_name = "sched-keys", .arg = "KEYS", .values = "lkp|stack",
@@ -279,6 +283,13 @@ static int parse_report_args(int argc, char **argv, struct report_options *o, st
 		case OPT_KALLSYMS:
 			po->kallsyms = optarg;
 			break;
+		case OPT_INPUT_FORMAT: {
+			enum sp_input_format format;
+			if (sp_input_format_parse(optarg, &format) < 0)
+				return sp_error("report: --input-format %s: expected auto, sigprof or perf", QUOTED(optarg));
+			po->input_format = (int)format;
+			break;
+		}
 		case OPT_SCHED_KEYS:
 			if (strcmp(optarg, "lkp") == 0)
 				o->view.sched_keys_lkp = true;

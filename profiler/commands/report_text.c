@@ -152,6 +152,9 @@ static void print_header(const struct profile *p, FILE *out)
 	else if (status >= 0)
 		fprintf(out, "# duration:   %.3f s, exit status %d%s\n", profile_duration_s(p), status,
 			p->finish.flags & SP_FINISH_INTERRUPTED ? " (interrupted)" : "");
+	else if (status == PROFILE_EXIT_NOT_RECORDED)
+		fprintf(out, "# duration:   %.3f s between first and last record (the file holds no exit status)\n",
+			profile_duration_s(p));
 	else if (status == PROFILE_EXIT_UNKNOWN)
 		fprintf(out, "# duration:   %.3f s, exit status unknown (wait status %#x)\n", profile_duration_s(p),
 			(unsigned)p->finish.wait_status);

@@ -34,11 +34,12 @@
 #include "sigprof/base/json.h"
 #include "sigprof/base/options.h"
 #include "sigprof/model/profile.h"
+#include "sigprof/model/datafile.h"
 #include "sigprof/collectors/registry.h"
 #include "sigprof/base/util.h"
 #include "sigprof/view/view.h"
 
-enum { OPT_JSON = 256, OPT_TIME, OPT_PID, OPT_TID, OPT_EVENT, OPT_KALLSYMS, OPT_SRCLINE };
+enum { OPT_JSON = 256, OPT_TIME, OPT_PID, OPT_TID, OPT_EVENT, OPT_KALLSYMS, OPT_SRCLINE, OPT_INPUT_FORMAT };
 
 static const struct option_spec script_specs[] = {
 	{ .short_name = 'i', .long_name = "input", .arg = "FILE", .help = "the recording",
@@ -52,6 +53,9 @@ static const struct option_spec script_specs[] = {
 	{ .id = OPT_EVENT, .long_name = "event", .arg = "NAMES",
 	  .help = "only these events (signal:signal_deliver, cpu-clock) or the events of these collectors (signal), "
 		  "comma-separated" },
+	{ .id = OPT_INPUT_FORMAT, .long_name = "input-format", .arg = "FMT", .values = "auto|sigprof|perf",
+	  .help = "what -i FILE is: a sigprof recording or a perf.data file (auto: by its magic)",
+	  .default_value = "auto" },
 	{ .id = OPT_KALLSYMS, .long_name = "kallsyms", .arg = "FILE",
 	  .help = "kernel symbols from FILE instead of the recording's copy or /proc/kallsyms" },
 	{ .id = OPT_SRCLINE, .long_name = "srcline", .help = "file:line of each frame (DWARF), inlined calls as frames" },
@@ -203,6 +207,13 @@ static int parse_script_args(int argc, char **argv, const char **input, struct s
 		case OPT_KALLSYMS:
 			po->kallsyms = optarg;
 			break;
+		case OPT_INPUT_FORMAT: {
+			enum sp_input_format format;
+			if (sp_input_format_parse(optarg, &format) < 0)
+				return sp_error("script: --input-format %s: expected auto, sigprof or perf", QUOTED(optarg));
+			po->input_format = (int)format;
+			break;
+		}
 		case OPT_SRCLINE:
 			po->srcline = true;
 			break;

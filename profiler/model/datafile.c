@@ -40,6 +40,7 @@
 
 #include "sigprof/kernel/format.h"
 #include "sigprof/model/datafile.h"
+#include "sigprof/model/perfdata.h"
 #include "sigprof/base/util.h"
 #include "sigprof/base/files.h"
 
@@ -825,6 +826,7 @@ struct sp_reader {
 	uint64_t limit;        /* file offset where the body ends: the trailer's, else UINT64_MAX */
 	char *trailer;         /* the trailer's records, decompressed */
 	size_t trailer_len, trailer_pos;
+	struct perfdata_reader *perf; /* a perf.data file: its records, as this format's (perfdata.h) */
 };
 
 /* Read up to len bytes, fewer only at the end of the file; the count or -errno. */
@@ -957,10 +959,7 @@ static int reader_fill(struct sp_reader *r)
 static int check_header(const struct sp_file_header *hdr, char *err, size_t errlen)
 {
 	if (memcmp(hdr->magic, SP_MAGIC, sizeof(SP_MAGIC)) != 0) {
-		if (memcmp(hdr->magic, "PERFILE2", 8) == 0)
-			snprintf(err, errlen, "a perf.data file, not a sigprof recording (use perf report)");
-		else
-			snprintf(err, errlen, "not a sigprof data file (bad magic)");
+		snprintf(err, errlen, "not a sigprof data file (bad magic)");
 		return -EINVAL;
 	}
 	if (hdr->byte_order != SP_BYTE_ORDER) {
@@ -1047,7 +1046,7 @@ static void read_trailer(struct sp_reader *r, uint64_t header_size)
 }
 
 /* The file header, checked, and the reader set up for what follows it. */
-static int reader_start(struct sp_reader *r, char *err, size_t errlen)
+static int reader_start(struct sp_reader *r, enum sp_input_format format, char *err, size_t errlen)
 {
 	struct sp_file_header hdr;
 	ssize_t got = read_full(r->fd, &hdr, sizeof(hdr));
@@ -1058,6 +1057,20 @@ static int reader_start(struct sp_reader *r, char *err, size_t errlen)
 	if (got == 0) {
 		snprintf(err, errlen, "empty file, not a sigprof recording");
 		return -EINVAL;
+	}
+	bool perf = perfdata_magic(&hdr, (size_t)got);
+	if (format == SP_INPUT_PERF && !perf) {
+		snprintf(err, errlen, "not a perf.data file (bad magic), as --input-format perf expects");
+		return -EINVAL;
+	}
+	if (format == SP_INPUT_SIGPROF && perf) {
+		snprintf(err, errlen, "a perf.data file, not a sigprof recording as --input-format sigprof expects");
+		return -EINVAL;
+	}
+	if (perf) {
+		int fd = r->fd;
+		r->fd = -1; /* the perf.data reader's now */
+		return perfdata_reader_open(fd, &hdr, (size_t)got, &r->perf, err, errlen);
 	}
 	if ((size_t)got < sizeof(hdr)) {
 		snprintf(err, errlen, "too short for a sigprof file header (%zd bytes)", got);
@@ -1094,7 +1107,25 @@ static int reader_start(struct sp_reader *r, char *err, size_t errlen)
 	return ret;
 }
 
+int sp_input_format_parse(const char *name, enum sp_input_format *format)
+{
+	static const char *const names[] = { [SP_INPUT_AUTO] = "auto", [SP_INPUT_SIGPROF] = "sigprof",
+					     [SP_INPUT_PERF] = "perf" };
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+		if (strcmp(name, names[i]) == 0) {
+			*format = (enum sp_input_format)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
 int sp_reader_open(const char *path, struct sp_reader **out, char *err, size_t errlen)
+{
+	return sp_reader_open_format(path, SP_INPUT_AUTO, out, err, errlen);
+}
+
+int sp_reader_open_format(const char *path, enum sp_input_format format, struct sp_reader **out, char *err,
+			  size_t errlen)
 {
 	/* "-": standard input, a pipe from `sigprof record -o -` (the reader never seeks) */
 	int fd = strcmp(path, "-") == 0 ? fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3) : open(path, O_RDONLY | O_CLOEXEC);
@@ -1113,7 +1144,7 @@ int sp_reader_open(const char *path, struct sp_reader **out, char *err, size_t e
 	r->fd = fd;
 	r->limit = UINT64_MAX;
 	r->buf = xmalloc(READ_BUFFER_SIZE);
-	int ret = reader_start(r, err, errlen);
+	int ret = reader_start(r, format, err, errlen);
 	if (ret < 0) {
 		sp_reader_close(r);
 		return ret;
@@ -1150,6 +1181,8 @@ static bool next_in_trailer(struct sp_reader *r, const struct perf_event_header 
 
 int sp_reader_next(struct sp_reader *r, const struct perf_event_header **rec)
 {
+	if (r->perf)
+		return perfdata_reader_next(r->perf, rec);
 	if (r->trailer_pos < r->trailer_len && next_in_trailer(r, rec))
 		return 1;
 	if (r->problem[0])
@@ -1202,11 +1235,15 @@ bool sp_reader_compressed(const struct sp_reader *r)
 
 const char *sp_reader_problem(const struct sp_reader *r)
 {
+	if (r->perf)
+		return perfdata_reader_problem(r->perf);
 	return r->problem[0] ? r->problem : NULL;
 }
 
 bool sp_reader_damaged(const struct sp_reader *r)
 {
+	if (r->perf)
+		return perfdata_reader_damaged(r->perf);
 	return r->damaged;
 }
 
@@ -1222,6 +1259,8 @@ const char *sp_reader_trailer_problem(const struct sp_reader *r)
 
 uint64_t sp_reader_offset(const struct sp_reader *r)
 {
+	if (r->perf)
+		return perfdata_reader_offset(r->perf);
 	return r->record_offset;
 }
 
@@ -1229,7 +1268,9 @@ void sp_reader_close(struct sp_reader *r)
 {
 	if (!r)
 		return;
-	close(r->fd);
+	if (r->fd >= 0)
+		close(r->fd);
+	perfdata_reader_close(r->perf);
 	free(r->buf);
 	free(r->frame);
 	free(r->trailer);

@@ -155,6 +155,29 @@ static void take_user_stack(struct cursor *c, struct sp_sample *s)
 		c->bad = true;
 }
 
+/*
+ * PERF_SAMPLE_READ: the counter values read_format asks for, stepped over.
+ * One event: value, [enabled], [running], [id], [lost]; a group (FORMAT_GROUP):
+ * nr, [enabled], [running], then nr times value, [id], [lost].
+ */
+static void skip_read_values(struct cursor *c, const struct perf_event_attr *attr)
+{
+	uint64_t f = attr->read_format;
+	unsigned per_value = 1 + !!(f & PERF_FORMAT_ID) + !!(f & PERF_FORMAT_LOST);
+	unsigned times = !!(f & PERF_FORMAT_TOTAL_TIME_ENABLED) + !!(f & PERF_FORMAT_TOTAL_TIME_RUNNING);
+	if (!(f & PERF_FORMAT_GROUP)) {
+		take_bytes(c, 8 * (uint64_t)(per_value + times));
+		return;
+	}
+	uint64_t nr = take_u64(c);
+	take_bytes(c, 8 * (uint64_t)times);
+	if (nr > (uint64_t)(c->end - c->p) / (8 * per_value)) {
+		c->bad = true;
+		return;
+	}
+	take_bytes(c, nr * 8 * per_value);
+}
+
 int sample_decode(const struct sp_event_set *set, const struct perf_event_header *rec, struct sp_sample *out)
 {
 	struct cursor c = { (const unsigned char *)(rec + 1), (const unsigned char *)rec + rec->size, false };
@@ -186,6 +209,8 @@ int sample_decode(const struct sp_event_set *set, const struct perf_event_header
 		out->cpu = (uint32_t)take_u64(&c);
 	if (type & PERF_SAMPLE_PERIOD)
 		out->period = take_u64(&c);
+	if (type & PERF_SAMPLE_READ)
+		skip_read_values(&c, &ev->attr);
 	if (type & PERF_SAMPLE_CALLCHAIN) {
 		out->nr_callchain = take_u64(&c);
 		if (out->nr_callchain > (uint64_t)(c.end - c.p) / 8)
@@ -202,6 +227,14 @@ int sample_decode(const struct sp_event_set *set, const struct perf_event_header
 		/* the u32 size and the data are padded together to 8 bytes */
 		take_bytes(&c, ALIGN_UP(4 + (uint64_t)size, 8) - 4 - size);
 	}
+	if (type & PERF_SAMPLE_BRANCH_STACK) {
+		uint64_t nr = take_u64(&c);
+		if (ev->attr.branch_sample_type & PERF_SAMPLE_BRANCH_HW_INDEX)
+			take_u64(&c);
+		if (nr > (uint64_t)(c.end - c.p) / 24)
+			return -EINVAL;
+		take_bytes(&c, nr * 24); /* from, to, flags: one perf_branch_entry each */
+	}
 	if (type & PERF_SAMPLE_REGS_USER)
 		take_user_regs(&c, &ev->attr, out);
 	if (type & PERF_SAMPLE_STACK_USER)
@@ -212,8 +245,18 @@ int sample_decode(const struct sp_event_set *set, const struct perf_event_header
 	}
 	if (type & PERF_SAMPLE_DATA_SRC)
 		out->data_src = take_u64(&c);
+	if (type & PERF_SAMPLE_TRANSACTION)
+		take_u64(&c);
+	if (type & PERF_SAMPLE_REGS_INTR && take_u64(&c) != PERF_SAMPLE_REGS_ABI_NONE)
+		take_bytes(&c, 8 * (uint64_t)__builtin_popcountll(ev->attr.sample_regs_intr));
 	if (type & PERF_SAMPLE_PHYS_ADDR)
 		out->phys_addr = take_u64(&c);
+	if (type & PERF_SAMPLE_CGROUP)
+		take_u64(&c);
+	if (type & PERF_SAMPLE_DATA_PAGE_SIZE)
+		take_u64(&c);
+	if (type & PERF_SAMPLE_CODE_PAGE_SIZE)
+		take_u64(&c);
 	return c.bad ? -EINVAL : 0;
 }
 

@@ -189,6 +189,9 @@ static void load_meta(struct loader *l, const struct perf_event_header *rec)
 	} else if (strcmp(key, "switch_output") == 0 && n >= 3) {
 		p->piece = (unsigned)strtoul(v, NULL, 10);
 		snprintf(p->switch_output, sizeof(p->switch_output), "%s", s[2]);
+	} else if (strcmp(key, "build_id") == 0 && n >= 3) {
+		/* a perf.data file's build-id table (perfdata.c): file, build-id */
+		proc_table_set_build_id(p->procs, v, s[2]);
 	} else if (strcmp(key, "boot_id") == 0) {
 		snprintf(l->boot_id, sizeof(l->boot_id), "%s", v);
 	} else if (strcmp(key, "collector_status") == 0 && n >= 4) {
@@ -280,7 +283,8 @@ static void load_sample(struct loader *l, const struct perf_event_header *rec)
 		if (s.time > p->last_time)
 			p->last_time = s.time;
 	}
-	bool dwarf = s.regs_abi != PERF_SAMPLE_REGS_ABI_NONE && s.nr_regs;
+	/* registers and stack of another architecture (a perf.data of arm64): its callchain only */
+	bool dwarf = s.regs_abi != PERF_SAMPLE_REGS_ABI_NONE && s.nr_regs && (!p->arch[0] || strcmp(p->arch, "x86_64") == 0);
 	uint32_t *frames = frame_buffer(l, s.nr_callchain + 2 + (dwarf ? UNWIND_MAX_FRAMES : 0));
 	uint32_t n = dwarf ? dwarf_frames(l, rec, &s, frames) : chain_to_frames(l, &s, false, frames);
 	frames = l->frames; /* a joined stack may have grown the buffer */
@@ -650,12 +654,12 @@ static void note_no_kallsyms_copy(struct profile *p, const struct loader *l, con
  * The times of the recording's first and last kernel records, for --time:
  * one pass over the file reading record headers and timestamps only.
  */
-static void scan_time_span(const char *file, uint64_t *first, uint64_t *last)
+static void scan_time_span(const char *file, enum sp_input_format format, uint64_t *first, uint64_t *last)
 {
 	struct sp_reader *r;
 	char err[256];
 	*first = *last = 0;
-	if (sp_reader_open(file, &r, err, sizeof(err)) < 0)
+	if (sp_reader_open_format(file, format, &r, err, sizeof(err)) < 0)
 		return;
 	struct sp_event_set events = { 0 };
 	const struct perf_event_header *rec;
@@ -682,8 +686,8 @@ static void scan_time_span(const char *file, uint64_t *first, uint64_t *last)
  * seconds count from the first timed record met in time order (the first
  * one replayed), and a percentage, which needs the end, is an error.
  */
-static int set_filter(struct profile *p, const char *file, const struct profile_filter *f, char *err,
-		      size_t errlen)
+static int set_filter(struct profile *p, const char *file, enum sp_input_format format,
+		      const struct profile_filter *f, char *err, size_t errlen)
 {
 	p->window_start = 0;
 	p->window_end = UINT64_MAX;
@@ -703,7 +707,7 @@ static int set_filter(struct profile *p, const char *file, const struct profile_
 		p->window_pending = true;
 		return 0;
 	}
-	scan_time_span(file, &p->span_first, &p->span_last);
+	scan_time_span(file, format, &p->span_first, &p->span_last);
 	filter_window(f, p->span_first, p->span_last, &p->window_start, &p->window_end);
 	return 0;
 }
@@ -750,12 +754,13 @@ int profile_load(const char *file, const struct profile_options *opts, struct pr
 			return kerr;
 		}
 	}
-	int ferr = set_filter(p, file, opts ? opts->filter : NULL, err, errlen);
+	enum sp_input_format format = opts ? (enum sp_input_format)opts->input_format : SP_INPUT_AUTO;
+	int ferr = set_filter(p, file, format, opts ? opts->filter : NULL, err, errlen);
 	if (ferr < 0)
 		return ferr;
 
 	struct sp_reader *r;
-	int ret = sp_reader_open(file, &r, err, errlen);
+	int ret = sp_reader_open_format(file, format, &r, err, errlen);
 	if (ret < 0)
 		return ret;
 	struct loader l = { .p = p, .skip_kallsyms = opts && opts->kallsyms, .kallsyms_named = opts && opts->kallsyms,
@@ -840,6 +845,8 @@ int profile_exit_status(const struct profile *p)
 {
 	if (!p->has_finish)
 		return -1;
+	if (p->finish.flags & SP_FINISH_FOREIGN)
+		return PROFILE_EXIT_NOT_RECORDED;
 	int st = p->finish.wait_status;
 	if (WIFEXITED(st))
 		return WEXITSTATUS(st);

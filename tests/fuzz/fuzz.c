@@ -4,6 +4,8 @@
  * One source, one target per build (-DFUZZ_TARGET_...):
  *   recording  the bytes as a recording: the container reader (datafile.c) and the profile loader
  *              (profile.c: META, EVENT, TRACEPOINT, KALLSYMS, kernel records, samples, symbolization);
+ *   perfdata   the bytes as a perf.data file (perfdata.c, seeded with tests/fixtures/perfdata/): the
+ *              reader's records, then the loader on them as report reads them;
  *   elf        the bytes as an ELF file: the symbol table reader (elf.c, symtab.c) from memory and
  *              from a file (which also looks for its debug file);
  *   event      the bytes as an -e argument: the event parser (pmu.c).
@@ -20,6 +22,7 @@
 
 #include "sigprof/kernel/format.h"
 #include "sigprof/kernel/pmu.h"
+#include "sigprof/model/datafile.h"
 #include "sigprof/model/profile.h"
 #include "sigprof/symbolize/symbolize.h"
 #include "sigprof/base/util.h"
@@ -52,6 +55,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	profile_load(path, NULL, &p, err, sizeof(err));
 	profile_free(&p);
 	close(fd);
+#elif defined(FUZZ_TARGET_PERFDATA)
+	char path[64], err[512];
+	int fd = bytes_as_file(data, size, path, sizeof(path));
+	if (fd < 0)
+		return 0;
+	struct sp_reader *r;
+	if (sp_reader_open(path, &r, err, sizeof(err)) == 0) {
+		const struct perf_event_header *rec;
+		while (sp_reader_next(r, &rec) == 1)
+			;
+		sp_reader_close(r);
+	}
+	struct profile p;
+	profile_load(path, NULL, &p, err, sizeof(err));
+	profile_free(&p);
+	close(fd);
 #elif defined(FUZZ_TARGET_ELF)
 	struct symtab *tab = NULL;
 	if (symtab_from_elf_memory(data, size, &tab) == 0)
@@ -71,7 +90,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct pmu_event ev;
 	pmu_event_parse(spec, &ev, err, sizeof(err));
 #else
-#error "define FUZZ_TARGET_RECORDING, FUZZ_TARGET_ELF or FUZZ_TARGET_EVENT"
+#error "define FUZZ_TARGET_RECORDING, FUZZ_TARGET_PERFDATA, FUZZ_TARGET_ELF or FUZZ_TARGET_EVENT"
 #endif
 	return 0;
 }

@@ -105,6 +105,7 @@ struct sp_totals_record {
 
 #define SP_FINISH_INTERRUPTED 1u
 #define SP_FINISH_SWITCHED 2u /* a --switch-output piece: the workload ran on, in the next piece */
+#define SP_FINISH_FOREIGN 4u  /* read from another tool's recording (perf.data): no exit status, no wall clock */
 
 struct sp_finish_record {
 	struct perf_event_header header;

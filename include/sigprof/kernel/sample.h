@@ -15,12 +15,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The sample fields the decoder understands; others make an event undecodable. */
+/*
+ * The sample fields the decoder understands; others make an event undecodable.
+ * READ, BRANCH_STACK, TRANSACTION, REGS_INTR, CGROUP and the page sizes are
+ * stepped over (perf.data files carry them; sigprof opens none of them).
+ */
 #define SP_SAMPLE_SUPPORTED                                                                                   \
 	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR |     \
 	 PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |                      \
 	 PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER |            \
-	 PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT | PERF_SAMPLE_DATA_SRC | PERF_SAMPLE_PHYS_ADDR)
+	 PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT | PERF_SAMPLE_DATA_SRC | PERF_SAMPLE_PHYS_ADDR |        \
+	 PERF_SAMPLE_READ | PERF_SAMPLE_BRANCH_STACK | PERF_SAMPLE_TRANSACTION | PERF_SAMPLE_REGS_INTR |       \
+	 PERF_SAMPLE_CGROUP | PERF_SAMPLE_DATA_PAGE_SIZE | PERF_SAMPLE_CODE_PAGE_SIZE)
 
 /*
  * The user registers a DWARF sample carries (attr.sample_regs_user): every

@@ -118,6 +118,15 @@ struct sp_reader;
  */
 int sp_reader_open(const char *path, struct sp_reader **out, char *err, size_t errlen);
 /*
+ * What a reader takes: either format by its magic (auto), or only the one
+ * named (a file of the other is refused, err naming what was expected).
+ */
+enum sp_input_format { SP_INPUT_AUTO, SP_INPUT_SIGPROF, SP_INPUT_PERF };
+int sp_reader_open_format(const char *path, enum sp_input_format format, struct sp_reader **out, char *err,
+			  size_t errlen);
+/* "auto", "sigprof" or "perf" to its enum; -EINVAL for another word. */
+int sp_input_format_parse(const char *name, enum sp_input_format *format);
+/*
  * The next record: 1 with *rec pointing at it (valid until the next call),
  * 0 at the end.  A corrupt record ends the stream: sp_reader_problem() says
  * what and where.  A partial record at the end is not returned.

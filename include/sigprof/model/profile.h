@@ -64,6 +64,7 @@ struct unwind_counts {
 
 struct profile_options {
 	const char *kallsyms;            /* NULL: /proc/kallsyms */
+	int input_format;                /* enum sp_input_format (datafile.h): 0 takes either format by its magic */
 	const struct path_rules *rules;  /* NULL: built-in rules only */
 	bool srcline;                    /* file:line in frames and inlined calls as frames (stacks.h) */
 	/*
@@ -166,9 +167,11 @@ bool profile_time_window(const struct profile *p, uint64_t *offset_ns, uint64_t 
 /*
  * The workload's exit status as a shell reports it; -1 when the recording
  * was cut short (no FINISH), PROFILE_EXIT_UNKNOWN when its FINISH holds a
- * wait status that is neither an exit nor a death by signal.
+ * wait status that is neither an exit nor a death by signal,
+ * PROFILE_EXIT_NOT_RECORDED when the file holds none (a perf.data).
  */
 #define PROFILE_EXIT_UNKNOWN (-2)
+#define PROFILE_EXIT_NOT_RECORDED (-3)
 int profile_exit_status(const struct profile *p);
 /*
  * The samples the filters kept: counted by their collectors.  With the

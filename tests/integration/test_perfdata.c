@@ -1,0 +1,199 @@
+/*
+ * test_perfdata.c: sigprof's reports of perf.data files against perf's own
+ * reports of the same files (docs/perfdata.md).
+ *
+ * Recordings made here with perf (tracepoints with a known count, a cpu
+ * workload with callchains, perf sched record) and the real-hardware
+ * fixtures of tests/fixtures/perfdata/ are read by both tools; the samples
+ * per event (perf script), the top symbol's share (perf report --stdio) and
+ * the workload's own ground truth (a program that sends N signals shows N)
+ * must agree.  Needs perf and root; skipped, with the reason, without.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "harness.h"
+
+static void require_perf_tool(void)
+{
+	require_perf_events();
+	require_root();
+	char *out;
+	if (run_cmd(&out, true, "perf --version") != 0)
+		cr_skip_test("perf is not installed here: %s", out);
+	free(out);
+}
+
+/* Record with perf; the command's output on failure. */
+static void perf_record(const char *data, const char *how, const char *cmd)
+{
+	char *out;
+	int st = run_cmd(&out, true, "perf %s -o '%s' -- %s", how, data, cmd);
+	if (st != 0 && strstr(out, "not supported"))
+		cr_skip_test("perf %s cannot record here: %s", how, out);
+	cr_assert_eq(st, 0, "perf %s -- %s exited %d: %s", how, cmd, st, out);
+	free(out);
+}
+
+/* "NAME COUNT" lines, sorted: the samples per event as perf script counts them; NULL when perf cannot read it. */
+static char *perf_counts(const char *data)
+{
+	char *out;
+	int st = run_cmd(&out, false,
+			 "perf script -i '%s' -F event > '%s.events' 2>/dev/null && "
+			 "awk '{ sub(/:$/, \"\", $1); n[$1]++ } END { for (e in n) print e, n[e] }' '%s.events' | LC_ALL=C sort",
+			 data, data, data);
+	if (st != 0) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+/* The same lines from sigprof's JSON report: every event with samples. */
+static char *sigprof_counts(const char *data)
+{
+	char *out;
+	const char *json = report_json_file(data, "");
+	int st = run_cmd(&out, false,
+			 "jq -r '.meta.collectors[].events[] | select(.samples > 0) | \"\\(.name) \\(.samples)\"' '%s' | "
+			 "LC_ALL=C sort",
+			 json);
+	cr_assert_eq(st, 0, "sigprof report -i %s --json failed: %s", data, out);
+	return out;
+}
+
+static void assert_counts_match(const char *data)
+{
+	char *perf = perf_counts(data);
+	cr_assert(perf, "perf script cannot read %s", data);
+	char *ours = sigprof_counts(data);
+	cr_assert_str_eq(ours, perf, "samples per event of %s: sigprof\n%s\nperf script\n%s", data, ours, perf);
+	free(ours);
+	free(perf);
+}
+
+Test(perfdata, perf_signal_recording_shows_every_signal_sent, .timeout = 120)
+{
+	require_perf_tool();
+	const long n = 2000;
+	const char *data = test_path("perf-signal.data");
+	char cmd[256];
+	snprintf(cmd, sizeof(cmd), W "signal_storm %ld", n);
+	perf_record(data, "record -q -e 'signal:*' -e syscalls:sys_enter_rt_sigreturn -e syscalls:sys_exit_rt_sigreturn",
+		    cmd);
+	const char *json = report_json_file(data, "");
+	const char *fields[] = { "generated", "delivered", "sigreturns" };
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+		char filter[160];
+		snprintf(filter, sizeof(filter), "[.signals[] | select(.name==\"SIGUSR1\") | .%s] | first", fields[i]);
+		cr_assert_eq(jq_file(json, filter), n, "SIGUSR1 %s is %.0f, the workload sent %ld", fields[i],
+			     jq_file(json, filter), n);
+	}
+	cr_assert_eq(jq_file(json, ".meta.lost"), 0);
+	cr_assert_eq(jq_file(json, ".meta.exit_status == null | if . then 1 else 0 end"), 1,
+		     "a perf.data holds no exit status");
+	assert_counts_match(data);
+}
+
+Test(perfdata, perf_cpu_recording_has_perfs_samples_and_top_symbol_share, .timeout = 120)
+{
+	require_perf_tool();
+	const char *data = test_path("perf-cpu.data");
+	perf_record(data, "record -q -g -e cpu-clock -c 250000", W "cpu_burner 1500");
+	assert_counts_match(data);
+	/* perf's top symbol and its share of the samples, by self */
+	char *line;
+	int st = run_cmd(&line, false,
+			 "perf report -i '%s' --stdio --no-children --sort sym 2>/dev/null | grep -m1 '%%' | "
+			 "awk '{ sub(/%%/, \"\", $1); print $1, $NF }'",
+			 data);
+	cr_assert_eq(st, 0);
+	double perf_share = 0;
+	char perf_sym[128] = "";
+	cr_assert_eq(sscanf(line, "%lf %127s", &perf_share, perf_sym), 2, "perf report's top line: '%s'", line);
+	free(line);
+	cr_assert_str_eq(perf_sym, "burn_cpu", "perf's top symbol");
+	const char *json = report_json_file(data, "");
+	double self = jq_file(json, "[.functions[] | select(.collector==\"cpu\" and .sym==\"burn_cpu\") | .self] | first");
+	double samples = jq_file(json, ".meta.collectors[] | select(.name==\"cpu\") | .samples");
+	double share = 100.0 * self / samples;
+	/* the same samples, each at its ip: the shares agree to perf's two decimals */
+	cr_assert(share > perf_share - 0.01 && share < perf_share + 0.01, "burn_cpu: sigprof %.2f%%, perf %.2f%%", share,
+		  perf_share);
+}
+
+Test(perfdata, perf_sched_recording_has_perfs_samples, .timeout = 180)
+{
+	require_perf_tool();
+	const char *data = test_path("perf-sched.data");
+	perf_record(data, "sched record -q", W "sched_pingpong 2000");
+	/* system-wide: every event's samples, whoever's, against perf script's count of all of them */
+	char *perf = perf_counts(data);
+	cr_assert(perf, "perf script cannot read %s", data);
+	char *out;
+	cr_assert_eq(run_cmd(&out, false, "echo \"%s\" | awk '{ s += $2 } END { print s }'", perf), 0);
+	double perf_total = atof(out);
+	free(out);
+	free(perf);
+	const char *json = report_json_file(data, "");
+	cr_assert_eq(jq_file(json, ".meta.samples"), perf_total, "sigprof decoded %.0f samples, perf script %.0f",
+		     jq_file(json, ".meta.samples"), perf_total);
+	cr_assert_eq(jq_file(json, ".meta.collectors[] | select(.name==\"sched\") | .status==\"ok\" | if . then 1 else 0 end"),
+		     1);
+	cr_assert_gt(jq_file(json, ".meta.collectors[] | select(.name==\"sched\") | .samples"), 0,
+		     "no sched sample of the workload");
+}
+
+/* The real-hardware fixtures: the samples per event agree wherever this machine's perf reads the file. */
+Test(perfdata, fixtures_have_perfs_samples_per_event, .timeout = 180)
+{
+	require_perf_tool();
+	static const char *const files[] = { "mem-loads-4.4.data", "c2c-record-5.4.data", "llc-3.2.data",
+					     "arm64-6.12.data", "zstd-pipe-6.5.data", "pipe-6.12.data",
+					     "uprobe-tracing-4.9.data", "lbr-5.4.data", "hybrid-5.15.data" };
+	int compared = 0;
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		/* a copy in the test's directory: the outputs named after it go there, not into the tree */
+		char path[512], *out;
+		snprintf(path, sizeof(path), "%s", test_path(files[i]));
+		cr_assert_eq(run_cmd(&out, true, "cp 'tests/fixtures/perfdata/%s' '%s'", files[i], path), 0, "%s", out);
+		free(out);
+		char *perf = perf_counts(path);
+		if (!perf) {
+			cr_log_info("%s: this perf cannot read it (newer than it); tests/unit/test_perfdata.c checks it",
+				    files[i]);
+			continue;
+		}
+		char *ours = sigprof_counts(path);
+		cr_assert_str_eq(ours, perf, "%s: sigprof\n%s\nperf script\n%s", files[i], ours, perf);
+		free(ours);
+		free(perf);
+		compared++;
+	}
+	if (!compared)
+		cr_skip_test("this perf reads none of the fixtures");
+}
+
+/* The cache collector's misses: the periods of the miss samples, perf report's "Event count" of the event. */
+Test(perfdata, cache_misses_are_perfs_event_count, .timeout = 60)
+{
+	require_perf_tool();
+	const char *data = test_path("llc-3.2.data");
+	char *out;
+	cr_assert_eq(run_cmd(&out, true, "cp tests/fixtures/perfdata/llc-3.2.data '%s'", data), 0, "%s", out);
+	free(out);
+	if (run_cmd(&out, false,
+		    "perf report -i '%s' --stdio 2>/dev/null | awk '/^# Event count/ { print $NF; exit }'", data) != 0 ||
+	    !out[0])
+		cr_skip_test("this perf cannot read %s", data);
+	double perf_count = atof(out);
+	free(out);
+	const char *json = report_json_file(data, "");
+	double misses = jq_file(json, "[.paths[] | .cache_misses // 0] | add");
+	cr_assert_eq(misses, perf_count, "sigprof's LLC-loads-misses %.0f, perf's event count %.0f", misses, perf_count);
+}
