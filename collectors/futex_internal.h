@@ -25,6 +25,7 @@
 
 struct json_writer;
 struct figure_rows;
+struct findings;
 struct profile;
 struct view_options;
 struct sp_event;
@@ -92,5 +93,6 @@ struct event_info *futex_event_info_of(struct futex_state *st, const struct sp_e
 void futex_text(void *state, const struct profile *p, const struct view_options *o, FILE *out);
 void futex_json(void *state, const struct profile *p, const struct view_options *o, struct json_writer *w);
 void futex_figures(void *state, const struct profile *p, struct figure_rows *rows);
+void futex_findings(void *state, const struct profile *p, struct findings *out);
 
 #endif
