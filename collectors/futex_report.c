@@ -798,7 +798,7 @@ void futex_findings(void *state, const struct profile *p, struct findings *out)
 	size_t nwords = futex_tracker_words(st->tracker, &words);
 	if (nwords)
 		sb_addf(&line, ", on %s word%s", findings_count(nwords, count, sizeof(count)), nwords == 1 ? "" : "s");
-	sb_addf(&line, "; %s blocked in futex waits", findings_duration(blocked, dur, sizeof(dur)));
+	sb_addf(&line, "; %s in futex wait calls", findings_duration(blocked, dur, sizeof(dur)));
 	findings_add(out, FUTEX_PATHS, 1, "Futex operations", "%s", line.buf);
 	sb_free(&line);
 	if (!sum.exact)
