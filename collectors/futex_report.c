@@ -755,41 +755,67 @@ void futex_findings(void *state, const struct profile *p, struct findings *out)
 	struct futex_summary sum = summarize(st, p);
 	if (!sum.any_event || !sum.hits)
 		return;
-	int top = -1;
-	uint64_t top_calls = 0, blocked = 0;
-	bool top_estimated = false;
+	/* the op with the most calls, and beside it the one that waited longest or else the next by calls */
+	int top[2] = { -1, -1 };
+	uint64_t calls[FOP_COUNT], blocked = 0;
+	bool estimated[FOP_COUNT];
 	for (int id = 0; id < FOP_COUNT; id++) {
-		bool estimated;
-		uint64_t calls = op_calls(st, p, &sum, (enum futex_op_id)id, &estimated);
+		calls[id] = op_calls(st, p, &sum, (enum futex_op_id)id, &estimated[id]);
 		blocked += futex_tracker_op(st->tracker, (enum futex_op_id)id)->wait.total;
-		if (calls > top_calls) {
-			top = id;
-			top_calls = calls;
-			top_estimated = estimated;
+		if (!calls[id])
+			continue;
+		if (top[0] < 0 || calls[id] > calls[top[0]]) {
+			top[1] = top[0];
+			top[0] = id;
+		} else if (top[1] < 0 || calls[id] > calls[top[1]]) {
+			top[1] = id;
 		}
 	}
 	char count[32], dur[32], name[32];
-	if (top < 0 || sum.mode == FUTEX_COUNT) {
-		uint64_t calls = 0;
+	if (top[0] < 0 || sum.mode == FUTEX_COUNT) {
+		uint64_t total = 0;
 		for (size_t i = 0; i < sum.ntps; i++)
 			if (sum.tps[i].entry && sum.tps[i].has_total)
-				calls += sum.tps[i].total;
+				total += sum.tps[i].total;
 		findings_add(out, FUTEX_PATHS, 1, "Futex operations; --futex sample records the words",
-			     "futex: %s calls (exact, from the kernel's counter)", findings_count(calls, count, sizeof(count)));
+			     "futex: %s calls (exact, from the kernel's counter)", findings_count(total, count, sizeof(count)));
 		return;
 	}
-	const struct futex_op_stats *os = futex_tracker_op(st->tracker, (enum futex_op_id)top);
+	/* the op that waited longest is the one to name beside the busiest, whatever its calls */
+	uint64_t longest = futex_tracker_op(st->tracker, (enum futex_op_id)top[0])->wait.total;
+	for (int id = 0; id < FOP_COUNT; id++)
+		if (calls[id] && futex_tracker_op(st->tracker, (enum futex_op_id)id)->wait.total > longest) {
+			longest = futex_tracker_op(st->tracker, (enum futex_op_id)id)->wait.total;
+			top[1] = id;
+		}
+	int shown = top[1] >= 0 && (calls[top[1]] * 10 >= calls[top[0]] ||
+				    futex_tracker_op(st->tracker, (enum futex_op_id)top[1])->wait.total == longest) ? 2 : 1;
 	struct strbuf line = { 0 };
-	sb_addf(&line, "futex: %s%s %s calls (%s)", top_estimated ? "~" : "", findings_count(top_calls, count, sizeof(count)),
-		futex_op_name((enum futex_op_id)top), top_estimated ? "estimated" : "exact");
+	sb_addstr(&line, "futex: ");
+	bool any_estimated = false;
+	for (int k = 0; k < shown; k++) {
+		sb_addf(&line, "%s%s%s %s", k ? " and " : "", estimated[top[k]] ? "~" : "",
+			findings_count(calls[top[k]], count, sizeof(count)), futex_op_name((enum futex_op_id)top[k]));
+		any_estimated |= estimated[top[k]];
+	}
+	sb_addf(&line, " calls (%s)", any_estimated ? "estimated" : "exact");
+	/* the most frequent error of the shown ops, from 1% of its op's calls */
 	const struct futex_count *most = NULL;
-	for (size_t i = 0; i < os->nerrnos; i++)
-		if (!most || os->by_errno[i].count > most->count)
-			most = &os->by_errno[i];
-	if (most && os->calls) {
+	int most_op = -1;
+	for (int k = 0; k < shown; k++) {
+		const struct futex_op_stats *os = futex_tracker_op(st->tracker, (enum futex_op_id)top[k]);
+		for (size_t i = 0; i < os->nerrnos; i++)
+			if (os->calls && os->by_errno[i].count * 100 >= os->calls && (!most || os->by_errno[i].count > most->count)) {
+				most = &os->by_errno[i];
+				most_op = top[k];
+			}
+	}
+	if (most) {
+		const struct futex_op_stats *os = futex_tracker_op(st->tracker, (enum futex_op_id)most_op);
 		double share = (double)most->count / (double)os->calls;
 		const char *meaning = errno_meaning(most->key);
-		sb_addf(&line, ", %.*f%% %s", share > 0.999 && share < 1 ? 2 : 0, 100.0 * share,
+		sb_addf(&line, ", %s%s%.*f%% %s", shown > 1 ? futex_op_name((enum futex_op_id)most_op) : "",
+			shown > 1 ? " " : "", share > 0.999 && share < 1 ? 2 : 0, 100.0 * share,
 			futex_errno_name((int)most->key, name, sizeof(name)));
 		if (meaning)
 			sb_addf(&line, " (%s)", meaning);

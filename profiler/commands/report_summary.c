@@ -214,9 +214,21 @@ static void screen_line(struct screen *s, const char *lead, const char *text)
 		size_t gap = strspn(w, " "), word = strcspn(w + gap, " ");
 		if (!word)
 			break;
-		char buf[512];
+		char buf[512], cut[512];
 		snprintf(buf, sizeof(buf), "%.*s", (int)word, w + gap);
 		size_t cols = term_columns(buf);
+		if (width && indent + cols > width) {
+			/* a word longer than a row (a long path): cut, "…" in its middle */
+			if (col > indent) {
+				sb_addf(&s->text, "\n%*s", (int)indent, "");
+				s->rows++;
+				col = indent;
+			}
+			sb_addstr(&s->text, term_cut(buf, width - indent, cut, sizeof(cut)));
+			col += width - indent;
+			w += gap + word;
+			continue;
+		}
 		if (width && col > indent && col + (gap ? 1 : 0) + cols > width) {
 			sb_addf(&s->text, "\n%*s", (int)indent, "");
 			s->rows++;
@@ -230,6 +242,14 @@ static void screen_line(struct screen *s, const char *lead, const char *text)
 		w += gap + word;
 	}
 	sb_addstr(&s->text, "\n");
+}
+
+/* A heading, wrapped as a line is, in the heading's colour. */
+static void screen_heading(struct screen *s, const char *text)
+{
+	sb_addstr(&s->text, term_on(s->o->color, PAINT_HEADING));
+	screen_line(s, "", text);
+	sb_addstr(&s->text, term_off(s->o->color));
 }
 
 /* How many rows a line would take (screen_line's wrapping), without adding it. */
@@ -247,9 +267,9 @@ void report_summary_text(const struct profile *p, const struct report_summary *s
 	const struct view_options *v = &o->view;
 	struct screen s = { .o = v };
 	struct strbuf line = { 0 };
-	sb_addf(&line, "%ssigprof report of %s:%s ", term_on(v->color, PAINT_HEADING), p->file, term_off(v->color));
+	sb_addf(&line, "sigprof report of %s: ", p->file);
 	command_line(p, &line);
-	screen_line(&s, "", line.buf);
+	screen_heading(&s, line.buf);
 	sb_reset(&line);
 	run_line(p, &line);
 	screen_line(&s, "  ", line.buf);
@@ -278,9 +298,11 @@ void report_summary_text(const struct profile *p, const struct report_summary *s
 	for (size_t i = 0; i < sum->findings.ncaveats; i++)
 		caveat_rows += line_rows(v, "  - ", sum->findings.caveats[i]);
 	size_t budget = SUMMARY_ROWS > s.rows + caveat_rows + 4 ? SUMMARY_ROWS - s.rows - caveat_rows - 4 : 0;
-	sb_addf(&s.text, "\n%sFindings (share of the workload's cpu time; -> where to look next)%s\n",
-		term_on(v->color, PAINT_HEADING), term_off(v->color));
-	s.rows += 2;
+	sb_addstr(&s.text, "\n");
+	s.rows++;
+	size_t before = s.rows;
+	screen_heading(&s, "Findings (share of the workload's cpu time; -> where to look next)");
+	budget = budget + 1 > s.rows - before ? budget + 1 - (s.rows - before) : 0;
 	size_t shown = 0, used = 0;
 	for (size_t i = 0; i < sum->findings.count; i++) {
 		const struct finding *f = &sum->findings.items[i];
@@ -302,8 +324,9 @@ void report_summary_text(const struct profile *p, const struct report_summary *s
 		screen_line(&s, "  ", "none: no collector found anything to point at; the sections below have the figures");
 	}
 	if (sum->findings.ncaveats) {
-		sb_addf(&s.text, "\n%sRead with care%s\n", term_on(v->color, PAINT_HEADING), term_off(v->color));
-		s.rows += 2;
+		sb_addstr(&s.text, "\n");
+		s.rows++;
+		screen_heading(&s, "Read with care");
 		for (size_t i = 0; i < sum->findings.ncaveats; i++)
 			screen_line(&s, "  - ", sum->findings.caveats[i]);
 	}

@@ -124,7 +124,7 @@ Test(findings, summary_ranks_by_the_workloads_cpu_on_the_paths)
 Test(findings, first_screen_fits_and_warns_of_the_recorder)
 {
 	struct profile *p = summary_profile();
-	snprintf(p->file, sizeof(p->file), "test.data");
+	p->file = "test.data";
 	snprintf(p->hostname, sizeof(p->hostname), "host");
 	snprintf(p->kernel, sizeof(p->kernel), "6.18.44-local");
 	p->ncpus = 2;
