@@ -226,9 +226,13 @@ bool filter_dso(const struct profile_filter *f, const char *dso)
 	return false;
 }
 
-bool filter_time_is_clock(double seconds, uint64_t first)
+bool filter_time_is_clock(double seconds, uint64_t first, uint64_t last)
 {
-	return first && seconds * 1e9 >= (double)first && seconds * 1e9 < 1.8e19;
+	double ns = seconds * 1e9;
+	if (!first || ns < (double)first || ns >= 1.8e19)
+		return false;
+	/* an offset that falls inside the recording stays an offset (a recording longer than the uptime at its start) */
+	return last == UINT64_MAX || last <= first || ns > (double)(last - first);
 }
 
 /*
@@ -238,7 +242,7 @@ bool filter_time_is_clock(double seconds, uint64_t first)
  */
 static uint64_t bound_ns(double v, bool percent, uint64_t digit_ns, uint64_t first, uint64_t last)
 {
-	if (!percent && filter_time_is_clock(v, first))
+	if (!percent && filter_time_is_clock(v, first, last))
 		return (uint64_t)llround(v * 1e9) + digit_ns;
 	double span = last > first ? (double)(last - first) : 0;
 	double off = percent ? span * v / 100.0 : v * 1e9;
