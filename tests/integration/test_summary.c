@@ -207,3 +207,50 @@ Test(summary, suggested_script_time_pastes_into_report, .init = setup, .timeout 
 	double from = jq_file(json, ".meta.filters.window_start_s"), to = jq_file(json, ".meta.filters.window_end_s");
 	cr_assert_lt(from, to);
 }
+
+/*
+ * perf's habits: --stdio is the text report; --sort takes perf's keys
+ * (sym: the function table's order; dso and comm: one line saying what
+ * shows them); 'sigprof top' says how to get the same picture; and
+ * record -e cycles without a PMU samples cpu-clock with one line.
+ */
+Test(summary, perf_habits, .init = setup, .timeout = 120)
+{
+	const char *data = test_path("habits.data");
+	free(record_workload(data, "-e signal,cpu", W "signal_storm 200"));
+	char *text, *stdio;
+	cr_assert_eq(run_cmd(&text, false, "%s report --no-pager -i '%s'", sigprof_bin(), data), 0);
+	cr_assert_eq(run_cmd(&stdio, false, "%s report --stdio --no-pager -i '%s'", sigprof_bin(), data), 0);
+	cr_assert_str_eq(stdio, text, "--stdio is the text report");
+	free(stdio);
+	free(text);
+	char *out;
+	cr_assert_eq(run_cmd(&out, true, "%s report --sort sym --no-pager -i '%s' | grep -c 'Top functions, cpu samples "
+				      "(by self)'", sigprof_bin(), data), 0, "%s", out);
+	free(out);
+	cr_assert_eq(run_cmd(&out, true, "%s report --sort comm,dso,sym --no-pager -i '%s' 2>&1 >/dev/null", sigprof_bin(),
+			     data), 0);
+	cr_assert_eq(count_lines(out), 2, "one line per key without a table: %s", out);
+	cr_assert_not_null(strstr(out, "--folded --folded-root comm"), "%s", out);
+	cr_assert_not_null(strstr(out, "--dso NAME"), "%s", out);
+	free(out);
+	cr_assert_eq(run_cmd(&out, true, "%s report --sort nonsense -i '%s'", sigprof_bin(), data), 2);
+	cr_assert_eq(count_lines(out), 1, "%s", out);
+	free(out);
+	cr_assert_eq(run_cmd(&out, true, "%s top", sigprof_bin()), 2);
+	cr_assert_eq(count_lines(out), 1, "%s", out);
+	cr_assert_not_null(strstr(out, "--switch-output"), "%s", out);
+	free(out);
+	/* -e cycles: the cpu collector where no PMU counts cycles, with one line; perf's cycles where one does */
+	const char *cycles = test_path("cycles.data");
+	int st = run_cmd(&out, true, "%s record -q -e cycles -o '%s' -- " W "cpu_burner 200 2>&1 >/dev/null",
+			 sigprof_bin(), cycles);
+	cr_assert_eq(st, 0, "%s", out);
+	if (probe_hardware_event(0 /* PERF_COUNT_HW_CPU_CYCLES */) != 0) {
+		cr_assert_not_null(strstr(out, "sampling cpu-clock instead"), "%s", out);
+		cr_assert_eq(jq_file(report_json_file(cycles, ""), ".meta.collectors[] | select(.name == \"cpu\") | "
+								    "if .event == \"cpu-clock\" then 1 else 0 end"),
+			     1);
+	}
+	free(out);
+}
