@@ -22,6 +22,7 @@
 
 #include "sigprof/model/collector.h"
 #include "sigprof/base/util.h"
+#include "sigprof/view/findings.h"
 #include "sigprof/view/view.h"
 #include "sigprof/base/string_pool.h"
 #include "sigprof/base/hashmap.h"
@@ -216,10 +217,85 @@ static void cpu_figures(void *state, const struct profile *p, struct figure_rows
 	free(traces);
 }
 
+/* ---- findings (view/findings.h): the report's first screen ---- */
+
+/*
+ * Kernel functions that re-enable interrupts.  Without a PMU the cpu-clock
+ * timer's interrupt waits while they are off, so its samples pile up on
+ * the instruction that turns them on again: a share that is the timer's,
+ * not the code's cost.
+ */
+static bool enables_interrupts(const struct frame *f)
+{
+	static const char *const names[] = { "irq_enable", "unlock_irq", "finish_task_switch", "__local_bh_enable",
+					     "local_irq_restore", "irqentry_exit" };
+	if (!f->kernel || !f->sym)
+		return false;
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+		if (strstr(f->sym, names[i]))
+			return true;
+	return false;
+}
+
+/* Whether the collector sampled the cpu-clock timer (no PMU): its first event with samples says. */
+static bool samples_cpu_clock(const struct profile *p)
+{
+	for (size_t i = 0; i < view_event_count(p); i++) {
+		const struct sp_event *ev = view_event(p, i);
+		if (strcmp(ev->collector, "cpu") == 0 && ev->attr.type == PERF_TYPE_SOFTWARE &&
+		    ev->attr.config == PERF_COUNT_SW_CPU_CLOCK)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The function with the most samples of its own that is the workload's
+ * (the recorder's and the interrupt-enabling ones set apart), and the
+ * caveat of the cpu-clock timer where those hold a share worth reading.
+ */
+static void cpu_findings(void *state, const struct profile *p, struct findings *out)
+{
+	int self = *(int *)state;
+	uint64_t samples = view_collector_samples(p, self);
+	uint64_t recorder = view_collector_path_samples(p, self, PATH_RECORDER);
+	if (!samples || samples <= recorder)
+		return;
+	struct function_row *rows;
+	size_t n = view_functions(p, self, SORT_SELF, &rows);
+	char label[256], irq_label[256] = "";
+	uint64_t irq_self = 0;
+	const struct function_row *top = NULL;
+	for (size_t i = 0; i < n; i++) {
+		const struct frame *f = view_frame(p, rows[i].frame);
+		if (enables_interrupts(f)) {
+			if (!irq_self)
+				snprintf(irq_label, sizeof(irq_label), "%s", frame_label(f, label, sizeof(label)));
+			irq_self += rows[i].self;
+		} else if (!top && f->path != PATH_RECORDER && !f->synthetic) {
+			top = &rows[i];
+		}
+	}
+	double workload = (double)(samples - recorder);
+	if (top) {
+		const struct frame *f = view_frame(p, top->frame);
+		findings_add(out, 0, (double)top->self / workload, "Top functions, cpu samples",
+			     "cpu: the busiest function of the workload is %s (%s), %.0f%% self, %.0f%% with its callees",
+			     frame_label(f, label, sizeof(label)), dso_short_name(f->dso),
+			     100.0 * (double)top->self / (double)samples, 100.0 * (double)top->total / (double)samples);
+	}
+	if (irq_self && samples_cpu_clock(p) && (double)irq_self >= 0.05 * (double)samples)
+		findings_caveat(out, "no PMU: cpu-clock samples land where interrupts are re-enabled (%s: %.0f%%), "
+				     "the timer's wait, not that code's cost",
+				irq_label, 100.0 * (double)irq_self / (double)samples);
+	free(rows);
+}
+
 static const struct collector_analyzer cpu_analyzer = {
 	.create = cpu_create,
 	.destroy = cpu_destroy,
 	.figures = cpu_figures,
+	.findings = cpu_findings,
 	.show_stacks = true,
 };
 

@@ -505,6 +505,7 @@ static const struct collector_analyzer futex_analyzer = {
 	.json = futex_json,
 	.destroy = futex_destroy,
 	.figures = futex_figures,
+	.findings = futex_findings,
 	.marks_data = futex_marks_data,
 	.describe = futex_describe,
 	.pending_futex_word = futex_pending_word,

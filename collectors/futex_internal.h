@@ -26,6 +26,7 @@
 
 struct json_writer;
 struct figure_rows;
+struct findings;
 struct profile;
 struct view_options;
 struct sp_event;
@@ -97,6 +98,7 @@ struct event_info *futex_event_info_of(struct futex_state *st, const struct sp_e
 void futex_text(void *state, const struct profile *p, const struct view_options *o, FILE *out);
 void futex_json(void *state, const struct profile *p, const struct view_options *o, struct json_writer *w);
 void futex_figures(void *state, const struct profile *p, struct figure_rows *rows);
+void futex_findings(void *state, const struct profile *p, struct findings *out);
 
 /* The wake linker's side of the analyzer (futex_waits.c): its feed from other collectors, its outputs. */
 void futex_waits_observe(void *state, const struct profile *p, const struct sp_sample *s, uint32_t stack);

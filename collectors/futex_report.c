@@ -12,6 +12,7 @@
 #include "sigprof/base/json.h"
 #include "sigprof/kernel/rate_bound.h"
 #include "sigprof/base/util.h"
+#include "sigprof/view/findings.h"
 #include "sigprof/view/view.h"
 
 #include "futex_internal.h"
@@ -306,11 +307,14 @@ static void text_syscall_totals(const struct futex_summary *sum, const struct vi
 		if (!t->entry || !t->has_total || (!t->total && t->syscall != FOP_UNKNOWN))
 			continue; /* futex2 calls the workload did not make */
 		sb_reset(&line);
-		sb_addf(&line, "  %-14s %12llu calls (exact count)", syscall_label(t->syscall), (unsigned long long)t->total);
-		if (sum->mode != FUTEX_COUNT)
-			sb_addf(&line, ", %llu entries recorded", (unsigned long long)t->samples);
-		if (t->weighted_samples)
-			sb_addf(&line, " (%llu of them weighted samples)", (unsigned long long)t->weighted_samples);
+		sb_addf(&line, "  %-14s %12llu calls (exact, from the kernel's counter)", syscall_label(t->syscall),
+			(unsigned long long)t->total);
+		if (sum->mode != FUTEX_COUNT && t->weighted_samples)
+			sb_addf(&line, "; %llu entries recorded, %llu of them weighted samples standing for the calls above "
+				       "the bound (what they count is estimated: ~)",
+				(unsigned long long)t->samples, (unsigned long long)t->weighted_samples);
+		else if (sum->mode != FUTEX_COUNT)
+			sb_addf(&line, "; %llu entries recorded, one per call", (unsigned long long)t->samples);
 		view_text_wrapped(o, out, 4, "%s", line.buf);
 	}
 	sb_free(&line);
@@ -355,6 +359,7 @@ static void text_ops(struct futex_state *st, const struct profile *p, struct fut
 {
 	struct view_table t = { .columns = op_columns, .ncolumns = ARRAY_SIZE(op_columns) };
 	struct strbuf errors = { 0 };
+	bool any_unmeasured = false;
 	fputc('\n', out);
 	view_table_addf(&t, "  %-16s %12s %10s %10s %10s %10s %12s %9s %9s  %s", "op", "calls", "private", "errors",
 			"waits", "unmeasured", "wait tot ms", "p99 ms", "max ms", "errors by name");
@@ -373,9 +378,13 @@ static void text_ops(struct futex_state *st, const struct profile *p, struct fut
 				(unsigned long long)op_recorded(st, sum, (enum futex_op_id)id, os->errors),
 				(unsigned long long)os->wait.count, (unsigned long long)os->unmeasured, ms(os->wait.total),
 				ms(duration_quantile(&os->wait, 0.99)), ms(os->wait.max), errors.buf);
+		any_unmeasured |= os->unmeasured > 0;
 	}
 	sb_free(&errors);
 	view_table_print(&t, o, out);
+	if (any_unmeasured)
+		view_text_wrapped(o, out, 4, "  unmeasured: waits whose time is unknown, as one side of the call was a "
+				  "weighted sample or was lost (waits + unmeasured + unfinished = the wait calls)");
 	for (int id = 0; id < FOP_COUNT; id++) {
 		char what[64];
 		snprintf(what, sizeof(what), "%s wait", futex_op_name((enum futex_op_id)id));
@@ -471,7 +480,9 @@ void futex_text(void *state, const struct profile *p, const struct view_options 
 	}
 	uint64_t orphans, unpaired = futex_tracker_unpaired_exits(st->tracker, &orphans);
 	if (unpaired || st->undecoded)
-		view_text_wrapped(o, out, 4, "  exits without their entry: %llu (%llu of no known op); undecoded samples: %llu",
+		view_text_wrapped(o, out, 4, "  exits without their entry: %llu (%llu of no known op): their entry was "
+				  "sampled out above the bound or came before the recording, so they have no wait time; "
+				  "undecoded samples: %llu",
 				  (unsigned long long)unpaired, (unsigned long long)orphans,
 				  (unsigned long long)st->undecoded);
 	text_ops(st, p, &sum, o, out);
@@ -715,4 +726,109 @@ void futex_figures(void *state, const struct profile *p, struct figure_rows *row
 				  w->symbol);
 	}
 	futex_waits_figures(st, p, rows);
+}
+
+/* ---- findings (view/findings.h): the report's first screen ---- */
+
+#define FUTEX_PATHS                                                                                           \
+	(FINDING_PATH(PATH_FUTEX_WAIT) | FINDING_PATH(PATH_FUTEX_WAKE) | FINDING_PATH(PATH_FUTEX_REQUEUE) | \
+	 FINDING_PATH(PATH_FUTEX_OTHER))
+
+/* What an error of a futex call means, in a few words. */
+static const char *errno_meaning(int64_t err)
+{
+	switch (err) {
+	case 11: return "the word's value changed before the wait: no sleep";
+	case 110: return "the timeout expired";
+	case 4: return "a signal interrupted the wait";
+	default: return NULL;
+	}
+}
+
+/*
+ * One line: the op with the most calls, what share of them failed and
+ * why, on how many words, and how long the workload blocked in futex
+ * calls; the estimated figures are a caveat.
+ */
+void futex_findings(void *state, const struct profile *p, struct findings *out)
+{
+	struct futex_state *st = state;
+	struct futex_summary sum = summarize(st, p);
+	if (!sum.any_event || !sum.hits)
+		return;
+	/* the op with the most calls, and beside it the one that waited longest or else the next by calls */
+	int top[2] = { -1, -1 };
+	uint64_t calls[FOP_COUNT], blocked = 0;
+	bool estimated[FOP_COUNT];
+	for (int id = 0; id < FOP_COUNT; id++) {
+		calls[id] = op_calls(st, p, &sum, (enum futex_op_id)id, &estimated[id]);
+		blocked += futex_tracker_op(st->tracker, (enum futex_op_id)id)->wait.total;
+		if (!calls[id])
+			continue;
+		if (top[0] < 0 || calls[id] > calls[top[0]]) {
+			top[1] = top[0];
+			top[0] = id;
+		} else if (top[1] < 0 || calls[id] > calls[top[1]]) {
+			top[1] = id;
+		}
+	}
+	char count[32], dur[32], name[32];
+	if (top[0] < 0 || sum.mode == FUTEX_COUNT) {
+		uint64_t total = 0;
+		for (size_t i = 0; i < sum.ntps; i++)
+			if (sum.tps[i].entry && sum.tps[i].has_total)
+				total += sum.tps[i].total;
+		findings_add(out, FUTEX_PATHS, 1, "Futex operations; --futex sample records the words",
+			     "futex: %s calls (exact, from the kernel's counter)", findings_count(total, count, sizeof(count)));
+		return;
+	}
+	/* the op that waited longest is the one to name beside the busiest, whatever its calls */
+	uint64_t longest = futex_tracker_op(st->tracker, (enum futex_op_id)top[0])->wait.total;
+	for (int id = 0; id < FOP_COUNT; id++)
+		if (calls[id] && futex_tracker_op(st->tracker, (enum futex_op_id)id)->wait.total > longest) {
+			longest = futex_tracker_op(st->tracker, (enum futex_op_id)id)->wait.total;
+			top[1] = id;
+		}
+	int shown = top[1] >= 0 && (calls[top[1]] * 10 >= calls[top[0]] ||
+				    futex_tracker_op(st->tracker, (enum futex_op_id)top[1])->wait.total == longest) ? 2 : 1;
+	struct strbuf line = { 0 };
+	sb_addstr(&line, "futex: ");
+	bool any_estimated = false;
+	for (int k = 0; k < shown; k++) {
+		sb_addf(&line, "%s%s%s %s", k ? " and " : "", estimated[top[k]] ? "~" : "",
+			findings_count(calls[top[k]], count, sizeof(count)), futex_op_name((enum futex_op_id)top[k]));
+		any_estimated |= estimated[top[k]];
+	}
+	sb_addf(&line, " calls (%s)", any_estimated ? "estimated" : "exact");
+	/* the most frequent error of the shown ops, from 1% of its op's calls */
+	const struct futex_count *most = NULL;
+	int most_op = -1;
+	for (int k = 0; k < shown; k++) {
+		const struct futex_op_stats *os = futex_tracker_op(st->tracker, (enum futex_op_id)top[k]);
+		for (size_t i = 0; i < os->nerrnos; i++)
+			if (os->calls && os->by_errno[i].count * 100 >= os->calls && (!most || os->by_errno[i].count > most->count)) {
+				most = &os->by_errno[i];
+				most_op = top[k];
+			}
+	}
+	if (most) {
+		const struct futex_op_stats *os = futex_tracker_op(st->tracker, (enum futex_op_id)most_op);
+		double share = (double)most->count / (double)os->calls;
+		const char *meaning = errno_meaning(most->key);
+		sb_addf(&line, ", %s%s%.*f%% %s", shown > 1 ? futex_op_name((enum futex_op_id)most_op) : "",
+			shown > 1 ? " " : "", share > 0.999 && share < 1 ? 2 : 0, 100.0 * share,
+			futex_errno_name((int)most->key, name, sizeof(name)));
+		if (meaning)
+			sb_addf(&line, " (%s)", meaning);
+	}
+	struct futex_word *const *words;
+	size_t nwords = futex_tracker_words(st->tracker, &words);
+	if (nwords)
+		sb_addf(&line, ", on %s word%s", findings_count(nwords, count, sizeof(count)), nwords == 1 ? "" : "s");
+	sb_addf(&line, "; %s in futex wait calls", findings_duration(blocked, dur, sizeof(dur)));
+	findings_add(out, FUTEX_PATHS, 1, "Futex operations", "%s", line.buf);
+	sb_free(&line);
+	if (!sum.exact)
+		findings_caveat(out, "futex figures marked ~ are estimated from weighted samples above the rate bound "
+				     "(--futex trace records every call)");
 }

@@ -362,6 +362,7 @@ static const struct collector_analyzer lock_analyzer = {
 	.destroy = lock_destroy,
 	.record = lock_record,
 	.figures = lock_figures_rows,
+	.findings = lock_findings,
 	.marks_data = lock_marks_data,
 	.path_figures = lock_path_figures,
 	.npath_figures = ARRAY_SIZE(lock_path_figures),

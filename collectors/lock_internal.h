@@ -19,6 +19,7 @@
 
 struct json_writer;
 struct figure_rows;
+struct findings;
 struct profile;
 struct view_options;
 
@@ -41,5 +42,6 @@ struct lock_state {
 void lock_text(void *state, const struct profile *p, const struct view_options *o, FILE *out);
 void lock_json(void *state, const struct profile *p, const struct view_options *o, struct json_writer *w);
 void lock_figures_rows(void *state, const struct profile *p, struct figure_rows *rows);
+void lock_findings(void *state, const struct profile *p, struct findings *out);
 
 #endif

@@ -14,6 +14,7 @@
 #include "sigprof/base/json.h"
 #include "sigprof/collectors/lock.h"
 #include "sigprof/kernel/rate_bound.h"
+#include "sigprof/view/findings.h"
 #include "sigprof/view/view.h"
 
 #include "lock_internal.h"
@@ -622,4 +623,38 @@ void lock_figures_rows(void *state, const struct profile *p, struct figure_rows 
 	}
 	free(classes);
 	figure_rows_futex_words(st, rows, !sum.estimated);
+}
+
+/* ---- findings (view/findings.h): the report's first screen ---- */
+
+/*
+ * The lock class that held the workload longest: its contentions, its
+ * wait, how many locks of that name, and the paths its contentions were
+ * on (a bucket lock of futex_wait_setup ranks with the futex paths).
+ */
+void lock_findings(void *state, const struct profile *p, struct findings *out)
+{
+	struct lock_state *st = state;
+	if (!view_collector_ok(p, st->self))
+		return;
+	struct lock_summary sum = summarize(st, p);
+	struct lock_class *classes;
+	size_t n = lock_classes(st, &classes);
+	if (n && classes[0].contentions) {
+		unsigned paths = 0;
+		for (int path = 0; path < PATH_COUNT; path++)
+			if (lock_tracker_path_contentions(st->tracker, path))
+				paths |= FINDING_PATH(path);
+		char count[32], dur[32], locks[48] = "";
+		if (classes[0].locks > 1)
+			snprintf(locks, sizeof(locks), " (%zu locks of that name)", classes[0].locks);
+		findings_add(out, paths, 1, "lock: kernel lock contention",
+			     "lock: %s contended %s%s times%s, %s waited", classes[0].name, sum.estimated ? "~" : "",
+			     findings_count(classes[0].contentions, count, sizeof(count)), locks,
+			     findings_duration(classes[0].wait_total, dur, sizeof(dur)));
+		if (sum.estimated)
+			findings_caveat(out, "lock figures marked ~ are estimated (weighted samples above the rate bound, "
+					     "or hits the kernel counted and did not record)");
+	}
+	free(classes);
 }

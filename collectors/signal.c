@@ -29,6 +29,7 @@
 #include "sigprof/base/json.h"
 #include "sigprof/kernel/rate_bound.h"
 #include "sigprof/base/term.h"
+#include "sigprof/view/findings.h"
 #include "sigprof/view/view.h"
 #include "sigprof/collectors/signal.h"
 #include "sigprof/kernel/tracepoint.h"
@@ -940,6 +941,41 @@ static const char *unmatched_delivery_reason(int signo)
 				       : "the sender was not recorded: another process, an interrupt, a child's exit";
 }
 
+/* The reasons the kernel gave for the generations it did not queue (the not-queued column), per signal. */
+static const struct {
+	enum signal_result result;
+	const char *words;
+} not_queued_reasons[] = {
+	{ SIGNAL_RESULT_ALREADY_PENDING, "already pending (merged into the pending one)" },
+	{ SIGNAL_RESULT_IGNORED, "ignored (SIG_IGN, or a default action of ignore)" },
+	{ SIGNAL_RESULT_OVERFLOW_FAIL, "dropped (the real-time queue was full)" },
+	{ SIGNAL_RESULT_LOSE_INFO, "queued without their siginfo (delivered, counted here)" },
+};
+
+static void text_not_queued(const struct signal_report *r, const struct view_options *o, FILE *out)
+{
+	char name[32];
+	struct strbuf line = { 0 };
+	for (int sig = 1; sig <= SIGNAL_MAX; sig++) {
+		const struct signal_figures *f = signal_analysis_figures(r->analysis, sig);
+		if (!f || !not_delivered(f))
+			continue;
+		sb_reset(&line);
+		sb_addf(&line, "  not-queued %s %llu:", signal_name(sig, name, sizeof(name)),
+			(unsigned long long)not_delivered(f));
+		const char *sep = " ";
+		for (size_t i = 0; i < ARRAY_SIZE(not_queued_reasons); i++) {
+			uint64_t n = f->results[not_queued_reasons[i].result];
+			if (!n)
+				continue;
+			sb_addf(&line, "%s%llu %s", sep, (unsigned long long)n, not_queued_reasons[i].words);
+			sep = ", ";
+		}
+		view_text_wrapped(o, out, 8, "%s", line.buf);
+	}
+	sb_free(&line);
+}
+
 static void text_notes(const struct signal_report *r, const struct view_options *o, FILE *out)
 {
 	char name[32];
@@ -954,8 +990,8 @@ static void text_notes(const struct signal_report *r, const struct view_options 
 				f->unmatched_deliveries == 1 ? "delivery" : "deliveries", unmatched_delivery_reason(sig),
 				f->dropped_at_loss ? "; or it was pending when records were lost" : "");
 		if (f->unmatched_generations)
-			view_text_wrapped(o, out, 8, "  note: %s: %llu generation%s never delivered (the target exited or was killed, "
-				     "the run ended, or sigwaitinfo/signalfd took it)",
+			view_text_wrapped(o, out, 8, "  note: %s: %llu queued generation%s never delivered (the target exited or "
+				     "was killed, the run ended, or sigwaitinfo/signalfd took it)",
 				name, (unsigned long long)f->unmatched_generations, f->unmatched_generations == 1 ? "" : "s");
 		if (f->unreturned)
 			view_text_wrapped(o, out, 8, "  note: %s: %llu handler%s never returned (left by longjmp, or the thread "
@@ -1003,11 +1039,12 @@ static void signal_text(void *state, const struct profile *p, const struct view_
 	}
 	struct view_table t = { .columns = text_columns, .ncolumns = ARRAY_SIZE(text_columns) };
 	view_table_addf(&t, "  %-13s %10s %10s %10s %10s  %9s %9s %9s  %9s %9s %9s", "signal", "generated", "delivered",
-			"sigreturns", "not-deliv", "lat p50", "p99", "max", "hdl p50", "p99", "max");
+			"sigreturns", "not-queued", "lat p50", "p99", "max", "hdl p50", "p99", "max");
 	for (int sig = 1; sig <= SIGNAL_MAX; sig++)
 		if (signal_tracker_figures(r->analysis, sig))
 			text_row(signal_tracker_figures(r->analysis, sig), &t);
 	view_table_print(&t, o, out);
+	text_not_queued(r, o, out);
 	text_notes(r, o, out);
 	char name[32], what[64];
 	for (int i = 0; i < seen && i < TEXT_BUSIEST; i++) {
@@ -1189,9 +1226,58 @@ static void signal_figures(void *state, const struct profile *p, struct figure_r
 	}
 }
 
+/* ---- findings (view/findings.h): the report's first screen ---- */
+
+#define SIGNAL_PATHS                                                                                      \
+	(FINDING_PATH(PATH_SIGRETURN) | FINDING_PATH(PATH_SIGNAL_DELIVER) | FINDING_PATH(PATH_SIGNAL_GENERATE))
+
+/*
+ * The busiest signals (TEXT_BUSIEST at most), one line each: generated,
+ * the share merged into a pending one or else delivered, the latency
+ * and handler medians.
+ */
+static void signal_findings(void *state, const struct profile *p, struct findings *out)
+{
+	struct signal_report *r = state;
+	if (!view_collector_ok(p, r->self))
+		return;
+	const struct signal_figures *top[SIGNAL_MAX];
+	int seen = signals_by_busyness(r->analysis, top);
+	char name[32], count[32], merged[32], dur[32], next[128];
+	uint64_t all = 0;
+	for (int i = 0; i < seen; i++)
+		all += busyness(top[i]);
+	for (int i = 0; i < seen && i < TEXT_BUSIEST; i++) {
+		const struct signal_figures *f = top[i];
+		if (busyness(f) * 100 < busyness(top[0]))
+			continue; /* a SIGCHLD at the end beside a signal of thousands: no finding */
+		struct strbuf line = { 0 };
+		signal_name(f->signo, name, sizeof(name));
+		sb_addf(&line, "signals: %s %s generated", name, findings_count(f->generated, count, sizeof(count)));
+		uint64_t pending = f->results[SIGNAL_RESULT_ALREADY_PENDING];
+		if (pending)
+			sb_addf(&line, ", %s (%.0f%%) merged into a pending one (already pending)",
+				findings_count(pending, merged, sizeof(merged)),
+				f->generated ? 100.0 * (double)pending / (double)f->generated : 0.0);
+		else
+			sb_addf(&line, ", %s delivered", findings_count(f->delivered, merged, sizeof(merged)));
+		if (f->latency.count)
+			sb_addf(&line, ", latency p50 %s",
+				findings_duration(duration_quantile(&f->latency, 0.5), dur, sizeof(dur)));
+		if (f->handler.count)
+			sb_addf(&line, ", handler p50 %s",
+				findings_duration(duration_quantile(&f->handler, 0.5), dur, sizeof(dur)));
+		snprintf(next, sizeof(next), "Signals; sigprof script --event signal:signal_generate");
+		/* the signal paths' time, shared by the signals as their events are */
+		findings_add(out, SIGNAL_PATHS, (double)busyness(f) / (double)all, next, "%s", line.buf);
+		sb_free(&line);
+	}
+}
+
 static const struct collector_analyzer signal_analyzer = {
 	.create = signal_create,
 	.figures = signal_figures,
+	.findings = signal_findings,
 	.running_handlers = running_handlers,
 	.delivery_stack = delivery_stack,
 	.path_of = signal_path_of,

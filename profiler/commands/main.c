@@ -73,6 +73,13 @@ int main(int argc, char **argv)
 	struct nearest near = { .word = name };
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
 		nearest_offer(&near, commands[i].name);
+	if (strcmp(name, "top") == 0) {
+		/* perf top's habit: the same picture from what sigprof has (sigprof(1), TOP) */
+		sp_error("top: sigprof has no live view; the first screen of 'sigprof report' is its picture: record in "
+			 "pieces with 'sigprof record --switch-output 2s -- CMD' and read the newest whole piece with "
+			 "'sigprof report -i sigprof.data.TIMESTAMP' (sigprof(1), TOP)");
+		return EXIT_USAGE;
+	}
 	if (name[0] == '-') {
 		char why[512];
 		sp_error("%s", options_failure(&main_option_table, argc, argv, 2, 0, why, sizeof(why)));

@@ -181,6 +181,19 @@ static bool in_list(const char *list, const char *name)
  * item is an event, parsed now so that a bad name costs nothing (no file,
  * no workload).
  */
+/* Whether ev is the hardware cycles event (cycles, cpu-cycles, with modifiers) and this machine has no PMU for it. */
+static bool cycles_without_pmu(const struct pmu_event *ev)
+{
+	if (ev->attr.type != PERF_TYPE_HARDWARE || ev->attr.config != PERF_COUNT_HW_CPU_CYCLES)
+		return false;
+	struct perf_event_attr probe = ev->attr;
+	probe.size = sizeof(probe);
+	probe.sample_period = 0;
+	probe.precise_ip = 0;
+	int err = perf_event_probe(&probe);
+	return err == -ENOENT || err == -EOPNOTSUPP || err == -ENODEV;
+}
+
 static int parse_event_option(const char *list, struct record_args *a)
 {
 	char item[256], err[512];
@@ -209,6 +222,21 @@ static int parse_event_option(const char *list, struct record_args *a)
 		if (perr < 0) {
 			sp_error("record: -e: %s", err);
 			return -EINVAL;
+		}
+		if (cycles_without_pmu(&a->user_events[a->nuser_events])) {
+			/* as the default does: the cpu collector samples cpu-clock where no PMU counts cycles */
+			sp_warn("record: -e %s: no hardware PMU counts cycles here (a VM?): sampling cpu-clock instead, as "
+				"the cpu collector does", item);
+			if (!strchr(item, ':')) {
+				sb_addf(&a->collectors, "%s%s", a->collectors.len ? "," : "", "cpu");
+				continue;
+			}
+			struct pmu_event *ev = &a->user_events[a->nuser_events];
+			ev->attr.type = PERF_TYPE_SOFTWARE;
+			ev->attr.config = PERF_COUNT_SW_CPU_CLOCK;
+			ev->attr.precise_ip = 0;
+			ev->max_precise = false;
+			snprintf(ev->name, sizeof(ev->name), "cpu-clock%s", strchr(item, ':'));
 		}
 		a->nuser_events++;
 	}

@@ -22,7 +22,7 @@
 enum { OPT_JSON = 256, OPT_FOLDED, OPT_FIGURES, OPT_STACKS, OPT_SORT, OPT_PATH_RULE, OPT_PATH_RULES, OPT_KALLSYMS, OPT_INPUT_FORMAT,
        OPT_MAX_FRAMES, OPT_COLLECTOR, OPT_SCHED_KEYS, OPT_SRCLINE, OPT_NO_DEMANGLE, OPT_DEBUG_DIRS, OPT_HTML,
        OPT_WIDTH, OPT_COLOR, OPT_NO_PAGER, OPT_PPROF, OPT_WEIGHT, OPT_FOLDED_ROOT, OPT_SYMFS,
-       OPT_PERCENT_LIMIT };
+       OPT_PERCENT_LIMIT, OPT_ALL, OPT_STDIO };
 
 static const struct option_spec report_specs[] = {
 	{ .short_name = 'i', .long_name = "input", .arg = "FILE", .help = "the recording",
@@ -41,8 +41,14 @@ static const struct option_spec report_specs[] = {
 	{ .short_name = 'n', .long_name = "top", .arg = "N", .help = "functions to list", .default_value = "15" },
 	{ .id = OPT_STACKS, .long_name = "stacks", .arg = "N", .help = "stacks per path",
 	  .default_value = "3 in text, all in JSON" },
-	{ .id = OPT_SORT, .long_name = "sort", .arg = "KEY", .values = "self|total|name",
-	  .help = "order functions by self, total or name", .default_value = "self" },
+	{ .id = OPT_SORT, .long_name = "sort", .arg = "KEY", .values = "self|total|name|sym",
+	  .help = "order functions by self, total or name; perf's sym is self (the functions are by symbol); perf's dso "
+		  "and comm get a line saying what shows them", .default_value = "self" },
+	{ .short_name = 'v', .long_name = "header",
+	  .help = "the recording's metadata line by line: every event of each collector, why a collector is "
+		  "unavailable, why stacks stopped (the text report gives them one line each)" },
+	{ .id = OPT_ALL, .long_name = "all", .help = "keep the path table's rows and columns that are all zero" },
+	{ .id = OPT_STDIO, .long_name = "stdio", .help = "the text report, as perf report --stdio (text is the default)" },
 	{ .id = OPT_MAX_FRAMES, .long_name = "max-frames", .arg = "N", .help = "frames printed per stack in text",
 	  .default_value = "24" },
 	{ .id = OPT_COLLECTOR, .long_name = "collector", .arg = "NAME",
@@ -178,11 +184,53 @@ static bool output_file_named(const char *option, const char *what, const char *
 	return true;
 }
 
+/*
+ * --sort: ours (self, total, name), or perf's keys, comma-separated as
+ * perf takes them: sym is the function table's own order (by symbol,
+ * self samples); dso, comm, pid and tid have no table of their own here,
+ * and one line says what shows them instead.
+ */
+static int parse_sort(const char *arg, enum function_sort *sort)
+{
+	static const struct {
+		const char *key;
+		int sort;            /* enum function_sort, or -1: a pointer line */
+		const char *instead; /* what shows it, for -1 */
+	} keys[] = {
+		{ "self", SORT_SELF, NULL },
+		{ "total", SORT_TOTAL, NULL },
+		{ "name", SORT_NAME, NULL },
+		{ "sym", SORT_SELF, NULL },
+		{ "symbol", SORT_SELF, NULL },
+		{ "overhead", SORT_SELF, NULL },
+		{ "dso", -1, "the Top functions table names each function's dso; --dso NAME keeps one" },
+		{ "comm", -1, "--folded --folded-root comm splits the stacks by command; --comm NAME keeps one" },
+		{ "pid", -1, "--folded --folded-root pid splits the stacks by process; --pid PID keeps one" },
+		{ "tid", -1, "--folded --folded-root tid splits the stacks by thread; --tid TID keeps one" },
+	};
+	char key[32];
+	for (const char *k = arg; *k;) {
+		size_t len = strcspn(k, ",");
+		snprintf(key, sizeof(key), "%.*s", (int)(len < sizeof(key) ? len : sizeof(key) - 1), k);
+		size_t i = 0;
+		while (i < ARRAY_SIZE(keys) && strcmp(keys[i].key, key) != 0)
+			i++;
+		if (i == ARRAY_SIZE(keys))
+			return sp_error("report: --sort %s: %s is no key: expected self, total, name, or perf's sym, dso, "
+					"comm", QUOTED(arg), QUOTED(key));
+		if (keys[i].sort >= 0)
+			*sort = (enum function_sort)keys[i].sort;
+		else
+			sp_warn("report: --sort %s: no table here is by %s: %s", key, key, keys[i].instead);
+		k += len + (k[len] == ',');
+	}
+	return 0;
+}
+
 static int parse_report_args(int argc, char **argv, struct report_options *o, struct path_rules *rules,
 			     struct profile_options *po, struct profile_filter *filter)
 {
 	/* in the order of their options' values (the option table) */
-	static const enum function_sort sorts[] = { SORT_SELF, SORT_TOTAL, SORT_NAME };
 	static const enum folded_root roots[] = { ROOT_COMM, ROOT_PID, ROOT_TID, ROOT_NONE };
 	char err[512];
 	int c, k;
@@ -265,9 +313,17 @@ static int parse_report_args(int argc, char **argv, struct report_options *o, st
 				return -EINVAL;
 			break;
 		case OPT_SORT:
-			if ((k = option_choice(&report_option_table, c, optarg)) < 0)
-				return sp_error("report: --sort %s: expected self, total or name", QUOTED(optarg));
-			o->sort = sorts[k];
+			if (parse_sort(optarg, &o->sort) < 0)
+				return -EINVAL;
+			break;
+		case 'v':
+			o->full_header = true;
+			break;
+		case OPT_ALL:
+			o->view.all = true;
+			break;
+		case OPT_STDIO:
+			formats |= FORMAT_BIT(REPORT_TEXT);
 			break;
 		case OPT_COLLECTOR:
 			o->collector = optarg;

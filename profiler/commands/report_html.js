@@ -59,6 +59,70 @@
 		return Number.isInteger(v) ? String(v) : v.toFixed(3);
 	}
 
+	/* ---- labels: what people read, not the JSON's keys ---- */
+
+	/* The sections' titles, by their JSON key (report-json.md). */
+	const SECTION_TITLES = {
+		summary: "Findings",
+		signals: "Signals",
+		signals_other_tasks_generated: "Signals generated for other processes' tasks (not counted)",
+		futex_ops: "Futex calls per operation",
+		futexes: "Futex words",
+		futex_summary: "Futex recording: mode, exact totals, what was estimated",
+		sched: "Scheduler waits",
+		locks: "Kernel lock contention, per lock",
+		lock_names: "Kernel lock contention, per lock name",
+		lock_futex_words: "Kernel lock contention, per futex word",
+		lock_summary: "Kernel lock contention: totals",
+		cache: "Cache misses",
+		c2c: "Cache-to-cache transfers (c2c)",
+		cachelines: "Cachelines by HITM",
+		functions: "Top functions",
+	};
+
+	/* Column words that read better spelled out or with their unit apart. */
+	const WORDS = {
+		ns: "(ns)", ms: "(ms)", us: "(µs)", pct: "%", percent: "%", p50: "p50", p99: "p99",
+		uaddr: "address", dso: "file", sym: "function", tid: "thread", pid: "process", signo: "number",
+		waitv: "waitv", hitm: "HITM", dram: "DRAM", llc: "LLC", lcl: "local", rmt: "remote",
+		not_delivered: "not queued", already_pending: "already pending (merged)", lose_info: "queued without siginfo",
+		overflow: "dropped (queue full)", unmeasured_waits: "waits not timed", unpaired_exits: "exits without their entry",
+		orphan_exits: "exits of no known op", sch_delay: "scheduling delay",
+	};
+
+	/* Leaves that count things: a group's unit ("latency_ns") is not theirs. */
+	const COUNTS = new Set(["count", "calls", "waits", "samples", "contentions", "errors"]);
+
+	/*
+	 * A JSON key as a column's label: "latency_ns.p50" -> "latency p50 (ns)",
+	 * "latency_ns.count" -> "latency count", "slowest_latency.ns" -> "slowest latency (ns)",
+	 * "not_delivered.already_pending" -> "not queued: already pending (merged)".
+	 */
+	function label(key) {
+		const parts = String(key).split(".");
+		let text = "", unit = null, grouped = false;
+		parts.forEach((part, i) => {
+			let words;
+			if (WORDS[part] !== undefined) words = [WORDS[part]];
+			else words = part.split("_").map((x) => (WORDS[x] !== undefined ? WORDS[x] : x));
+			const u = words.length && /^\(.*\)$/.test(words[words.length - 1]) ? words.pop() : null;
+			if (u) unit = u;
+			if (words.length) text += (i === 0 || !text ? "" : grouped ? " " : ": ") + words.join(" ");
+			grouped = u !== null;
+		});
+		if (COUNTS.has(parts[parts.length - 1])) unit = null;
+		return text + (unit ? " " + unit : "");
+	}
+
+	function sectionTitle(key) {
+		return SECTION_TITLES[key] || label(key);
+	}
+
+	/* A table in a box that scrolls sideways when it is wider than the page (the page itself never does). */
+	function wrapTable(t) {
+		return el("div", { class: "table-wrap" }, t);
+	}
+
 	/* ---- the header, the path table, the sections ---- */
 
 	function drawHeader(doc, title) {
@@ -103,11 +167,19 @@
 		for (const row of doc.paths)
 			for (const k in row)
 				if (k !== "path" && k !== "samples" && !figureKeys.includes(k)) figureKeys.push(k);
+		/* as in text: the collectors and paths that are zero throughout are left out */
+		const shownCollectors = collectors.filter((c) => doc.paths.some((r) => (r.samples[c.name] || 0) > 0));
+		collectors.length = 0;
+		collectors.push(...shownCollectors);
+		const shownKeys = figureKeys.filter((k) => doc.paths.some((r) => r[k]));
+		figureKeys.length = 0;
+		figureKeys.push(...shownKeys);
 		const head = el("tr", null, el("th", null, "path"));
-		for (const c of collectors) head.append(el("th", null, c.name), el("th", null, "%"));
-		for (const k of figureKeys) head.append(el("th", null, k));
+		for (const c of collectors) head.append(el("th", null, c.name + " samples"), el("th", null, "%"));
+		for (const k of figureKeys) head.append(el("th", null, label(k)));
 		const table = el("table", { id: "paths" }, head);
 		for (const row of doc.paths) {
+			if (!collectors.some((c) => row.samples[c.name]) && !figureKeys.some((k) => row[k])) continue;
 			const tr = el("tr", null, el("td", { class: "path" }, row.path));
 			for (const c of collectors) {
 				const v = row.samples[c.name] || 0;
@@ -116,7 +188,7 @@
 			for (const k of figureKeys) tr.append(el("td", { class: "num" }, formatNumber(row[k])));
 			table.appendChild(tr);
 		}
-		return el("section", null, el("h2", null, "Paths"), table);
+		return el("section", null, el("h2", null, "Paths: where each collector's samples land"), wrapTable(table));
 	}
 
 	function stackText(frames) {
@@ -154,17 +226,24 @@
 		return el("td", { class: typeof v === "number" ? "num" : "" }, v === null ? "" : formatNumber(v));
 	}
 
+	/* Whether a column says nothing: every row's value zero, false, empty or absent. */
+	function emptyColumn(flat, k) {
+		return flat.every((r) => r[k] === undefined || r[k] === null || r[k] === 0 || r[k] === false || r[k] === "" ||
+			(Array.isArray(r[k]) && r[k].length === 0));
+	}
+
 	function table(rows) {
 		const flat = rows.map((r) => (r !== null && typeof r === "object" ? flatten(r, "", {}) : { value: r }));
 		const keys = [];
 		for (const r of flat) for (const k in r) if (!keys.includes(k)) keys.push(k);
-		const t = el("table", null, el("tr", null, ...keys.map((k) => el("th", null, k))));
-		for (const r of flat) t.appendChild(el("tr", null, ...keys.map((k) => cell(r[k] === undefined ? "" : r[k]))));
-		return t;
+		const shown = keys.filter((k) => !emptyColumn(flat, k));
+		const t = el("table", null, el("tr", null, ...shown.map((k) => el("th", { "data-key": k }, label(k)))));
+		for (const r of flat) t.appendChild(el("tr", null, ...shown.map((k) => cell(r[k] === undefined ? "" : r[k]))));
+		return wrapTable(t);
 	}
 
 	function drawSection(name, value) {
-		const s = el("section", { class: "collector-section", "data-section": name }, el("h2", null, name));
+		const s = el("section", { class: "collector-section", "data-section": name }, el("h2", null, sectionTitle(name)));
 		if (Array.isArray(value)) {
 			s.appendChild(value.length ? table(value) : el("p", null, "none"));
 		} else if (value && typeof value === "object") {
@@ -172,16 +251,38 @@
 			for (const k in value) {
 				const v = value[k];
 				if (Array.isArray(v) && v.length && typeof v[0] === "object" && !v[0].sym) {
-					s.appendChild(el("h3", null, name + "." + k));
+					s.appendChild(el("h3", null, label(k)));
 					s.appendChild(table(v));
 				} else scalars[k] = v;
 			}
 			const flat = flatten(scalars, "", {});
-			const t = el("table");
-			for (const k in flat) t.appendChild(el("tr", null, el("th", null, k), cell(flat[k])));
-			s.insertBefore(t, s.children[1] || null);
+			const t = el("table", { class: "figures" });
+			for (const k in flat) t.appendChild(el("tr", null, el("th", { "data-key": k }, label(k)), cell(flat[k])));
+			s.insertBefore(wrapTable(t), s.children[1] || null);
 		} else {
 			s.appendChild(el("p", null, String(value)));
+		}
+		return s;
+	}
+
+	/* The text report's first screen: the findings ranked, each with where to look next, and the caveats. */
+	function drawSummary(doc) {
+		const sum = doc.summary;
+		const s = el("section", { id: "summary", "data-section": "summary" }, el("h2", null, SECTION_TITLES.summary));
+		if (!sum) return s;
+		if (sum.recorder_percent !== null && sum.recorder_percent !== undefined)
+			s.appendChild(el("p", { class: sum.recorder_percent >= 10 ? "warning" : "" },
+				"cost: sigprof's own recording holds " + sum.recorder_percent.toFixed(0) + "% of the cpu samples (the recorder path)" +
+				(sum.recorder_percent >= 10 ? ": that distorts the figures; record less (-e, --futex count, -F)" : "")));
+		const t = el("table", { class: "findings" }, el("tr", null, el("th", null, "share of the workload's cpu time"),
+			el("th", null, "finding"), el("th", null, "where to look next")));
+		for (const f of sum.findings)
+			t.appendChild(el("tr", null, el("td", { class: "num" }, f.share_percent === null ? "-" : f.share_percent.toFixed(1) + "%"),
+				el("td", null, f.text), el("td", null, f.next)));
+		s.appendChild(wrapTable(t));
+		if (sum.caveats.length) {
+			s.appendChild(el("h3", null, "Read with care"));
+			s.appendChild(el("ul", null, ...sum.caveats.map((c) => el("li", null, c))));
 		}
 		return s;
 	}
@@ -191,7 +292,7 @@
 		const by = {};
 		for (const f of doc.functions || []) (by[f.collector] = by[f.collector] || []).push(f);
 		for (const c in by) {
-			s.appendChild(el("h3", null, c));
+			s.appendChild(el("h3", null, c + " samples"));
 			s.appendChild(table(by[c].map((f) => ({ self: f.self, total: f.total, function: f.sym, dso: f.dso }))));
 		}
 		return s;
@@ -411,6 +512,7 @@
 	const body = document.body;
 	const file = report.meta.file;
 	body.appendChild(drawHeader(report, diffMode ? "sigprof diff: " + baseReport.meta.file + " -> " + file : "sigprof report of " + file));
+	if (!diffMode && report.summary) body.appendChild(drawSummary(report));
 	if (baseReport) body.appendChild(drawHeader(baseReport, "base: " + baseReport.meta.file));
 	const flames = [];
 	const flameSection = el("section", { id: "flames" });
@@ -422,7 +524,7 @@
 		flameSection.appendChild(fg.element);
 	});
 	body.appendChild(drawPaths(report));
-	const skip = new Set(["version", "meta", "paths", "functions", "stacks"]);
+	const skip = new Set(["version", "meta", "paths", "summary", "functions", "stacks"]);
 	for (const k in report) if (!skip.has(k)) body.appendChild(drawSection(k, report[k]));
 	body.appendChild(drawFunctions(report));
 	const hashSearch = /^#search=(.*)$/.exec(location.hash);
@@ -484,6 +586,14 @@
 			}
 			out.collectors.push(r);
 		}
+		/* the tables as people read them: each section's title and its column labels, and whether the page fits */
+		out.sections = [...document.querySelectorAll("section[data-section]")].map((sec) => ({
+			key: sec.dataset.section, title: sec.querySelector("h2").textContent,
+			labels: [...sec.querySelectorAll("th")].map((th) => th.textContent) }));
+		out.paths_labels = [...document.querySelectorAll("#paths th")].map((th) => th.textContent);
+		out.findings = [...document.querySelectorAll("table.findings tr")].slice(1).map((tr) => tr.children[1].textContent);
+		out.page_width = document.documentElement.scrollWidth;
+		out.window_width = document.documentElement.clientWidth;
 		const pre = el("pre", { id: "selftest" }, JSON.stringify(out));
 		body.appendChild(pre);
 	}

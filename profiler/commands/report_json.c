@@ -171,6 +171,44 @@ static void write_paths(struct json_writer *w, const struct profile *p)
 	json_end(w);
 }
 
+/*
+ * "summary": the text report's first screen as data (report_summary.c):
+ * the recorder's share of the cpu samples, the findings ranked, the
+ * caveats.
+ */
+static void write_summary(struct json_writer *w, const struct profile *p)
+{
+	struct report_summary sum;
+	report_summary_collect(p, &sum);
+	json_object_begin(w, "summary");
+	int cpu = profile_collector(p, "cpu");
+	if (cpu >= 0 && p->collectors[cpu].samples)
+		json_double(w, "recorder_percent",
+			    100.0 * (double)p->collectors[cpu].path_samples[PATH_RECORDER] / (double)p->collectors[cpu].samples,
+			    2);
+	else
+		json_null(w, "recorder_percent");
+	json_array_begin(w, "findings");
+	for (size_t i = 0; i < sum.findings.count; i++) {
+		const struct finding *f = &sum.findings.items[i];
+		json_object_begin(w, NULL);
+		if (f->share >= 0)
+			json_double(w, "share_percent", 100.0 * f->share, 2);
+		else
+			json_null(w, "share_percent");
+		json_string(w, "text", f->text);
+		json_string(w, "next", f->next);
+		json_end(w);
+	}
+	json_end(w);
+	json_array_begin(w, "caveats");
+	for (size_t i = 0; i < sum.findings.ncaveats; i++)
+		json_string(w, NULL, sum.findings.caveats[i]);
+	json_end(w);
+	json_end(w);
+	report_summary_free(&sum);
+}
+
 static void write_stacks(struct json_writer *w, const struct profile *p, const struct report_options *o)
 {
 	json_array_begin(w, "stacks");
@@ -232,6 +270,7 @@ void report_json_write(struct json_writer *w, const struct profile *p, const str
 	json_u64(w, "version", 1);
 	write_meta(w, p);
 	write_paths(w, p);
+	write_summary(w, p);
 	for (int c = 0; c < p->ncollectors; c++) {
 		const struct collector_info *ci = &p->collectors[c];
 		if (ci->state && ci->impl->analyzer->json)

@@ -1,8 +1,12 @@
 /*
  * report_text.c: the terminal report.
  *
- *   header      what ran, for how long, samples and lost records
+ *   summary     the first screen: what ran, its cost, the findings (report_summary.c)
+ *   header      what ran, for how long, samples and lost records; the collectors
+ *               and the unwinder in one line each (line by line with --header)
  *   paths       one row per path, a samples column and a share per collector
+ *               (rows and collectors that are all zero left out, but with --all)
+ *   sections    each collector's, those whose findings rank highest first
  *   functions   the top functions by self samples (or --sort), per collector
  *   stacks      the top stacks of each path that has samples, leaf first
  */
@@ -118,7 +122,42 @@ static void print_collector_events(const struct profile *p, int c, FILE *out)
 	free(events);
 }
 
-static void print_header(const struct profile *p, FILE *out)
+/*
+ * The collectors in one line: "cpu 2847 (cpu-clock), futex 95127, sched 409,
+ * signal 0; unavailable: cache, c2c" (--header: one line each, with why).
+ */
+static void print_collectors_compact(const struct profile *p, FILE *out)
+{
+	struct strbuf line = { 0 }, unavailable = { 0 };
+	for (int c = 0; c < p->ncollectors; c++) {
+		const struct collector_info *ci = &p->collectors[c];
+		if (!ci->ok) {
+			sb_addf(&unavailable, "%s%s", unavailable.len ? ", " : "", ci->name);
+			continue;
+		}
+		sb_addf(&line, "%s%s %llu", line.len ? ", " : "", ci->name, (unsigned long long)ci->samples);
+		if (strcmp(ci->name, "cpu") == 0 && ci->event[0])
+			sb_addf(&line, " (%s)", ci->event);
+	}
+	fprintf(out, "# collectors: %s samples", line.len ? line.buf : "none");
+	if (unavailable.len)
+		fprintf(out, "; unavailable: %s (--header says why)", unavailable.buf);
+	fputc('\n', out);
+	sb_free(&line);
+	sb_free(&unavailable);
+}
+
+/* The unwinder in one line: how many user stacks, the share whole (--header: why the others stopped). */
+static void print_unwind_compact(const struct profile *p, FILE *out)
+{
+	const struct unwind_counts *u = &p->unwind;
+	if (!u->samples)
+		return;
+	fprintf(out, "# unwind:     %llu user stacks, %s to the outermost frame%s\n", (unsigned long long)u->samples,
+		SHARE(u->complete, u->samples), u->complete < u->samples ? " (--header: why the others stopped)" : "");
+}
+
+static void print_header(const struct profile *p, bool full, FILE *out)
 {
 	fprintf(out, "# sigprof report of %s\n", p->file);
 	if (p->argc || !p->target[0]) {
@@ -180,18 +219,24 @@ static void print_header(const struct profile *p, FILE *out)
 				(double)(p->span_last - p->span_first) / 1e9);
 		fputc('\n', out);
 	}
-	for (int c = 0; c < p->ncollectors; c++) {
+	if (!full)
+		print_collectors_compact(p, out);
+	for (int c = 0; full && c < p->ncollectors; c++) {
 		const struct collector_info *ci = &p->collectors[c];
 		if (ci->ok)
 			print_collector_events(p, c, out);
 		else
 			fprintf(out, "# collector:  %-8s unavailable: %s\n", ci->name, ci->reason);
 	}
-	print_unsampled(p, out);
+	if (full)
+		print_unsampled(p, out);
 	if (p->unknown_samples || p->bad_samples)
 		fprintf(out, "# undecoded:  %llu samples of unknown events, %llu malformed\n",
 			(unsigned long long)p->unknown_samples, (unsigned long long)p->bad_samples);
-	print_unwind(p, out);
+	if (full)
+		print_unwind(p, out);
+	else
+		print_unwind_compact(p, out);
 	for (int i = 0; i < p->nnotes; i++)
 		fprintf(out, "# note:       %s\n", p->notes[i]);
 	if (p->kernel_symbols_problem[0])
@@ -230,6 +275,33 @@ static size_t path_part_columns(const struct path_part *part)
 	return (part->samples ? PATH_SAMPLES_COLUMNS : 0) + PATH_FIGURE_COLUMNS * (part->end_figure - part->first_figure);
 }
 
+/* Whether every column of parts [0, nparts) is zero on path: the row is left out (but with --all). */
+static bool path_row_empty(const struct profile *p, const struct path_part *parts, size_t nparts, int path)
+{
+	for (size_t i = 0; i < nparts; i++) {
+		const struct collector_info *ci = &p->collectors[parts[i].collector];
+		if (parts[i].samples && ci->path_samples[path])
+			return false;
+		for (size_t f = parts[i].first_figure; f < parts[i].end_figure; f++)
+			if (analyzer_of(ci)->path_figure(ci->state, p, path, f) != 0)
+				return false;
+	}
+	return true;
+}
+
+/* Whether a collector has nothing in the path table: no samples, every path figure zero. */
+static bool path_column_empty(const struct profile *p, int c)
+{
+	const struct collector_info *ci = &p->collectors[c];
+	if (ci->samples)
+		return false;
+	for (size_t f = 0; f < path_figure_count(p, c); f++)
+		for (int path = 0; path < PATH_COUNT; path++)
+			if (analyzer_of(ci)->path_figure(ci->state, p, path, f) != 0)
+				return false;
+	return true;
+}
+
 /* The path table for parts [0, nparts). */
 static void print_path_block(const struct profile *p, const struct path_part *parts, size_t nparts,
 			     const struct view_options *v, FILE *out)
@@ -244,7 +316,7 @@ static void print_path_block(const struct profile *p, const struct path_part *pa
 	}
 	fprintf(out, "%s\n", term_off(v->color));
 	for (int path = 0; path < PATH_COUNT; path++) {
-		if (!view_path_shown(p, path))
+		if (!view_path_shown(p, path) || (!v->all && path_row_empty(p, parts, nparts, path)))
 			continue;
 		fprintf(out, "  %s%-16s%s", term_on(v->color, PAINT_PATH), path_name(path), term_off(v->color));
 		for (size_t i = 0; i < nparts; i++) {
@@ -272,7 +344,7 @@ static void print_paths(const struct profile *p, const struct view_options *v, F
 	struct path_part *parts = NULL;
 	size_t room = v->width > PATH_LABEL_COLUMNS ? v->width - PATH_LABEL_COLUMNS : 0;
 	for (int c = 0; c < p->ncollectors; c++) {
-		if (!p->collectors[c].ok)
+		if (!p->collectors[c].ok || (!v->all && path_column_empty(p, c)))
 			continue;
 		size_t nfigures = path_figure_count(p, c);
 		struct path_part part = { .collector = c, .samples = true, .first_figure = 0, .end_figure = nfigures };
@@ -287,6 +359,10 @@ static void print_paths(const struct profile *p, const struct view_options *v, F
 			GROW(parts, cap, nparts + 1);
 			parts[nparts++] = part;
 		}
+	}
+	if (!nparts) {
+		fprintf(out, "\nPath table: no collector has samples (--all shows the empty table)\n");
+		return;
 	}
 	size_t first = 0;
 	do {
@@ -426,16 +502,16 @@ static void print_stacks(const struct profile *p, int c, const struct report_opt
  * The header's lines ("# key:  value"), each word-wrapped within the width
  * with its continuation lines under the value, still comments.
  */
-static void print_header_fitted(const struct profile *p, const struct view_options *v, FILE *out)
+static void print_header_fitted(const struct profile *p, const struct view_options *v, bool full, FILE *out)
 {
 	char *text = NULL;
 	size_t len = 0;
 	FILE *mem = open_memstream(&text, &len);
 	if (!mem) {
-		print_header(p, out);
+		print_header(p, full, out);
 		return;
 	}
-	print_header(p, mem);
+	print_header(p, full, mem);
 	fclose(mem);
 	for (char *line = text; *line;) {
 		char *end = strchr(line, '\n');
@@ -472,15 +548,35 @@ static void print_header_fitted(const struct profile *p, const struct view_optio
 	free(text);
 }
 
+/* The collectors in the order their sections print: the highest-ranked findings first, else as listed. */
+static void section_order(const struct profile *p, const struct report_summary *sum, int *order)
+{
+	for (int c = 0; c < p->ncollectors; c++) {
+		int k = c;
+		while (k > 0 && sum->section_rank[order[k - 1]] < sum->section_rank[c]) {
+			order[k] = order[k - 1];
+			k--;
+		}
+		order[k] = c;
+	}
+}
+
 void report_text(const struct profile *p, const struct report_options *o, FILE *out)
 {
-	print_header_fitted(p, &o->view, out);
+	struct report_summary sum;
+	report_summary_collect(p, &sum);
+	report_summary_text(p, &sum, o, out);
+	fputc('\n', out);
+	print_header_fitted(p, &o->view, o->full_header, out);
 	print_paths(p, &o->view, out);
-	for (int c = 0; c < p->ncollectors; c++) {
-		const struct collector_info *ci = &p->collectors[c];
+	int order[PROFILE_MAX_COLLECTORS];
+	section_order(p, &sum, order);
+	for (int k = 0; k < p->ncollectors; k++) {
+		const struct collector_info *ci = &p->collectors[order[k]];
 		if (ci->state && ci->impl->analyzer->text)
 			ci->impl->analyzer->text(ci->state, p, &o->view, out);
 	}
+	report_summary_free(&sum);
 	for (int c = 0; c < p->ncollectors; c++) {
 		const struct collector_analyzer *an = analyzer_of(&p->collectors[c]);
 		if (!p->collectors[c].samples || (an && !an->show_stacks))

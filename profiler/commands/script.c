@@ -46,12 +46,14 @@ static const struct option_spec script_specs[] = {
 	  .default_value = "sigprof.data" },
 	{ .id = OPT_JSON, .long_name = "json", .help = "one JSON object per event and line instead of perf script's text" },
 	{ .id = OPT_TIME, .long_name = "time", .arg = "T", .values = "START,END",
-	  .help = "only events from START to END (its last digit whole), in seconds as the events' times show them; "
-		  "either may be empty" },
+	  .help = "only events from START to END, as report and diff read it: seconds as the events' times show them "
+		  "(END's last digit whole), seconds from the start of the recording, or percentages of it; either may "
+		  "be empty" },
 	{ .id = OPT_PID, .long_name = "pid", .arg = "PIDS", .help = "only events of these processes, comma-separated" },
 	{ .id = OPT_TID, .long_name = "tid", .arg = "TIDS", .help = "only events of these threads, comma-separated" },
 	{ .id = OPT_EVENT, .long_name = "event", .arg = "NAMES",
-	  .help = "only these events (signal:signal_deliver, cpu-clock) or the events of these collectors (signal), "
+	  .help = "only these events (signal:signal_deliver, cpu-clock; a kernel event names the parts sigprof opened "
+		  "it as too: signal:signal_generate#kernel) or the events of these collectors (signal), "
 		  "comma-separated" },
 	{ .id = OPT_INPUT_FORMAT, .long_name = "input-format", .arg = "FMT", .values = "auto|sigprof|perf",
 	  .help = "what -i FILE is: a sigprof recording or a perf.data file (auto: by its magic)",
@@ -73,8 +75,7 @@ const struct option_table script_option_table = {
 
 struct script_filter {
 	bool json;
-	bool time_from_given, time_to_given;
-	uint64_t time_from, time_to;       /* ns */
+	struct profile_filter time;        /* --time, which the loader applies as report's (filter.h) */
 	uint64_t *pids, *tids;
 	size_t npids, ntids;
 	char **events;                     /* event or collector names */
@@ -87,55 +88,6 @@ struct script {
 	struct json_writer json;
 	uint64_t shown;
 };
-
-/*
- * "12345.678901" (seconds, up to nine decimals) into ns; *unit is the ns
- * its last digit stands for (1000 for microseconds), so that an end given
- * as script prints times includes its whole last microsecond.
- */
-static int parse_seconds(const char *s, size_t len, uint64_t *ns, uint64_t *unit)
-{
-	char buf[64];
-	if (len == 0 || len >= sizeof(buf))
-		return -EINVAL;
-	memcpy(buf, s, len);
-	buf[len] = '\0';
-	const char *dot = strchr(buf, '.');
-	uint64_t whole;
-	if (dot)
-		buf[dot - buf] = '\0';
-	if (parse_u64(buf, 0, UINT64_MAX / 1000000000ull, &whole) < 0)
-		return -EINVAL;
-	uint64_t frac = 0, scale = 100000000ull;
-	*unit = 1000000000ull;
-	for (const char *d = dot ? dot + 1 : ""; *d; d++, scale /= 10) {
-		if (*d < '0' || *d > '9' || !scale)
-			return -EINVAL;
-		frac += (uint64_t)(*d - '0') * scale;
-		*unit = scale;
-	}
-	*ns = whole * 1000000000ull + frac;
-	return 0;
-}
-
-static int parse_time(const char *arg, struct script_filter *f)
-{
-	const char *comma = strchr(arg, ',');
-	if (!comma)
-		return sp_error("script: --time %s: expected START,END in seconds (either may be empty)", QUOTED(arg));
-	uint64_t unit;
-	if (comma > arg && parse_seconds(arg, (size_t)(comma - arg), &f->time_from, &unit) < 0)
-		return sp_error("script: --time %s: %.*s is not a time in seconds", QUOTED(arg), (int)(comma - arg), arg);
-	if (comma[1] && parse_seconds(comma + 1, strlen(comma + 1), &f->time_to, &unit) < 0)
-		return sp_error("script: --time %s: %s is not a time in seconds", QUOTED(arg), comma + 1);
-	if (comma[1])
-		f->time_to += unit - 1;
-	f->time_from_given = comma > arg;
-	f->time_to_given = comma[1] != '\0';
-	if (f->time_from_given && f->time_to_given && f->time_to < f->time_from)
-		return sp_error("script: --time %s: the end comes before the start", QUOTED(arg));
-	return 0;
-}
 
 static int parse_ids(const char *opt, const char *arg, uint64_t **ids, size_t *n)
 {
@@ -189,8 +141,9 @@ static int parse_script_args(int argc, char **argv, const char **input, struct s
 			f->json = true;
 			break;
 		case OPT_TIME:
-			if (parse_time(optarg, f) < 0)
+			if (cli_filter_option(CLI_OPT_TIME, optarg, &f->time, "script") < 0)
 				return -EINVAL;
+			po->filter = &f->time;
 			break;
 		case OPT_PID:
 			if (parse_ids("--pid", optarg, &f->pids, &f->npids) < 0)
@@ -238,12 +191,21 @@ static bool listed(const uint64_t *ids, size_t n, uint64_t id)
 	return false;
 }
 
+/*
+ * Whether --event's name names an event: its name, its collector, or the
+ * kernel's event of which it is a part (signal:signal_generate names
+ * signal:signal_generate#kernel too: sigprof opens one tracepoint as
+ * several events, "NAME#PART", rate_bound.h).
+ */
+static bool event_named(const char *want, const struct sp_event *ev)
+{
+	size_t len = strlen(want);
+	return strcmp(want, ev->name) == 0 || strcmp(want, ev->collector) == 0 ||
+	       (strncmp(want, ev->name, len) == 0 && ev->name[len] == '#');
+}
+
 static bool wanted(const struct script_filter *f, const struct sp_sample *s)
 {
-	if (f->time_from_given && s->time < f->time_from)
-		return false;
-	if (f->time_to_given && s->time > f->time_to)
-		return false;
 	if (f->npids && !listed(f->pids, f->npids, s->pid))
 		return false;
 	if (f->ntids && !listed(f->tids, f->ntids, s->tid))
@@ -251,7 +213,7 @@ static bool wanted(const struct script_filter *f, const struct sp_sample *s)
 	if (!f->nevents)
 		return true;
 	for (size_t i = 0; i < f->nevents; i++)
-		if (strcmp(f->events[i], s->event->name) == 0 || strcmp(f->events[i], s->event->collector) == 0)
+		if (event_named(f->events[i], s->event))
 			return true;
 	return false;
 }
@@ -371,6 +333,7 @@ static void on_sample(void *ctx, const struct profile *p, const struct sp_sample
 
 static void script_filter_free(struct script_filter *f)
 {
+	filter_free(&f->time);
 	free(f->pids);
 	free(f->tids);
 	for (size_t i = 0; i < f->nevents; i++)
@@ -412,8 +375,7 @@ int cmd_script(int argc, char **argv)
 	for (size_t i = 0; ret == 0 && i < sc.f.nevents; i++) {
 		bool known = false;
 		for (size_t e = 0; e < p.events.count && !known; e++)
-			known = strcmp(p.events.events[e].name, sc.f.events[i]) == 0 ||
-				strcmp(p.events.events[e].collector, sc.f.events[i]) == 0;
+			known = event_named(sc.f.events[i], &p.events.events[e]);
 		if (!known)
 			sp_warn("script: --event %s: %s has no such event or collector", QUOTED(sc.f.events[i]), input);
 	}

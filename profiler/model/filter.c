@@ -64,6 +64,16 @@ int filter_add_names(struct profile_filter *f, const char *text, bool dsos, char
 	return 0;
 }
 
+/* The ns that the last digit of a number of seconds stands for: "1.5" 100000000, "1077.711787" 1000. */
+static uint64_t last_digit_ns(const char *s)
+{
+	const char *dot = strchr(s, '.');
+	uint64_t unit = 1000000000ull;
+	for (const char *d = dot ? dot + 1 : s + strlen(s); *d >= '0' && *d <= '9' && unit > 1; d++)
+		unit /= 10;
+	return unit;
+}
+
 /* One bound of --time: "" (none), "1.5" seconds, "25%". */
 static int parse_bound(const char *s, size_t len, double *v, bool *percent, bool *given)
 {
@@ -96,12 +106,14 @@ int filter_set_time(struct profile_filter *f, const char *text, char *err, size_
 		ret = parse_bound(text, (size_t)(comma - text), &f->time_start, &f->start_percent, &start_given);
 	if (!ret)
 		ret = parse_bound(comma + 1, strlen(comma + 1), &f->time_end, &f->end_percent, &f->has_end);
+	f->end_digit_ns = !ret && f->has_end && !f->end_percent ? last_digit_ns(comma + 1) : 0;
 	if (!ret && f->has_end && f->start_percent == f->end_percent && f->time_end < f->time_start)
 		ret = -EINVAL;
 	if (ret < 0 || (!start_given && !f->has_end)) {
 		snprintf(err, errlen,
-			 "--time %s: expected START,END, each seconds from the start of the recording (1.5) or a "
-			 "percentage of it (25%%), either may be empty, END not before START",
+			 "--time %s: expected START,END, each seconds from the start of the recording (1.5), a time "
+			 "as sigprof script prints it (1283.901234), or a percentage of the recording (25%%); either "
+			 "may be empty, END not before START",
 			 text);
 		return -EINVAL;
 	}
@@ -155,10 +167,10 @@ void filter_describe(const struct profile_filter *f, char *buf, size_t len)
 		if (f->has_time) {
 			sb_addf(&sb, "%s--time ", sb.len ? " " : "");
 			if (f->time_start > 0 || f->start_percent)
-				sb_addf(&sb, "%g%s", f->time_start, f->start_percent ? "%" : "");
+				sb_addf(&sb, "%.15g%s", f->time_start, f->start_percent ? "%" : "");
 			sb_addf(&sb, ",");
 			if (f->has_end)
-				sb_addf(&sb, "%g%s", f->time_end, f->end_percent ? "%" : "");
+				sb_addf(&sb, "%.15g%s", f->time_end, f->end_percent ? "%" : "");
 		}
 		if (f->percent_limit > 0)
 			sb_addf(&sb, "%s--percent-limit %g", sb.len ? " " : "", f->percent_limit);
@@ -214,8 +226,24 @@ bool filter_dso(const struct profile_filter *f, const char *dso)
 	return false;
 }
 
-static uint64_t bound_ns(double v, bool percent, uint64_t first, uint64_t last)
+bool filter_time_is_clock(double seconds, uint64_t first, uint64_t last)
 {
+	double ns = seconds * 1e9;
+	if (!first || ns < (double)first || ns >= 1.8e19)
+		return false;
+	/* an offset that falls inside the recording stays an offset (a recording longer than the uptime at its start) */
+	return last == UINT64_MAX || last <= first || ns > (double)(last - first);
+}
+
+/*
+ * A bound in the recording's clock: a percentage of its span, a time of
+ * the clock itself (filter_time_is_clock()), or seconds from its first
+ * record; digit_ns (an END of the clock: its last digit whole) is added.
+ */
+static uint64_t bound_ns(double v, bool percent, uint64_t digit_ns, uint64_t first, uint64_t last)
+{
+	if (!percent && filter_time_is_clock(v, first, last))
+		return (uint64_t)llround(v * 1e9) + digit_ns;
 	double span = last > first ? (double)(last - first) : 0;
 	double off = percent ? span * v / 100.0 : v * 1e9;
 	return off >= 1.8e19 ? UINT64_MAX : first + (uint64_t)llround(off);
@@ -224,8 +252,8 @@ static uint64_t bound_ns(double v, bool percent, uint64_t first, uint64_t last)
 void filter_window(const struct profile_filter *f, uint64_t first, uint64_t last, uint64_t *start,
 		   uint64_t *end)
 {
-	*start = bound_ns(f->time_start, f->start_percent, first, last);
-	*end = f->has_end ? bound_ns(f->time_end, f->end_percent, first, last) : UINT64_MAX;
+	*start = bound_ns(f->time_start, f->start_percent, 0, first, last);
+	*end = f->has_end ? bound_ns(f->time_end, f->end_percent, f->end_digit_ns, first, last) : UINT64_MAX;
 	/* half-open [start, end), so that ,50% and 50%, split a recording; an END at or past the last record keeps it */
 	if (*end >= last)
 		*end = UINT64_MAX;

@@ -137,7 +137,7 @@ Test(html, signal_storm_page_in_chromium, .timeout = 300)
 	if (cpu_report > 0)
 		cr_assert_eq(selftest_value(result, "cpu", ".samples"), cpu_report, "cpu: flame graph and report differ");
 	/* the header names the collector's events and their samples as the text report does */
-	st = run_cmd(&out, false, "%s report -i '%s' | sed -n 's/^# collector:  signal *//p'", sigprof_bin(), data);
+	st = run_cmd(&out, false, "%s report --header -i '%s' | sed -n 's/^# collector:  signal *//p'", sigprof_bin(), data);
 	cr_assert_eq(st, 0);
 	char *nl = strchr(out, '\n');
 	if (nl)
@@ -166,6 +166,24 @@ Test(html, signal_storm_page_in_chromium, .timeout = 300)
 		     "the zoomed frame does not fill the width");
 	cr_assert_eq(selftest_value(result, "signal", ".zoom.info | test(\"samples\") | if . then 1 else 0 end"), 1,
 		     "hover shows no counts");
+
+	/*
+	 * The tables read as words, not JSON keys: every section has a title
+	 * and columns without an underscore (signals_other_tasks_generated,
+	 * latency_ns.p50), the signal table's latency reads "latency p50
+	 * (ns)", the findings name the signal's,
+	 * and the page is no wider than the window (a wide table scrolls in
+	 * its own box).
+	 */
+	cr_assert_eq(jq_file(result, "[.sections[] | .title, .labels[] | select(test(\"_\"))] | length"), 0,
+		     "a section title or column label is a JSON key");
+	cr_assert_eq(jq_file(result, "[.paths_labels[] | select(test(\"_\"))] | length"), 0);
+	cr_assert_eq(jq_file(result, "[.sections[] | select(.key == \"signals\") | .labels[] | "
+				     "select(. == \"latency p50 (ns)\")] | length"), 1,
+		     "the signal table has no column 'latency p50 (ns)'");
+	cr_assert_eq(jq_file(result, "[.findings[] | select(test(\"^signals: SIGUSR1\"))] | length"), 1,
+		     "the findings do not name SIGUSR1's");
+	cr_assert_leq(jq_file(result, ".page_width - .window_width"), 0, "the page is wider than the window");
 
 	/* a screenshot to look at, searching "signal" */
 	screenshot(page, "#search=signal", SCREENSHOT);

@@ -745,11 +745,13 @@ Test(c2c_report, cachelines_symbols_offsets_futex_mark_and_paths)
 		cr_expect_str_eq(path_rows.rows[i], row);
 	}
 
-	/* text: the path table's last five columns are c2c's, and each line shows its symbol and mark */
+	/* text: the path table's last five columns are c2c's (every row: --all), and each line shows its symbol and mark */
 	char *text = NULL;
 	size_t text_len = 0;
 	FILE *out = open_memstream(&text, &text_len);
-	report_text(&p, &report_defaults, out);
+	struct report_options all = report_defaults;
+	all.view.all = true;
+	report_text(&p, &all, out);
 	fclose(out);
 	for (int i = 0; i < PATH_COUNT; i++) {
 		/* c2c's five figures follow its samples column and share */

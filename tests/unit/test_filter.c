@@ -74,6 +74,32 @@ Test(filter, dso_by_file_name_path_or_kernel)
 	filter_free(&f);
 }
 
+/*
+ * A time of the recording's clock, as script and the report's slowest
+ * lines print it, is read as such: the same --time in report, script and
+ * diff; an END there includes its last digit whole.
+ */
+Test(filter, time_of_the_recordings_clock)
+{
+	struct profile_filter f = { 0 };
+	uint64_t start, end;
+	const uint64_t first = 1077000000000ull, last = 1079300000000ull; /* 2.3 s, 1077 s after boot */
+	cr_assert_eq(filter_set_time(&f, "1077.711787,1077.717801", err, sizeof(err)), 0);
+	filter_window(&f, first, last, &start, &end);
+	cr_assert_eq(start, 1077711787000ull);
+	cr_assert_eq(end, 1077717802000ull, "the end's last microsecond is inside the half-open window");
+	cr_assert(filter_time_is_clock(1077.5, first, last));
+	cr_assert_not(filter_time_is_clock(1.5, first, last), "an offset inside the span");
+	/* an offset, the clock's time and a percentage mix */
+	cr_assert_eq(filter_set_time(&f, "1,1078.5", err, sizeof(err)), 0);
+	filter_window(&f, first, last, &start, &end);
+	cr_assert_eq(start, first + 1000000000ull);
+	cr_assert_eq(end, 1078600000000ull, "1078.5 counts its last digit, a tenth of a second, whole");
+	/* a recording longer than the uptime at its start: a value inside its span stays an offset */
+	cr_assert_not(filter_time_is_clock(3, 2000000000ull, 9000000000ull));
+	filter_free(&f);
+}
+
 Test(filter, time_in_seconds_and_percentages)
 {
 	struct profile_filter f = { 0 };

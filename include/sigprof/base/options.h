@@ -39,7 +39,7 @@
 #include <stdio.h>
 
 #define OPTIONS_WIDTH 100    /* --help is wrapped at this many columns */
-#define OPTIONS_MAX 32       /* options of one table */
+#define OPTIONS_MAX 48       /* options of one table */
 /* The help text starts in this column at most; an option heading longer than that puts its help on the next line. */
 #define OPTIONS_HELP_COLUMN_MAX 26
 

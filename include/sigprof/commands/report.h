@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "sigprof/model/profile.h"
+#include "sigprof/view/findings.h"
 #include "sigprof/view/view.h"
 
 enum report_format { REPORT_TEXT, REPORT_JSON, REPORT_FOLDED, REPORT_FIGURES, REPORT_PPROF, REPORT_HTML };
@@ -35,10 +36,27 @@ struct report_options {
 	unsigned width;             /* --width N; 0: COLUMNS or the terminal's */
 	int color;                  /* --color: enum term_color_mode */
 	bool no_pager;              /* --no-pager */
+	bool full_header;           /* --header, -v: the recording's metadata line by line, not in one block */
 	struct view_options view;   /* -n, --stacks, --max-frames, --sched-keys: what the collectors' sections follow */
 };
 
 void report_text(const struct profile *p, const struct report_options *o, FILE *out);
+
+/*
+ * The text report's first screen (report_summary.c, docs/report-summary.md):
+ * the findings of the collectors' hooks and the report's own caveats,
+ * ranked, and the rank of each collector's section (the largest share
+ * among its findings; lower than any share without one).
+ */
+struct report_summary {
+	struct findings findings;
+	double section_rank[PROFILE_MAX_COLLECTORS];
+};
+void report_summary_collect(const struct profile *p, struct report_summary *s);
+/* What ran, its cost, the cpu by path, the findings and the caveats, within 23 rows of o->view.width. */
+void report_summary_text(const struct profile *p, const struct report_summary *s, const struct report_options *o,
+			 FILE *out);
+void report_summary_free(struct report_summary *s);
 void report_json(const struct profile *p, const struct report_options *o, FILE *out);
 struct json_writer;
 /* The JSON document into a writer the caller set up (report_html: script_safe). */

@@ -28,6 +28,7 @@ struct pmu_event;
 struct json_writer;
 struct view_options;
 struct figure_rows;
+struct findings;
 struct weight_kind;
 struct sched_event_facts;
 struct wake_pair;
@@ -122,6 +123,12 @@ struct collector_analyzer {
 	 * refused).
 	 */
 	void (*figures)(void *state, const struct profile *p, struct figure_rows *rows);
+	/*
+	 * Optional: what this collector found, one line each, and the caveats
+	 * that change how to read its figures, for the first screen of the
+	 * text report (view/findings.h: findings_add(), findings_caveat()).
+	 */
+	void (*findings)(void *state, const struct profile *p, struct findings *out);
 
 	/* ---- hooks: what the loader or another collector may ask of this one ---- */
 

@@ -14,7 +14,13 @@
  *     address); the records that describe tasks and mappings (COMM, MMAP,
  *     FORK, EXIT) always feed the process table, so symbols stay right;
  *   - --time cuts the recording as if it had started at START and stopped
- *     at END: a state machine sees the window's edges as it sees a
+ *     at END.  A bound is seconds from the first record, a percentage of
+ *     the recording, or a time of the recording's clock as sigprof script
+ *     and the report's "slowest" lines print it (a value at or after the
+ *     first record's time that is past the span as an offset: only a
+ *     recording longer than the uptime at its start is ambiguous, and there
+ *     the offset wins), so report, script and diff read one --time alike; such an
+ *     END includes its last digit whole.  A state machine sees the window's edges as it sees a
  *     recording's.  A scheduler wait that began before START is not
  *     counted (its switch-out is outside); one still open at END is open
  *     at the end of the recording.  A signal generated before START and
@@ -44,6 +50,7 @@ struct profile_filter {
 	double time_start, time_end; /* seconds from the recording's first record, or percents of its span */
 	bool start_percent, end_percent;
 	bool has_end;            /* END given (else: to the end) */
+	uint64_t end_digit_ns;   /* the ns END's last digit stands for: an END in the clock includes it whole */
 	double percent_limit;    /* --percent-limit: rows below this share are hidden; 0: none */
 };
 
@@ -74,6 +81,12 @@ bool filter_dso(const struct profile_filter *f, const char *dso);
  */
 void filter_window(const struct profile_filter *f, uint64_t first, uint64_t last, uint64_t *start,
 		   uint64_t *end);
+/*
+ * Whether a --time bound of seconds is a time of the recording's clock,
+ * not an offset from its start: at or after its first record's time, and
+ * past the recording's span as an offset (last: UINT64_MAX when unknown).
+ */
+bool filter_time_is_clock(double seconds, uint64_t first, uint64_t last);
 void filter_free(struct profile_filter *f);
 
 #endif

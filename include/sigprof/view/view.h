@@ -49,6 +49,7 @@ struct view_options {
 	bool sched_keys_lkp;        /* --sched-keys lkp: sched rows keyed like LKP's perf-sched figures */
 	unsigned width;             /* columns text fits in (term.h: --width, COLUMNS, the terminal); 0: no limit */
 	bool color;                 /* colour text (term.h: --color, NO_COLOR, a terminal) */
+	bool all;                   /* --all: keep the rows and columns of a table that are all zero */
 };
 
 /* ---- the collector's own figures ---- */
