@@ -28,7 +28,9 @@
  *
  * Report side.  Each sample is decoded (op, word address, result) and fed
  * to the tracker (futex_tracker.c): the per-thread state machine that pairs
- * an exit with its thread's pending entry.  Words are named once, on first
+ * an exit with its thread's pending entry.  A shared futex is keyed by the
+ * object and offset of its MAP_SHARED mapping (the MMAP2 records' device
+ * and inode), as the kernel keys it, so every process's calls on it meet.  Words are named once, on first
  * sight, by the data symbol or mapping that holds them.
  *
  * The other files of the collector, one concern each: futex_op.c (op
@@ -323,10 +325,11 @@ static const struct weight_kind futex_weights[] = {
 	[WEIGHT_WAIT_NS] = { "wait", "nanoseconds", true },
 };
 
-static void charge_wait(void *ctx, const struct futex_word *w, uint32_t tid, uint32_t stack, uint64_t ns)
+static void charge_wait(void *ctx, const struct futex_word *w, uint32_t pid, uint32_t tid, uint32_t stack,
+			uint64_t ns)
 {
 	const struct futex_state *st = ctx;
-	view_add_weight(st->profile, st->self, stack, w->pid, tid, 0, w->uaddr, WEIGHT_WAIT_NS, ns);
+	view_add_weight(st->profile, st->self, stack, pid, tid, 0, w->uaddr, WEIGHT_WAIT_NS, ns);
 }
 
 static void *futex_create(const struct profile *p, int self)
@@ -421,6 +424,14 @@ static void futex_sample(void *state, const struct profile *p, const struct sp_s
 	uint32_t counted = entry_stack(st, c->tid, stack);
 	struct futex_call entry = *c;
 	entry.stack = counted;
+	/*
+	 * The kernel keys a futex without FUTEX_PRIVATE_FLAG in a MAP_SHARED
+	 * mapping by the mapped object and offset: the waiters and wakers of
+	 * every process that maps it meet on one word (a futex_waitv array
+	 * holds words of their own flags: it stays the process's).
+	 */
+	if (!c->op.private_flag && c->op.id != FOP_SYS_WAITV && c->op.id != FOP_SYS_REQUEUE)
+		entry.shared = view_shared_offset(p, c->pid, c->uaddr, &entry.object, &entry.offset);
 	struct futex_word *w = futex_tracker_enter(st->tracker, &entry);
 	view_add_weight(p, st->self, counted, c->pid, c->tid, 0, c->uaddr, WEIGHT_CALLS, c->period ? c->period : 1);
 	if (!w->named)
