@@ -52,6 +52,7 @@
 #include "sigprof/base/util.h"
 #include "sigprof/symbolize/symbolize.h"
 #include "sigprof/commands/workload.h"
+#include "sigprof/commands/frame_pointers.h"
 #include "sigprof/kernel/perf.h"
 #include "sigprof/base/files.h"
 
@@ -1064,8 +1065,21 @@ static int open_output(struct record_args *a, const char *path, struct sp_writer
  */
 static bool program_has_frame_pointers(const char *path)
 {
-	size_t with, functions;
-	return elf_frame_pointer_functions(path, &with, &functions) == 0 && functions && with * 4 >= functions;
+	return file_has_frame_pointers(path);
+}
+
+/* -g / --call-graph fp on a workload built without frame pointers: one line at the start says what it costs. */
+static void warn_frame_pointer_walks(const struct record_options *opts, const char *program)
+{
+	if (!opts->call_graph_chosen || opts->call_graph != CALL_GRAPH_FP || !*program)
+		return;
+	struct strbuf files = { 0 };
+	int n = files_without_frame_pointers(program, &files);
+	if (n)
+		sp_warn("record: --call-graph fp: %s %s no frame pointers: user stacks stop in %s code (the "
+			"frame-pointer walk leaves it); leave out -g for each collector's DWARF default, or use "
+			"--call-graph dwarf", files.buf, n == 1 ? "has" : "have", n == 1 ? "its" : "their");
+	sb_free(&files);
 }
 
 /*
@@ -1107,6 +1121,7 @@ static int record_run(struct record_args *a)
 		a->opts.exclude_kernel = true;
 	/* a window command is not the targets' program: attached tasks get the long copy */
 	a->opts.program_frame_pointers = !attached && program_has_frame_pointers(program);
+	warn_frame_pointer_walks(&a->opts, program);
 
 	struct event_list events = { 0 };
 	struct collector_state states[64] = { 0 };

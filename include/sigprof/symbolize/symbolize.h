@@ -21,6 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct strbuf;
+
 enum sym_kind {
 	SYM_FUNC, /* STT_FUNC, STT_GNU_IFUNC; kallsyms t/T/w/W */
 	SYM_DATA, /* STT_OBJECT, STT_TLS excluded; kallsyms d/D/b/B/r/R */
@@ -58,6 +60,12 @@ int elf_file_build_id(const char *path, unsigned char *id, size_t max);
  * -errno (-ENOEXEC: not an x86-64 ELF file).
  */
 int elf_frame_pointer_functions(const char *path, size_t *with_frame_pointer, size_t *functions);
+/*
+ * The libraries the ELF file at path names as needed (DT_NEEDED:
+ * "libc.so.6"), each added to names with its terminating NUL.  Returns how
+ * many, or -errno.
+ */
+int elf_needed_libraries(const char *path, struct strbuf *names);
 /* The same for an ELF image in memory (the vDSO); the image is copied, the caller may free it. */
 int symtab_from_elf_memory(const void *image, size_t size, struct symtab **out);
 /*
