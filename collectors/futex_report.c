@@ -406,6 +406,27 @@ static void text_word_ops(const struct futex_word *w, struct strbuf *sb)
 #define WORD_WIDTH 28
 static const unsigned word_columns[] = { WORD_WIDTH + 2, 15, 8, 12, 9, 12, 10, 13 };
 
+/* The pid column: the word's process, or "shared" for a word that processes share (one kernel key). */
+static void word_pid_cell(const struct futex_word *w, char *buf, size_t len)
+{
+	if (w->npids > 1)
+		snprintf(buf, len, "shared");
+	else
+		snprintf(buf, len, "%u", w->pid);
+}
+
+/* "pid 12" or "shared by pids 12, 13" */
+static void word_processes(const struct futex_word *w, struct strbuf *sb)
+{
+	if (w->npids <= 1) {
+		sb_addf(sb, "pid %u", w->pid);
+		return;
+	}
+	sb_addstr(sb, "shared by pids ");
+	for (size_t i = 0; i < w->npids; i++)
+		sb_addf(sb, "%s%u", i ? ", " : "", w->pids[i]);
+}
+
 static void text_words(struct futex_state *st, const struct view_options *o, FILE *out)
 {
 	struct futex_word *const *words;
@@ -426,8 +447,10 @@ static void text_words(struct futex_state *st, const struct view_options *o, FIL
 		text_word_ops(w, &ops);
 		sb_addstr(&ops, "; ");
 		text_errors(w->errors, w->nerrors, 1.0, UINT64_MAX, &ops);
-		view_table_addf(&t, "  %-*s %-14llx %7u %s%10llu %8llu %11.3f %9.3f  %s", pad, symbol,
-				(unsigned long long)w->uaddr, w->pid, w->estimated ? "~" : " ", (unsigned long long)w->calls,
+		char pid[16];
+		word_pid_cell(w, pid, sizeof(pid));
+		view_table_addf(&t, "  %-*s %-14llx %7s %s%10llu %8llu %11.3f %9.3f  %s", pad, symbol,
+				(unsigned long long)w->uaddr, pid, w->estimated ? "~" : " ", (unsigned long long)w->calls,
 				(unsigned long long)w->wait.count, ms(w->wait.total), ms(w->wait.max), ops.buf);
 	}
 	sb_free(&ops);
@@ -452,8 +475,10 @@ static void text_busiest(struct futex_state *st, const struct profile *p, const 
 		return;
 	const struct futex_word *w = words[0];
 	fputc('\n', out);
-	view_text_wrapped(o, out, 4, "  busiest word %s (pid %u, 0x%llx)", w->symbol, w->pid,
-			  (unsigned long long)w->uaddr);
+	struct strbuf who = { 0 };
+	word_processes(w, &who);
+	view_text_wrapped(o, out, 4, "  busiest word %s (%s, 0x%llx)", w->symbol, who.buf, (unsigned long long)w->uaddr);
+	sb_free(&who);
 	if (w->nwaiters)
 		text_stack(p, &w->waiters[0], "waiter", o, out);
 	if (w->nwakers)
@@ -533,6 +558,14 @@ static void json_word(struct json_writer *w, const struct profile *p, const stru
 	json_string(w, "symbol", fw->symbol);
 	json_string(w, "dso", fw->dso);
 	json_u64(w, "pid", fw->pid);
+	json_bool(w, "shared", fw->shared);
+	json_array_begin(w, "pids");
+	if (fw->npids)
+		for (size_t i = 0; i < fw->npids; i++)
+			json_u64(w, NULL, fw->pids[i]);
+	else
+		json_u64(w, NULL, fw->pid);
+	json_end(w);
 	json_bool(w, "waitv_array", fw->array);
 	json_u64(w, "calls", fw->calls);
 	json_object_begin(w, "ops");

@@ -7,8 +7,10 @@
  * whose two samples both have period 1 is exact: its entry-to-exit time is
  * blocking time for the wait-type ops.  A pair with a weighted side, an
  * entry without exit or an exit without entry marks the word "estimated".
- * Words are keyed by pid and address (private futexes are per process);
- * the caller names them on first sight.  It knows nothing of perf records,
+ * Words are keyed as the kernel keys them: a private futex by pid and
+ * address, a shared one by the object and offset the caller found for it
+ * (a MAP_SHARED mapping's file or shared memory), whichever processes use
+ * it; the caller names them on first sight.  It knows nothing of perf records,
  * so the tests drive it with synthetic sequences.
  *
  * The stack lender (at the end) joins the copies of the user stack to the
@@ -25,9 +27,16 @@
 
 /* ---- the tracker ---- */
 
-/* A word with its hash chain: words are keyed by (pid, address), the map by their hash. */
+/*
+ * A word is found by the key the kernel gives it: a private word by its
+ * process and address, a shared one (no FUTEX_PRIVATE_FLAG, in a MAP_SHARED
+ * mapping) by its object and offset.  Both maps hold hash chains of keys;
+ * each process's address of a shared word is also an alias, so the word is
+ * found by (pid, address) from any process that used it.
+ */
 struct word_node {
-	struct futex_word word;
+	uint64_t a, b;             /* (pid, address) or (object, offset) */
+	struct futex_word *word;
 	struct word_node *next;
 };
 
@@ -41,7 +50,9 @@ struct futex_thread {
 };
 
 struct futex_tracker {
-	struct u64_map words;      /* word_key() -> struct word_node chain */
+	struct u64_map private_words; /* word_key(pid, address) -> struct word_node chain */
+	struct u64_map shared_words;  /* word_key(object, offset) -> chain */
+	struct u64_map aliases;       /* word_key(pid, address) -> chain: every process's address of a shared word */
 	struct futex_word **list;  /* every word, in creation order until sorted */
 	size_t nwords, cap;
 	bool sorted;
@@ -69,6 +80,7 @@ static void free_counts_and_stacks(struct futex_word *w)
 	free(w->waiters);
 	free(w->wakers);
 	free(w->symbol);
+	free(w->pids);
 }
 
 void futex_tracker_free(struct futex_tracker *t)
@@ -80,53 +92,122 @@ void futex_tracker_free(struct futex_tracker *t)
 	void *value;
 	for (size_t i = 0; i < t->nwords; i++) {
 		free_counts_and_stacks(t->list[i]);
-		free((struct word_node *)t->list[i]); /* the word is its node's first member */
+		free(t->list[i]);
 	}
+	struct u64_map *maps[] = { &t->private_words, &t->shared_words, &t->aliases };
+	for (size_t m = 0; m < ARRAY_SIZE(maps); m++) {
+		pos = 0;
+		while (u64_map_next(maps[m], &pos, &key, &value)) {
+			for (struct word_node *n = value, *next; n; n = next) {
+				next = n->next;
+				free(n);
+			}
+		}
+		u64_map_free(maps[m]);
+	}
+	pos = 0;
 	while (u64_map_next(&t->threads, &pos, &key, &value))
 		free(value);
 	for (int i = 0; i < FOP_COUNT; i++) {
 		free(t->ops[i].by_errno);
 		duration_free(&t->ops[i].wait);
 	}
-	u64_map_free(&t->words);
 	u64_map_free(&t->threads);
 	free(t->list);
 	free(t);
 }
 
-static uint64_t word_key(uint32_t pid, uint64_t uaddr)
+static uint64_t word_key(uint64_t a, uint64_t b)
 {
-	return hash_u64(uaddr ^ hash_u64(pid));
+	return hash_u64(b ^ hash_u64(a));
+}
+
+static struct word_node *find_node(const struct u64_map *map, uint64_t a, uint64_t b)
+{
+	for (struct word_node *n = u64_map_get(map, word_key(a, b)); n; n = n->next)
+		if (n->a == a && n->b == b)
+			return n;
+	return NULL;
+}
+
+static void put_node(struct u64_map *map, uint64_t a, uint64_t b, struct futex_word *w)
+{
+	struct word_node *n = find_node(map, a, b);
+	if (n) {
+		n->word = w; /* an alias whose address now holds another shared word */
+		return;
+	}
+	n = xcalloc(1, sizeof(*n));
+	*n = (struct word_node){ .a = a, .b = b, .word = w };
+	uint64_t key = word_key(a, b);
+	n->next = u64_map_get(map, key);
+	u64_map_put(map, key, n);
 }
 
 static struct futex_word *find_word(const struct futex_tracker *t, uint32_t pid, uint64_t uaddr)
 {
-	for (struct word_node *n = u64_map_get(&t->words, word_key(pid, uaddr)); n; n = n->next)
-		if (n->word.pid == pid && n->word.uaddr == uaddr)
-			return &n->word;
-	return NULL;
+	const struct word_node *n = find_node(&t->private_words, pid, uaddr);
+	if (!n)
+		n = find_node(&t->aliases, pid, uaddr);
+	return n ? n->word : NULL;
 }
 
-static struct futex_word *get_word(struct futex_tracker *t, uint32_t pid, uint64_t uaddr)
+static struct futex_word *new_word(struct futex_tracker *t, uint32_t pid, uint64_t uaddr)
 {
-	struct futex_word *w = find_word(t, pid, uaddr);
-	if (w)
-		return w;
-	struct word_node *n = xcalloc(1, sizeof(*n));
-	n->word.pid = pid;
-	n->word.uaddr = uaddr;
-	uint64_t key = word_key(pid, uaddr);
-	n->next = u64_map_get(&t->words, key);
-	u64_map_put(&t->words, key, n);
+	struct futex_word *w = xcalloc(1, sizeof(*w));
+	w->pid = pid;
+	w->uaddr = uaddr;
 	GROW(t->list, t->cap, t->nwords + 1);
-	t->list[t->nwords++] = &n->word;
+	t->list[t->nwords++] = w;
 	t->sorted = false;
-	return &n->word;
+	return w;
+}
+
+static void add_process(struct futex_word *w, uint32_t pid)
+{
+	for (size_t i = 0; i < w->npids; i++)
+		if (w->pids[i] == pid)
+			return;
+	w->pids = xrealloc(w->pids, (w->npids + 1) * sizeof(*w->pids));
+	w->pids[w->npids++] = pid;
+}
+
+/* The word of a call: by (object, offset) when shared, else by (pid, address). */
+static struct futex_word *get_word(struct futex_tracker *t, const struct futex_call *c)
+{
+	if (!c->shared) {
+		struct word_node *n = find_node(&t->private_words, c->pid, c->uaddr);
+		if (n)
+			return n->word;
+		struct futex_word *w = new_word(t, c->pid, c->uaddr);
+		put_node(&t->private_words, c->pid, c->uaddr, w);
+		return w;
+	}
+	struct word_node *n = find_node(&t->shared_words, c->object, c->offset);
+	struct futex_word *w = n ? n->word : NULL;
+	if (!w) {
+		w = new_word(t, c->pid, c->uaddr);
+		w->shared = true;
+		w->object = c->object;
+		w->offset = c->offset;
+		put_node(&t->shared_words, c->object, c->offset, w);
+	}
+	if (!w->npids || w->pids[w->npids - 1] != c->pid) {
+		add_process(w, c->pid);
+		put_node(&t->aliases, c->pid, c->uaddr, w);
+	}
+	return w;
 }
 
 const struct futex_word *futex_tracker_word(const struct futex_tracker *t, uint32_t pid, uint64_t uaddr)
 {
 	return find_word(t, pid, uaddr);
+}
+
+const struct futex_word *futex_tracker_shared_word(const struct futex_tracker *t, uint64_t object, uint64_t offset)
+{
+	const struct word_node *n = find_node(&t->shared_words, object, offset);
+	return n ? n->word : NULL;
 }
 
 bool futex_tracker_has_word_in(const struct futex_tracker *t, uint32_t pid, uint64_t start, uint64_t end)
@@ -225,7 +306,7 @@ static void count_call(struct futex_tracker *t, struct futex_word *w, const stru
 struct futex_word *futex_tracker_enter(struct futex_tracker *t, const struct futex_call *c)
 {
 	uint64_t n = c->period ? c->period : 1;
-	struct futex_word *w = get_word(t, c->pid, c->uaddr);
+	struct futex_word *w = get_word(t, c);
 	if (c->op.id == FOP_SYS_WAITV || c->op.id == FOP_SYS_REQUEUE)
 		w->array = true;
 	count_call(t, w, c, n);
@@ -270,9 +351,9 @@ static void pair_exit(struct futex_tracker *t, struct futex_thread *th, const st
 			wait_time_add(&w->wait, ns);
 			wait_time_add(&stack_entry(&w->waiters, &w->nwaiters, th->stack)->wait, ns);
 			duration_add(&t->ops[id].wait, ns);
-			slowest_event_note(&t->ops[id].slowest_wait, th->enter_time, c->time, w->pid, c->tid);
+			slowest_event_note(&t->ops[id].slowest_wait, th->enter_time, c->time, c->pid, c->tid);
 			if (t->wait_hook)
-				t->wait_hook(t->wait_hook_ctx, w, c->tid, th->stack, ns);
+				t->wait_hook(t->wait_hook_ctx, w, c->pid, c->tid, th->stack, ns);
 		} else {
 			w->unmeasured += th->enter_period;
 			t->ops[id].unmeasured += th->enter_period;

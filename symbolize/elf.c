@@ -705,6 +705,31 @@ int elf_frame_pointer_functions(const char *path, size_t *with_frame_pointer, si
 	return err;
 }
 
+int elf_needed_libraries(const char *path, struct strbuf *names)
+{
+	int fd, err;
+	Elf *elf = elf_open_path(path, &fd, &err);
+	if (!elf)
+		return err;
+	int count = 0;
+	Elf_Scn *dynamic = find_section(elf, SHT_DYNAMIC, ANY_SECTION);
+	GElf_Shdr shdr;
+	Elf_Data *data = dynamic && gelf_getshdr(dynamic, &shdr) ? elf_getdata(dynamic, NULL) : NULL;
+	size_t entries = data && shdr.sh_entsize ? data->d_size / shdr.sh_entsize : 0;
+	for (size_t i = 0; i < entries; i++) {
+		GElf_Dyn dyn;
+		if (!gelf_getdyn(data, (int)i, &dyn) || dyn.d_tag == DT_NULL)
+			break;
+		const char *name = dyn.d_tag == DT_NEEDED ? elf_strptr(elf, shdr.sh_link, dyn.d_un.d_val) : NULL;
+		if (!name || !*name)
+			continue;
+		sb_add(names, name, strlen(name) + 1);
+		count++;
+	}
+	elf_close_path(elf, fd);
+	return count;
+}
+
 /*
  * A file that lost its .symtab (strip) or its DWARF (strip --strip-debug)
  * may have a debug file that holds them; one that kept both needs none.

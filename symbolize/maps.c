@@ -233,6 +233,38 @@ void proc_table_mmap(struct proc_table *pt, uint32_t pid, uint64_t start, uint64
 	p->nmaps++;
 }
 
+void proc_table_mmap_object(struct proc_table *pt, uint32_t pid, uint64_t start, uint32_t maj, uint32_t min,
+			    uint64_t ino)
+{
+	struct process *p = find_process(pt, pid);
+	if (!p)
+		return;
+	size_t i = first_ending_above(p, start);
+	if (i < p->nmaps && p->maps[i].start == start) {
+		p->maps[i].maj = maj;
+		p->maps[i].min = min;
+		p->maps[i].ino = ino;
+	}
+}
+
+bool proc_table_shared_offset(struct proc_table *pt, uint32_t pid, uint64_t addr, uint64_t *object,
+			      uint64_t *offset)
+{
+	const struct mapping *map = proc_table_find(pt, pid, addr);
+	if (!map || !(map->flags & MAP_SHARED))
+		return false;
+	if (map->ino) {
+		*object = hash_u64(map->ino ^ hash_u64(((uint64_t)map->maj << 32) | map->min));
+	} else if (dso_is_file(map->dso) && !strstr(map->dso->name, " (deleted)")) {
+		/* a file named by its build-id instead: its path names it (shared memory has no build-id) */
+		*object = hash_u64((uint64_t)(uintptr_t)map->dso) | 1;
+	} else {
+		return false;
+	}
+	*offset = map->pgoff + (addr - map->start);
+	return true;
+}
+
 void proc_table_fork(struct proc_table *pt, uint32_t ppid, uint32_t pid)
 {
 	if (ppid == pid)

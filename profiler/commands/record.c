@@ -52,6 +52,7 @@
 #include "sigprof/base/util.h"
 #include "sigprof/symbolize/symbolize.h"
 #include "sigprof/commands/workload.h"
+#include "sigprof/commands/frame_pointers.h"
 #include "sigprof/kernel/perf.h"
 #include "sigprof/base/files.h"
 
@@ -261,7 +262,7 @@ static void record_epilogue(FILE *out)
 }
 
 /* --call-graph's help names the sizes: keep it in step with collector.h. */
-_Static_assert(DEFAULT_STACK_USER_SIZE == 8192 && WAIT_STACK_USER_SIZE == 2048 && CPU_SIGNAL_STACK_USER_SIZE == 3072,
+_Static_assert(DEFAULT_STACK_USER_SIZE == 8192 && WAIT_STACK_USER_SIZE == 8192 && CPU_SIGNAL_STACK_USER_SIZE == 8192,
 	       "record's --call-graph help");
 
 static const struct option_spec record_specs[] = {
@@ -282,7 +283,7 @@ static const struct option_spec record_specs[] = {
 	{ .id = OPT_CALL_GRAPH, .long_name = "call-graph", .arg = "MODE", .values = "fp|dwarf[,SIZE]|none", .group = 2,
 	  .help = "fp: kernel and frame-pointer user stacks; dwarf[,SIZE]: kernel stacks and SIZE bytes of user "
 		  "stack (default 8192) unwound at report time; none: the sampled IP only",
-	  .default_value = "each collector's own: cpu and signal dwarf,3072, futex and sched dwarf,2048; see sigprof(1)" },
+	  .default_value = "each collector's own: cpu, signal and sched dwarf,8192, futex a short key and copies; see sigprof(1)" },
 	{ .id = 'X', .long_name = "futex", .arg = "MODE", .values = "trace|sample|count",
 	  .help = "trace: every futex call; sample (default): every call while a 10 ms window stays under the "
 		  "rate bound, weighted samples above it; count: exact totals only.  Calls per operation are "
@@ -1118,8 +1119,21 @@ static int open_output(struct record_args *a, const char *path, struct sp_writer
  */
 static bool program_has_frame_pointers(const char *path)
 {
-	size_t with, functions;
-	return elf_frame_pointer_functions(path, &with, &functions) == 0 && functions && with * 4 >= functions;
+	return file_has_frame_pointers(path);
+}
+
+/* -g / --call-graph fp on a workload built without frame pointers: one line at the start says what it costs. */
+static void warn_frame_pointer_walks(const struct record_options *opts, const char *program)
+{
+	if (!opts->call_graph_chosen || opts->call_graph != CALL_GRAPH_FP || !*program)
+		return;
+	struct strbuf files = { 0 };
+	int n = files_without_frame_pointers(program, &files);
+	if (n)
+		sp_warn("record: --call-graph fp: %s %s no frame pointers: user stacks stop in %s code (the "
+			"frame-pointer walk leaves it); leave out -g for each collector's DWARF default, or use "
+			"--call-graph dwarf", files.buf, n == 1 ? "has" : "have", n == 1 ? "its" : "their");
+	sb_free(&files);
 }
 
 /*
@@ -1258,6 +1272,8 @@ static int record_run(struct record_args *a)
 		a->opts.exclude_kernel = true;
 	/* a window command is not the targets' program: attached tasks get the long copy */
 	a->opts.program_frame_pointers = !attached && program_has_frame_pointers(program);
+	warn_frame_pointer_walks(&a->opts, program);
+	warn_frame_pointer_walks(&a->opts, program);
 
 	ret = EXIT_USAGE;
 	struct event_list events = { 0 };

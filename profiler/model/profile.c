@@ -363,6 +363,8 @@ static void load_task_record(struct loader *l, const struct perf_event_header *r
 			char build_id[41];
 			if (mmap2_build_id(rec, build_id))
 				proc_table_set_build_id(pt, file, build_id);
+			else /* maj, min, ino: the object a shared futex is keyed by */
+				proc_table_mmap_object(pt, u32[0], u64[1], u32[8], u32[9], u64[5]);
 		}
 		break;
 	case PERF_RECORD_FORK:

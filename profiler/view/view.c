@@ -126,6 +126,11 @@ const char *view_user_data_name(const struct profile *p, uint32_t pid, uint64_t 
 	return buf;
 }
 
+bool view_shared_offset(const struct profile *p, uint32_t pid, uint64_t addr, uint64_t *object, uint64_t *offset)
+{
+	return proc_table_shared_offset(p->procs, pid, addr, object, offset);
+}
+
 const char *view_data_name(const struct profile *p, uint32_t pid, uint64_t addr, char *buf, size_t len,
 			   const char **dso)
 {

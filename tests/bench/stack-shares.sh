@@ -24,6 +24,28 @@
 # frame pointers on an alternate signal stack); nofp-mutex = mutex_contend_nofp 4 20000.
 # Environment: STACKS_SECONDS (default 3), STACKS_REPEAT (default 1) recordings per workload (each printed),
 # SIGPROF (default ./sigprof), BENCH_WORKLOADS (default build/workloads).
+#
+# The corpus (`tests/stack-shares.sh --corpus`, issue 22): real programs from Debian, each recorded with every
+# default (`sigprof record -o FILE -- PROGRAM`: all collectors, their own call graphs), CORPUS_SECONDS (default 2)
+# each: the stress-ng stressors on the signal, futex and scheduler paths (CORPUS_STRESSORS), perf bench futex
+# hash (with and without -S), wake, wake-parallel, requeue, lock-pi, perf bench sched messaging and pipe, xz -T2
+# on generated data, sysbench threads and mutex (each skipped when its tool is missing).  Per program:
+#   whole    per collector, the share of its user stacks of two frames or more (weighted by their counts; a
+#            one-frame stack is the sampled IP of an event recorded without a stack: a futex exit) that reach
+#            a thread's or program's first frame (as above), or end where a frame-pointer walk through a
+#            program built with them ends, at __libc_start_call_main or start_thread, with no [unwind: ...];
+#   unnamed  the share of all those stacks whose last frame has no name (an address) or is an [unwind: ...];
+#   lost     lost records against records kept;
+#   self     sigprof's count against what the program reports of itself: perf bench futex hash and lock-pi,
+#            the exact futex(2) entries against "Averaged N operations/sec" x threads x seconds (lock-pi: a
+#            lock and an unlock an operation, so 2); stress-ng --futex, its WAKE calls against its bogo ops
+#            (a wake an op); - where the program says nothing countable;
+#   shared   the futex words shared between processes (one row each, keyed by mapped object and offset) and
+#            how many of them have both waiters and wakers.
+# With --cost (CORPUS_ROUNDS interleaved rounds, default 5) the programs that report a throughput also run
+# bare, under `sigprof record` (every default), `perf record -g` and `perf record --call-graph dwarf,8192
+# -m 1024` with the events sigprof's default opens (cpu-clock and the signal, futex, sched and lock
+# tracepoints), and the medians of the throughput each keeps, as a fraction of the bare run's, are printed.
 # Exit status: 0, or 1 when a recording or report fails.
 set -euo pipefail
 
@@ -35,6 +57,175 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/sigprof-stacks.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 
 command -v jq >/dev/null || { echo "stack-shares: jq is missing (apt-get install jq)"; exit 0; }
+
+pct() { awk -v n="$1" -v d="$2" 'BEGIN { if (d == 0) printf "-"; else printf "%.1f%%", 100 * n / d }'; }
+
+# ---- the corpus (--corpus [--cost]) ----
+
+CS=${CORPUS_SECONDS:-2}
+CROUNDS=${CORPUS_ROUNDS:-5}
+CORPUS_STRESSORS=${CORPUS_STRESSORS:-"signal nanosleep timer itimer sigfd sigq sigsuspend pthread clock sigrt mutex msg futex sem-sysv"}
+
+# per collector "collector stacks whole", then "unnamed ALL"; stacks of two frames or more with a user frame
+CORPUS_SHARES='
+  def user: map(select(.dso != "[kernel]"));
+  def whole: (.[-1].sym // "") as $last | ($last | IN("_start", "_dl_start_user", "__clone3", "clone3", "__clone",
+      "clone", "__libc_start_call_main", "start_thread")) or (($last | contains("!fn@")) and ((.[-2].sym // "")
+      | IN("__libc_start_main", "start_thread")));
+  def unnamed: .frames[-1] | (has("offset") and .dso != "[kernel]") or ((.sym // "") | startswith("[unwind: "));
+  def total: map(.count) | add // 0;
+  def multi: select(.shared and (.pids | length) > 1);
+  [.stacks[] | select((.frames | user | length > 0) and (.frames | length > 1))] as $s
+  | ($s | group_by(.collector) | map("\(.[0].collector) \(total) \(map(select(.frames | whole)) | total)") | .[]),
+    "unnamed \($s | total) \($s | map(select(unnamed)) | total)",
+    "lost \(.meta.lost // 0) \(.meta.samples // 0)",
+    ([.futexes[]? | multi] as $m | "shared \($m | length) \($m | map(select((.waiters | length) > 0 and (.wakers | length) > 0)) | length)"),
+    "futex_calls \(.futex_summary.syscalls.sys_enter_futex.total // 0) \([.futexes[]?.ops.WAKE // 0] | add // 0)"'
+
+corpus_programs() { # lines "name<TAB>command<TAB>throughput kind"
+    local s
+    if command -v stress-ng >/dev/null; then
+        for s in $CORPUS_STRESSORS; do
+            printf 'sng-%s\tstress-ng --%s 2 -t %s --metrics-brief\tsng:%s\n' "$s" "$s" "$CS" "$s"
+        done
+    fi
+    if command -v perf >/dev/null && perf bench futex hash -r 1 -t 1 >/dev/null 2>&1; then
+        printf 'hash\tperf bench futex hash -r %s -t 2\taveraged:2\n' "$CS"
+        printf 'hash-S\tperf bench futex hash -S -r %s -t 2\taveraged:2\n' "$CS"
+        printf 'wake\tperf bench futex wake -t 4 -w 1\t-\n'
+        printf 'wake-parallel\tperf bench futex wake-parallel -t 4 -w 2\t-\n'
+        printf 'requeue\tperf bench futex requeue -t 4\t-\n'
+        printf 'lock-pi\tperf bench futex lock-pi -r %s -t 2\taveraged:2\n' "$CS"
+        printf 'messaging\tperf bench sched messaging -g 2 -l 100\ttotal-time\n'
+        printf 'pipe\tperf bench sched pipe -l 20000\ttotal-time\n'
+    fi
+    command -v xz >/dev/null && printf 'xz\txz -T2 -k -f %s\telapsed\n' "$CORPUS_DATA"
+    if command -v sysbench >/dev/null; then
+        printf 'sb-threads\tsysbench threads --threads=2 --time=%s run\tsb-events:%s\n' "$CS" "$CS"
+        printf 'sb-mutex\tsysbench mutex --threads=2 run\telapsed\n'
+    fi
+}
+
+# throughput of one run from its output file (and its elapsed ns for the "elapsed" kind)
+corpus_ops() { # KIND FILE ELAPSED_NS
+    case $1 in
+        sng:*) awk -v s="${1#sng:}" '$2 == "metrc:" && $4 == s && $5 ~ /^[0-9]+$/ { v = $(NF - 1) } END { if (v != "") print v }' "$2" ;;
+        averaged:*) awk '$1 == "Averaged" && $3 == "operations/sec" { v = $2 } END { if (v != "") print v }' "$2" ;;
+        total-time) awk '$1 == "Total" && $2 == "time:" { v = 1 / $3 } END { if (v != "") print v }' "$2" ;;
+        sb-events:*) awk -v s="${1#sb-events:}" '/total number of events:/ { v = $NF / s } END { if (v != "") print v }' "$2" ;;
+        elapsed) awk -v ns="$3" 'BEGIN { print 1e9 / ns }' ;;
+    esac
+}
+
+# sigprof's count against the program's own: "-" where the program says nothing countable
+corpus_self() { # NAME KIND OUTPUT FUTEX_CALLS WAKE_CALLS
+    local ops
+    case $1 in
+        hash | hash-S | lock-pi)
+            ops=$(corpus_ops "$2" "$3" 0)
+            [[ -n $ops ]] && awk -v c="$4" -v o="$ops" -v t="${2#averaged:}" -v s="$CS" \
+                'BEGIN { printf "%.2f", c / (o * t * s) }' && return ;;
+        sng-futex)
+            ops=$(awk '$2 == "metrc:" && $4 == "futex" && $5 ~ /^[0-9]+$/ { v = $5 } END { if (v != "") print v }' "$3")
+            [[ -n $ops ]] && awk -v c="$5" -v o="$ops" 'BEGIN { printf "%.2f", c / o }' && return ;;
+    esac
+    printf -- '-'
+}
+
+corpus_perf_events() {
+    local ev
+    printf -- '-e cpu-clock '
+    for ev in signal:signal_generate signal:signal_deliver syscalls:sys_enter_rt_sigreturn syscalls:sys_enter_futex \
+        syscalls:sys_exit_futex sched:sched_switch sched:sched_waking sched:sched_wakeup_new sched:sched_migrate_task \
+        lock:contention_begin lock:contention_end; do
+        [[ -d /sys/kernel/tracing/events/${ev%%:*}/${ev#*:} || -d /sys/kernel/debug/tracing/events/${ev%%:*}/${ev#*:} ]] &&
+            printf -- '-e %s ' "$ev"
+    done
+}
+
+corpus_shares() {
+    local name cmd kind f out coll n w all=0 unnamed=0 lost=0 kept=0 shared=0 both=0 calls=0 wakes=0 self
+    printf '%-14s %8s %-34s %8s %7s %5s %7s\n' program stacks "whole per collector" unnamed lost self shared
+    while IFS=$'\t' read -r name cmd kind; do
+        f=$TMP/$name.data
+        out=$TMP/$name.out
+        # shellcheck disable=SC2086
+        if ! "$SIGPROF" record -q -o "$f" -- $cmd >"$out" 2>&1; then
+            echo "stack-shares: recording $name failed:"; tail -5 "$out"; return 1
+        fi
+        "$SIGPROF" report -i "$f" --json >"$TMP/r.json" || { echo "stack-shares: report of $name failed"; return 1; }
+        local wholes='' total=0
+        while read -r coll n w; do
+            case $coll in
+                unnamed) all=$n; unnamed=$w ;;
+                lost) lost=$n; kept=$w ;;
+                shared) shared=$n; both=$w ;;
+                futex_calls) calls=$n; wakes=$w ;;
+                *) wholes+="$coll $(pct "$w" "$n") "; total=$((total + n)) ;;
+            esac
+        done < <(jq -r "$CORPUS_SHARES" "$TMP/r.json")
+        self=$(corpus_self "$name" "$kind" "$out" "$calls" "$wakes")
+        printf '%-14s %8s %-34s %8s %7s %5s %7s\n' "$name" "$all" "${wholes:--}" "$(pct "$unnamed" "$all")" \
+            "$(pct "$lost" $((lost + kept)))" "$self" "$shared/$both"
+        rm -f "$f"
+    done < <(corpus_programs)
+}
+
+corpus_cost() {
+    local -a names cmds kinds
+    local name cmd kind r i mode out t0 t1 ops
+    while IFS=$'\t' read -r name cmd kind; do
+        [[ $kind == - ]] && continue
+        names+=("$name"); cmds+=("$cmd"); kinds+=("$kind")
+    done < <(corpus_programs)
+    declare -A RES
+    local events
+    events=$(corpus_perf_events)
+    for ((r = 1; r <= CROUNDS; r++)); do
+        for i in "${!names[@]}"; do
+            for mode in bare sigprof perf-g perf-dwarf; do
+                out=$TMP/cost.out
+                t0=$(date +%s%N)
+                # shellcheck disable=SC2086
+                case $mode in
+                    bare) ${cmds[$i]} >"$out" 2>&1 ;;
+                    sigprof) "$SIGPROF" record -q -o "$TMP/c.data" -- ${cmds[$i]} >"$out" 2>&1 ;;
+                    perf-g) perf record -q -g $events -o "$TMP/c.data" -- ${cmds[$i]} >"$out" 2>&1 ;;
+                    perf-dwarf) perf record -q --call-graph dwarf,8192 -m 1024 $events -o "$TMP/c.data" -- \
+                        ${cmds[$i]} >"$out" 2>&1 ;;
+                esac
+                t1=$(date +%s%N)
+                ops=$(corpus_ops "${kinds[$i]}" "$out" $((t1 - t0)))
+                RES[${names[$i]}.$mode]+="${ops:-0} "
+                rm -f "$TMP/c.data"
+            done
+        done
+    done
+    printf '\nthroughput kept (median of %d interleaved rounds, as a fraction of the bare run)\n' "$CROUNDS"
+    printf '%-14s %12s %8s %8s %10s\n' program bare sigprof perf-g perf-dwarf
+    for name in "${names[@]}"; do
+        local bare
+        # shellcheck disable=SC2086
+        bare=$(printf '%s\n' ${RES[$name.bare]} | sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
+        printf '%-14s %12.6g' "$name" "$bare"
+        for mode in sigprof perf-g perf-dwarf; do
+            # shellcheck disable=SC2086
+            printf ' %8s' "$(printf '%s\n' ${RES[$name.$mode]} | sort -g |
+                awk -v b="$bare" '{ a[NR] = $1 } END { if (b > 0) printf "%.3f", a[int((NR + 1) / 2)] / b; else printf "-" }')"
+        done
+        printf '\n'
+    done
+}
+
+if [[ ${1:-} == --corpus ]]; then
+    CORPUS_DATA=$TMP/corpus-input
+    # compressible and not: 14 MB of numbers, then 6 MB of random bytes
+    { seq 1 2000000; head -c 6000000 /dev/urandom; } >"$CORPUS_DATA"
+    echo "corpus: every default of $SIGPROF record, $CS s a program; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+    corpus_shares || exit 1
+    [[ ${2:-} == --cost ]] && corpus_cost
+    exit 0
+fi
 
 declare -a NAMES CMDS
 add() { NAMES+=("$1"); CMDS+=("$2"); }
@@ -60,8 +251,6 @@ SHARES='
         "clone3", "__clone", "clone")) or (($last | contains("!fn@")) and (.[-2].sym // "") == "__libc_start_main")))
       | map(.count) | add // 0) as $whole
   | "\($all) \($unwind) \($bare) \($eh) \($whole) \($through) \($main) \(.meta.unsampled_hits)"'
-
-pct() { awk -v n="$1" -v d="$2" 'BEGIN { if (d == 0) printf "-"; else printf "%.1f%%", 100 * n / d }'; }
 
 echo "stack shares of the cpu and signal collectors' default stacks; sigprof: $SIGPROF"
 printf '%-11s %9s %8s %8s %9s %8s %14s %9s %10s\n' workload stacks unwind bare eh_frame whole "through signal" \

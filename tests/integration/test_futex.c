@@ -407,6 +407,51 @@ Test(futex, perf_bench_hash_is_futex_wait_without_lost_records, .timeout = 120)
 	cr_assert_gt(eagain, 0.5 * total, "perf bench futex hash waits fail with EAGAIN: %.0f of %.0f", eagain, total);
 }
 
+/*
+ * futex_shared: a parent and its child take turns on one word of a
+ * MAP_SHARED mapping with the shared futex commands.  The kernel keys it
+ * by the mapping's object and offset: one row, used by both pids, with
+ * every WAIT and WAKE the two processes counted, waiters and wakers both.
+ */
+Test(futex, shared_word_of_two_processes_is_one_row, .timeout = 60)
+{
+	require_tracepoints();
+	const long turns = 300;
+	const char *data = test_path("shared.data");
+	char *out;
+	int st = run_cmd(&out, false, "%s record -q --futex=trace -o %s -- " W "futex_shared %ld", sigprof_bin(), data,
+			 turns);
+	cr_assert_eq(st, 0, "record exited %d: %s", st, out);
+	const char *line = strstr(out, "waits ");
+	cr_assert_not_null(line, "futex_shared output: %s", out);
+	long waits, wakes;
+	int parent, child;
+	cr_assert_eq(sscanf(line, "waits %ld wakes %ld pids %d %d", &waits, &wakes, &parent, &child), 4);
+	free(out);
+	cr_assert_eq(wakes, 2 * turns);
+	cr_assert_eq(json_number(data, "[.futexes[] | select(.shared)] | length"), 1, "shared words: not one row");
+	const char *word = "[.futexes[] | select(.shared)] | first";
+	char filter[256];
+	snprintf(filter, sizeof(filter), "%s | .ops.WAIT", word);
+	cr_assert_eq(json_number(data, filter), waits, "WAIT on the shared word vs the workload's %ld", waits);
+	snprintf(filter, sizeof(filter), "%s | .ops.WAKE", word);
+	cr_assert_eq(json_number(data, filter), wakes, "WAKE on the shared word vs the workload's %ld", wakes);
+	snprintf(filter, sizeof(filter), "%s | .pids | sort == ([%d, %d] | sort) | if . then 1 else 0 end", word, parent,
+		 child);
+	cr_assert_eq(json_number(data, filter), 1, "the shared word's pids are not the parent's and the child's");
+	snprintf(filter, sizeof(filter), "%s | [.waiters[].count] | add", word);
+	cr_assert_eq(json_number(data, filter), waits);
+	snprintf(filter, sizeof(filter), "%s | [.wakers[].count] | add", word);
+	cr_assert_eq(json_number(data, filter), wakes);
+	/* no per-process rows of it left over */
+	cr_assert_eq(json_number(data, "[.futexes[] | select(.shared | not) | select(.ops.WAIT or .ops.WAKE)] | length"),
+		     0);
+	char *text;
+	run_cmd(&text, false, "%s report -i %s", sigprof_bin(), data);
+	cr_assert(strstr(text, "shared by pids"), "the text report does not say the word is shared:\n%s", text);
+	free(text);
+}
+
 Test(futex, report_side_under_asan)
 {
 	require_tracepoints();

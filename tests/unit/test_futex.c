@@ -364,6 +364,65 @@ Test(futex, words_are_per_process_and_sorted_by_blocking_time)
 	futex_tracker_free(t);
 }
 
+/* A shared call: keyed by (object, offset) whatever its process and address. */
+static struct futex_call shared(struct futex_call c, uint64_t object, uint64_t offset)
+{
+	c.shared = true;
+	c.object = object;
+	c.offset = offset;
+	return c;
+}
+
+/*
+ * The waiters and wakers of two processes on one shared word (the same
+ * object and offset at different addresses) make one word used by both
+ * pids, found by either's address; the same address keyed privately, and
+ * another offset, are other words.
+ */
+Test(futex, shared_words_are_keyed_by_object_and_offset)
+{
+	struct futex_tracker *t = futex_tracker_new();
+	const uint64_t object = 0xfeed, parent_addr = 0x7000, child_addr = 0x9000;
+	feed(t, shared(enter(1, 10, 0, FUTEX_WAIT, parent_addr, 7, 1), object, 0x10));
+	feed(t, shared(enter(2, 20, 100, FUTEX_WAKE, child_addr, 8, 1), object, 0x10));
+	feed(t, leave(2, 20, 200, 1, 1));
+	feed(t, leave(1, 10, 300, 0, 1));
+	feed(t, shared(enter(2, 20, 400, FUTEX_WAIT, child_addr, 9, 1), object, 0x10));
+	feed(t, shared(enter(1, 10, 500, FUTEX_WAKE, parent_addr, 6, 1), object, 0x10));
+	feed(t, leave(1, 10, 600, 1, 1));
+	feed(t, leave(2, 20, 700, 0, 1));
+	/* the same object at another offset; the parent's address as a private word */
+	feed(t, shared(enter(1, 10, 800, FUTEX_WAKE, parent_addr + 4, 6, 1), object, 0x14));
+	feed(t, leave(1, 10, 810, 0, 1));
+	feed(t, enter(1, 10, 900, WAKE_PRIV, parent_addr, 6, 1));
+	feed(t, leave(1, 10, 910, 0, 1));
+	futex_tracker_finish(t);
+	struct futex_word *const *words;
+	cr_assert_eq(futex_tracker_words(t, &words), 3);
+	const struct futex_word *w = futex_tracker_shared_word(t, object, 0x10);
+	cr_assert_not_null(w);
+	cr_assert(w->shared && w->pid == 1 && w->uaddr == parent_addr, "named after its first sight");
+	cr_assert_eq(w->npids, 2);
+	cr_assert(w->pids[0] == 1 && w->pids[1] == 2);
+	cr_assert(w->ops[FOP_WAIT] == 2 && w->ops[FOP_WAKE] == 2 && w->calls == 4);
+	cr_assert(w->nwaiters == 2 && w->nwakers == 2);
+	cr_assert_eq(w->wait.count, 2);
+	cr_assert_eq(w->wait.total, 300 + 300);
+	cr_assert_eq(w->woken, 2);
+	cr_assert_eq(futex_tracker_word(t, 2, child_addr), w, "found by the child's address");
+	const struct futex_word *priv = futex_tracker_word(t, 1, parent_addr);
+	cr_assert(priv && priv != w && !priv->shared && priv->calls == 1, "a private call keys by pid and address");
+	const struct futex_word *next = futex_tracker_shared_word(t, object, 0x14);
+	cr_assert(next && next != w && next->calls == 1);
+	/* a lock contention inside the child's wait joins the word by its first sight (lock.c's join) */
+	feed(t, shared(enter(2, 20, 1000, FUTEX_WAIT, child_addr, 9, 1), object, 0x10));
+	uint32_t pid;
+	uint64_t uaddr;
+	cr_assert(futex_tracker_pending_word(t, 20, 1001, &pid, &uaddr));
+	cr_assert(pid == 1 && uaddr == parent_addr);
+	futex_tracker_free(t);
+}
+
 Test(futex, many_words_and_threads)
 {
 	struct futex_tracker *t = futex_tracker_new();

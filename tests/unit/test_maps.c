@@ -387,3 +387,44 @@ Test(maps, many_processes)
 	}
 	proc_table_free(pt);
 }
+
+/*
+ * A shared futex's key: a MAP_SHARED mapping's object (device and inode)
+ * and the offset in it, the same in a forked child and in an unrelated
+ * process that maps the object elsewhere; private memory, and a shared
+ * mapping whose object the recording does not name, have none.
+ */
+Test(maps, shared_mappings_key_words_by_object_and_offset)
+{
+	struct proc_table *pt = proc_table_new();
+	proc_table_mmap(pt, 10, 0x7000, 0x2000, 0, PROT_READ | PROT_WRITE, MAP_SHARED, "/dev/zero (deleted)");
+	proc_table_mmap_object(pt, 10, 0x7000, 0, 1, 4242);
+	proc_table_mmap(pt, 10, 0x20000, 0x1000, 0, PROT_READ | PROT_WRITE, MAP_PRIVATE, "//anon");
+	proc_table_mmap(pt, 10, 0x30000, 0x1000, 0, PROT_READ | PROT_WRITE, MAP_SHARED, "/dev/zero (deleted)");
+	proc_table_fork(pt, 10, 11);
+	/* an unrelated process maps the same object, one page in, at another address */
+	proc_table_mmap(pt, 12, 0x90000, 0x1000, 0x1000, PROT_READ | PROT_WRITE, MAP_SHARED, "/dev/zero (deleted)");
+	proc_table_mmap_object(pt, 12, 0x90000, 0, 1, 4242);
+	/* another object of the same name */
+	proc_table_mmap(pt, 12, 0xa0000, 0x1000, 0, PROT_READ | PROT_WRITE, MAP_SHARED, "/dev/zero (deleted)");
+	proc_table_mmap_object(pt, 12, 0xa0000, 0, 1, 4343);
+
+	uint64_t obj10, off10, obj11, off11, obj12, off12, other, off;
+	cr_assert(proc_table_shared_offset(pt, 10, 0x8010, &obj10, &off10));
+	cr_assert(proc_table_shared_offset(pt, 11, 0x8010, &obj11, &off11), "the child inherits the mapping");
+	cr_assert(proc_table_shared_offset(pt, 12, 0x90010, &obj12, &off12));
+	cr_assert(obj10 == obj11 && obj11 == obj12);
+	cr_assert(off10 == 0x1010 && off11 == 0x1010 && off12 == 0x1010);
+	cr_assert(proc_table_shared_offset(pt, 12, 0xa0010, &other, &off));
+	cr_assert_neq(other, obj10, "two objects of one name are two keys");
+	cr_assert_not(proc_table_shared_offset(pt, 10, 0x20010, &other, &off), "private memory");
+	cr_assert_not(proc_table_shared_offset(pt, 10, 0x30010, &other, &off), "a shared mapping of no known object");
+	cr_assert_not(proc_table_shared_offset(pt, 10, 0x50000, &other, &off), "no mapping");
+	/* a shared file mapping named by its build-id (no inode given) is keyed by its path */
+	proc_table_mmap(pt, 10, 0x60000, 0x1000, 0x3000, PROT_READ | PROT_WRITE, MAP_SHARED, "/var/tmp/words");
+	proc_table_mmap(pt, 12, 0x61000, 0x1000, 0x3000, PROT_READ | PROT_WRITE, MAP_SHARED, "/var/tmp/words");
+	cr_assert(proc_table_shared_offset(pt, 10, 0x60008, &obj10, &off10));
+	cr_assert(proc_table_shared_offset(pt, 12, 0x61008, &obj12, &off12));
+	cr_assert(obj10 == obj12 && off10 == 0x3008 && off12 == 0x3008);
+	proc_table_free(pt);
+}

@@ -4,8 +4,9 @@
  *
  * The tracker is the per-word state machine: it is fed the decoded entry
  * and exit samples of every futex system call in time order, pairs each
- * exit with its thread's entry, and keeps per futex word (pid + address)
- * and per operation the calls, blocking time, errors and the stacks of
+ * exit with its thread's entry, and keeps per futex word (keyed as the
+ * kernel keys it: pid + address when private, the mapped object + offset
+ * when shared between processes) and per operation the calls, blocking time, errors and the stacks of
  * waiters and wakers.  It knows nothing of perf records, so the tests drive
  * it with synthetic sequences.
  */
@@ -30,6 +31,9 @@ struct futex_call {
 	/* entry */
 	struct futex_op op;
 	uint64_t uaddr;         /* the futex word; futex_waitv/futex_requeue: their futex_waitv array */
+	/* a shared futex (no FUTEX_PRIVATE_FLAG, in memory other processes map): the kernel's key for it */
+	bool shared;
+	uint64_t object, offset; /* the mapped object (a hash of its identity) and the word's offset in it */
 	uint32_t stack;         /* interned stack of the entry */
 	/* exit */
 	enum futex_op_id syscall; /* which call exits: FOP_SYS_* for futex2, FOP_UNKNOWN for futex(2) */
@@ -58,8 +62,12 @@ struct futex_stack {
 };
 
 struct futex_word {
-	uint32_t pid;
+	uint32_t pid;                /* the process and address the word was first seen at */
 	uint64_t uaddr;
+	bool shared;                 /* keyed by object and offset: one word for every process mapping it */
+	uint64_t object, offset;
+	uint32_t *pids;              /* shared: the processes that used it, in order of first use */
+	size_t npids;
 	bool array;                  /* uaddr is a futex_waitv array (futex_waitv, futex_requeue) */
 	uint64_t calls;              /* weighted */
 	uint64_t ops[FOP_COUNT];     /* calls per op, weighted */
@@ -112,7 +120,10 @@ bool futex_tracker_pending_word(const struct futex_tracker *t, uint32_t tid, uin
 				uint64_t *uaddr);
 /* The words sorted by blocking time, then calls; valid until the tracker changes. */
 size_t futex_tracker_words(struct futex_tracker *t, struct futex_word *const **words);
+/* The word a process used at that address (private, or shared and used by pid there), or NULL. */
 const struct futex_word *futex_tracker_word(const struct futex_tracker *t, uint32_t pid, uint64_t uaddr);
+/* The shared word at offset of object, or NULL. */
+const struct futex_word *futex_tracker_shared_word(const struct futex_tracker *t, uint64_t object, uint64_t offset);
 const struct futex_op_stats *futex_tracker_op(const struct futex_tracker *t, enum futex_op_id id);
 /* Exits whose thread had no entry to pair with (weighted), and of those, ones no earlier entry explains. */
 uint64_t futex_tracker_unpaired_exits(const struct futex_tracker *t, uint64_t *orphans);
@@ -125,10 +136,11 @@ bool futex_tracker_has_word_in(const struct futex_tracker *t, uint32_t pid, uint
 
 /*
  * Optional: called at every measured blocking call (an exact entry paired
- * with its exit) with its thread, its entry's stack, its word and its
+ * with its exit) with its process and thread, its entry's stack, its word and its
  * blocking time in ns: the analyzer charges it as a weight (view.h).
  */
-typedef void (*futex_wait_hook)(void *ctx, const struct futex_word *w, uint32_t tid, uint32_t stack, uint64_t ns);
+typedef void (*futex_wait_hook)(void *ctx, const struct futex_word *w, uint32_t pid, uint32_t tid, uint32_t stack,
+				uint64_t ns);
 void futex_tracker_set_wait_hook(struct futex_tracker *t, futex_wait_hook hook, void *ctx);
 
 /* Stacks of a word's waiters or wakers, most calls first; valid until the word changes. */

@@ -21,6 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct strbuf;
+
 enum sym_kind {
 	SYM_FUNC, /* STT_FUNC, STT_GNU_IFUNC; kallsyms t/T/w/W */
 	SYM_DATA, /* STT_OBJECT, STT_TLS excluded; kallsyms d/D/b/B/r/R */
@@ -58,6 +60,12 @@ int elf_file_build_id(const char *path, unsigned char *id, size_t max);
  * -errno (-ENOEXEC: not an x86-64 ELF file).
  */
 int elf_frame_pointer_functions(const char *path, size_t *with_frame_pointer, size_t *functions);
+/*
+ * The libraries the ELF file at path names as needed (DT_NEEDED:
+ * "libc.so.6"), each added to names with its terminating NUL.  Returns how
+ * many, or -errno.
+ */
+int elf_needed_libraries(const char *path, struct strbuf *names);
 /* The same for an ELF image in memory (the vDSO); the image is copied, the caller may free it. */
 int symtab_from_elf_memory(const void *image, size_t size, struct symtab **out);
 /*
@@ -186,6 +194,9 @@ struct mapping {
 	uint64_t pgoff;      /* file offset of start */
 	uint32_t prot, flags;
 	struct dso *dso;
+	/* the mapped object as MMAP2 gives it (st_dev as major:minor, st_ino); ino 0: not given (MMAP, build-id) */
+	uint32_t maj, min;
+	uint64_t ino;
 };
 
 struct proc_table;
@@ -196,6 +207,9 @@ void proc_table_free(struct proc_table *pt);
 void proc_table_comm(struct proc_table *pt, uint32_t pid, uint32_t tid, const char *comm, bool exec);
 void proc_table_mmap(struct proc_table *pt, uint32_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
 		     uint32_t prot, uint32_t flags, const char *filename);
+/* The mapping pid's last proc_table_mmap() made at start is of that object (MMAP2's maj, min, ino). */
+void proc_table_mmap_object(struct proc_table *pt, uint32_t pid, uint64_t start, uint32_t maj, uint32_t min,
+			    uint64_t ino);
 void proc_table_fork(struct proc_table *pt, uint32_t ppid, uint32_t pid);
 /* A FORK's new task tid (thread or process), made by task ptid: it takes ptid's name. */
 void proc_table_thread_start(struct proc_table *pt, uint32_t tid, uint32_t ptid);
@@ -243,6 +257,18 @@ void proc_table_set_kallsyms(struct proc_table *pt, const char *path);
 void proc_table_forbid_host_kallsyms(struct proc_table *pt);
 /* Install the kernel's table (taking ownership) unless a kallsyms file was named. */
 void proc_table_set_kernel_symbols(struct proc_table *pt, struct symtab *tab);
+
+/*
+ * Where addr of pid lies in memory that other processes can map too, as the
+ * kernel keys a shared futex: a MAP_SHARED mapping's object (a file, shared
+ * anonymous memory, a System V segment: each its own inode) and the byte
+ * offset in it.  *object is a hash of the object's identity (device and
+ * inode, else the file's name); false for private memory, an address no
+ * mapping covers, or a shared mapping whose object the recording does not
+ * say (then the address is keyed per process, as before).
+ */
+bool proc_table_shared_offset(struct proc_table *pt, uint32_t pid, uint64_t addr, uint64_t *object,
+			      uint64_t *offset);
 
 /* Convert an address inside a mapping into the dso's own address space. */
 bool mapping_to_dso_addr(const struct mapping *map, uint64_t addr, uint64_t *dso_addr);

@@ -114,6 +114,8 @@ const char *view_data_name(const struct profile *p, uint32_t pid, uint64_t addr,
 /* The name of a user data address of process pid only (a futex word): never a kernel symbol. */
 const char *view_user_data_name(const struct profile *p, uint32_t pid, uint64_t addr, char *buf, size_t len,
 				const char **dso);
+/* Where a user data address of pid lies in memory other processes can map (proc_table_shared_offset()). */
+bool view_shared_offset(const struct profile *p, uint32_t pid, uint64_t addr, uint64_t *object, uint64_t *offset);
 /* Whether addr is kernel data (the upper half of the x86-64 address space). */
 bool view_kernel_address(uint64_t addr);
 /*

@@ -1,0 +1,91 @@
+/*
+ * test_corpus.c: a short subset of the corpus of real programs (issue 22;
+ * tests/stack-shares.sh --corpus runs the whole of it): Debian's stress-ng,
+ * stripped and built without frame pointers, recorded with every default.
+ *   stress-ng --futex 2: two parents each wake a child waiting on a word of
+ *       a shared /dev/zero mapping (the shared futex commands): one word row
+ *       per shared word, used by both processes, with waiters and wakers;
+ *   stress-ng --sem-sysv 2 and --futex 2: at least 95% of the user stacks of
+ *       every collector (of two frames or more: a one-frame stack is an event
+ *       recorded without one) reach the program's or thread's first frame.
+ * The shares are of what was recorded: records lost on a loaded machine
+ * change the counts, not which stacks are whole.  Skipped without stress-ng
+ * or root.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "harness.h"
+
+static void require_stress_ng(void)
+{
+	require_perf_events();
+	require_root();
+	char *version;
+	if (run_cmd(&version, true, "stress-ng --version") != 0) {
+		free(version);
+		cr_skip_test("stress-ng is not installed (apt-get install stress-ng)");
+	}
+	free(version);
+}
+
+/* The user stacks of two frames or more of collector c, weighted, and those whole (tests/stack-shares.sh). */
+#define STACKS_OF(c)                                                                                               \
+	"[.stacks[] | select(.collector==\"" c "\" and (.frames | map(select(.dso != \"[kernel]\")) | length > 0) "  \
+	"and (.frames | length > 1))]"
+#define WHOLE                                                                                                      \
+	"map(select(.frames | (.[-1].sym // \"\") as $l | ($l | IN(\"_start\", \"_dl_start_user\", \"__clone3\", "   \
+	"\"clone3\", \"__clone\", \"clone\", \"__libc_start_call_main\", \"start_thread\")) or (($l | contains(\"!fn@\")) and ((.[-2].sym // \"\") | "              \
+	"IN(\"__libc_start_main\", \"start_thread\")))))"
+
+static void check_whole_share(const char *json, const char *collector, const char *program)
+{
+	char filter[1024];
+	snprintf(filter, sizeof(filter), STACKS_OF("%s") " | map(.count) | add // 0", collector);
+	double all = jq_file(json, filter);
+	snprintf(filter, sizeof(filter), STACKS_OF("%s") " | " WHOLE " | map(.count) | add // 0", collector);
+	double whole = jq_file(json, filter);
+	cr_assert_gt(all, 0, "%s: no %s stacks", program, collector);
+	cr_assert_geq(whole, 0.95 * all, "%s: %.0f of %.0f %s stacks whole (%.1f%%)", program, whole, all, collector,
+		      100 * whole / all);
+}
+
+static const char *record_stressor(const char *stressor)
+{
+	char name[64], cmd[128];
+	snprintf(name, sizeof(name), "sng-%s.data", stressor);
+	snprintf(cmd, sizeof(cmd), "stress-ng --%s 2 -t 2", stressor);
+	const char *data = test_path(name);
+	free(record_workload(data, "", cmd));
+	return report_json_file(data, "");
+}
+
+Test(corpus, stress_ng_futex_shared_words_and_whole_stacks, .timeout = 120)
+{
+	require_stress_ng();
+	const char *json = record_stressor("futex");
+	/* two shared words (one per stressor instance), each with the waits of a child and the wakes of a parent */
+	double shared = jq_file(json, "[.futexes[] | select(.shared and (.pids | length) == 2)] | length");
+	cr_assert_eq(shared, 2, "%.0f futex words shared by two processes, stress-ng --futex 2 has 2", shared);
+	cr_assert_eq(jq_file(json, "[.futexes[] | select(.shared and (.pids | length) == 2) | select((.waiters | length) "
+				   "> 0 and (.wakers | length) > 0 and .ops.WAIT > 0 and .ops.WAKE > 0)] | length"),
+		     2, "a shared word without both waiters and wakers");
+	/* no per-process row of those words left: each symbol is one row */
+	cr_assert_eq(jq_file(json, "[.futexes[] | select(.shared) | .symbol] as $s | [.futexes[] | select(.shared | "
+				   "not) | select(.symbol as $x | $s | index($x))] | length"),
+		     0);
+	check_whole_share(json, "futex", "stress-ng --futex");
+	check_whole_share(json, "sched", "stress-ng --futex");
+	check_whole_share(json, "cpu", "stress-ng --futex");
+}
+
+Test(corpus, stress_ng_sem_sysv_stacks_are_whole, .timeout = 120)
+{
+	require_stress_ng();
+	const char *json = record_stressor("sem-sysv");
+	check_whole_share(json, "sched", "stress-ng --sem-sysv");
+	check_whole_share(json, "cpu", "stress-ng --sem-sysv");
+}
