@@ -57,7 +57,9 @@ void json_quote(FILE *out, const char *s, bool script_safe)
 	const unsigned char *p = run;
 	while (*p) {
 		unsigned char c = *p;
-		int n = c >= 0x20 && c != '"' && c != '\\' ? utf8_length(p) : 0;
+		/* in a page's <script>, < > & are escaped whatever follows them: no "</script>", "<!--" or "]]>" */
+		bool special = c == '"' || c == '\\' || (script_safe && (c == '<' || c == '>' || c == '&'));
+		int n = c >= 0x20 && !special ? utf8_length(p) : 0;
 		if (n) {
 			p += n;
 			continue;
