@@ -56,4 +56,14 @@ void require_collector(const char *json, const char *name);
  */
 double stack_samples(const char *json, const char *collector, const char *path, const char *frames_test);
 
+/*
+ * A recording of tests/workloads/hostile_symbol (a symbol and comm of
+ * markup and terminal escapes) run from a file named HOSTILE_FILE (so
+ * its comm starts with the escapes) with the argument HOSTILE_ARG: what an attacker's recording can hold.  Needs
+ * root and perf events (skips otherwise).
+ */
+#define HOSTILE_FILE "\x1b[31m\xc2\x9b<p id=pwned-file>"
+#define HOSTILE_ARG "</script><p id=pwned-argv>\x1b[31m\x9b<!--"
+const char *hostile_recording(void);
+
 #endif
