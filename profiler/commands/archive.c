@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -529,6 +530,47 @@ void archive_remove(char *dir)
 	free(dir);
 }
 
+/*
+ * The unpacked tree outlives no report, however the report ends: a small
+ * process of its own (forked here, before anything is unpacked) waits on
+ * a pipe whose other end only the report holds.  Any end of the report
+ * (exit, SIGPIPE from `| head`, SIGINT, SIGTERM, SIGHUP, even SIGKILL)
+ * closes it, and the process then removes the tree.  It ignores the
+ * signals a terminal or a pipe sends the report's process group, and
+ * holds none of the report's standard streams (a pager or a pipe reader
+ * sees their end when the report ends).  After a normal end the tree is
+ * gone already (archive_remove()) and it only exits.
+ */
+static void start_janitor(const char *dir)
+{
+	int pipefd[2];
+	if (pipe2(pipefd, O_CLOEXEC) < 0)
+		return;
+	pid_t pid = fork();
+	if (pid != 0) {
+		close(pipefd[0]);
+		if (pid < 0)
+			close(pipefd[1]);
+		return; /* the write end stays open in the report, closed in what it executes */
+	}
+	close(pipefd[1]);
+	setsid();
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP && sig != SIGCHLD)
+			signal(sig, SIG_IGN);
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	for (int fd = 0; fd < 3 && null >= 0; fd++)
+		dup2(null, fd);
+	char c;
+	while (read(pipefd[0], &c, 1) < 0 && errno == EINTR)
+		;
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0)
+		remove_tree(fd);
+	rmdir(dir);
+	_exit(0);
+}
+
 int archive_unpack(const char *path, char **dir, char *err, size_t errlen)
 {
 	*dir = NULL;
@@ -550,6 +592,7 @@ int archive_unpack(const char *path, char **dir, char *err, size_t errlen)
 		close(fd);
 		return -e;
 	}
+	start_janitor(name.buf);
 	int dirfd = open(name.buf, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	int ret = dirfd < 0 ? -errno : unpack_into(fd, dirfd, err, errlen);
 	if (dirfd >= 0)
