@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <linux/perf_event.h>
 #include <sys/mman.h>
@@ -519,6 +520,24 @@ static void remove_tree(int dirfd)
 	closedir(d);
 }
 
+/* The process that removes the unpacked tree whatever ends the report (start_janitor(), below). */
+static struct {
+	int fd;    /* the write end, or -1 */
+	pid_t pid; /* the janitor, or 0 */
+} janitor = { -1, 0 };
+
+/* A normal end: the janitor has nothing left to do; it is told so and reaped. */
+static void stop_janitor(void)
+{
+	if (janitor.fd < 0)
+		return;
+	close(janitor.fd);
+	while (waitpid(janitor.pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	janitor.fd = -1;
+	janitor.pid = 0;
+}
+
 void archive_remove(char *dir)
 {
 	if (!dir)
@@ -528,6 +547,7 @@ void archive_remove(char *dir)
 		remove_tree(fd);
 	rmdir(dir);
 	free(dir);
+	stop_janitor();
 }
 
 /*
@@ -549,9 +569,14 @@ static void start_janitor(const char *dir)
 	pid_t pid = fork();
 	if (pid != 0) {
 		close(pipefd[0]);
-		if (pid < 0)
+		if (pid < 0) {
 			close(pipefd[1]);
-		return; /* the write end stays open in the report, closed in what it executes */
+			return;
+		}
+		/* the write end stays open in the report, closed in what it executes */
+		janitor.fd = pipefd[1];
+		janitor.pid = pid;
+		return;
 	}
 	close(pipefd[1]);
 	setsid();
