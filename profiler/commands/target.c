@@ -174,7 +174,18 @@ static int open_cgroup(struct target *t, char *err, size_t errlen)
 	if (t->cgroup[0] == '/' && access(t->cgroup, F_OK) == 0) {
 		snprintf(path, sizeof(path), "%s", t->cgroup);
 	} else if (cgroup_root(root, sizeof(root)) == 0) {
-		snprintf(path, sizeof(path), "%s/%s", root, t->cgroup[0] == '/' ? t->cgroup + 1 : t->cgroup);
+		/*
+		 * an absolute path whose directory exists (-G /sys/fs/cgroup/nope) is a file system path: named as
+		 * it is, not prefixed with the mount
+		 */
+		const char *slash = strrchr(t->cgroup, '/');
+		char *parent = slash && slash > t->cgroup ? xstrndup(t->cgroup, (size_t)(slash - t->cgroup)) : NULL;
+		bool file_system_path = parent && strcmp(parent, "/") && access(parent, F_OK) == 0;
+		free(parent);
+		if (file_system_path)
+			snprintf(path, sizeof(path), "%s", t->cgroup);
+		else
+			snprintf(path, sizeof(path), "%s/%s", root, t->cgroup[0] == '/' ? t->cgroup + 1 : t->cgroup);
 	} else {
 		snprintf(err, errlen, "-G %s: no cgroup file system is mounted", QUOTED(t->cgroup));
 		return -ENOENT;
