@@ -430,18 +430,30 @@ static int unpack_into(int fd, int dirfd, char *err, size_t errlen)
 		bool ok = (size_t)n == sizeof(h) && memcmp(h.magic, "ustar", 5) == 0;
 		uint64_t size = ok ? octal_field(h.size, sizeof(h.size), &ok) : 0;
 		uint64_t sum = ok ? octal_field(h.chksum, sizeof(h.chksum), &ok) : 0;
-		if (!ok || sum != header_sum(&h) || size > MAX_ARCHIVE_FILE) {
-			snprintf(err, errlen, "not a sigprof archive (no tar header at offset %llu)",
-				 (unsigned long long)offset);
+		if (!ok || sum != header_sum(&h)) {
+			snprintf(err, errlen, "not a sigprof archive (no tar header at offset %llu%s)",
+				 (unsigned long long)offset,
+				 (unsigned char)h.size[0] & 0x80 ? ": a member of 8 GiB or more, in base-256" : "");
 			ret = -EINVAL;
 			break;
 		}
-		char name[sizeof(h.prefix) + 1 + sizeof(h.name) + 1];
+		char whole[sizeof(h.prefix) + 1 + sizeof(h.name) + 1];
 		if (h.prefix[0])
-			snprintf(name, sizeof(name), "%.*s/%.*s", (int)sizeof(h.prefix), h.prefix, (int)sizeof(h.name),
+			snprintf(whole, sizeof(whole), "%.*s/%.*s", (int)sizeof(h.prefix), h.prefix, (int)sizeof(h.name),
 				 h.name);
 		else
-			snprintf(name, sizeof(name), "%.*s", (int)sizeof(h.name), h.name);
+			snprintf(whole, sizeof(whole), "%.*s", (int)sizeof(h.name), h.name);
+		/* "./usr/lib/x", as tar -C DIR -cf x.tar . writes it, is "usr/lib/x" */
+		const char *name = whole;
+		while (name[0] == '.' && name[1] == '/')
+			name += 2 + strspn(name + 2, "/");
+		if (size > MAX_ARCHIVE_FILE) {
+			snprintf(err, errlen, "member %s at offset %llu is %llu bytes, more than the %llu a member may hold",
+				 QUOTED(name), (unsigned long long)offset, (unsigned long long)size,
+				 (unsigned long long)MAX_ARCHIVE_FILE);
+			ret = -EFBIG;
+			break;
+		}
 		bool regular = h.typeflag == '0' || h.typeflag == '\0';
 		if (regular && !safe_member_name(name)) {
 			snprintf(err, errlen, "member %s would be written outside the directory", QUOTED(name));
