@@ -433,7 +433,9 @@ static int unpack_into(int fd, int dirfd, char *err, size_t errlen)
 		if (!ok || sum != header_sum(&h)) {
 			snprintf(err, errlen, "not a sigprof archive (no tar header at offset %llu%s)",
 				 (unsigned long long)offset,
-				 (unsigned char)h.size[0] & 0x80 ? ": a member of 8 GiB or more, in base-256" : "");
+				 (size_t)n == sizeof(h) && memcmp(h.magic, "ustar", 5) == 0 && (unsigned char)h.size[0] & 0x80
+					 ? ": a member of 8 GiB or more, in base-256"
+					 : "");
 			ret = -EINVAL;
 			break;
 		}
