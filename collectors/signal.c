@@ -957,7 +957,7 @@ static void text_not_queued(const struct signal_report *r, const struct view_opt
 	char name[32];
 	struct strbuf line = { 0 };
 	for (int sig = 1; sig <= SIGNAL_MAX; sig++) {
-		const struct signal_figures *f = signal_analysis_figures(r->analysis, sig);
+		const struct signal_figures *f = signal_tracker_figures(r->analysis, sig);
 		if (!f || !not_delivered(f))
 			continue;
 		sb_reset(&line);

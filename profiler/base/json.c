@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "sigprof/base/json.h"
+#include "sigprof/base/util.h"
 
 void json_init(struct json_writer *w, FILE *out)
 {
@@ -31,25 +32,10 @@ static void indent(struct json_writer *w)
 }
 
 /*
- * The length of the valid UTF-8 sequence at s, or 0.  Valid as RFC 3629
- * says: no overlong forms (C0, C1, E0 80-9F, F0 80-8F), no UTF-16
- * surrogates (ED A0-BF) and nothing past U+10FFFF (F4 90-BF, F5-FF), which
- * strict parsers reject as readily as stray bytes.
+ * Valid UTF-8 (utf8_sequence_length(): RFC 3629, no overlong forms, no
+ * surrogates, nothing past U+10FFFF, which strict parsers reject as
+ * readily as stray bytes) is written as it is; any other byte as \ufffd.
  */
-static int utf8_length(const unsigned char *s)
-{
-	if (s[0] < 0x80)
-		return 1;
-	int n = s[0] >= 0xc2 && s[0] <= 0xdf ? 2 : (s[0] & 0xf0) == 0xe0 ? 3 : s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : 0;
-	for (int i = 1; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0) || (s[0] == 0xf0 && s[1] < 0x90) ||
-	    (s[0] == 0xf4 && s[1] >= 0x90))
-		return 0;
-	return n;
-}
-
 void json_quote(FILE *out, const char *s, bool script_safe)
 {
 	fputc('"', out);
@@ -57,7 +43,9 @@ void json_quote(FILE *out, const char *s, bool script_safe)
 	const unsigned char *p = run;
 	while (*p) {
 		unsigned char c = *p;
-		int n = c >= 0x20 && c != '"' && c != '\\' ? utf8_length(p) : 0;
+		/* in a page's <script>, < > & are escaped whatever follows them: no "</script>", "<!--" or "]]>" */
+		bool special = c == '"' || c == '\\' || (script_safe && (c == '<' || c == '>' || c == '&'));
+		int n = c >= 0x20 && !special ? (int)utf8_sequence_length(p) : 0;
 		if (n) {
 			p += n;
 			continue;

@@ -36,24 +36,51 @@ void sp_warn(const char *fmt, ...)
 	va_end(ap);
 }
 
-/*
- * The text a byte is shown as: \n, \t and \xNN for control characters; with
- * quoting (quote_user), also \' and \\, and \xNN for bytes outside ASCII.
- * Returns its length.
- */
-static size_t escape_byte(unsigned char c, bool quoting, char esc[5])
+size_t utf8_sequence_length(const unsigned char *s)
 {
+	if (s[0] < 0x80)
+		return 1;
+	size_t n = s[0] >= 0xc2 && s[0] <= 0xdf ? 2 : (s[0] & 0xf0) == 0xe0 ? 3 : s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : 0;
+	for (size_t i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	/* overlong forms, UTF-16 surrogates and code points past U+10FFFF (RFC 3629) */
+	if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0) || (s[0] == 0xf0 && s[1] < 0x90) ||
+	    (s[0] == 0xf4 && s[1] >= 0x90))
+		return 0;
+	return n;
+}
+
+/*
+ * The one rule for a string from a recording or a user on a terminal: the
+ * text of the character at s, and how many bytes of s it stands for.  \n,
+ * \t, \xNN for C0 controls and DEL, for C1 controls however they come (the
+ * raw byte 0x9b and its UTF-8 form c2 9b are both CSI to some terminal),
+ * and for every byte that is not part of valid UTF-8.  With quoting
+ * (quote_user), also \' and \\, and \xNN for every byte outside ASCII.
+ * esc holds at least 17 bytes; returns the text's length.
+ */
+static size_t escape_character(const unsigned char *s, bool quoting, char esc[17], size_t *consumed)
+{
+	unsigned char c = s[0];
+	size_t n = utf8_sequence_length(s);
+	bool c1 = n == 2 && c == 0xc2 && s[1] <= 0x9f;
+	*consumed = n > 1 ? n : 1;
 	if (c == '\n')
-		return (size_t)snprintf(esc, 5, "\\n");
+		return (size_t)snprintf(esc, 17, "\\n");
 	if (c == '\t')
-		return (size_t)snprintf(esc, 5, "\\t");
+		return (size_t)snprintf(esc, 17, "\\t");
 	if (quoting && (c == '\'' || c == '\\'))
-		return (size_t)snprintf(esc, 5, "\\%c", c);
-	if (c < 0x20 || c == 0x7f || (quoting && c > 0x7f))
-		return (size_t)snprintf(esc, 5, "\\x%02x", c);
-	esc[0] = (char)c;
-	esc[1] = '\0';
-	return 1;
+		return (size_t)snprintf(esc, 17, "\\%c", c);
+	if (c < 0x20 || c == 0x7f || n == 0 || (quoting && c > 0x7f)) {
+		*consumed = 1;
+		return (size_t)snprintf(esc, 17, "\\x%02x", c);
+	}
+	if (c1)
+		return (size_t)snprintf(esc, 17, "\\x%02x\\x%02x", c, s[1]);
+	memcpy(esc, s, n);
+	esc[n] = '\0';
+	return n;
 }
 
 const char *quote_user(const char *s, char *buf, size_t buflen)
@@ -66,9 +93,11 @@ const char *quote_user(const char *s, char *buf, size_t buflen)
 	}
 	size_t n = 0, room = buflen - sizeof(dots); /* what the quotes and "..." leave, NUL included */
 	buf[n++] = '\'';
-	for (const unsigned char *c = (const unsigned char *)(s ? s : ""); *c; c++) {
-		char esc[5];
-		size_t k = escape_byte(*c, true, esc);
+	for (const unsigned char *c = (const unsigned char *)(s ? s : ""); *c;) {
+		char esc[17];
+		size_t used;
+		size_t k = escape_character(c, true, esc, &used);
+		c += used;
 		if (n + k > room) {
 			memcpy(buf + n, dots, sizeof(dots)); /* "...'" and its NUL */
 			return buf;
@@ -207,10 +236,44 @@ void sb_addstr(struct strbuf *sb, const char *s)
 
 void sb_add_printable(struct strbuf *sb, const char *s)
 {
-	for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-		char esc[5];
-		sb_add(sb, esc, escape_byte(*c, false, esc));
+	for (const unsigned char *c = (const unsigned char *)s; *c;) {
+		char esc[17];
+		size_t used;
+		sb_add(sb, esc, escape_character(c, false, esc, &used));
+		c += used;
 	}
+}
+
+bool is_printable(const char *s)
+{
+	for (const unsigned char *c = (const unsigned char *)s; *c; c++)
+		if (*c < 0x20 || *c >= 0x7f)
+			return false;
+	return true;
+}
+
+const char *printable_text(const char *s, char *buf, size_t buflen)
+{
+	if (!s || is_printable(s))
+		return s;
+	static const char dots[] = "...";
+	size_t n = 0;
+	if (buflen < sizeof(dots) + 1)
+		return buflen ? (buf[0] = '\0', buf) : buf;
+	for (const unsigned char *c = (const unsigned char *)s; *c;) {
+		char esc[17];
+		size_t used;
+		size_t k = escape_character(c, false, esc, &used);
+		c += used;
+		if (n + k + sizeof(dots) > buflen) {
+			memcpy(buf + n, dots, sizeof(dots));
+			return buf;
+		}
+		memcpy(buf + n, esc, k);
+		n += k;
+	}
+	buf[n] = '\0';
+	return buf;
 }
 
 void sb_addf(struct strbuf *sb, const char *fmt, ...)

@@ -20,9 +20,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <linux/perf_event.h>
 #include <sys/mman.h>
@@ -465,18 +467,32 @@ static int unpack_into(int fd, int dirfd, char *err, size_t errlen)
 		bool ok = (size_t)n == sizeof(h) && memcmp(h.magic, "ustar", 5) == 0;
 		uint64_t size = ok ? octal_field(h.size, sizeof(h.size), &ok) : 0;
 		uint64_t sum = ok ? octal_field(h.chksum, sizeof(h.chksum), &ok) : 0;
-		if (!ok || sum != header_sum(&h) || size > MAX_ARCHIVE_FILE) {
-			snprintf(err, errlen, "not a sigprof archive (no tar header at offset %llu)",
-				 (unsigned long long)offset);
+		if (!ok || sum != header_sum(&h)) {
+			snprintf(err, errlen, "not a sigprof archive (no tar header at offset %llu%s)",
+				 (unsigned long long)offset,
+				 (size_t)n == sizeof(h) && memcmp(h.magic, "ustar", 5) == 0 && (unsigned char)h.size[0] & 0x80
+					 ? ": a member of 8 GiB or more, in base-256"
+					 : "");
 			ret = -EINVAL;
 			break;
 		}
-		char name[sizeof(h.prefix) + 1 + sizeof(h.name) + 1];
+		char whole[sizeof(h.prefix) + 1 + sizeof(h.name) + 1];
 		if (h.prefix[0])
-			snprintf(name, sizeof(name), "%.*s/%.*s", (int)sizeof(h.prefix), h.prefix, (int)sizeof(h.name),
+			snprintf(whole, sizeof(whole), "%.*s/%.*s", (int)sizeof(h.prefix), h.prefix, (int)sizeof(h.name),
 				 h.name);
 		else
-			snprintf(name, sizeof(name), "%.*s", (int)sizeof(h.name), h.name);
+			snprintf(whole, sizeof(whole), "%.*s", (int)sizeof(h.name), h.name);
+		/* "./usr/lib/x", as tar -C DIR -cf x.tar . writes it, is "usr/lib/x" */
+		const char *name = whole;
+		while (name[0] == '.' && name[1] == '/')
+			name += 2 + strspn(name + 2, "/");
+		if (size > MAX_ARCHIVE_FILE) {
+			snprintf(err, errlen, "member %s at offset %llu is %llu bytes, more than the %llu a member may hold",
+				 QUOTED(name), (unsigned long long)offset, (unsigned long long)size,
+				 (unsigned long long)MAX_ARCHIVE_FILE);
+			ret = -EFBIG;
+			break;
+		}
 		bool regular = h.typeflag == '0' || h.typeflag == '\0';
 		if (regular && !safe_member_name(name)) {
 			snprintf(err, errlen, "member %s would be written outside the directory", QUOTED(name));
@@ -555,6 +571,24 @@ static void remove_tree(int dirfd)
 	closedir(d);
 }
 
+/* The process that removes the unpacked tree whatever ends the report (start_janitor(), below). */
+static struct {
+	int fd;    /* the write end, or -1 */
+	pid_t pid; /* the janitor, or 0 */
+} janitor = { -1, 0 };
+
+/* A normal end: the janitor has nothing left to do; it is told so and reaped. */
+static void stop_janitor(void)
+{
+	if (janitor.fd < 0)
+		return;
+	close(janitor.fd);
+	while (waitpid(janitor.pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	janitor.fd = -1;
+	janitor.pid = 0;
+}
+
 void archive_remove(char *dir)
 {
 	if (!dir)
@@ -564,6 +598,53 @@ void archive_remove(char *dir)
 		remove_tree(fd);
 	rmdir(dir);
 	free(dir);
+	stop_janitor();
+}
+
+/*
+ * The unpacked tree outlives no report, however the report ends: a small
+ * process of its own (forked here, before anything is unpacked) waits on
+ * a pipe whose other end only the report holds.  Any end of the report
+ * (exit, SIGPIPE from `| head`, SIGINT, SIGTERM, SIGHUP, even SIGKILL)
+ * closes it, and the process then removes the tree.  It ignores the
+ * signals a terminal or a pipe sends the report's process group, and
+ * holds none of the report's standard streams (a pager or a pipe reader
+ * sees their end when the report ends).  After a normal end the tree is
+ * gone already (archive_remove()) and it only exits.
+ */
+static void start_janitor(const char *dir)
+{
+	int pipefd[2];
+	if (pipe2(pipefd, O_CLOEXEC) < 0)
+		return;
+	pid_t pid = fork();
+	if (pid != 0) {
+		close(pipefd[0]);
+		if (pid < 0) {
+			close(pipefd[1]);
+			return;
+		}
+		/* the write end stays open in the report, closed in what it executes */
+		janitor.fd = pipefd[1];
+		janitor.pid = pid;
+		return;
+	}
+	close(pipefd[1]);
+	setsid();
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP && sig != SIGCHLD)
+			signal(sig, SIG_IGN);
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	for (int fd = 0; fd < 3 && null >= 0; fd++)
+		dup2(null, fd);
+	char c;
+	while (read(pipefd[0], &c, 1) < 0 && errno == EINTR)
+		;
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0)
+		remove_tree(fd);
+	rmdir(dir);
+	_exit(0);
 }
 
 int archive_unpack(const char *path, char **dir, char *err, size_t errlen)
@@ -587,6 +668,7 @@ int archive_unpack(const char *path, char **dir, char *err, size_t errlen)
 		close(fd);
 		return -e;
 	}
+	start_janitor(name.buf);
 	int dirfd = open(name.buf, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	int ret = dirfd < 0 ? -errno : unpack_into(fd, dirfd, err, errlen);
 	if (dirfd >= 0)

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "sigprof/commands/cli.h"
 #include "sigprof/commands/commands.h"
@@ -277,15 +278,27 @@ static int load_stat_document(struct diff_data *d, enum side side, const char *f
 	return 0;
 }
 
-/* Whether file begins (after white space) with '{': a stat document, not a recording; -errno when unreadable. */
+/*
+ * Whether file begins (after at most 4 KiB of white space) with '{': a
+ * stat document, not a recording; -errno when unreadable.  diff reads an
+ * input twice (this look, then the reader), so a pipe (/dev/stdin,
+ * <(cat x.data)) would lose what this look consumed: it is refused
+ * (-ESPIPE) with the way out, before anything is read from it.
+ */
 static int looks_like_json(const char *file)
 {
 	FILE *f = fopen(file, "r");
 	if (!f)
 		return -errno;
-	int c;
-	while ((c = fgetc(f)) == ' ' || c == '\n' || c == '\t' || c == '\r')
-		;
+	struct stat st;
+	if (fstat(fileno(f), &st) == 0 && !S_ISREG(st.st_mode)) {
+		fclose(f);
+		return -ESPIPE;
+	}
+	int c = EOF;
+	for (int i = 0; i < 4096; i++)
+		if ((c = fgetc(f)) != ' ' && c != '\n' && c != '\t' && c != '\r')
+			break;
 	fclose(f);
 	return c == '{';
 }
@@ -295,6 +308,9 @@ static int load_input(struct diff_data *d, enum side side, const char *file, con
 	if (d->runs[side] >= MAX_RUNS_PER_SIDE)
 		return sp_error("diff: more than %d runs on the %s side", MAX_RUNS_PER_SIDE, side_names[side]);
 	int json = looks_like_json(file);
+	if (json == -ESPIPE)
+		return sp_error("diff: %s is not a regular file (a pipe or a device): diff reads each input twice; "
+				"save it to a file first", QUOTED(file));
 	if (json < 0)
 		return sp_error("diff: cannot read %s: %s", QUOTED(file), strerror(-json));
 	if (!json)

@@ -11,6 +11,7 @@
 
 #include "sigprof/commands/diff.h"
 #include "sigprof/base/runstats.h"
+#include "sigprof/base/util.h"
 
 static json_object *member(json_object *o, const char *key, json_type type)
 {
@@ -111,6 +112,28 @@ static void figure_rows(json_object *f, size_t run, double seconds, json_object 
 	}
 }
 
+/* figure_rows() for each run of a figure that has a value: at most its values array's length. */
+static void figure_runs(json_object *f, size_t runs, const double *seconds, json_object *intervals, bool derived,
+			diff_figure_fn add, void *ctx)
+{
+	json_object *values = json_object_is_type(f, json_type_object) ? member(f, "values", json_type_array) : NULL;
+	size_t n = values ? json_object_array_length(values) : 0;
+	for (size_t run = 0; run < n && run < runs; run++)
+		figure_rows(f, run, seconds[run], intervals, derived, add, ctx);
+}
+
+/* The longest "values" array among an array of figures, or at_least. */
+static size_t longest_values(json_object *figures, size_t at_least)
+{
+	for (size_t i = 0; i < json_object_array_length(figures); i++) {
+		json_object *f = json_object_array_get_idx(figures, i);
+		json_object *values = json_object_is_type(f, json_type_object) ? member(f, "values", json_type_array) : NULL;
+		if (values && json_object_array_length(values) > at_least)
+			at_least = json_object_array_length(values);
+	}
+	return at_least;
+}
+
 int diff_stat_document(const char *text, size_t max_runs, diff_figure_fn add, void *ctx, size_t *runs, char *err,
 		       size_t errlen)
 {
@@ -137,34 +160,55 @@ int diff_stat_document(const char *text, size_t max_runs, diff_figure_fn add, vo
 	json_object *intervals = n == 1 ? member(doc, "intervals", json_type_array) : NULL;
 	json_object *rusage = member(doc, "rusage", json_type_array);
 	json_object *results = member(doc, "results", json_type_array);
-	for (size_t run = 0; run < (size_t)n; run++) {
-		double seconds = 0;
-		if (number_at(elapsed_values, run, &seconds))
-			add(ctx, run, "time.elapsed_time", "s", false, seconds);
-		for (size_t i = 0; i < json_object_array_length(figures); i++)
-			figure_rows(json_object_array_get_idx(figures, i), run, seconds, intervals, false, add, ctx);
-		for (size_t i = 0; derived && i < json_object_array_length(derived); i++)
-			figure_rows(json_object_array_get_idx(derived, i), run, seconds, NULL, true, add, ctx);
-		/* the workload's own result figures (stat --json's "results", one object per run), in the unit result */
-		json_object *res = results && run < json_object_array_length(results)
-					   ? json_object_array_get_idx(results, run) : NULL;
-		if (res && json_object_is_type(res, json_type_object)) {
-			json_object_object_foreach(res, name, value) {
-				if (is_number(value))
-					add(ctx, run, name, "result", false, json_object_get_double(value));
-			}
+	/*
+	 * The work follows the values present, not the "runs" claimed: a
+	 * document of 2000 figures claiming 10000 runs with a value or two
+	 * each costs what those values cost.  Runs past the last value of any
+	 * figure do not exist.
+	 */
+	size_t present = json_object_array_length(elapsed_values);
+	present = longest_values(figures, present);
+	present = derived ? longest_values(derived, present) : present;
+	if (rusage && json_object_array_length(rusage) > present)
+		present = json_object_array_length(rusage);
+	if (results && json_object_array_length(results) > present)
+		present = json_object_array_length(results);
+	if ((size_t)n > present)
+		n = (int64_t)present;
+	if (n < 1) {
+		snprintf(err, errlen, "no figure has a value");
+		goto out;
+	}
+	double *seconds = xcalloc((size_t)n, sizeof(*seconds));
+	for (size_t run = 0; run < (size_t)n; run++)
+		if (number_at(elapsed_values, run, &seconds[run]))
+			add(ctx, run, "time.elapsed_time", "s", false, seconds[run]);
+	for (size_t i = 0; i < json_object_array_length(figures); i++)
+		figure_runs(json_object_array_get_idx(figures, i), (size_t)n, seconds, intervals, false, add, ctx);
+	for (size_t i = 0; derived && i < json_object_array_length(derived); i++)
+		figure_runs(json_object_array_get_idx(derived, i), (size_t)n, seconds, NULL, true, add, ctx);
+	free(seconds);
+	/* the workload's own result figures (stat --json's "results", one object per run), in the unit result */
+	for (size_t run = 0; results && run < json_object_array_length(results) && run < (size_t)n; run++) {
+		json_object *res = json_object_array_get_idx(results, run);
+		if (!res || !json_object_is_type(res, json_type_object))
+			continue;
+		json_object_object_foreach(res, name, value) {
+			if (is_number(value))
+				add(ctx, run, name, "result", false, json_object_get_double(value));
 		}
-		/* the workload's rusage (stat --json's "rusage", one object per run): time.user_time, ... */
-		json_object *ru = rusage && run < json_object_array_length(rusage) ? json_object_array_get_idx(rusage, run)
-										     : NULL;
-		if (ru && json_object_is_type(ru, json_type_object)) {
-			json_object_object_foreach(ru, field, value) {
-				if (!is_number(value) || strcmp(field, "elapsed_time") == 0) /* elapsed_s gave it */
-					continue;
-				char key[320];
-				snprintf(key, sizeof(key), "time.%s", field);
-				add(ctx, run, key, lkp_time_unit(field), false, json_object_get_double(value));
-			}
+	}
+	/* the workload's rusage (stat --json's "rusage", one object per run): time.user_time, ... */
+	for (size_t run = 0; rusage && run < json_object_array_length(rusage) && run < (size_t)n; run++) {
+		json_object *ru = json_object_array_get_idx(rusage, run);
+		if (!ru || !json_object_is_type(ru, json_type_object))
+			continue;
+		json_object_object_foreach(ru, field, value) {
+			if (!is_number(value) || strcmp(field, "elapsed_time") == 0) /* elapsed_s gave it */
+				continue;
+			char key[320];
+			snprintf(key, sizeof(key), "time.%s", field);
+			add(ctx, run, key, lkp_time_unit(field), false, json_object_get_double(value));
 		}
 	}
 	*runs = (size_t)n;

@@ -919,7 +919,12 @@ static int write_events(struct sp_writer *w, struct perf_session *session, struc
 	return err;
 }
 
-/* FILE.YYYYmmddHHMMSScc, the name perf gives its --switch-output pieces, from the wall clock now. */
+/*
+ * FILE.YYYYmmddHHMMSScc, the name perf gives its --switch-output pieces,
+ * from the wall clock now; FILE.YYYYmmddHHMMSScc.N (N from 2) when that
+ * name is the previous piece's (two pieces in one hundredth of a second)
+ * or is taken: a piece never replaces another (they sort in order still).
+ */
 static void piece_name(const char *output, struct strbuf *out)
 {
 	uint64_t now = now_realtime_ns();
@@ -928,10 +933,18 @@ static void piece_name(const char *output, struct strbuf *out)
 	char stamp[32] = "0";
 	if (localtime_r(&t, &tm))
 		strftime(stamp, sizeof(stamp), "%Y%m%d%H%M%S", &tm);
-	out->len = 0;
-	if (out->buf)
-		out->buf[0] = '\0';
-	sb_addf(out, "%s.%s%02u", output, stamp, (unsigned)(now / 10000000ull % 100));
+	char *previous = out->buf ? xstrdup(out->buf) : NULL;
+	struct stat st;
+	for (unsigned n = 1;; n++) {
+		sb_reset(out);
+		sb_addf(out, "%s.%s%02u", output, stamp, (unsigned)(now / 10000000ull % 100));
+		if (n > 1)
+			sb_addf(out, ".%u", n);
+		bool previous_one = previous && strcmp(previous, out->buf) == 0;
+		if (!previous_one && lstat(out->buf, &st) < 0)
+			break;
+	}
+	free(previous);
 }
 
 /*
@@ -1103,6 +1116,9 @@ static int open_output(struct record_args *a, const char *path, struct sp_writer
 	else if (err == -EEXIST && lstat(path, &st) == 0)
 		sp_error("record: cannot write to %s: it is %s; sigprof writes a recording only to a regular file "
 			 "or to stdout (-o -)", QUOTED(path), file_type_name(st.st_mode));
+	else if (err == -EBUSY)
+		sp_error("record: %s is being written by another sigprof run that is still going; replacing it would lose "
+			 "that run's data: wait for it to end or choose another -o", QUOTED(path));
 	else if (err)
 		sp_error("record: cannot create %s: %s", QUOTED(path), strerror(-err));
 	return err;
@@ -1217,7 +1233,11 @@ static int write_and_publish_head(struct record_args *a, struct sp_writer *write
 	 * description: a full disk fails above, before anything is moved.
 	 */
 	err = sp_writer_publish(writer);
-	if (err < 0) {
+	if (err == -EBUSY) {
+		sp_error("record: %s is being written by another sigprof run that is still going; replacing it would "
+			 "lose that run's data: wait for it to end or choose another -o", QUOTED(name));
+		return -1;
+	} else if (err < 0) {
 		sp_error("record: cannot put the new recording in place as %s (a previous one there moves to %s.old): %s",
 			 QUOTED(name), name, strerror(-err));
 		return -1;
@@ -1272,7 +1292,6 @@ static int record_run(struct record_args *a)
 		a->opts.exclude_kernel = true;
 	/* a window command is not the targets' program: attached tasks get the long copy */
 	a->opts.program_frame_pointers = !attached && program_has_frame_pointers(program);
-	warn_frame_pointer_walks(&a->opts, program);
 	warn_frame_pointer_walks(&a->opts, program);
 
 	ret = EXIT_USAGE;

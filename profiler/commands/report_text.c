@@ -238,9 +238,9 @@ static void print_header(const struct profile *p, bool full, FILE *out)
 	else
 		print_unwind_compact(p, out);
 	for (int i = 0; i < p->nnotes; i++)
-		fprintf(out, "# note:       %s\n", p->notes[i]);
+		fprintf(out, "# note:       %s\n", PRINTABLE(p->notes[i]));
 	if (p->kernel_symbols_problem[0])
-		fprintf(out, "# note:       %s\n", p->kernel_symbols_problem);
+		fprintf(out, "# note:       %s\n", PRINTABLE(p->kernel_symbols_problem));
 }
 
 static const struct collector_analyzer *analyzer_of(const struct collector_info *ci)
@@ -415,7 +415,7 @@ static void print_functions(const struct profile *p, int c, const struct report_
 	for (size_t i = 0; i < shown; i++) {
 		const struct frame *f = &p->stacks.frames[rows[i].frame];
 		const char *srcline = frame_srcline(f, source, sizeof(source));
-		snprintf(where[i], sizeof(where[i]), "%s%s%s%s", dso_short_name(f->dso), srcline ? "  " : "",
+		snprintf(where[i], sizeof(where[i]), "%s%s%s%s", PRINTABLE(dso_short_name(f->dso)), srcline ? "  " : "",
 			 srcline ? srcline : "", f->inlined ? " (inlined)" : "");
 		if (term_columns(where[i]) > widest_where)
 			widest_where = term_columns(where[i]);

@@ -250,24 +250,34 @@ static void text_event(struct script *sc, const struct profile *p, const struct 
 	FILE *out = sc->out;
 	char comm[32], fields[4096];
 	char when[32];
-	fprintf(out, "%s %u/%u [%03u] %s: ", comm_of(p, s->pid, s->tid, comm, sizeof(comm)), s->pid, s->tid, s->cpu,
+	fprintf(out, "%s %u/%u [%03u] %s: ", PRINTABLE(comm_of(p, s->pid, s->tid, comm, sizeof(comm))), s->pid, s->tid, s->cpu,
 		view_time(s->time, when, sizeof(when)));
 	if (!is_tracepoint(s))
 		fprintf(out, "%10llu ", (unsigned long long)s->period);
 	fprintf(out, "%s:", s->event->name);
-	if (is_tracepoint(s) && tp_print(&p->tracepoints, s, fields, sizeof(fields)))
-		fprintf(out, " %s", fields);
+	/* a tracepoint's fields and the collector's words hold comms and names from the recording */
+	struct strbuf shown = { 0 };
+	if (is_tracepoint(s) && tp_print(&p->tracepoints, s, fields, sizeof(fields))) {
+		sb_addstr(&shown, " ");
+		sb_add_printable(&shown, fields);
+	}
 	char words[512];
-	if (describe(p, s, collector, words, sizeof(words)))
-		fprintf(out, " (%s)", words);
+	if (describe(p, s, collector, words, sizeof(words))) {
+		sb_addstr(&shown, " (");
+		sb_add_printable(&shown, words);
+		sb_addstr(&shown, ")");
+	}
+	if (shown.len)
+		fputs(shown.buf, out);
+	sb_free(&shown);
 	fputc('\n', out);
 	const struct stack *st = &p->stacks.stacks[stack];
 	const uint32_t *frames = stack_frames(&p->stacks, st);
 	char source[256];
 	for (uint32_t i = 0; i < st->nframes; i++) {
 		const struct frame *f = &p->stacks.frames[frames[i]];
-		fprintf(out, "\t%16llx %s (%s)\n", (unsigned long long)f->addr, f->sym ? f->sym : "[unknown]",
-			f->kernel ? "[kernel.kallsyms]" : f->dso);
+		fprintf(out, "\t%16llx %s (%s)\n", (unsigned long long)f->addr, f->sym ? PRINTABLE(f->sym) : "[unknown]",
+			f->kernel ? "[kernel.kallsyms]" : PRINTABLE(f->dso));
 		if (frame_srcline(f, source, sizeof(source)))
 			fprintf(out, "\t  %s%s\n", source, f->inlined ? " (inlined)" : "");
 	}

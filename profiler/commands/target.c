@@ -72,6 +72,15 @@ static bool is_number(const char *s)
 }
 
 /* "1234,5678": each a positive pid.  -EINVAL with the item in err. */
+/* Whether v is in list: a pid or tid named twice (-p X,X) is one target, its events opened once. */
+static bool contains(const pid_t *list, size_t n, pid_t v)
+{
+	for (size_t i = 0; i < n; i++)
+		if (list[i] == v)
+			return true;
+	return false;
+}
+
 static int parse_pid_list(const char *text, const char *opt, pid_t **out, size_t *n, char *err, size_t errlen)
 {
 	size_t cap = 0;
@@ -89,8 +98,10 @@ static int parse_pid_list(const char *text, const char *opt, pid_t **out, size_t
 			snprintf(err, errlen, "%s %s: %s is not a process or thread id", opt, QUOTED(text), QUOTED(item));
 			return -EINVAL;
 		}
-		GROW(*out, cap, *n + 1);
-		(*out)[(*n)++] = (pid_t)v;
+		if (!contains(*out, *n, (pid_t)v)) {
+			GROW(*out, cap, *n + 1);
+			(*out)[(*n)++] = (pid_t)v;
+		}
 		if (p[len] != ',')
 			break;
 		p += len + 1; /* a trailing comma leaves an empty item: an error */
@@ -106,15 +117,19 @@ int target_threads_of(pid_t pid, pid_t **tids, size_t *n, size_t *cap)
 	if (!d)
 		return errno == ENOENT ? -ESRCH : -errno;
 	struct dirent *de;
-	size_t before = *n;
+	size_t seen = 0;
 	while ((de = readdir(d))) {
 		if (!is_number(de->d_name))
 			continue;
+		pid_t tid = (pid_t)atoi(de->d_name);
+		seen++;
+		if (contains(*tids, *n, tid))
+			continue; /* a thread named twice opens its events once */
 		GROW(*tids, *cap, *n + 1);
-		(*tids)[(*n)++] = (pid_t)atoi(de->d_name);
+		(*tids)[(*n)++] = tid;
 	}
 	closedir(d);
-	return *n > before ? 0 : -ESRCH;
+	return seen ? 0 : -ESRCH;
 }
 
 /* The process (Tgid) of thread tid, from /proc/TID/status: -ESRCH when there is none. */
@@ -130,14 +145,6 @@ static pid_t process_of(pid_t tid)
 	pid_t pid = tgid ? (pid_t)atoi(tgid + 6) : -ESRCH;
 	free(text);
 	return pid;
-}
-
-static bool contains(const pid_t *list, size_t n, pid_t v)
-{
-	for (size_t i = 0; i < n; i++)
-		if (list[i] == v)
-			return true;
-	return false;
 }
 
 /* Where the perf_event cgroups live: the cgroup2 mount, else the v1 hierarchy holding perf_event. */
@@ -167,7 +174,18 @@ static int open_cgroup(struct attach_target *t, char *err, size_t errlen)
 	if (t->cgroup[0] == '/' && access(t->cgroup, F_OK) == 0) {
 		snprintf(path, sizeof(path), "%s", t->cgroup);
 	} else if (cgroup_root(root, sizeof(root)) == 0) {
-		snprintf(path, sizeof(path), "%s/%s", root, t->cgroup[0] == '/' ? t->cgroup + 1 : t->cgroup);
+		/*
+		 * an absolute path whose directory exists (-G /sys/fs/cgroup/nope) is a file system path: named as
+		 * it is, not prefixed with the mount
+		 */
+		const char *slash = strrchr(t->cgroup, '/');
+		char *parent = slash && slash > t->cgroup ? xstrndup(t->cgroup, (size_t)(slash - t->cgroup)) : NULL;
+		bool file_system_path = parent && strcmp(parent, "/") && access(parent, F_OK) == 0;
+		free(parent);
+		if (file_system_path)
+			snprintf(path, sizeof(path), "%s", t->cgroup);
+		else
+			snprintf(path, sizeof(path), "%s/%s", root, t->cgroup[0] == '/' ? t->cgroup + 1 : t->cgroup);
 	} else {
 		snprintf(err, errlen, "-G %s: no cgroup file system is mounted", QUOTED(t->cgroup));
 		return -ENOENT;

@@ -16,6 +16,13 @@
  * sp_writer_publish() renames it into place, the previous file going to
  * NAME.old by rename too; a failure removes only that file.
  *
+ * Concurrent runs to one name: the writer holds an exclusive flock() on
+ * its file from its creation to its close, so a file that is still being
+ * written is locked under its name; a later writer refuses to replace it
+ * (-EBUSY: "record -o same.data" twice keeps the first run's data, the
+ * second says why), the check and the rename made under a flock() of the
+ * directory so two writers publishing at once cannot both pass the check.
+ *
  * Compressed (version 2), what the writer has to write, a buffer or less,
  * becomes one chunk: a zstd frame of its own with a small header in front
  * (struct sp_chunk_header), made by the writer thread once async, so the
@@ -33,6 +40,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <lz4.h>
@@ -151,6 +160,7 @@ int sp_writer_create(const char *path, struct sp_writer **out)
 
 /* zstd_level -1: no file header at all (sp_writer_create_file()). */
 static int create_named(const char *path, int zstd_level, struct sp_writer **out);
+static int name_being_written(int dirfd, const char *name);
 
 int sp_writer_create_compressed(const char *path, int zstd_level, struct sp_writer **out)
 {
@@ -182,6 +192,11 @@ static int create_named(const char *path, int zstd_level, struct sp_writer **out
 	w->name = xstrdup(base);
 	w->fd = private_temp_create(dirfd, base, &w->temp_name);
 	int err = w->fd < 0 ? w->fd : 0;
+	/* ours until closed (a new file: nobody else can hold it); then, early, whether the name is another's */
+	if (!err && flock(w->fd, LOCK_EX | LOCK_NB) < 0)
+		err = -errno;
+	if (!err)
+		err = name_being_written(dirfd, base);
 	if (!err && zstd_level >= 0)
 		err = write_file_header(w, zstd_level);
 	if (err) {
@@ -214,6 +229,28 @@ int sp_writer_from_fd_compressed(int fd, int zstd_level, struct sp_writer **out)
 	return 0;
 }
 
+/*
+ * -EBUSY when name in dirfd is a file another writer still holds (its
+ * flock()), else 0.  Opened without following a link or blocking, and
+ * only when it is a regular file (output_replaceable() has said so; the
+ * identity is checked again on the open descriptor).
+ */
+static int name_being_written(int dirfd, const char *name)
+{
+	struct stat before, st;
+	if (fstatat(dirfd, name, &before, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(before.st_mode))
+		return 0;
+	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	int err = 0;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_dev == before.st_dev && st.st_ino == before.st_ino &&
+	    flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK)
+		err = -EBUSY;
+	close(fd);
+	return err;
+}
+
 static char *old_name(const struct sp_writer *w)
 {
 	struct strbuf old = { 0 };
@@ -221,14 +258,27 @@ static char *old_name(const struct sp_writer *w)
 	return old.buf;
 }
 
+static int publish_locked(struct sp_writer *w);
+
 int sp_writer_publish(struct sp_writer *w)
 {
 	if (w->published)
 		return 0;
 	if (w->error)
 		return w->error;
-	/* checked again: what is there now is what would be moved to .old */
+	/* the check and the renames as one step among sigprof's writers in this directory */
+	while (flock(w->dirfd, LOCK_EX) < 0 && errno == EINTR)
+		;
+	int err = publish_locked(w);
+	flock(w->dirfd, LOCK_UN);
+	return err;
+}
+
+static int publish_locked(struct sp_writer *w)
+{
+	/* checked again: what is there now is what would be moved to .old, and no other run is writing it */
 	int err = output_replaceable(w->dirfd, w->name);
+	err = err ? err : name_being_written(w->dirfd, w->name);
 	if (err)
 		return err;
 	char *old = old_name(w);

@@ -206,21 +206,27 @@ const char *dso_short_name(const char *dso)
 	return slash && slash[1] ? slash + 1 : dso;
 }
 
+/*
+ * The labels below are a recording's words (a symbol, a file name, a
+ * comm in "[unwind: ...]"): every output shows them through the one
+ * escaping rule (printable_text(), docs/security.md), so that no symbol
+ * or file name reaches a terminal as an escape sequence.
+ */
 const char *frame_label(const struct frame *f, char *buf, size_t buflen)
 {
 	if (f->sym)
-		return f->sym;
-	snprintf(buf, buflen, "%s+0x%llx", dso_short_name(f->dso), (unsigned long long)f->addr);
+		return printable_text(f->sym, buf, buflen);
+	snprintf(buf, buflen, "%s+0x%llx", PRINTABLE(dso_short_name(f->dso)), (unsigned long long)f->addr);
 	return buf;
 }
 
 const char *frame_merged_label(const struct frame *f, char *buf, size_t buflen)
 {
 	if (f->sym)
-		return f->sym;
+		return printable_text(f->sym, buf, buflen);
 	if (f->dso[0] == '[')
-		return f->dso;
-	snprintf(buf, buflen, "[%s]", dso_short_name(f->dso));
+		return printable_text(f->dso, buf, buflen);
+	snprintf(buf, buflen, "[%s]", PRINTABLE(dso_short_name(f->dso)));
 	return buf;
 }
 
@@ -228,7 +234,7 @@ const char *frame_srcline(const struct frame *f, char *buf, size_t buflen)
 {
 	if (!f->srcfile)
 		return NULL;
-	snprintf(buf, buflen, "%s:%u", dso_short_name(f->srcfile), f->line);
+	snprintf(buf, buflen, "%s:%u", PRINTABLE(dso_short_name(f->srcfile)), f->line);
 	return buf;
 }
 
@@ -311,7 +317,8 @@ void view_text_frame(FILE *out, const struct frame *f, const struct view_options
 	char buf[256], label[300], source[256], cut[320], where[320], cut_where[340];
 	snprintf(label, sizeof(label), "%s%s", frame_label(f, buf, sizeof(buf)), f->inlined ? " (inlined)" : "");
 	const char *srcline = frame_srcline(f, source, sizeof(source));
-	snprintf(where, sizeof(where), "%s%s%s", dso_short_name(f->dso), srcline ? "  " : "", srcline ? srcline : "");
+	snprintf(where, sizeof(where), "%s%s%s", PRINTABLE(dso_short_name(f->dso)), srcline ? "  " : "",
+		 srcline ? srcline : "");
 	size_t label_cols = FRAME_LABEL_COLUMNS, where_cols = term_columns(where);
 	const char *shown = label, *shown_where = where;
 	if (o->width) {
@@ -804,6 +811,13 @@ void view_table_addf(struct view_table *t, const char *fmt, ...)
 	size_t len = strlen(row);
 	if (len && row[len - 1] == '\n')
 		row[len - 1] = '\0';
+	if (!is_printable(row)) {
+		/* a row holds names from the recording (a dso, a symbol, a comm): the one escaping rule for them */
+		struct strbuf shown = { 0 };
+		sb_add_printable(&shown, row);
+		free(row);
+		row = shown.buf;
+	}
 	GROW(t->rows, t->cap, t->nrows + 1);
 	t->rows[t->nrows++] = row;
 }

@@ -8,7 +8,12 @@
  *              reader's records, then the loader on them as report reads them;
  *   elf        the bytes as an ELF file: the symbol table reader (elf.c, symtab.c) from memory and
  *              from a file (which also looks for its debug file);
- *   event      the bytes as an -e argument: the event parser (pmu.c).
+ *   event      the bytes as an -e argument: the event parser (pmu.c);
+ *   tar        the bytes as an archive for `report --symfs ARCHIVE` (and what `sigprof archive` wrote): the tar
+ *              reader and unpacker (archive.c: headers, checksums, member names, sizes), into a private directory
+ *              removed after each input;
+ *   statjson   the bytes as a `stat --json` document read by `sigprof diff` (diff_stat.c: runs, figures, values,
+ *              rusage, intervals, the command).
  * Built with clang -fsanitize=fuzzer it is a libFuzzer binary (make fuzz); built with -DFUZZ_STANDALONE
  * it runs each file named on its command line once, which is what AFL++ (afl-clang-fast) and a crash
  * replayed by hand need.  A crash found becomes a unit test of the module it is in.
@@ -20,6 +25,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "sigprof/commands/archive.h"
+#include "sigprof/commands/diff.h"
 #include "sigprof/kernel/format.h"
 #include "sigprof/kernel/pmu.h"
 #include "sigprof/model/datafile.h"
@@ -43,6 +50,13 @@ static int bytes_as_file(const uint8_t *data, size_t size, char *path, size_t pa
 	snprintf(path, pathlen, "/proc/self/fd/%d", fd);
 	return fd;
 }
+
+#if defined(FUZZ_TARGET_STATJSON)
+static void ignore_figure(void *ctx, size_t run, const char *key, const char *unit, bool exact, double value)
+{
+	(void)ctx, (void)run, (void)key, (void)unit, (void)exact, (void)value;
+}
+#endif
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -89,8 +103,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	spec[n] = '\0';
 	struct pmu_event ev;
 	pmu_event_parse(spec, &ev, err, sizeof(err));
+#elif defined(FUZZ_TARGET_TAR)
+	char path[64], err[512];
+	int fd = bytes_as_file(data, size, path, sizeof(path));
+	if (fd < 0)
+		return 0;
+	char *dir = NULL;
+	if (archive_unpack(path, &dir, err, sizeof(err)) == 0)
+		archive_remove(dir);
+	close(fd);
+#elif defined(FUZZ_TARGET_STATJSON)
+	char *text = xstrndup((const char *)data, size);
+	size_t runs = 0;
+	char err[512], command[1024];
+	diff_stat_document(text, 64, ignore_figure, NULL, &runs, err, sizeof(err));
+	diff_stat_command(text, command, sizeof(command));
+	free(text);
 #else
-#error "define FUZZ_TARGET_RECORDING, FUZZ_TARGET_PERFDATA, FUZZ_TARGET_ELF or FUZZ_TARGET_EVENT"
+#error "define FUZZ_TARGET_RECORDING, FUZZ_TARGET_PERFDATA, FUZZ_TARGET_ELF, FUZZ_TARGET_EVENT, FUZZ_TARGET_TAR or FUZZ_TARGET_STATJSON"
 #endif
 	return 0;
 }

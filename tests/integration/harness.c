@@ -243,3 +243,19 @@ double stack_samples(const char *json, const char *collector, const char *path, 
 		 of_collector, on_path, frames_test);
 	return jq_file(json, filter);
 }
+
+const char *hostile_recording(void)
+{
+	static char data[512];
+	require_perf_events();
+	require_root();
+	char dir[512], *out;
+	snprintf(dir, sizeof(dir), "%s", test_path("hostile"));
+	run_cmd(&out, true, "mkdir -p '%s' && cp " W "hostile_symbol '%s/" HOSTILE_FILE "'", dir, dir);
+	free(out);
+	snprintf(data, sizeof(data), "%s", test_path("hostile.data"));
+	char cmd[1024];
+	snprintf(cmd, sizeof(cmd), "'%s/" HOSTILE_FILE "' 30000000 '" HOSTILE_ARG "'", dir);
+	free(record_workload(data, "-e cpu", cmd));
+	return data;
+}

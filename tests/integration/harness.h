@@ -56,6 +56,16 @@ bool premise_skips_fail(void);
 /* Skip (environment) unless perf_event_open of cpu-clock works for a child. */
 void require_perf_events(void);
 /* What recording the kernel's tracepoints with kernel callchains needs: perf events and root. */
+/*
+ * A recording of tests/workloads/hostile_symbol (a symbol and comm of
+ * markup and terminal escapes) run from a file named HOSTILE_FILE (so
+ * its comm starts with the escapes) with the argument HOSTILE_ARG: what an attacker's recording can hold.  Needs
+ * root and perf events (skips otherwise).
+ */
+#define HOSTILE_FILE "\x1b[31m\xc2\x9b<p id=pwned-file>"
+#define HOSTILE_ARG "</script><p id=pwned-argv>\x1b[31m\x9b<!--"
+const char *hostile_recording(void);
+
 void require_tracing(void);
 /* Whether a generic hardware event (PERF_COUNT_HW_*) opens here for this process: 0 or -errno (no PMU in a VM). */
 int probe_hardware_event(unsigned long long config);

@@ -721,3 +721,33 @@ Test(diff, the_summary_fits_a_screen_and_names_the_change, .timeout = 300)
 	cr_assert(cost && cost < end, "no futex-wake cost line in the summary:\n%.*s", (int)(end - summary), summary);
 	free(out);
 }
+
+/*
+ * Inputs that never end or cannot be read twice: an endless stream of
+ * blank lines (diff <(yes '')) ends at once, a pipe (/dev/stdin,
+ * <(cat x)) is refused with the way out, never read as "bad magic".
+ */
+Test(diff, endless_blank_input_and_pipes_are_refused_at_once, .timeout = 60)
+{
+	const char *junk = test_path("pipe.json");
+	FILE *f = fopen(junk, "w");
+	cr_assert(f);
+	fputs("{ \"not\": \"a stat document\" }\n", f);
+	fclose(f);
+	char *out;
+	int st = run_cmd(&out, true, "timeout 20 bash -c \"%s diff <(yes '') '%s'\"", sigprof_bin(), junk);
+	cr_assert_eq(st, 2, "exit %d (124: it spun): %s", st, out);
+	cr_assert(strstr(out, "not a regular file") && strstr(out, "save it to a file"), "%s", out);
+	free(out);
+	st = run_cmd(&out, true, "cat '%s' | timeout 20 %s diff /dev/stdin '%s'", junk, sigprof_bin(), junk);
+	cr_assert_eq(st, 2, "%s", out);
+	cr_assert_eq(count_lines(out), 1, "%s", out);
+	cr_assert(strstr(out, "'/dev/stdin' is not a regular file"), "%s", out);
+	free(out);
+	/* a regular file of blank lines past the sniffer's bound: not a stat document, said at once */
+	const char *blank = test_path("blank.txt");
+	cr_assert_eq(run_cmd(NULL, true, "yes '' | head -c 100000 > '%s'", blank), 0);
+	st = run_cmd(&out, true, "timeout 20 %s diff '%s' '%s'", sigprof_bin(), blank, junk);
+	cr_assert_eq(st, 2, "%s", out);
+	free(out);
+}

@@ -274,3 +274,46 @@ Test(html, differential_flame_graph_of_two_recordings, .timeout = 300)
 		     "hover shows no base and new counts");
 	screenshot(page, "", DIFF_SCREENSHOT);
 }
+
+/*
+ * The same hostile recording (test_terminal.c) as a page: its argv, comm,
+ * file name ("...<p id=pwned-file>") and symbol
+ * ("</script><p id=pwned-sym>...") are drawn as text by the page's script
+ * and never become elements: had one closed the JSON's <script>, the
+ * browser's DOM would hold a <p id="pwned-..."> element.
+ */
+Test(html, a_recordings_strings_stay_text_in_the_browser, .timeout = 300)
+{
+	require_chromium();
+	const char *data = hostile_recording();
+	char page[512], *out;
+	snprintf(page, sizeof(page), "%s", test_path("hostile.html"));
+	int st = run_cmd(&out, true, "%s report -i '%s' --html '%s'", sigprof_bin(), data, page);
+	cr_assert_eq(st, 0, "report --html exited %d: %s", st, out);
+	free(out);
+	st = run_cmd(&out, false, "grep -c -e '</script><p' -e '<!--' '%s'", page);
+	cr_assert_str_eq(out, "0\n", "the page holds a raw '</script><p' or '<!--'");
+	free(out);
+	char *dom;
+	st = run_cmd(&dom, false, "timeout 120 chromium " CHROMIUM_FLAGS " --user-data-dir='%s' --dump-dom 'file://%s' "
+				  "2>/dev/null", test_path("chromium-profile"), page);
+	cr_assert_eq(st, 0, "chromium exited %d", st);
+	cr_assert_null(strstr(dom, "id=\"pwned"), "a recording's string became an element:\n%.3000s", strstr(dom, "id=\"pwned"));
+	/* drawn as text: the tables hold them (the DOM escapes < and > in text) */
+	cr_assert(strstr(dom, "&lt;/script&gt;&lt;p id=pwned-sym&gt;"), "the symbol is not drawn as text");
+	cr_assert(strstr(dom, "&lt;/script&gt;&lt;p id=pwned-argv&gt;"), "the command line is not drawn as text");
+	cr_assert(strstr(dom, "&lt;p id=pwned-file&gt;"), "the file name is not drawn as text");
+	free(dom);
+	/* the same page through diff --html (the differential mode) */
+	char diff_page[512];
+	snprintf(diff_page, sizeof(diff_page), "%s", test_path("hostile-diff.html"));
+	st = run_cmd(&out, true, "%s diff --html '%s' '%s' '%s'", sigprof_bin(), diff_page, data, data);
+	cr_assert_eq(st, 0, "diff --html exited %d: %s", st, out);
+	free(out);
+	st = run_cmd(&dom, false, "timeout 120 chromium " CHROMIUM_FLAGS " --user-data-dir='%s' --dump-dom 'file://%s' "
+				  "2>/dev/null", test_path("chromium-profile"), diff_page);
+	cr_assert_eq(st, 0, "chromium exited %d", st);
+	cr_assert_null(strstr(dom, "id=\"pwned"), "diff --html: a recording's string became an element");
+	cr_assert(strstr(dom, "&lt;/script&gt;&lt;p id=pwned-sym&gt;"), "diff --html: the symbol is not drawn as text");
+	free(dom);
+}

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/wait.h>
 
 #include <criterion/criterion.h>
 
@@ -504,4 +505,70 @@ Test(storage, debuginfod_fetches_a_missing_debug_file_by_build_id, .timeout = 12
 	cr_assert(ready, "the local debuginfod did not serve %s within 15 s (see %s/dlog)", bid, dir);
 	cr_assert_eq(without, 0, "stripped, without its debug file: main is not named");
 	cr_assert_eq(with, 2000, "fetched by build-id from the local server: every send names main");
+}
+
+/* Entries in dir (not . and ..). */
+static int entries_in(const char *dir)
+{
+	DIR *d = opendir(dir);
+	int n = 0;
+	for (struct dirent *e; d && (e = readdir(d));)
+		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* Wait up to 20 s for dir to hold some entries (at_least_one) or none; whether it did. */
+static bool wait_entries(const char *dir, bool at_least_one)
+{
+	for (int i = 0; i < 400; i++) {
+		int n = entries_in(dir);
+		if (at_least_one ? n > 0 : n == 0)
+			return true;
+		usleep(50000);
+	}
+	return false;
+}
+
+/*
+ * report --symfs ARCHIVE unpacks into a private temporary directory that
+ * must not outlive the report, however it ends: SIGPIPE (report | head),
+ * SIGINT, SIGTERM, SIGHUP, SIGKILL each sent while the report runs (its
+ * directory exists: the premise, waited for).
+ */
+Test(storage, symfs_archive_unpacked_directory_is_removed_whatever_ends_the_report, .timeout = 240)
+{
+	require_perf_events();
+	require_root();
+	const char *dir = test_dir();
+	char data[600], tar[600], unpack[600];
+	snprintf(data, sizeof(data), "%s/sym.data", dir);
+	snprintf(tar, sizeof(tar), "%s/sym.tar", dir);
+	snprintf(unpack, sizeof(unpack), "%s/unpack-signals", dir);
+	free(record_workload(data, "-e cpu", W "signal_storm 2000 >/dev/null"));
+	cr_assert_eq(run_cmd(NULL, true, "%s archive -q -o %s %s && mkdir -p %s", sigprof_bin(), tar, data, unpack), 0);
+	static const int signals[] = { SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGKILL };
+	for (size_t i = 0; i < sizeof(signals) / sizeof(signals[0]); i++) {
+		pid_t pid = fork();
+		cr_assert_geq(pid, 0);
+		if (pid == 0) {
+			for (int s = 1; s < NSIG; s++)
+				signal(s, SIG_DFL);
+			setenv("TMPDIR", unpack, 1);
+			freopen("/dev/null", "w", stdout);
+			/* a report that takes its time: every stack of every collector, many times over */
+			execl(sigprof_bin(), sigprof_bin(), "report", "-i", data, "--symfs", tar, "--stacks", "100000",
+			      (char *)NULL);
+			_exit(127);
+		}
+		bool unpacked = wait_entries(unpack, true);
+		kill(pid, signals[i]);
+		int status;
+		waitpid(pid, &status, 0);
+		if (!unpacked)
+			cr_skip_test("the report ended before its directory appeared: cannot test signal %d", signals[i]);
+		cr_assert(wait_entries(unpack, false), "after signal %d (%s), %s still holds %d entries", signals[i],
+			  strsignal(signals[i]), unpack, entries_in(unpack));
+	}
 }

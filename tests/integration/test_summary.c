@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../harness.h"
+#include "harness.h"
 
 static void setup(void)
 {

@@ -210,3 +210,33 @@ Test(terminal, errors_name_the_nearest_command_option_and_collector)
 		free(out);
 	}
 }
+
+/*
+ * A recording whose argv, comm, file name and symbol hold escape sequences
+ * (ESC [31m, the C1 CSI raw 0x9b and UTF-8 c2 9b): no text output lets one
+ * reach the terminal, and each is shown escaped.
+ */
+Test(terminal, a_recordings_strings_reach_no_terminal_as_escapes, .timeout = 180)
+{
+	const char *data = hostile_recording();
+	static const char *const outputs[] = { "report", "report --stacks 5", "report --folded", "script" };
+	for (size_t i = 0; i < sizeof(outputs) / sizeof(outputs[0]); i++) {
+		char *out;
+		int st = run_cmd(&out, false, "%s %s -i '%s'", sigprof_bin(), outputs[i], data);
+		cr_assert_eq(st, 0, "%s exited %d", outputs[i], st);
+		cr_assert_null(strchr(out, '\x1b'), "%s printed an ESC byte", outputs[i]);
+		cr_assert_null(strchr(out, '\x9b'), "%s printed a C1 CSI (raw or UTF-8)", outputs[i]);
+		cr_assert(strstr(out, "\\x1b[31m"), "%s does not show the escape as text", outputs[i]);
+		free(out);
+	}
+	char *out;
+	run_cmd(&out, false, "%s report -i '%s'", sigprof_bin(), data);
+	cr_assert(strstr(out, "pwned-sym>\\x1b[31m\\xc2\\x9b"), "the symbol is not in the table, escaped:\n%s", out);
+	cr_assert(strstr(out, "\\x1b[31m\\xc2\\x9b<p id=pwned-file>"), "the dso is not in the table, escaped");
+	cr_assert(strstr(out, "pwned-argv>\\x1b[31m\\x9b"), "the command is not shown, escaped");
+	free(out);
+	/* the comm: the file name's first 15 bytes */
+	run_cmd(&out, false, "%s script -i '%s' | grep -c -F '\\x1b[31m\\xc2\\x9b<p id=pw '", sigprof_bin(), data);
+	cr_assert_neq(atoi(out), 0, "script shows no escaped comm");
+	free(out);
+}

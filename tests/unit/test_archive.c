@@ -94,6 +94,30 @@ Test(archive, regular_files_unpack_at_their_paths_and_are_removed_after)
 	free(path);
 }
 
+/* tar -C DIR -cf x.tar . names every member "./..." (and the directory "./" itself): the same members */
+Test(archive, members_named_with_a_leading_dot_slash_unpack_as_without)
+{
+	struct byte_builder b = { 0 };
+	tar_member(&b, "./", '5', NULL);
+	tar_member(&b, "./usr/lib/libx.so", '0', "library bytes");
+	tar_member(&b, ".//sigprof-archive.txt", '0', "- /usr/lib/libx.so\n");
+	bb_zeros(&b, 1024);
+	char *path = write_archive(&b, "dot.tar");
+	char *out = NULL, err[256] = "";
+	setenv("TMPDIR", dir, 1);
+	cr_assert_eq(archive_unpack(path, &out, err, sizeof(err)), 0, "%s", err);
+	char *t = file_text(out, "usr/lib/libx.so");
+	cr_assert_str_eq(t, "library bytes");
+	free(t);
+	t = file_text(out, "sigprof-archive.txt");
+	cr_assert_str_eq(t, "- /usr/lib/libx.so\n");
+	free(t);
+	archive_remove(out);
+	unsetenv("TMPDIR");
+	bb_free(&b);
+	free(path);
+}
+
 /* A member that would land outside, or a damaged archive: refused, and nothing is left behind. */
 static void refused(const char *member, char type, bool damage, const char *want)
 {
@@ -126,7 +150,8 @@ Test(archive, members_that_would_leave_the_directory_are_refused)
 	refused("../escaped", '0', false, "would be written outside the directory");
 	refused("/tmp/escaped", '0', false, "would be written outside the directory");
 	refused("fine/../../escaped", '0', false, "would be written outside the directory");
-	refused("./fine", '0', false, "would be written outside the directory");
+	refused("./../escaped", '0', false, "would be written outside the directory");
+	refused("fine/./x", '0', false, "would be written outside the directory");
 	refused("fine//double", '0', false, "would be written outside the directory");
 }
 

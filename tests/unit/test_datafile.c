@@ -331,6 +331,30 @@ Test(datafile, existing_file_becomes_old_and_the_new_one_is_private)
 	free(old);
 }
 
+/* Two runs to one name: the later one refuses while the first still writes, and replaces it once it is closed. */
+Test(datafile, a_file_still_being_written_is_not_replaced)
+{
+	char *path = path_join(dir, "same.data");
+	char *old = path_join(dir, "same.data.old");
+	struct sp_writer *first = NULL, *second = NULL, *third = NULL;
+	cr_assert_eq(sp_writer_create(path, &first), 0);
+	/* created but not yet published: nothing at the name to protect */
+	cr_assert_eq(sp_writer_create(path, &second), 0);
+	cr_assert_eq(sp_writer_publish(first), 0);
+	cr_assert_eq(sp_writer_publish(second), -EBUSY, "the second replaced a file still being written");
+	sp_writer_discard(second);
+	cr_assert_eq(sp_writer_create(path, &third), -EBUSY, "the name is refused from the start too");
+	struct stat st;
+	cr_assert_eq(stat(old, &st), -1, "nothing moved to .old");
+	cr_assert_eq(sp_writer_close(first), 0);
+	/* the first is whole and closed: a new run replaces it as ever */
+	cr_assert_eq(sp_writer_create(path, &third), 0);
+	cr_assert_eq(sp_writer_close(third), 0);
+	cr_assert_eq(stat(old, &st), 0);
+	free(path);
+	free(old);
+}
+
 Test(datafile, writer_create_in_a_missing_directory_fails)
 {
 	char *path = path_join(dir, "no/such/dir/x.data");

@@ -127,3 +127,27 @@ Test(diff_stat, what_is_not_a_document)
 	cr_assert_eq(diff_stat_document(two_runs, 1, collect, &g, &runs, err, sizeof(err)), -EINVAL, "more runs than allowed");
 	cr_assert_eq(g.n, 0, "nothing handed on from a refused document");
 }
+
+/*
+ * "runs" claims more than the values hold: the runs are those the values
+ * give (the work follows the values present: 10000 claimed runs of 2000
+ * figures took 4.7 s and 553 MB for 123 KB, now a scan of what is there).
+ */
+Test(diff_stat, claimed_runs_beyond_the_values_do_not_exist)
+{
+	static const char doc[] = "{ \"version\": 1, \"runs\": 1000000, \"figures\": ["
+				  " { \"name\": \"a\", \"event\": \"x:y\", \"unit\": \"\", \"values\": [1, 2, 3] },"
+				  " { \"name\": \"b\", \"event\": \"x:y\", \"unit\": \"\", \"values\": [4] } ],"
+				  " \"elapsed_s\": { \"values\": [0] } }";
+	struct got g = { 0 };
+	size_t runs = 0;
+	char err[256] = "";
+	cr_assert_eq(diff_stat_document(doc, 1000000, collect, &g, &runs, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(runs, 3);
+	cr_assert_eq(g.n, 5, "the elapsed time, a in 3 runs, b in one: %zu figures", g.n);
+	cr_assert_eq(g.value[find(&g, 2, "perf-stat.total.a")], 3);
+	cr_assert_lt(find(&g, 1, "perf-stat.total.b"), 0);
+	static const char empty[] = "{ \"version\": 1, \"runs\": 5, \"figures\": [], \"elapsed_s\": { \"values\": [] } }";
+	cr_assert_eq(diff_stat_document(empty, 100, collect, &g, &runs, err, sizeof(err)), -EINVAL);
+	cr_assert(strstr(err, "no figure has a value"), "%s", err);
+}

@@ -270,3 +270,22 @@ Test(json, document_of_several_top_level_keys_in_an_array_of_objects)
 		      "  }\n"
 		      "]\n");
 }
+
+/* A recording's strings inside an HTML page's <script type="application/json">: no way out of the element. */
+Test(json, script_safe_strings_cannot_close_or_comment_the_script)
+{
+	struct doc d;
+	doc_open(&d);
+	d.w.script_safe = true;
+	json_array_begin(&d.w, NULL);
+	json_string(&d.w, NULL, "</script><script>alert(1)</script>");
+	json_string(&d.w, NULL, "<!--<script>");
+	json_string(&d.w, NULL, "a&b>c");
+	doc_check(&d, "[\n"
+		      "  \"\\u003c/script\\u003e\\u003cscript\\u003ealert(1)\\u003c/script\\u003e\",\n"
+		      "  \"\\u003c!--\\u003cscript\\u003e\",\n"
+		      "  \"a\\u0026b\\u003ec\"\n"
+		      "]\n");
+	/* the same bytes outside a page stay as they are */
+	check_string("</script><!--", "</script><!--");
+}

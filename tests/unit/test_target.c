@@ -47,6 +47,20 @@ Test(target, pid_of_self_has_every_thread)
 	target_free(&t);
 }
 
+/* -p X,X: one process, each thread once (its events opened twice doubled every count) */
+Test(target, a_pid_named_twice_is_one_target)
+{
+	char pids[64];
+	snprintf(pids, sizeof(pids), "%d,%d", (int)getpid(), (int)getpid());
+	struct attach_target once = { .pid_list = pids + strcspn(pids, ",") + 1 }, twice = { .pid_list = pids };
+	cr_assert_eq(target_resolve(&once, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(target_resolve(&twice, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(twice.npids, 1);
+	cr_assert_eq(twice.ntids, once.ntids, "%zu threads for -p X,X, %zu for -p X", twice.ntids, once.ntids);
+	target_free(&once);
+	target_free(&twice);
+}
+
 Test(target, tid_names_its_process)
 {
 	char tid[32];

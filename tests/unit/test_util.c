@@ -327,3 +327,33 @@ Test(util, printable_escapes_control_characters_and_keeps_utf8)
 	cr_assert_str_eq(sb.buf, "echo a\\nb\\t\\x1b[31mred\\x7f caf\xc3\xa9");
 	sb_free(&sb);
 }
+
+/* C1 controls (CSI 0x9b, raw or UTF-8 encoded) and bytes that are not UTF-8 reach no terminal either. */
+Test(util, printable_escapes_c1_controls_and_invalid_utf8)
+{
+	static const struct {
+		const char *in, *out;
+	} cases[] = {
+		{ "ev\x1b[31m\xff", "ev\\x1b[31m\\xff" },
+		{ "a\x9b" "31mb", "a\\x9b31mb" },                    /* raw C1 CSI */
+		{ "a\xc2\x9b" "31mb", "a\\xc2\\x9b31mb" },            /* U+009B in UTF-8 */
+		{ "\xc2\x80\xc2\x9f\xc2\xa0", "\\xc2\\x80\\xc2\\x9f\xc2\xa0" }, /* U+0080..9F escaped, U+00A0 kept */
+		{ "\xc3x", "\\xc3x" },                                 /* a lead byte without its continuation */
+		{ "\xe2\x82\xac \xf0\x9f\x98\x80", "\xe2\x82\xac \xf0\x9f\x98\x80" },
+		{ "\xed\xa0\x80", "\\xed\\xa0\\x80" },                 /* a UTF-16 surrogate */
+		{ "\xc0\xaf", "\\xc0\\xaf" },                          /* overlong '/' */
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct strbuf sb = { 0 };
+		sb_add_printable(&sb, cases[i].in);
+		cr_assert_str_eq(sb.buf, cases[i].out, "case %zu", i);
+		cr_assert_str_eq(PRINTABLE(cases[i].in), cases[i].out, "case %zu", i);
+		sb_free(&sb);
+	}
+	const char *plain = "libc.so.6";
+	cr_assert_eq(PRINTABLE(plain), plain, "printable text is not copied");
+	cr_assert_null(PRINTABLE(NULL));
+	cr_assert_str_eq(QUOTED("\xc2\x9b"), "'\\xc2\\x9b'");
+	char small[12];
+	cr_assert_str_eq(printable_text("\x1b\x1b\x1b\x1b", small, sizeof(small)), "\\x1b\\x1b...");
+}

@@ -112,12 +112,28 @@ void sb_addf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(prin
 void sb_add(struct strbuf *sb, const char *s, size_t n);
 void sb_addstr(struct strbuf *sb, const char *s);
 /*
- * s with its control characters escaped (\n, \t, \x1b): a command line
- * or name from a recording or the user, shown on a terminal without
- * breaking the line or reaching the terminal as an escape sequence.
- * UTF-8 stays as it is.
+ * s with its control characters escaped (\n, \t, \x1b; C1 controls, raw
+ * 0x9b or UTF-8 c2 9b, as \x9b and \xc2\x9b; bytes that are not valid
+ * UTF-8 as \xNN): a command line or name from a recording or the user,
+ * shown on a terminal without breaking the line or reaching the terminal
+ * as an escape sequence.  Valid UTF-8 text stays as it is.
  */
 void sb_add_printable(struct strbuf *sb, const char *s);
+/*
+ * The same rule into buf: s itself when it is all printable ASCII (the
+ * common case costs a scan), else its escaped text, cut with "..." to fit
+ * buflen.  PRINTABLE(s) gives each use its own buffer, alive to the end of
+ * the enclosing block, for the strings of a recording (a file name, a
+ * comm, a symbol, a note) printed in a text output:
+ * fprintf(out, "%s", PRINTABLE(dso)).  NULL stays NULL.
+ */
+const char *printable_text(const char *s, char *buf, size_t buflen);
+#define PRINTABLE_MAX 1024
+#define PRINTABLE(s) printable_text((s), (char[PRINTABLE_MAX]){ 0 }, PRINTABLE_MAX)
+/* Whether s is printable ASCII only (nothing for the rule above to change). */
+bool is_printable(const char *s);
+/* The length of the valid UTF-8 sequence at s (1 for ASCII), 0 when s does not start one (RFC 3629). */
+size_t utf8_sequence_length(const unsigned char *s);
 void sb_reset(struct strbuf *sb);
 void sb_free(struct strbuf *sb);
 
