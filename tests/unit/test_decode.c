@@ -406,7 +406,8 @@ Test(decode, malformed_event_records_are_rejected)
 Test(decode, events_with_fields_the_decoder_does_not_know_are_undecodable)
 {
 	struct sp_event_set set = { 0 };
-	struct perf_event_attr with_read = make_attr(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_READ);
+	/* AUX: a sample field the decoder does not step over (READ, BRANCH_STACK and the like it does) */
+	struct perf_event_attr with_read = make_attr(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_AUX);
 	struct perf_event_attr no_identifier = make_attr(PERF_SAMPLE_IP | PERF_SAMPLE_TID);
 	uint64_t id1 = 71, id2 = 72;
 	add_event(&set, "read", &with_read, &id1, 1);
