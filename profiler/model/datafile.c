@@ -592,14 +592,14 @@ int sp_writer_record(struct sp_writer *w, const void *rec)
 	return sp_writer_raw(w, rec, h->size);
 }
 
-int sp_writer_meta(struct sp_writer *w, const char *key, const char *const *values, uint32_t nvalues)
+char *sp_meta_record(const char *key, const char *const *values, uint32_t nvalues, size_t *len_out)
 {
 	size_t len = sizeof(struct perf_event_header) + sizeof(uint32_t) + strlen(key) + 1;
 	for (uint32_t i = 0; i < nvalues; i++)
 		len += strlen(values[i]) + 1;
 	len = ALIGN_UP(len, 8);
 	if (len > UINT16_MAX)
-		return -E2BIG;
+		return NULL;
 	char *rec = xcalloc(1, len);
 	struct perf_event_header *h = (void *)rec;
 	h->type = SP_REC_META;
@@ -610,6 +610,16 @@ int sp_writer_meta(struct sp_writer *w, const char *key, const char *const *valu
 	p = stpcpy(p, key) + 1;
 	for (uint32_t i = 0; i < nvalues; i++)
 		p = stpcpy(p, values[i]) + 1;
+	*len_out = len;
+	return rec;
+}
+
+int sp_writer_meta(struct sp_writer *w, const char *key, const char *const *values, uint32_t nvalues)
+{
+	size_t len;
+	char *rec = sp_meta_record(key, values, nvalues, &len);
+	if (!rec)
+		return -E2BIG;
 	int err = sp_writer_raw(w, rec, len);
 	free(rec);
 	return err;

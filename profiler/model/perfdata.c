@@ -35,6 +35,7 @@
 #include "sigprof/kernel/format.h"
 #include "sigprof/kernel/tracepoint.h"
 #include "sigprof/model/decode.h"
+#include "sigprof/model/datafile.h"
 #include "sigprof/model/perfdata.h"
 
 /* ---- the format (tools/perf/Documentation/perf.data-file-format.txt) ---- */
@@ -277,22 +278,10 @@ static void pending_add(struct perfdata_reader *r, const void *rec, size_t len)
 
 static void emit_meta(struct perfdata_reader *r, const char *key, const char *const *values, uint32_t nvalues)
 {
-	size_t len = sizeof(struct perf_event_header) + sizeof(uint32_t) + strlen(key) + 1;
-	for (uint32_t i = 0; i < nvalues; i++)
-		len += strlen(values[i]) + 1;
-	len = ALIGN_UP(len, 8);
-	if (len > UINT16_MAX)
+	size_t len;
+	char *rec = sp_meta_record(key, values, nvalues, &len);
+	if (!rec)
 		return; /* a cmdline of more than 64 KiB: left out */
-	char *rec = xcalloc(1, len);
-	struct perf_event_header *h = (void *)rec;
-	h->type = SP_REC_META;
-	h->size = (uint16_t)len;
-	uint32_t count = nvalues + 1;
-	memcpy(rec + sizeof(*h), &count, sizeof(count));
-	char *p = rec + sizeof(*h) + sizeof(count);
-	p = stpcpy(p, key) + 1;
-	for (uint32_t i = 0; i < nvalues; i++)
-		p = stpcpy(p, values[i]) + 1;
 	pending_add(r, rec, len);
 	free(rec);
 }

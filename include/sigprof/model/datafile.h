@@ -53,6 +53,8 @@ int sp_writer_from_fd(int fd, struct sp_writer **out);
 int sp_writer_from_fd_compressed(int fd, int zstd_level, struct sp_writer **out);
 /* Append a META record: key then nvalues strings. */
 int sp_writer_meta(struct sp_writer *w, const char *key, const char *const *values, uint32_t nvalues);
+/* A META record of key and values, malloc'd, its size in *len; NULL past 64 KiB (a record's limit). */
+char *sp_meta_record(const char *key, const char *const *values, uint32_t nvalues, size_t *len);
 int sp_writer_event(struct sp_writer *w, const char *name, const char *collector,
 		    const struct perf_event_attr *attr, const uint64_t *ids, uint32_t nr_ids);
 /* A TRACEPOINT record: the format file of tracepoint id in system. */
