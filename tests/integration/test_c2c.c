@@ -42,7 +42,7 @@ Test(c2c, default_recording_notes_c2c_and_succeeds)
 	cr_assert_gt(jq_file(json, ".meta.collectors[] | select(.name==\"cpu\") | .samples"), 0,
 		     "the rest of the recording is missing");
 	char *text;
-	run_cmd(&text, false, "%s report -i %s", sigprof_bin(), data);
+	run_cmd(&text, false, "%s report --header -i %s", sigprof_bin(), data);
 	if (!machine_samples_memory()) {
 		/* the closing line names it and points to the reasons; the report header gives them */
 		cr_expect(strstr(out, "unavailable: ") && strstr(out, "c2c") && strstr(out, "(why: sigprof list)"),

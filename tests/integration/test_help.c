@@ -49,7 +49,8 @@ Test(help, a_bad_option_gets_getopts_line_the_try_line_and_status_2)
 	cr_assert_not_null(strstr(out, "requires an argument"), "%s", out);
 	free(out);
 	cr_assert_eq(run_cmd(&out, true, "%s report --sort size", sigprof_bin()), 2);
-	cr_assert_str_eq(out, "sigprof: report: --sort 'size': expected self, total or name\n");
+	cr_assert_str_eq(out, "sigprof: report: --sort 'size': 'size' is no key: expected self, total, name, or perf's sym, "
+			 "dso, comm\n");
 	free(out);
 	/* options end at the workload: its -h is its own, not a request for sigprof's help */
 	cr_assert_eq(run_cmd(&out, true, "%s stat -o /dev/null no-such-workload -h", sigprof_bin()), 127, "%s", out);
