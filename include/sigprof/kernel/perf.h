@@ -61,14 +61,14 @@ enum call_graph_mode {
 #define DEFAULT_STACK_USER_SIZE 8192u
 /*
  * Bytes of user stack the sched collector copies at every switch by
- * default (no --call-graph): perf's default.  2048 (the default until
- * 2026-12-02) stopped stress-ng's blocking stacks one frame short of
- * _start (--futex) or three (--sem-sysv: its main has large frames), and
- * 4096 still cut 99% of --sem-sysv's; perf record --call-graph dwarf takes
- * the same on the same events.  docs/performance.md, "Whole stacks on
- * real programs", has the measurements and the records it loses.
+ * default (no --call-graph), and the futex collector in its rate-bounded
+ * copies.  2048 (the default until 2026-12-02) stopped stress-ng's blocking
+ * stacks one frame short of _start (--futex) or three (--sem-sysv: its
+ * main has large frames); 8192 at every switch lost records on
+ * stress-ng --futex on this loaded 2-CPU machine.  docs/performance.md,
+ * "Whole stacks on real programs", has the measurements.
  */
-#define WAIT_STACK_USER_SIZE 8192u
+#define WAIT_STACK_USER_SIZE 4096u
 /*
  * Bytes of user stack the cpu and signal collectors copy by default (no
  * --call-graph), and the futex collector's rate-bounded copies: perf's own
