@@ -60,25 +60,24 @@ enum call_graph_mode {
 /* Bytes of user stack a DWARF sample copies under --call-graph dwarf without a SIZE (perf's default). */
 #define DEFAULT_STACK_USER_SIZE 8192u
 /*
- * Bytes of user stack the sched collector copies at every switch by
- * default (no --call-graph), and the futex collector in its rate-bounded
- * copies.  2048 (the default until 2026-12-02) stopped stress-ng's blocking
- * stacks one frame short of _start (--futex) or three (--sem-sysv: its
- * main has large frames); 8192 at every switch lost records on
- * stress-ng --futex on this loaded 2-CPU machine.  docs/performance.md,
- * "Whole stacks on real programs", has the measurements.
+ * Bytes of user stack the futex and sched collectors copy by default (no
+ * --call-graph): they sample far more often than the cpu collector, and the
+ * copy is most of their record.  A quarter of perf's default still names
+ * every function of the futex-wait stacks measured in docs/performance.md
+ * (stress-ng's stop short of _start only); at 4096 the recorder wrote
+ * 300 MB/s on stress-ng --futex and lost a quarter of it on a busy machine.
  */
-#define WAIT_STACK_USER_SIZE 4096u
+#define WAIT_STACK_USER_SIZE 2048u
 /*
  * Bytes of user stack the cpu and signal collectors copy by default (no
- * --call-graph), and the futex collector's rate-bounded copies: perf's own
- * default.  They default to DWARF stacks because Debian builds without
- * frame pointers, where the kernel's frame-pointer walk names nothing past
- * the leaf (issue 14).  3072 (until 2026-12-02) cut stress-ng --sem-sysv's
- * and --msg's stacks short; the cpu collector's rate is its frequency,
- * so the longer copy costs the workload little (docs/performance.md).
+ * --call-graph).  They default to DWARF stacks because Debian builds
+ * without frame pointers, where the kernel's frame-pointer walk names
+ * nothing past the leaf (issue 14).  stress-ng --timer's deliveries (the
+ * stack a handler on its alternate signal stack is joined to) need 2560 to
+ * reach _start; 2048 stops two frames short.  docs/performance.md has the
+ * cost against `perf record -g`.
  */
-#define CPU_SIGNAL_STACK_USER_SIZE 8192u
+#define CPU_SIGNAL_STACK_USER_SIZE 3072u
 /*
  * The same for a program built with frame pointers: libc's frames near the
  * leaf and the first of the program's own, after which the report follows
