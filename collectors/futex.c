@@ -10,11 +10,10 @@
  * with the tracepoint filter `sigprof stat` uses, makes the calls per op
  * exact (sample mode does not pay for them: exact while every call is
  * recorded, estimated above the bound).
- * Without --call-graph, each entry takes a short key (its frame-pointer
- * chain, or in a program without frame pointers a short copy unwound with
- * DWARF) and a copy of the user stack beside it while the entries of its
- * CPU stay under STACK_COPY_BOUND_HZ over a window (rate_bound.h); the
- * report lends each key the DWARF stack of its copies.
+ * Without --call-graph, each entry takes its frame-pointer chain (small,
+ * cheap to write) and a copy of the user stack beside it while the entries
+ * of its CPU stay under STACK_COPY_BOUND_HZ over a window (rate_bound.h);
+ * the report lends each call site the DWARF stack of its copies.
  * --futex picks what flows:
  *   trace   every call, period 1;
  *   sample  (default) every call while a window of the CPU stays at or under
