@@ -210,7 +210,10 @@ static void screen_line(struct screen *s, const char *lead, const char *text)
 	size_t indent = term_columns(lead), width = s->o->width ? s->o->width : 0, col = indent;
 	sb_addstr(&s->text, lead);
 	s->rows++;
-	for (const char *w = text; *w;) {
+	/* a finding quotes a recording's strings (a file, a function): shown by the one rule for them */
+	struct strbuf safe = { 0 };
+	sb_add_printable(&safe, text);
+	for (const char *w = safe.buf ? safe.buf : ""; *w;) {
 		size_t gap = strspn(w, " "), word = strcspn(w + gap, " ");
 		if (!word)
 			break;
@@ -241,6 +244,7 @@ static void screen_line(struct screen *s, const char *lead, const char *text)
 		col += cols;
 		w += gap + word;
 	}
+	sb_free(&safe);
 	sb_addstr(&s->text, "\n");
 }
 
