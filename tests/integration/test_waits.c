@@ -181,7 +181,9 @@ Test(waits, nanosleeps_end_by_the_timer_interrupt, .timeout = 120)
 	/* each nanosleep is one sleep; a timer waking the kernel did not sample leaves it unlinked, never a task's */
 	cr_expect_geq(interrupt + unlinked, sleeps, "%.0f sleeps ended by an interrupt, %.0f unlinked, of %d", interrupt,
 		      unlinked, sleeps);
-	cr_expect_gt(interrupt, 0);
+	/* where some timer wakings were recorded (not every sleep unlinked), at least one is linked as an interrupt */
+	if (unlinked < sleeps)
+		cr_expect_gt(interrupt, 0, "%.0f sleeps, %.0f unlinked, none linked to its interrupt", (double)sleeps, unlinked);
 	cr_expect_eq(by_task, 0, "a timer's waking was taken for a task's");
 }
 
