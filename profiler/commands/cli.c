@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "sigprof/commands/cli.h"
+#include "sigprof/model/datafile.h"
 #include "sigprof/model/filter.h"
 #include "sigprof/base/options.h"
 #include "sigprof/base/term.h"
@@ -118,3 +119,11 @@ int cli_filter_option(int c, const char *arg, struct profile_filter *f, const ch
 	return ret < 0 ? sp_error("%s: %s", command, err) : 1;
 }
 
+int cli_input_format_option(const char *arg, int *format, const char *command)
+{
+	enum sp_input_format parsed;
+	if (sp_input_format_parse(arg, &parsed) < 0)
+		return sp_error("%s: --input-format %s: expected auto, sigprof or perf", command, QUOTED(arg));
+	*format = (int)parsed;
+	return 0;
+}

@@ -339,13 +339,10 @@ static int parse_report_args(int argc, char **argv, struct report_options *o, st
 		case OPT_KALLSYMS:
 			po->kallsyms = optarg;
 			break;
-		case OPT_INPUT_FORMAT: {
-			enum sp_input_format format;
-			if (sp_input_format_parse(optarg, &format) < 0)
-				return sp_error("report: --input-format %s: expected auto, sigprof or perf", QUOTED(optarg));
-			po->input_format = (int)format;
+		case OPT_INPUT_FORMAT:
+			if (cli_input_format_option(optarg, &po->input_format, "report") < 0)
+				return -1;
 			break;
-		}
 		case OPT_SCHED_KEYS:
 			if (strcmp(optarg, "lkp") == 0)
 				o->view.sched_keys_lkp = true;

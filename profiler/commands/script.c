@@ -160,13 +160,10 @@ static int parse_script_args(int argc, char **argv, const char **input, struct s
 		case OPT_KALLSYMS:
 			po->kallsyms = optarg;
 			break;
-		case OPT_INPUT_FORMAT: {
-			enum sp_input_format format;
-			if (sp_input_format_parse(optarg, &format) < 0)
-				return sp_error("script: --input-format %s: expected auto, sigprof or perf", QUOTED(optarg));
-			po->input_format = (int)format;
+		case OPT_INPUT_FORMAT:
+			if (cli_input_format_option(optarg, &po->input_format, "script") < 0)
+				return -1;
 			break;
-		}
 		case OPT_SRCLINE:
 			po->srcline = true;
 			break;

@@ -62,5 +62,7 @@ struct profile_filter;
  * when c is none of them, -1 after one error line prefixed with command.
  */
 int cli_filter_option(int c, const char *arg, struct profile_filter *f, const char *command);
+/* --input-format ARG of command into *format (an enum sp_input_format): 0, or -1 with its one error line said. */
+int cli_input_format_option(const char *arg, int *format, const char *command);
 
 #endif
