@@ -1,11 +1,13 @@
 /*
- * options.c: getopt_long's arrays and the --help text, both made from one
- * option table (options.h), so that --help lists every option a command
- * takes, with the argument and the default it really has.
+ * options.c: getopt_long's arrays, the parsing and the --help text, all made
+ * from one option table (options.h), so that --help lists every option a
+ * command takes, with the argument and the default it really has, and each
+ * option's value goes where its one line in the table binds it.
  *
  * Base layer: only libc; prints only to the FILE* it is handed.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,14 +15,25 @@
 #include "sigprof/base/options.h"
 #include "sigprof/base/util.h"
 
-int option_id(const struct option_spec *s)
+int option_id(const struct option_table *t, const struct option_spec *s)
 {
-	return s->id ? s->id : (unsigned char)s->short_name;
+	if (s->id)
+		return s->id;
+	return s->short_name ? (unsigned char)s->short_name : OPTIONS_LONG_ONLY + (int)(s - t->specs);
 }
 
-static void add_long(struct getopt_tables *g, size_t *n, const char *name, const struct option_spec *s)
+/* The option of t whose getopt value is id, or NULL. */
+static const struct option_spec *option_of_id(const struct option_table *t, int id)
 {
-	g->longopts[*n] = (struct option){ name, s->arg ? required_argument : no_argument, NULL, option_id(s) };
+	for (size_t i = 0; i < t->count; i++)
+		if (option_id(t, &t->specs[i]) == id)
+			return &t->specs[i];
+	return NULL;
+}
+
+static void add_long(struct getopt_tables *g, size_t *n, const char *name, int id, const struct option_spec *s)
+{
+	g->longopts[*n] = (struct option){ name, s->arg ? required_argument : no_argument, NULL, id };
 	(*n)++;
 }
 
@@ -35,12 +48,13 @@ int options_getopt(const struct option_table *t, struct getopt_tables *g)
 		g->shortopts[nshort++] = '+';
 	for (size_t i = 0; i < t->count; i++) {
 		const struct option_spec *s = &t->specs[i];
-		if ((!s->short_name && !s->long_name) || !option_id(s) || (s->short_name && option_id(s) != s->short_name))
+		if (!s->short_name && !s->long_name)
 			return -EINVAL;
+		int id = option_id(t, s);
 		if (s->long_name)
-			add_long(g, &nlong, s->long_name, s);
+			add_long(g, &nlong, s->long_name, id, s);
 		if (s->alias)
-			add_long(g, &nlong, s->alias, s);
+			add_long(g, &nlong, s->alias, id, s);
 		if (s->short_name) {
 			g->shortopts[nshort++] = s->short_name;
 			if (s->arg)
@@ -76,10 +90,7 @@ const char *options_failure(const struct option_table *t, int argc, char **argv,
 {
 	const char *arg = failed_optind >= 1 && failed_optind <= argc ? argv[failed_optind - 1] : "";
 	if (failed_optopt) {
-		const struct option_spec *s = NULL;
-		for (size_t i = 0; i < t->count && !s; i++)
-			if (option_id(&t->specs[i]) == failed_optopt)
-				s = &t->specs[i];
+		const struct option_spec *s = option_of_id(t, failed_optopt);
 		bool long_form = strncmp(arg, "--", 2) == 0 && s && s->long_name;
 		char shown[128];
 		if (long_form)
@@ -131,22 +142,164 @@ const char *options_failure(const struct option_table *t, int argc, char **argv,
 	return buf;
 }
 
-int option_choice(const struct option_table *t, int id, const char *arg)
+int option_choice(const struct option_spec *s, const char *arg)
+{
+	if (!s->values)
+		return -1;
+	size_t len = strlen(arg);
+	int k = 0;
+	for (const char *v = s->values; *v; k++) {
+		size_t n = strcspn(v, "|");
+		if (n == len && strncmp(v, arg, n) == 0)
+			return k;
+		v += n + (v[n] == '|');
+	}
+	return -1;
+}
+
+const char *option_display_name(const struct option_spec *s, char *buf, size_t len)
+{
+	if (s->short_name)
+		snprintf(buf, len, "-%c", s->short_name);
+	else
+		snprintf(buf, len, "--%s", s->long_name);
+	return buf;
+}
+
+/* ---- parsing ---- */
+
+/* "a, b or c" from "a|b|c": the values an error line expects. */
+static void values_in_words(const char *values, char *buf, size_t len)
+{
+	size_t used = 0, count = 1;
+	for (const char *v = values; *v; v++)
+		count += *v == '|';
+	size_t k = 0;
+	buf[0] = '\0';
+	for (const char *v = values; *v && used < len; k++) {
+		size_t n = strcspn(v, "|");
+		used += (size_t)snprintf(buf + used, len - used, "%s%.*s", !k ? "" : k + 1 == count ? " or " : ", ",
+					 (int)n, v);
+		v += n + (v[n] == '|');
+	}
+}
+
+/* Store v in the field of size bytes at p (a bool, an int or enum, an unsigned, a uint64_t). */
+static int store_number(void *p, size_t size, uint64_t v)
+{
+	switch (size) {
+	case 1:
+		*(uint8_t *)p = (uint8_t)v;
+		return 0;
+	case 4:
+		*(uint32_t *)p = (uint32_t)v;
+		return 0;
+	case 8:
+		*(uint64_t *)p = v;
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+/* Take one option's argument (NULL when it takes none) into args: 0, or -1 with why filled. */
+static int take_option(const struct option_spec *s, const char *arg, void *args, char *why, size_t len)
+{
+	char name[80];
+	option_display_name(s, name, sizeof(name));
+	void *field = (char *)args + s->offset;
+	int ret = 0;
+	switch (s->kind) {
+	case OPTION_KIND_TRUE:
+		ret = store_number(field, s->size, 1);
+		break;
+	case OPTION_KIND_SET:
+		ret = store_number(field, s->size, (uint64_t)s->value);
+		break;
+	case OPTION_KIND_STRING:
+		if (s->size != sizeof(const char *))
+			ret = -EINVAL;
+		else
+			*(const char **)field = arg;
+		break;
+	case OPTION_KIND_UINT: {
+		uint64_t v;
+		if (parse_u64(arg, s->min, s->max, &v) < 0) {
+			snprintf(why, len, "%s %s: expected %s from %" PRIu64 " to %" PRIu64, name, QUOTED(arg),
+				 s->what ? s->what : "a number", s->min, s->max);
+			return -1;
+		}
+		ret = store_number(field, s->size, v);
+		break;
+	}
+	case OPTION_KIND_CHOICE: {
+		int k = option_choice(s, arg);
+		if (k < 0) {
+			char words[256];
+			values_in_words(s->values ? s->values : "", words, sizeof(words));
+			snprintf(why, len, "%s %s: expected %s", name, QUOTED(arg), words);
+			return -1;
+		}
+		ret = store_number(field, s->size, (uint64_t)(s->choices ? s->choices[k] : k));
+		break;
+	}
+	case OPTION_KIND_CALLBACK:
+		if (!s->parse)
+			break;
+		if (s->parse(s, s->size ? field : args, arg, why, len) < 0) {
+			if (!why[0])
+				snprintf(why, len, "%s %s: refused", name, QUOTED(arg ? arg : ""));
+			return -1;
+		}
+		return 0;
+	case OPTION_UNBOUND:
+	case OPTION_HELP:
+		break;
+	}
+	if (ret < 0 || s->kind == OPTION_UNBOUND || (s->kind == OPTION_KIND_CALLBACK && !s->parse)) {
+		/* the table's mistake, not the user's: a field of a size no kind writes, or no binding */
+		snprintf(why, len, "%s: the option table binds it to nothing it can set", name);
+		return -1;
+	}
+	return 0;
+}
+
+enum options_outcome options_parse(const struct option_table *t, int argc, char **argv, void *args,
+				   struct options_parsed *parsed)
+{
+	memset(parsed, 0, sizeof(*parsed));
+	struct getopt_tables g;
+	if (options_getopt(t, &g) < 0) {
+		snprintf(parsed->why, sizeof(parsed->why), "the option table of %s cannot be parsed", t->command);
+		return OPTIONS_BAD_VALUE;
+	}
+	optind = 1;
+	int c;
+	while ((c = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
+		const struct option_spec *s = c == '?' ? NULL : option_of_id(t, c);
+		if (!s) {
+			options_failure(t, argc, argv, optind, optopt, parsed->why, sizeof(parsed->why));
+			return OPTIONS_UNKNOWN;
+		}
+		parsed->given |= 1ull << (s - t->specs);
+		if (s->kind == OPTION_HELP)
+			return OPTIONS_HELP_ASKED;
+		if (take_option(s, s->arg ? optarg : NULL, args, parsed->why, sizeof(parsed->why)) < 0)
+			return OPTIONS_BAD_VALUE;
+	}
+	parsed->operand = optind;
+	return OPTIONS_PARSED;
+}
+
+bool options_given(const struct option_table *t, const struct options_parsed *parsed, const char *long_name,
+		   char short_name)
 {
 	for (size_t i = 0; i < t->count; i++) {
 		const struct option_spec *s = &t->specs[i];
-		if (option_id(s) != id || !s->values)
-			continue;
-		size_t len = strlen(arg);
-		int k = 0;
-		for (const char *v = s->values; *v; k++) {
-			size_t n = strcspn(v, "|");
-			if (n == len && strncmp(v, arg, n) == 0)
-				return k;
-			v += n + (v[n] == '|');
-		}
+		if (long_name ? s->long_name && strcmp(s->long_name, long_name) == 0 : s->short_name == short_name)
+			return (parsed->given >> i) & 1;
 	}
-	return -1;
+	return false;
 }
 
 /* ---- wrapping ---- */

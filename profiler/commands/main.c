@@ -34,11 +34,14 @@ static void commands_list(FILE *out)
 	fprintf(out, "\n'sigprof COMMAND --help' describes a command; man sigprof has the details.\n");
 }
 
-/* sigprof's own options, before any command; the words "help" and "version" do the same. */
-enum { OPT_VERSION = 256 };
+/*
+ * sigprof's own options, before any command; the words "help" and "version"
+ * do the same.  Read by hand: the first word is one of them or a command.
+ */
 static const struct option_spec main_specs[] = {
-	{ .id = OPT_VERSION, .long_name = "version", .help = "sigprof's version" },
-	{ .short_name = 'h', .long_name = "help", .help = "this text", .flags = OPTION_SYNOPSIS_LONG },
+	{ .long_name = "version", .help = "sigprof's version" },
+	{ .short_name = 'h', .long_name = "help", .help = "this text", .flags = OPTION_SYNOPSIS_LONG,
+	  .kind = OPTION_HELP },
 };
 
 static const struct option_table main_option_table = {
@@ -58,12 +61,11 @@ int main(int argc, char **argv)
 	}
 	const char *name = argv[1];
 	const struct option_spec *option = options_find(&main_option_table, name);
-	int id = option ? option_id(option) : 0;
-	if (id == 'h' || strcmp(name, "help") == 0) {
+	if (option == &main_specs[1] || strcmp(name, "help") == 0) {
 		options_usage(&main_option_table, stdout);
 		return 0;
 	}
-	if (id == OPT_VERSION || strcmp(name, "version") == 0) {
+	if (option == &main_specs[0] || strcmp(name, "version") == 0) {
 		printf("sigprof %s\n", SIGPROF_VERSION);
 		return 0;
 	}

@@ -289,13 +289,13 @@ static int parse_report_args(int argc, char **argv, struct report_options *o, st
 			po->weights = true;
 			break;
 		case OPT_WEIGHT:
-			if ((k = option_choice(&report_option_table, c, optarg)) < 0)
+			if ((k = option_choice(options_find(&report_option_table, "--weight"), optarg)) < 0)
 				return sp_error("report: --weight %s: expected samples, ns or wake", QUOTED(optarg));
 			o->weight_ns = k == 1;
 			o->weight_wake = k == 2;
 			break;
 		case OPT_FOLDED_ROOT:
-			if ((k = option_choice(&report_option_table, c, optarg)) < 0)
+			if ((k = option_choice(options_find(&report_option_table, "--folded-root"), optarg)) < 0)
 				return sp_error("report: --folded-root %s: expected comm, pid, tid or none", QUOTED(optarg));
 			o->root = roots[k];
 			break;

@@ -198,8 +198,8 @@ Test(docs, every_command_option_table_makes_its_getopt_arrays)
 		/* no name twice, no id twice: getopt_long would take the first and hide the other */
 		for (size_t i = 0; i < t->count; i++)
 			for (size_t k = i + 1; k < t->count; k++) {
-				cr_assert_neq(option_id(&t->specs[i]), option_id(&t->specs[k]), "%s: two options of id %d",
-					      command_tables[c].name, option_id(&t->specs[i]));
+				cr_assert_neq(option_id(t, &t->specs[i]), option_id(t, &t->specs[k]),
+					      "%s: two options of id %d", command_tables[c].name, option_id(t, &t->specs[i]));
 				char a[3][64], b[3][64];
 				size_t na = option_names(&t->specs[i], a), nb = option_names(&t->specs[k], b);
 				for (size_t x = 0; x < na; x++)

@@ -1,10 +1,12 @@
 /*
  * test_options.c: the option tables of options.h.  A synthetic table must
  * give getopt_long arrays that parse what the table says (each long name and
- * alias, each short letter, with or without an argument, as its id) and a
+ * alias, each short letter, with or without an argument, as its id), a
  * --help made of the table: the synopsis names every option once, with its
  * argument, grouped and repeated as flagged; the option list gives every
- * option its heading, help and default, wrapped at OPTIONS_WIDTH.
+ * option its heading, help and default, wrapped at OPTIONS_WIDTH; and a
+ * parse that sets each option's bound field, or stops at the first value
+ * refused with one line naming the option and the value.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -17,21 +19,43 @@
 #include "sigprof/base/options.h"
 #include "sigprof/base/util.h"
 
-enum { OPT_JSON = 256, OPT_SORT, OPT_LONGWINDED };
+/* The fields the table binds. */
+struct args {
+	const char *output;
+	uint64_t freq;
+	unsigned count;
+	int sort;
+	bool json, names;
+	const char *longwinded;
+	int seen_g;     /* -g: its parser counts it */
+};
+
+static int count_g(const struct option_spec *s, void *field, const char *arg, char *err, size_t errlen)
+{
+	(void)s, (void)arg, (void)err, (void)errlen;
+	((struct args *)field)->seen_g++;
+	return 0;
+}
+
+static const int sort_values[] = { 7, 9 };
 
 static const struct option_spec specs[] = {
 	{ .short_name = 'o', .long_name = "output", .arg = "FILE", .help = "write to FILE",
-	  .default_value = "out.data" },
-	{ .short_name = 'F', .long_name = "freq", .arg = "HZ", .group = 1, .help = "samples per second" },
-	{ .short_name = 'c', .long_name = "count", .arg = "PERIOD", .group = 1, .help = "sample every PERIOD events" },
-	{ .short_name = 'g', .help = "same as --sort self" },
-	{ .id = OPT_JSON, .long_name = "json", .help = "one JSON object" },
-	{ .id = OPT_SORT, .long_name = "sort", .alias = "order", .arg = "KEY", .values = "self|total",
-	  .flags = OPTION_REPEATABLE, .help = "order by KEY", .default_value = "self" },
-	{ .id = OPT_LONGWINDED, .long_name = "a-rather-long-option-name", .arg = "VALUE",
+	  .default_value = "out.data", OPTION_STRING(struct args, output) },
+	{ .short_name = 'F', .long_name = "freq", .arg = "HZ", .group = 1, .help = "samples per second",
+	  OPTION_UINT(struct args, freq, 1, 100000), .what = "a frequency" },
+	{ .short_name = 'c', .long_name = "count", .arg = "PERIOD", .group = 1, .help = "sample every PERIOD events",
+	  OPTION_UINT(struct args, count, 0, 10) },
+	{ .short_name = 'g', .help = "same as --sort self", OPTION_CALLBACK(count_g) },
+	{ .long_name = "json", .help = "one JSON object", OPTION_TRUE(struct args, json) },
+	{ .long_name = "sort", .alias = "order", .arg = "KEY", .values = "self|total",
+	  .flags = OPTION_REPEATABLE, .help = "order by KEY", .default_value = "self",
+	  OPTION_CHOICE(struct args, sort), .choices = sort_values },
+	{ .long_name = "a-rather-long-option-name", .arg = "VALUE",
 	  .help = "an option whose heading is wider than the help column, and whose help is long enough to be "
-		  "wrapped onto a second line at one hundred columns" },
-	{ .short_name = 'n', .long_name = "names", .flags = OPTION_SYNOPSIS_LONG, .help = "also the names" },
+		  "wrapped onto a second line at one hundred columns", OPTION_STRING(struct args, longwinded) },
+	{ .short_name = 'n', .long_name = "names", .flags = OPTION_SYNOPSIS_LONG, .help = "also the names",
+	  OPTION_TRUE(struct args, names) },
 	OPTION_HELP_SPEC,
 };
 
@@ -81,7 +105,7 @@ Test(options, getopt_arrays_hold_every_name_of_the_table)
 			cr_assert_str_eq(o->name, names[k]);
 			cr_assert_eq(o->has_arg, s->arg ? required_argument : no_argument, "--%s", names[k]);
 			cr_assert_null(o->flag);
-			cr_assert_eq(o->val, option_id(s), "--%s", names[k]);
+			cr_assert_eq(o->val, option_id(&table, s), "--%s", names[k]);
 		}
 	}
 	cr_assert_null(g.longopts[n].name, "the long options end with a zero entry");
@@ -97,8 +121,8 @@ Test(options, getopt_long_parses_what_the_table_says)
 	static const struct {
 		int id;
 		const char *arg;
-	} want[] = { { 'o', "f" }, { 'F', "9" }, { 'g', NULL }, { OPT_JSON, NULL }, { OPT_SORT, "total" },
-		     { OPT_SORT, "self" }, { 'n', NULL } };
+	} want[] = { { 'o', "f" }, { 'F', "9" }, { 'g', NULL }, { OPTIONS_LONG_ONLY + 4, NULL },
+		     { OPTIONS_LONG_ONLY + 5, "total" }, { OPTIONS_LONG_ONLY + 5, "self" }, { 'n', NULL } };
 	optind = 1;
 	opterr = 0;
 	for (size_t i = 0; i < ARRAY_SIZE(want); i++) {
@@ -120,18 +144,12 @@ Test(options, getopt_long_parses_what_the_table_says)
 Test(options, getopt_refuses_a_table_it_cannot_express)
 {
 	struct getopt_tables g;
-	struct option_spec nameless[] = { { .id = 300, .help = "no name" } };
+	struct option_spec nameless[] = { { .help = "no name" } };
 	struct option_table t = { .command = "x", .specs = nameless, .count = 1 };
-	cr_assert_eq(options_getopt(&t, &g), -EINVAL);
-	struct option_spec idless[] = { { .long_name = "idless", .help = "no id" } };
-	t.specs = idless;
-	cr_assert_eq(options_getopt(&t, &g), -EINVAL);
-	struct option_spec mismatched[] = { { .id = 'y', .short_name = 'x', .long_name = "x", .help = "-x is y" } };
-	t.specs = mismatched;
 	cr_assert_eq(options_getopt(&t, &g), -EINVAL);
 	struct option_spec many[OPTIONS_MAX + 1];
 	for (size_t i = 0; i < ARRAY_SIZE(many); i++)
-		many[i] = (struct option_spec){ .id = 300 + (int)i, .long_name = "opt", .help = "one of many" };
+		many[i] = (struct option_spec){ .long_name = "opt", .help = "one of many" };
 	t.specs = many;
 	t.count = OPTIONS_MAX;
 	cr_assert_eq(options_getopt(&t, &g), 0);
@@ -165,7 +183,7 @@ Test(options, synopsis_wraps_under_the_command_and_keeps_items_whole)
 	char names[20][16];
 	for (size_t i = 0; i < ARRAY_SIZE(many); i++) {
 		snprintf(names[i], sizeof(names[i]), "option-%02zu", i);
-		many[i] = (struct option_spec){ .id = 300 + (int)i, .long_name = names[i], .help = "h" };
+		many[i] = (struct option_spec){ .long_name = names[i], .help = "h" };
 	}
 	struct option_table t = { .command = "prog", .operands = "FILE", .specs = many, .count = ARRAY_SIZE(many) };
 	char *text = capture(options_synopsis, &t);
@@ -313,10 +331,110 @@ Test(options, failure_names_what_was_wrong_and_the_nearest_option)
 
 Test(options, a_choice_is_its_position_among_the_options_values)
 {
-	cr_assert_eq(option_choice(&table, OPT_SORT, "self"), 0);
-	cr_assert_eq(option_choice(&table, OPT_SORT, "total"), 1);
-	cr_assert_eq(option_choice(&table, OPT_SORT, "tot"), -1, "a prefix is no value");
-	cr_assert_eq(option_choice(&table, OPT_SORT, "totals"), -1);
-	cr_assert_eq(option_choice(&table, OPT_SORT, ""), -1);
-	cr_assert_eq(option_choice(&table, 'o', "out.data"), -1, "an option without a list of values");
+	const struct option_spec *sort = &specs[5];
+	cr_assert_eq(option_choice(sort, "self"), 0);
+	cr_assert_eq(option_choice(sort, "total"), 1);
+	cr_assert_eq(option_choice(sort, "tot"), -1, "a prefix is no value");
+	cr_assert_eq(option_choice(sort, "totals"), -1);
+	cr_assert_eq(option_choice(sort, ""), -1);
+	cr_assert_eq(option_choice(&specs[0], "out.data"), -1, "an option without a list of values");
+}
+
+/* options_parse() of the words (NULL-terminated) into a, from defaults of zero. */
+static enum options_outcome parse_words(char **words, struct args *a, struct options_parsed *parsed)
+{
+	int argc = 0;
+	while (words[argc])
+		argc++;
+	memset(a, 0, sizeof(*a));
+	return options_parse(&table, argc, words, a, parsed);
+}
+
+Test(options, parse_sets_each_bound_field_in_the_order_given)
+{
+	struct args a;
+	struct options_parsed parsed;
+	char *words[] = { "cmd", "-o", "first", "--freq=99", "-g", "--json", "--order", "total", "-c", "10", "-g",
+			  "--output", "second", "--a-rather", "x", "--names", "workload", "-o", "its own", NULL };
+	cr_assert_eq(parse_words(words, &a, &parsed), OPTIONS_PARSED, "%s", parsed.why);
+	cr_assert_str_eq(a.output, "second", "the later -o overrides the earlier");
+	cr_assert_eq(a.freq, 99);
+	cr_assert_eq(a.count, 10);
+	cr_assert_eq(a.seen_g, 2, "a parser sees each time its option is given");
+	cr_assert(a.json && a.names);
+	cr_assert_eq(a.sort, 9, "total is the second value: its choice");
+	cr_assert_str_eq(a.longwinded, "x", "a unique prefix of a long name");
+	cr_assert_str_eq(words[parsed.operand], "workload", "options end at the first operand");
+	cr_assert(options_given(&table, &parsed, "freq", 0));
+	cr_assert(options_given(&table, &parsed, NULL, 'g'));
+	cr_assert_not(options_given(&table, &parsed, NULL, 'h'));
+	cr_assert_not(options_given(&table, &parsed, "no-such-option", 0));
+	cr_assert_eq(parsed.given, (1ull << 8) - 1, "every option but -h (the ninth)");
+}
+
+Test(options, parse_stops_at_help)
+{
+	struct args a;
+	struct options_parsed parsed;
+	char *words[] = { "cmd", "--json", "--help", "--bogus", NULL };
+	cr_assert_eq(parse_words(words, &a, &parsed), OPTIONS_HELP_ASKED);
+	cr_assert(a.json, "what came before is taken");
+}
+
+Test(options, parse_refuses_a_value_with_one_line_naming_option_and_value)
+{
+	static const struct {
+		char *words[4];
+		enum options_outcome outcome;
+		const char *why;
+	} cases[] = {
+		{ { "cmd", "-F", "0" }, OPTIONS_BAD_VALUE, "-F '0': expected a frequency from 1 to 100000" },
+		{ { "cmd", "--freq", "1e3" }, OPTIONS_BAD_VALUE, "-F '1e3': expected a frequency from 1 to 100000" },
+		{ { "cmd", "-c", "-1" }, OPTIONS_BAD_VALUE, "-c '-1': expected a number from 0 to 10" },
+		{ { "cmd", "-c", "11" }, OPTIONS_BAD_VALUE, "-c '11': expected a number from 0 to 10" },
+		{ { "cmd", "--sort", "tot" }, OPTIONS_BAD_VALUE, "--sort 'tot': expected self or total" },
+		{ { "cmd", "--sort", "a\nb" }, OPTIONS_BAD_VALUE, "--sort 'a\\nb': expected self or total" },
+		{ { "cmd", "--jsno" }, OPTIONS_UNKNOWN, "unrecognized option '--jsno'; did you mean '--json'?" },
+		{ { "cmd", "-o" }, OPTIONS_UNKNOWN, "option '-o' requires an argument (FILE)" },
+		{ { "cmd", "--json=yes" }, OPTIONS_UNKNOWN, "option '--json' takes no argument" },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct args a;
+		struct options_parsed parsed;
+		char *words[4];
+		memcpy(words, cases[i].words, sizeof(words));
+		cr_assert_eq(parse_words(words, &a, &parsed), cases[i].outcome, "%s %s", words[1], words[2]);
+		cr_assert_str_eq(parsed.why, cases[i].why);
+		cr_assert_null(strchr(parsed.why, '\n'), "one line");
+	}
+}
+
+static int refuse(const struct option_spec *s, void *field, const char *arg, char *err, size_t errlen)
+{
+	(void)s, (void)field;
+	snprintf(err, errlen, "--x %s: no", arg);
+	return -1;
+}
+
+Test(options, parse_passes_a_parser_its_field_and_its_refusal)
+{
+	struct args a = { 0 };
+	struct options_parsed parsed;
+	const struct option_spec refusing[] = {
+		{ .long_name = "x", .arg = "V", .help = "refused", OPTION_CALLBACK(refuse) },
+	};
+	struct option_table t = { .command = "cmd", .specs = refusing, .count = 1 };
+	char *words[] = { "cmd", "--x", "v", NULL };
+	cr_assert_eq(options_parse(&t, 3, words, &a, &parsed), OPTIONS_BAD_VALUE);
+	cr_assert_str_eq(parsed.why, "--x v: no");
+	/* a table's mistake is said, not run: an option bound to nothing, a field no kind writes */
+	const struct option_spec unbound[] = { { .long_name = "x", .help = "nothing" } };
+	t.specs = unbound;
+	char *flag[] = { "cmd", "--x", NULL };
+	cr_assert_eq(options_parse(&t, 2, flag, &a, &parsed), OPTIONS_BAD_VALUE);
+	cr_assert_str_eq(parsed.why, "--x: the option table binds it to nothing it can set");
+	const struct option_spec odd_size[] = { { .long_name = "x", .help = "2 bytes", .kind = OPTION_KIND_TRUE,
+						  .size = 2 } };
+	t.specs = odd_size;
+	cr_assert_eq(options_parse(&t, 2, flag, &a, &parsed), OPTIONS_BAD_VALUE);
 }

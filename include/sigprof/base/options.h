@@ -1,34 +1,44 @@
 /*
- * options.h: a command's options as one table, from which both getopt_long's
- * arrays and the --help text are made, so the two cannot drift apart (perf's
- * OPT_* tables and git's parse-options do the same).
+ * options.h: a command's options as one table, from which getopt_long's
+ * arrays, the --help text and the parsing itself are made, so that each
+ * option is written once (perf's OPT_* tables and git's parse-options do the
+ * same): its names, argument, help and default, and what it sets, bound to a
+ * field of the command's arguments struct or to a parser of its own.
  *
  * Base layer: it knows nothing of sigprof's other modules and prints only to
- * the FILE* it is handed.  The command still runs the getopt_long loop and
- * its switch (the values, their errors and exit codes stay its own); the
- * table gives it the long options and the short string:
+ * the FILE* it is handed.  A command's table and its parsing:
  *
+ *	struct cmd_args { const char *output; bool quiet; unsigned top; };
  *	static const struct option_spec specs[] = {
  *		{ .short_name = 'o', .long_name = "output", .arg = "FILE", .help = "write to FILE",
- *		  .default_value = "sigprof.data" },
- *		{ .short_name = 'q', .long_name = "quiet", .help = "no closing line" },
+ *		  .default_value = "sigprof.data", OPTION_STRING(struct cmd_args, output) },
+ *		{ .short_name = 'q', .long_name = "quiet", .help = "no closing line",
+ *		  OPTION_TRUE(struct cmd_args, quiet) },
+ *		{ .short_name = 'n', .long_name = "top", .arg = "N", .help = "functions to list",
+ *		  OPTION_UINT(struct cmd_args, top, 0, 1000) },
  *		OPTION_HELP_SPEC,
  *	};
  *	static const struct option_table table = { .command = "sigprof cmd", .operands = "CMD [ARGS...]",
  *		.description = "What cmd does.", .specs = specs, .count = ARRAY_SIZE(specs) };
- *	struct getopt_tables g;
- *	options_getopt(&table, &g);
- *	while ((c = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) ...
+ *	struct cmd_args args = { .output = "sigprof.data" };
+ *	struct options_parsed parsed;
+ *	switch (options_parse(&table, argc, argv, &args, &parsed)) ...
  *
  * and --help prints (options_usage):
  *
- *	usage: sigprof cmd [-o FILE] [-q] CMD [ARGS...]
+ *	usage: sigprof cmd [-o FILE] [-q] [-n N] CMD [ARGS...]
  *
  *	What cmd does.
  *
  *	  -o, --output FILE  write to FILE (default sigprof.data)
  *	  -q, --quiet        no closing line
+ *	  -n, --top N        functions to list
  *	  -h, --help         this text
+ *
+ * A value the binding refuses ("-n x") ends the parse with one line naming
+ * the option and the value ("-n x: expected a number from 0 to 1000"); an
+ * option's parser writes its own.  Checks of one option against another
+ * (two output formats) belong after the parse, with options_parsed.given.
  */
 #ifndef SIGPROF_OPTIONS_H
 #define SIGPROF_OPTIONS_H
@@ -36,6 +46,7 @@
 #include <getopt.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #define OPTIONS_WIDTH 100    /* --help is wrapped at this many columns */
@@ -52,8 +63,30 @@
 #define OPTION_NO_SYNOPSIS 2u   /* only in the option list (--help itself) */
 #define OPTION_SYNOPSIS_LONG 4u /* the synopsis names it by its long name, not its short one */
 
+/* What an option does when given (option_spec.kind). */
+enum option_kind {
+	OPTION_UNBOUND,  /* nothing: options_parse() refuses the table (a table for --help only) */
+	OPTION_HELP,     /* -h: options_parse() stops and says so */
+	OPTION_KIND_TRUE,    /* the bool field becomes true */
+	OPTION_KIND_SET,     /* the int (or enum) field becomes .value */
+	OPTION_KIND_STRING,  /* the const char * field becomes the argument */
+	OPTION_KIND_UINT,    /* the unsigned or uint64_t field becomes the argument, a number from .min to .max */
+	OPTION_KIND_CHOICE,  /* the int (or enum) field becomes the argument's position among .values, or
+			      * .choices[that position] */
+	OPTION_KIND_CALLBACK, /* .parse(spec, field, argument, err): the field is the whole struct when unbound */
+};
+
+struct option_spec;
+/*
+ * An option's own parser: take arg (NULL for an option without one) into
+ * field (the bound field, or the command's whole struct); 0, or -1 with one
+ * line in err naming the option and what was wrong, without the command.
+ */
+typedef int (*option_parser)(const struct option_spec *s, void *field, const char *arg, char *err, size_t errlen);
+
 struct option_spec {
-	int id;                 /* what getopt_long returns for it; 0: short_name (a long-only option needs one) */
+	int id;                 /* what getopt_long returns for it, while a command still runs a switch of its own;
+				 * 0: short_name, or OPTIONS_LONG_ONLY + its index */
 	char short_name;        /* -x, or 0 for a long option only */
 	const char *long_name;  /* --name, or NULL for a short option only */
 	const char *alias;      /* a second long name of the same option, or NULL */
@@ -63,10 +96,36 @@ struct option_spec {
 	const char *default_value; /* printed after the help as "(default VALUE)"; NULL: none */
 	unsigned flags;         /* OPTION_* */
 	int group;              /* nonzero: neighbours of the same group are alternatives, "[-F HZ | -c PERIOD]" */
+	/* the binding: what the option sets (the OPTION_TRUE()... macros below fill these) */
+	enum option_kind kind;
+	size_t offset, size;    /* the field: its offset in the command's struct and its size */
+	long long value;        /* OPTION_KIND_SET's value; for a parser, what it may share among options */
+	uint64_t min, max;      /* OPTION_KIND_UINT's range */
+	const char *what;       /* OPTION_KIND_UINT's number in its error line: "a number of runs"; NULL: "a number" */
+	const int *choices;     /* OPTION_KIND_CHOICE: the value of each of .values, or NULL: its position */
+	option_parser parse;    /* OPTION_KIND_CALLBACK */
 };
 
+/* The field of a binding: its offset and size in the command's struct. */
+#define OPTION_FIELD(type, field) .offset = offsetof(type, field), .size = sizeof(((type *)0)->field)
+/* -q: the bool field becomes true. */
+#define OPTION_TRUE(type, field) .kind = OPTION_KIND_TRUE, OPTION_FIELD(type, field)
+/* --json: the int or enum field becomes v. */
+#define OPTION_SET(type, field, v) .kind = OPTION_KIND_SET, OPTION_FIELD(type, field), .value = (v)
+/* -o FILE: the const char * field becomes FILE. */
+#define OPTION_STRING(type, field) .kind = OPTION_KIND_STRING, OPTION_FIELD(type, field)
+/* -n N: the unsigned or uint64_t field becomes N, from lo to hi. */
+#define OPTION_UINT(type, field, lo, hi) .kind = OPTION_KIND_UINT, OPTION_FIELD(type, field), .min = (lo), .max = (hi)
+/* --color auto|always|never: the int or enum field becomes the position of the value among .values. */
+#define OPTION_CHOICE(type, field) .kind = OPTION_KIND_CHOICE, OPTION_FIELD(type, field)
+/* --sort KEY: fn(spec, the whole struct, KEY, err, errlen). */
+#define OPTION_CALLBACK(fn) .kind = OPTION_KIND_CALLBACK, .parse = (fn)
+/* --path-rule R: fn(spec, the field, R, err, errlen). */
+#define OPTION_CALLBACK_FIELD(type, field, fn) .kind = OPTION_KIND_CALLBACK, OPTION_FIELD(type, field), .parse = (fn)
+
 /* -h, --help, which every command has: in the option list, not in the synopsis. */
-#define OPTION_HELP_SPEC { .short_name = 'h', .long_name = "help", .help = "this text", .flags = OPTION_NO_SYNOPSIS }
+#define OPTION_HELP_SPEC                                                                                  \
+	{ .short_name = 'h', .long_name = "help", .help = "this text", .flags = OPTION_NO_SYNOPSIS, .kind = OPTION_HELP }
 
 struct option_table {
 	const char *command;      /* the synopsis's first words: "sigprof record" */
@@ -85,17 +144,25 @@ struct getopt_tables {
 };
 
 /*
+ * What getopt_long returns for each option: its id, else its short name, or
+ * for a long option only OPTIONS_LONG_ONLY + its index in the table.
+ */
+#define OPTIONS_LONG_ONLY 0x1000
+
+/*
  * Fill g from t; -E2BIG when t has more than OPTIONS_MAX options, -EINVAL
- * when an option has no name or no id, or an id other than its short name
- * (getopt_long would return one for -x and the other for --name).
+ * when an option has no name.
  */
 int options_getopt(const struct option_table *t, struct getopt_tables *g);
 
-/* What getopt_long returns for s: its id, else its short name. */
-int option_id(const struct option_spec *s);
+/* What getopt_long returns for s, an option of t. */
+int option_id(const struct option_table *t, const struct option_spec *s);
 
 /* The option of t that arg names exactly ("--name", "--alias" or "-x"), or NULL: for commands that parse by hand. */
 const struct option_spec *options_find(const struct option_table *t, const char *arg);
+
+/* How an error line names s: "-x" when it has a short name, else "--name". */
+const char *option_display_name(const struct option_spec *s, char *buf, size_t len);
 
 /*
  * What was wrong when getopt_long returned '?' (options_getopt() turned
@@ -109,11 +176,38 @@ const char *options_failure(const struct option_table *t, int argc, char **argv,
 			    char *buf, size_t len);
 
 /*
- * The position of arg among the '|'-separated values of the option whose
- * getopt value is id (0 for "self" in "self|total|name"), or -1 when it is
- * none of them (or the option has no such list).
+ * The position of arg among the '|'-separated values of s (0 for "self" in
+ * "self|total|name"), or -1 when it is none of them (or s has no such list).
  */
-int option_choice(const struct option_table *t, int id, const char *arg);
+int option_choice(const struct option_spec *s, const char *arg);
+
+/* What options_parse() found. */
+enum options_outcome {
+	OPTIONS_PARSED,      /* every option taken; operand is the first operand */
+	OPTIONS_HELP_ASKED,  /* -h or --help: the command prints options_usage() and ends with 0 */
+	OPTIONS_UNKNOWN,     /* an option t lacks, or one without its argument: why says which ("Try --help") */
+	OPTIONS_BAD_VALUE,   /* an option's value was refused: why names the option and the value */
+};
+
+struct options_parsed {
+	int operand;         /* argv's first operand (argc when none) */
+	uint64_t given;      /* bit i: the table's option i was given */
+	char why[512];       /* OPTIONS_UNKNOWN, OPTIONS_BAD_VALUE: what was wrong, without the command */
+};
+
+/*
+ * Parse argv[1..argc) with t's bindings into args, the command's struct,
+ * in the order given (so a later option overrides an earlier one, and
+ * repeated ones add up as their parsers do); stops at the first problem.
+ * Uses getopt_long (and its optind): permutation (unless stop_at_operand),
+ * unique prefixes of long names, --name=value.
+ */
+enum options_outcome options_parse(const struct option_table *t, int argc, char **argv, void *args,
+				   struct options_parsed *parsed);
+
+/* Whether the option of t named long_name (or -short_name when long_name is NULL) was given. */
+bool options_given(const struct option_table *t, const struct options_parsed *parsed, const char *long_name,
+		   char short_name);
 
 /* The whole --help text: synopsis, description, option list, then t->epilogue. */
 void options_usage(const struct option_table *t, FILE *out);
