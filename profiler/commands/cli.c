@@ -1,5 +1,6 @@
 /*
- * cli.c: the option parser's error line and the pager (cli.h).
+ * cli.c: the parsing of the commands' option tables with its error lines,
+ * the options several commands share, and the pager (cli.h).
  */
 #include <errno.h>
 #include <signal.h>
@@ -10,9 +11,32 @@
 #include "sigprof/commands/cli.h"
 #include "sigprof/model/datafile.h"
 #include "sigprof/model/filter.h"
+#include "sigprof/model/paths.h"
 #include "sigprof/base/options.h"
 #include "sigprof/base/term.h"
 #include "sigprof/base/util.h"
+
+int cli_parse_options(const struct option_table *t, int argc, char **argv, void *args,
+		      struct options_parsed *parsed)
+{
+	const char *name = t->command;
+	if (strncmp(name, "sigprof ", 8) == 0)
+		name += 8;
+	switch (options_parse(t, argc, argv, args, parsed)) {
+	case OPTIONS_PARSED:
+		return 0;
+	case OPTIONS_HELP_ASKED:
+		options_usage(t, stdout);
+		return 1;
+	case OPTIONS_UNKNOWN:
+		sp_error("%s: %s", name, parsed->why);
+		fprintf(stderr, "Try '%s --help'.\n", t->command);
+		return -1;
+	case OPTIONS_BAD_VALUE:
+		break;
+	}
+	return sp_error("%s: %s", name, parsed->why);
+}
 
 int cli_option_error(const struct option_table *t, int argc, char **argv)
 {
@@ -95,6 +119,58 @@ int pager_end(struct pager *pg)
 	free(pg->buf);
 	pg->buf = NULL;
 	return ret;
+}
+
+int cli_color_option(const struct option_spec *s, void *field, const char *arg, char *err, size_t errlen)
+{
+	(void)s;
+	enum term_color_mode mode;
+	if (term_color_parse(arg, &mode) < 0) {
+		snprintf(err, errlen, "--color %s: expected auto, always or never", QUOTED(arg));
+		return -1;
+	}
+	*(int *)field = (int)mode;
+	return 0;
+}
+
+/* "--path-rule: WHY" from a loader's err. */
+static int named_failure(const struct option_spec *s, const char *why, char *err, size_t errlen)
+{
+	char name[80];
+	snprintf(err, errlen, "%s: %s", option_display_name(s, name, sizeof(name)), why);
+	return -1;
+}
+
+int cli_path_rule_option(const struct option_spec *s, void *field, const char *arg, char *err, size_t errlen)
+{
+	char why[512];
+	if (path_rules_add(*(struct path_rules **)field, arg, why, sizeof(why)) < 0)
+		return named_failure(s, why, err, errlen);
+	return 0;
+}
+
+int cli_path_rules_option(const struct option_spec *s, void *field, const char *arg, char *err, size_t errlen)
+{
+	char why[512];
+	if (path_rules_load(*(struct path_rules **)field, arg, why, sizeof(why)) < 0)
+		return named_failure(s, why, err, errlen);
+	return 0;
+}
+
+int cli_filter_ids_option(const struct option_spec *s, void *field, const char *arg, char *err, size_t errlen)
+{
+	return filter_add_pids(field, arg, s->value != 0, err, errlen) < 0 ? -1 : 0;
+}
+
+int cli_filter_names_option(const struct option_spec *s, void *field, const char *arg, char *err, size_t errlen)
+{
+	return filter_add_names(field, arg, s->value != 0, err, errlen) < 0 ? -1 : 0;
+}
+
+int cli_filter_time_option(const struct option_spec *s, void *field, const char *arg, char *err, size_t errlen)
+{
+	(void)s;
+	return filter_set_time(field, arg, err, errlen) < 0 ? -1 : 0;
 }
 
 int cli_filter_option(int c, const char *arg, struct profile_filter *f, const char *command)

@@ -1,6 +1,7 @@
 /*
  * cli.h: what the commands share in talking to the user at a terminal: the
- * option parser's error line (with the nearest valid option) and the pager.
+ * parsing of their option tables with its error lines (with the nearest
+ * valid option), the options several commands bind alike, and the pager.
  *
  * Commands layer: these print (to stderr, or through the pager to stdout).
  */
@@ -10,7 +11,18 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-struct option_table;
+#include "sigprof/base/options.h"
+
+/*
+ * Parse a command's options (options_parse) into args and say what went
+ * wrong: 0 when parsed (parsed->operand: the first operand); 1 after
+ * printing --help to stdout (the command ends with 0); -1 after one error
+ * line: "sigprof: report: -n x: expected a number from 0 to 1000000", or
+ * for an option the command lacks "sigprof: report: unrecognized option
+ * '--jsn'; did you mean '--json'?" and "Try 'sigprof report --help'.".
+ */
+int cli_parse_options(const struct option_table *t, int argc, char **argv, void *args,
+		      struct options_parsed *parsed);
 
 /*
  * Call in the getopt_long loop's default case: one error line naming what
@@ -34,6 +46,17 @@ struct pager {
 };
 FILE *pager_begin(struct pager *pg, bool enabled);
 int pager_end(struct pager *pg);
+
+/* Parsers of the options several commands share (option_parser, options.h); each names its option in err. */
+/* --color auto|always|never (and yes, no) into an int field (enum term_color_mode). */
+int cli_color_option(const struct option_spec *s, void *field, const char *arg, char *err, size_t errlen);
+/* --path-rule GLOB=PATH and --path-rules FILE into a struct path_rules * field. */
+int cli_path_rule_option(const struct option_spec *s, void *field, const char *arg, char *err, size_t errlen);
+int cli_path_rules_option(const struct option_spec *s, void *field, const char *arg, char *err, size_t errlen);
+/* --pid, --tid (.value 1), --comm, --dso (.value 1), --time into a struct profile_filter field. */
+int cli_filter_ids_option(const struct option_spec *s, void *field, const char *arg, char *err, size_t errlen);
+int cli_filter_names_option(const struct option_spec *s, void *field, const char *arg, char *err, size_t errlen);
+int cli_filter_time_option(const struct option_spec *s, void *field, const char *arg, char *err, size_t errlen);
 
 /*
  * The recording filters (filter.h) as options, the same in report's and
@@ -64,5 +87,11 @@ struct profile_filter;
 int cli_filter_option(int c, const char *arg, struct profile_filter *f, const char *command);
 /* --input-format ARG of command into *format (an enum sp_input_format): 0, or -1 with its one error line said. */
 int cli_input_format_option(const char *arg, int *format, const char *command);
+
+/* --input-format auto|sigprof|perf into an int field (enum sp_input_format), for report and script. */
+#define CLI_INPUT_FORMAT_OPTION_SPEC(type, field)                                                                 \
+	{ .long_name = "input-format", .arg = "FMT", .values = "auto|sigprof|perf",                                \
+	  .help = "what -i FILE is: a sigprof recording or a perf.data file (auto: by its magic)",                \
+	  .default_value = "auto", OPTION_CHOICE(type, field) }
 
 #endif
