@@ -173,6 +173,17 @@ int cli_filter_time_option(const struct option_spec *s, void *field, const char 
 	return filter_set_time(field, arg, err, errlen) < 0 ? -1 : 0;
 }
 
+bool cli_filter_given(const struct option_table *t, const struct options_parsed *parsed)
+{
+	for (size_t i = 0; i < t->count; i++) {
+		option_parser p = t->specs[i].parse;
+		if ((parsed->given >> i & 1) &&
+		    (p == cli_filter_ids_option || p == cli_filter_names_option || p == cli_filter_time_option))
+			return true;
+	}
+	return false;
+}
+
 int cli_filter_option(int c, const char *arg, struct profile_filter *f, const char *command)
 {
 	char err[512];

@@ -17,7 +17,6 @@
  *   new   N1 N2 N3 --- rows: key -> value per run --+
  */
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -70,6 +69,10 @@ struct diff_args {
 	bool no_pager;          /* --no-pager: never page (else the text goes through $PAGER when longer than the screen) */
 	unsigned width;         /* --width N: the summary's lines at most N (and 80) columns */
 	int color;              /* --color: enum term_color_mode */
+	bool run_given;         /* --run by a prefix of its name, which getopt takes: it must be whole (see parse_diff_args) */
+	struct path_rules *path_rules; /* --path-rule, --path-rules: added to the built-in ones */
+	size_t formats;         /* output format options given */
+	const char *format_given[2]; /* the long names of the first two, in the order given */
 };
 
 /* One value of one run: what the inputs give, before they are gathered by key. */
@@ -1164,59 +1167,117 @@ static void diff_folded(struct diff_data *d, FILE *out)
 
 /* ---- options ---- */
 
-enum { OPT_ALL = 256, OPT_NO_PAGER, OPT_WIDTH, OPT_COLOR, OPT_RUN, OPT_RUN_DIR, OPT_RULES, OPT_JSON, OPT_FOLDED, OPT_HTML, OPT_PPROF, OPT_SORT, OPT_COLLECTOR, OPT_MIN_CHANGE, OPT_PATH_RULE, OPT_PATH_RULES,
-       OPT_KALLSYMS };
+/* --collector NAME: a collector sigprof has (a recording may lack it: said when read). */
+static int take_collector(const struct option_spec *s, void *field, const char *arg, char *err, size_t errlen)
+{
+	(void)s;
+	if (!collector_find(arg)) {
+		struct strbuf known = { 0 };
+		const char *near = collector_names(arg, &known);
+		if (near)
+			snprintf(err, errlen, "--collector %s: no such collector: did you mean '%s'?", QUOTED(arg), near);
+		else
+			snprintf(err, errlen, "--collector %s: no such collector (%s)", QUOTED(arg), known.buf);
+		sb_free(&known);
+		return -1;
+	}
+	*(const char **)field = arg;
+	return 0;
+}
+
+static int take_min_change(const struct option_spec *s, void *field, const char *arg, char *err, size_t errlen)
+{
+	(void)s;
+	double *min_change = field;
+	char *end;
+	errno = 0;
+	*min_change = strtod(arg, &end);
+	if (errno || end == arg || *end || !(*min_change >= 0) || isinf(*min_change)) {
+		snprintf(err, errlen, "--min-change %s: expected a percentage, 0 or more", QUOTED(arg));
+		return -1;
+	}
+	return 0;
+}
+
+/* --json, --folded, and --html FILE, --pprof PREFIX: the format .value (and where it goes); two are refused later. */
+static int take_format(const struct option_spec *s, void *field, const char *arg, char *err, size_t errlen)
+{
+	(void)err, (void)errlen;
+	struct diff_args *a = field;
+	if (s->value == DIFF_HTML)
+		a->html = arg;
+	if (s->value == DIFF_PPROF)
+		a->pprof = arg;
+	a->format = (enum diff_format)s->value;
+	if (a->formats < ARRAY_SIZE(a->format_given))
+		a->format_given[a->formats] = s->long_name;
+	a->formats++;
+	return 0;
+}
+
+static const int diff_rules_values[] = { RULES_LKP_FDR, RULES_LKP };
+static const int diff_sort_values[] = { SORT_BY_CHANGE, SORT_BY_KEY };
+
+#define A struct diff_args
 
 static const struct option_spec diff_specs[] = {
-	{ .short_name = 'a', .long_name = "all", .help = "every figure, not only those that changed by LKP's rules" },
-	{ .id = OPT_JSON, .long_name = "json", .group = 1, .help = "one JSON object (docs/diff.md)" },
-	{ .id = OPT_FOLDED, .long_name = "folded", .group = 1,
+	{ .short_name = 'a', .long_name = "all", .help = "every figure, not only those that changed by LKP's rules",
+	  OPTION_TRUE(A, all) },
+	{ .long_name = "json", .group = 1, .help = "one JSON object (docs/diff.md)", OPTION_CALLBACK(take_format), .value = DIFF_JSON },
+	{ .long_name = "folded", .group = 1,
 	  .help = "two-column folded stacks (stack, base count, new count) for differential flame graphs, as "
-		  "difffolded.pl writes them" },
-	{ .id = OPT_HTML, .long_name = "html", .arg = "FILE", .group = 1,
+		  "difffolded.pl writes them", OPTION_CALLBACK(take_format), .value = DIFF_FOLDED },
+	{ .long_name = "html", .arg = "FILE", .group = 1,
 	  .help = "a page of differential flame graphs, one per collector: frames sized by the new side, coloured "
 		  "by growth (red) and shrink (blue) of their share; of the first recording of each side "
-		  "(docs/report-html.md)" },
-	{ .id = OPT_PPROF, .long_name = "pprof", .arg = "PREFIX", .group = 1,
+		  "(docs/report-html.md)", OPTION_CALLBACK(take_format), .value = DIFF_HTML },
+	{ .long_name = "pprof", .arg = "PREFIX", .group = 1,
 	  .help = "PREFIX.base.pb.gz and PREFIX.new.pb.gz, pprof profiles of the first recording of each side with "
 		  "one set of sample types, for go tool pprof -diff_base=PREFIX.base.pb.gz PREFIX.new.pb.gz "
-		  "(docs/outputs.md)" },
-	{ .id = OPT_WIDTH, .long_name = "width", .arg = "N",
-	  .help = "fit the summary in N columns (at most 80)", .default_value = "$COLUMNS, else the terminal's" },
-	{ .id = OPT_COLOR, .long_name = "color", .arg = "WHEN", .values = "auto|always|never",
+		  "(docs/outputs.md)", OPTION_CALLBACK(take_format), .value = DIFF_PPROF },
+	{ .long_name = "width", .arg = "N", .help = "fit the summary in N columns (at most 80)",
+	  .default_value = "$COLUMNS, else the terminal's", OPTION_UINT(A, width, 1, 100000),
+	  .what = "a number of columns" },
+	{ .long_name = "color", .arg = "WHEN", .values = "auto|always|never",
 	  .help = "colour the headings and the significant results; auto: when stdout is a terminal and NO_COLOR is "
-		  "not set", .default_value = "auto" },
-	{ .id = OPT_NO_PAGER, .long_name = "no-pager",
-	  .help = "never page; by default a text longer than the terminal goes through $PAGER (less -FRX)" },
-	{ .id = OPT_RUN, .long_name = "run",
+		  "not set", .default_value = "auto", OPTION_CALLBACK_FIELD(A, color, cli_color_option) },
+	{ .long_name = "no-pager",
+	  .help = "never page; by default a text longer than the terminal goes through $PAGER (less -FRX)",
+	  OPTION_TRUE(A, no_pager) },
+	{ .long_name = "run",
 	  .help = "the operands are two commands, BASECMD... -- NEWCMD...: record each -r times, alternately (base, "
-		  "new, base, ...), keep base.N.data and new.N.data, and compare them" },
+		  "new, base, ...), keep base.N.data and new.N.data, and compare them", OPTION_TRUE(A, run_given) },
 	{ .short_name = 'r', .long_name = "repeat", .arg = "N", .help = "with --run: the runs of each side",
-	  .default_value = "3" },
-	{ .id = OPT_RUN_DIR, .long_name = "run-dir", .arg = "DIR", .help = "with --run: where the recordings go",
-	  .default_value = "." },
-	{ .id = OPT_RULES, .long_name = "rules", .arg = "RULES", .values = "lkp+fdr|lkp",
+	  .default_value = "3", OPTION_UINT(A, run.runs, 1, 1000), .what = "a number of runs" },
+	{ .long_name = "run-dir", .arg = "DIR", .help = "with --run: where the recordings go",
+	  .default_value = ".", OPTION_STRING(A, run.dir) },
+	{ .long_name = "rules", .arg = "RULES", .values = "lkp+fdr|lkp",
 	  .help = "when a figure changed: LKP's rule and Welch's t-test per figure with the false discovery rate over "
 		  "all figures held at 5% (Benjamini-Hochberg), or LKP's rule alone, to line up with a robot's report "
 		  "(docs/diff.md)",
-	  .default_value = "lkp+fdr" },
-	{ .id = OPT_SORT, .long_name = "sort", .arg = "KEY", .values = "change|key",
-	  .help = "order the rows of each group by the size of their change or by key", .default_value = "change" },
-	{ .id = OPT_COLLECTOR, .long_name = "collector", .arg = "NAME",
+	  .default_value = "lkp+fdr", OPTION_CHOICE(A, rules), .choices = diff_rules_values },
+	{ .long_name = "sort", .arg = "KEY", .values = "change|key",
+	  .help = "order the rows of each group by the size of their change or by key", .default_value = "change",
+	  OPTION_CHOICE(A, sort), .choices = diff_sort_values },
+	{ .long_name = "collector", .arg = "NAME",
 	  .help = "only the figures of collector NAME; with --folded, the collector whose stacks are compared",
-	  .default_value = "all; --folded: the first with samples" },
-	{ .id = OPT_MIN_CHANGE, .long_name = "min-change", .arg = "PCT",
-	  .help = "leave out rows whose %change is smaller than PCT (in absolute value)" },
-	{ .short_name = 'n', .long_name = "limit", .arg = "N", .help = "at most N rows" },
-	{ .id = OPT_PATH_RULE, .long_name = "path-rule", .arg = "R", .values = "GLOB=PATH", .flags = OPTION_REPEATABLE,
-	  .help = "add a path rule GLOB=PATH to the recordings' paths, as report does" },
-	{ .id = OPT_PATH_RULES, .long_name = "path-rules", .arg = "FILE",
-	  .help = "add the rules of FILE, one 'GLOB PATH' per line" },
-	{ .id = OPT_KALLSYMS, .long_name = "kallsyms", .arg = "FILE",
-	  .help = "kernel symbols from FILE instead of /proc/kallsyms" },
-	CLI_FILTER_OPTION_SPECS,
+	  .default_value = "all; --folded: the first with samples", OPTION_CALLBACK_FIELD(A, collector, take_collector) },
+	{ .long_name = "min-change", .arg = "PCT",
+	  .help = "leave out rows whose %change is smaller than PCT (in absolute value)",
+	  OPTION_CALLBACK_FIELD(A, min_change, take_min_change) },
+	{ .short_name = 'n', .long_name = "limit", .arg = "N", .help = "at most N rows",
+	  OPTION_UINT(A, limit, 1, 100000000) },
+	{ .long_name = "path-rule", .arg = "R", .values = "GLOB=PATH", .flags = OPTION_REPEATABLE,
+	  .help = "add a path rule GLOB=PATH to the recordings' paths, as report does",
+	  OPTION_CALLBACK_FIELD(A, path_rules, cli_path_rule_option) },
+	{ .long_name = "path-rules", .arg = "FILE", .help = "add the rules of FILE, one 'GLOB PATH' per line",
+	  OPTION_CALLBACK_FIELD(A, path_rules, cli_path_rules_option) },
+	{ .long_name = "kallsyms", .arg = "FILE", .help = "kernel symbols from FILE instead of /proc/kallsyms",
+	  OPTION_STRING(A, po.kallsyms) },
+	CLI_FILTER_OPTION_SPECS(A, filter),
 	OPTION_HELP_SPEC,
 };
+#undef A
 
 const struct option_table diff_option_table = {
 	.command = "sigprof diff",
@@ -1230,7 +1291,8 @@ const struct option_table diff_option_table = {
 	.count = ARRAY_SIZE(diff_specs),
 };
 
-static int parse_diff_args(int argc, char **argv, struct diff_args *a, struct path_rules *rules)
+/* The command line into a: 0, 1 for --help (printed), or -1 (said). */
+static int parse_diff_args(int argc, char **argv, struct diff_args *a)
 {
 	/* "BASE... -- NEW...": the operands after the first "--" are the new side's */
 	int dash = argc;
@@ -1239,10 +1301,6 @@ static int parse_diff_args(int argc, char **argv, struct diff_args *a, struct pa
 			dash = i;
 			break;
 		}
-	char err[512];
-	int c, formats = 0;
-	const char *format_given[4];
-	uint64_t v;
 	/* --run: the options end there, the commands follow (their own options are theirs) */
 	int run_at = 0;
 	for (int i = 1; i < dash; i++)
@@ -1250,138 +1308,26 @@ static int parse_diff_args(int argc, char **argv, struct diff_args *a, struct pa
 			run_at = i;
 			break;
 		}
-	int option_end = run_at ? run_at : dash;
-	struct getopt_tables g;
-	options_getopt(&diff_option_table, &g);
-	optind = 1;
-	while ((c = getopt_long(option_end, argv, g.shortopts, g.longopts, NULL)) != -1) {
-		switch (c) {
-		case 'r':
-			if (parse_u64(optarg, 1, 1000, &v) < 0)
-				return sp_error("diff: -r %s: expected a number of runs from 1 to 1000", QUOTED(optarg));
-			a->run.runs = (unsigned)v;
-			break;
-		case OPT_RUN_DIR:
-			a->run.dir = optarg;
-			break;
-		case OPT_NO_PAGER:
-			a->no_pager = true;
-			break;
-		case OPT_WIDTH:
-			if (parse_u64(optarg, 1, 100000, &v) < 0)
-				return sp_error("diff: --width %s: expected a number of columns from 1 to 100000", QUOTED(optarg));
-			a->width = (unsigned)v;
-			break;
-		case OPT_COLOR: {
-			enum term_color_mode mode;
-			if (term_color_parse(optarg, &mode) < 0)
-				return sp_error("diff: --color %s: expected auto, always or never", QUOTED(optarg));
-			a->color = (int)mode;
-			break;
-		}
-		case 'a':
-			a->all = true;
-			break;
-		case OPT_JSON:
-			format_given[formats < 4 ? formats : 3] = "--json";
-			a->format = DIFF_JSON;
-			formats++;
-			break;
-		case OPT_FOLDED:
-			format_given[formats < 4 ? formats : 3] = "--folded";
-			a->format = DIFF_FOLDED;
-			formats++;
-			break;
-		case OPT_HTML:
-			format_given[formats < 4 ? formats : 3] = "--html";
-			a->format = DIFF_HTML;
-			a->html = optarg;
-			formats++;
-			break;
-		case OPT_PPROF:
-			format_given[formats < 4 ? formats : 3] = "--pprof";
-			a->format = DIFF_PPROF;
-			a->pprof = optarg;
-			a->po.weights = true;
-			formats++;
-			break;
-		case OPT_RULES:
-			if (strcmp(optarg, "lkp+fdr") == 0)
-				a->rules = RULES_LKP_FDR;
-			else if (strcmp(optarg, "lkp") == 0)
-				a->rules = RULES_LKP;
-			else
-				return sp_error("diff: --rules %s: expected lkp+fdr or lkp", QUOTED(optarg));
-			break;
-		case OPT_SORT:
-			if (strcmp(optarg, "change") == 0)
-				a->sort = SORT_BY_CHANGE;
-			else if (strcmp(optarg, "key") == 0)
-				a->sort = SORT_BY_KEY;
-			else
-				return sp_error("diff: --sort %s: expected change or key", QUOTED(optarg));
-			break;
-		case OPT_COLLECTOR:
-			if (!collector_find(optarg)) {
-				struct strbuf known = { 0 };
-				const char *near = collector_names(optarg, &known);
-				if (near)
-					sp_error("diff: --collector %s: no such collector: did you mean '%s'?", QUOTED(optarg),
-						 near);
-				else
-					sp_error("diff: --collector %s: no such collector (%s)", QUOTED(optarg), known.buf);
-				sb_free(&known);
-				return -1;
-			}
-			a->collector = optarg;
-			break;
-		case OPT_MIN_CHANGE: {
-			char *end;
-			errno = 0;
-			a->min_change = strtod(optarg, &end);
-			if (errno || end == optarg || *end || !(a->min_change >= 0) || isinf(a->min_change))
-				return sp_error("diff: --min-change %s: expected a percentage, 0 or more", QUOTED(optarg));
-			break;
-		}
-		case 'n':
-			if (parse_u64(optarg, 1, 100000000, &v) < 0)
-				return sp_error("diff: -n %s: expected a number from 1 to 100000000", QUOTED(optarg));
-			a->limit = (unsigned)v;
-			break;
-		case OPT_PATH_RULE:
-			if (path_rules_add(rules, optarg, err, sizeof(err)) < 0)
-				return sp_error("diff: --path-rule: %s", err);
-			break;
-		case OPT_PATH_RULES:
-			if (path_rules_load(rules, optarg, err, sizeof(err)) < 0)
-				return sp_error("diff: --path-rules: %s", err);
-			break;
-		case OPT_KALLSYMS:
-			a->po.kallsyms = optarg;
-			break;
-		case 'h':
-			options_usage(&diff_option_table, stdout);
-			exit(0);
-		default:
-			if (c >= CLI_OPT_FILTER_FIRST && c < CLI_OPT_FILTER_END) {
-				if (cli_filter_option(c, optarg, &a->filter, "diff") < 0)
-					return -EINVAL;
-				a->po.filter = &a->filter;
-				break;
-			}
-			cli_option_error(&diff_option_table, dash, argv);
-			return -EINVAL;
-		}
-	}
-	if (formats > 1)
-		return sp_error("diff: %s and %s are two output formats: give one of them", format_given[0],
-				format_given[1]);
+	struct options_parsed parsed;
+	int ret = cli_parse_options(&diff_option_table, run_at ? run_at : dash, argv, a, &parsed);
+	if (ret)
+		return ret;
+	int operand = parsed.operand;
+	if (a->run_given)
+		return sp_error("diff: write --run whole: the commands follow it (--run BASECMD... -- NEWCMD...)");
+	if (cli_filter_given(&diff_option_table, &parsed))
+		a->po.filter = &a->filter;
+	if (a->format == DIFF_PPROF)
+		a->po.weights = true;
+	if (a->formats > 1)
+		return sp_error("diff: --%s and --%s are two output formats: give one of them", a->format_given[0],
+				a->format_given[1]);
 	if (a->format != DIFF_TEXT && a->format != DIFF_JSON && (a->all || a->min_change > 0 || a->limit))
-		sp_warn("diff: --all, --min-change and -n shape the table, not %s: ignored", format_given[0]);
+		sp_warn("diff: --all, --min-change and -n shape the table, not --%s: ignored", a->format_given[0]);
 	if (run_at) {
-		if (optind < run_at)
+		if (operand < run_at)
 			return sp_error("diff: %s before --run: the options come first, the commands after --run",
-					QUOTED(argv[optind]));
+					QUOTED(argv[operand]));
 		if (dash >= argc || dash == run_at + 1 || dash == argc - 1)
 			return sp_error("diff: --run BASECMD... -- NEWCMD...: give a command on each side of --");
 		if (!a->run.runs)
@@ -1396,9 +1342,9 @@ static int parse_diff_args(int argc, char **argv, struct diff_args *a, struct pa
 	}
 	if (a->run.runs || a->run.dir)
 		return sp_error("diff: -r and --run-dir go with --run BASECMD... -- NEWCMD...");
-	a->files[BASE] = (const char **)argv + optind;
+	a->files[BASE] = (const char **)argv + operand;
 	if (dash < argc) {
-		a->nfiles[BASE] = (size_t)(dash - optind);
+		a->nfiles[BASE] = (size_t)(dash - operand);
 		a->files[NEW] = (const char **)argv + dash + 1;
 		a->nfiles[NEW] = (size_t)(argc - dash - 1);
 		if (!a->nfiles[BASE] || !a->nfiles[NEW])
@@ -1411,11 +1357,11 @@ static int parse_diff_args(int argc, char **argv, struct diff_args *a, struct pa
 						"the new side's files)", QUOTED(a->files[NEW][i]));
 		}
 	} else {
-		if (argc - optind != 2)
+		if (argc - operand != 2)
 			return sp_error("diff: expected two files, BASE NEW (or several runs a side: BASE... -- NEW...), "
-					"got %d", argc - optind);
+					"got %d", argc - operand);
 		a->nfiles[BASE] = 1;
-		a->files[NEW] = (const char **)argv + optind + 1;
+		a->files[NEW] = (const char **)argv + operand + 1;
 		a->nfiles[NEW] = 1;
 	}
 	return 0;
@@ -1482,10 +1428,12 @@ int cmd_diff(int argc, char **argv)
 	struct path_rules *rules = path_rules_new();
 	struct diff_args a = { .sort = SORT_BY_CHANGE };
 	a.po = (struct profile_options){ .rules = rules, .collectors = collector_table, .ncollectors = collector_count };
-	if (parse_diff_args(argc, argv, &a, rules) < 0) {
+	a.path_rules = rules;
+	int parsed = parse_diff_args(argc, argv, &a);
+	if (parsed) {
 		path_rules_free(rules);
 		filter_free(&a.filter);
-		return EXIT_USAGE;
+		return parsed > 0 ? 0 : EXIT_USAGE;
 	}
 	if (a.run.runs) {
 		char err[512];

@@ -3,7 +3,6 @@
  * (report.h) and the folded-stacks writer.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -19,80 +18,106 @@
 #include "sigprof/commands/report.h"
 #include "sigprof/base/util.h"
 
-enum { OPT_JSON = 256, OPT_FOLDED, OPT_FIGURES, OPT_STACKS, OPT_SORT, OPT_PATH_RULE, OPT_PATH_RULES, OPT_KALLSYMS, OPT_INPUT_FORMAT,
-       OPT_MAX_FRAMES, OPT_COLLECTOR, OPT_SCHED_KEYS, OPT_SRCLINE, OPT_NO_DEMANGLE, OPT_DEBUG_DIRS, OPT_HTML,
-       OPT_WIDTH, OPT_COLOR, OPT_NO_PAGER, OPT_PPROF, OPT_WEIGHT, OPT_FOLDED_ROOT, OPT_SYMFS,
-       OPT_PERCENT_LIMIT, OPT_ALL, OPT_STDIO };
+/* What the command line sets: the report's options, the loader's, the filters and the path rules. */
+struct report_args {
+	struct report_options o;
+	struct profile_options po;
+	struct profile_filter filter;
+	struct path_rules *rules;
+	unsigned formats;  /* FORMAT_BIT()s of the format options given */
+};
 
+static int take_format(const struct option_spec *s, void *field, const char *arg, char *err, size_t errlen);
+static int take_output_file(const struct option_spec *s, void *field, const char *arg, char *err, size_t errlen);
+static int take_weight(const struct option_spec *s, void *field, const char *arg, char *err, size_t errlen);
+static int take_sort(const struct option_spec *s, void *field, const char *arg, char *err, size_t errlen);
+static int take_sched_keys(const struct option_spec *s, void *field, const char *arg, char *err, size_t errlen);
+static int take_percent_limit(const struct option_spec *s, void *field, const char *arg, char *err, size_t errlen);
+
+/* --folded-root's values, in the order of the option's values */
+static const int folded_roots[] = { ROOT_COMM, ROOT_PID, ROOT_TID, ROOT_NONE };
+
+#define R struct report_args
 static const struct option_spec report_specs[] = {
 	{ .short_name = 'i', .long_name = "input", .arg = "FILE", .help = "the recording",
-	  .default_value = "sigprof.data" },
-	{ .id = OPT_JSON, .long_name = "json", .group = 1,
-	  .help = "one JSON object (docs/report-json.md); one format only: not with --folded or --figures" },
-	{ .id = OPT_FOLDED, .long_name = "folded", .group = 1, .help = "folded stacks, root first, for flame graphs" },
-	{ .id = OPT_PPROF, .long_name = "pprof", .arg = "FILE", .group = 1,
-	  .help = "write a gzipped pprof profile.proto to FILE, for go tool pprof (docs/outputs.md)" },
-	{ .id = OPT_FIGURES, .long_name = "figures", .group = 1,
+	  .default_value = "sigprof.data", OPTION_STRING(R, o.input) },
+	{ .long_name = "json", .group = 1,
+	  .help = "one JSON object (docs/report-json.md); one format only: not with --folded or --figures",
+	  OPTION_CALLBACK(take_format), .value = REPORT_JSON },
+	{ .long_name = "folded", .group = 1, .help = "folded stacks, root first, for flame graphs",
+	  OPTION_CALLBACK(take_format), .value = REPORT_FOLDED },
+	{ .long_name = "pprof", .arg = "FILE", .group = 1,
+	  .help = "write a gzipped pprof profile.proto to FILE, for go tool pprof (docs/outputs.md)",
+	  OPTION_CALLBACK(take_output_file), .value = REPORT_PPROF },
+	{ .long_name = "figures", .group = 1,
 	  .help = "every figure under its stable key, one a line: key, value, unit, exact or estimated, tab-separated "
-		  "(docs/figures.md)" },
-	{ .id = OPT_HTML, .long_name = "html", .arg = "FILE", .group = 1,
+		  "(docs/figures.md)", OPTION_CALLBACK(take_format), .value = REPORT_FIGURES },
+	{ .long_name = "html", .arg = "FILE", .group = 1,
 	  .help = "write one self-contained HTML page to FILE: the report's tables and an interactive flame graph per "
-		  "collector (docs/report-html.md)" },
-	{ .short_name = 'n', .long_name = "top", .arg = "N", .help = "functions to list", .default_value = "15" },
-	{ .id = OPT_STACKS, .long_name = "stacks", .arg = "N", .help = "stacks per path",
-	  .default_value = "3 in text, all in JSON" },
-	{ .id = OPT_SORT, .long_name = "sort", .arg = "KEY", .values = "self|total|name|sym",
+		  "collector (docs/report-html.md)", OPTION_CALLBACK(take_output_file), .value = REPORT_HTML },
+	{ .short_name = 'n', .long_name = "top", .arg = "N", .help = "functions to list", .default_value = "15",
+	  OPTION_UINT(R, o.view.top, 0, 1000000) },
+	{ .long_name = "stacks", .arg = "N", .help = "stacks per path", .default_value = "3 in text, all in JSON",
+	  OPTION_UINT(R, o.view.stacks_per_path, 0, 1000000) },
+	{ .long_name = "sort", .arg = "KEY", .values = "self|total|name|sym",
 	  .help = "order functions by self, total or name; perf's sym is self (the functions are by symbol); perf's dso "
-		  "and comm get a line saying what shows them", .default_value = "self" },
+		  "and comm get a line saying what shows them", .default_value = "self",
+	  OPTION_CALLBACK_FIELD(R, o.sort, take_sort) },
 	{ .short_name = 'v', .long_name = "header",
 	  .help = "the recording's metadata line by line: every event of each collector, why a collector is "
-		  "unavailable, why stacks stopped (the text report gives them one line each)" },
-	{ .id = OPT_ALL, .long_name = "all", .help = "keep the path table's rows and columns that are all zero" },
-	{ .id = OPT_STDIO, .long_name = "stdio", .help = "the text report, as perf report --stdio (text is the default)" },
-	{ .id = OPT_MAX_FRAMES, .long_name = "max-frames", .arg = "N", .help = "frames printed per stack in text",
-	  .default_value = "24" },
-	{ .id = OPT_COLLECTOR, .long_name = "collector", .arg = "NAME",
-	  .help = "the collector whose stacks --folded prints", .default_value = "the first with samples" },
-	{ .id = OPT_WEIGHT, .long_name = "weight", .arg = "W", .values = "samples|ns|wake",
+		  "unavailable, why stacks stopped (the text report gives them one line each)",
+	  OPTION_TRUE(R, o.full_header) },
+	{ .long_name = "all", .help = "keep the path table's rows and columns that are all zero",
+	  OPTION_TRUE(R, o.view.all) },
+	{ .long_name = "stdio", .help = "the text report, as perf report --stdio (text is the default)",
+	  OPTION_CALLBACK(take_format), .value = REPORT_TEXT },
+	{ .long_name = "max-frames", .arg = "N", .help = "frames printed per stack in text", .default_value = "24",
+	  OPTION_UINT(R, o.view.max_frames, 0, 100000) },
+	{ .long_name = "collector", .arg = "NAME", .help = "the collector whose stacks --folded prints",
+	  .default_value = "the first with samples", OPTION_STRING(R, o.collector) },
+	{ .long_name = "weight", .arg = "W", .values = "samples|ns|wake",
 	  .help = "what a folded stack weighs: its samples, or the collector's time in ns (cpu-clock, sched wait, "
 		  "futex wait, signal handler); wake: each wait's stack joined to its waker's (waiter;--;waker) "
-		  "weighed by the ns waited", .default_value = "samples" },
-	{ .id = OPT_FOLDED_ROOT, .long_name = "folded-root", .arg = "R", .values = "comm|pid|tid|none",
-	  .help = "begin each folded stack with its command, comm-PID or comm-PID/TID", .default_value = "none" },
-	{ .id = OPT_PATH_RULE, .long_name = "path-rule", .arg = "R", .values = "GLOB=PATH", .flags = OPTION_REPEATABLE,
-	  .help = "add a path rule GLOB=PATH, checked before the built-in ones" },
-	{ .id = OPT_PATH_RULES, .long_name = "path-rules", .arg = "FILE",
-	  .help = "add the rules of FILE, one 'GLOB PATH' per line" },
-	{ .id = OPT_INPUT_FORMAT, .long_name = "input-format", .arg = "FMT", .values = "auto|sigprof|perf",
-	  .help = "what -i FILE is: a sigprof recording or a perf.data file (auto: by its magic)",
-	  .default_value = "auto" },
-	{ .id = OPT_KALLSYMS, .long_name = "kallsyms", .arg = "FILE",
-	  .help = "kernel symbols from FILE instead of /proc/kallsyms" },
-	{ .id = OPT_SCHED_KEYS, .long_name = "sched-keys", .arg = "KEYS", .values = "lkp|stack",
+		  "weighed by the ns waited", .default_value = "samples", OPTION_CALLBACK(take_weight) },
+	{ .long_name = "folded-root", .arg = "R", .values = "comm|pid|tid|none",
+	  .help = "begin each folded stack with its command, comm-PID or comm-PID/TID", .default_value = "none",
+	  OPTION_CHOICE(R, o.root), .choices = folded_roots },
+	{ .long_name = "path-rule", .arg = "R", .values = "GLOB=PATH", .flags = OPTION_REPEATABLE,
+	  .help = "add a path rule GLOB=PATH, checked before the built-in ones",
+	  OPTION_CALLBACK_FIELD(R, rules, cli_path_rule_option) },
+	{ .long_name = "path-rules", .arg = "FILE", .help = "add the rules of FILE, one 'GLOB PATH' per line",
+	  OPTION_CALLBACK_FIELD(R, rules, cli_path_rules_option) },
+	CLI_INPUT_FORMAT_OPTION_SPEC(R, po.input_format),
+	{ .long_name = "kallsyms", .arg = "FILE", .help = "kernel symbols from FILE instead of /proc/kallsyms",
+	  OPTION_STRING(R, po.kallsyms) },
+	{ .long_name = "sched-keys", .arg = "KEYS", .values = "lkp|stack",
 	  .help = "lkp: key sched stacks like LKP's perf-sched figures (leaf first, five frames); stack: by "
-		  "their frames", .default_value = "stack" },
-	{ .id = OPT_SRCLINE, .long_name = "srcline",
-	  .help = "add file:line to frames and show inlined calls as frames (DWARF)" },
-	{ .id = OPT_NO_DEMANGLE, .long_name = "no-demangle",
-	  .help = "show C++ names as the symbol table has them (_ZN3foo3barEv)" },
-	{ .id = OPT_DEBUG_DIRS, .long_name = "debug-dirs", .arg = "DIRS",
-	  .help = "roots of separate debug files, colon-separated",
-	  .default_value = "$SIGPROF_DEBUG_DIRS, else /usr/lib/debug" },
-	{ .id = OPT_SYMFS, .long_name = "symfs", .arg = "DIR", .values = "DIR|ARCHIVE",
+		  "their frames", .default_value = "stack", OPTION_CALLBACK(take_sched_keys) },
+	{ .long_name = "srcline", .help = "add file:line to frames and show inlined calls as frames (DWARF)",
+	  OPTION_TRUE(R, po.srcline) },
+	{ .long_name = "no-demangle", .help = "show C++ names as the symbol table has them (_ZN3foo3barEv)",
+	  OPTION_TRUE(R, o.no_demangle) },
+	{ .long_name = "debug-dirs", .arg = "DIRS", .help = "roots of separate debug files, colon-separated",
+	  .default_value = "$SIGPROF_DEBUG_DIRS, else /usr/lib/debug", OPTION_STRING(R, o.debug_dirs) },
+	{ .long_name = "symfs", .arg = "DIR", .values = "DIR|ARCHIVE",
 	  .help = "read every file the recording names under DIR (DIR/PATH; debug files under DIR/usr/lib/debug), "
-		  "or from an archive made by 'sigprof archive'" },
-	{ .id = OPT_WIDTH, .long_name = "width", .arg = "N",
-	  .help = "fit the text report in N columns", .default_value = "$COLUMNS, else the terminal's; no limit in a pipe" },
-	{ .id = OPT_COLOR, .long_name = "color", .arg = "WHEN", .values = "auto|always|never",
+		  "or from an archive made by 'sigprof archive'", OPTION_STRING(R, o.symfs) },
+	{ .long_name = "width", .arg = "N", .help = "fit the text report in N columns",
+	  .default_value = "$COLUMNS, else the terminal's; no limit in a pipe",
+	  OPTION_UINT(R, o.width, 0, 100000) },
+	{ .long_name = "color", .arg = "WHEN", .values = "auto|always|never",
 	  .help = "colour paths and kernel, user and sigprof's own frames; auto: when stdout is a terminal and NO_COLOR "
-		  "is not set", .default_value = "auto" },
-	{ .id = OPT_NO_PAGER, .long_name = "no-pager",
-	  .help = "never page; by default a report longer than the terminal goes through $PAGER (less -FRX)" },
-	CLI_FILTER_OPTION_SPECS,
-	{ .id = OPT_PERCENT_LIMIT, .long_name = "percent-limit", .arg = "PCT",
-	  .help = "hide the paths, functions and stacks below PCT percent of their collector's samples" },
+		  "is not set", .default_value = "auto", OPTION_CALLBACK_FIELD(R, o.color, cli_color_option) },
+	{ .long_name = "no-pager",
+	  .help = "never page; by default a report longer than the terminal goes through $PAGER (less -FRX)",
+	  OPTION_TRUE(R, o.no_pager) },
+	CLI_FILTER_OPTION_SPECS(R, filter),
+	{ .long_name = "percent-limit", .arg = "PCT",
+	  .help = "hide the paths, functions and stacks below PCT percent of their collector's samples",
+	  OPTION_CALLBACK_FIELD(R, filter, take_percent_limit) },
 	OPTION_HELP_SPEC,
 };
+#undef R
 
 const struct option_table report_option_table = {
 	.command = "sigprof report",
@@ -115,26 +140,26 @@ static const char *const format_names[] = { [REPORT_TEXT] = "the text report", [
 					    [REPORT_HTML] = "--html", [REPORT_PPROF] = "--pprof" };
 
 static const struct shaping_option {
-	int id;            /* getopt's value */
+	const char *long_name; /* the option's, in the table */
 	const char *name;
 	unsigned formats;  /* FORMAT_BIT()s of the formats it shapes */
 } shaping_options[] = {
-	{ 'n', "--top (-n)", FORMAT_BIT(REPORT_TEXT) | FORMAT_BIT(REPORT_JSON) | FORMAT_BIT(REPORT_HTML) },
-	{ OPT_STACKS, "--stacks", FORMAT_BIT(REPORT_TEXT) | FORMAT_BIT(REPORT_JSON) | FORMAT_BIT(REPORT_HTML) },
-	{ OPT_SORT, "--sort", FORMAT_BIT(REPORT_TEXT) | FORMAT_BIT(REPORT_JSON) | FORMAT_BIT(REPORT_HTML) },
-	{ OPT_SCHED_KEYS, "--sched-keys", FORMAT_BIT(REPORT_TEXT) | FORMAT_BIT(REPORT_JSON) | FORMAT_BIT(REPORT_HTML) },
-	{ OPT_WIDTH, "--width", FORMAT_BIT(REPORT_TEXT) },
-	{ OPT_COLOR, "--color", FORMAT_BIT(REPORT_TEXT) },
-	{ OPT_MAX_FRAMES, "--max-frames", FORMAT_BIT(REPORT_TEXT) },
-	{ OPT_COLLECTOR, "--collector", FORMAT_BIT(REPORT_FOLDED) },
-	{ OPT_WEIGHT, "--weight", FORMAT_BIT(REPORT_FOLDED) },
-	{ OPT_FOLDED_ROOT, "--folded-root", FORMAT_BIT(REPORT_FOLDED) },
+	{ "top", "--top (-n)", FORMAT_BIT(REPORT_TEXT) | FORMAT_BIT(REPORT_JSON) | FORMAT_BIT(REPORT_HTML) },
+	{ "stacks", "--stacks", FORMAT_BIT(REPORT_TEXT) | FORMAT_BIT(REPORT_JSON) | FORMAT_BIT(REPORT_HTML) },
+	{ "sort", "--sort", FORMAT_BIT(REPORT_TEXT) | FORMAT_BIT(REPORT_JSON) | FORMAT_BIT(REPORT_HTML) },
+	{ "sched-keys", "--sched-keys", FORMAT_BIT(REPORT_TEXT) | FORMAT_BIT(REPORT_JSON) | FORMAT_BIT(REPORT_HTML) },
+	{ "width", "--width", FORMAT_BIT(REPORT_TEXT) },
+	{ "color", "--color", FORMAT_BIT(REPORT_TEXT) },
+	{ "max-frames", "--max-frames", FORMAT_BIT(REPORT_TEXT) },
+	{ "collector", "--collector", FORMAT_BIT(REPORT_FOLDED) },
+	{ "weight", "--weight", FORMAT_BIT(REPORT_FOLDED) },
+	{ "folded-root", "--folded-root", FORMAT_BIT(REPORT_FOLDED) },
 	/* the figures are the recording's whatever the display: perf-profile keeps LKP's 0.5% floor (docs/figures.md) */
-	{ OPT_PERCENT_LIMIT, "--percent-limit", FORMAT_BIT(REPORT_TEXT) | FORMAT_BIT(REPORT_JSON) | FORMAT_BIT(REPORT_FOLDED) },
+	{ "percent-limit", "--percent-limit", FORMAT_BIT(REPORT_TEXT) | FORMAT_BIT(REPORT_JSON) | FORMAT_BIT(REPORT_FOLDED) },
 };
 
 /* One error line for two output formats; a warning line for each option that does nothing in the chosen format. */
-static int check_output_options(unsigned formats, unsigned given, enum report_format format)
+static int check_output_options(unsigned formats, const struct options_parsed *parsed, enum report_format format)
 {
 	int first = -1;
 	for (int f = 0; f < (int)ARRAY_SIZE(format_names); f++) {
@@ -147,7 +172,7 @@ static int check_output_options(unsigned formats, unsigned given, enum report_fo
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(shaping_options); i++) {
 		const struct shaping_option *so = &shaping_options[i];
-		if (!(given & (1u << i)) || (so->formats & FORMAT_BIT(format)))
+		if (!options_given(&report_option_table, parsed, so->long_name, 0) || (so->formats & FORMAT_BIT(format)))
 			continue;
 		struct strbuf applies = { 0 };
 		int named = 0, count = __builtin_popcount(so->formats);
@@ -160,12 +185,13 @@ static int check_output_options(unsigned formats, unsigned given, enum report_fo
 	return 0;
 }
 
-static int parse_count(const char *opt, const char *arg, uint64_t max, unsigned *out)
+/* --json, --folded, --figures, --stdio: the format .value; two of them are refused after the parse. */
+static int take_format(const struct option_spec *s, void *field, const char *arg, char *err, size_t errlen)
 {
-	uint64_t v;
-	if (parse_u64(arg, 0, max, &v) < 0)
-		return sp_error("report: %s %s: expected a number from 0 to %llu", opt, QUOTED(arg), (unsigned long long)max);
-	*out = (unsigned)v;
+	(void)arg, (void)err, (void)errlen;
+	struct report_args *a = field;
+	a->formats |= FORMAT_BIT(s->value);
+	a->o.format = (enum report_format)s->value;
 	return 0;
 }
 
@@ -173,15 +199,52 @@ static int parse_count(const char *opt, const char *arg, uint64_t max, unsigned 
  * --pprof and --html write a file, renamed into place when whole: "-" is
  * not standard output there, and an empty name is no file.
  */
-static bool output_file_named(const char *option, const char *what, const char *arg)
+static int take_output_file(const struct option_spec *s, void *field, const char *arg, char *err, size_t errlen)
 {
-	if (!*arg)
-		return sp_error("report: %s '': the file's name is empty", option), false;
-	if (strcmp(arg, "-") == 0)
-		return sp_error("report: %s -: %s is written to a file, not to standard output: give its name", option,
-				what),
-		       false;
-	return true;
+	struct report_args *a = field;
+	bool html = s->value == REPORT_HTML;
+	if (!*arg) {
+		snprintf(err, errlen, "--%s '': the file's name is empty", s->long_name);
+		return -1;
+	}
+	if (strcmp(arg, "-") == 0) {
+		snprintf(err, errlen, "--%s -: %s is written to a file, not to standard output: give its name",
+			 s->long_name, html ? "an HTML page" : "a pprof profile");
+		return -1;
+	}
+	*(html ? &a->o.html : &a->o.pprof) = arg;
+	return take_format(s, field, arg, err, errlen);
+}
+
+static int take_weight(const struct option_spec *s, void *field, const char *arg, char *err, size_t errlen)
+{
+	struct report_args *a = field;
+	int k = option_choice(s, arg);
+	if (k < 0) {
+		snprintf(err, errlen, "--weight %s: expected samples, ns or wake", QUOTED(arg));
+		return -1;
+	}
+	a->o.weight_ns = k == 1;
+	a->o.weight_wake = k == 2;
+	return 0;
+}
+
+static int take_sched_keys(const struct option_spec *s, void *field, const char *arg, char *err, size_t errlen)
+{
+	struct report_args *a = field;
+	int k = option_choice(s, arg);
+	if (k < 0) {
+		snprintf(err, errlen, "--sched-keys %s: expected lkp or stack", QUOTED(arg));
+		return -1;
+	}
+	a->o.view.sched_keys_lkp = k == 0;
+	return 0;
+}
+
+static int take_percent_limit(const struct option_spec *s, void *field, const char *arg, char *err, size_t errlen)
+{
+	(void)s;
+	return filter_set_percent_limit(field, arg, err, errlen) < 0 ? -1 : 0;
 }
 
 /*
@@ -190,8 +253,10 @@ static bool output_file_named(const char *option, const char *what, const char *
  * self samples); dso, comm, pid and tid have no table of their own here,
  * and one line says what shows them instead.
  */
-static int parse_sort(const char *arg, enum function_sort *sort)
+static int take_sort(const struct option_spec *s, void *field, const char *arg, char *err, size_t errlen)
 {
+	(void)s;
+	enum function_sort *sort = field;
 	static const struct {
 		const char *key;
 		int sort;            /* enum function_sort, or -1: a pointer line */
@@ -215,9 +280,11 @@ static int parse_sort(const char *arg, enum function_sort *sort)
 		size_t i = 0;
 		while (i < ARRAY_SIZE(keys) && strcmp(keys[i].key, key) != 0)
 			i++;
-		if (i == ARRAY_SIZE(keys))
-			return sp_error("report: --sort %s: %s is no key: expected self, total, name, or perf's sym, dso, "
-					"comm", QUOTED(arg), QUOTED(key));
+		if (i == ARRAY_SIZE(keys)) {
+			snprintf(err, errlen, "--sort %s: %s is no key: expected self, total, name, or perf's sym, dso, comm",
+				 QUOTED(arg), QUOTED(key));
+			return -1;
+		}
 		if (keys[i].sort >= 0)
 			*sort = (enum function_sort)keys[i].sort;
 		else
@@ -227,165 +294,23 @@ static int parse_sort(const char *arg, enum function_sort *sort)
 	return 0;
 }
 
-static int parse_report_args(int argc, char **argv, struct report_options *o, struct path_rules *rules,
-			     struct profile_options *po, struct profile_filter *filter)
+/* The command line into a: 0, 1 for --help (printed), or -1 (said). */
+static int parse_report_args(int argc, char **argv, struct report_args *a)
 {
-	/* in the order of their options' values (the option table) */
-	static const enum folded_root roots[] = { ROOT_COMM, ROOT_PID, ROOT_TID, ROOT_NONE };
-	char err[512];
-	int c, k;
-	unsigned formats = 0; /* FORMAT_BIT()s of the format options given */
-	unsigned given = 0; /* bit i: shaping_options[i] was given */
-	struct getopt_tables g;
-	options_getopt(&report_option_table, &g);
-	optind = 1;
-	while ((c = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
-		for (size_t i = 0; i < ARRAY_SIZE(shaping_options); i++)
-			if (shaping_options[i].id == c)
-				given |= 1u << i;
-		switch (c) {
-		case 'i':
-			o->input = optarg;
-			break;
-		case OPT_JSON:
-			formats |= FORMAT_BIT(REPORT_JSON);
-			o->format = REPORT_JSON;
-			break;
-		case OPT_FIGURES:
-			formats |= FORMAT_BIT(REPORT_FIGURES);
-			o->format = REPORT_FIGURES;
-			break;
-		case OPT_FOLDED:
-			formats |= FORMAT_BIT(REPORT_FOLDED);
-			o->format = REPORT_FOLDED;
-			break;
-		case OPT_HTML:
-			if (!output_file_named("--html", "an HTML page", optarg))
-				return -EINVAL;
-			formats |= FORMAT_BIT(REPORT_HTML);
-			o->format = REPORT_HTML;
-			o->html = optarg;
-			break;
-		case OPT_WIDTH:
-			if (parse_count("--width", optarg, 100000, &o->width) < 0)
-				return -EINVAL;
-			break;
-		case OPT_COLOR: {
-			enum term_color_mode mode;
-			if (term_color_parse(optarg, &mode) < 0)
-				return sp_error("report: --color %s: expected auto, always or never", QUOTED(optarg));
-			o->color = (int)mode;
-			break;
-		}
-		case OPT_NO_PAGER:
-			o->no_pager = true;
-			break;
-		case OPT_PPROF:
-			if (!output_file_named("--pprof", "a pprof profile", optarg))
-				return -EINVAL;
-			formats |= FORMAT_BIT(REPORT_PPROF);
-			o->format = REPORT_PPROF;
-			o->pprof = optarg;
-			po->weights = true;
-			break;
-		case OPT_WEIGHT:
-			if ((k = option_choice(options_find(&report_option_table, "--weight"), optarg)) < 0)
-				return sp_error("report: --weight %s: expected samples, ns or wake", QUOTED(optarg));
-			o->weight_ns = k == 1;
-			o->weight_wake = k == 2;
-			break;
-		case OPT_FOLDED_ROOT:
-			if ((k = option_choice(options_find(&report_option_table, "--folded-root"), optarg)) < 0)
-				return sp_error("report: --folded-root %s: expected comm, pid, tid or none", QUOTED(optarg));
-			o->root = roots[k];
-			break;
-		case 'n':
-			if (parse_count("-n", optarg, 1000000, &o->view.top) < 0)
-				return -EINVAL;
-			break;
-		case OPT_STACKS:
-			if (parse_count("--stacks", optarg, 1000000, &o->view.stacks_per_path) < 0)
-				return -EINVAL;
-			o->view.stacks_limit_given = true;
-			break;
-		case OPT_MAX_FRAMES:
-			if (parse_count("--max-frames", optarg, 100000, &o->view.max_frames) < 0)
-				return -EINVAL;
-			break;
-		case OPT_SORT:
-			if (parse_sort(optarg, &o->sort) < 0)
-				return -EINVAL;
-			break;
-		case 'v':
-			o->full_header = true;
-			break;
-		case OPT_ALL:
-			o->view.all = true;
-			break;
-		case OPT_STDIO:
-			formats |= FORMAT_BIT(REPORT_TEXT);
-			break;
-		case OPT_COLLECTOR:
-			o->collector = optarg;
-			break;
-		case OPT_PATH_RULE:
-			if (path_rules_add(rules, optarg, err, sizeof(err)) < 0)
-				return sp_error("report: --path-rule: %s", err);
-			break;
-		case OPT_PATH_RULES:
-			if (path_rules_load(rules, optarg, err, sizeof(err)) < 0)
-				return sp_error("report: --path-rules: %s", err);
-			break;
-		case OPT_KALLSYMS:
-			po->kallsyms = optarg;
-			break;
-		case OPT_INPUT_FORMAT:
-			if (cli_input_format_option(optarg, &po->input_format, "report") < 0)
-				return -1;
-			break;
-		case OPT_SCHED_KEYS:
-			if (strcmp(optarg, "lkp") == 0)
-				o->view.sched_keys_lkp = true;
-			else if (strcmp(optarg, "stack") != 0)
-				return sp_error("report: --sched-keys %s: expected lkp or stack", QUOTED(optarg));
-			break;
-		case OPT_SRCLINE:
-			po->srcline = true;
-			break;
-		case OPT_NO_DEMANGLE:
-			o->no_demangle = true;
-			break;
-		case OPT_DEBUG_DIRS:
-			o->debug_dirs = optarg;
-			break;
-		case OPT_SYMFS:
-			o->symfs = optarg;
-			break;
-		case OPT_PERCENT_LIMIT:
-			if (filter_set_percent_limit(filter, optarg, err, sizeof(err)) < 0)
-				return sp_error("report: %s", err);
-			break;
-		case 'h':
-			options_usage(&report_option_table, stdout);
-			exit(0);
-		default:
-			if (c >= CLI_OPT_FILTER_FIRST && c < CLI_OPT_FILTER_END) {
-				if (cli_filter_option(c, optarg, filter, "report") < 0)
-					return -EINVAL;
-				break;
-			}
-			cli_option_error(&report_option_table, argc, argv);
-			return -EINVAL;
-		}
-	}
-	if (optind < argc)
-		return sp_error("report: unexpected argument %s (the recording is named with -i FILE)", QUOTED(argv[optind]));
-	/* folded stacks per thread or by time need the weight table (weights.h) */
-	if (o->format == REPORT_FOLDED && (o->weight_ns || o->root != ROOT_NONE))
-		po->weights = true;
-	if (o->format != REPORT_TEXT && o->format != REPORT_JSON && o->format != REPORT_FOLDED)
-		filter->percent_limit = 0; /* ignored, with the warning line of check_output_options() */
-	return check_output_options(formats, given, o->format);
+	struct options_parsed parsed;
+	int ret = cli_parse_options(&report_option_table, argc, argv, a, &parsed);
+	if (ret)
+		return ret;
+	if (parsed.operand < argc)
+		return sp_error("report: unexpected argument %s (the recording is named with -i FILE)",
+				QUOTED(argv[parsed.operand]));
+	a->o.view.stacks_limit_given = options_given(&report_option_table, &parsed, "stacks", 0);
+	/* pprof's samples, and folded stacks per thread or by time, need the weight table (weights.h) */
+	if (a->o.format == REPORT_PPROF || (a->o.format == REPORT_FOLDED && (a->o.weight_ns || a->o.root != ROOT_NONE)))
+		a->po.weights = true;
+	if (a->o.format != REPORT_TEXT && a->o.format != REPORT_JSON && a->o.format != REPORT_FOLDED)
+		a->filter.percent_limit = 0; /* ignored, with the warning line of check_output_options() */
+	return check_output_options(a->formats, &parsed, a->o.format);
 }
 
 int report_folded_collector(const struct profile *p, const char *name)
@@ -646,72 +571,72 @@ static void report_figures(const struct profile *p, FILE *out)
 
 int cmd_report(int argc, char **argv)
 {
-	struct report_options o = { .input = "sigprof.data",
-				    .view = { .top = 15, .stacks_per_path = 3, .max_frames = 24 } };
-	struct path_rules *rules = path_rules_new();
-	struct profile_filter filter = { 0 };
-	struct profile_options po = { .rules = rules, .collectors = collector_table, .ncollectors = collector_count,
-				      .filter = &filter };
-	if (parse_report_args(argc, argv, &o, rules, &po, &filter) < 0) {
-		path_rules_free(rules);
-		filter_free(&filter);
-		return EXIT_USAGE;
+	struct report_args a = { .o = { .input = "sigprof.data",
+					.view = { .top = 15, .stacks_per_path = 3, .max_frames = 24 } },
+				 .rules = path_rules_new() };
+	a.po = (struct profile_options){ .rules = a.rules, .collectors = collector_table,
+					 .ncollectors = collector_count, .filter = &a.filter };
+	int parsed = parse_report_args(argc, argv, &a);
+	if (parsed) {
+		path_rules_free(a.rules);
+		filter_free(&a.filter);
+		return parsed > 0 ? 0 : EXIT_USAGE;
 	}
 	/* Settings of the symbolizer, for every symbol this report names. */
-	symbolize_set_demangle(!o.no_demangle);
-	symbolize_set_debug_dirs(o.debug_dirs ? o.debug_dirs : getenv("SIGPROF_DEBUG_DIRS"));
+	symbolize_set_demangle(!a.o.no_demangle);
+	symbolize_set_debug_dirs(a.o.debug_dirs ? a.o.debug_dirs : getenv("SIGPROF_DEBUG_DIRS"));
 	char err[512];
 	char *unpacked = NULL; /* --symfs ARCHIVE: where it was unpacked, removed at the end */
-	if (o.symfs) {
+	if (a.o.symfs) {
 		struct stat st;
-		if (stat(o.symfs, &st) < 0) {
-			sp_error("report: --symfs %s: %s", QUOTED(o.symfs), strerror(errno));
-			path_rules_free(rules);
-			filter_free(&filter);
+		if (stat(a.o.symfs, &st) < 0) {
+			sp_error("report: --symfs %s: %s", QUOTED(a.o.symfs), strerror(errno));
+			path_rules_free(a.rules);
+			filter_free(&a.filter);
 			return EXIT_USAGE;
 		}
-		if (!S_ISDIR(st.st_mode) && archive_unpack(o.symfs, &unpacked, err, sizeof(err)) < 0) {
-			sp_error("report: --symfs %s: %s", QUOTED(o.symfs), err);
-			path_rules_free(rules);
-			filter_free(&filter);
+		if (!S_ISDIR(st.st_mode) && archive_unpack(a.o.symfs, &unpacked, err, sizeof(err)) < 0) {
+			sp_error("report: --symfs %s: %s", QUOTED(a.o.symfs), err);
+			path_rules_free(a.rules);
+			filter_free(&a.filter);
 			return EXIT_USAGE;
 		}
-		symbolize_set_symfs(unpacked ? unpacked : o.symfs);
+		symbolize_set_symfs(unpacked ? unpacked : a.o.symfs);
 	}
 	struct profile p;
-	int ret = profile_load(o.input, &po, &p, err, sizeof(err));
+	int ret = profile_load(a.o.input, &a.po, &p, err, sizeof(err));
 	if (ret < 0) {
-		sp_error("report: %s: %s", o.input, err);
+		sp_error("report: %s: %s", a.o.input, err);
 		profile_free(&p);
-		path_rules_free(rules);
+		path_rules_free(a.rules);
 		archive_remove(unpacked);
-		filter_free(&filter);
+		filter_free(&a.filter);
 		return EXIT_USAGE;
 	}
 	if (p.truncated)
-		sp_warn("%s %s (%s); reporting the %llu samples it holds", o.input, profile_end_verb(&p),
+		sp_warn("%s %s (%s); reporting the %llu samples it holds", a.o.input, profile_end_verb(&p),
 			p.problem[0] ? p.problem : "no closing section", (unsigned long long)p.samples);
 	else if (p.problem[0])
-		sp_warn("%s: %s; reporting what came before", o.input, p.problem);
+		sp_warn("%s: %s; reporting what came before", a.o.input, p.problem);
 	ret = 0;
-	if (o.format == REPORT_JSON) {
-		report_json(&p, &o, stdout);
-	} else if (o.format == REPORT_FOLDED) {
-		ret = report_folded(&p, &o, stdout);
-	} else if (o.format == REPORT_FIGURES) {
+	if (a.o.format == REPORT_JSON) {
+		report_json(&p, &a.o, stdout);
+	} else if (a.o.format == REPORT_FOLDED) {
+		ret = report_folded(&p, &a.o, stdout);
+	} else if (a.o.format == REPORT_FIGURES) {
 		report_figures(&p, stdout);
-	} else if (o.format == REPORT_PPROF) {
-		if ((ret = report_pprof(&p, o.pprof, err, sizeof(err))) < 0)
+	} else if (a.o.format == REPORT_PPROF) {
+		if ((ret = report_pprof(&p, a.o.pprof, err, sizeof(err))) < 0)
 			sp_error("report: --pprof: %s", err);
-	} else if (o.format == REPORT_HTML) {
-		ret = report_html_file("report", o.html, NULL, &p, &o);
+	} else if (a.o.format == REPORT_HTML) {
+		ret = report_html_file("report", a.o.html, NULL, &p, &a.o);
 	} else {
 		/* the terminal: its width and colour, and the pager for a report longer than the screen */
-		o.view.width = term_width(STDOUT_FILENO, o.width);
-		o.view.color = term_color_enabled((enum term_color_mode)o.color, STDOUT_FILENO);
+		a.o.view.width = term_width(STDOUT_FILENO, a.o.width);
+		a.o.view.color = term_color_enabled((enum term_color_mode)a.o.color, STDOUT_FILENO);
 		struct pager pg;
-		FILE *out = pager_begin(&pg, !o.no_pager);
-		report_text(&p, &o, out);
+		FILE *out = pager_begin(&pg, !a.o.no_pager);
+		report_text(&p, &a.o, out);
 		if (pager_end(&pg) < 0)
 			ret = -EPIPE; /* the pager's writing failed: said below as stdout's */
 	}
@@ -720,8 +645,8 @@ int cmd_report(int argc, char **argv)
 		ret = -EIO;
 	}
 	profile_free(&p);
-	path_rules_free(rules);
+	path_rules_free(a.rules);
 	archive_remove(unpacked);
-	filter_free(&filter);
+	filter_free(&a.filter);
 	return ret < 0 ? EXIT_USAGE : 0;
 }

@@ -58,26 +58,36 @@ int cli_filter_ids_option(const struct option_spec *s, void *field, const char *
 int cli_filter_names_option(const struct option_spec *s, void *field, const char *arg, char *err, size_t errlen);
 int cli_filter_time_option(const struct option_spec *s, void *field, const char *arg, char *err, size_t errlen);
 
+/* script's --time: CLI_OPT_TIME, clear of a command's own getopt values. */
+enum { CLI_OPT_FILTER_FIRST = 0x400, CLI_OPT_PID = CLI_OPT_FILTER_FIRST, CLI_OPT_TID, CLI_OPT_COMM, CLI_OPT_DSO,
+       CLI_OPT_TIME, CLI_OPT_FILTER_END };
+
 /*
  * The recording filters (filter.h) as options, the same in report's and
  * diff's option tables (and so in their --help and man page sections):
- * --pid, --tid, --comm, --dso, --time.  Their getopt values are
- * CLI_OPT_FILTER_FIRST and up, clear of a command's own.
+ * --pid, --tid, --comm, --dso, --time, into the struct profile_filter
+ * field of the command's struct type.
  */
-enum { CLI_OPT_FILTER_FIRST = 0x400, CLI_OPT_PID = CLI_OPT_FILTER_FIRST, CLI_OPT_TID, CLI_OPT_COMM, CLI_OPT_DSO,
-       CLI_OPT_TIME, CLI_OPT_FILTER_END };
-#define CLI_FILTER_OPTION_SPECS                                                                                    \
-	{ .id = CLI_OPT_PID, .long_name = "pid", .arg = "PIDS", .values = "PID[,PID...]", .flags = OPTION_REPEATABLE, \
-	  .help = "only the samples and records of these processes" },                                            \
-	{ .id = CLI_OPT_TID, .long_name = "tid", .arg = "TIDS", .values = "TID[,TID...]", .flags = OPTION_REPEATABLE, \
-	  .help = "only those of these threads" },                                                                \
-	{ .id = CLI_OPT_COMM, .long_name = "comm", .arg = "NAMES", .values = "COMM[,COMM...]",                     \
-	  .flags = OPTION_REPEATABLE, .help = "only those of the processes with these names" },                   \
-	{ .id = CLI_OPT_DSO, .long_name = "dso", .arg = "DSOS", .values = "DSO[,DSO...]", .flags = OPTION_REPEATABLE, \
-	  .help = "only the samples whose sampled address is in these binaries (a file name, a path or [kernel])" }, \
-	{ .id = CLI_OPT_TIME, .long_name = "time", .arg = "RANGE", .values = "START,END",                          \
+#define CLI_FILTER_OPTION_SPECS(type, field)                                                                      \
+	{ .long_name = "pid", .arg = "PIDS", .values = "PID[,PID...]", .flags = OPTION_REPEATABLE,                  \
+	  .help = "only the samples and records of these processes",                                              \
+	  OPTION_CALLBACK_FIELD(type, field, cli_filter_ids_option) },                                            \
+	{ .long_name = "tid", .arg = "TIDS", .values = "TID[,TID...]", .flags = OPTION_REPEATABLE,                  \
+	  .help = "only those of these threads", OPTION_CALLBACK_FIELD(type, field, cli_filter_ids_option),       \
+	  .value = 1 },                                                                                           \
+	{ .long_name = "comm", .arg = "NAMES", .values = "COMM[,COMM...]", .flags = OPTION_REPEATABLE,              \
+	  .help = "only those of the processes with these names",                                                 \
+	  OPTION_CALLBACK_FIELD(type, field, cli_filter_names_option) },                                          \
+	{ .long_name = "dso", .arg = "DSOS", .values = "DSO[,DSO...]", .flags = OPTION_REPEATABLE,                  \
+	  .help = "only the samples whose sampled address is in these binaries (a file name, a path or [kernel])", \
+	  OPTION_CALLBACK_FIELD(type, field, cli_filter_names_option), .value = 1 },                             \
+	{ .long_name = "time", .arg = "RANGE", .values = "START,END",                                              \
 	  .help = "only what happened between START and END: seconds from the first record (1.5,3) or "          \
-		  "percentages of the recording (0%,25%); either may be empty" }
+		  "percentages of the recording (0%,25%); either may be empty",                                   \
+	  OPTION_CALLBACK_FIELD(type, field, cli_filter_time_option) }
+
+/* Whether any option of CLI_FILTER_OPTION_SPECS was given. */
+bool cli_filter_given(const struct option_table *t, const struct options_parsed *parsed);
 
 struct profile_filter;
 /*
