@@ -27,7 +27,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,8 +73,6 @@
 /* The drain loop hands a partly filled buffer to the writer this often, so the file lags little behind. */
 #define FLUSH_INTERVAL_NS (100 * 1000 * 1000ull)
 
-enum { OPT_CALL_GRAPH = 256, OPT_METRIC, OPT_NO_RESULTS };
-
 struct record_args {
 	const char *output;
 	struct record_options opts;
@@ -97,7 +94,6 @@ struct record_args {
 	uint64_t switch_bytes;  /* a new piece when the current one has this many bytes in its file (0: never) */
 	uint64_t switch_ns;     /* ... or is this old (0: never) */
 	struct attach_target target;   /* -p, -t, -a, -C, -G: what runs already; argv is then only the window, or NULL */
-	bool freq_given, period_given; /* -F, -c: one way of sampling, not both */
 	unsigned runs;          /* -r N: N recordings, FILE's name numbered (record_run_output()) */
 	bool recorded;          /* the last record_run() wrote its file whole (its workload may still have failed) */
 	struct result_parser *results; /* the workload's result lines (results.h); NULL: --no-results */
@@ -195,12 +191,17 @@ static bool cycles_without_pmu(const struct pmu_event *ev)
 	return err == -ENOENT || err == -EOPNOTSUPP || err == -ENODEV;
 }
 
-static int parse_event_option(const char *list, struct record_args *a)
+/* -e LIST: each item a collector's name or an event (pmu.h), taken into a->collectors or a->user_events. */
+static int take_events(const struct option_spec *s, void *field, const char *list, char *err, size_t errlen)
 {
-	char item[256], err[512];
+	(void)s;
+	struct record_args *a = field;
+	char item[256], why[512];
 	bool any = false;
-	if (pmu_event_list_has_empty_item(list))
-		return sp_error("record: -e %s: an empty item in the list", QUOTED(list));
+	if (pmu_event_list_has_empty_item(list)) {
+		snprintf(err, errlen, "-e %s: an empty item in the list", QUOTED(list));
+		return -1;
+	}
 	while (pmu_event_list_next(&list, item, sizeof(item))) {
 		any = true;
 		if (collector_find(item)) {
@@ -208,21 +209,21 @@ static int parse_event_option(const char *list, struct record_args *a)
 			continue;
 		}
 		GROW(a->user_events, a->user_events_cap, a->nuser_events + 1);
-		int perr = pmu_event_parse(item, &a->user_events[a->nuser_events], err, sizeof(err));
+		int perr = pmu_event_parse(item, &a->user_events[a->nuser_events], why, sizeof(why));
 		if (perr < 0 && perr == -ENOENT && !strpbrk(item, ":/")) {
 			/* a plain word: it may have been meant as a collector */
 			struct strbuf known = { 0 };
 			const char *near = collector_names(item, &known);
 			if (near)
-				sp_error("record: -e: %s; nor a collector: did you mean '%s'?", err, near);
+				snprintf(err, errlen, "-e: %s; nor a collector: did you mean '%s'?", why, near);
 			else
-				sp_error("record: -e: %s; nor a collector (%s)", err, known.buf);
+				snprintf(err, errlen, "-e: %s; nor a collector (%s)", why, known.buf);
 			sb_free(&known);
-			return -EINVAL;
+			return -1;
 		}
 		if (perr < 0) {
-			sp_error("record: -e: %s", err);
-			return -EINVAL;
+			snprintf(err, errlen, "-e: %s", why);
+			return -1;
 		}
 		if (cycles_without_pmu(&a->user_events[a->nuser_events])) {
 			/* as the default does: the cpu collector samples cpu-clock where no PMU counts cycles */
@@ -242,8 +243,8 @@ static int parse_event_option(const char *list, struct record_args *a)
 		a->nuser_events++;
 	}
 	if (!any) {
-		sp_error("record: -e: no collector or event named");
-		return -EINVAL;
+		snprintf(err, errlen, "-e: no collector or event named");
+		return -1;
 	}
 	return 0;
 }
@@ -265,53 +266,133 @@ static void record_epilogue(FILE *out)
 _Static_assert(DEFAULT_STACK_USER_SIZE == 8192 && WAIT_STACK_USER_SIZE == 2048 && CPU_SIGNAL_STACK_USER_SIZE == 3072,
 	       "record's --call-graph help");
 
+static int take_frequency(const struct option_spec *s, void *field, const char *arg, char *err, size_t errlen)
+{
+	(void)s;
+	struct record_args *a = field;
+	uint64_t v;
+	if (parse_u64(arg, 1, (uint64_t)max_sample_rate(), &v) < 0) {
+		snprintf(err, errlen, "-F %s: not a frequency between 1 and %d Hz (kernel.perf_event_max_sample_rate)",
+			 QUOTED(arg), max_sample_rate());
+		return -1;
+	}
+	a->opts.frequency = v;
+	a->opts.period = 0;
+	return 0;
+}
+
+/* -g (no argument: fp) and --call-graph MODE. */
+static int take_call_graph(const struct option_spec *s, void *field, const char *arg, char *err, size_t errlen)
+{
+	(void)s;
+	struct record_args *a = field;
+	int ret = parse_call_graph(arg ? arg : "fp", &a->opts);
+	if (ret == -ERANGE)
+		snprintf(err, errlen, "--call-graph %s: the stack size must be a multiple of 8 from 8 to %u bytes",
+			 QUOTED(arg), MAX_STACK_USER_SIZE);
+	else if (ret < 0)
+		snprintf(err, errlen, "--call-graph %s: expected fp, dwarf[,SIZE] or none", QUOTED(arg));
+	return ret < 0 ? -1 : 0;
+}
+
+static int take_ring_pages(const struct option_spec *s, void *field, const char *arg, char *err, size_t errlen)
+{
+	(void)s;
+	uint64_t v;
+	if (parse_u64(arg, 8, 1u << 20, &v) < 0 || (v & (v - 1))) {
+		snprintf(err, errlen, "-m %s: expected a power of two from 8 to 1048576", QUOTED(arg));
+		return -1;
+	}
+	*(unsigned *)field = (unsigned)v;
+	return 0;
+}
+
+static int take_zstd_level(const struct option_spec *s, void *field, const char *arg, char *err, size_t errlen)
+{
+	(void)s;
+	uint64_t v;
+	if (parse_u64(arg, 1, (uint64_t)sp_zstd_max_level(), &v) < 0) {
+		snprintf(err, errlen, "-z %s: expected a zstd compression level from 1 to %d", QUOTED(arg),
+			 sp_zstd_max_level());
+		return -1;
+	}
+	*(int *)field = (int)v;
+	return 0;
+}
+
+static int take_switch_output(const struct option_spec *s, void *field, const char *arg, char *err, size_t errlen)
+{
+	(void)s;
+	if (parse_switch_output(arg, field) < 0) {
+		snprintf(err, errlen, "--switch-output %s: expected a size (10M; units B, K, M, G) or a time (30s; units s, "
+			 "m, h, d)", QUOTED(arg));
+		return -1;
+	}
+	return 0;
+}
+
+/* --futex's values, in the order of the option's values */
+static const int futex_modes[] = { FUTEX_TRACE, FUTEX_SAMPLE, FUTEX_COUNT };
+
+#define A struct record_args
 static const struct option_spec record_specs[] = {
 	{ .short_name = 'o', .long_name = "output", .arg = "FILE", .default_value = "sigprof.data",
 	  .help = "write to FILE, a new file renamed into place once the workload starts; an existing one is "
 		  "renamed FILE.old then.  FILE must be a regular file or absent (never a symbolic link, device or "
-		  "FIFO); '-': stdout, for 'sigprof report -i -' (the workload's stdout then goes to stderr)" },
+		  "FIFO); '-': stdout, for 'sigprof report -i -' (the workload's stdout then goes to stderr)",
+	  OPTION_STRING(A, output) },
 	{ .short_name = 'e', .long_name = "event", .alias = "collectors", .arg = "LIST",
 	  .values = "COLLECTOR|EVENT,...", .flags = OPTION_REPEATABLE,
 	  .help = "only these collectors and events (comma-separated, repeatable; default: every collector this "
 		  "machine supports).  An EVENT is a generic name (cache-misses, cpu-clock), SYSTEM:NAME, "
-		  "PMU/TERMS/ or a libpfm4 name, with :u :k :p :P... modifiers (see sigprof(1) and 'sigprof list')" },
+		  "PMU/TERMS/ or a libpfm4 name, with :u :k :p :P... modifiers (see sigprof(1) and 'sigprof list')",
+	  OPTION_CALLBACK(take_events) },
 	{ .short_name = 'F', .long_name = "freq", .arg = "HZ", .group = 1,
-	  .help = "samples per second per CPU", .default_value = OPTIONS_STR(DEFAULT_FREQUENCY) },
+	  .help = "samples per second per CPU", .default_value = OPTIONS_STR(DEFAULT_FREQUENCY),
+	  OPTION_CALLBACK(take_frequency) },
 	{ .short_name = 'c', .long_name = "count", .arg = "PERIOD", .group = 1,
-	  .help = "sample every PERIOD events instead of a frequency" },
-	{ .short_name = 'g', .group = 2, .help = "same as --call-graph fp" },
-	{ .id = OPT_CALL_GRAPH, .long_name = "call-graph", .arg = "MODE", .values = "fp|dwarf[,SIZE]|none", .group = 2,
+	  .help = "sample every PERIOD events instead of a frequency",
+	  OPTION_UINT(A, opts.period, 1, UINT64_MAX >> 1), .what = "a period" },
+	{ .short_name = 'g', .group = 2, .help = "same as --call-graph fp", OPTION_CALLBACK(take_call_graph) },
+	{ .long_name = "call-graph", .arg = "MODE", .values = "fp|dwarf[,SIZE]|none", .group = 2,
 	  .help = "fp: kernel and frame-pointer user stacks; dwarf[,SIZE]: kernel stacks and SIZE bytes of user "
 		  "stack (default 8192) unwound at report time; none: the sampled IP only",
-	  .default_value = "each collector's own: cpu and signal dwarf,3072, futex and sched dwarf,2048; see sigprof(1)" },
-	{ .id = 'X', .long_name = "futex", .arg = "MODE", .values = "trace|sample|count",
+	  .default_value = "each collector's own: cpu and signal dwarf,3072, futex and sched dwarf,2048; see sigprof(1)",
+	  OPTION_CALLBACK(take_call_graph) },
+	{ .long_name = "futex", .arg = "MODE", .values = "trace|sample|count",
 	  .help = "trace: every futex call; sample (default): every call while a 10 ms window stays under the "
 		  "rate bound, weighted samples above it; count: exact totals only.  Calls per operation are "
 		  "exact in trace and count (a filtered counter per operation); in sample mode while under the "
-		  "bound, estimated above it" },
+		  "bound, estimated above it", OPTION_CHOICE(A, opts.futex), .choices = futex_modes },
 	{ .short_name = 'm', .long_name = "mmap-pages", .arg = "N", .values = "PAGES",
 	  .help = "ring buffer data pages per CPU, a power of two",
 	  .default_value = OPTIONS_STR(DEFAULT_RING_PAGES) "; " OPTIONS_STR(DWARF_RING_PAGES)
-			   " when an event copies user stacks" },
-	{ .id = 'K', .long_name = "no-kallsyms",
+			   " when an event copies user stacks",
+	  OPTION_CALLBACK_FIELD(A, ring_pages, take_ring_pages) },
+	{ .long_name = "no-kallsyms",
 	  .help = "do not copy the kernel's symbol table into FILE (reports then read /proc/kallsyms, which is "
-		  "only right on this machine and this boot)" },
+		  "only right on this machine and this boot)", OPTION_TRUE(A, no_kallsyms) },
 	{ .short_name = 'z', .long_name = "compression-level", .arg = "LEVEL", .group = 3,
 	  .help = "compress the records with zstd at LEVEL (1 fastest to 22 smallest), a chunk at a time, by the "
-		  "writer thread", .default_value = OPTIONS_STR(SP_ZSTD_DEFAULT_LEVEL) },
-	{ .id = 'Z', .long_name = "no-compress", .group = 3,
-	  .help = "write the records uncompressed (a format version 1 file, which any sigprof reads)" },
-	{ .id = 'W', .long_name = "switch-output", .arg = "SPEC", .values = "SIZE|TIME",
+		  "writer thread", .default_value = OPTIONS_STR(SP_ZSTD_DEFAULT_LEVEL),
+	  OPTION_CALLBACK_FIELD(A, zstd_level, take_zstd_level) },
+	{ .long_name = "no-compress", .group = 3,
+	  .help = "write the records uncompressed (a format version 1 file, which any sigprof reads)",
+	  OPTION_SET(A, zstd_level, 0) },
+	{ .long_name = "switch-output", .arg = "SPEC", .values = "SIZE|TIME",
 	  .help = "cut the recording in pieces FILE.YYYYmmddHHMMSScc, each a recording of its own: a new one when "
-		  "the current one holds SIZE bytes (10M: units B, K, M, G) or is TIME old (30s: units s, m, h, d)" },
+		  "the current one holds SIZE bytes (10M: units B, K, M, G) or is TIME old (30s: units s, m, h, d)",
+	  OPTION_CALLBACK(take_switch_output) },
 	{ .short_name = 'r', .long_name = "repeat", .arg = "N",
 	  .help = "record CMD N times, one file per run: FILE's name numbered before its extension (base.data: "
-		  "base.1.data ... base.N.data), for sigprof diff; the series stops at the first run that fails" },
-	{ .short_name = 'q', .long_name = "quiet", .help = "no closing line" },
-	RESULT_OPTION_SPECS(OPT_METRIC, OPT_NO_RESULTS),
-	TARGET_OPTION_SPECS,
+		  "base.1.data ... base.N.data), for sigprof diff; the series stops at the first run that fails",
+	  OPTION_UINT(A, runs, 1, MAX_RECORD_RUNS), .what = "a number of runs" },
+	{ .short_name = 'q', .long_name = "quiet", .help = "no closing line", OPTION_TRUE(A, quiet) },
+	RESULT_OPTION_SPECS(A, results, no_results),
+	TARGET_OPTION_SPECS(A, target),
 	OPTION_HELP_SPEC,
 };
+#undef A
 
 const struct option_table record_option_table = {
 	.command = "sigprof record",
@@ -325,138 +406,31 @@ const struct option_table record_option_table = {
 	.epilogue = record_epilogue,
 };
 
+/* The command line into a: 0, 1 for --help (printed), or -1 (said). */
 static int parse_record_args(int argc, char **argv, struct record_args *a)
 {
-	struct getopt_tables g;
-	options_getopt(&record_option_table, &g);
 	a->output = "sigprof.data";
 	a->opts.frequency = DEFAULT_FREQUENCY;
 	a->opts.call_graph = CALL_GRAPH_FP;
 	a->opts.stack_user_size = DEFAULT_STACK_USER_SIZE;
 	a->ring_pages = DEFAULT_RING_PAGES;
 	a->zstd_level = SP_ZSTD_DEFAULT_LEVEL;
-	int c, err;
-	uint64_t v;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
-		switch (c) {
-		case 'e':
-			if (parse_event_option(optarg, a) < 0)
-				return -EINVAL;
-			break;
-		case 'X':
-			if (strcmp(optarg, "trace") == 0)
-				a->opts.futex = FUTEX_TRACE;
-			else if (strcmp(optarg, "sample") == 0)
-				a->opts.futex = FUTEX_SAMPLE;
-			else if (strcmp(optarg, "count") == 0)
-				a->opts.futex = FUTEX_COUNT;
-			else {
-				sp_error("record: --futex %s: expected trace, sample or count", QUOTED(optarg));
-				return -EINVAL;
-			}
-			break;
-		case 'o':
-			a->output = optarg;
-			break;
-		case 'F':
-			if (parse_u64(optarg, 1, (uint64_t)max_sample_rate(), &v) < 0) {
-				sp_error("record: -F %s: not a frequency between 1 and %d Hz (kernel.perf_event_max_sample_rate)",
-					 QUOTED(optarg), max_sample_rate());
-				return -EINVAL;
-			}
-			a->opts.frequency = v;
-			a->opts.period = 0;
-			a->freq_given = true;
-			break;
-		case 'c':
-			if (parse_u64(optarg, 1, UINT64_MAX >> 1, &v) < 0) {
-				sp_error("record: -c %s: not a positive period", QUOTED(optarg));
-				return -EINVAL;
-			}
-			a->opts.period = v;
-			a->period_given = true;
-			break;
-		case 'g':
-			parse_call_graph("fp", &a->opts);
-			break;
-		case OPT_METRIC:
-		case OPT_NO_RESULTS:
-			if (result_option(c == OPT_METRIC ? optarg : NULL, &a->results, &a->no_results, "record") < 0)
-				return -EINVAL;
-			break;
-		case OPT_CALL_GRAPH:
-			err = parse_call_graph(optarg, &a->opts);
-			if (err == -ERANGE) {
-				sp_error("record: --call-graph %s: the stack size must be a multiple of 8 from 8 to %u bytes",
-					 QUOTED(optarg), MAX_STACK_USER_SIZE);
-				return -EINVAL;
-			}
-			if (err < 0) {
-				sp_error("record: --call-graph %s: expected fp, dwarf[,SIZE] or none", QUOTED(optarg));
-				return -EINVAL;
-			}
-			break;
-		case 'm':
-			if (parse_u64(optarg, 8, 1u << 20, &v) < 0 || (v & (v - 1))) {
-				sp_error("record: -m %s: expected a power of two from 8 to 1048576", QUOTED(optarg));
-				return -EINVAL;
-			}
-			a->ring_pages = (unsigned)v;
-			a->ring_pages_chosen = true;
-			break;
-		case 'q':
-			a->quiet = true;
-			break;
-		case 'r':
-			if (parse_u64(optarg, 1, MAX_RECORD_RUNS, &v) < 0) {
-				sp_error("record: -r %s: expected a number of runs from 1 to %d", QUOTED(optarg),
-					 MAX_RECORD_RUNS);
-				return -EINVAL;
-			}
-			a->runs = (unsigned)v;
-			break;
-		case 'K':
-			a->no_kallsyms = true;
-			break;
-		case 'z':
-			if (parse_u64(optarg, 1, (uint64_t)sp_zstd_max_level(), &v) < 0) {
-				sp_error("record: -z %s: expected a zstd compression level from 1 to %d", QUOTED(optarg),
-					 sp_zstd_max_level());
-				return -EINVAL;
-			}
-			a->zstd_level = (int)v;
-			break;
-		case 'Z':
-			a->zstd_level = 0;
-			break;
-		case 'W':
-			if (parse_switch_output(optarg, a) < 0) {
-				sp_error("record: --switch-output %s: expected a size (10M; units B, K, M, G) or a time (30s; "
-					 "units s, m, h, d)", QUOTED(optarg));
-				return -EINVAL;
-			}
-			break;
-		case 'h':
-			options_usage(&record_option_table, stdout);
-			exit(0);
-		default:
-			if (target_option(c, optarg, &a->target))
-				break;
-			cli_option_error(&record_option_table, argc, argv);
-			return -EINVAL;
-		}
-	}
-	if (a->freq_given && a->period_given) {
+	struct options_parsed parsed;
+	int ret = cli_parse_options(&record_option_table, argc, argv, a, &parsed);
+	if (ret)
+		return ret;
+	int operand = parsed.operand;
+	a->ring_pages_chosen = options_given(&record_option_table, &parsed, "mmap-pages", 0);
+	if (options_given(&record_option_table, &parsed, "freq", 0) && options_given(&record_option_table, &parsed, "count", 0)) {
 		sp_error("record: -F and -c are two ways of sampling: give a frequency (-F) or a period (-c), not both");
 		return -EINVAL;
 	}
-	if (optind >= argc && !target_given(&a->target)) {
+	if (operand >= argc && !target_given(&a->target)) {
 		sp_error("record: no command to run and no target (sigprof record [options] -- CMD [ARGS...], or -p PID, "
 			 "-t TID, -a, -G CGROUP)");
 		return -EINVAL;
 	}
-	a->argv = optind < argc ? argv + optind : NULL;
+	a->argv = operand < argc ? argv + operand : NULL;
 	if (a->switch_spec && strcmp(a->output, "-") == 0)
 		return sp_error("record: --switch-output writes files: it cannot go with -o - (stdout)");
 	if (a->runs && strcmp(a->output, "-") == 0)
@@ -1417,7 +1391,12 @@ static void record_run_output(const char *output, unsigned run, struct strbuf *s
 int cmd_record(int argc, char **argv)
 {
 	struct record_args a = { 0 };
-	int ret = parse_record_args(argc, argv, &a) < 0 ? EXIT_USAGE : 0;
+	int parsed = parse_record_args(argc, argv, &a);
+	int ret = parsed < 0 ? EXIT_USAGE : 0;
+	if (parsed > 0) {
+		record_args_free(&a);
+		return 0;
+	}
 	if (ret == 0 && a.runs == 0)
 		ret = record_run(&a);
 	const char *output = a.output;

@@ -212,17 +212,17 @@ void result_capture_finish(struct result_capture *c)
 	free(c);
 }
 
-int result_option(const char *metric, struct result_parser **parser, bool *no_results, const char *command)
+int result_metric_option(const struct option_spec *s, void *field, const char *metric, char *err, size_t errlen)
 {
-	if (!metric) {
-		*no_results = true;
-		return 0;
-	}
+	(void)s;
+	struct result_parser **parser = field;
 	if (!*parser)
 		*parser = result_parser_new();
-	char err[256];
-	if (result_parser_add_metric(*parser, metric, err, sizeof(err)) < 0)
-		return sp_error("%s: --metric %s: %s", command, QUOTED(metric), err);
+	char why[256];
+	if (result_parser_add_metric(*parser, metric, why, sizeof(why)) < 0) {
+		snprintf(err, errlen, "--metric %s: %s", QUOTED(metric), why);
+		return -1;
+	}
 	return 0;
 }
 

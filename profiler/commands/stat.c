@@ -26,7 +26,6 @@
  * perf's do (the workload keeps stdout), or to -o FILE.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <poll.h>
 #include <stdlib.h>
@@ -268,24 +267,41 @@ static void stat_epilogue(FILE *out)
 	sb_free(&text);
 }
 
-enum { OPT_METRIC = 256, OPT_NO_RESULTS };
+/* -e LIST, repeatable: the lists joined with commas. */
+static int take_events(const struct option_spec *s, void *field, const char *arg, char *err, size_t errlen)
+{
+	(void)s;
+	struct strbuf *events = field;
+	if (!*arg) {
+		snprintf(err, errlen, "-e needs a list of events");
+		return -1;
+	}
+	if (events->len)
+		sb_addf(events, ",");
+	sb_addf(events, "%s", arg);
+	return 0;
+}
 
+#define A struct stat_args
 static const struct option_spec stat_specs[] = {
 	{ .short_name = 'e', .long_name = "event", .arg = "LIST", .values = "EVENTS",
 	  .help = "count these events instead of the defaults (comma-separated; names as in sigprof(1): perf's "
-		  "generic names, SYSTEM:TRACEPOINT, PMU/TERMS/, libpfm4)" },
+		  "generic names, SYSTEM:TRACEPOINT, PMU/TERMS/, libpfm4)", OPTION_CALLBACK_FIELD(A, events, take_events) },
 	{ .short_name = 'r', .long_name = "repeat", .arg = "N",
-	  .help = "run CMD N times; print each figure's mean and %stddev", .default_value = "1" },
+	  .help = "run CMD N times; print each figure's mean and %stddev", .default_value = "1",
+	  OPTION_UINT(A, runs, 1, MAX_RUNS), .what = "a number of runs" },
 	{ .short_name = 'I', .long_name = "interval", .arg = "MS",
 	  .help = "also print the counts of every MS milliseconds while CMD runs (at least "
-		  OPTIONS_STR(MIN_INTERVAL_MS) ")" },
+		  OPTIONS_STR(MIN_INTERVAL_MS) ")",
+	  OPTION_UINT(A, interval_ms, MIN_INTERVAL_MS, MAX_INTERVAL_MS), .what = "a number of milliseconds" },
 	{ .short_name = 'o', .long_name = "output", .arg = "FILE",
-	  .help = "write the figures to FILE instead of stderr" },
-	{ .id = 'J', .long_name = "json", .help = "write the figures as a JSON document (docs/stat-json.md)" },
-	RESULT_OPTION_SPECS(OPT_METRIC, OPT_NO_RESULTS),
-	TARGET_OPTION_SPECS,
+	  .help = "write the figures to FILE instead of stderr", OPTION_STRING(A, output) },
+	{ .long_name = "json", .help = "write the figures as a JSON document (docs/stat-json.md)", OPTION_TRUE(A, json) },
+	RESULT_OPTION_SPECS(A, results, no_results),
+	TARGET_OPTION_SPECS(A, target),
 	OPTION_HELP_SPEC,
 };
+#undef A
 
 const struct option_table stat_option_table = {
 	.command = "sigprof stat",
@@ -299,64 +315,24 @@ const struct option_table stat_option_table = {
 	.epilogue = stat_epilogue,
 };
 
+/* The command line into a: 0, 1 for --help (printed), or -1 (said). */
 static int parse_stat_args(int argc, char **argv, struct stat_args *a)
 {
 	a->runs = 1;
-	uint64_t v;
-	int c;
-	struct getopt_tables g;
-	options_getopt(&stat_option_table, &g);
-	optind = 1;
-	while ((c = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
-		switch (c) {
-		case 'e':
-			if (!*optarg)
-				return sp_error("stat: -e needs a list of events");
-			if (a->events.len)
-				sb_addf(&a->events, ",");
-			sb_addf(&a->events, "%s", optarg);
-			break;
-		case 'r':
-			if (parse_u64(optarg, 1, MAX_RUNS, &v) < 0)
-				return sp_error("stat: -r %s: expected a number of runs from 1 to %d", QUOTED(optarg), MAX_RUNS);
-			a->runs = (unsigned)v;
-			break;
-		case 'I':
-			if (parse_u64(optarg, MIN_INTERVAL_MS, MAX_INTERVAL_MS, &v) < 0)
-				return sp_error("stat: -I %s: expected an interval from %d to %d milliseconds",
-						QUOTED(optarg), MIN_INTERVAL_MS, MAX_INTERVAL_MS);
-			a->interval_ms = (unsigned)v;
-			break;
-		case 'o':
-			a->output = optarg;
-			break;
-		case 'J':
-			a->json = true;
-			break;
-		case OPT_METRIC:
-		case OPT_NO_RESULTS:
-			if (result_option(c == OPT_METRIC ? optarg : NULL, &a->results, &a->no_results, "stat") < 0)
-				return -EINVAL;
-			break;
-		case 'h':
-			options_usage(&stat_option_table, stdout);
-			exit(0);
-		default:
-			if (target_option(c, optarg, &a->target))
-				break;
-			cli_option_error(&stat_option_table, argc, argv);
-			return -EINVAL;
-		}
-	}
+	struct options_parsed parsed;
+	int ret = cli_parse_options(&stat_option_table, argc, argv, a, &parsed);
+	if (ret)
+		return ret;
+	int operand = parsed.operand;
 	if (a->interval_ms && a->runs > 1)
 		return sp_error("stat: -I and -r cannot be combined (the intervals of one run, or the statistics of many)");
 	bool targets = target_given(&a->target);
-	if (optind >= argc && !targets)
+	if (operand >= argc && !targets)
 		return sp_error("stat: no command to run and no target (sigprof stat [options] -- CMD [ARGS...], or -p "
 				"PID, -t TID, -a, -G CGROUP)");
 	if (targets && a->runs > 1)
 		return sp_error("stat: -r repeats a command; the tasks of -p, -t, -a or -G run once");
-	a->argv = optind < argc ? argv + optind : NULL;
+	a->argv = operand < argc ? argv + operand : NULL;
 	return 0;
 }
 
@@ -1182,9 +1158,11 @@ static int stat_run(struct stat_state *st)
 int cmd_stat(int argc, char **argv)
 {
 	struct stat_state st = { 0 };
-	if (parse_stat_args(argc, argv, &st.args) < 0) {
+	int parsed = parse_stat_args(argc, argv, &st.args);
+	if (parsed) {
 		sb_free(&st.args.events);
-		return EXIT_USAGE;
+		result_parser_free(st.args.results);
+		return parsed > 0 ? 0 : EXIT_USAGE;
 	}
 	int ret = stat_run(&st);
 	stat_free(&st);

@@ -33,29 +33,6 @@
 
 #define MAX_TARGET_CPUS 4096
 
-bool target_option(int c, const char *arg, struct attach_target *t)
-{
-	switch (c) {
-	case 'p':
-		t->pid_list = arg;
-		return true;
-	case 't':
-		t->tid_list = arg;
-		return true;
-	case 'a':
-		t->all_cpus = true;
-		return true;
-	case 'C':
-		t->cpu_list = arg;
-		return true;
-	case 'G':
-		t->cgroup = arg;
-		return true;
-	default:
-		return false;
-	}
-}
-
 bool target_given(const struct attach_target *t)
 {
 	return t->pid_list || t->tid_list || t->cpu_list || t->cgroup || t->all_cpus;

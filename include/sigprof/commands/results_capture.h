@@ -23,6 +23,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "sigprof/base/options.h"
 #include "sigprof/base/results.h"
 
 struct result_capture;
@@ -36,23 +37,27 @@ int result_capture_start(struct result_capture *c);
 /* After the workload exited (or was never started): stop, free; the parser holds the figures. NULL allowed. */
 void result_capture_finish(struct result_capture *c);
 
-/* record's and stat's options for the result lines (docs/results.md). */
-#define RESULT_OPTION_SPECS(metric_id, no_results_id)                                                            \
-	{ .id = (metric_id), .long_name = "metric", .arg = "SPEC", .values = "NAME=REGEX",                        \
-	  .flags = OPTION_REPEATABLE,                                                                             \
+/*
+ * record's and stat's options for the result lines (docs/results.md), into
+ * the command's struct type: its struct result_parser * parser_field and
+ * its bool no_results_field.
+ */
+#define RESULT_OPTION_SPECS(type, parser_field, no_results_field)                                                \
+	{ .long_name = "metric", .arg = "SPEC", .values = "NAME=REGEX", .flags = OPTION_REPEATABLE,                 \
 	  .help = "a figure of the workload's own output: the number REGEX's one group captures in the last line " \
 		  "of the workload's output that matches it, kept as NAME beside the built-in parsers' "            \
-		  "(stress-ng --metrics, perf bench futex and sched, hackbench)" },                                  \
-	{ .id = (no_results_id), .long_name = "no-results",                                                        \
+		  "(stress-ng --metrics, perf bench futex and sched, hackbench)",                                    \
+	  OPTION_CALLBACK_FIELD(type, parser_field, result_metric_option) },                                      \
+	{ .long_name = "no-results",                                                                               \
 	  .help = "hand the workload sigprof's standard output and error themselves, not through the pipe that "   \
-		  "reads its result lines (for a program that needs a terminal)" }
+		  "reads its result lines (for a program that needs a terminal)",                                    \
+	  OPTION_TRUE(type, no_results_field) }
 
 /*
- * --metric SPEC (metric non-NULL) or --no-results (NULL) into *parser and
- * *no_results; creates the parser.  0, or -EINVAL after one error line
- * naming the command.
+ * --metric SPEC into the struct result_parser * at field, created on first
+ * use (an option_parser, options.h): 0, or -1 with one line in err.
  */
-int result_option(const char *metric, struct result_parser **parser, bool *no_results, const char *command);
+int result_metric_option(const struct option_spec *s, void *field, const char *metric, char *err, size_t errlen);
 
 /* The parser for the next run, its figures forgotten; created on first use; NULL with --no-results or attached targets. */
 struct result_parser *result_parser_for_run(struct result_parser **parser, bool no_results, bool attached);

@@ -45,19 +45,21 @@ struct attach_target {
  * The target options, the same in record's and stat's option tables (and
  * so in their --help and man page sections).
  */
-#define TARGET_OPTION_SPECS                                                                                        \
+/* The target options, into the struct attach_target field of the command's struct type. */
+#define TARGET_OPTION_SPECS(type, field)                                                                           \
 	{ .short_name = 'p', .long_name = "pid", .arg = "PID", .values = "PID[,PID...]",                          \
-	  .help = "attach to these running processes, every thread, and follow what they create" },               \
+	  .help = "attach to these running processes, every thread, and follow what they create",                 \
+	  OPTION_STRING(type, field.pid_list) },                                                                  \
 	{ .short_name = 't', .long_name = "tid", .arg = "TID", .values = "TID[,TID...]",                          \
-	  .help = "attach to these running threads only, and follow what they create" },                          \
-	{ .short_name = 'a', .long_name = "all-cpus", .help = "every task on every CPU (system-wide)" },           \
+	  .help = "attach to these running threads only, and follow what they create",                            \
+	  OPTION_STRING(type, field.tid_list) },                                                                  \
+	{ .short_name = 'a', .long_name = "all-cpus", .help = "every task on every CPU (system-wide)",              \
+	  OPTION_TRUE(type, field.all_cpus) },                                                                    \
 	{ .short_name = 'C', .long_name = "cpu", .arg = "CPUS", .values = "CPU[,CPU|A-B...]",                     \
-	  .help = "with -a or -G: only these CPUs (a list such as 0,2-3)" },                                      \
+	  .help = "with -a or -G: only these CPUs (a list such as 0,2-3)", OPTION_STRING(type, field.cpu_list) },  \
 	{ .short_name = 'G', .long_name = "cgroup", .arg = "CGROUP",                                              \
-	  .help = "the tasks of this perf_event cgroup (a path under the cgroup mount) on every CPU" }
-
-/* Take option c (a TARGET_OPTION_SPECS short name) into t: false when c is none of them. */
-bool target_option(int c, const char *arg, struct attach_target *t);
+	  .help = "the tasks of this perf_event cgroup (a path under the cgroup mount) on every CPU",              \
+	  OPTION_STRING(type, field.cgroup) }
 
 /* Whether any target option was given (otherwise the command is the target). */
 bool target_given(const struct attach_target *t);
