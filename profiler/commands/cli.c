@@ -183,34 +183,3 @@ bool cli_filter_given(const struct option_table *t, const struct options_parsed 
 	}
 	return false;
 }
-
-int cli_filter_option(int c, const char *arg, struct profile_filter *f, const char *command)
-{
-	char err[512];
-	int ret;
-	switch (c) {
-	case CLI_OPT_PID:
-	case CLI_OPT_TID:
-		ret = filter_add_pids(f, arg, c == CLI_OPT_TID, err, sizeof(err));
-		break;
-	case CLI_OPT_COMM:
-	case CLI_OPT_DSO:
-		ret = filter_add_names(f, arg, c == CLI_OPT_DSO, err, sizeof(err));
-		break;
-	case CLI_OPT_TIME:
-		ret = filter_set_time(f, arg, err, sizeof(err));
-		break;
-	default:
-		return 0;
-	}
-	return ret < 0 ? sp_error("%s: %s", command, err) : 1;
-}
-
-int cli_input_format_option(const char *arg, int *format, const char *command)
-{
-	enum sp_input_format parsed;
-	if (sp_input_format_parse(arg, &parsed) < 0)
-		return sp_error("%s: --input-format %s: expected auto, sigprof or perf", command, QUOTED(arg));
-	*format = (int)parsed;
-	return 0;
-}

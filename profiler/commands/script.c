@@ -25,7 +25,6 @@
  * unwinding as `sigprof report`, printed as each is loaded.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,40 +38,6 @@
 #include "sigprof/base/util.h"
 #include "sigprof/view/view.h"
 
-enum { OPT_JSON = 256, OPT_TIME, OPT_PID, OPT_TID, OPT_EVENT, OPT_KALLSYMS, OPT_SRCLINE, OPT_INPUT_FORMAT };
-
-static const struct option_spec script_specs[] = {
-	{ .short_name = 'i', .long_name = "input", .arg = "FILE", .help = "the recording",
-	  .default_value = "sigprof.data" },
-	{ .id = OPT_JSON, .long_name = "json", .help = "one JSON object per event and line instead of perf script's text" },
-	{ .id = OPT_TIME, .long_name = "time", .arg = "T", .values = "START,END",
-	  .help = "only events from START to END, as report and diff read it: seconds as the events' times show them "
-		  "(END's last digit whole), seconds from the start of the recording, or percentages of it; either may "
-		  "be empty" },
-	{ .id = OPT_PID, .long_name = "pid", .arg = "PIDS", .help = "only events of these processes, comma-separated" },
-	{ .id = OPT_TID, .long_name = "tid", .arg = "TIDS", .help = "only events of these threads, comma-separated" },
-	{ .id = OPT_EVENT, .long_name = "event", .arg = "NAMES",
-	  .help = "only these events (signal:signal_deliver, cpu-clock; a kernel event names the parts sigprof opened "
-		  "it as too: signal:signal_generate#kernel) or the events of these collectors (signal), "
-		  "comma-separated" },
-	{ .id = OPT_INPUT_FORMAT, .long_name = "input-format", .arg = "FMT", .values = "auto|sigprof|perf",
-	  .help = "what -i FILE is: a sigprof recording or a perf.data file (auto: by its magic)",
-	  .default_value = "auto" },
-	{ .id = OPT_KALLSYMS, .long_name = "kallsyms", .arg = "FILE",
-	  .help = "kernel symbols from FILE instead of the recording's copy or /proc/kallsyms" },
-	{ .id = OPT_SRCLINE, .long_name = "srcline", .help = "file:line of each frame (DWARF), inlined calls as frames" },
-	OPTION_HELP_SPEC,
-};
-
-const struct option_table script_option_table = {
-	.command = "sigprof script",
-	.description = "Print every sample of a recording in time order, each with its decoded fields and its stack, in "
-		       "the text form of perf script (for stackcollapse-perf.pl, speedscope, Firefox Profiler) or as "
-		       "one JSON object per line.",
-	.specs = script_specs,
-	.count = ARRAY_SIZE(script_specs),
-};
-
 struct script_filter {
 	bool json;
 	struct profile_filter time;        /* --time, which the loader applies as report's (filter.h) */
@@ -83,25 +48,36 @@ struct script_filter {
 };
 
 struct script {
+	const char *input;                 /* -i FILE */
+	struct profile_options po;
 	struct script_filter f;
 	FILE *out;
 	struct json_writer json;
 	uint64_t shown;
 };
 
-static int parse_ids(const char *opt, const char *arg, uint64_t **ids, size_t *n)
+/* --pid, --tid (.value 1): the ids, comma-separated, added to the list. */
+static int take_ids(const struct option_spec *s, void *field, const char *arg, char *err, size_t errlen)
 {
+	struct script_filter *f = field;
+	uint64_t **ids = s->value ? &f->tids : &f->pids;
+	size_t *n = s->value ? &f->ntids : &f->npids;
 	const char *p = arg;
 	while (*p) {
 		size_t len = strcspn(p, ",");
 		char buf[32];
 		uint64_t v;
-		if (len == 0 || len >= sizeof(buf))
-			return sp_error("script: %s %s: expected numbers separated by commas", opt, QUOTED(arg));
+		if (len == 0 || len >= sizeof(buf)) {
+			snprintf(err, errlen, "--%s %s: expected numbers separated by commas", s->long_name, QUOTED(arg));
+			return -1;
+		}
 		memcpy(buf, p, len);
 		buf[len] = '\0';
-		if (parse_u64(buf, 0, UINT32_MAX, &v) < 0)
-			return sp_error("script: %s %s: %s is not a process or thread id", opt, QUOTED(arg), QUOTED(buf));
+		if (parse_u64(buf, 0, UINT32_MAX, &v) < 0) {
+			snprintf(err, errlen, "--%s %s: %s is not a process or thread id", s->long_name, QUOTED(arg),
+				 QUOTED(buf));
+			return -1;
+		}
 		*ids = xrealloc(*ids, (*n + 1) * sizeof(**ids));
 		(*ids)[(*n)++] = v;
 		p += len + (p[len] == ',');
@@ -109,8 +85,10 @@ static int parse_ids(const char *opt, const char *arg, uint64_t **ids, size_t *n
 	return 0;
 }
 
-static int parse_names(const char *arg, struct script_filter *f)
+static int take_names(const struct option_spec *s, void *field, const char *arg, char *err, size_t errlen)
 {
+	(void)s;
+	struct script_filter *f = field;
 	const char *p = arg;
 	size_t before = f->nevents;
 	while (*p) {
@@ -122,61 +100,62 @@ static int parse_names(const char *arg, struct script_filter *f)
 		p += len + (p[len] == ',');
 	}
 	/* an empty list would select every event, the opposite of what was asked */
-	return f->nevents > before ? 0 : sp_error("script: --event %s: no event or collector named", QUOTED(arg));
+	if (f->nevents == before) {
+		snprintf(err, errlen, "--event %s: no event or collector named", QUOTED(arg));
+		return -1;
+	}
+	return 0;
 }
 
-static int parse_script_args(int argc, char **argv, const char **input, struct script_filter *f,
-			     struct profile_options *po)
+#define S struct script
+static const struct option_spec script_specs[] = {
+	{ .short_name = 'i', .long_name = "input", .arg = "FILE", .help = "the recording",
+	  .default_value = "sigprof.data", OPTION_STRING(S, input) },
+	{ .long_name = "json", .help = "one JSON object per event and line instead of perf script's text",
+	  OPTION_TRUE(S, f.json) },
+	{ .long_name = "time", .arg = "T", .values = "START,END",
+	  .help = "only events from START to END, as report and diff read it: seconds as the events' times show them "
+		  "(END's last digit whole), seconds from the start of the recording, or percentages of it; either may "
+		  "be empty", OPTION_CALLBACK_FIELD(S, f.time, cli_filter_time_option) },
+	{ .long_name = "pid", .arg = "PIDS", .help = "only events of these processes, comma-separated",
+	  OPTION_CALLBACK_FIELD(S, f, take_ids) },
+	{ .long_name = "tid", .arg = "TIDS", .help = "only events of these threads, comma-separated",
+	  OPTION_CALLBACK_FIELD(S, f, take_ids), .value = 1 },
+	{ .long_name = "event", .arg = "NAMES",
+	  .help = "only these events (signal:signal_deliver, cpu-clock; a kernel event names the parts sigprof opened "
+		  "it as too: signal:signal_generate#kernel) or the events of these collectors (signal), "
+		  "comma-separated", OPTION_CALLBACK_FIELD(S, f, take_names) },
+	CLI_INPUT_FORMAT_OPTION_SPEC(S, po.input_format),
+	{ .long_name = "kallsyms", .arg = "FILE",
+	  .help = "kernel symbols from FILE instead of the recording's copy or /proc/kallsyms",
+	  OPTION_STRING(S, po.kallsyms) },
+	{ .long_name = "srcline", .help = "file:line of each frame (DWARF), inlined calls as frames",
+	  OPTION_TRUE(S, po.srcline) },
+	OPTION_HELP_SPEC,
+};
+#undef S
+
+const struct option_table script_option_table = {
+	.command = "sigprof script",
+	.description = "Print every sample of a recording in time order, each with its decoded fields and its stack, in "
+		       "the text form of perf script (for stackcollapse-perf.pl, speedscope, Firefox Profiler) or as "
+		       "one JSON object per line.",
+	.specs = script_specs,
+	.count = ARRAY_SIZE(script_specs),
+};
+
+/* The command line into sc: 0, 1 for --help (printed), or -1 (said). */
+static int parse_script_args(int argc, char **argv, struct script *sc)
 {
-	int c;
-	struct getopt_tables g;
-	options_getopt(&script_option_table, &g);
-	optind = 1;
-	while ((c = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
-		switch (c) {
-		case 'i':
-			*input = optarg;
-			break;
-		case OPT_JSON:
-			f->json = true;
-			break;
-		case OPT_TIME:
-			if (cli_filter_option(CLI_OPT_TIME, optarg, &f->time, "script") < 0)
-				return -EINVAL;
-			po->filter = &f->time;
-			break;
-		case OPT_PID:
-			if (parse_ids("--pid", optarg, &f->pids, &f->npids) < 0)
-				return -EINVAL;
-			break;
-		case OPT_TID:
-			if (parse_ids("--tid", optarg, &f->tids, &f->ntids) < 0)
-				return -EINVAL;
-			break;
-		case OPT_EVENT:
-			if (parse_names(optarg, f) < 0)
-				return -1;
-			break;
-		case OPT_KALLSYMS:
-			po->kallsyms = optarg;
-			break;
-		case OPT_INPUT_FORMAT:
-			if (cli_input_format_option(optarg, &po->input_format, "script") < 0)
-				return -1;
-			break;
-		case OPT_SRCLINE:
-			po->srcline = true;
-			break;
-		case 'h':
-			options_usage(&script_option_table, stdout);
-			exit(0);
-		default:
-			cli_option_error(&script_option_table, argc, argv);
-			return -EINVAL;
-		}
-	}
-	if (optind < argc)
-		return sp_error("script: unexpected argument %s (the recording is named with -i FILE)", QUOTED(argv[optind]));
+	struct options_parsed parsed;
+	int ret = cli_parse_options(&script_option_table, argc, argv, sc, &parsed);
+	if (ret)
+		return ret;
+	if (parsed.operand < argc)
+		return sp_error("script: unexpected argument %s (the recording is named with -i FILE)",
+				QUOTED(argv[parsed.operand]));
+	if (options_given(&script_option_table, &parsed, "time", 0))
+		sc->po.filter = &sc->f.time;
 	return 0;
 }
 
@@ -350,14 +329,15 @@ static void script_filter_free(struct script_filter *f)
 
 int cmd_script(int argc, char **argv)
 {
-	const char *input = "sigprof.data";
-	struct script sc = { .out = stdout };
-	struct profile_options po = { .collectors = collector_table, .ncollectors = collector_count,
-				      .on_sample = on_sample, .ctx = &sc };
-	if (parse_script_args(argc, argv, &input, &sc.f, &po) < 0) {
+	struct script sc = { .out = stdout, .input = "sigprof.data" };
+	sc.po = (struct profile_options){ .collectors = collector_table, .ncollectors = collector_count,
+					  .on_sample = on_sample, .ctx = &sc };
+	int parsed = parse_script_args(argc, argv, &sc);
+	if (parsed) {
 		script_filter_free(&sc.f);
-		return EXIT_USAGE;
+		return parsed > 0 ? 0 : EXIT_USAGE;
 	}
+	const char *input = sc.input;
 	/* hundreds of thousands of events: write in large blocks, and take stdout's lock once */
 	static char buffer[1 << 20];
 	setvbuf(stdout, buffer, _IOFBF, sizeof(buffer));
@@ -365,7 +345,7 @@ int cmd_script(int argc, char **argv)
 	json_init_compact(&sc.json, stdout);
 	struct profile p;
 	char err[512];
-	int ret = profile_load(input, &po, &p, err, sizeof(err));
+	int ret = profile_load(input, &sc.po, &p, err, sizeof(err));
 	if (ret < 0)
 		sp_error("script: %s: %s", input, err);
 	else if (p.truncated)

@@ -58,10 +58,6 @@ int cli_filter_ids_option(const struct option_spec *s, void *field, const char *
 int cli_filter_names_option(const struct option_spec *s, void *field, const char *arg, char *err, size_t errlen);
 int cli_filter_time_option(const struct option_spec *s, void *field, const char *arg, char *err, size_t errlen);
 
-/* script's --time: CLI_OPT_TIME, clear of a command's own getopt values. */
-enum { CLI_OPT_FILTER_FIRST = 0x400, CLI_OPT_PID = CLI_OPT_FILTER_FIRST, CLI_OPT_TID, CLI_OPT_COMM, CLI_OPT_DSO,
-       CLI_OPT_TIME, CLI_OPT_FILTER_END };
-
 /*
  * The recording filters (filter.h) as options, the same in report's and
  * diff's option tables (and so in their --help and man page sections):
@@ -88,15 +84,6 @@ enum { CLI_OPT_FILTER_FIRST = 0x400, CLI_OPT_PID = CLI_OPT_FILTER_FIRST, CLI_OPT
 
 /* Whether any option of CLI_FILTER_OPTION_SPECS was given. */
 bool cli_filter_given(const struct option_table *t, const struct options_parsed *parsed);
-
-struct profile_filter;
-/*
- * Take option c (a CLI_FILTER_OPTION_SPECS id) into f: 1 when taken, 0
- * when c is none of them, -1 after one error line prefixed with command.
- */
-int cli_filter_option(int c, const char *arg, struct profile_filter *f, const char *command);
-/* --input-format ARG of command into *format (an enum sp_input_format): 0, or -1 with its one error line said. */
-int cli_input_format_option(const char *arg, int *format, const char *command);
 
 /* --input-format auto|sigprof|perf into an int field (enum sp_input_format), for report and script. */
 #define CLI_INPUT_FORMAT_OPTION_SPEC(type, field)                                                                 \
