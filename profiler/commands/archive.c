@@ -19,7 +19,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +30,7 @@
 #include <time.h>
 
 #include "sigprof/commands/archive.h"
+#include "sigprof/commands/cli.h"
 #include "sigprof/commands/commands.h"
 #include "sigprof/model/decode.h"
 #include "sigprof/kernel/format.h"
@@ -207,10 +207,34 @@ static int mapped_files(const char *recording, struct file_list *files, char *er
 	return 0;
 }
 
+/* What `sigprof archive` was asked: the output (NULL: RECORDING.tar), the recording, whether quiet. */
+struct archive_args {
+	const char *out;
+	const char *recording;
+	bool quiet;
+};
+
+/* -o ARCHIVE: a file's name, not standard output (report --symfs reads the archive back). */
+static int take_output(const struct option_spec *s, void *field, const char *arg, char *err, size_t errlen)
+{
+	(void)s;
+	if (!*arg) {
+		snprintf(err, errlen, "-o '': an empty file name");
+		return -1;
+	}
+	if (strcmp(arg, "-") == 0) {
+		snprintf(err, errlen, "-o -: an archive is a file (report --symfs reads it back): give its name");
+		return -1;
+	}
+	*(const char **)field = arg;
+	return 0;
+}
+
 static const struct option_spec archive_specs[] = {
 	{ .short_name = 'o', .long_name = "output", .arg = "ARCHIVE", .default_value = "FILE.tar",
-	  .help = "write the archive to ARCHIVE, a new file renamed into place (an existing one becomes ARCHIVE.old)" },
-	{ .short_name = 'q', .long_name = "quiet", .help = "no closing line" },
+	  .help = "write the archive to ARCHIVE, a new file renamed into place (an existing one becomes ARCHIVE.old)",
+	  OPTION_CALLBACK_FIELD(struct archive_args, out, take_output) },
+	{ .short_name = 'q', .long_name = "quiet", .help = "no closing line", OPTION_TRUE(struct archive_args, quiet) },
 	OPTION_HELP_SPEC,
 };
 
@@ -223,49 +247,19 @@ const struct option_table archive_option_table = {
 	.count = ARRAY_SIZE(archive_specs),
 };
 
-/* What `sigprof archive` was asked: the output (NULL: RECORDING.tar), the recording, whether quiet. */
-struct archive_args {
-	const char *out;
-	const char *recording;
-	bool quiet;
-};
-
 /* The command line into *args: 0, 1 for --help (printed), or -1 (said). */
 static int parse_archive_args(int argc, char **argv, struct archive_args *args)
 {
-	struct getopt_tables g;
-	options_getopt(&archive_option_table, &g);
-	int c;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
-		switch (c) {
-		case 'o':
-			if (!*optarg) {
-				sp_error("archive: -o '': an empty file name");
-				return -1;
-			}
-			if (strcmp(optarg, "-") == 0) {
-				sp_error("archive: -o -: an archive is a file (report --symfs reads it back): give its name");
-				return -1;
-			}
-			args->out = optarg;
-			break;
-		case 'q':
-			args->quiet = true;
-			break;
-		case 'h':
-			options_usage(&archive_option_table, stdout);
-			return 1;
-		default:
-			fprintf(stderr, "Try 'sigprof archive --help'.\n");
-			return -1;
-		}
-	}
-	if (argc - optind > 1) {
-		sp_error("archive: one recording at a time (got %s and %s)", QUOTED(argv[optind]), QUOTED(argv[optind + 1]));
+	struct options_parsed parsed;
+	int ret = cli_parse_options(&archive_option_table, argc, argv, args, &parsed);
+	if (ret)
+		return ret;
+	int operand = parsed.operand;
+	if (argc - operand > 1) {
+		sp_error("archive: one recording at a time (got %s and %s)", QUOTED(argv[operand]), QUOTED(argv[operand + 1]));
 		return -1;
 	}
-	args->recording = optind < argc ? argv[optind] : "sigprof.data";
+	args->recording = operand < argc ? argv[operand] : "sigprof.data";
 	return 0;
 }
 

@@ -10,7 +10,6 @@
  * one representative event; --names adds the generic names and the sysfs
  * PMUs' event aliases.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,9 +27,15 @@
 #define LIST_FREQUENCY 4000 /* record's default: what a probe opens must be what record opens */
 #define INDENT "                        "
 
+/* What `sigprof list` was asked. */
+struct list_args {
+	bool names; /* --names */
+};
+
 static const struct option_spec list_specs[] = {
 	{ .short_name = 'n', .long_name = "names", .flags = OPTION_SYNOPSIS_LONG,
-	  .help = "also the generic event names and each sysfs PMU's event aliases" },
+	  .help = "also the generic event names and each sysfs PMU's event aliases",
+	  OPTION_TRUE(struct list_args, names) },
 	OPTION_HELP_SPEC,
 };
 
@@ -179,26 +184,13 @@ static void list_names(FILE *out)
 
 int cmd_list(int argc, char **argv)
 {
-	bool names = false;
-	int c;
-	struct getopt_tables g;
-	options_getopt(&list_option_table, &g);
-	optind = 1;
-	while ((c = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
-		switch (c) {
-		case 'n':
-			names = true;
-			break;
-		case 'h':
-			options_usage(&list_option_table, stdout);
-			return 0;
-		default:
-			cli_option_error(&list_option_table, argc, argv);
-			return EXIT_USAGE;
-		}
-	}
-	if (optind < argc) {
-		sp_error("list: unexpected argument %s", QUOTED(argv[optind]));
+	struct list_args args = { 0 };
+	struct options_parsed parsed;
+	int ret = cli_parse_options(&list_option_table, argc, argv, &args, &parsed);
+	if (ret)
+		return ret > 0 ? 0 : EXIT_USAGE;
+	if (parsed.operand < argc) {
+		sp_error("list: unexpected argument %s", QUOTED(argv[parsed.operand]));
 		return EXIT_USAGE;
 	}
 	struct record_options defaults = {
@@ -209,7 +201,7 @@ int cmd_list(int argc, char **argv)
 	};
 	list_collectors(&defaults, stdout);
 	list_classes(stdout);
-	if (names)
+	if (args.names)
 		list_names(stdout);
 	return 0;
 }
