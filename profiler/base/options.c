@@ -17,8 +17,6 @@
 
 int option_id(const struct option_table *t, const struct option_spec *s)
 {
-	if (s->id)
-		return s->id;
 	return s->short_name ? (unsigned char)s->short_name : OPTIONS_LONG_ONLY + (int)(s - t->specs);
 }
 

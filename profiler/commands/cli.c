@@ -38,18 +38,6 @@ int cli_parse_options(const struct option_table *t, int argc, char **argv, void 
 	return sp_error("%s: %s", name, parsed->why);
 }
 
-int cli_option_error(const struct option_table *t, int argc, char **argv)
-{
-	char why[512];
-	const char *name = t->command;
-	if (strncmp(name, "sigprof ", 8) == 0)
-		name += 8;
-	options_failure(t, argc, argv, optind, optopt, why, sizeof(why));
-	sp_error("%s: %s", name, why);
-	fprintf(stderr, "Try '%s --help'.\n", t->command);
-	return -1;
-}
-
 FILE *pager_begin(struct pager *pg, bool enabled)
 {
 	memset(pg, 0, sizeof(*pg));

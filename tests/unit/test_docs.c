@@ -209,6 +209,55 @@ Test(docs, every_command_option_table_makes_its_getopt_arrays)
 	}
 }
 
+/*
+ * Each option is bound to what it sets, in a field of the size its kind
+ * writes: the table is the only place an option is written, so an option
+ * bound to nothing would be one --help shows and the command ignores.
+ */
+Test(docs, every_command_option_is_bound_to_what_it_sets)
+{
+	for (size_t c = 0; c < ARRAY_SIZE(command_tables); c++) {
+		const struct option_table *t = command_tables[c].table;
+		for (size_t i = 0; i < t->count; i++) {
+			const struct option_spec *s = &t->specs[i];
+			char name[80];
+			option_display_name(s, name, sizeof(name));
+			switch (s->kind) {
+			case OPTION_UNBOUND:
+				cr_assert_fail("%s %s: bound to nothing", command_tables[c].name, name);
+				break;
+			case OPTION_HELP:
+				cr_assert_eq(s->short_name, 'h', "%s %s: only -h is help", command_tables[c].name, name);
+				break;
+			case OPTION_KIND_TRUE:
+				cr_assert_eq(s->size, sizeof(bool), "%s %s: a bool", command_tables[c].name, name);
+				cr_assert_null(s->arg, "%s %s: a flag takes no argument", command_tables[c].name, name);
+				break;
+			case OPTION_KIND_SET:
+				cr_assert_eq(s->size, sizeof(int), "%s %s: an int or enum", command_tables[c].name, name);
+				break;
+			case OPTION_KIND_STRING:
+				cr_assert_eq(s->size, sizeof(char *), "%s %s: a string", command_tables[c].name, name);
+				cr_assert_not_null(s->arg, "%s %s: takes its argument", command_tables[c].name, name);
+				break;
+			case OPTION_KIND_UINT:
+				cr_assert(s->size == sizeof(unsigned) || s->size == sizeof(uint64_t), "%s %s: a number",
+					  command_tables[c].name, name);
+				cr_assert_leq(s->min, s->max, "%s %s: its range", command_tables[c].name, name);
+				cr_assert_not_null(s->arg, "%s %s: takes its argument", command_tables[c].name, name);
+				break;
+			case OPTION_KIND_CHOICE:
+				cr_assert_eq(s->size, sizeof(int), "%s %s: an int or enum", command_tables[c].name, name);
+				cr_assert_not_null(s->values, "%s %s: its values", command_tables[c].name, name);
+				break;
+			case OPTION_KIND_CALLBACK:
+				cr_assert_not_null(s->parse, "%s %s: its parser", command_tables[c].name, name);
+				break;
+			}
+		}
+	}
+}
+
 Test(docs, help_of_every_command_lists_each_option_of_its_table)
 {
 	for (size_t c = 0; c < ARRAY_SIZE(command_tables); c++) {

@@ -85,8 +85,6 @@ struct option_spec;
 typedef int (*option_parser)(const struct option_spec *s, void *field, const char *arg, char *err, size_t errlen);
 
 struct option_spec {
-	int id;                 /* what getopt_long returns for it, while a command still runs a switch of its own;
-				 * 0: short_name, or OPTIONS_LONG_ONLY + its index */
 	char short_name;        /* -x, or 0 for a long option only */
 	const char *long_name;  /* --name, or NULL for a short option only */
 	const char *alias;      /* a second long name of the same option, or NULL */
@@ -144,8 +142,8 @@ struct getopt_tables {
 };
 
 /*
- * What getopt_long returns for each option: its id, else its short name, or
- * for a long option only OPTIONS_LONG_ONLY + its index in the table.
+ * What getopt_long returns for each option: its short name, or for a long
+ * option only OPTIONS_LONG_ONLY + its index in the table.
  */
 #define OPTIONS_LONG_ONLY 0x1000
 

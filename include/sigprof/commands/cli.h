@@ -25,13 +25,6 @@ int cli_parse_options(const struct option_table *t, int argc, char **argv, void 
 		      struct options_parsed *parsed);
 
 /*
- * Call in the getopt_long loop's default case: one error line naming what
- * was wrong, "sigprof: report: unrecognized option '--jsn'; did you mean
- * '--json'?", then "Try 'sigprof report --help'.".  Returns -1.
- */
-int cli_option_error(const struct option_table *t, int argc, char **argv);
-
-/*
  * The pager.  pager_begin() returns where the command writes its output:
  * stdout itself, or (enabled and stdout a terminal) a buffer that
  * pager_end() shows through $PAGER (default "less -FRX"; LESS=FRX when
