@@ -252,7 +252,7 @@ static int load_recording(struct diff_data *d, enum side side, const char *file,
 	return 0;
 }
 
-/* ---- a `sigprof stat --json` document: diff_stat.c reads it ---- */
+/* ---- a `sigprof stat --json` document: stat_document.c reads it ---- */
 
 struct stat_sink {
 	struct diff_data *d;

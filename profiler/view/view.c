@@ -18,7 +18,7 @@
 #include "sigprof/model/profile.h"
 #include "sigprof/base/runstats.h"
 #include "sigprof/base/term.h"
-#include "sigprof/base/stats.h"
+#include "sigprof/base/durations.h"
 #include "sigprof/base/util.h"
 #include "sigprof/view/view.h"
 #include "sigprof/base/hashmap.h"

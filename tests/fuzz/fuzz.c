@@ -12,7 +12,7 @@
  *   tar        the bytes as an archive for `report --symfs ARCHIVE` (and what `sigprof archive` wrote): the tar
  *              reader and unpacker (archive.c: headers, checksums, member names, sizes), into a private directory
  *              removed after each input;
- *   statjson   the bytes as a `stat --json` document read by `sigprof diff` (diff_stat.c: runs, figures, values,
+ *   statjson   the bytes as a `stat --json` document read by `sigprof diff` (stat_document.c: runs, figures, values,
  *              rusage, intervals, the command).
  * Built with clang -fsanitize=fuzzer it is a libFuzzer binary (make fuzz); built with -DFUZZ_STANDALONE
  * it runs each file named on its command line once, which is what AFL++ (afl-clang-fast) and a crash

@@ -18,7 +18,7 @@
 #include <stdint.h>
 
 #include "sigprof/collectors/futex_op.h"
-#include "sigprof/base/stats.h"
+#include "sigprof/base/durations.h"
 
 /* ---- the tracker ---- */
 

@@ -42,7 +42,7 @@
 #include <stdint.h>
 
 #include "sigprof/model/paths.h"
-#include "sigprof/base/stats.h"
+#include "sigprof/base/durations.h"
 #include "sigprof/base/util.h"
 #include "sigprof/base/hashmap.h"
 

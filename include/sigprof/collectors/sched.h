@@ -24,7 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sigprof/base/stats.h"
+#include "sigprof/base/durations.h"
 
 enum sched_out_kind {
 	SCHED_OUT_SLEEP,    /* blocked (S, D, ...): ready at its first waking */

@@ -24,7 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sigprof/base/stats.h"
+#include "sigprof/base/durations.h"
 #include "sigprof/base/hashmap.h"
 
 /* Signal numbers 1..SIGNAL_MAX (the kernel's _NSIG). */

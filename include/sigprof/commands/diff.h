@@ -1,6 +1,6 @@
 /*
  * diff.h: what `sigprof diff` (profiler/commands/diff.c) reads of a `sigprof stat
- * --json` document (profiler/commands/diff_stat.c, apart because json-c's names
+ * --json` document (profiler/commands/stat_document.c, apart because json-c's names
  * and our JSON writer's would clash in one file).
  *
  * Layer: commands.  A document's figures become rows under LKP's keys, one

@@ -30,7 +30,7 @@
 #include "sigprof/model/paths.h"
 #include "sigprof/kernel/sample.h"
 #include "sigprof/model/stacks.h"
-#include "sigprof/base/stats.h"
+#include "sigprof/base/durations.h"
 #include "sigprof/base/util.h"
 #include "sigprof/model/weights.h"
 #include "sigprof/base/hashmap.h"

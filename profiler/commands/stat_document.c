@@ -1,5 +1,5 @@
 /*
- * diff_stat.c: a `sigprof stat --json` document (docs/stat-json.md) read
+ * stat_document.c: a `sigprof stat --json` document (docs/stat-json.md) read
  * with json-c into keyed figures for `sigprof diff` (diff.h lists the
  * keys; LKP derives its perf-stat.* figures the same way, ../lkp.md).
  */

@@ -1,5 +1,5 @@
 /*
- * test_diff_stat.c: a `sigprof stat --json` document read into LKP's keys
+ * test_stat_document.c: a `sigprof stat --json` document read into LKP's keys
  * for `sigprof diff` (diff.h): per run, perf-stat.total/ps/overall and
  * time.*; perf-stat.i from the intervals of a one-run document; no row for
  * a figure that was not counted; one error for what is not a document.
@@ -52,7 +52,7 @@ static const char two_runs[] =
 	" \"rusage\": [ { \"user_time\": 0.03, \"voluntary_context_switches\": 4, \"elapsed_time\": 0.1 },"
 	"              { \"user_time\": 0.05, \"voluntary_context_switches\": 6, \"elapsed_time\": 0.2 } ] }";
 
-Test(diff_stat, each_run_under_lkps_keys)
+Test(stat_document, each_run_under_lkps_keys)
 {
 	struct got g = { 0 };
 	size_t runs = 0;
@@ -91,7 +91,7 @@ Test(diff_stat, each_run_under_lkps_keys)
 	cr_assert_eq(elapsed_rows, 1, "rusage's elapsed_time is elapsed_s's, once");
 }
 
-Test(diff_stat, intervals_give_the_mean_rate)
+Test(stat_document, intervals_give_the_mean_rate)
 {
 	/* 2 intervals: 10 in the first 0.5 s (20/s), 30 in the next 1.0 s (30/s): i. is the mean of the rates, 25/s */
 	static const char doc[] =
@@ -110,7 +110,7 @@ Test(diff_stat, intervals_give_the_mean_rate)
 	cr_assert_float_eq(g.value[i], 40 / 1.5, 1e-9, "ps. is the sum over the run time");
 }
 
-Test(diff_stat, what_is_not_a_document)
+Test(stat_document, what_is_not_a_document)
 {
 	struct got g = { 0 };
 	size_t runs = 0;
@@ -133,7 +133,7 @@ Test(diff_stat, what_is_not_a_document)
  * give (the work follows the values present: 10000 claimed runs of 2000
  * figures took 4.7 s and 553 MB for 123 KB, now a scan of what is there).
  */
-Test(diff_stat, claimed_runs_beyond_the_values_do_not_exist)
+Test(stat_document, claimed_runs_beyond_the_values_do_not_exist)
 {
 	static const char doc[] = "{ \"version\": 1, \"runs\": 1000000, \"figures\": ["
 				  " { \"name\": \"a\", \"event\": \"x:y\", \"unit\": \"\", \"values\": [1, 2, 3] },"

@@ -1,12 +1,12 @@
 /*
- * stats.c: duration histograms (duration_stats) and the slowest event of a
- * kind (slowest_event): stats.h.
+ * durations.c: duration histograms (duration_stats) and the slowest event of a
+ * kind (slowest_event): durations.h.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "sigprof/base/stats.h"
+#include "sigprof/base/durations.h"
 #include "sigprof/base/util.h"
 
 /* Values below DURATION_SUB_BUCKETS get a bucket each; above, 64 buckets per power of two. */

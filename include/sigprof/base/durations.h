@@ -1,13 +1,13 @@
 /*
- * stats.h: the small aggregates the analyzers share.
+ * durations.h: the small aggregates of durations the analyzers share.
  *
  * duration_stats keeps count, total, min and max exactly and the
  * distribution in a log-linear histogram (64 sub-buckets per power of two:
  * any percentile is within 1.6% of the true value), so p50/p99 of millions
  * of durations cost a fixed 8 KiB.
  */
-#ifndef SIGPROF_STATS_H
-#define SIGPROF_STATS_H
+#ifndef SIGPROF_DURATIONS_H
+#define SIGPROF_DURATIONS_H
 
 #include <stdbool.h>
 #include <stddef.h>
