@@ -1183,7 +1183,7 @@ static int record_find_targets(struct record_args *a, bool attached, char *progr
 		int found = workload_find_file(a->argv[0], program, len);
 		if (found < 0) {
 			sp_error("record: cannot run %s: %s", QUOTED(a->argv[0]),
-				 found == -ENOENT ? "command not found" : strerror(-found));
+				 workload_find_error(a->argv[0], found));
 			return workload_cannot_run_exit(found);
 		}
 	}

@@ -1073,7 +1073,7 @@ static int stat_prepare(struct stat_state *st, char *why, size_t len)
 	int found = a->argv ? workload_find(a->argv[0]) : 0;
 	if (found < 0) {
 		sp_error("stat: cannot run %s: %s", QUOTED(a->argv[0]),
-			 found == -ENOENT ? "command not found" : strerror(-found));
+			 workload_find_error(a->argv[0], found));
 		return workload_cannot_run_exit(found);
 	}
 	if (target_given(&a->target) && target_resolve(&a->target, why, len) < 0) {

@@ -76,6 +76,16 @@ int workload_find_file(const char *cmd, char *found_file, size_t filelen)
 	return found;
 }
 
+const char *workload_find_error(const char *cmd, int err)
+{
+	if (err != -ENOENT)
+		return strerror(-err);
+	if (cmd[0] == '-')
+		return "command not found (sigprof's options go before '--'; a program of that name in this "
+		       "directory is run as ./NAME)";
+	return "command not found";
+}
+
 int workload_cannot_run_exit(int err)
 {
 	return err == -ENOENT ? EXIT_CANNOT_RUN : EXIT_NOT_EXEC;
