@@ -56,6 +56,7 @@ struct safe_output {
 	char *name;      /* PATH's last component */
 	char *temp;      /* the new file's name in dirfd */
 	unsigned mode;   /* the permissions PATH gets */
+	struct output_stream *stream; /* fp's descriptor and its first write error, which stdio forgets */
 };
 int safe_output_open(const char *path, unsigned mode, struct safe_output *out);
 /* Flush, close and rename into place; 0 or -errno (the new file removed). */
