@@ -338,6 +338,9 @@ int stream_output_open(const char *path, bool *created)
 		err = -errno;
 	else if (S_ISREG(target.st_mode) && target.st_nlink > 1)
 		err = -EMLINK;
+	else if (S_ISREG(target.st_mode) && !owned_by_root_or_caller(&target) && target.st_uid != dir.st_uid &&
+		 !a_standard_stream(&target))
+		err = -EEXIST; /* planted by another user, who may hold it open to change what is written */
 	else if (!S_ISREG(target.st_mode) && !owned_by_root_or_caller(&target) && !a_standard_stream(&target))
 		err = -EPERM;
 	else if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0)

@@ -1096,6 +1096,9 @@ static int stat_open_output(struct stat_state *st)
 		sp_error("stat: -o %s is a symbolic link another user owns or could swap (a directory others can write), "
 			 "or another user's FIFO or device: not opened (give a file of your own)",
 			 QUOTED(a->output));
+	else if (err == -EEXIST)
+		sp_error("stat: -o %s is another user's file in a directory that is not theirs: not written (they could "
+			 "change the figures after; remove it or give another name)", QUOTED(a->output));
 	else if (err == -EMLINK)
 		sp_error("stat: -o %s has other hard links: writing it would change them too (give another file)",
 			 QUOTED(a->output));
