@@ -1010,7 +1010,9 @@ static void text_notes(const struct signal_report *r, const struct view_options 
 	if (stray)
 		view_text_wrapped(o, out, 8, "  note: %llu rt_sigreturn calls with no handler running%s",
 				  (unsigned long long)stray,
-				  dropped ? " (or closing a handler dropped when records were lost)" : "");
+				  dropped ? " (or closing a handler dropped when records were lost)"
+					  : " (handlers delivered before this recording or --switch-output piece began: "
+					    "counted apart as signal.unattributed_sigreturns, so the pieces add up)");
 	uint64_t bad = r->undecodable + signal_tracker_bad_events(r->analysis);
 	if (bad)
 		view_text_wrapped(o, out, 8, "  note: %llu signal events could not be decoded", (unsigned long long)bad);
@@ -1167,6 +1169,7 @@ static void signal_json(void *state, const struct profile *p, const struct view_
 	}
 	json_end(w);
 	json_u64(w, "signals_other_tasks_generated", r->other_tasks_generated);
+	json_u64(w, "signals_unattributed_sigreturns", signal_tracker_unmatched_sigreturns(r->analysis));
 }
 
 /*
@@ -1212,6 +1215,9 @@ static void signal_figures(void *state, const struct profile *p, struct figure_r
 		return;
 	char name[32];
 	figure_rows_add(rows, (double)r->other_tasks_generated, "count", true, "signal.other_tasks_generated");
+	/* a handler delivered before the recording (or this --switch-output piece) began: its signal is unknown */
+	figure_rows_add(rows, (double)signal_tracker_unmatched_sigreturns(r->analysis), "count", true,
+			"signal.unattributed_sigreturns");
 	for (int sig = 1; sig <= SIGNAL_MAX; sig++) {
 		const struct signal_figures *f = signal_tracker_figures(r->analysis, sig);
 		if (!f)

@@ -167,6 +167,43 @@ int private_temp_create(int dirfd, const char *name, char **temp)
 	return -EEXIST;
 }
 
+/*
+ * A safe output's FILE writes through these, so that the errno of a write
+ * that failed (ENOSPC on a full disk, EDQUOT) is kept for the one error
+ * line: stdio only sets the stream's error flag, and the errno of the time
+ * is gone by the flush ("Input/output error" for a full tmpfs).
+ */
+struct output_stream {
+	int fd;
+	int err; /* the first failed write's -errno, 0 when none */
+};
+
+static ssize_t output_stream_write(void *cookie, const char *buf, size_t len)
+{
+	struct output_stream *s = cookie;
+	size_t done = 0;
+	while (done < len) {
+		ssize_t n = write(s->fd, buf + done, len - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (!s->err)
+				s->err = n < 0 ? -errno : -ENOSPC;
+			return done ? (ssize_t)done : -1;
+		}
+		done += (size_t)n;
+	}
+	return (ssize_t)done;
+}
+
+static int output_stream_close(void *cookie)
+{
+	struct output_stream *s = cookie;
+	int ret = close(s->fd);
+	free(s);
+	return ret;
+}
+
 int safe_output_open(const char *path, unsigned mode, struct safe_output *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -181,15 +218,20 @@ int safe_output_open(const char *path, unsigned mode, struct safe_output *out)
 		close(dirfd);
 		return fd;
 	}
-	out->fp = fdopen(fd, "w");
+	struct output_stream *stream = xcalloc(1, sizeof(*stream));
+	stream->fd = fd;
+	out->fp = fopencookie(stream, "w", (cookie_io_functions_t){ .write = output_stream_write,
+								     .close = output_stream_close });
 	if (!out->fp) {
 		int err = -errno;
+		free(stream);
 		close(fd);
 		unlinkat(dirfd, temp, 0);
 		free(temp);
 		close(dirfd);
 		return err;
 	}
+	out->stream = stream;
 	out->dirfd = dirfd;
 	out->name = xstrdup(name);
 	out->temp = temp;
@@ -211,11 +253,9 @@ int safe_output_commit(struct safe_output *out)
 {
 	int err = 0;
 	errno = 0;
-	if (fflush(out->fp) != 0)
-		err = errno ? -errno : -EIO;
-	else if (ferror(out->fp))
-		err = -EIO; /* an earlier write failed: its errno is long gone */
-	if (!err && fchmod(fileno(out->fp), out->mode) != 0)
+	if (fflush(out->fp) != 0 || ferror(out->fp))
+		err = out->stream->err ? out->stream->err : errno ? -errno : -EIO;
+	if (!err && fchmod(out->stream->fd, out->mode) != 0)
 		err = -errno;
 	if (fclose(out->fp) != 0 && !err)
 		err = -errno;
@@ -298,6 +338,9 @@ int stream_output_open(const char *path, bool *created)
 		err = -errno;
 	else if (S_ISREG(target.st_mode) && target.st_nlink > 1)
 		err = -EMLINK;
+	else if (S_ISREG(target.st_mode) && !owned_by_root_or_caller(&target) && target.st_uid != dir.st_uid &&
+		 !a_standard_stream(&target))
+		err = -EEXIST; /* planted by another user, who may hold it open to change what is written */
 	else if (!S_ISREG(target.st_mode) && !owned_by_root_or_caller(&target) && !a_standard_stream(&target))
 		err = -EPERM;
 	else if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0)

@@ -12,7 +12,12 @@
  * The tar is a plain POSIX ustar file (tar(1) reads it): a 512-byte header
  * per file (name, with the prefix field for a long path; octal mode, size
  * and mtime; the header's checksum), the data padded to 512 bytes, and two
- * zero blocks at the end.  It is written through the recording's writer
+ * zero blocks at the end.  A path that fits neither way (over 255
+ * characters, or no '/' to split at) goes before its member in a pax
+ * extended header (type 'x'): records "LEN path=PATH\n", LEN the record's
+ * own length in decimal, as POSIX.1-2001 has them.  The reader takes those
+ * (path and size, the form for 8 GiB or more), GNU tar's long names (type
+ * 'L') and base-256 sizes too, so an archive repacked by tar(1) reads back.  It is written through the recording's writer
  * (format.h), so it gets its name the same safe way: a new private file
  * renamed into place, an existing one becoming OUT.old.
  */
@@ -43,6 +48,7 @@
 #define TAR_BLOCK 512
 #define MANIFEST "sigprof-archive.txt"
 #define MAX_ARCHIVE_FILE (1ull << 32) /* a member larger than 4 GiB is no binary or debug file */
+#define MAX_EXTENDED_HEADER (1u << 20) /* a pax or GNU long-name header's data: names and a few numbers */
 
 struct tar_header {
 	char name[100], mode[8], uid[8], gid[8], size[12], mtime[12], chksum[8], typeflag, linkname[100];
@@ -78,29 +84,74 @@ static int tar_set_name(struct tar_header *h, const char *name)
 	return -ENAMETOOLONG;
 }
 
-static int tar_add(struct sp_writer *w, const char *name, const void *data, size_t size, time_t mtime)
+/* The fields after the name: mode, owner, size, mtime, type, magic; the checksum last, over all of them. */
+static void tar_fill_header(struct tar_header *h, char type, size_t size, time_t mtime)
 {
-	struct tar_header h;
-	memset(&h, 0, sizeof(h));
-	int err = tar_set_name(&h, name);
-	if (err)
-		return err;
-	snprintf(h.mode, sizeof(h.mode), "%07o", 0644);
-	snprintf(h.uid, sizeof(h.uid), "%07o", 0);
-	snprintf(h.gid, sizeof(h.gid), "%07o", 0);
-	snprintf(h.size, sizeof(h.size), "%011llo", (unsigned long long)size);
-	snprintf(h.mtime, sizeof(h.mtime), "%011llo", (unsigned long long)mtime);
-	h.typeflag = '0';
-	memcpy(h.magic, "ustar", 6);
-	memcpy(h.version, "00", 2);
-	snprintf(h.chksum, sizeof(h.chksum), "%06o", header_sum(&h));
-	h.chksum[7] = ' ';
+	snprintf(h->mode, sizeof(h->mode), "%07o", 0644);
+	snprintf(h->uid, sizeof(h->uid), "%07o", 0);
+	snprintf(h->gid, sizeof(h->gid), "%07o", 0);
+	snprintf(h->size, sizeof(h->size), "%011llo", (unsigned long long)size);
+	snprintf(h->mtime, sizeof(h->mtime), "%011llo", (unsigned long long)mtime);
+	h->typeflag = type;
+	memcpy(h->magic, "ustar", 6);
+	memcpy(h->version, "00", 2);
+	snprintf(h->chksum, sizeof(h->chksum), "%06o", header_sum(h));
+	h->chksum[7] = ' ';
+}
+
+/* A header and its data, padded to a block. */
+static int tar_write_member(struct sp_writer *w, const struct tar_header *h, const void *data, size_t size)
+{
 	static const char zeros[TAR_BLOCK];
-	err = sp_writer_raw(w, &h, sizeof(h));
+	int err = sp_writer_raw(w, h, sizeof(*h));
 	err = err ? err : sp_writer_raw(w, data, size);
 	if (!err && size % TAR_BLOCK)
 		err = sp_writer_raw(w, zeros, TAR_BLOCK - size % TAR_BLOCK);
 	return err;
+}
+
+/* The end of name that fits a field of len characters (and a NUL): from a '/' on when one is there. */
+static const char *name_tail(const char *name, size_t len)
+{
+	size_t n = strlen(name);
+	if (n < len)
+		return name;
+	const char *tail = name + n - (len - 1);
+	const char *slash = strchr(tail, '/');
+	return slash && slash[1] ? slash + 1 : tail;
+}
+
+/* A pax record, "LEN key=value\n", LEN counting its own digits. */
+static void pax_record(struct strbuf *sb, const char *key, const char *value)
+{
+	size_t body = 1 + strlen(key) + 1 + strlen(value) + 1, len = body + 1;
+	while (snprintf(NULL, 0, "%zu", len) + body != len)
+		len++;
+	sb_addf(sb, "%zu %s=%s\n", len, key, value);
+}
+
+static int tar_add(struct sp_writer *w, const char *name, const void *data, size_t size, time_t mtime)
+{
+	struct tar_header h;
+	memset(&h, 0, sizeof(h));
+	if (tar_set_name(&h, name) == -ENAMETOOLONG) {
+		/* the whole path in a pax header before it; the member's own name field holds its end */
+		struct strbuf records = { 0 };
+		pax_record(&records, "path", name);
+		struct tar_header x;
+		memset(&x, 0, sizeof(x));
+		snprintf(x.name, sizeof(x.name), "PaxHeaders/%s", name_tail(name, sizeof(x.name) - 11));
+		tar_fill_header(&x, 'x', records.len, mtime);
+		int err = tar_write_member(w, &x, records.buf, records.len);
+		sb_free(&records);
+		if (err)
+			return err;
+		memset(&h, 0, sizeof(h));
+		const char *tail = name_tail(name, sizeof(h.name));
+		memcpy(h.name, tail, strlen(tail));
+	}
+	tar_fill_header(&h, '0', size, mtime);
+	return tar_write_member(w, &h, data, size);
 }
 
 /* The file at path into the archive at its own path; -errno when it cannot be read. */
@@ -443,10 +494,86 @@ static ssize_t read_block(int fd, void *buf, size_t len)
 	return (ssize_t)done;
 }
 
+/* A header's size: octal, or base-256 (the first byte's high bit set) for 8 GiB or more. */
+static uint64_t size_field(const struct tar_header *h, bool *ok)
+{
+	const unsigned char *f = (const unsigned char *)h->size;
+	if (!(f[0] & 0x80))
+		return octal_field(h->size, sizeof(h->size), ok);
+	uint64_t v = f[0] & 0x7f;
+	for (size_t i = 1; i < sizeof(h->size); i++) {
+		if (v >> 56)
+			*ok = false; /* more than 64 bits */
+		v = v << 8 | f[i];
+	}
+	return v;
+}
+
+/* What an extended header (pax 'x', GNU 'L') says of the member after it. */
+struct pending_member {
+	char *path;     /* its name, or NULL: the header's */
+	bool has_size;
+	uint64_t size;  /* its size, when has_size */
+};
+
+/*
+ * The records of a pax header, "LEN key=value\n" each, into *next (path
+ * and size; other keys, such as mtime or uname, change nothing here).
+ * -EINVAL for a record that does not parse.
+ */
+static int parse_pax(const char *data, size_t len, struct pending_member *next)
+{
+	for (size_t at = 0; at < len;) {
+		if (data[at] == '\0')
+			break; /* padding */
+		size_t rec = 0, digits = 0;
+		while (at + digits < len && data[at + digits] >= '0' && data[at + digits] <= '9' && digits < 8)
+			rec = rec * 10 + (size_t)(data[at + digits++] - '0');
+		if (!digits || rec <= digits + 1 || rec > len - at || data[at + digits] != ' ' || data[at + rec - 1] != '\n')
+			return -EINVAL;
+		const char *key = data + at + digits + 1, *end = data + at + rec - 1;
+		const char *eq = memchr(key, '=', (size_t)(end - key));
+		if (!eq || memchr(key, '\0', (size_t)(end - key)))
+			return -EINVAL;
+		size_t keylen = (size_t)(eq - key), vlen = (size_t)(end - eq - 1);
+		if (keylen == 4 && memcmp(key, "path", 4) == 0) {
+			free(next->path);
+			next->path = xstrndup(eq + 1, vlen);
+		} else if (keylen == 4 && memcmp(key, "size", 4) == 0) {
+			char number[24];
+			if (!vlen || vlen >= sizeof(number))
+				return -EINVAL;
+			memcpy(number, eq + 1, vlen);
+			number[vlen] = '\0';
+			if (parse_u64(number, 0, UINT64_MAX, &next->size) < 0)
+				return -EINVAL;
+			next->has_size = true;
+		}
+		at += rec;
+	}
+	return 0;
+}
+
+/* size bytes of member data (and the padding after them) into a new buffer, NUL-terminated. */
+static int read_member_data(int fd, uint64_t size, char **out)
+{
+	size_t padded = (size_t)((size + TAR_BLOCK - 1) / TAR_BLOCK * TAR_BLOCK);
+	char *buf = xmalloc(padded + 1);
+	ssize_t n = read_block(fd, buf, padded);
+	if (n != (ssize_t)padded) {
+		free(buf);
+		return n < 0 ? (int)n : -EINVAL;
+	}
+	buf[size] = '\0';
+	*out = buf;
+	return 0;
+}
+
 static int unpack_into(int fd, int dirfd, char *err, size_t errlen)
 {
 	struct tar_header h;
 	char *buf = xmalloc(1 << 20);
+	struct pending_member next = { 0 };
 	int ret = 0;
 	for (uint64_t offset = 0;; offset += TAR_BLOCK) {
 		ssize_t n = read_block(fd, &h, sizeof(h));
@@ -459,17 +586,46 @@ static int unpack_into(int fd, int dirfd, char *err, size_t errlen)
 		if (n == 0 || ((size_t)n == sizeof(h) && memcmp(&h, zero, sizeof(h)) == 0))
 			break; /* the end */
 		bool ok = (size_t)n == sizeof(h) && memcmp(h.magic, "ustar", 5) == 0;
-		uint64_t size = ok ? octal_field(h.size, sizeof(h.size), &ok) : 0;
+		uint64_t size = ok ? size_field(&h, &ok) : 0;
 		uint64_t sum = ok ? octal_field(h.chksum, sizeof(h.chksum), &ok) : 0;
 		if (!ok || sum != header_sum(&h)) {
-			snprintf(err, errlen, "not a sigprof archive (no tar header at offset %llu%s)",
-				 (unsigned long long)offset,
-				 (size_t)n == sizeof(h) && memcmp(h.magic, "ustar", 5) == 0 && (unsigned char)h.size[0] & 0x80
-					 ? ": a member of 8 GiB or more, in base-256"
-					 : "");
+			snprintf(err, errlen, "not a sigprof archive (no tar header at offset %llu)", (unsigned long long)offset);
 			ret = -EINVAL;
 			break;
 		}
+		if (h.typeflag == 'x' || h.typeflag == 'g' || h.typeflag == 'L' || h.typeflag == 'K') {
+			/* an extended header: pax records ('x' for the next member, 'g' for all), a GNU long name or link */
+			char *data = NULL;
+			if (size > MAX_EXTENDED_HEADER) {
+				snprintf(err, errlen, "the extended header at offset %llu is %llu bytes, more than the %u one "
+					 "may hold", (unsigned long long)offset, (unsigned long long)size, MAX_EXTENDED_HEADER);
+				ret = -EFBIG;
+				break;
+			}
+			ret = read_member_data(fd, size, &data);
+			if (ret) {
+				snprintf(err, errlen, "archive cut short in the extended header at offset %llu",
+					 (unsigned long long)offset);
+				break;
+			}
+			if (h.typeflag == 'x')
+				ret = parse_pax(data, (size_t)size, &next);
+			else if (h.typeflag == 'L' && size && memchr(data, '\0', (size_t)size - 1)) /* a NUL inside the name */
+				ret = -EINVAL;
+			else if (h.typeflag == 'L') {
+				free(next.path);
+				next.path = xstrndup(data, strnlen(data, (size_t)size));
+			}
+			free(data);
+			if (ret) {
+				snprintf(err, errlen, "the extended header at offset %llu does not parse", (unsigned long long)offset);
+				break;
+			}
+			offset += (size + TAR_BLOCK - 1) / TAR_BLOCK * TAR_BLOCK;
+			continue;
+		}
+		if (next.has_size)
+			size = next.size;
 		char whole[sizeof(h.prefix) + 1 + sizeof(h.name) + 1];
 		if (h.prefix[0])
 			snprintf(whole, sizeof(whole), "%.*s/%.*s", (int)sizeof(h.prefix), h.prefix, (int)sizeof(h.name),
@@ -477,7 +633,7 @@ static int unpack_into(int fd, int dirfd, char *err, size_t errlen)
 		else
 			snprintf(whole, sizeof(whole), "%.*s", (int)sizeof(h.name), h.name);
 		/* "./usr/lib/x", as tar -C DIR -cf x.tar . writes it, is "usr/lib/x" */
-		const char *name = whole;
+		const char *name = next.path ? next.path : whole;
 		while (name[0] == '.' && name[1] == '/')
 			name += 2 + strspn(name + 2, "/");
 		if (size > MAX_ARCHIVE_FILE) {
@@ -536,9 +692,12 @@ static int unpack_into(int fd, int dirfd, char *err, size_t errlen)
 		}
 		if (out >= 0)
 			close(out);
+		free(next.path);
+		next = (struct pending_member){ 0 };
 		if (ret)
 			break;
 	}
+	free(next.path);
 	free(buf);
 	return ret;
 }

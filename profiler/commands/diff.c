@@ -105,6 +105,9 @@ struct diff_data {
 		const char **names;
 		size_t count, cap;
 	} commands[SIDES], kernels[SIDES];
+	/* the filters (--comm, --pid, ...): the recordings where they kept a sample, and those where none */
+	size_t filter_kept;
+	struct strbuf filter_missed;
 	/* --folded: stack (root first) -> count, per side */
 	struct entry *stacks;
 	size_t nstacks, stacks_cap;
@@ -221,6 +224,13 @@ static int load_recording(struct diff_data *d, enum side side, const char *file,
 	if (p.truncated)
 		sp_warn("diff: %s %s (%s); comparing the %llu samples it holds", file, profile_end_verb(&p),
 			p.problem[0] ? p.problem : "no closing section", (unsigned long long)p.samples);
+	if (a->po.filter && filter_drops(a->po.filter) && p.samples) {
+		if (profile_kept_samples(&p))
+			d->filter_kept++;
+		else
+			sb_addf(&d->filter_missed, "%s%s", d->filter_missed.len ? ", " : "", QUOTED(file));
+	}
+	diff_warn_run_exit(file, profile_exit_status(&p));
 	note_collectors(d, side, file, &p);
 	note_command(d, side, &p);
 	struct figure_rows rows = { 0 };
@@ -335,6 +345,7 @@ static int load_input(struct diff_data *d, enum side side, const char *file, con
 		char command[1024];
 		diff_stat_command(text, command, sizeof(command));
 		name_list_add(d, &d->commands[side], command);
+		diff_warn_run_exit(file, diff_stat_exit_status(text));
 	}
 	free(text);
 	return ret;
@@ -556,6 +567,57 @@ static size_t build_rows(struct diff_data *d, const struct diff_args *a, struct 
 		rows[k].listed = row_listed(d, a, &rows[k]);
 	*out = rows;
 	return n;
+}
+
+/*
+ * The collectors that only one side recorded (in any of its runs): bit i of
+ * only[s] is collector_names[i], opened on side s and in no run of the
+ * other.  Both sides must be recordings (a stat document names none).
+ */
+static bool one_sided_collectors(const struct diff_data *d, uint64_t only[SIDES])
+{
+	uint64_t any[SIDES] = { 0 };
+	for (int s = 0; s < SIDES; s++)
+		for (size_t i = 0; i < d->nrecordings[s]; i++)
+			any[s] |= d->recordings[s][i].open;
+	only[BASE] = only[NEW] = 0;
+	if (!d->nrecordings[BASE] || !d->nrecordings[NEW])
+		return false;
+	only[BASE] = any[BASE] & ~any[NEW];
+	only[NEW] = any[NEW] & ~any[BASE];
+	return only[BASE] || only[NEW];
+}
+
+/*
+ * Rows of a collector only one side recorded are no change: the other side
+ * did not measure them.  They are left out of the listing (as rows nobody
+ * asked for), and one line says which collectors and how many rows.
+ */
+static void leave_out_one_sided_rows(const struct diff_data *d, struct diff_row *rows, size_t n)
+{
+	uint64_t only[SIDES];
+	if (!one_sided_collectors(d, only))
+		return;
+	size_t left_out = 0;
+	for (size_t k = 0; k < n; k++)
+		for (size_t c = 0; c < d->ncollector_names; c++)
+			if (((only[BASE] | only[NEW]) & (1ull << c)) && key_of_collector(rows[k].key, d->collector_names[c])) {
+				left_out += rows[k].listed;
+				rows[k].listed = false;
+				break;
+			}
+	struct strbuf sb = { 0 };
+	for (int s = 0; s < SIDES; s++) {
+		if (!only[s])
+			continue;
+		sb_addf(&sb, "%sonly the %s side recorded", sb.len ? "; " : "", side_names[s]);
+		for (size_t c = 0, named = 0; c < d->ncollector_names; c++)
+			if (only[s] & (1ull << c))
+				sb_addf(&sb, "%s %s", named++ ? "," : "", d->collector_names[c]);
+	}
+	sp_warn("diff: the sides were recorded with different collectors: %s; their %zu rows are left out, not "
+		"changes (and run.samples counts the samples of different collectors)", sb.buf, left_out);
+	sb_free(&sb);
 }
 
 static enum diff_sort row_sort;
@@ -1455,6 +1517,8 @@ int cmd_diff(int argc, char **argv)
 		free_recorded(&a);
 		return ret < 0 ? EXIT_USAGE : 0;
 	}
+	for (int s = 0; s < SIDES && !a.run.runs; s++)
+		a.nfiles[s] = diff_drop_repeated_inputs(a.files[s], a.nfiles[s], side_names[s]);
 	struct diff_data *d = xcalloc(1, sizeof(*d));
 	d->pool = string_pool_new();
 	int ret = 0;
@@ -1463,6 +1527,16 @@ int cmd_diff(int argc, char **argv)
 			ret = load_input(d, (enum side)s, a.files[s][i], &a);
 	struct diff_row *rows = NULL;
 	size_t n = 0;
+	if (ret == 0 && d->filter_missed.len) {
+		char filters[256];
+		filter_describe(&a.filter, filters, sizeof(filters));
+		if (!d->filter_kept)
+			ret = sp_error("diff: the filters (%s) matched no sample in any recording: nothing to compare",
+				       filters);
+		else
+			sp_warn("diff: the filters (%s) matched no sample in %s: those runs are compared without their "
+				"samples' figures", filters, d->filter_missed.buf);
+	}
 	if (ret == 0) {
 		warn_command_differences(d);
 		warn_collector_differences(d);
@@ -1476,6 +1550,7 @@ int cmd_diff(int argc, char **argv)
 				diff_folded(d, stdout);
 		} else {
 			n = build_rows(d, &a, &rows);
+			leave_out_one_sided_rows(d, rows, n);
 			if (d->duplicates)
 				sp_warn("diff: %zu figures of a run under a key the run had already were left out: a key names "
 					"one figure", d->duplicates);
@@ -1510,6 +1585,7 @@ int cmd_diff(int argc, char **argv)
 		free(d->kernels[s].names);
 	}
 	string_pool_free(d->pool);
+	sb_free(&d->filter_missed);
 	free(d);
 	path_rules_free(rules);
 	filter_free(&a.filter);

@@ -1041,6 +1041,9 @@ static void print_closing_line(const struct record_args *a, const struct drain_s
 	if (a->zstd_level)
 		sb_addf(&line, " (zstd: %.1f MB of records, %.1fx)", (double)record_bytes / 1e6,
 			bytes ? (double)record_bytes / (double)bytes : 0.0);
+	if (lost)
+		sb_addf(&line, "; to lose fewer: -m %u (now %u pages per CPU), fewer collectors (-e), or a lower -F",
+			a->ring_pages < (1u << 19) ? a->ring_pages * 4 : 1u << 20, a->ring_pages);
 	/* on a terminal (or with COLUMNS) the line is wrapped within its width, the collectors left out on their own */
 	struct view_options fit = { .width = term_width(STDERR_FILENO, 0) };
 	const char *sep = fit.width ? ";" : "; unavailable: ";
@@ -1154,7 +1157,7 @@ static int record_find_targets(struct record_args *a, bool attached, char *progr
 		int found = workload_find_file(a->argv[0], program, len);
 		if (found < 0) {
 			sp_error("record: cannot run %s: %s", QUOTED(a->argv[0]),
-				 found == -ENOENT ? "command not found" : strerror(-found));
+				 workload_find_error(a->argv[0], found));
 			return workload_cannot_run_exit(found);
 		}
 	}

@@ -1049,7 +1049,7 @@ static int stat_prepare(struct stat_state *st, char *why, size_t len)
 	int found = a->argv ? workload_find(a->argv[0]) : 0;
 	if (found < 0) {
 		sp_error("stat: cannot run %s: %s", QUOTED(a->argv[0]),
-			 found == -ENOENT ? "command not found" : strerror(-found));
+			 workload_find_error(a->argv[0], found));
 		return workload_cannot_run_exit(found);
 	}
 	if (target_given(&a->target) && target_resolve(&a->target, why, len) < 0) {
@@ -1072,6 +1072,9 @@ static int stat_open_output(struct stat_state *st)
 		sp_error("stat: -o %s is a symbolic link another user owns or could swap (a directory others can write), "
 			 "or another user's FIFO or device: not opened (give a file of your own)",
 			 QUOTED(a->output));
+	else if (err == -EEXIST)
+		sp_error("stat: -o %s is another user's file in a directory that is not theirs: not written (they could "
+			 "change the figures after; remove it or give another name)", QUOTED(a->output));
 	else if (err == -EMLINK)
 		sp_error("stat: -o %s has other hard links: writing it would change them too (give another file)",
 			 QUOTED(a->output));

@@ -236,3 +236,12 @@ void diff_stat_command(const char *text, char *buf, size_t len)
 	}
 	json_object_put(doc);
 }
+
+int diff_stat_exit_status(const char *text)
+{
+	json_object *doc = json_tokener_parse(text);
+	json_object *status = doc ? member(doc, "exit_status", json_type_int) : NULL;
+	int64_t v = status ? json_object_get_int64(status) : -1;
+	json_object_put(doc);
+	return v >= 0 && v <= 255 ? (int)v : -1;
+}

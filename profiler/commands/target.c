@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -185,6 +186,54 @@ static int open_cgroup(struct attach_target *t, char *err, size_t errlen)
 	return 0;
 }
 
+/* Whether this process has capability bit cap in its effective set (/proc/self/status's CapEff). */
+static bool has_capability(int cap)
+{
+	char *status = NULL;
+	size_t len;
+	if (geteuid() == 0)
+		return true;
+	if (read_file_bounded("/proc/self/status", 1 << 16, &status, &len) < 0)
+		return false;
+	const char *eff = strstr(status, "\nCapEff:");
+	unsigned long long caps = eff ? strtoull(eff + 8, NULL, 16) : 0;
+	free(status);
+	return caps & (1ull << cap);
+}
+
+/*
+ * Whether this process may attach to task id (of process pid), named by
+ * option (-p, -t): perf_event_open() of another's task needs ptrace read
+ * access to it (the kernel's ptrace_may_access(): our real user is the
+ * target's real, effective and saved user, or CAP_SYS_PTRACE), whatever
+ * kernel.perf_event_paranoid allows.  0, or -EPERM with the cause in err.
+ */
+static int check_attach_allowed(const char *option, pid_t id, pid_t pid, char *err, size_t errlen)
+{
+	enum { CAP_SYS_PTRACE_BIT = 19 };
+	if (has_capability(CAP_SYS_PTRACE_BIT))
+		return 0;
+	char path[64], *status = NULL;
+	size_t len;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if (read_file_bounded(path, 1 << 16, &status, &len) < 0)
+		return 0; /* gone, or hidden: the open says why */
+	const char *line = strstr(status, "\nUid:");
+	unsigned ids[3] = { 0 };
+	bool read = line && sscanf(line + 5, "%u %u %u", &ids[0], &ids[1], &ids[2]) == 3;
+	free(status);
+	uid_t me = getuid();
+	if (!read || (ids[0] == me && ids[1] == me && ids[2] == me))
+		return 0;
+	unsigned owner = ids[0] != me ? ids[0] : ids[1] != me ? ids[1] : ids[2];
+	struct passwd *pw = getpwuid(owner);
+	snprintf(err, errlen, "%s %d: process %d is not yours (it runs as %s%s%u, you as uid %u): attaching needs "
+		 "ptrace access to it, which kernel.perf_event_paranoid does not give; run sigprof as its owner or as "
+		 "root (or with CAP_SYS_PTRACE)", option, (int)id, (int)pid, pw ? pw->pw_name : "uid ", pw ? ", uid " : "",
+		 owner, (unsigned)me);
+	return -EPERM;
+}
+
 static int resolve_tasks(struct attach_target *t, char *err, size_t errlen)
 {
 	size_t tid_cap = 0, pid_cap = 0;
@@ -200,6 +249,9 @@ static int resolve_tasks(struct attach_target *t, char *err, size_t errlen)
 					 ret == -ESRCH ? "no such process" : strerror(-ret));
 				return ret;
 			}
+			ret = check_attach_allowed("-p", t->pids[i], t->pids[i], err, errlen);
+			if (ret < 0)
+				return ret;
 		}
 	}
 	if (t->tid_list) {
@@ -213,6 +265,9 @@ static int resolve_tasks(struct attach_target *t, char *err, size_t errlen)
 				ret = -ESRCH;
 				break;
 			}
+			ret = check_attach_allowed("-t", named[i], pid, err, errlen);
+			if (ret < 0)
+				break;
 			if (!contains(t->tids, t->ntids, named[i])) {
 				GROW(t->tids, tid_cap, t->ntids + 1);
 				t->tids[t->ntids++] = named[i];

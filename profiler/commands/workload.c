@@ -8,13 +8,29 @@
  * interrupt signals blocked except inside the caller's wait (ppoll with
  * waitmask), so a signal that arrives between two checks is not lost: the
  * wait returns at once with EINTR.
+ *
+ * The workload's rusage is its own: the kernel counts into a process's
+ * maximum resident set the pages it had before its exec, and a child
+ * forked from sigprof had sigprof's (stat -r 3 -- /bin/true read 2832 KB
+ * where /usr/bin/time reads 1108; record -r 6 up to 10064).  So the
+ * forked child only sets itself up and execs the spawner, a small static
+ * program sigprof carries (workload_image.c, run from a memfd made once),
+ * whose few pages are all the workload's fork copies; the spawner clones
+ * the workload with CLONE_PARENT, so that it is sigprof's child (sigprof
+ * waits for it, opens its events, and its death signal is tied to
+ * sigprof), tells sigprof its pid on the exec-error pipe and exits.
+ * Without the spawner (no memfd, an exec that failed, a build without the
+ * image) the forked child is the workload and tells its own pid the same
+ * way.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdint.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/resource.h>
@@ -25,7 +41,13 @@
 #include "sigprof/commands/commands.h"
 #include "sigprof/base/util.h"
 #include "sigprof/commands/workload.h"
+#include "sigprof/commands/workload_exec.h"
 #include "sigprof/base/files.h"
+
+/* The spawner's image (workload_image.c) and the memfd it is run from (-1: none yet, or none possible). */
+extern const unsigned char workload_spawner_image[], workload_spawner_image_end[];
+static int spawner_fd = -1;
+static bool spawner_tried;
 
 static volatile sig_atomic_t child_exited;
 static volatile sig_atomic_t interrupt_signal;
@@ -76,6 +98,16 @@ int workload_find_file(const char *cmd, char *found_file, size_t filelen)
 	return found;
 }
 
+const char *workload_find_error(const char *cmd, int err)
+{
+	if (err != -ENOENT)
+		return strerror(-err);
+	if (cmd[0] == '-')
+		return "command not found (sigprof's options go before '--'; a program of that name in this "
+		       "directory is run as ./NAME)";
+	return "command not found";
+}
+
 int workload_cannot_run_exit(int err)
 {
 	return err == -ENOENT ? EXIT_CANNOT_RUN : EXIT_NOT_EXEC;
@@ -122,7 +154,7 @@ static void install_handlers(sigset_t *waitmask)
  * Descriptors the workload inherits on purpose (no FD_CLOEXEC) stay.  Only
  * system calls, no allocation: the child of a threaded process.
  */
-static void close_own_descriptors(int keep1, int keep2)
+static void close_own_descriptors(int keep1, int keep2, int keep3)
 {
 	int dir = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dir < 0)
@@ -141,7 +173,7 @@ static void close_own_descriptors(int keep1, int keep2)
 			at += d->reclen;
 			char *end;
 			long fd = strtol(d->name, &end, 10);
-			if (*end || end == d->name || fd < 3 || fd == dir || fd == keep1 || fd == keep2)
+			if (*end || end == d->name || fd < 3 || fd == dir || fd == keep1 || fd == keep2 || fd == keep3)
 				continue;
 			int flags = fcntl((int)fd, F_GETFD);
 			if (flags >= 0 && (flags & FD_CLOEXEC))
@@ -152,15 +184,17 @@ static void close_own_descriptors(int keep1, int keep2)
 }
 
 /*
- * The workload's side of the fork: tie its life to sigprof's, wait for the
- * go, then exec.  A recorder that is SIGKILLed cannot kill its workload,
- * so the kernel does: PR_SET_PDEATHSIG sends SIGKILL when sigprof's main
- * thread (the one that forked) exits.  It survives exec, except of a
- * set-user-ID program that changes the user.  A sigprof that died before
- * the prctl is seen in getppid(): the child was already re-parented.
+ * The workload's side of the fork: tie its life to sigprof's, set itself
+ * up, then become the spawner (spawner_argv, NULL: none) or, failing that,
+ * say its own pid and wait for the go.  A recorder that is SIGKILLed cannot
+ * kill its workload, so the kernel does: PR_SET_PDEATHSIG sends SIGKILL
+ * when sigprof's main thread (the one that forked) exits.  It survives
+ * exec, except of a set-user-ID program that changes the user.  A sigprof
+ * that died before the prctl is seen in getppid(): the child was already
+ * re-parented.
  */
-static void __attribute__((noreturn)) run_child(char **argv, pid_t parent, int go_fd, int exec_err_fd,
-						 const int *output)
+static void __attribute__((noreturn)) run_child(char **argv, char **spawner_argv, pid_t parent, int go_fd,
+						 int exec_err_fd, const int *output)
 {
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
 		_exit(EXIT_CANNOT_RUN);
@@ -168,7 +202,7 @@ static void __attribute__((noreturn)) run_child(char **argv, pid_t parent, int g
 	for (int i = 0; output && i < 2; i++)
 		if (output[i] >= 0 && dup2(output[i], i + 1) < 0)
 			_exit(EXIT_CANNOT_RUN);
-	close_own_descriptors(go_fd, exec_err_fd);
+	close_own_descriptors(go_fd, exec_err_fd, spawner_argv ? spawner_fd : -1);
 	sigset_t none;
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
@@ -176,15 +210,71 @@ static void __attribute__((noreturn)) run_child(char **argv, pid_t parent, int g
 	for (size_t i = 0; i < sizeof(caught_signals) / sizeof(caught_signals[0]); i++)
 		signal(caught_signals[i], SIG_DFL);
 	sigaction(SIGPIPE, &inherited_sigpipe, NULL);
-	char go;
-	if (read(go_fd, &go, 1) != 1)
-		_exit(EXIT_CANNOT_RUN); /* sigprof gave up before releasing us */
-	close(go_fd);
-	execvp(argv[0], argv);
-	int err = errno;
-	if (write(exec_err_fd, &err, sizeof(err)) < 0)
+	if (spawner_argv && fcntl(go_fd, F_SETFD, 0) == 0 && fcntl(exec_err_fd, F_SETFD, 0) == 0) {
+		extern char **environ;
+		syscall(SYS_execveat, spawner_fd, "", spawner_argv, environ, AT_EMPTY_PATH);
+		fcntl(go_fd, F_SETFD, FD_CLOEXEC);
+		fcntl(exec_err_fd, F_SETFD, FD_CLOEXEC);
+	}
+	int32_t self = (int32_t)getpid();
+	if (write(exec_err_fd, &self, sizeof(self)) != sizeof(self))
 		_exit(EXIT_CANNOT_RUN);
-	_exit(workload_cannot_run_exit(-err));
+	workload_release_and_exec(argv, go_fd, exec_err_fd);
+}
+
+/*
+ * The memfd the spawner runs from, made on the first workload (close-on-
+ * exec: only execveat() uses it); -1 when it cannot be (no memfd_create,
+ * a build without the image).
+ */
+static int spawner_image_fd(void)
+{
+	if (spawner_tried)
+		return spawner_fd;
+	spawner_tried = true;
+	size_t size = (size_t)(workload_spawner_image_end - workload_spawner_image);
+	if (!size)
+		return -1;
+	int fd = memfd_create("sigprof-workload-spawner", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		return -1;
+	for (size_t done = 0; done < size;) {
+		ssize_t n = write(fd, workload_spawner_image + done, size - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			close(fd);
+			return -1;
+		}
+		done += (size_t)n;
+	}
+	/* sealed: nothing (a workload that inherited it, had it not been closed) can change what later runs exec */
+	fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
+	spawner_fd = fd;
+	return fd;
+}
+
+/*
+ * The spawner's command line (workload_spawner.c), made before the
+ * fork (the child allocates nothing); its numbers are written in numbers.
+ * Free the array only.
+ */
+static char **spawner_args(char **argv, pid_t parent, int go_fd, int exec_err_fd, char numbers[3][16])
+{
+	size_t n = 0;
+	while (argv[n])
+		n++;
+	char **args = xcalloc(n + 6, sizeof(*args));
+	snprintf(numbers[0], 16, "%d", (int)parent);
+	snprintf(numbers[1], 16, "%d", go_fd);
+	snprintf(numbers[2], 16, "%d", exec_err_fd);
+	args[0] = "sigprof-workload-spawner";
+	args[1] = numbers[0];
+	args[2] = numbers[1];
+	args[3] = numbers[2];
+	args[4] = "--";
+	memcpy(args + 5, argv, n * sizeof(*argv));
+	return args;
 }
 
 static void close_fd(int *fd)
@@ -244,6 +334,8 @@ static int start_child(struct workload *w, char **argv, const int *output)
 		return err;
 	}
 	pid_t parent = getpid();
+	char numbers[3][16];
+	char **spawner = spawner_image_fd() >= 0 ? spawner_args(argv, parent, go[0], exec_err[1], numbers) : NULL;
 	pid_t pid = fork();
 	if (pid < 0) {
 		int err = -errno;
@@ -251,15 +343,31 @@ static int start_child(struct workload *w, char **argv, const int *output)
 		close(go[1]);
 		close(exec_err[0]);
 		close(exec_err[1]);
+		free(spawner);
 		return err;
 	}
 	if (pid == 0) {
 		close(go[1]);
 		close(exec_err[0]);
-		run_child(argv, parent, go[0], exec_err[1], output);
+		run_child(argv, spawner, parent, go[0], exec_err[1], output);
 	}
+	free(spawner);
 	close(go[0]);
 	close(exec_err[1]);
+	/*
+	 * The workload's pid: the child's own, or the one its spawner cloned
+	 * (the spawner then exits and is reaped here).  No pid: the child died;
+	 * workload_release() finds that out (EPIPE) and reaps it.
+	 */
+	int32_t announced = 0;
+	ssize_t n;
+	while ((n = read(exec_err[0], &announced, sizeof(announced))) < 0 && errno == EINTR)
+		;
+	if (n == sizeof(announced) && announced > 0 && announced != pid) {
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		pid = (pid_t)announced;
+	}
 	w->pid = pid;
 	w->go_fd = go[1];
 	w->exec_err_fd = exec_err[0];

@@ -10,8 +10,9 @@
  *              from a file (which also looks for its debug file);
  *   event      the bytes as an -e argument: the event parser (pmu.c);
  *   tar        the bytes as an archive for `report --symfs ARCHIVE` (and what `sigprof archive` wrote): the tar
- *              reader and unpacker (archive.c: headers, checksums, member names, sizes), into a private directory
- *              removed after each input;
+ *              reader and unpacker (archive.c: headers, checksums, member names, sizes, pax extended headers
+ *              and GNU long names, seeded with tar(1)'s pax and gnu forms of a 300-character path), into a
+ *              private directory removed after each input;
  *   statjson   the bytes as a `stat --json` document read by `sigprof diff` (stat_document.c: runs, figures, values,
  *              rusage, intervals, the command).
  * Built with clang -fsanitize=fuzzer it is a libFuzzer binary (make fuzz); built with -DFUZZ_STANDALONE

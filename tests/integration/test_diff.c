@@ -629,7 +629,9 @@ Test(diff, filters_apply_to_every_recording, .timeout = 120)
 	const char *a = test_path("fa.data"), *b = test_path("fb.data");
 	free(record_workload(a, "-e signal", W "signal_storm 3000 >/dev/null"));
 	free(record_workload(b, "-e signal", W "signal_storm 6000 >/dev/null"));
-	const char *kept = test_path("kept.json"), *none = test_path("none.json");
+	char none[512];
+	path_kept(none, "none.json");
+	const char *kept = test_path("kept.json");
 	char *out;
 	int st = run_cmd(&out, false, "%s diff --all --json --comm signal_storm '%s' '%s' 2>&1 > '%s'", sigprof_bin(), a, b,
 			 kept);
@@ -637,12 +639,13 @@ Test(diff, filters_apply_to_every_recording, .timeout = 120)
 	free(out);
 	cr_assert_eq(row(kept, "signal.SIGUSR1.generated", ".base.mean"), 3000);
 	cr_assert_eq(row(kept, "signal.SIGUSR1.generated", ".new.mean"), 6000);
+	/* a filter that keeps no sample of any input: nothing to compare, said in one line, a failure */
 	st = run_cmd(&out, false, "%s diff --all --json --comm no-such-command '%s' '%s' 2>&1 > '%s'", sigprof_bin(), a, b,
 		     none);
-	cr_assert_eq(st, 0, "%s", out);
+	cr_assert_eq(st, 2, "%s", out);
+	cr_assert_eq(count_lines(out), 1, "%s", out);
+	cr_assert(strstr(out, "the filters (--comm no-such-command) matched no sample in any recording"), "%s", out);
 	free(out);
-	cr_assert_eq(jq_file(none, "[.rows[] | select(.key | startswith(\"signal.SIGUSR1.\"))] | length"), 0,
-		     "no signal of another command's");
 	st = run_cmd(&out, true, "%s diff --time 1,2,3 '%s' '%s'", sigprof_bin(), a, b);
 	cr_assert_eq(st, 2, "a bad --time is one error line: %s", out);
 	cr_assert_eq(count_lines(out), 1, "%s", out);
@@ -767,4 +770,68 @@ Test(diff, endless_blank_input_and_pipes_are_refused_at_once, .timeout = 60)
 	st = run_cmd(&out, true, "timeout 20 %s diff '%s' '%s'", sigprof_bin(), blank, junk);
 	cr_assert_eq(st, 2, "%s", out);
 	free(out);
+}
+
+/*
+ * What diff says of its inputs, one warning line each, the comparison still
+ * printed: a file given twice on a side is read once (the header lists it
+ * once); a run whose workload was interrupted (130) or failed is named; the
+ * rows of a collector only one side recorded are left out, not changes.
+ */
+Test(diff, repeated_files_failed_runs_and_one_sided_collectors_are_said, .timeout = 120)
+{
+	require_perf_events();
+	require_root();
+	char cpu_run[512], signal_run[512], interrupted[512], failed[512];
+	path_kept(cpu_run, "cpu-only.data");
+	path_kept(signal_run, "signal-only-side.data");
+	path_kept(interrupted, "interrupted.data");
+	path_kept(failed, "failed.data");
+	free(record_workload(cpu_run, "-e cpu", W "cpu_burner 200 >/dev/null"));
+	free(record_workload(signal_run, "-e signal", W "signal_storm 3000 >/dev/null"));
+	char *out;
+	/* the workload ends by SIGINT and by exit 3: record passes its status on */
+	int st = run_cmd(&out, true, "%s record -q -e signal -o '%s' -- sh -c '" W "signal_storm 3000 >/dev/null; "
+			 "kill -INT $$'", sigprof_bin(), interrupted);
+	cr_assert_eq(st, 130, "%s", out);
+	free(out);
+	st = run_cmd(&out, true, "%s record -q -e signal -o '%s' -- sh -c '" W "signal_storm 3000 >/dev/null; exit 3'",
+		     sigprof_bin(), failed);
+	cr_assert_eq(st, 3, "%s", out);
+	free(out);
+
+	/* one file three times (by two names) against itself: read once a side */
+	st = run_cmd(&out, false, "%s diff --all '%s' '%s/./signal-only-side.data' '%s' -- '%s' 2>&1", sigprof_bin(),
+		     signal_run, test_dir(), signal_run, signal_run);
+	cr_assert_eq(st, 0, "%s", out);
+	char want[1024];
+	snprintf(want, sizeof(want), "warning: diff: '%s' is given 3 times on the base side: read once", signal_run);
+	cr_assert(strstr(out, want), "%s", out);
+	snprintf(want, sizeof(want), "# base 1 run: %s\n", signal_run);
+	cr_assert(strstr(out, want), "%s", out);
+	cr_assert(strstr(out, "signal.SIGUSR1.generated"), "the comparison is printed:\n%s", out);
+	free(out);
+
+	/* the interrupted and the failed runs, each named in its own line */
+	st = run_cmd(&out, false, "%s diff '%s' -- '%s' '%s' 2>&1 >/dev/null", sigprof_bin(), signal_run, interrupted,
+		     failed);
+	cr_assert_eq(st, 0, "%s", out);
+	snprintf(want, sizeof(want), "'%s': its workload was interrupted (exit 130, SIGINT)", interrupted);
+	cr_assert(strstr(out, want), "%s", out);
+	snprintf(want, sizeof(want), "'%s': its workload exited 3 (a failure)", failed);
+	cr_assert(strstr(out, want), "%s", out);
+	free(out);
+
+	/* -e cpu against -e signal: no row of either collector is a change; run.samples is there, with a word */
+	const char *json = test_path("one-sided.json");
+	st = run_cmd(&out, false, "%s diff --json '%s' '%s' 2>&1 >'%s'", sigprof_bin(), cpu_run, signal_run, json);
+	cr_assert_eq(st, 0, "%s", out);
+	cr_assert(strstr(out, "the sides were recorded with different collectors: only the base side recorded cpu; "
+			      "only the new side recorded signal"), "%s", out);
+	cr_assert(strstr(out, "rows are left out, not changes"), "%s", out);
+	free(out);
+	cr_assert_eq(jq_file(json, "[.rows[] | .key | select(startswith(\"signal.\") or startswith(\"cpu.\") or "
+				   "startswith(\"paths.signal.\") or startswith(\"paths.cpu.\"))] | length"), 0,
+		     "a row of a collector one side lacks is listed");
+	cr_assert_eq(jq_file(json, "[.rows[] | select(.key == \"run.samples\")] | length"), 1);
 }

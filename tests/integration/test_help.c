@@ -59,6 +59,15 @@ Test(help, a_bad_option_gets_getopts_line_the_try_line_and_status_2)
 	cr_assert_eq(run_cmd(&out, true, "%s record -o /dev/null no-such-workload -h", sigprof_bin()), 127, "%s",
 		     out);
 	free(out);
+	/* an option given after '--' is the workload's name: one line that says where options go */
+	const char *after[] = { "record -o /dev/null -- -a sleep 1", "stat -o /dev/null -- -a sleep 1" };
+	for (size_t i = 0; i < sizeof(after) / sizeof(after[0]); i++) {
+		cr_assert_eq(run_cmd(&out, true, "%s %s", sigprof_bin(), after[i]), 127, "%s", out);
+		cr_assert_eq(count_lines(out), 1, "%s: %s", after[i], out);
+		cr_assert(strstr(out, "cannot run '-a': command not found (sigprof's options go before '--'"), "%s: %s",
+			  after[i], out);
+		free(out);
+	}
 }
 
 /* The names ("--version") that a line of text holds as options. */

@@ -251,6 +251,30 @@ Test(record, closing_line_counts_match_the_file)
 	cr_assert_eq((double)lost, json_number(data, ".meta.lost"));
 }
 
+/*
+ * Records lost: the closing line says what to change.  The premise is made,
+ * not hoped for: the workload stops the recorder (SIGSTOP to its parent)
+ * before 20000 signals and continues it after, so the 8-page rings overflow.
+ */
+Test(record, closing_line_says_what_to_change_when_records_were_lost, .timeout = 120)
+{
+	require_perf_events();
+	require_root();
+	const char *data = test_path("lost.data");
+	char *err;
+	int st = run_cmd(&err, false, "%s record -m 8 -e signal -o %s -- sh -c 'kill -STOP $PPID; " W "signal_storm "
+			 "20000 >/dev/null; kill -CONT $PPID' 2>&1 >/dev/null", sigprof_bin(), data);
+	cr_assert_eq(st, 0, "record exited %d: %s", st, err);
+	const char *line = strstr(err, "sigprof: recorded");
+	cr_assert(line, "no closing line: %s", err);
+	unsigned long long samples = 0, lost = 0;
+	cr_assert_eq(sscanf(strchr(line, ',') + 1, " %llu samples, %llu lost", &samples, &lost), 2, "%s", line);
+	cr_assert_gt(lost, 0, "the stopped recorder lost nothing: %s", line);
+	cr_assert(strstr(line, "to lose fewer: -m 32 (now 8 pages per CPU), fewer collectors (-e), or a lower -F"),
+		  "%s", line);
+	free(err);
+}
+
 Test(record, bad_options_are_one_line_errors)
 {
 	const char *cases[] = { "record", "record -F 0 -- true", "record -F abc -- true", "record --call-graph xyz -- true",

@@ -211,6 +211,41 @@ Test(safety, stat_output_through_another_users_link_is_refused, .init = attack_i
 }
 
 /*
+ * A file the helper made in advance at the output's name, in a directory
+ * like /tmp: stat, which writes as it goes, refuses it (its owner could
+ * hold it open and change the figures after); record replaces it by
+ * rename (it becomes .old, untouched) with a file of root's own.
+ */
+Test(safety, an_output_another_user_made_in_advance, .init = attack_init, .fini = attack_fini)
+{
+	require_perf_events();
+	require_helper();
+	const char *dir = shared_dir("shared-precreated");
+	cr_assert_eq(as_helper("echo theirs > %s/counts.txt; echo theirs > %s/p.data", dir, dir), 0);
+	char *out;
+	int st = run_cmd(&out, true, "%s stat -e cpu-clock -o %s/counts.txt -- true", sigprof_bin(), dir);
+	cr_assert_eq(st, 2, "%s", out);
+	cr_assert_eq(count_lines(out), 1, "%s", out);
+	cr_assert(strstr(out, "is another user's file in a directory that is not theirs: not written"), "%s", out);
+	free(out);
+	char path[700];
+	snprintf(path, sizeof(path), "%s/counts.txt", dir);
+	char *text = read_text(path);
+	cr_assert_str_eq(text, "theirs\n", "their file is left as it was");
+	free(text);
+	snprintf(path, sizeof(path), "%s/p.data", dir);
+	free(record_workload(path, "-e cpu", "true"));
+	struct stat sb;
+	cr_assert_eq(stat(path, &sb), 0);
+	cr_assert_eq(sb.st_uid, 0, "the recording is root's own file");
+	cr_assert_eq(sb.st_mode & 0777, 0600);
+	snprintf(path, sizeof(path), "%s/p.data.old", dir);
+	text = read_text(path);
+	cr_assert_str_eq(text, "theirs\n", "theirs became p.data.old, untouched");
+	free(text);
+}
+
+/*
  * The race the issue describes: the helper swaps p.data between a file of
  * its own and a link to root's file as fast as it can while root records
  * again and again.  Root's file must never be written, and whatever root
@@ -365,6 +400,11 @@ Test(safety, a_full_disk_keeps_the_previous_recording, .fini = tmpfs_fini)
 	cr_assert_eq(count_lines(out), 1, "%s", out);
 	free(out);
 	cr_assert_eq(run_cmd(NULL, true, "cmp %s %s", data, copy), 0, "the previous recording changed");
+	/* the report's files say why too (not stdio's "Input/output error"), and leave nothing behind */
+	st = run_cmd(&out, true, "%s report -i %s --html %s/p.html", sigprof_bin(), copy, dir);
+	cr_assert_eq(st, 2, "%s", out);
+	cr_assert(strstr(out, "writing it failed: No space left on device"), "%s", out);
+	free(out);
 	char *ls = listing(dir);
 	cr_assert_str_eq(ls, "filler\np.data\n");
 	free(ls);

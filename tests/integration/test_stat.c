@@ -503,3 +503,58 @@ Test(stat, a_failed_first_run_leaves_the_output_file_alone)
 	free(out);
 	cr_assert_neq(access(missing, F_OK), 0, "%s was created though nothing was written to it", missing);
 }
+
+/*
+ * The workload's maximum resident set is its own: touch_memory prints its
+ * peak as the kernel keeps it for its own address space (VmHWM, which
+ * starts at its exec), and stat's and record's time.maximum_resident_set_size
+ * must be that peak, not the pages of sigprof that a child forked from it
+ * had before its exec (2832 KB against 1108 before: the kernel counts them).
+ * 0 MB: a peak below sigprof's own; 16 MB: above it.  A margin of 256 KB for
+ * what the workload touches after it reads VmHWM (its output, its exit).
+ */
+static void peaks_are_the_workloads(const char *name, const char *what, const char *figures, const char *output)
+{
+	char *out;
+	cr_assert_eq(run_cmd(&out, false, "sed -n 's/.*VmHWM \\([0-9]*\\) kB/\\1/p' '%s'", output), 0);
+	char *save, *line = strtok_r(out, "\n", &save);
+	char *values;
+	cr_assert_eq(run_cmd(&values, false, "%s", figures), 0);
+	char *vsave, *value = strtok_r(values, "\n", &vsave);
+	int n = 0;
+	for (; line && value; line = strtok_r(NULL, "\n", &save), value = strtok_r(NULL, "\n", &vsave), n++) {
+		double hwm = atof(line), maxrss = atof(value);
+		cr_assert(maxrss >= hwm - 256 && maxrss <= hwm + 256,
+			  "%s %s run %d: maximum_resident_set_size %.0f KB, the workload's own peak %.0f KB", what, name, n + 1,
+			  maxrss, hwm);
+	}
+	cr_assert_gt(n, 0, "%s %s: no peak to compare", what, name);
+	free(values);
+	free(out);
+}
+
+Test(stat, the_maximum_resident_set_is_the_workloads_own, .timeout = 120)
+{
+	require_perf_events();
+	const char *sizes[] = { "0", "16" };
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		char output[512], json[512], cmd[1200], data[512];
+		snprintf(output, sizeof(output), "%s/touch-%s.txt", test_dir(), sizes[i]);
+		snprintf(json, sizeof(json), "%s/touch-%s.json", test_dir(), sizes[i]);
+		snprintf(data, sizeof(data), "%s/touch-%s.data", test_dir(), sizes[i]);
+		char *out;
+		int st = run_cmd(&out, true, "rm -f '%s'; %s stat -r 3 --json -o '%s' -- " W "touch_memory %s >> '%s'", output,
+				 sigprof_bin(), json, sizes[i], output);
+		cr_assert_eq(st, 0, "%s", out);
+		free(out);
+		snprintf(cmd, sizeof(cmd), "jq -r '.rusage[].maximum_resident_set_size' '%s'", json);
+		peaks_are_the_workloads(sizes[i], "stat", cmd, output);
+		st = run_cmd(&out, true, "rm -f '%s'; %s record -q -e cpu -o '%s' -- " W "touch_memory %s >> '%s'", output,
+			     sigprof_bin(), data, sizes[i], output);
+		cr_assert_eq(st, 0, "%s", out);
+		free(out);
+		snprintf(cmd, sizeof(cmd), "%s report --figures -i '%s' | awk '$1 == \"time.maximum_resident_set_size\" "
+			 "{ print $2 }'", sigprof_bin(), data);
+		peaks_are_the_workloads(sizes[i], "record", cmd, output);
+	}
+}

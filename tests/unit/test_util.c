@@ -275,6 +275,14 @@ Test(util, stream_output_opens_in_place_and_never_where_another_user_points)
 		int reader = open(fifo, O_RDONLY | O_NONBLOCK);
 		cr_assert_geq(reader, 0);
 		cr_assert_eq(stream_output_open(fifo, &created), -EPERM, "another user's FIFO, read or not");
+		/* another user's file planted in the root-owned directory: they could change it after; refused */
+		char *theirs = path_join(dir, "theirs.txt");
+		int planted_fd = open(theirs, O_WRONLY | O_CREAT | O_EXCL, 0666);
+		cr_assert_geq(planted_fd, 0);
+		close(planted_fd);
+		cr_assert_eq(chown(theirs, 65534, 65534), 0);
+		cr_assert_eq(stream_output_open(theirs, &created), -EEXIST);
+		free(theirs);
 		/* but the one this process writes its standard output to (sudo sigprof stat -o /dev/stdout | less) */
 		int saved = dup(1), writer = open(fifo, O_WRONLY | O_NONBLOCK);
 		cr_assert_geq(writer, 0);

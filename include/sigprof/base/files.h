@@ -56,6 +56,7 @@ struct safe_output {
 	char *name;      /* PATH's last component */
 	char *temp;      /* the new file's name in dirfd */
 	unsigned mode;   /* the permissions PATH gets */
+	struct output_stream *stream; /* fp's descriptor and its first write error, which stdio forgets */
 };
 int safe_output_open(const char *path, unsigned mode, struct safe_output *out);
 /* Flush, close and rename into place; 0 or -errno (the new file removed). */
@@ -68,7 +69,9 @@ void safe_output_abort(struct safe_output *out);
  * command opens where others can write: a new PATH is created O_EXCL |
  * O_NOFOLLOW (*created true); an existing one is opened O_NOFOLLOW and must
  * be a regular file of one link (-EMLINK: a hard link someone made would
- * take the writes to another file), or a FIFO, terminal or device that root
+ * take the writes to another file) that root, the caller or the
+ * directory's owner owns (-EEXIST: another user's file planted in /tmp,
+ * which they could hold open and change after), or a FIFO, terminal or device that root
  * or the caller owns or that this process already has open as its standard
  * input, output or error (-EPERM: another user's FIFO planted in /tmp).  A
  * symbolic link is followed (-o /dev/stderr) only when root or the caller

@@ -37,6 +37,21 @@ int diff_stat_document(const char *text, size_t max_runs, diff_figure_fn add, vo
  * empty when the text has none or is no document.
  */
 void diff_stat_command(const char *text, char *buf, size_t len);
+/* The document's "exit_status" (its last run's workload), or -1 when it has none. */
+int diff_stat_exit_status(const char *text);
+
+/*
+ * The inputs of one side without the files given more than once (the same
+ * inode: each is read once), in their order, with one warning line per
+ * repeated file; returns how many remain (diff_inputs.c).
+ */
+size_t diff_drop_repeated_inputs(const char **files, size_t n, const char *side);
+/*
+ * One warning line when the run of file did not end well: exit_status the
+ * workload's (130: interrupted, 128+N: killed by signal N, else failed);
+ * nothing for 0 or a negative (unknown, not recorded).
+ */
+void diff_warn_run_exit(const char *file, int exit_status);
 
 /*
  * diff -r N --run BASECMD... -- NEWCMD... (diff_run.c): record both sides

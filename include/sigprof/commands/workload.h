@@ -55,6 +55,12 @@ size_t workload_time_figures(const struct rusage *ru, double elapsed_s, struct t
 int workload_find(const char *cmd);
 /* The same, with the file found (as execvp() would run it) in file on success. */
 int workload_find_file(const char *cmd, char *file, size_t filelen);
+/*
+ * Why cmd cannot run, for the one error line: "command not found" (with
+ * where sigprof's options go, when cmd looks like one: `record -- -a`), or
+ * strerror's text.
+ */
+const char *workload_find_error(const char *cmd, int err);
 /* The exit status for a failed lookup or exec: 127 for -ENOENT, else 126. */
 int workload_cannot_run_exit(int err);
 
