@@ -90,6 +90,10 @@ static void write_meta(struct json_writer *w, const struct profile *p)
 		json_string(w, NULL, p->argv[i]);
 	json_end(w);
 	json_string(w, "target", p->target);
+	if (p->workload_pid)
+		json_u64(w, "workload_pid", p->workload_pid);
+	else
+		json_null(w, "workload_pid");
 	write_filters(w, p);
 	json_string(w, "hostname", p->hostname);
 	json_string(w, "kernel", p->kernel);

@@ -173,6 +173,8 @@ static void print_header(const struct profile *p, bool full, FILE *out)
 	}
 	if (p->target[0])
 		fprintf(out, "# target:     %s\n", p->target);
+	if (p->workload_pid)
+		fprintf(out, "# workload:   pid %u, the command perf forked, and the processes it forked\n", p->workload_pid);
 	char when[64] = "?";
 	time_t t = (time_t)(p->start_realtime_ns / 1000000000ULL);
 	struct tm tm;

@@ -153,6 +153,9 @@ struct perfdata_reader {
 	size_t nevent_types, event_types_cap;
 	char perf_version[64];
 	char arch[64];
+	/* the command perf forked (the workload): its comm after exec, from the cmdline feature's argv after "--" */
+	char command_comm[16];
+	bool workload_found;
 	bool compressed_feature;
 	bool features_cut; /* a feature section lies past the end of the file */
 	/* out: prologue records, then one record at a time */
@@ -571,6 +574,13 @@ static void parse_feature(struct perfdata_reader *r, unsigned feat, const unsign
 		}
 		if (got == nr)
 			emit_meta(r, "argv", (const char *const *)argv, nr);
+		for (uint32_t i = 0; i + 1 < got; i++)
+			if (strcmp(argv[i], "--") == 0) {
+				/* the comm the kernel gives the command at exec: its file name, cut to 15 bytes */
+				const char *slash = strrchr(argv[i + 1], '/');
+				snprintf(r->command_comm, sizeof(r->command_comm), "%.15s", slash ? slash + 1 : argv[i + 1]);
+				break;
+			}
 		for (uint32_t i = 0; i < got; i++)
 			free(argv[i]);
 		free(argv);
@@ -958,6 +968,50 @@ static void count_record(struct perfdata_reader *r, const struct perf_event_head
 	}
 }
 
+/*
+ * The workload: the command perf forked.  perf's child names itself
+ * "perf-exec" (prctl) while it waits for the events to be opened, so the
+ * task records perf synthesizes at the start show it under that name; the
+ * kernel's COMM record of its exec then names it after the command.  A
+ * file of a perf that does not rename its child: the first exec of a task
+ * named as the command after "--" in the cmdline feature.  Said once, as
+ * META workload_pid, before the record that names it: the loader takes
+ * that process and those it forks as the workload (docs/perfdata.md).
+ */
+static void find_workload(struct perfdata_reader *r, const struct perf_event_header *h)
+{
+	if (r->workload_found || h->type != PERF_RECORD_COMM || h->size < 24)
+		return;
+	uint32_t pid;
+	char comm[17];
+	memcpy(&pid, h + 1, 4);
+	size_t n = strnlen((const char *)(h + 1) + 8, h->size - sizeof(*h) - 8);
+	snprintf(comm, sizeof(comm), "%.*s", (int)(n < 16 ? n : 16), (const char *)(h + 1) + 8);
+	bool forked = strcmp(comm, "perf-exec") == 0;
+	bool exec = (h->misc & PERF_RECORD_MISC_COMM_EXEC) && r->command_comm[0] && strcmp(comm, r->command_comm) == 0;
+	if (!pid || !(forked || exec))
+		return;
+	r->workload_found = true;
+	char text[16];
+	snprintf(text, sizeof(text), "%u", pid);
+	const char *values[2] = { text, forked ? "perf-exec" : "exec" };
+	emit_meta(r, "workload_pid", values, 2);
+}
+
+/* A kernel record out, counted: 1 with *rec set, or 0 when it went to the pending records behind a META. */
+static int hand_on(struct perfdata_reader *r, const struct perf_event_header *o, const struct perf_event_header **rec)
+{
+	count_record(r, o);
+	size_t before = r->pending_len;
+	find_workload(r, o);
+	if (r->pending_len == before) {
+		*rec = o;
+		return 1;
+	}
+	pending_add(r, o, o->size);
+	return 0;
+}
+
 /* ---- perf's own records ---- */
 
 static int decompress(struct perfdata_reader *r, const unsigned char *data, size_t len, uint64_t at)
@@ -1187,11 +1241,8 @@ int perfdata_reader_next(struct perfdata_reader *r, const struct perf_event_head
 		if (r->holding) {
 			r->holding = false;
 			const struct perf_event_header *o = rewrite(r, (const void *)r->held);
-			if (o) {
-				count_record(r, o);
-				*rec = o;
+			if (o && hand_on(r, o, rec))
 				return 1;
-			}
 			continue;
 		}
 		if (r->finish_done)
@@ -1227,11 +1278,8 @@ int perfdata_reader_next(struct perfdata_reader *r, const struct perf_event_head
 			continue;
 		}
 		const struct perf_event_header *o = rewrite(r, h);
-		if (!o)
-			continue;
-		count_record(r, o);
-		*rec = o;
-		return 1;
+		if (o && hand_on(r, o, rec))
+			return 1;
 	}
 }
 

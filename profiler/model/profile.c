@@ -184,6 +184,12 @@ static void load_meta(struct loader *l, const struct perf_event_header *rec)
 				p->nresults++;
 	} else if (strcmp(key, "target") == 0) {
 		snprintf(p->target, sizeof(p->target), "%s", v);
+	} else if (strcmp(key, "workload_pid") == 0) {
+		unsigned long pid = strtoul(v, NULL, 10);
+		if (pid && pid <= UINT32_MAX && !p->workload_pid) {
+			p->workload_pid = (uint32_t)pid;
+			u64_map_put(&p->workload_pids, pid, (void *)1);
+		}
 	} else if (strcmp(key, "note") == 0) {
 		profile_add_note(p, v);
 	} else if (strcmp(key, "switch_output") == 0 && n >= 3) {
@@ -369,6 +375,8 @@ static void load_task_record(struct loader *l, const struct perf_event_header *r
 		break;
 	case PERF_RECORD_FORK:
 		if (rec->size >= 24) {
+			if (l->p->workload_pid && u32[0] != u32[1] && u64_map_get(&l->p->workload_pids, u32[1]))
+				u64_map_put(&l->p->workload_pids, u32[0], (void *)1); /* a process the workload forked */
 			proc_table_fork(pt, u32[1], u32[0]);
 			proc_table_thread_start(pt, u32[2], u32[3]);
 		}
@@ -822,6 +830,7 @@ void profile_free(struct profile *p)
 		weight_table_free(p->weights);
 	free(p->weights);
 	proc_table_free(p->procs);
+	u64_map_free(&p->workload_pids);
 	memset(p, 0, sizeof(*p));
 }
 

@@ -149,6 +149,78 @@ Test(perfdata, perf_sched_recording_has_perfs_samples, .timeout = 180)
 		     "no sched sample of the workload");
 }
 
+/*
+ * The scheduler waits of perf's forked command against perf sched
+ * timehist, thread by thread.  Both measure a wait from a task's
+ * switch-out to its next switch-in; timehist prints it on the row of the
+ * switch-out that ends the run after it, so a thread's first row has no
+ * wait and the run its exit ends has no row (its EXIT record comes first),
+ * and it prints each in whole microseconds, cut (docs/perfdata.md).  So,
+ * per thread: sigprof's wait time is timehist's, within 1 us per row, plus
+ * at most that one last wait (bounded by the longest wait); the waits
+ * count as timehist's rows less the first, within one.  A switch-in the
+ * file lacks (sigprof's lost_switch_in) timehist ends at the CPU's previous
+ * switch: those waits are sigprof's to leave out, so they widen the bound.
+ */
+Test(perfdata, perf_sched_waits_per_thread_are_timehists, .timeout = 240)
+{
+	require_perf_tool();
+	const char *data = test_path("perf-sched-waits.data");
+	perf_record(data, "sched record -q", W "sched_pingpong 2000");
+	const char *json = report_json_file(data, "");
+	double pid = jq_file(json, ".meta.workload_pid // 0");
+	cr_assert_gt(pid, 0, "no workload named in a perf.data of perf's forked command");
+	double waits = jq_file(json, ".sched.total.wait_time.count");
+	double lost_switch_in = jq_file(json, ".sched.total.lost_switch_in");
+	double longest_ns = jq_file(json, ".sched.total.wait_time.max_ms") * 1e6;
+	/* "TID ROWS WAIT_NS" of the workload's threads, from timehist's rows ("name[tid/pid]" or "name[pid]") */
+	char *th;
+	int st = run_cmd(&th, false,
+			 "perf sched timehist -i '%s' 2>/dev/null | awk -v pid=%.0f '"
+			 "match($3, /\\[[0-9]+(\\/[0-9]+)?\\]$/) { split(substr($3, RSTART + 1, RLENGTH - 2), id, \"/\");"
+			 " p = (2 in id) ? id[2] : id[1]; if (p != pid) next; rows[id[1]]++; w[id[1]] += $4 * 1e6 }"
+			 " END { for (t in rows) printf \"%%s %%d %%.0f\\n\", t, rows[t], w[t] }' | sort -n",
+			 data, pid);
+	cr_assert_eq(st, 0, "perf sched timehist: %s", th);
+	/* "TID WAIT_NS" from sigprof's wait weights per thread */
+	char *ours;
+	st = run_cmd(&ours, false,
+		     "'%s' report -i '%s' --folded --collector sched --folded-root tid --weight ns | "
+		     "awk '{ split($1, a, \";\"); n = split(a[1], b, \"/\"); w[b[n]] += $NF } END { for (t in w) print t, w[t] }'",
+		     sigprof_bin(), data);
+	cr_assert_eq(st, 0, "sigprof report --folded: %s", ours);
+	int threads = 0;
+	double rows_total = 0;
+	for (char *line = strtok(th, "\n"); line; line = strtok(NULL, "\n")) {
+		unsigned tid;
+		double rows, th_ns, our_ns = 0;
+		cr_assert_eq(sscanf(line, "%u %lf %lf", &tid, &rows, &th_ns), 3, "timehist line '%s'", line);
+		char key[32];
+		snprintf(key, sizeof(key), "\n%u ", tid);
+		char with_nl[strlen(ours) + 2];
+		snprintf(with_nl, sizeof(with_nl), "\n%s", ours);
+		const char *at = strstr(with_nl, key);
+		if (at)
+			our_ns = atof(at + strlen(key));
+		double cut = rows * 1000;
+		cr_assert(our_ns >= th_ns - cut || lost_switch_in > 0,
+			  "thread %u: sigprof waited %.0f ns, timehist %.0f ns over %.0f rows", tid, our_ns, th_ns, rows);
+		cr_assert(our_ns <= th_ns + cut + longest_ns,
+			  "thread %u: sigprof waited %.0f ns, timehist %.0f ns over %.0f rows (longest wait %.0f ns)", tid,
+			  our_ns, th_ns, rows, longest_ns);
+		threads++;
+		rows_total += rows;
+	}
+	cr_assert_eq(threads, 2, "timehist shows %d threads of sched_pingpong, not its 2:\n%s", threads, th);
+	/* each thread's first row has no wait; an exiting thread's last wait has no row */
+	double expected = rows_total - threads;
+	cr_assert(waits + lost_switch_in >= expected - threads && waits + lost_switch_in <= expected + threads,
+		  "sigprof counted %.0f waits (+%.0f lost switch-ins), timehist %.0f rows of %d threads", waits,
+		  lost_switch_in, rows_total, threads);
+	free(th);
+	free(ours);
+}
+
 /* The real-hardware fixtures: the samples per event agree wherever this machine's perf reads the file. */
 Test(perfdata, fixtures_have_perfs_samples_per_event, .timeout = 180)
 {
