@@ -29,6 +29,7 @@
 #include "sigprof/commands/cli.h"
 #include "sigprof/commands/commands.h"
 #include "sigprof/commands/diff.h"
+#include "sigprof/model/datafile.h"
 #include "sigprof/model/filter.h"
 #include "sigprof/base/json.h"
 #include "sigprof/base/options.h"
@@ -313,6 +314,8 @@ static int load_input(struct diff_data *d, enum side side, const char *file, con
 				"save it to a file first", QUOTED(file));
 	if (json < 0)
 		return sp_error("diff: cannot read %s: %s", QUOTED(file), strerror(-json));
+	if (a->po.input_format != SP_INPUT_AUTO)
+		json = 0; /* --input-format sigprof|perf: every input is a recording of that format */
 	if (!json)
 		return load_recording(d, side, file, a); /* streamed: a recording is never read whole */
 	if (a->format == DIFF_FOLDED)
@@ -1165,7 +1168,7 @@ static void diff_folded(struct diff_data *d, FILE *out)
 /* ---- options ---- */
 
 enum { OPT_ALL = 256, OPT_NO_PAGER, OPT_WIDTH, OPT_COLOR, OPT_RUN, OPT_RUN_DIR, OPT_RULES, OPT_JSON, OPT_FOLDED, OPT_HTML, OPT_PPROF, OPT_SORT, OPT_COLLECTOR, OPT_MIN_CHANGE, OPT_PATH_RULE, OPT_PATH_RULES,
-       OPT_KALLSYMS };
+       OPT_KALLSYMS, OPT_INPUT_FORMAT };
 
 static const struct option_spec diff_specs[] = {
 	{ .short_name = 'a', .long_name = "all", .help = "every figure, not only those that changed by LKP's rules" },
@@ -1214,6 +1217,10 @@ static const struct option_spec diff_specs[] = {
 	  .help = "add the rules of FILE, one 'GLOB PATH' per line" },
 	{ .id = OPT_KALLSYMS, .long_name = "kallsyms", .arg = "FILE",
 	  .help = "kernel symbols from FILE instead of /proc/kallsyms" },
+	{ .id = OPT_INPUT_FORMAT, .long_name = "input-format", .arg = "FMT", .values = "auto|sigprof|perf",
+	  .help = "what each input is: a sigprof recording or a perf.data file (auto: by its magic; a stat "
+		  "document by its '{')",
+	  .default_value = "auto" },
 	CLI_FILTER_OPTION_SPECS,
 	OPTION_HELP_SPEC,
 };
@@ -1359,6 +1366,10 @@ static int parse_diff_args(int argc, char **argv, struct diff_args *a, struct pa
 		case OPT_KALLSYMS:
 			a->po.kallsyms = optarg;
 			break;
+		case OPT_INPUT_FORMAT:
+			if (cli_input_format_option(optarg, &a->po.input_format, "diff") < 0)
+				return -1;
+			break;
 		case 'h':
 			options_usage(&diff_option_table, stdout);
 			exit(0);
@@ -1384,6 +1395,8 @@ static int parse_diff_args(int argc, char **argv, struct diff_args *a, struct pa
 					QUOTED(argv[optind]));
 		if (dash >= argc || dash == run_at + 1 || dash == argc - 1)
 			return sp_error("diff: --run BASECMD... -- NEWCMD...: give a command on each side of --");
+		if (a->po.input_format == SP_INPUT_PERF)
+			return sp_error("diff: --input-format perf with --run: the runs are sigprof's own recordings");
 		if (!a->run.runs)
 			a->run.runs = 3;
 		if (!a->run.dir)
@@ -1435,7 +1448,7 @@ static int diff_pair_output(const struct diff_args *a)
 	for (int s = 0; s < SIDES && ret == 0; s++) {
 		const char *file = a->files[s][0];
 		char err[512];
-		if (looks_like_json(file) > 0) {
+		if (a->po.input_format == SP_INPUT_AUTO && looks_like_json(file) > 0) {
 			ret = sp_error("diff: %s: a stat document has no stacks for %s", QUOTED(file), option);
 			break;
 		}

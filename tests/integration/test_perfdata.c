@@ -269,3 +269,32 @@ Test(perfdata, cache_misses_are_perfs_event_count, .timeout = 60)
 	double misses = jq_file(json, "[.paths[] | .cache_misses // 0] | add");
 	cr_assert_eq(misses, perf_count, "sigprof's LLC-loads-misses %.0f, perf's event count %.0f", misses, perf_count);
 }
+
+/* diff --input-format: a perf.data on both sides by magic or by name; refused with one line as sigprof's. */
+Test(perfdata, diff_reads_perf_data_by_the_format_named, .timeout = 60)
+{
+	const char *data = test_path("mem-loads-4.4.data");
+	char *out;
+	cr_assert_eq(run_cmd(&out, true, "cp tests/fixtures/perfdata/mem-loads-4.4.data '%s'", data), 0, "%s", out);
+	free(out);
+	static const char *const accepted[] = { "", "--input-format auto", "--input-format perf" };
+	for (size_t i = 0; i < sizeof(accepted) / sizeof(accepted[0]); i++) {
+		int st = run_cmd(&out, true, "'%s' diff --json %s '%s' '%s' | jq -e '.rows | length > 0' >/dev/null",
+				 sigprof_bin(), accepted[i], data, data);
+		cr_assert_eq(st, 0, "diff %s of a perf.data with itself: %s", accepted[i], out);
+		free(out);
+	}
+	int st = run_cmd(&out, true, "'%s' diff --input-format sigprof '%s' '%s'", sigprof_bin(), data, data);
+	cr_assert_neq(st, 0, "--input-format sigprof read a perf.data: %s", out);
+	cr_assert(strstr(out, "a perf.data file, not a sigprof recording") && !strchr(strchr(out, '\n') + 1, '\n'),
+		  "not one line naming the format: %s", out);
+	free(out);
+	/* a stat document is no recording of the format named */
+	const char *doc = test_path("stat.json");
+	cr_assert_eq(run_cmd(&out, true, "echo '{\"runs\": 1}' > '%s'", doc), 0);
+	free(out);
+	st = run_cmd(&out, true, "'%s' diff --input-format perf '%s' '%s'", sigprof_bin(), doc, doc);
+	cr_assert_neq(st, 0, "--input-format perf read a stat document: %s", out);
+	cr_assert(strstr(out, "not a perf.data file"), "%s", out);
+	free(out);
+}
