@@ -158,6 +158,8 @@ struct perfdata_reader {
 	bool workload_found;
 	bool compressed_feature;
 	bool features_cut; /* a feature section lies past the end of the file */
+	char *kallsyms;    /* the recording machine's /proc/kallsyms, when the tracing data holds a copy */
+	size_t kallsyms_len;
 	/* out: prologue records, then one record at a time */
 	char *pending;
 	size_t pending_len, pending_cap, pending_pos;
@@ -487,8 +489,11 @@ static void add_format(struct perfdata_reader *r, const char *system, const unsi
  * version string, endianness, long size, page size, header_page and
  * header_event (each a name, a u64 size and the text), the ftrace formats
  * (u32 count, each u64 size + text), then the event formats: u32 systems,
- * each a NUL-terminated name, u32 count and, each, u64 size + text.  What
- * follows (kallsyms, printk formats, saved cmdlines) is not needed.
+ * each a NUL-terminated name, u32 count and, each, u64 size + text; then
+ * kallsyms (u32 size + text): older perf copied /proc/kallsyms there, perf
+ * today writes it empty.  A copy is kept: it names the kernel frames of
+ * the machine that recorded (docs/perfdata.md).  What follows (printk
+ * formats, saved cmdlines) is not needed.
  */
 static void parse_tracing_data(struct perfdata_reader *r, struct bytes *b)
 {
@@ -525,6 +530,13 @@ static void parse_tracing_data(struct perfdata_reader *r, struct bytes *b)
 			if (text)
 				add_format(r, (const char *)sys, text, len);
 		}
+	}
+	uint32_t kallsyms_len = take_u32(b);
+	const unsigned char *kallsyms = take(b, kallsyms_len);
+	if (kallsyms && kallsyms_len && !r->kallsyms) {
+		r->kallsyms = xmalloc(kallsyms_len);
+		memcpy(r->kallsyms, kallsyms, kallsyms_len);
+		r->kallsyms_len = kallsyms_len;
 	}
 }
 
@@ -841,11 +853,22 @@ static void emit_notes(struct perfdata_reader *r)
 	sb_free(&note);
 }
 
+static int pending_add_record(void *reader, const void *rec, size_t len)
+{
+	pending_add(reader, rec, len);
+	return 0;
+}
+
 static void emit_prologue(struct perfdata_reader *r)
 {
 	if (r->prologue_done)
 		return;
 	r->prologue_done = true;
+	/* before any kernel record, where the loader takes a recording's copy of the kernel's symbols */
+	if (r->kallsyms) {
+		emit_meta1(r, "kallsyms_source", "the copy of the recording machine's /proc/kallsyms in perf's tracing data");
+		sp_kallsyms_records(r->kallsyms, r->kallsyms_len, pending_add_record, r);
+	}
 	for (size_t i = 0; i < r->nattrs; i++)
 		if (!r->attrs[i].named)
 			default_name(r, &r->attrs[i].attr, r->attrs[i].name, sizeof(r->attrs[i].name));
@@ -1473,6 +1496,7 @@ void perfdata_reader_close(struct perfdata_reader *r)
 		free(r->formats[i].text);
 	free(r->formats);
 	free(r->event_types);
+	free(r->kallsyms);
 	u64_map_free(&r->by_id);
 	free(r->pending);
 	free(r->buf);

@@ -198,6 +198,8 @@ static void load_meta(struct loader *l, const struct perf_event_header *rec)
 	} else if (strcmp(key, "build_id") == 0 && n >= 3) {
 		/* a perf.data file's build-id table (perfdata.c): file, build-id */
 		proc_table_set_build_id(p->procs, v, s[2]);
+	} else if (strcmp(key, "kallsyms_source") == 0) {
+		snprintf(l->kallsyms_source, sizeof(l->kallsyms_source), "%s", v);
 	} else if (strcmp(key, "boot_id") == 0) {
 		snprintf(l->boot_id, sizeof(l->boot_id), "%s", v);
 	} else if (strcmp(key, "collector_status") == 0 && n >= 4) {
@@ -566,8 +568,10 @@ static void settle_kernel_symbols(struct loader *l)
 		profile_add_note(l->p, note.buf);
 		sb_free(&note);
 	}
-	if (same_boot)
+	if (same_boot) {
+		l->host_kallsyms = true;
 		return;
+	}
 	l->kernel_symbols_why = l->boot_id[0] ? "it was made on another machine or before a reboot"
 					      : "it does not say in which boot it was made";
 	proc_table_forbid_host_kallsyms(l->p->procs);
@@ -629,6 +633,23 @@ static void note_kernel_symbols(struct profile *p, const struct loader *l, const
 	else if (kernel->load_error)
 		snprintf(p->kernel_symbols_problem, sizeof(p->kernel_symbols_problem), "cannot read %s: %s", kallsyms,
 			 strerror(-kernel->load_error));
+}
+
+/* Where kernel frames got their names, for the header (said only when a kernel frame needed one). */
+static void say_kernel_symbols(struct profile *p, const struct loader *l, const char *kallsyms)
+{
+	if (!l->kernel->load_tried)
+		return;
+	if (l->kallsyms_named)
+		snprintf(p->kernel_symbols, sizeof(p->kernel_symbols), "--kallsyms %s", kallsyms);
+	else if (l->kallsyms_copy == COPY_INSTALLED)
+		snprintf(p->kernel_symbols, sizeof(p->kernel_symbols), "%s",
+			 l->kallsyms_source[0] ? l->kallsyms_source : "the recording's copy of the kernel's kallsyms");
+	else if (l->host_kallsyms && !l->kernel->load_error)
+		snprintf(p->kernel_symbols, sizeof(p->kernel_symbols), "this machine's %s (the recording's boot)",
+			 kallsyms);
+	else
+		snprintf(p->kernel_symbols, sizeof(p->kernel_symbols), "none");
 }
 
 /*
@@ -790,6 +811,7 @@ int profile_load(const char *file, const struct profile_options *opts, struct pr
 	if (l.kallsyms_copy == COPY_NONE && !l.kallsyms_named && l.kernel->load_tried && !l.kernel->load_error)
 		note_no_kallsyms_copy(p, &l, r);
 	note_kernel_symbols(p, &l, kallsyms);
+	say_kernel_symbols(p, &l, kallsyms);
 	note_missing_files(p);
 	note_unjoined_handlers(p);
 	for (int c = 0; c < p->ncollectors; c++)

@@ -227,7 +227,8 @@ Test(perfdata, fixtures_have_perfs_samples_per_event, .timeout = 180)
 	require_perf_tool();
 	static const char *const files[] = { "mem-loads-4.4.data", "c2c-record-5.4.data", "llc-3.2.data",
 					     "arm64-6.12.data", "zstd-pipe-6.5.data", "pipe-6.12.data",
-					     "uprobe-tracing-4.9.data", "lbr-5.4.data", "hybrid-5.15.data" };
+					     "uprobe-tracing-4.9.data", "lbr-5.4.data", "hybrid-5.15.data",
+					     "kallsyms-tracing-5.18.data" };
 	int compared = 0;
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		/* a copy in the test's directory: the outputs named after it go there, not into the tree */

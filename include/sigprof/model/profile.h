@@ -131,6 +131,7 @@ struct profile {
 	uint64_t bad_samples;        /* malformed for their event */
 	uint64_t first_time, last_time;
 	char kernel_symbols_problem[200];
+	char kernel_symbols[300];    /* where kernel frames got their names; empty when no kernel frame needed one */
 	struct unwind_counts unwind;
 	/* the collectors the loader may drive (profile_options.collectors) */
 	const struct collector *const *known_collectors;
