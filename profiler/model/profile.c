@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <lz4.h>
 
@@ -635,6 +636,31 @@ static void note_kernel_symbols(struct profile *p, const struct loader *l, const
 			 strerror(-kernel->load_error));
 }
 
+/*
+ * A recording made on another host or kernel (a perf.data from a
+ * production box, a file copied over): one note, as its binaries, its
+ * kernel and its symbols are that machine's, not this one's.
+ */
+static void note_other_machine(struct profile *p)
+{
+	struct utsname here;
+	if (uname(&here) < 0)
+		return;
+	bool host = p->hostname[0] && strcmp(p->hostname, here.nodename) != 0;
+	bool kernel = p->kernel[0] && strcmp(p->kernel, here.release) != 0;
+	if (!host && !kernel)
+		return;
+	const char *sep = host && kernel ? ", " : "";
+	struct strbuf note = { 0 };
+	sb_addf(&note, "recorded on another %s: %s%s%s%s, this machine is %s%s%s%s; the files and kernel its stacks name "
+		       "are that machine's (--symfs DIR, --kallsyms FILE)",
+		host && kernel ? "machine and kernel" : host ? "machine" : "kernel", host ? p->hostname : "", sep,
+		kernel ? "Linux " : "", kernel ? p->kernel : "", host ? here.nodename : "", sep, kernel ? "Linux " : "",
+		kernel ? here.release : "");
+	profile_add_note(p, note.buf);
+	sb_free(&note);
+}
+
 /* Where kernel frames got their names, for the header (said only when a kernel frame needed one). */
 static void say_kernel_symbols(struct profile *p, const struct loader *l, const char *kallsyms)
 {
@@ -812,6 +838,7 @@ int profile_load(const char *file, const struct profile_options *opts, struct pr
 		note_no_kallsyms_copy(p, &l, r);
 	note_kernel_symbols(p, &l, kallsyms);
 	say_kernel_symbols(p, &l, kallsyms);
+	note_other_machine(p);
 	note_missing_files(p);
 	note_unjoined_handlers(p);
 	for (int c = 0; c < p->ncollectors; c++)
