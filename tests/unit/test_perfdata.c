@@ -107,6 +107,11 @@ Test(perfdata, feature_sections_fill_the_header)
 	for (int i = 0; i < p.nnotes; i++)
 		said |= strstr(p.notes[i], "perf.data") && strstr(p.notes[i], "perf 4.4.98");
 	cr_assert(said, "no note names the file's origin");
+	bool elsewhere = false;
+	for (int i = 0; i < p.nnotes; i++)
+		elsewhere |= strstr(p.notes[i], "recorded on another machine") && strstr(p.notes[i], "server3") &&
+			     strstr(p.notes[i], "Linux 4.4.0-104-generic");
+	cr_assert(elsewhere, "no note says the file is another machine's");
 	profile_free(&p);
 }
 
