@@ -299,3 +299,47 @@ Test(perfdata, diff_reads_perf_data_by_the_format_named, .timeout = 60)
 	cr_assert(strstr(out, "not a perf.data file"), "%s", out);
 	free(out);
 }
+
+/*
+ * perf lock record: this guest traces no spinlock contention, but a kernel
+ * mutex does contend: pipe_mutex's four writers and its reader meet on the
+ * pipe's mutex.  sigprof's contentions, total and longest wait equal perf
+ * lock contention's of the same file (perf prints three digits: within half
+ * of its last digit a row).  Up to three recordings, for one with
+ * contention (two tasks must run at once on the two CPUs).
+ */
+Test(perfdata, perf_lock_recording_has_perf_lock_contentions, .timeout = 300)
+{
+	require_perf_tool();
+	if (access("/sys/kernel/tracing/events/lock/contention_begin", F_OK) != 0 &&
+	    access("/sys/kernel/debug/tracing/events/lock/contention_begin", F_OK) != 0)
+		skip_environment("this kernel has no lock:contention_begin tracepoint (Linux 5.19)");
+	const char *data = test_path("perf-lock.data");
+	double perf_count = 0, perf_ns = 0, perf_max_ns = 0, rows = 0;
+	for (int attempt = 0; attempt < 3 && perf_count == 0; attempt++) {
+		perf_record(data, "lock record -q", W "pipe_mutex 50000");
+		/* "COUNT WAIT_NS MAX_NS" summed over perf's rows ("437  1.94 ms  102.99 us  4.45 us  mutex  caller") */
+		char *out;
+		int st = run_cmd(&out, false,
+				 "perf lock contention -i '%s' 2>&1 | awk 'function ns(v, u) { return v * (u == \"s\" ? 1e9 : "
+				 "u == \"ms\" ? 1e6 : u == \"us\" ? 1e3 : 1) } $1 ~ /^[0-9]+$/ && NF >= 9 { n += $1; w += ns($2, $3); "
+				 "m = ns($4, $5); if (m > max) max = m; r++ } END { printf \"%%d %%.0f %%.0f %%d\\n\", n, w, max, r }'",
+				 data);
+		cr_assert_eq(st, 0, "perf lock contention: %s", out);
+		cr_assert_eq(sscanf(out, "%lf %lf %lf %lf", &perf_count, &perf_ns, &perf_max_ns, &rows), 4, "'%s'", out);
+		free(out);
+	}
+	if (perf_count == 0)
+		skip_premise("three runs of pipe_mutex had no mutex contention (its threads never ran at once)");
+	const char *json = report_json_file(data, "");
+	double count = jq_file(json, "[.locks[].contentions] | add");
+	double wait_ns = jq_file(json, "[.locks[].wait_ns.total] | add");
+	double max_ns = jq_file(json, "[.locks[].wait_ns.max] | max");
+	cr_assert_eq(count, perf_count, "sigprof counted %.0f contentions, perf lock contention %.0f", count, perf_count);
+	/* perf's "1.94 ms": three digits, so half of the last one a row (at most 5 us below 10 ms, 0.05 ms above) */
+	double slack = rows * 50e3 + perf_ns * 0.005;
+	cr_assert(wait_ns > perf_ns - slack && wait_ns < perf_ns + slack, "sigprof waited %.0f ns, perf %.0f ns", wait_ns,
+		  perf_ns);
+	cr_assert(max_ns > perf_max_ns * 0.995 - 5 && max_ns < perf_max_ns * 1.005 + 5, "longest wait: sigprof %.0f ns, perf %.0f ns",
+		  max_ns, perf_max_ns);
+}
