@@ -510,7 +510,9 @@ static void switch_sample(struct sched_state *st, const struct profile *p, const
 	tp_field_i64(ev, s, "prev_pid", &prev_pid);
 	if (view_weights_wanted(p) && prev_pid == s->tid)
 		u64_map_put(&st->pids, s->tid, (void *)(uintptr_t)(s->pid + 1));
-	sched_switch_out(st->tracker, (uint32_t)prev_pid, s->time, stack, sched_out_kind_of(prev_state));
+	/* a system-wide perf.data: another task's switch-out is no wait of the workload, its switch-in may be */
+	if (view_task_in_workload(p, s->pid))
+		sched_switch_out(st->tracker, (uint32_t)prev_pid, s->time, stack, sched_out_kind_of(prev_state));
 	if (tp_field_i64(ev, s, "next_pid", &next_pid) && next_pid > 0 &&
 	    sched_task_known(st->tracker, (uint32_t)next_pid))
 		sched_switch_in(st->tracker, (uint32_t)next_pid, s->time);
@@ -587,11 +589,10 @@ static bool sched_event_facts(void *state, const struct profile *p, const struct
 	return true;
 }
 
-/* SWITCH records close waits; FORK/COMM make a task known; EXIT ends it. */
+/* SWITCH records close waits; FORK/COMM make a workload task known; EXIT ends it. */
 static void sched_record(void *state, const struct profile *p, const struct perf_event_header *rec,
 			 const struct sp_sample_id *id)
 {
-	(void)p;
 	struct sched_state *st = state;
 	const uint32_t *u32 = (const void *)(rec + 1);
 	switch (rec->type) {
@@ -605,11 +606,11 @@ static void sched_record(void *state, const struct profile *p, const struct perf
 			sched_switch_in(st->tracker, id->tid, id->time);
 		break;
 	case PERF_RECORD_FORK:
-		if (rec->size >= 24)
+		if (rec->size >= 24 && view_task_in_workload(p, u32[0]))
 			sched_task_seen(st->tracker, u32[2]);
 		break;
 	case PERF_RECORD_COMM:
-		if (rec->size >= 24)
+		if (rec->size >= 24 && view_task_in_workload(p, u32[0]))
 			sched_task_seen(st->tracker, u32[1]);
 		break;
 	case PERF_RECORD_EXIT:

@@ -28,6 +28,7 @@
 #include "sigprof/commands/cli.h"
 #include "sigprof/commands/commands.h"
 #include "sigprof/commands/diff.h"
+#include "sigprof/model/datafile.h"
 #include "sigprof/model/filter.h"
 #include "sigprof/base/json.h"
 #include "sigprof/base/options.h"
@@ -326,6 +327,8 @@ static int load_input(struct diff_data *d, enum side side, const char *file, con
 				"save it to a file first", QUOTED(file));
 	if (json < 0)
 		return sp_error("diff: cannot read %s: %s", QUOTED(file), strerror(-json));
+	if (a->po.input_format != SP_INPUT_AUTO)
+		json = 0; /* --input-format sigprof|perf: every input is a recording of that format */
 	if (!json)
 		return load_recording(d, side, file, a); /* streamed: a recording is never read whole */
 	if (a->format == DIFF_FOLDED)
@@ -1336,6 +1339,10 @@ static const struct option_spec diff_specs[] = {
 	  OPTION_CALLBACK_FIELD(A, path_rules, cli_path_rules_option) },
 	{ .long_name = "kallsyms", .arg = "FILE", .help = "kernel symbols from FILE instead of /proc/kallsyms",
 	  OPTION_STRING(A, po.kallsyms) },
+	{ .long_name = "input-format", .arg = "FMT", .values = "auto|sigprof|perf",
+	  .help = "what each input is: a sigprof recording or a perf.data file (auto: by its magic; a stat "
+		  "document by its '{')",
+	  .default_value = "auto", OPTION_CHOICE(A, po.input_format) },
 	CLI_FILTER_OPTION_SPECS(A, filter),
 	OPTION_HELP_SPEC,
 };
@@ -1392,6 +1399,8 @@ static int parse_diff_args(int argc, char **argv, struct diff_args *a)
 					QUOTED(argv[operand]));
 		if (dash >= argc || dash == run_at + 1 || dash == argc - 1)
 			return sp_error("diff: --run BASECMD... -- NEWCMD...: give a command on each side of --");
+		if (a->po.input_format == SP_INPUT_PERF)
+			return sp_error("diff: --input-format perf with --run: the runs are sigprof's own recordings");
 		if (!a->run.runs)
 			a->run.runs = 3;
 		if (!a->run.dir)
@@ -1443,7 +1452,7 @@ static int diff_pair_output(const struct diff_args *a)
 	for (int s = 0; s < SIDES && ret == 0; s++) {
 		const char *file = a->files[s][0];
 		char err[512];
-		if (looks_like_json(file) > 0) {
+		if (a->po.input_format == SP_INPUT_AUTO && looks_like_json(file) > 0) {
 			ret = sp_error("diff: %s: a stat document has no stacks for %s", QUOTED(file), option);
 			break;
 		}

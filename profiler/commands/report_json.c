@@ -90,6 +90,10 @@ static void write_meta(struct json_writer *w, const struct profile *p)
 		json_string(w, NULL, p->argv[i]);
 	json_end(w);
 	json_string(w, "target", p->target);
+	if (p->workload_pid)
+		json_u64(w, "workload_pid", p->workload_pid);
+	else
+		json_null(w, "workload_pid");
 	write_filters(w, p);
 	json_string(w, "hostname", p->hostname);
 	json_string(w, "kernel", p->kernel);
@@ -127,6 +131,7 @@ static void write_meta(struct json_writer *w, const struct profile *p)
 	json_string(w, "sigprof_version", p->version);
 	json_u64(w, "unknown_event_samples", p->unknown_samples);
 	json_u64(w, "malformed_samples", p->bad_samples);
+	json_string(w, "kernel_symbols", p->kernel_symbols[0] ? p->kernel_symbols : NULL);
 	json_array_begin(w, "notes");
 	for (int i = 0; i < p->nnotes; i++)
 		json_string(w, NULL, p->notes[i]);

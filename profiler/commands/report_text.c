@@ -173,6 +173,8 @@ static void print_header(const struct profile *p, bool full, FILE *out)
 	}
 	if (p->target[0])
 		fprintf(out, "# target:     %s\n", p->target);
+	if (p->workload_pid)
+		fprintf(out, "# workload:   pid %u, the command perf forked, and the processes it forked\n", p->workload_pid);
 	char when[64] = "?";
 	time_t t = (time_t)(p->start_realtime_ns / 1000000000ULL);
 	struct tm tm;
@@ -237,6 +239,9 @@ static void print_header(const struct profile *p, bool full, FILE *out)
 		print_unwind(p, out);
 	else
 		print_unwind_compact(p, out);
+	if (full && p->kernel_symbols[0])
+		fprintf(out, "# symbols:    kernel frames %s%s\n", strcmp(p->kernel_symbols, "none") ? "named from " : "left as addresses",
+			strcmp(p->kernel_symbols, "none") ? PRINTABLE(p->kernel_symbols) : "");
 	for (int i = 0; i < p->nnotes; i++)
 		fprintf(out, "# note:       %s\n", PRINTABLE(p->notes[i]));
 	if (p->kernel_symbols_problem[0])

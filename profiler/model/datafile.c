@@ -672,7 +672,8 @@ int sp_writer_tracepoint(struct sp_writer *w, uint64_t id, const char *system, c
  * one record per block: a reader decompresses record by record straight
  * into one buffer.
  */
-int sp_writer_kallsyms(struct sp_writer *w, const char *text, size_t len)
+int sp_kallsyms_records(const char *text, size_t len, int (*emit_record)(void *ctx, const void *rec, size_t size),
+			void *ctx)
 {
 	if (len > (size_t)LZ4_MAX_INPUT_SIZE)
 		return -E2BIG;
@@ -699,12 +700,22 @@ int sp_writer_kallsyms(struct sp_writer *w, const char *text, size_t len)
 						  .flags = done + (size_t)n == len ? SP_KALLSYMS_LAST : 0,
 						  .text_size = len,
 						  .chunk_size = (uint32_t)z };
-		err = sp_writer_raw(w, rec, size);
+		err = emit_record(ctx, rec, size);
 		done += (size_t)n;
 	}
 	free(rec);
 	LZ4_freeStream(stream);
 	return err;
+}
+
+static int emit_to_writer(void *writer, const void *rec, size_t size)
+{
+	return sp_writer_raw(writer, rec, size);
+}
+
+int sp_writer_kallsyms(struct sp_writer *w, const char *text, size_t len)
+{
+	return sp_kallsyms_records(text, len, emit_to_writer, w);
 }
 
 uint64_t sp_writer_bytes(const struct sp_writer *w)

@@ -50,6 +50,8 @@ struct loader {
 	char boot_id[64];             /* the recording's (META boot_id), "" when it has none */
 	const char *kernel_symbols_why; /* why /proc/kallsyms is not used, when it is not */
 	bool kallsyms_named;          /* --kallsyms FILE: it wins over copy and host */
+	bool host_kallsyms;           /* this machine's /proc/kallsyms may name kernel frames (same boot) */
+	char kallsyms_source[128];    /* what the recording's copy is (META kallsyms_source), "" for sigprof's own */
 	int *event_collector; /* event index -> collector index, -1 not yet known */
 	size_t event_collector_cap;
 	uint32_t *frames;

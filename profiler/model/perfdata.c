@@ -153,8 +153,13 @@ struct perfdata_reader {
 	size_t nevent_types, event_types_cap;
 	char perf_version[64];
 	char arch[64];
+	/* the command perf forked (the workload): its comm after exec, from the cmdline feature's argv after "--" */
+	char command_comm[16];
+	bool workload_found;
 	bool compressed_feature;
 	bool features_cut; /* a feature section lies past the end of the file */
+	char *kallsyms;    /* the recording machine's /proc/kallsyms, when the tracing data holds a copy */
+	size_t kallsyms_len;
 	/* out: prologue records, then one record at a time */
 	char *pending;
 	size_t pending_len, pending_cap, pending_pos;
@@ -484,8 +489,11 @@ static void add_format(struct perfdata_reader *r, const char *system, const unsi
  * version string, endianness, long size, page size, header_page and
  * header_event (each a name, a u64 size and the text), the ftrace formats
  * (u32 count, each u64 size + text), then the event formats: u32 systems,
- * each a NUL-terminated name, u32 count and, each, u64 size + text.  What
- * follows (kallsyms, printk formats, saved cmdlines) is not needed.
+ * each a NUL-terminated name, u32 count and, each, u64 size + text; then
+ * kallsyms (u32 size + text): older perf copied /proc/kallsyms there, perf
+ * today writes it empty.  A copy is kept: it names the kernel frames of
+ * the machine that recorded (docs/perfdata.md).  What follows (printk
+ * formats, saved cmdlines) is not needed.
  */
 static void parse_tracing_data(struct perfdata_reader *r, struct bytes *b)
 {
@@ -522,6 +530,13 @@ static void parse_tracing_data(struct perfdata_reader *r, struct bytes *b)
 			if (text)
 				add_format(r, (const char *)sys, text, len);
 		}
+	}
+	uint32_t kallsyms_len = take_u32(b);
+	const unsigned char *kallsyms = take(b, kallsyms_len);
+	if (kallsyms && kallsyms_len && !r->kallsyms) {
+		r->kallsyms = xmalloc(kallsyms_len);
+		memcpy(r->kallsyms, kallsyms, kallsyms_len);
+		r->kallsyms_len = kallsyms_len;
 	}
 }
 
@@ -571,6 +586,13 @@ static void parse_feature(struct perfdata_reader *r, unsigned feat, const unsign
 		}
 		if (got == nr)
 			emit_meta(r, "argv", (const char *const *)argv, nr);
+		for (uint32_t i = 0; i + 1 < got; i++)
+			if (strcmp(argv[i], "--") == 0) {
+				/* the comm the kernel gives the command at exec: its file name, cut to 15 bytes */
+				const char *slash = strrchr(argv[i + 1], '/');
+				snprintf(r->command_comm, sizeof(r->command_comm), "%.15s", slash ? slash + 1 : argv[i + 1]);
+				break;
+			}
 		for (uint32_t i = 0; i < got; i++)
 			free(argv[i]);
 		free(argv);
@@ -831,11 +853,22 @@ static void emit_notes(struct perfdata_reader *r)
 	sb_free(&note);
 }
 
+static int pending_add_record(void *reader, const void *rec, size_t len)
+{
+	pending_add(reader, rec, len);
+	return 0;
+}
+
 static void emit_prologue(struct perfdata_reader *r)
 {
 	if (r->prologue_done)
 		return;
 	r->prologue_done = true;
+	/* before any kernel record, where the loader takes a recording's copy of the kernel's symbols */
+	if (r->kallsyms) {
+		emit_meta1(r, "kallsyms_source", "the copy of the recording machine's /proc/kallsyms in perf's tracing data");
+		sp_kallsyms_records(r->kallsyms, r->kallsyms_len, pending_add_record, r);
+	}
 	for (size_t i = 0; i < r->nattrs; i++)
 		if (!r->attrs[i].named)
 			default_name(r, &r->attrs[i].attr, r->attrs[i].name, sizeof(r->attrs[i].name));
@@ -956,6 +989,50 @@ static void count_record(struct perfdata_reader *r, const struct perf_event_head
 		if (t > r->last_time)
 			r->last_time = t;
 	}
+}
+
+/*
+ * The workload: the command perf forked.  perf's child names itself
+ * "perf-exec" (prctl) while it waits for the events to be opened, so the
+ * task records perf synthesizes at the start show it under that name; the
+ * kernel's COMM record of its exec then names it after the command.  A
+ * file of a perf that does not rename its child: the first exec of a task
+ * named as the command after "--" in the cmdline feature.  Said once, as
+ * META workload_pid, before the record that names it: the loader takes
+ * that process and those it forks as the workload (docs/perfdata.md).
+ */
+static void find_workload(struct perfdata_reader *r, const struct perf_event_header *h)
+{
+	if (r->workload_found || h->type != PERF_RECORD_COMM || h->size < 24)
+		return;
+	uint32_t pid;
+	char comm[17];
+	memcpy(&pid, h + 1, 4);
+	size_t n = strnlen((const char *)(h + 1) + 8, h->size - sizeof(*h) - 8);
+	snprintf(comm, sizeof(comm), "%.*s", (int)(n < 16 ? n : 16), (const char *)(h + 1) + 8);
+	bool forked = strcmp(comm, "perf-exec") == 0;
+	bool exec = (h->misc & PERF_RECORD_MISC_COMM_EXEC) && r->command_comm[0] && strcmp(comm, r->command_comm) == 0;
+	if (!pid || !(forked || exec))
+		return;
+	r->workload_found = true;
+	char text[16];
+	snprintf(text, sizeof(text), "%u", pid);
+	const char *values[2] = { text, forked ? "perf-exec" : "exec" };
+	emit_meta(r, "workload_pid", values, 2);
+}
+
+/* A kernel record out, counted: 1 with *rec set, or 0 when it went to the pending records behind a META. */
+static int hand_on(struct perfdata_reader *r, const struct perf_event_header *o, const struct perf_event_header **rec)
+{
+	count_record(r, o);
+	size_t before = r->pending_len;
+	find_workload(r, o);
+	if (r->pending_len == before) {
+		*rec = o;
+		return 1;
+	}
+	pending_add(r, o, o->size);
+	return 0;
 }
 
 /* ---- perf's own records ---- */
@@ -1187,11 +1264,8 @@ int perfdata_reader_next(struct perfdata_reader *r, const struct perf_event_head
 		if (r->holding) {
 			r->holding = false;
 			const struct perf_event_header *o = rewrite(r, (const void *)r->held);
-			if (o) {
-				count_record(r, o);
-				*rec = o;
+			if (o && hand_on(r, o, rec))
 				return 1;
-			}
 			continue;
 		}
 		if (r->finish_done)
@@ -1227,11 +1301,8 @@ int perfdata_reader_next(struct perfdata_reader *r, const struct perf_event_head
 			continue;
 		}
 		const struct perf_event_header *o = rewrite(r, h);
-		if (!o)
-			continue;
-		count_record(r, o);
-		*rec = o;
-		return 1;
+		if (o && hand_on(r, o, rec))
+			return 1;
 	}
 }
 
@@ -1425,6 +1496,7 @@ void perfdata_reader_close(struct perfdata_reader *r)
 		free(r->formats[i].text);
 	free(r->formats);
 	free(r->event_types);
+	free(r->kallsyms);
 	u64_map_free(&r->by_id);
 	free(r->pending);
 	free(r->buf);

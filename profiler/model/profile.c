@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <lz4.h>
 
@@ -184,6 +185,12 @@ static void load_meta(struct loader *l, const struct perf_event_header *rec)
 				p->nresults++;
 	} else if (strcmp(key, "target") == 0) {
 		snprintf(p->target, sizeof(p->target), "%s", v);
+	} else if (strcmp(key, "workload_pid") == 0) {
+		unsigned long pid = strtoul(v, NULL, 10);
+		if (pid && pid <= UINT32_MAX && !p->workload_pid) {
+			p->workload_pid = (uint32_t)pid;
+			u64_map_put(&p->workload_pids, pid, (void *)1);
+		}
 	} else if (strcmp(key, "note") == 0) {
 		profile_add_note(p, v);
 	} else if (strcmp(key, "switch_output") == 0 && n >= 3) {
@@ -192,6 +199,8 @@ static void load_meta(struct loader *l, const struct perf_event_header *rec)
 	} else if (strcmp(key, "build_id") == 0 && n >= 3) {
 		/* a perf.data file's build-id table (perfdata.c): file, build-id */
 		proc_table_set_build_id(p->procs, v, s[2]);
+	} else if (strcmp(key, "kallsyms_source") == 0) {
+		snprintf(l->kallsyms_source, sizeof(l->kallsyms_source), "%s", v);
 	} else if (strcmp(key, "boot_id") == 0) {
 		snprintf(l->boot_id, sizeof(l->boot_id), "%s", v);
 	} else if (strcmp(key, "collector_status") == 0 && n >= 4) {
@@ -369,6 +378,8 @@ static void load_task_record(struct loader *l, const struct perf_event_header *r
 		break;
 	case PERF_RECORD_FORK:
 		if (rec->size >= 24) {
+			if (l->p->workload_pid && u32[0] != u32[1] && u64_map_get(&l->p->workload_pids, u32[1]))
+				u64_map_put(&l->p->workload_pids, u32[0], (void *)1); /* a process the workload forked */
 			proc_table_fork(pt, u32[1], u32[0]);
 			proc_table_thread_start(pt, u32[2], u32[3]);
 		}
@@ -558,8 +569,10 @@ static void settle_kernel_symbols(struct loader *l)
 		profile_add_note(l->p, note.buf);
 		sb_free(&note);
 	}
-	if (same_boot)
+	if (same_boot) {
+		l->host_kallsyms = true;
 		return;
+	}
 	l->kernel_symbols_why = l->boot_id[0] ? "it was made on another machine or before a reboot"
 					      : "it does not say in which boot it was made";
 	proc_table_forbid_host_kallsyms(l->p->procs);
@@ -621,6 +634,48 @@ static void note_kernel_symbols(struct profile *p, const struct loader *l, const
 	else if (kernel->load_error)
 		snprintf(p->kernel_symbols_problem, sizeof(p->kernel_symbols_problem), "cannot read %s: %s", kallsyms,
 			 strerror(-kernel->load_error));
+}
+
+/*
+ * A recording made on another host or kernel (a perf.data from a
+ * production box, a file copied over): one note, as its binaries, its
+ * kernel and its symbols are that machine's, not this one's.
+ */
+static void note_other_machine(struct profile *p)
+{
+	struct utsname here;
+	if (uname(&here) < 0)
+		return;
+	bool host = p->hostname[0] && strcmp(p->hostname, here.nodename) != 0;
+	bool kernel = p->kernel[0] && strcmp(p->kernel, here.release) != 0;
+	if (!host && !kernel)
+		return;
+	const char *sep = host && kernel ? ", " : "";
+	struct strbuf note = { 0 };
+	sb_addf(&note, "recorded on another %s: %s%s%s%s, this machine is %s%s%s%s; the files and kernel its stacks name "
+		       "are that machine's (--symfs DIR, --kallsyms FILE)",
+		host && kernel ? "machine and kernel" : host ? "machine" : "kernel", host ? p->hostname : "", sep,
+		kernel ? "Linux " : "", kernel ? p->kernel : "", host ? here.nodename : "", sep, kernel ? "Linux " : "",
+		kernel ? here.release : "");
+	profile_add_note(p, note.buf);
+	sb_free(&note);
+}
+
+/* Where kernel frames got their names, for the header (said only when a kernel frame needed one). */
+static void say_kernel_symbols(struct profile *p, const struct loader *l, const char *kallsyms)
+{
+	if (!l->kernel->load_tried)
+		return;
+	if (l->kallsyms_named)
+		snprintf(p->kernel_symbols, sizeof(p->kernel_symbols), "--kallsyms %s", kallsyms);
+	else if (l->kallsyms_copy == COPY_INSTALLED)
+		snprintf(p->kernel_symbols, sizeof(p->kernel_symbols), "%s",
+			 l->kallsyms_source[0] ? l->kallsyms_source : "the recording's copy of the kernel's kallsyms");
+	else if (l->host_kallsyms && !l->kernel->load_error)
+		snprintf(p->kernel_symbols, sizeof(p->kernel_symbols), "this machine's %s (the recording's boot)",
+			 kallsyms);
+	else
+		snprintf(p->kernel_symbols, sizeof(p->kernel_symbols), "none");
 }
 
 /*
@@ -782,6 +837,8 @@ int profile_load(const char *file, const struct profile_options *opts, struct pr
 	if (l.kallsyms_copy == COPY_NONE && !l.kallsyms_named && l.kernel->load_tried && !l.kernel->load_error)
 		note_no_kallsyms_copy(p, &l, r);
 	note_kernel_symbols(p, &l, kallsyms);
+	say_kernel_symbols(p, &l, kallsyms);
+	note_other_machine(p);
 	note_missing_files(p);
 	note_unjoined_handlers(p);
 	for (int c = 0; c < p->ncollectors; c++)
@@ -822,6 +879,7 @@ void profile_free(struct profile *p)
 		weight_table_free(p->weights);
 	free(p->weights);
 	proc_table_free(p->procs);
+	u64_map_free(&p->workload_pids);
 	memset(p, 0, sizeof(*p));
 }
 

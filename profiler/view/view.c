@@ -102,6 +102,11 @@ bool view_weights_wanted(const struct profile *p)
 	return p->weights != NULL;
 }
 
+bool view_task_in_workload(const struct profile *p, uint32_t pid)
+{
+	return !p->workload_pid || u64_map_get(&p->workload_pids, pid) != NULL;
+}
+
 void view_add_weight(const struct profile *p, int self, uint32_t stack, uint32_t pid, uint32_t tid, int signal,
 		     uint64_t word, unsigned kind, uint64_t value)
 {

@@ -51,6 +51,7 @@ static const struct fixture fixtures[] = {
 	{ "uprobe-tracing-4.9.data", "x86_64", { { "probe_untitled1:main", "events", 1 } } },
 	{ "lbr-5.4.data", "x86_64", { { "cycles", "cpu", 29 } } },
 	{ "hybrid-5.15.data", "x86_64", { { "cpu_core/cycles:ppp/", "cpu", 7 }, { "dummy:HG", "events", 0 } } },
+	{ "kallsyms-tracing-5.18.data", "x86_64", { { "cycles", "cpu", 233 }, { "sched:sched_switch", "sched", 9 } } },
 };
 
 static const struct sp_event *event_named(const struct profile *p, const char *name)
@@ -106,6 +107,11 @@ Test(perfdata, feature_sections_fill_the_header)
 	for (int i = 0; i < p.nnotes; i++)
 		said |= strstr(p.notes[i], "perf.data") && strstr(p.notes[i], "perf 4.4.98");
 	cr_assert(said, "no note names the file's origin");
+	bool elsewhere = false;
+	for (int i = 0; i < p.nnotes; i++)
+		elsewhere |= strstr(p.notes[i], "recorded on another machine") && strstr(p.notes[i], "server3") &&
+			     strstr(p.notes[i], "Linux 4.4.0-104-generic");
+	cr_assert(elsewhere, "no note says the file is another machine's");
 	profile_free(&p);
 }
 
@@ -254,4 +260,38 @@ Test(perfdata, input_format_takes_only_the_format_named)
 	cr_assert_eq(sp_reader_open_format(own, SP_INPUT_SIGPROF, &r, err, sizeof(err)), 0, "%s", err);
 	sp_reader_close(r);
 	free(own);
+}
+
+/*
+ * Kernel frames of a perf.data: named from the copy of kallsyms in its
+ * tracing data when it holds one (the fixture's table names each address
+ * recorded_kernel_<start>), never from this machine's /proc/kallsyms; the
+ * header says which was used.
+ */
+Test(perfdata, kernel_frames_named_from_the_tracing_datas_kallsyms_only)
+{
+	char err[256];
+	struct profile p;
+	cr_assert_eq(profile_load(FIXTURES "kallsyms-tracing-5.18.data", NULL, &p, err, sizeof(err)), 0, "%s", err);
+	cr_assert(strstr(p.kernel_symbols, "tracing data"), "kernel symbols from '%s'", p.kernel_symbols);
+	size_t kernel = 0;
+	for (size_t i = 0; i < p.stacks.nframes; i++) {
+		const struct frame *f = &p.stacks.frames[i];
+		if (!f->kernel || f->synthetic)
+			continue;
+		kernel++;
+		cr_assert(f->sym && strncmp(f->sym, "recorded_kernel_", 16) == 0, "kernel frame %s+%#llx",
+			  f->sym ? f->sym : "(none)", (unsigned long long)f->addr);
+		cr_assert_eq(strtoull(f->sym + 16, NULL, 16), f->addr, "%s starts at %#llx", f->sym,
+			     (unsigned long long)f->addr);
+	}
+	cr_assert_gt(kernel, 50, "only %zu kernel frames", kernel);
+	profile_free(&p);
+	/* a file without a copy: addresses, whatever this machine's table would say */
+	cr_assert_eq(profile_load(FIXTURES "mem-loads-4.4.data", NULL, &p, err, sizeof(err)), 0, "%s", err);
+	cr_assert_str_eq(p.kernel_symbols, "none");
+	for (size_t i = 0; i < p.stacks.nframes; i++)
+		cr_assert(!p.stacks.frames[i].kernel || !p.stacks.frames[i].sym || p.stacks.frames[i].synthetic,
+			  "kernel frame named %s", p.stacks.frames[i].sym);
+	profile_free(&p);
 }

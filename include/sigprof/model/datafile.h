@@ -61,6 +61,13 @@ int sp_writer_event(struct sp_writer *w, const char *name, const char *collector
 int sp_writer_tracepoint(struct sp_writer *w, uint64_t id, const char *system, const char *format);
 /* KALLSYMS records: the kernel's symbol table text as an LZ4 stream, one block per record. */
 int sp_writer_kallsyms(struct sp_writer *w, const char *text, size_t len);
+/*
+ * The same KALLSYMS records, each handed to emit (for the writer and for
+ * perfdata.c's copy of perf's tracing data): 0, emit's error, or -E2BIG /
+ * -ENOMEM.
+ */
+int sp_kallsyms_records(const char *text, size_t len, int (*emit_record)(void *ctx, const void *rec, size_t size),
+			void *ctx);
 /* Append bytes that are already whole records (the ring buffer's contents). */
 int sp_writer_raw(struct sp_writer *w, const void *data, size_t len);
 int sp_writer_record(struct sp_writer *w, const void *rec); /* a record with its header filled in */

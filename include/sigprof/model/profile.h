@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "sigprof/base/hashmap.h"
 #include "sigprof/model/filter.h"
 #include "sigprof/kernel/format.h"
 #include "sigprof/kernel/sample.h"
@@ -130,6 +131,7 @@ struct profile {
 	uint64_t bad_samples;        /* malformed for their event */
 	uint64_t first_time, last_time;
 	char kernel_symbols_problem[200];
+	char kernel_symbols[300];    /* where kernel frames got their names; empty when no kernel frame needed one */
 	struct unwind_counts unwind;
 	/* the collectors the loader may drive (profile_options.collectors) */
 	const struct collector *const *known_collectors;
@@ -142,6 +144,9 @@ struct profile {
 	const struct profile_filter *filter; /* NULL: none */
 	char filters[512];           /* as the header names them ("--pid 12 --time 1,2"); empty: none */
 	char target[512];            /* what record attached to (META target: "-p 1234"), empty for a command */
+	/* META workload_pid: a perf.data's forked command (perfdata.c); 0: every task of the file is the workload's */
+	uint32_t workload_pid;
+	struct u64_map workload_pids; /* workload_pid and the processes it forked (FORK records) */
 	uint64_t filtered_samples;   /* samples the filters dropped */
 	uint64_t stack_only_samples; /* samples that only lent their stack to another (PATH_STACK_ONLY): counted nowhere */
 	uint64_t window_start, window_end; /* --time's window in the recording's clock (0, UINT64_MAX: all) */

@@ -101,6 +101,14 @@ void view_add_weight(const struct profile *p, int self, uint32_t stack, uint32_t
 		     uint64_t word, unsigned kind, uint64_t value);
 bool view_weights_wanted(const struct profile *p);
 
+/*
+ * Whether process pid is the workload's: always in sigprof's own
+ * recordings (their task records are the workload's only); in a perf.data
+ * that names its forked command (META workload_pid), that process and
+ * those it forked.  A system-wide perf.data's other tasks are not.
+ */
+bool view_task_in_workload(const struct profile *p, uint32_t pid);
+
 /* ---- data addresses ---- */
 
 /*
