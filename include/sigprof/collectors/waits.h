@@ -176,6 +176,8 @@ size_t waits_release_blame(struct wait_linker *l, const struct wait_blame *const
 size_t waits_work_blame(struct wait_linker *l, const struct wait_blame *const **out);
 /* Per pair of stacks (waiter, waker's release), the waits a task ended (valid until the linker changes). */
 size_t waits_pairs(struct wait_linker *l, const struct wake_pair **out);
+/* Per waiter thread and stack, word, ending and waker: the waits and their time (pprof's waits samples). */
+size_t waits_samples(const struct wait_linker *l, const struct wait_sample **out);
 /* The last wait of tid that ended at end_time (its futex exit or switch-in), or NULL (for `sigprof script`). */
 const struct wait_record *waits_ended_at(const struct wait_linker *l, uint32_t tid, uint64_t end_time);
 
