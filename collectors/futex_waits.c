@@ -511,6 +511,25 @@ void futex_waits_figures(struct futex_state *st, const struct profile *p, struct
 
 /* ---- script ---- */
 
+/* ", ended by ENDING [WAKER] [OP at STACK | (why)]" of a finished wait, appended to sb. */
+static void describe_ending(const struct profile *p, const struct wait_record *r, struct strbuf *sb)
+{
+	sb_addf(sb, ", ended by %s", wait_ending_name(r->step.ending));
+	if (r->step.waker_tid || r->waker_irq || r->step.ending == WAIT_END_INTERRUPT) {
+		sb_addstr(sb, " ");
+		waker_words(p, &r->step, r->waker_irq, sb);
+	}
+	if (r->waker_op != FOP_COUNT) {
+		sb_addf(sb, " %s at ", futex_op_name(r->waker_op));
+		stack_line(p, r->step.waker_stack, sb);
+	} else if (r->step.waker_stack != UINT32_MAX) {
+		sb_addstr(sb, " at ");
+		stack_line(p, r->step.waker_stack, sb);
+	} else if (r->why != WAIT_LINKED) {
+		sb_addf(sb, " (%s)", wait_unlinked_why(r->why));
+	}
+}
+
 bool futex_waits_describe_exit(struct futex_state *st, const struct profile *p, uint32_t tid, uint64_t time,
 			       char *buf, size_t len)
 {
@@ -518,17 +537,31 @@ bool futex_waits_describe_exit(struct futex_state *st, const struct profile *p, 
 	if (!r || !len)
 		return false;
 	struct strbuf sb = { 0 };
-	sb_addf(&sb, ", ended by %s", wait_ending_name(r->step.ending));
-	if (r->step.waker_tid || r->waker_irq || r->step.ending == WAIT_END_INTERRUPT) {
-		sb_addstr(&sb, " ");
-		waker_words(p, &r->step, r->waker_irq, &sb);
-	}
-	if (r->waker_op != FOP_COUNT) {
-		sb_addf(&sb, " %s at ", futex_op_name(r->waker_op));
-		stack_line(p, r->step.waker_stack, &sb);
-	} else if (r->why != WAIT_LINKED) {
-		sb_addf(&sb, " (%s)", wait_unlinked_why(r->why));
-	}
+	describe_ending(p, r, &sb);
+	snprintf(buf, len, "%s", sb.buf);
+	sb_free(&sb);
+	return true;
+}
+
+/*
+ * The describe_observed hook (collector.h): a sched_switch whose next task
+ * switched in at the end of a sleep outside futex calls (a futex wait's
+ * ending is told on its exit).
+ */
+bool futex_waits_describe_observed(void *state, const struct profile *p, const struct sp_sample *s, char *buf,
+				   size_t len)
+{
+	struct futex_state *st = state;
+	struct sched_event_facts f;
+	if (!len || !view_sched_event_of(p, s, &f) || f.kind != SCHED_FACT_SWITCH || !f.next_tid)
+		return false;
+	const struct wait_record *r = waits_ended_at(st->waits, f.next_tid, s->time);
+	if (!r || r->step.futex)
+		return false;
+	struct strbuf sb = { 0 };
+	sb_addf(&sb, "next tid %u (%s) slept %.3f ms", f.next_tid, view_thread_comm(p, r->step.pid, f.next_tid),
+		ms(r->step.end - r->step.start));
+	describe_ending(p, r, &sb);
 	snprintf(buf, len, "%s", sb.buf);
 	sb_free(&sb);
 	return true;
