@@ -96,6 +96,12 @@ struct cpu_sample {
 	uint32_t stack;
 };
 
+/* A waking a thread did, with its stack (sched_waking#stack). */
+struct waking_stack {
+	uint64_t time;
+	uint32_t target, stack;
+};
+
 struct wait_thread {
 	uint32_t pid;
 	/* its futex call in progress */
@@ -115,6 +121,9 @@ struct wait_thread {
 	struct cpu_sample *ring;
 	size_t ring_cap, ring_head, ring_count;
 	bool ring_wrapped;      /* samples were dropped from the ring */
+	/* its latest wakings with their stack, a ring */
+	struct waking_stack waking_stacks[WAITS_WAKING_STACKS];
+	size_t waking_stacks_next;
 	/* its last wait, for the script and the chains */
 	bool has_last;
 	struct wait_record last;
@@ -324,6 +333,34 @@ static void count_sample(struct wait_linker *l, const struct wait_record *rec)
 	s->ns += rec->step.end - rec->step.start;
 }
 
+/* ---- the waker's stack at its waking ---- */
+
+void waits_waking_stack(struct wait_linker *l, uint32_t waker_tid, uint32_t target, uint64_t time, uint32_t stack)
+{
+	struct wait_thread *t = thread_get(l, waker_tid);
+	t->waking_stacks[t->waking_stacks_next++ % WAITS_WAKING_STACKS] =
+		(struct waking_stack){ .time = time, .target = target, .stack = stack };
+}
+
+/* The waker's stack at its waking of tid at time (its own record of that waking), or UINT32_MAX. */
+static uint32_t waking_stack_of(const struct wait_linker *l, uint32_t waker_tid, uint32_t tid, uint64_t time)
+{
+	const struct wait_thread *waker = u64_map_get(&l->threads, waker_tid);
+	if (!waker)
+		return UINT32_MAX;
+	uint32_t best = UINT32_MAX;
+	uint64_t best_gap = WAITS_WAKING_STACK_SLACK_NS + 1;
+	for (size_t i = 0; i < WAITS_WAKING_STACKS; i++) {
+		const struct waking_stack *w = &waker->waking_stacks[i];
+		uint64_t gap = w->time > time ? w->time - time : time - w->time;
+		if (w->time && w->target == tid && gap < best_gap) {
+			best_gap = gap;
+			best = w->stack;
+		}
+	}
+	return best;
+}
+
 /* ---- the waker's cpu samples ---- */
 
 static void ring_add(struct wait_thread *t, uint64_t time, uint32_t stack)
@@ -526,6 +563,10 @@ static void end_wait(struct wait_linker *l, uint32_t tid, struct wait_thread *t,
 			rec->waker_word_pid = wake->word_pid;
 			rec->waker_uaddr = wake->uaddr;
 			rec->step.waker_stack = wake->stack;
+		} else if (rec->step.ending == WAIT_END_TASK && !wake->by_word) {
+			rec->step.waker_stack = waking_stack_of(l, wake->tid, tid, wake->time);
+			rec->waker_stack_at_waking = rec->step.waker_stack != UINT32_MAX;
+			l->totals.waker_stacks_at_waking += rec->waker_stack_at_waking;
 		}
 	}
 	if (rec->why != WAIT_LINKED)

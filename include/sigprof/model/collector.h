@@ -252,7 +252,8 @@ struct wait_sample {
 
 /* What a scheduler sample says (collector_analyzer.sched_event). */
 struct sched_event_facts {
-	enum { SCHED_FACT_SWITCH, SCHED_FACT_WAKING } kind;
+	/* SCHED_FACT_WAKING_STACK: a waking again, by a task of the workload, with the waker's stack (not counted) */
+	enum { SCHED_FACT_SWITCH, SCHED_FACT_WAKING, SCHED_FACT_WAKING_STACK } kind;
 	/* SCHED_FACT_SWITCH: prev switches out (blocked: sleeps; exiting: dead), next switches in (0: none of ours) */
 	uint32_t prev_tid, next_tid;
 	bool prev_sleeps, prev_dead;
