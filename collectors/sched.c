@@ -76,6 +76,9 @@ static void try_system_wide(struct event_list *events)
 	spec->attr.enable_on_exec = 0;
 }
 
+/* The trace entry's common_flags bits of interrupt context (the kernel's TRACE_FLAG_HARDIRQ, _SOFTIRQ, _NMI). */
+#define TRACE_FLAGS_INTERRUPT (0x08 | 0x10 | 0x40)
+
 /*
  * The bound of the waking stacks per CPU: a DWARF stack copy per waking
  * the workload does, every one while they are sparse (a lock handed over a
@@ -99,7 +102,12 @@ static void add_waking_stacks(struct event_list *events, size_t waking, size_t l
 	spec->attr.config = config;
 	spec->attr.context_switch = 0;
 	spec->system_wide = false;
+	/* a waking in interrupt context (a timer's, a device's) has the interrupted task's stack: not the waker's */
+	const char *task_context = "!(common_flags & 0x58)"; /* TRACE_FLAGS_INTERRUPT */
+	bool filtered = perf_event_probe_filter(&spec->attr, task_context) == 0;
 	rate_bound_add(events, gate, -1, SCHED_WAKING_STACK_BOUND_HZ);
+	for (size_t i = gate; filtered && i < events->count; i++) /* the gate, its alternate and its meter */
+		events->specs[i].tracepoint_filter = xstrdup(task_context);
 }
 
 static int sched_add_events(struct record_options *opts, struct event_list *events, char *reason,
@@ -582,8 +590,6 @@ static void sched_sample(void *state, const struct profile *p, const struct sp_s
 	}
 }
 
-/* The trace entry's common_flags bits of interrupt context (the kernel's TRACE_FLAG_HARDIRQ, _SOFTIRQ, _NMI). */
-#define TRACE_FLAGS_INTERRUPT (0x08 | 0x10 | 0x40)
 
 /*
  * The sched_event hook (collector.h): a switch's prev and next, a waking's
