@@ -278,9 +278,9 @@ Test(waits, a_futex_wait_without_its_waking_links_to_the_wake_call_on_its_word)
 
 /*
  * A sleep outside futex calls ended by a task's write: the waker's own
- * record of the waking (sched_waking#stack, 2 us from the system-wide one)
- * names its stack; a record of another target, or too far from the waking,
- * does not; and the waits samples say who ended what.
+ * record of the waking (sched_waking#stack, 2 us before the system-wide one)
+ * names its stack; a record of another target, or from before the wait
+ * began, does not; and the waits samples say who ended what.
  */
 Test(waits, a_waking_outside_a_futex_call_takes_the_stack_the_waker_recorded)
 {
@@ -298,10 +298,11 @@ Test(waits, a_waking_outside_a_futex_call_takes_the_stack_the_waker_recorded)
 	cr_expect(r->waker_stack_at_waking);
 	cr_expect_eq(r->waker_op, FOP_COUNT);
 	cr_expect_eq(r->why, WAIT_WAKER_NO_CALL);
-	/* a second sleep whose waking has no record of the waker within the slack: no stack */
+	/* a second sleep: the waker's record of a waking before it began is another waking's; none after: no stack */
+	waits_waking_stack(l, HOLDER, WAITER, 2900, OTHER_WORK);
 	waits_switch_out(l, PID, WAITER, 3000, SLEEP_STACK, true);
-	waits_waking_stack(l, HOLDER, WAITER, 4000, WAKE_STACK);
-	waits_waking(l, WAITER, 4000 + WAITS_WAKING_STACK_SLACK_NS + 1, PID, HOLDER, false);
+	waits_waking(l, WAITER, 4000, PID, HOLDER, false);
+	waits_waking_stack(l, HOLDER, WAITER, 4000 + WAITS_WAKING_STACK_SLACK_NS + 1, WAKE_STACK); /* too late */
 	waits_switch_in(l, WAITER, 4000 + WAITS_WAKING_STACK_SLACK_NS + 100);
 	r = waits_ended_at(l, WAITER, 4000 + WAITS_WAKING_STACK_SLACK_NS + 100);
 	cr_assert(r);

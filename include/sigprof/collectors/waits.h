@@ -64,8 +64,8 @@ const char *wait_reason_key(enum wait_unlinked_reason r);
 #define WAITS_LONGEST 32   /* waits kept in full, the longest */
 #define WAITS_CPU_RING 4096 /* cpu samples kept per thread, the latest: the span of a waker's work seen */
 #define WAITS_WAKING_STACKS 8 /* a waker's latest wakings with their stack, kept to meet their wait's end */
-/* How far apart a waking and its waker's own record of it (sched_waking#stack) may be: one tracepoint hit */
-#define WAITS_WAKING_STACK_SLACK_NS 50000
+/* How long after a waking its waker's own record of it (sched_waking#stack) may come: one tracepoint hit */
+#define WAITS_WAKING_STACK_SLACK_NS 1000000
 
 /* One wait, as far as the chains need it. */
 struct wait_step {
