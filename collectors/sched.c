@@ -27,7 +27,8 @@
  *     waker's stack when it made no futex call (a pipe write, a thread's
  *     exit, a kill).  Rate-bounded (rate_bound.h): every hit up to
  *     SCHED_WAKING_STACK_BOUND_HZ per CPU, weighted samples above
- *     ("#sampled"), the exact count in "#count"; the system-wide waking
+ *     ("#sampled", at SCHED_WAKING_STACK_SAMPLED_HZ), the exact count in
+ *     "#count"; the system-wide waking
  *     above stays the one that is counted.
  * The system-wide events cost one ~100-byte record per waking, new task
  * and migration of any task of the machine: about a hundred a second on an
@@ -82,9 +83,12 @@ static void try_system_wide(struct event_list *events)
 /*
  * The bound of the waking stacks per CPU: a DWARF stack copy per waking
  * the workload does, every one while they are sparse (a lock handed over a
- * few thousand times a second), weighted samples at this rate above it.
+ * few thousand times a second); above it weighted samples at a tenth of
+ * it: dense wakings are mostly futex wakes, whose stack the futex entries
+ * have (stress-ng --futex 2: 1627 samples at the bound in 3.6 s, docs/waits.md).
  */
 #define SCHED_WAKING_STACK_BOUND_HZ 2000
+#define SCHED_WAKING_STACK_SAMPLED_HZ 200
 
 /*
  * sched:sched_waking#stack: the waking of specs[waking] again, per task of
@@ -105,7 +109,8 @@ static void add_waking_stacks(struct event_list *events, size_t waking, size_t l
 	/* a waking in interrupt context (a timer's, a device's) has the interrupted task's stack: not the waker's */
 	const char *task_context = "!(common_flags & 0x58)"; /* TRACE_FLAGS_INTERRUPT */
 	bool filtered = perf_event_probe_filter(&spec->attr, task_context) == 0;
-	rate_bound_add(events, gate, -1, SCHED_WAKING_STACK_BOUND_HZ);
+	rate_bound_add_sampled(events, gate, -1, rate_bound_cap_hz(SCHED_WAKING_STACK_BOUND_HZ),
+			       SCHED_WAKING_STACK_SAMPLED_HZ);
 	for (size_t i = gate; filtered && i < events->count; i++) /* the gate, its alternate and its meter */
 		events->specs[i].tracepoint_filter = xstrdup(task_context);
 }
