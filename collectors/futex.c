@@ -507,6 +507,13 @@ static size_t futex_wake_pairs(void *state, const struct wake_pair **pairs)
 	return waits_pairs(st->waits, pairs);
 }
 
+/* The wait_samples hook (collector.h): the wake linker's waits per waiter, ending and waker. */
+static size_t futex_wait_samples(void *state, const struct wait_sample **samples)
+{
+	struct futex_state *st = state;
+	return waits_samples(st->waits, samples);
+}
+
 static const struct collector_analyzer futex_analyzer = {
 	.create = futex_create,
 	.path_of = futex_path_of,
@@ -519,10 +526,12 @@ static const struct collector_analyzer futex_analyzer = {
 	.findings = futex_findings,
 	.marks_data = futex_marks_data,
 	.describe = futex_describe,
+	.describe_observed = futex_waits_describe_observed,
 	.pending_futex_word = futex_pending_word,
 	.counted_stack = futex_counted_stack,
 	.observe = futex_waits_observe,
 	.wake_pairs = futex_wake_pairs,
+	.wait_samples = futex_wait_samples,
 	.record = futex_waits_record,
 };
 

@@ -111,5 +111,8 @@ void futex_waits_figures(struct futex_state *st, const struct profile *p, struct
 /* ", woken by 1234 (comm) FUTEX_WAKE on W" for the exit of a wait at its time, into buf; false when none. */
 bool futex_waits_describe_exit(struct futex_state *st, const struct profile *p, uint32_t tid, uint64_t time,
 			       char *buf, size_t len);
+/* "next tid 4243's sleep of 1.2 ms ended by task tid 4242 (comm)" for a switch-in that ended a sleep; false when none. */
+bool futex_waits_describe_observed(void *state, const struct profile *p, const struct sp_sample *s, char *buf,
+				   size_t len);
 
 #endif

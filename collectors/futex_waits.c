@@ -30,6 +30,11 @@ void futex_waits_observe(void *state, const struct profile *p, const struct sp_s
 			waits_waking(st->waits, f.target, s->time, s->pid, s->tid, f.irq);
 			return;
 		}
+		if (f.kind == SCHED_FACT_WAKING_STACK) {
+			if (!f.irq)
+				waits_waking_stack(st->waits, s->tid, f.target, s->time, stack);
+			return;
+		}
 		if (f.prev_dead)
 			waits_task_exit(st->waits, f.prev_tid);
 		else
@@ -128,6 +133,9 @@ static void text_totals(const struct waits_totals *t, const struct view_options 
 		if (t->unlinked[r])
 			view_text_wrapped(o, out, 6, "    %llu waits: %s", (unsigned long long)t->unlinked[r],
 					  wait_unlinked_why((enum wait_unlinked_reason)r));
+	if (t->waker_stacks_at_waking)
+		view_text_wrapped(o, out, 6, "    %llu waits ended outside a futex call have the waker's stack at its "
+				  "waking (sched_waking#stack)", (unsigned long long)t->waker_stacks_at_waking);
 	if (t->weighted_calls)
 		view_text_wrapped(o, out, 6, "    %llu wait calls recorded as weighted samples (above the rate bound) "
 				  "are not linked", (unsigned long long)t->weighted_calls);
@@ -266,6 +274,8 @@ static void text_longest(struct futex_state *st, const struct profile *p, const 
 			stack_line(p, r->step.waker_stack, &sb);
 			if (r->waker_op != FOP_COUNT)
 				view_text_wrapped(o, out, 8, "      waker's %s: %s", futex_op_name(r->waker_op), sb.buf);
+			else if (r->waker_stack_at_waking)
+				view_text_wrapped(o, out, 8, "      waker at its waking (no futex call): %s", sb.buf);
 			else
 				view_text_wrapped(o, out, 8, "      waker: %s", wait_unlinked_why(r->why));
 			for (size_t k = 0; k < r->nwork; k++) {
@@ -394,6 +404,8 @@ static void json_longest(struct json_writer *w, struct futex_state *st, const st
 		else
 			json_null(w, "wake_to_run_ns");
 		json_string(w, "waker_op", r->waker_op == FOP_COUNT ? NULL : futex_op_name(r->waker_op));
+		json_string(w, "waker_stack_from", r->waker_op != FOP_COUNT ? "futex_call"
+						   : r->waker_stack_at_waking ? "sched_waking" : NULL);
 		json_stack_or_null(w, p, "waiter_stack", r->step.stack);
 		json_stack_or_null(w, p, "waker_stack", r->step.waker_stack);
 		json_u64(w, "waker_samples", r->waker_samples);
@@ -453,6 +465,7 @@ void futex_waits_json(struct futex_state *st, const struct profile *p, const str
 	json_end(w);
 	json_u64(w, "not_blocking_calls", t->not_blocking);
 	json_u64(w, "weighted_calls", t->weighted_calls);
+	json_u64(w, "waker_stacks_at_waking", t->waker_stacks_at_waking);
 	json_u64(w, "open_at_end", t->open_at_end);
 	json_bool(w, "sched_events", t->sched_seen);
 	json_u64(w, "cpu_samples", t->cpu_samples);
@@ -511,6 +524,25 @@ void futex_waits_figures(struct futex_state *st, const struct profile *p, struct
 
 /* ---- script ---- */
 
+/* ", ended by ENDING [WAKER] [OP at STACK | (why)]" of a finished wait, appended to sb. */
+static void describe_ending(const struct profile *p, const struct wait_record *r, struct strbuf *sb)
+{
+	sb_addf(sb, ", ended by %s", wait_ending_name(r->step.ending));
+	if (r->step.waker_tid || r->waker_irq || r->step.ending == WAIT_END_INTERRUPT) {
+		sb_addstr(sb, " ");
+		waker_words(p, &r->step, r->waker_irq, sb);
+	}
+	if (r->waker_op != FOP_COUNT) {
+		sb_addf(sb, " %s at ", futex_op_name(r->waker_op));
+		stack_line(p, r->step.waker_stack, sb);
+	} else if (r->step.waker_stack != UINT32_MAX) {
+		sb_addstr(sb, " at ");
+		stack_line(p, r->step.waker_stack, sb);
+	} else if (r->why != WAIT_LINKED) {
+		sb_addf(sb, " (%s)", wait_unlinked_why(r->why));
+	}
+}
+
 bool futex_waits_describe_exit(struct futex_state *st, const struct profile *p, uint32_t tid, uint64_t time,
 			       char *buf, size_t len)
 {
@@ -518,17 +550,31 @@ bool futex_waits_describe_exit(struct futex_state *st, const struct profile *p, 
 	if (!r || !len)
 		return false;
 	struct strbuf sb = { 0 };
-	sb_addf(&sb, ", ended by %s", wait_ending_name(r->step.ending));
-	if (r->step.waker_tid || r->waker_irq || r->step.ending == WAIT_END_INTERRUPT) {
-		sb_addstr(&sb, " ");
-		waker_words(p, &r->step, r->waker_irq, &sb);
-	}
-	if (r->waker_op != FOP_COUNT) {
-		sb_addf(&sb, " %s at ", futex_op_name(r->waker_op));
-		stack_line(p, r->step.waker_stack, &sb);
-	} else if (r->why != WAIT_LINKED) {
-		sb_addf(&sb, " (%s)", wait_unlinked_why(r->why));
-	}
+	describe_ending(p, r, &sb);
+	snprintf(buf, len, "%s", sb.buf);
+	sb_free(&sb);
+	return true;
+}
+
+/*
+ * The describe_observed hook (collector.h): a sched_switch whose next task
+ * switched in at the end of a sleep outside futex calls (a futex wait's
+ * ending is told on its exit).
+ */
+bool futex_waits_describe_observed(void *state, const struct profile *p, const struct sp_sample *s, char *buf,
+				   size_t len)
+{
+	struct futex_state *st = state;
+	struct sched_event_facts f;
+	if (!len || !view_sched_event_of(p, s, &f) || f.kind != SCHED_FACT_SWITCH || !f.next_tid)
+		return false;
+	const struct wait_record *r = waits_ended_at(st->waits, f.next_tid, s->time);
+	if (!r || r->step.futex)
+		return false;
+	struct strbuf sb = { 0 };
+	sb_addf(&sb, "next tid %u (%s) slept %.3f ms", f.next_tid, view_thread_comm(p, r->step.pid, f.next_tid),
+		ms(r->step.end - r->step.start));
+	describe_ending(p, r, &sb);
 	snprintf(buf, len, "%s", sb.buf);
 	sb_free(&sb);
 	return true;

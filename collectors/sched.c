@@ -21,6 +21,15 @@
  *     Where system-wide events are not allowed (not root,
  *     perf_event_paranoid > 0) they are opened per task, and the report
  *     says that delays are known only for wakings done by the workload.
+ *   - sched:sched_waking#stack, per task of the workload, with the
+ *     waker's stack (sched_switch's kind of stack): the wakings the
+ *     workload's tasks do, where the wake linker (docs/waits.md) names the
+ *     waker's stack when it made no futex call (a pipe write, a thread's
+ *     exit, a kill).  Rate-bounded (rate_bound.h): every hit up to
+ *     SCHED_WAKING_STACK_BOUND_HZ per CPU, weighted samples above
+ *     ("#sampled", at SCHED_WAKING_STACK_SAMPLED_HZ), the exact count in
+ *     "#count"; the system-wide waking
+ *     above stays the one that is counted.
  * The system-wide events cost one ~100-byte record per waking, new task
  * and migration of any task of the machine: about a hundred a second on an
  * idle machine, nothing beyond the workload's own on a benchmark machine;
@@ -44,6 +53,7 @@
 #include "sigprof/view/view.h"
 #include "sigprof/collectors/sched.h"
 #include "sigprof/kernel/tracepoint.h"
+#include "sigprof/kernel/rate_bound.h"
 #include "sigprof/base/util.h"
 #include "sigprof/base/hashmap.h"
 
@@ -67,6 +77,44 @@ static void try_system_wide(struct event_list *events)
 	spec->attr.enable_on_exec = 0;
 }
 
+/* The trace entry's common_flags bits of interrupt context (the kernel's TRACE_FLAG_HARDIRQ, _SOFTIRQ, _NMI). */
+#define TRACE_FLAGS_INTERRUPT (0x08 | 0x10 | 0x40)
+
+/*
+ * The bound of the waking stacks per CPU: a DWARF stack copy per waking
+ * the workload does, every one while they are sparse (a lock handed over a
+ * few thousand times a second); above it weighted samples at a tenth of
+ * it: dense wakings are mostly futex wakes, whose stack the futex entries
+ * have (stress-ng --futex 2: 1627 samples at the bound in 3.6 s, docs/waits.md).
+ */
+#define SCHED_WAKING_STACK_BOUND_HZ 2000
+#define SCHED_WAKING_STACK_SAMPLED_HZ 200
+
+/*
+ * sched:sched_waking#stack: the waking of specs[waking] again, per task of
+ * the workload (the attr of specs[like], a per-task sched_switch with its
+ * stack), rate-bounded.  Only beside a system-wide waking, which counts them.
+ */
+static void add_waking_stacks(struct event_list *events, size_t waking, size_t like)
+{
+	if (!events->specs[waking].system_wide || !(events->specs[like].attr.sample_type & PERF_SAMPLE_CALLCHAIN))
+		return;
+	size_t gate = rate_bound_add_sibling(events, waking, "stack", NULL);
+	struct event_spec *spec = &events->specs[gate];
+	uint64_t config = spec->attr.config;
+	spec->attr = events->specs[like].attr;
+	spec->attr.config = config;
+	spec->attr.context_switch = 0;
+	spec->system_wide = false;
+	/* a waking in interrupt context (a timer's, a device's) has the interrupted task's stack: not the waker's */
+	const char *task_context = "!(common_flags & 0x58)"; /* TRACE_FLAGS_INTERRUPT */
+	bool filtered = perf_event_probe_filter(&spec->attr, task_context) == 0;
+	rate_bound_add_sampled(events, gate, -1, rate_bound_cap_hz(SCHED_WAKING_STACK_BOUND_HZ),
+			       SCHED_WAKING_STACK_SAMPLED_HZ);
+	for (size_t i = gate; filtered && i < events->count; i++) /* the gate, its alternate and its meter */
+		events->specs[i].tracepoint_filter = xstrdup(task_context);
+}
+
 static int sched_add_events(struct record_options *opts, struct event_list *events, char *reason,
 			    size_t reasonlen)
 {
@@ -77,7 +125,8 @@ static int sched_add_events(struct record_options *opts, struct event_list *even
 	int err = tracepoint_add(events, &with_stacks, "sched", "sched", "sched_switch", true, reason, reasonlen);
 	if (err)
 		return err;
-	events->specs[events->count - 1].attr.context_switch = 1;
+	size_t switch_spec = events->count - 1;
+	events->specs[switch_spec].attr.context_switch = 1;
 	char ignored[256];
 	if (tracepoint_add(events, opts, "sched", "sched", "sched_wakeup_new", false, ignored, sizeof(ignored)) == 0)
 		try_system_wide(events);
@@ -87,6 +136,7 @@ static int sched_add_events(struct record_options *opts, struct event_list *even
 	if (err)
 		return err;
 	try_system_wide(events);
+	add_waking_stacks(events, events->count - 1, switch_spec);
 	if (tracepoint_add(events, opts, "sched", "sched", "sched_migrate_task", false, ignored, sizeof(ignored)) == 0)
 		try_system_wide(events);
 	return 0;
@@ -394,6 +444,7 @@ enum sched_event {
 	EV_WAKING,    /* sched_waking, or sched_wakeup where the kernel has no sched_waking */
 	EV_WAKEUP_NEW,
 	EV_MIGRATE,
+	EV_WAKING_STACK, /* sched_waking#stack (and its #sampled): a waking the workload did, with the waker's stack */
 	EV_OTHER,     /* classified: not one of ours */
 };
 
@@ -470,6 +521,8 @@ static enum sched_event classify(struct sched_state *st, const struct sp_event *
 	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
 		if (strcmp(ev->name, names[i].name) == 0)
 			kind = names[i].kind;
+	if (strncmp(ev->name, "sched:sched_waking#", strlen("sched:sched_waking#")) == 0)
+		kind = EV_WAKING_STACK;
 	st->kinds[ev->index] = (unsigned char)kind;
 	return kind;
 }
@@ -544,8 +597,6 @@ static void sched_sample(void *state, const struct profile *p, const struct sp_s
 	}
 }
 
-/* The trace entry's common_flags bits of interrupt context (the kernel's TRACE_FLAG_HARDIRQ, _SOFTIRQ, _NMI). */
-#define TRACE_FLAGS_INTERRUPT (0x08 | 0x10 | 0x40)
 
 /*
  * The sched_event hook (collector.h): a switch's prev and next, a waking's
@@ -561,7 +612,7 @@ static bool sched_event_facts(void *state, const struct profile *p, const struct
 		return false;
 	enum sched_event kind = classify(st, s->event);
 	const struct tep_event *ev = view_tracepoint_of(p, s);
-	if (!ev || (kind != EV_SWITCH && kind != EV_WAKING))
+	if (!ev || (kind != EV_SWITCH && kind != EV_WAKING && kind != EV_WAKING_STACK))
 		return false;
 	memset(out, 0, sizeof(*out));
 	if (kind == EV_SWITCH) {
@@ -583,7 +634,7 @@ static bool sched_event_facts(void *state, const struct profile *p, const struct
 	uint64_t flags = 0;
 	if (target < 0)
 		return false;
-	out->kind = SCHED_FACT_WAKING;
+	out->kind = kind == EV_WAKING_STACK ? SCHED_FACT_WAKING_STACK : SCHED_FACT_WAKING;
 	out->target = (uint32_t)target;
 	out->irq = tp_field_u64(ev, s, "common_flags", &flags) && (flags & TRACE_FLAGS_INTERRUPT);
 	return true;

@@ -96,6 +96,12 @@ struct cpu_sample {
 	uint32_t stack;
 };
 
+/* A waking a thread did, with its stack (sched_waking#stack). */
+struct waking_stack {
+	uint64_t time;
+	uint32_t target, stack;
+};
+
 struct wait_thread {
 	uint32_t pid;
 	/* its futex call in progress */
@@ -115,6 +121,9 @@ struct wait_thread {
 	struct cpu_sample *ring;
 	size_t ring_cap, ring_head, ring_count;
 	bool ring_wrapped;      /* samples were dropped from the ring */
+	/* its latest wakings with their stack, a ring */
+	struct waking_stack waking_stacks[WAITS_WAKING_STACKS];
+	size_t waking_stacks_next;
 	/* its last wait, for the script and the chains */
 	bool has_last;
 	struct wait_record last;
@@ -136,6 +145,10 @@ struct wait_linker {
 	struct u64_map pair_index; /* waiter stack << 32 | waker stack -> index + 1 in pairs */
 	struct wake_pair *pairs;
 	size_t npairs, pairs_cap;
+	struct u64_map sample_index; /* hash of a sample's key -> index + 1 (chained through sample_next) */
+	struct wait_sample *samples;
+	size_t *sample_next;
+	size_t nsamples, samples_cap, sample_next_cap;
 	struct wait_record longest[WAITS_LONGEST];
 	size_t nlongest;
 	/* sorted views handed out */
@@ -166,6 +179,9 @@ void wait_linker_free(struct wait_linker *l)
 	u64_map_free(&l->work_index);
 	u64_map_free(&l->pair_index);
 	free(l->pairs);
+	u64_map_free(&l->sample_index);
+	free(l->samples);
+	free(l->sample_next);
 	free(l->words);
 	free(l->word_next);
 	free(l->release);
@@ -270,6 +286,89 @@ static struct wake_pair *pair_get(struct wait_linker *l, uint32_t waiter_stack, 
 	*pair = (struct wake_pair){ .waiter_stack = waiter_stack, .waker_stack = waker_stack };
 	u64_map_put(&l->pair_index, key, (void *)(uintptr_t)(++l->npairs));
 	return pair;
+}
+
+/* Whether two wait samples have the same key (everything but their waits and ns). */
+static bool same_sample_key(const struct wait_sample *a, const struct wait_sample *b)
+{
+	return a->pid == b->pid && a->tid == b->tid && a->stack == b->stack && a->futex == b->futex &&
+	       a->word_pid == b->word_pid && a->uaddr == b->uaddr && a->ending == b->ending && a->link == b->link &&
+	       a->waker_pid == b->waker_pid && a->waker_tid == b->waker_tid && a->waker_op == b->waker_op &&
+	       a->waker_stack == b->waker_stack;
+}
+
+/* The sample of key's key (waits and ns 0 when new); its strings are the static names, compared by address. */
+static struct wait_sample *sample_get(struct wait_linker *l, const struct wait_sample *key)
+{
+	uint64_t h = hash_u64(blame_key(key->futex, key->word_pid, key->uaddr, key->stack) ^
+			      hash_u64((uint64_t)key->tid << 32 | key->waker_tid) ^ hash_u64(key->waker_stack) ^
+			      (uintptr_t)key->ending ^ (uintptr_t)key->link);
+	uintptr_t at = (uintptr_t)u64_map_get(&l->sample_index, h);
+	for (size_t i = at; i; i = l->sample_next[i - 1])
+		if (same_sample_key(&l->samples[i - 1], key))
+			return &l->samples[i - 1];
+	GROW(l->samples, l->samples_cap, l->nsamples + 1);
+	GROW(l->sample_next, l->sample_next_cap, l->nsamples + 1);
+	struct wait_sample *s = &l->samples[l->nsamples];
+	*s = *key;
+	s->waits = s->ns = 0;
+	l->sample_next[l->nsamples] = at;
+	u64_map_put(&l->sample_index, h, (void *)(uintptr_t)(++l->nsamples));
+	return s;
+}
+
+/* Count a finished wait in its sample (per waiter thread and stack, word, ending and waker). */
+static void count_sample(struct wait_linker *l, const struct wait_record *rec)
+{
+	struct wait_sample key = {
+		.pid = rec->step.pid, .tid = rec->step.tid, .stack = rec->step.stack, .futex = rec->step.futex,
+		.word_pid = rec->step.word_pid, .uaddr = rec->step.uaddr, .ending = wait_ending_name(rec->step.ending),
+		.link = rec->why == WAIT_LINKED ? "waking" : wait_reason_key(rec->why),
+		.waker_pid = rec->step.waker_pid, .waker_tid = rec->step.waker_tid,
+		.waker_op = rec->waker_op == FOP_COUNT ? NULL : futex_op_name(rec->waker_op),
+		.waker_stack = rec->step.waker_stack,
+	};
+	struct wait_sample *s = sample_get(l, &key);
+	s->waits++;
+	s->ns += rec->step.end - rec->step.start;
+}
+
+/* ---- the waker's stack at its waking ---- */
+
+void waits_waking_stack(struct wait_linker *l, uint32_t waker_tid, uint32_t target, uint64_t time, uint32_t stack)
+{
+	struct wait_thread *t = thread_get(l, waker_tid);
+	t->waking_stacks[t->waking_stacks_next++ % WAITS_WAKING_STACKS] =
+		(struct waking_stack){ .time = time, .target = target, .stack = stack };
+}
+
+/*
+ * The waker's stack at its waking of tid at time (its own record of that
+ * waking), or UINT32_MAX.  The two records of one tracepoint hit are not
+ * written at the same instant (the per-task one first, 120 us apart seen
+ * on a loaded VM), but a task wakes a sleeper once per sleep: the waker's
+ * record of tid after the wait began (since) and at most
+ * WAITS_WAKING_STACK_SLACK_NS after the waking is this waking's; the
+ * nearest is taken.
+ */
+static uint32_t waking_stack_of(const struct wait_linker *l, uint32_t waker_tid, uint32_t tid, uint64_t since,
+				uint64_t time)
+{
+	const struct wait_thread *waker = u64_map_get(&l->threads, waker_tid);
+	if (!waker)
+		return UINT32_MAX;
+	uint32_t best = UINT32_MAX;
+	uint64_t best_gap = UINT64_MAX;
+	for (size_t i = 0; i < WAITS_WAKING_STACKS; i++) {
+		const struct waking_stack *w = &waker->waking_stacks[i];
+		uint64_t gap = w->time > time ? w->time - time : time - w->time;
+		if (w->time && w->target == tid && w->time >= since && w->time <= time + WAITS_WAKING_STACK_SLACK_NS &&
+		    gap < best_gap) {
+			best_gap = gap;
+			best = w->stack;
+		}
+	}
+	return best;
 }
 
 /* ---- the waker's cpu samples ---- */
@@ -474,6 +573,10 @@ static void end_wait(struct wait_linker *l, uint32_t tid, struct wait_thread *t,
 			rec->waker_word_pid = wake->word_pid;
 			rec->waker_uaddr = wake->uaddr;
 			rec->step.waker_stack = wake->stack;
+		} else if (rec->step.ending == WAIT_END_TASK && !wake->by_word) {
+			rec->step.waker_stack = waking_stack_of(l, wake->tid, tid, rec->step.start, wake->time);
+			rec->waker_stack_at_waking = rec->step.waker_stack != UINT32_MAX;
+			l->totals.waker_stacks_at_waking += rec->waker_stack_at_waking;
 		}
 	}
 	if (rec->why != WAIT_LINKED)
@@ -513,6 +616,7 @@ static void end_wait(struct wait_linker *l, uint32_t tid, struct wait_thread *t,
 		b->samples += rec->waker_samples;
 		w->waker_samples += rec->waker_samples;
 	}
+	count_sample(l, rec);
 	keep_longest(l, rec);
 	t->last = *rec;
 	t->has_last = true;
@@ -753,8 +857,31 @@ static void remap_pairs(struct wait_linker *l, uint32_t (*remap)(void *ctx, uint
 	free(old);
 }
 
+/* Remap the samples' stacks, merging samples that become one. */
+static void remap_samples(struct wait_linker *l, uint32_t (*remap)(void *ctx, uint32_t stack), void *ctx)
+{
+	struct wait_sample *old = l->samples;
+	size_t n = l->nsamples;
+	l->samples = NULL;
+	l->nsamples = l->samples_cap = 0;
+	u64_map_free(&l->sample_index);
+	memset(&l->sample_index, 0, sizeof(l->sample_index));
+	for (size_t i = 0; i < n; i++) {
+		struct wait_sample key = old[i];
+		if (key.stack != UINT32_MAX)
+			key.stack = remap(ctx, key.stack);
+		if (key.waker_stack != UINT32_MAX)
+			key.waker_stack = remap(ctx, key.waker_stack);
+		struct wait_sample *s = sample_get(l, &key);
+		s->waits += old[i].waits;
+		s->ns += old[i].ns;
+	}
+	free(old);
+}
+
 void waits_remap_stacks(struct wait_linker *l, uint32_t (*remap)(void *ctx, uint32_t stack), void *ctx)
 {
+	remap_samples(l, remap, ctx);
 	struct blame_table release = release_table(l);
 	remap_blame(l, &release, remap, ctx);
 	remap_pairs(l, remap, ctx);
@@ -857,4 +984,10 @@ size_t waits_pairs(struct wait_linker *l, const struct wake_pair **out)
 {
 	*out = l->pairs;
 	return l->npairs;
+}
+
+size_t waits_samples(const struct wait_linker *l, const struct wait_sample **out)
+{
+	*out = l->samples;
+	return l->nsamples;
 }

@@ -24,6 +24,14 @@
  *     "collectors": [{ "name": "cpu", "time_unit": "ns" | null,
  *                      "stacks": [[count, weight, frame, ...], ...] }] }
  *
+ * After the collectors, where the futex collector linked waits to the tasks
+ * that ended them (docs/waits.md), the wake flame graph: a "collector"
+ * named "wake" with "title", "weight": 1 (drawn by its time first) and
+ * "count_unit": "waits", whose
+ * stacks are the waiter's frames root first, a "--" frame, then the
+ * waker's frames at the wake leaf first (as `report --folded --weight wake`
+ * and bcc's offwaketime join them), counted in waits, weighed in ns waited.
+ *
  * A stack lists frame indexes root first (as folded stacks do).  In "diff"
  * mode each stack has four numbers before its frames: count and weight of
  * the base recording, then of the new one; the script sizes frames by the
@@ -66,7 +74,9 @@ struct flame_stack {
 
 struct flame_collector {
 	char name[32];
+	const char *title;        /* the graph's heading, NULL: "Flame graph, NAME" */
 	bool time_ns;             /* its weights are nanoseconds (cpu-clock, task-clock) */
+	bool time_first;          /* drawn by its weights first (the wake graph: ns waited) */
 	struct u64_map index;     /* hash of the frame list -> stack + 1 */
 	struct flame_stack *stacks;
 	size_t nstacks, cap;
@@ -99,17 +109,23 @@ static uint32_t flame_frame(struct flame *fl, const char *key)
 	return (uint32_t)fl->nframes++;
 }
 
-static struct flame_collector *flame_collector(struct flame *fl, const struct collector_info *ci)
+static struct flame_collector *flame_collector_named(struct flame *fl, const char *name, bool time_ns)
 {
 	for (int i = 0; i < fl->ncollectors; i++)
-		if (strcmp(fl->collectors[i].name, ci->name) == 0)
+		if (strcmp(fl->collectors[i].name, name) == 0)
 			return &fl->collectors[i];
 	if (fl->ncollectors == FLAME_MAX_COLLECTORS)
 		return NULL;
 	struct flame_collector *fc = &fl->collectors[fl->ncollectors++];
-	snprintf(fc->name, sizeof(fc->name), "%s", ci->name);
-	fc->time_ns = strcmp(ci->event, "cpu-clock") == 0 || strcmp(ci->event, "task-clock") == 0;
+	snprintf(fc->name, sizeof(fc->name), "%s", name);
+	fc->time_ns = time_ns;
 	return fc;
+}
+
+static struct flame_collector *flame_collector(struct flame *fl, const struct collector_info *ci)
+{
+	return flame_collector_named(fl, ci->name,
+				     strcmp(ci->event, "cpu-clock") == 0 || strcmp(ci->event, "task-clock") == 0);
 }
 
 /* Add count and weight to the stack of these frames (root first), at values[slot], [slot + 1]. */
@@ -141,13 +157,27 @@ static void flame_add(struct flame_collector *fc, const uint32_t *frames, uint32
 	s->values[slot + 1] += weight;
 }
 
+/* The flame frame of profile frame id (frame_ids: profile frame -> flame frame + 1, filled as frames are met). */
+static uint32_t flame_frame_of(struct flame *fl, const struct profile *p, uint32_t *frame_ids, uint32_t id)
+{
+	if (!frame_ids[id]) {
+		char label[256], source[256], key[1024];
+		const struct frame *f = &p->stacks.frames[id];
+		const char *srcline = frame_srcline(f, source, sizeof(source));
+		int kind = (f->kernel ? 1 : 0) | (f->synthetic ? 2 : 0) | (f->inlined ? 4 : 0);
+		snprintf(key, sizeof(key), "%d\t%s\t%s%s%s", kind, dso_short_name(f->dso),
+			 frame_label(f, label, sizeof(label)), srcline ? ":" : "", srcline ? srcline : "");
+		frame_ids[id] = flame_frame(fl, key) + 1;
+	}
+	return frame_ids[id] - 1;
+}
+
 /* Every stack of every collector of p into fl, at values[slot]. */
 static void flame_add_profile(struct flame *fl, const struct profile *p, int slot)
 {
 	uint32_t *frame_ids = xcalloc(p->stacks.nframes + 1, sizeof(*frame_ids)); /* profile frame -> flame frame + 1 */
 	uint32_t *frames = NULL;
 	size_t cap = 0;
-	char label[256], source[256], key[1024];
 	for (size_t i = 0; i < p->stacks.nstacks; i++) {
 		const struct stack *s = &p->stacks.stacks[i];
 		if (!s->count || (int)s->collector >= p->ncollectors)
@@ -157,19 +187,55 @@ static void flame_add_profile(struct flame *fl, const struct profile *p, int slo
 			continue;
 		const uint32_t *ids = stack_frames(&p->stacks, s);
 		GROW(frames, cap, s->nframes + 1);
-		for (uint32_t k = 0; k < s->nframes; k++) {
-			uint32_t id = ids[s->nframes - 1 - k];
-			if (!frame_ids[id]) {
-				const struct frame *f = &p->stacks.frames[id];
-				const char *srcline = frame_srcline(f, source, sizeof(source));
-				int kind = (f->kernel ? 1 : 0) | (f->synthetic ? 2 : 0) | (f->inlined ? 4 : 0);
-				snprintf(key, sizeof(key), "%d\t%s\t%s%s%s", kind, dso_short_name(f->dso),
-					 frame_label(f, label, sizeof(label)), srcline ? ":" : "", srcline ? srcline : "");
-				frame_ids[id] = flame_frame(fl, key) + 1;
-			}
-			frames[k] = frame_ids[id] - 1;
-		}
+		for (uint32_t k = 0; k < s->nframes; k++)
+			frames[k] = flame_frame_of(fl, p, frame_ids, ids[s->nframes - 1 - k]);
 		flame_add(fc, frames, s->nframes, slot, s->count, s->weight);
+	}
+	free(frames);
+	free(frame_ids);
+}
+
+/*
+ * The wake flame graph of p into fl, at values[slot]: per pair of stacks of
+ * the waits a task ended, the waiter's frames root first, "--", the waker's
+ * frames at the wake leaf first; counted in waits, weighed in ns waited.
+ */
+static void flame_add_wakes(struct flame *fl, const struct profile *p, int slot)
+{
+	uint32_t *frame_ids = xcalloc(p->stacks.nframes + 1, sizeof(*frame_ids));
+	uint32_t *frames = NULL;
+	size_t cap = 0;
+	uint32_t separator = flame_frame(fl, "2\t\t--");
+	uint32_t not_recorded = flame_frame(fl, "2\t\t[waker stack not recorded]");
+	for (int c = 0; c < p->ncollectors; c++) {
+		const struct collector_analyzer *an = p->collectors[c].impl ? p->collectors[c].impl->analyzer : NULL;
+		const struct wake_pair *pairs;
+		size_t n = p->collectors[c].state && an && an->wake_pairs ? an->wake_pairs(p->collectors[c].state, &pairs)
+									   : 0;
+		struct flame_collector *fc = n ? flame_collector_named(fl, "wake", true) : NULL;
+		if (!fc)
+			continue;
+		fc->title = "Wake flame graph: waiter -- waker, by the time waited";
+		fc->time_first = true;
+		for (size_t i = 0; i < n; i++) {
+			const struct stack *waiter = &p->stacks.stacks[pairs[i].waiter_stack];
+			const struct stack *waker = pairs[i].waker_stack == COLLECTOR_NO_STACK
+							    ? NULL : &p->stacks.stacks[pairs[i].waker_stack];
+			GROW(frames, cap, (size_t)waiter->nframes + (waker ? waker->nframes : 1) + 1);
+			const uint32_t *ids = stack_frames(&p->stacks, waiter);
+			uint32_t nframes = 0;
+			for (uint32_t k = 0; k < waiter->nframes; k++)
+				frames[nframes++] = flame_frame_of(fl, p, frame_ids, ids[waiter->nframes - 1 - k]);
+			frames[nframes++] = separator;
+			if (!waker) {
+				frames[nframes++] = not_recorded;
+			} else {
+				ids = stack_frames(&p->stacks, waker);
+				for (uint32_t k = 0; k < waker->nframes; k++)
+					frames[nframes++] = flame_frame_of(fl, p, frame_ids, ids[k]);
+			}
+			flame_add(fc, frames, nframes, slot, pairs[i].waits, pairs[i].ns);
+		}
 	}
 	free(frames);
 	free(frame_ids);
@@ -209,6 +275,12 @@ static void write_flame(const struct flame *fl, FILE *out)
 		const struct flame_collector *fc = &fl->collectors[c];
 		fprintf(out, "%s{\"name\":", c ? "," : "");
 		json_quote(out, fc->name, true);
+		if (fc->title) {
+			fprintf(out, ",\"title\":");
+			json_quote(out, fc->title, true);
+		}
+		if (fc->time_first)
+			fprintf(out, ",\"weight\":1,\"count_unit\":\"waits\"");
 		fprintf(out, ",\"time_unit\":%s,\"stacks\":[", fc->time_ns ? "\"ns\"" : "null");
 		for (size_t i = 0; i < fc->nstacks; i++) {
 			const struct flame_stack *s = &fc->stacks[i];
@@ -261,6 +333,7 @@ void report_html(const struct profile *p, const struct report_options *o, FILE *
 {
 	struct flame fl = { 0 };
 	flame_add_profile(&fl, p, 0);
+	flame_add_wakes(&fl, p, 0);
 	char title[512];
 	snprintf(title, sizeof(title), "sigprof report of %s", p->file);
 	write_page(title, NULL, p, o, &fl, out);
@@ -273,6 +346,8 @@ void report_html_diff(const struct profile *base, const struct profile *new, con
 	struct flame fl = { .diff = true };
 	flame_add_profile(&fl, base, 0);
 	flame_add_profile(&fl, new, 2);
+	flame_add_wakes(&fl, base, 0);
+	flame_add_wakes(&fl, new, 2);
 	char title[1024];
 	snprintf(title, sizeof(title), "sigprof diff of %s and %s", base->file, new->file);
 	write_page(title, base, new, o, &fl, out);

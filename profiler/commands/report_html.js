@@ -6,7 +6,8 @@
  *   the header and the path table, every collector's section as tables
  *   (an array of objects is a table, nested objects become dotted columns,
  *   stacks are shown leaf first in a cell), the top functions, and
- *   a flame graph per collector: root at the bottom, a frame's width its
+ *   a flame graph per collector (and the wake flame graph, waiter -- waker,
+ *   where waits were linked to their wakers): root at the bottom, a frame's width its
  *   share; click to zoom (click the root or an ancestor to zoom out),
  *   search (a substring or /regex/) highlights frames and totals the
  *   matched samples, hover shows counts and shares, and a switch picks
@@ -344,12 +345,13 @@
 		this.root = tree.root;
 		this.maxDepth = tree.maxDepth;
 		this.zoom = this.root;
-		this.weight = 0; /* 0: samples, 1: time */
+		this.weight = collector.weight && collector.time_unit ? 1 : 0; /* 0: samples (waits), 1: time */
 		this.search = "";
 		this.matchTotal = 0;
 		const id = "flame-" + collector.name;
-		const weightSelect = el("select", { class: "flame-weight" }, el("option", { value: "0" }, "samples"));
+		const weightSelect = el("select", { class: "flame-weight" }, el("option", { value: "0" }, collector.count_unit || "samples"));
 		if (collector.time_unit) weightSelect.appendChild(el("option", { value: "1" }, "time (" + collector.time_unit + ")"));
+		weightSelect.value = String(this.weight);
 		weightSelect.addEventListener("change", () => { self.weight = Number(weightSelect.value); self.draw(); });
 		const searchBox = el("input", { type: "search", class: "flame-search", placeholder: "search (text or /regex/)", size: "30" });
 		searchBox.addEventListener("input", () => self.setSearch(searchBox.value));
@@ -372,7 +374,8 @@
 			}
 		}
 		this.element = el("section", { class: "flame", id: id, "data-collector": collector.name },
-			el("h2", null, (diffMode ? "Differential flame graph, " : "Flame graph, ") + collector.name),
+			el("h2", null, collector.title ? (diffMode ? "Differential: " : "") + collector.title
+				: (diffMode ? "Differential flame graph, " : "Flame graph, ") + collector.name),
 			el("div", { class: "flame-controls" }, el("label", null, "weight ", weightSelect), searchBox, reset, legend),
 			this.matchLine, this.canvas, this.info);
 		this.canvas.addEventListener("click", (ev) => {
@@ -396,7 +399,7 @@
 
 	FlameGraph.prototype.describe = function (node) {
 		const f = node.f < 0 ? ["all", "", 0] : flameData.frames[node.f];
-		const unit = this.weight ? this.collector.time_unit || "weight" : "samples";
+		const unit = this.weight ? this.collector.time_unit || "weight" : this.collector.count_unit || "samples";
 		let text = f[0] + (f[1] ? " (" + f[1] + ")" : "") + (f[2] & 1 ? " [kernel]" : "") + ": ";
 		if (diffMode) {
 			const b = node.v[this.weight], n = node.v[2 + this.weight];
@@ -496,7 +499,7 @@
 		this.highlighted = highlighted;
 		if (this.search) {
 			this.matchTotal = this.countMatches();
-			const unit = this.weight ? this.collector.time_unit || "weight" : "samples";
+			const unit = this.weight ? this.collector.time_unit || "weight" : this.collector.count_unit || "samples";
 			this.matchLine.textContent = "matched " + JSON.stringify(this.search) + ": " + this.matchTotal + " " + unit +
 				" (" + share(this.matchTotal, this.value(this.root)) + ")";
 		} else {
@@ -548,7 +551,8 @@
 		for (const fg of flames) {
 			const r = { name: fg.collector.name, drawn: fg.canvas.querySelectorAll(".frame").length,
 				samples: fg.root.v[diffMode ? 2 : 0], weight: fg.root.v[diffMode ? 3 : 1],
-				marked: fg.canvas.querySelectorAll(".frame.mark").length,
+				marked: fg.canvas.querySelectorAll(".frame.mark").length, title: fg.element.querySelector("h2").textContent,
+				weight_index: fg.weight,
 				kernel: fg.canvas.querySelectorAll(".frame.kernel").length };
 			if (diffMode) { r.base_samples = fg.root.v[0]; r.grew = 0; r.shrank = 0;
 				for (const d of fg.canvas.querySelectorAll(".frame")) {

@@ -19,6 +19,11 @@
  *                  frame of its own), its function named as in the text
  *                  report, file:line with --srcline
  *   mappings       one per dso, with its build-id when the report read it
+ *   waits          where the futex collector linked waits to their endings
+ *                  (docs/waits.md): types waits_count and waits_time (ns),
+ *                  one sample per waiter thread and stack, word, ending and
+ *                  waker, on the waiter's stack, labelled ended_by, link,
+ *                  waker_tid, waker_pid, waker_comm, waker_op, waker_stack
  *
  * report_pprof_pair() writes two recordings with the same sample types in
  * the same order, as `pprof -diff_base` needs.
@@ -59,6 +64,17 @@ static void add_type(struct pprof_types *t, const char *collector, const char *w
 	ty->kind = kind;
 }
 
+/* The kinds of the waits types, past the weight table's (their collector "waits" is none of the profile's). */
+enum { KIND_WAITS_COUNT = WEIGHT_MAX, KIND_WAITS_TIME };
+
+/* The waits a collector linked to their endings (collector.h wait_samples), or 0. */
+static size_t wait_samples_of(const struct profile *p, int c, const struct wait_sample **out)
+{
+	const struct collector_info *ci = &p->collectors[c];
+	const struct collector_analyzer *an = ci->impl ? ci->impl->analyzer : NULL;
+	return ci->state && an && an->wait_samples ? an->wait_samples(ci->state, out) : 0;
+}
+
 /* The sample types of a profile's collectors with samples, appended to t (once each). */
 static void collect_types(const struct profile *p, struct pprof_types *t)
 {
@@ -79,6 +95,13 @@ static void collect_types(const struct profile *p, struct pprof_types *t)
 			/* the sampled events' counts: "samples" is taken by the type above (cpu's cycles, page-faults) */
 			add_type(t, ci->name, impl && impl->unit && strcmp(impl->unit, "samples") != 0 ? impl->unit : "events",
 				 "count", WEIGHT_PERIOD);
+	}
+	for (int c = 0; c < p->ncollectors; c++) {
+		const struct wait_sample *ws;
+		if (wait_samples_of(p, c, &ws)) {
+			add_type(t, "waits", "count", "count", KIND_WAITS_COUNT);
+			add_type(t, "waits", "time", "nanoseconds", KIND_WAITS_TIME);
+		}
 	}
 }
 
@@ -126,6 +149,70 @@ static void add_labels(struct pprof_writer *w, struct pprof_sample *s, const str
 		view_user_data_name(w->p, k->pid, k->word, name, sizeof(name), NULL);
 		pprof_label_string(w->b, s, "futex_word", name);
 	}
+}
+
+/* One sample per wait_sample of the collectors: the waiter's stack, waits_count and waits_time, the waker's labels. */
+static void add_wait_samples(struct pprof_writer *w, const struct pprof_types *t)
+{
+	static const struct stack_line_style waker_line = { .separator = " <- ", .max_frames = 8, .user_frames = true,
+							    .more = " <- ..." };
+	const struct profile *p = w->p;
+	int count_type = -1, time_type = -1;
+	for (size_t i = 0; i < t->count; i++)
+		if (t->types[i].kind == KIND_WAITS_COUNT)
+			count_type = (int)i;
+		else if (t->types[i].kind == KIND_WAITS_TIME)
+			time_type = (int)i;
+	if (count_type < 0)
+		return;
+	int64_t *values = xcalloc(t->count + 1, sizeof(*values));
+	uint64_t *locations = NULL;
+	size_t locations_cap = 0;
+	struct strbuf line = { 0 };
+	char name[512];
+	for (int c = 0; c < p->ncollectors; c++) {
+		const struct wait_sample *samples;
+		size_t n = wait_samples_of(p, c, &samples);
+		for (size_t i = 0; i < n; i++) {
+			const struct wait_sample *ws = &samples[i];
+			values[count_type] = (int64_t)ws->waits;
+			values[time_type] = (int64_t)ws->ns;
+			size_t nframes = 0;
+			if (ws->stack != COLLECTOR_NO_STACK && ws->stack < p->stacks.nstacks) {
+				const struct stack *st = &p->stacks.stacks[ws->stack];
+				const uint32_t *frames = stack_frames(&p->stacks, st);
+				GROW(locations, locations_cap, (size_t)st->nframes + 1);
+				for (uint32_t k = 0; k < st->nframes; k++)
+					locations[nframes++] = location_of_frame(w, frames[k]);
+			}
+			struct pprof_sample *s = pprof_add_sample(w->b, locations, nframes, values);
+			if (nframes)
+				pprof_label_string(w->b, s, "path", path_name(p->stacks.stacks[ws->stack].path));
+			pprof_label_string(w->b, s, "comm", view_thread_comm(p, ws->pid, ws->tid));
+			pprof_label_number(w->b, s, "pid", ws->pid);
+			pprof_label_number(w->b, s, "tid", ws->tid);
+			if (ws->futex)
+				pprof_label_string(w->b, s, "futex_word",
+						   view_user_data_name(p, ws->word_pid, ws->uaddr, name, sizeof(name), NULL));
+			pprof_label_string(w->b, s, "ended_by", ws->ending);
+			pprof_label_string(w->b, s, "link", ws->link);
+			if (ws->waker_tid) {
+				pprof_label_number(w->b, s, "waker_pid", ws->waker_pid);
+				pprof_label_number(w->b, s, "waker_tid", ws->waker_tid);
+				pprof_label_string(w->b, s, "waker_comm", view_thread_comm(p, ws->waker_pid, ws->waker_tid));
+			}
+			if (ws->waker_op)
+				pprof_label_string(w->b, s, "waker_op", ws->waker_op);
+			if (ws->waker_stack != COLLECTOR_NO_STACK) {
+				sb_reset(&line);
+				view_stack_line(p, ws->waker_stack, &waker_line, &line);
+				pprof_label_string(w->b, s, "waker_stack", line.buf);
+			}
+		}
+	}
+	sb_free(&line);
+	free(locations);
+	free(values);
 }
 
 static void add_samples(struct pprof_writer *w, const struct pprof_types *t)
@@ -215,6 +302,7 @@ static int write_one(const struct profile *p, const struct pprof_types *t, const
 	sb_free(&comment);
 	main_mapping_first(&w);
 	add_samples(&w, t);
+	add_wait_samples(&w, t);
 	/* a new file renamed over path when whole: a link or device at path is refused (safe_output, util.h) */
 	struct safe_output out;
 	int ret = safe_output_open(path, 0644, &out);

@@ -211,13 +211,32 @@ static bool is_tracepoint(const struct sp_sample *s)
 	return s->event->attr.type == PERF_TYPE_TRACEPOINT;
 }
 
-/* The collector's own words for a sample (collector.h, describe), or NULL. */
+/*
+ * The collector's own words for a sample (collector.h, describe), then what
+ * the analyzers that observed it add (describe_observed: the waker of the
+ * sleep a switch-in ended), joined by "; "; NULL when none has words.
+ */
 static const char *describe(const struct profile *p, const struct sp_sample *s, int collector, char *buf, size_t len)
 {
-	const struct collector_info *ci = &p->collectors[collector];
-	if (!ci->state || !ci->impl->analyzer->describe)
-		return NULL;
-	return ci->impl->analyzer->describe(ci->state, p, s, buf, len) ? buf : NULL;
+	size_t used = 0;
+	buf[0] = '\0';
+	for (int c = -1; c < p->ncollectors && used + 3 < len; c++) {
+		const struct collector_info *ci = &p->collectors[c < 0 ? collector : c];
+		const struct collector_analyzer *an = ci->impl ? ci->impl->analyzer : NULL;
+		if (!ci->state || !an || (c >= 0 && c == collector))
+			continue;
+		bool (*words)(void *, const struct profile *, const struct sp_sample *, char *, size_t) =
+			c < 0 ? an->describe : an->describe_observed;
+		size_t at = used ? used + 2 : 0;
+		if (words && words(ci->state, p, s, buf + at, len - at)) {
+			if (used)
+				memcpy(buf + used, "; ", 2);
+			used = at + strlen(buf + at);
+		} else if (used) {
+			buf[used] = '\0';
+		}
+	}
+	return used ? buf : NULL;
 }
 
 static void text_event(struct script *sc, const struct profile *p, const struct sp_sample *s, int collector,

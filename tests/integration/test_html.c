@@ -317,3 +317,60 @@ Test(html, a_recordings_strings_stay_text_in_the_browser, .timeout = 300)
 	cr_assert(strstr(dom, "&lt;/script&gt;&lt;p id=pwned-sym&gt;"), "diff --html: the symbol is not drawn as text");
 	free(dom);
 }
+
+/*
+ * The wake flame graph (docs/waits.md): wait_endings hold, whose waiter
+ * blocks on held_mutex each round until the holder unlocks it in
+ * hold_long.  The graph weighs every wait a task ended, by the time
+ * waited, as the report's waits object counts them; its waiter side sits
+ * below a "--" frame and the holder's unlock above it, so searching
+ * hold_long matches exactly the waits on held_mutex.
+ */
+Test(html, wake_flame_graph_joins_waiters_to_their_wakers, .timeout = 300)
+{
+	require_perf_events();
+	require_root();
+	require_chromium();
+	char data[512], cmd[256];
+	snprintf(data, sizeof(data), "%s", test_path("hold.data"));
+	snprintf(cmd, sizeof(cmd), W "wait_endings hold 10");
+	char *workload = record_workload(data, "", cmd);
+	int holder, waiter, rounds;
+	cr_assert_eq(sscanf(workload, "holder %d waiter %d rounds %d", &holder, &waiter, &rounds), 3, "%s", workload);
+	free(workload);
+	char json[512];
+	snprintf(json, sizeof(json), "%s", report_json_file(data, ""));
+	require_collector(json, "futex");
+	require_collector(json, "sched");
+	char page[512];
+	snprintf(page, sizeof(page), "%s", test_path("wake.html"));
+	char *out;
+	int st = run_cmd(&out, true, "%s report -i '%s' --html '%s'", sigprof_bin(), data, page);
+	cr_assert_eq(st, 0, "report --html exited %d: %s", st, out);
+	free(out);
+
+	char result[512];
+	snprintf(result, sizeof(result), "%s", browser_selftest(page));
+	double waits = jq_file(json, ".waits.ended_by.task.waits"), ns = jq_file(json, ".waits.ended_by.task.wait_ns");
+	cr_assert_geq(waits, rounds * 0.8, "%.0f waits ended by a task in %d rounds", waits, rounds);
+	cr_assert_eq(selftest_value(result, "wake", ".samples"), waits, "the wake graph's waits are not the report's");
+	cr_assert_eq(selftest_value(result, "wake", ".weight"), ns, "the wake graph's ns are not the report's");
+	cr_assert_eq(selftest_value(result, "wake", ".weight_index"), 1, "the wake graph is not drawn by time first");
+	cr_assert_eq(selftest_value(result, "wake", ".title | test(\"^Wake flame graph\") | if . then 1 else 0 end"), 1);
+	cr_assert_gt(selftest_value(result, "wake", ".drawn"), 5);
+
+	/* searching hold_long (the holder's unlock, above the "--"): the waits on held_mutex, by the ns they waited */
+	char *dom;
+	st = run_cmd(&dom, false, "timeout 120 chromium " CHROMIUM_FLAGS " --user-data-dir='%s' --dump-dom "
+				  "'file://%s#search=hold_long' 2>/dev/null | grep -o 'id=\"flame-wake\"[^>]*'",
+		     test_path("chromium-profile"), page);
+	cr_assert_eq(st, 0, "no wake flame graph in the page");
+	const char *total = strstr(dom, "data-match-total=\"");
+	cr_assert_not_null(total, "no search total: %s", dom);
+	double held_ns = jq_file(json, "[.waits.words[] | select(.symbol == \"held_mutex\") | .ended_by.task.wait_ns] | add");
+	cr_assert_gt(held_ns, 0);
+	cr_assert_eq(strtod(total + strlen("data-match-total=\""), NULL), held_ns,
+		     "hold_long matches %s, the waits on held_mutex %.0f ns", total, held_ns);
+	free(dom);
+	screenshot(page, "#search=hold_long", W "../test-output/report-html-wake.png");
+}

@@ -577,3 +577,53 @@ Test(outputs, diff_pprof_pair_reads_as_a_difference_in_pprof, .timeout = 180)
 	cr_assert_eq(pprof_shown(new_profile, diff_options), new_calls - base_calls,
 		     "the difference of the two sides' calls through main");
 }
+
+/*
+ * The waits linked to their wakers (docs/waits.md) in pprof: wait_endings
+ * hold, where the waiter blocks on held_mutex each round until the holder
+ * unlocks it in hold_long.  `go tool pprof` reads waits_count and
+ * waits_time samples on the waiter's stacks; focused on the holder's tid
+ * (waker_tid) they are the report's waits on held_mutex ended by a task,
+ * and -tags names the holder's unlock in hold_long as their waker_stack.
+ */
+Test(outputs, pprof_waits_are_labelled_with_their_waker, .timeout = 180)
+{
+	require_perf_events();
+	require_root();
+	require_go();
+	const char *data = test_path("hold.data");
+	char *workload = record_workload(data, "", W "wait_endings hold 10");
+	int holder, waiter, rounds;
+	cr_assert_eq(sscanf(workload, "holder %d waiter %d rounds %d", &holder, &waiter, &rounds), 3, "%s", workload);
+	free(workload);
+	const char *json = report_json_file(data, "");
+	require_collector(json, "futex");
+	require_collector(json, "sched");
+	const char *profile = write_pprof(data, "hold.pb.gz");
+	const char *held = ".waits.words[] | select(.symbol == \"held_mutex\") | .ended_by.task";
+	char filter[256], options[256];
+	snprintf(filter, sizeof(filter), "%s.waits", held);
+	double waits = jq_file(json, filter);
+	snprintf(filter, sizeof(filter), "%s.wait_ns", held);
+	double ns = jq_file(json, filter);
+	cr_assert_geq(waits, rounds * 0.8, "%.0f waits on held_mutex ended by a task in %d rounds", waits, rounds);
+	/* -tagfocus takes one key (its comma-separated values are alternatives): the word through the waiter's stack */
+	snprintf(options, sizeof(options), "-sample_index=waits_count -tagfocus=waker_tid=%d -focus=wait_for_holder", holder);
+	cr_assert_eq(pprof_shown(profile, options), waits, "pprof's waits in wait_for_holder ended by the holder");
+	snprintf(options, sizeof(options), "-sample_index=waits_time -unit=ns -tagfocus=waker_tid=%d -focus=wait_for_holder",
+		 holder);
+	cr_assert_eq(pprof_shown(profile, options), ns, "pprof's ns of the waits in wait_for_holder the holder ended");
+	/* the same waits by their word and the waiter's tid: all of them were ended by a task */
+	cr_assert_eq(pprof_shown(profile, "-sample_index=waits_time -unit=ns -tagfocus=futex_word=held_mutex "
+				  "-tagignore=ended_by=interrupt,signal,timeout,error,unlinked"), ns);
+	snprintf(options, sizeof(options), "-sample_index=waits_time -unit=ns -tagfocus=tid=%d -focus=wait_for_holder", waiter);
+	cr_assert_eq(pprof_shown(profile, options), ns, "the waiter's waits in wait_for_holder");
+	char *out;
+	int st = run_cmd(&out, false, "go tool pprof -tags -sample_index=waits_time -focus=wait_for_holder '%s' "
+				      "2>/dev/null | sed -n '/ waker_stack:/,/^$/p'", profile);
+	cr_assert_eq(st, 0);
+	cr_assert(strstr(out, "(  100%): ") && strstr(out, "hold_long") &&
+		  (strstr(out, "pthread_mutex_unlock") || strstr(out, "lll_unlock_wake") || strstr(out, "lll_lock_wake")),
+		  "the waker_stack tag is not the holder's unlock in hold_long:\n%s", out);
+	free(out);
+}

@@ -208,3 +208,46 @@ Test(waits, a_waker_in_another_process_through_a_shared_word, .timeout = 120)
 		 parent, parent);
 	cr_expect_eq(jq_file(json, filter), 0, "a wait of the parent not ended by a child's FUTEX_WAKE in child_release");
 }
+
+/*
+ * wait_endings pipe: the reader's sleeps in read() are ended by the
+ * writer's write() in send_message(), outside any futex call.  The waker's
+ * stack is the one its own sched_waking#stack recorded; sigprof script
+ * names the waker on the reader's switch-ins (both threads run on one CPU,
+ * so the writer's switch-out is mostly the reader's switch-in).
+ */
+Test(waits, a_pipe_write_ends_sleeps_with_the_writers_stack, .timeout = 120)
+{
+	char *out;
+	const char *json = record_mode("pipe", &out);
+	int writer, reader, rounds;
+	cr_assert_eq(sscanf(out, "writer %d reader %d rounds %d", &writer, &reader, &rounds), 3, "workload: %s", out);
+	free(out);
+	char filter[256];
+	/* the reader blocks in read() once a round, and nothing but the writer's write wakes it */
+	snprintf(filter, sizeof(filter), "[.waits.longest[] | select(.tid == %d and .word.futex == false)]", reader);
+	char count[1024];
+	snprintf(count, sizeof(count), "%s | length", filter);
+	double kept = jq_file(json, count);
+	cr_assert_geq(kept, 1, "no sleep of the reader among the longest waits");
+	snprintf(count, sizeof(count), "%s | map(select(.waker_tid == %d and .waker_stack_from == \"sched_waking\" and "
+		 "(.waker_stack.frames | any(.sym == \"send_message\")))) | length", filter, writer);
+	double by_write = jq_file(json, count);
+	double unsampled = jq_file(json, ".meta.unsampled_hits_by_event[\"sched:sched_waking#stack\"] // 0");
+	cr_expect_eq(by_write, kept, "%.0f of the reader's %.0f longest sleeps name the writer's write in send_message "
+		     "(%.0f waking stacks not sampled)", by_write, kept, unsampled);
+	cr_expect_geq(jq_file(json, ".waits.waker_stacks_at_waking"), rounds * 0.8);
+	/* sigprof script: a switch-in of the reader after a sleep names the writer and its write */
+	char *script;
+	int st = run_cmd(&script, false, "%s script -i '%s/pipe.data' --event sched:sched_switch | "
+					 "grep 'next tid %d (.*) slept'", sigprof_bin(), test_dir(), reader);
+	cr_assert_eq(st, 0, "no switch-in of the reader in sigprof script describes its sleep");
+	int lines = 0;
+	for (char *line = strtok(script, "\n"); line; line = strtok(NULL, "\n"), lines++) {
+		char want[64];
+		snprintf(want, sizeof(want), "ended by task tid %d ", writer);
+		cr_expect(strstr(line, want) && strstr(line, "send_message"), "not the writer's write: %s", line);
+	}
+	free(script);
+	cr_assert_geq(lines, 1);
+}

@@ -275,3 +275,55 @@ Test(waits, a_futex_wait_without_its_waking_links_to_the_wake_call_on_its_word)
 	cr_expect_eq(waits_ended_at(l, WAITER, 1110)->why, WAIT_NO_WAKING);
 	wait_linker_free(l);
 }
+
+/*
+ * A sleep outside futex calls ended by a task's write: the waker's own
+ * record of the waking (sched_waking#stack, 2 us before the system-wide one)
+ * names its stack; a record of another target, or from before the wait
+ * began, does not; and the waits samples say who ended what.
+ */
+Test(waits, a_waking_outside_a_futex_call_takes_the_stack_the_waker_recorded)
+{
+	struct wait_linker *l = wait_linker_new();
+	waits_switch_out(l, PID, WAITER, 100, SLEEP_STACK, true);
+	waits_waking_stack(l, HOLDER, THIRD, 1998, OTHER_WORK);  /* another target */
+	waits_waking_stack(l, HOLDER, WAITER, 1998, WAKE_STACK);
+	waits_waking(l, WAITER, 2000, PID, HOLDER, false);
+	waits_switch_in(l, WAITER, 2100);
+	const struct wait_record *r = waits_ended_at(l, WAITER, 2100);
+	cr_assert(r);
+	cr_expect_eq(r->step.ending, WAIT_END_TASK);
+	cr_expect_eq(r->step.waker_tid, HOLDER);
+	cr_expect_eq(r->step.waker_stack, WAKE_STACK);
+	cr_expect(r->waker_stack_at_waking);
+	cr_expect_eq(r->waker_op, FOP_COUNT);
+	cr_expect_eq(r->why, WAIT_WAKER_NO_CALL);
+	/* a second sleep: the waker's record of a waking before it began is another waking's; none after: no stack */
+	waits_waking_stack(l, HOLDER, WAITER, 2900, OTHER_WORK);
+	waits_switch_out(l, PID, WAITER, 3000, SLEEP_STACK, true);
+	waits_waking(l, WAITER, 4000, PID, HOLDER, false);
+	waits_waking_stack(l, HOLDER, WAITER, 4000 + WAITS_WAKING_STACK_SLACK_NS + 1, WAKE_STACK); /* too late */
+	waits_switch_in(l, WAITER, 4000 + WAITS_WAKING_STACK_SLACK_NS + 100);
+	r = waits_ended_at(l, WAITER, 4000 + WAITS_WAKING_STACK_SLACK_NS + 100);
+	cr_assert(r);
+	cr_expect_eq(r->step.waker_stack, UINT32_MAX);
+	cr_expect(!r->waker_stack_at_waking);
+	cr_expect_eq(waits_totals(l)->waker_stacks_at_waking, 1);
+	/* pprof's samples: one per waker stack (the recorded one, none), with their waits and time */
+	const struct wait_sample *samples;
+	size_t n = waits_samples(l, &samples);
+	cr_assert_eq(n, 2);
+	uint64_t waits = 0, ns = 0;
+	for (size_t i = 0; i < n; i++) {
+		cr_expect_eq(samples[i].tid, WAITER);
+		cr_expect_eq(samples[i].waker_tid, HOLDER);
+		cr_expect_str_eq(samples[i].ending, "task");
+		cr_expect_str_eq(samples[i].link, "waker_without_futex_call");
+		cr_expect_null(samples[i].waker_op);
+		waits += samples[i].waits;
+		ns += samples[i].ns;
+	}
+	cr_expect_eq(waits, 2);
+	cr_expect_eq(ns, (2100 - 100) + (4000 + WAITS_WAKING_STACK_SLACK_NS + 100 - 3000));
+	wait_linker_free(l);
+}

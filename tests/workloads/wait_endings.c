@@ -28,11 +28,18 @@
  *   shared N   a child process wakes its parent's FUTEX_WAIT on a word in a
  *              MAP_SHARED mapping, after 5 ms in child_release().
  *              "parent P child C woken K" (wait calls that returned 0)
+ *   pipe N     the reader blocks in read() on a pipe; the writer, after 2 ms
+ *              in send_message(), writes a byte to it there and blocks
+ *              reading the reader's reply.  Both run on one CPU, so the
+ *              writer's switch-out is mostly the reader's switch-in.  Each
+ *              of the reader's sleeps is ended by the writer's write(), a
+ *              waking outside any futex call.  "writer T reader T rounds N"
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <linux/futex.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -332,6 +339,66 @@ static int run_shared(void)
 	return 0;
 }
 
+/* ---- pipe ---- */
+
+static int to_reader[2], to_writer[2];
+static _Atomic pid_t writer_tid, reader_tid;
+
+/* Both threads on the CPU main runs on: a blocking writer hands the CPU to the reader it woke. */
+static void pin_to_first_cpu(void)
+{
+	static _Atomic int first_cpu = -1;
+	int expected = -1;
+	atomic_compare_exchange_strong(&first_cpu, &expected, sched_getcpu());
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(atomic_load(&first_cpu), &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+__attribute__((noinline)) static void send_message(void)
+{
+	spin_until(2, NULL);
+	char byte = 'm';
+	if (write(to_reader[1], &byte, 1) != 1)
+		abort();
+}
+
+static void *pipe_writer(void *arg)
+{
+	(void)arg;
+	atomic_store(&writer_tid, gettid_now());
+	pin_to_first_cpu();
+	char byte;
+	for (long r = 1; r <= rounds; r++) {
+		send_message();
+		if (read(to_writer[0], &byte, 1) != 1)
+			abort();
+	}
+	return NULL;
+}
+
+__attribute__((noinline)) static void receive_message(void)
+{
+	char byte;
+	if (read(to_reader[0], &byte, 1) != 1)
+		abort();
+}
+
+static void *pipe_reader(void *arg)
+{
+	(void)arg;
+	atomic_store(&reader_tid, gettid_now());
+	pin_to_first_cpu();
+	char byte = 'r';
+	for (long r = 1; r <= rounds; r++) {
+		receive_message();
+		if (write(to_writer[1], &byte, 1) != 1)
+			abort();
+	}
+	return NULL;
+}
+
 static int run_threads(void *(*a)(void *), void *(*b)(void *), void *(*c)(void *))
 {
 	pthread_t t[3];
@@ -397,8 +464,12 @@ int main(int argc, char **argv)
 		printf("sleeps %ld\n", rounds);
 	} else if (strcmp(mode, "shared") == 0) {
 		return run_shared();
+	} else if (strcmp(mode, "pipe") == 0) {
+		if (pipe(to_reader) || pipe(to_writer) || run_threads(pipe_reader, pipe_writer, NULL))
+			return 1;
+		printf("writer %d reader %d rounds %ld\n", (int)writer_tid, (int)reader_tid, rounds);
 	} else {
-		fprintf(stderr, "usage: wait_endings hold|condvar|chain|timeout|signal|timer|shared [N]\n");
+		fprintf(stderr, "usage: wait_endings hold|condvar|chain|timeout|signal|timer|shared|pipe [N]\n");
 		return 2;
 	}
 	return 0;

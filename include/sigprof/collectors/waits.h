@@ -63,6 +63,9 @@ const char *wait_reason_key(enum wait_unlinked_reason r);
 #define WAITS_CHAIN_MAX 4  /* steps of a chain kept: the waker's wait, its waker's, ... */
 #define WAITS_LONGEST 32   /* waits kept in full, the longest */
 #define WAITS_CPU_RING 4096 /* cpu samples kept per thread, the latest: the span of a waker's work seen */
+#define WAITS_WAKING_STACKS 8 /* a waker's latest wakings with their stack, kept to meet their wait's end */
+/* How long after a waking its waker's own record of it (sched_waking#stack) may come: one tracepoint hit */
+#define WAITS_WAKING_STACK_SLACK_NS 1000000
 
 /* One wait, as far as the chains need it. */
 struct wait_step {
@@ -74,7 +77,7 @@ struct wait_step {
 	uint32_t stack;           /* the waiter's stack: its futex entry, or its switch-out */
 	enum wait_ending ending;
 	uint32_t waker_pid, waker_tid; /* 0 when no task woke it */
-	uint32_t waker_stack;     /* the waker's futex call's entry stack; UINT32_MAX when none */
+	uint32_t waker_stack;     /* the waker's futex call's entry stack, else its stack at the waking; UINT32_MAX: none */
 };
 
 /* A work stack of the waker during the wait, and its samples. */
@@ -93,6 +96,7 @@ struct wait_record {
 	uint64_t run_time;        /* the switch-in after it; 0 when none seen */
 	bool waker_irq;           /* the waking ran in interrupt context */
 	enum futex_op_id waker_op; /* the waker's pending futex call, FOP_COUNT when none */
+	bool waker_stack_at_waking; /* step.waker_stack is the waker's stack at its sched_waking (no futex call) */
 	uint32_t waker_word_pid;
 	uint64_t waker_uaddr;
 	uint32_t waker_samples;   /* the waker's cpu samples in [start, wake_time] */
@@ -138,6 +142,7 @@ struct waits_totals {
 	uint64_t open_at_end;
 	uint64_t cpu_samples;
 	uint64_t wakings;          /* of tasks in a wait */
+	uint64_t waker_stacks_at_waking; /* task endings without the waker's futex call whose stack its waking recorded */
 	bool sched_seen;
 };
 
@@ -158,6 +163,12 @@ void waits_switch_in(struct wait_linker *l, uint32_t tid, uint64_t time);
 /* A sched_waking of target, run by waker_tid of waker_pid (0: the idle task), in interrupt context or not. */
 void waits_waking(struct wait_linker *l, uint32_t target, uint64_t time, uint32_t waker_pid, uint32_t waker_tid,
 		  bool irq);
+/*
+ * The waker's stack at a waking of target, recorded again by the waker's
+ * own event (sched_waking#stack: in task context, rate-bounded): it names
+ * the stack of a wake outside any futex call (docs/waits.md).
+ */
+void waits_waking_stack(struct wait_linker *l, uint32_t waker_tid, uint32_t target, uint64_t time, uint32_t stack);
 void waits_cpu_sample(struct wait_linker *l, uint32_t tid, uint64_t time, uint32_t stack);
 void waits_task_exit(struct wait_linker *l, uint32_t tid);
 void waits_finish(struct wait_linker *l);
@@ -176,6 +187,8 @@ size_t waits_release_blame(struct wait_linker *l, const struct wait_blame *const
 size_t waits_work_blame(struct wait_linker *l, const struct wait_blame *const **out);
 /* Per pair of stacks (waiter, waker's release), the waits a task ended (valid until the linker changes). */
 size_t waits_pairs(struct wait_linker *l, const struct wake_pair **out);
+/* Per waiter thread and stack, word, ending and waker: the waits and their time (pprof's waits samples). */
+size_t waits_samples(const struct wait_linker *l, const struct wait_sample **out);
 /* The last wait of tid that ended at end_time (its futex exit or switch-in), or NULL (for `sigprof script`). */
 const struct wait_record *waits_ended_at(const struct wait_linker *l, uint32_t tid, uint64_t end_time);
 

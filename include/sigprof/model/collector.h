@@ -32,6 +32,7 @@ struct findings;
 struct weight_kind;
 struct sched_event_facts;
 struct wake_pair;
+struct wait_sample;
 
 struct collector {
 	const char *name;
@@ -165,6 +166,15 @@ struct collector_analyzer {
 	 */
 	bool (*describe)(void *state, const struct profile *p, const struct sp_sample *s, char *buf, size_t len);
 	/*
+	 * Optional: what this analyzer adds, for `sigprof script`, to a
+	 * sample of another collector that it observed (observe() saw it
+	 * first), into buf; false when nothing (the futex collector's wake
+	 * linker: the waker of the sleep that a sched_switch's switch-in
+	 * ended).
+	 */
+	bool (*describe_observed)(void *state, const struct profile *p, const struct sp_sample *s, char *buf,
+				  size_t len);
+	/*
 	 * Optional: the futex word of thread tid's futex call pending at time
 	 * (entered at or before time, not yet exited), into *pid and *uaddr;
 	 * false when the thread has none, or when its entry was a weighted
@@ -209,6 +219,13 @@ struct collector_analyzer {
 	 * futex collector's wake linker; `report --folded --weight wake`).
 	 */
 	size_t (*wake_pairs)(void *state, const struct wake_pair **pairs);
+	/*
+	 * Optional: the waits this collector linked to their endings, per
+	 * waiter thread and stack, word, ending and waker, into *samples
+	 * (valid until the state changes); returns how many (the futex
+	 * collector's wake linker; `report --pprof`'s waits and waited types).
+	 */
+	size_t (*wait_samples)(void *state, const struct wait_sample **samples);
 };
 
 /* A waiter's stack, the stack its waker woke it from, and the waits and wait time of the pair. */
@@ -218,9 +235,25 @@ struct wake_pair {
 	uint64_t waits, ns;
 };
 
+/* The waits of one waiter thread on one stack and word, ended one way by one waker (wait_samples). */
+struct wait_sample {
+	uint32_t pid, tid;        /* the waiter */
+	uint32_t stack;           /* the waiter's stack: its futex entry, or its switch-out */
+	bool futex;               /* a futex wait on the word below, or a sleep outside futex calls */
+	uint32_t word_pid;
+	uint64_t uaddr;
+	const char *ending;       /* "task", "interrupt", "signal", "timeout", "error", "unlinked" (docs/waits.md) */
+	const char *link;         /* "waking", or the reason the link is partial or missing ("linked_by_word", ...) */
+	uint32_t waker_pid, waker_tid; /* 0: no task woke it */
+	const char *waker_op;     /* the waker's futex call ("WAKE"), NULL when none */
+	uint32_t waker_stack;     /* the waker's stack at the wake; COLLECTOR_NO_STACK: not recorded */
+	uint64_t waits, ns;
+};
+
 /* What a scheduler sample says (collector_analyzer.sched_event). */
 struct sched_event_facts {
-	enum { SCHED_FACT_SWITCH, SCHED_FACT_WAKING } kind;
+	/* SCHED_FACT_WAKING_STACK: a waking again, by a task of the workload, with the waker's stack (not counted) */
+	enum { SCHED_FACT_SWITCH, SCHED_FACT_WAKING, SCHED_FACT_WAKING_STACK } kind;
 	/* SCHED_FACT_SWITCH: prev switches out (blocked: sleeps; exiting: dead), next switches in (0: none of ours) */
 	uint32_t prev_tid, next_tid;
 	bool prev_sleeps, prev_dead;
