@@ -383,6 +383,9 @@ static int parse_report_args(int argc, char **argv, struct report_options *o, st
 	/* folded stacks per thread or by time need the weight table (weights.h) */
 	if (o->format == REPORT_FOLDED && (o->weight_ns || o->root != ROOT_NONE))
 		po->weights = true;
+	/* the threads' states (docs/timeline.md); every span where an output lists them */
+	po->timeline = true;
+	po->timeline_spans = o->format == REPORT_JSON || o->format == REPORT_HTML;
 	if (o->format != REPORT_TEXT && o->format != REPORT_JSON && o->format != REPORT_FOLDED)
 		filter->percent_limit = 0; /* ignored, with the warning line of check_output_options() */
 	return check_output_options(formats, given, o->format);

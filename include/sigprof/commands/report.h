@@ -103,4 +103,15 @@ int report_pprof(const struct profile *p, const char *path, char *err, size_t er
 int report_pprof_pair(const struct profile *base, const char *base_path, const struct profile *changed,
 		      const char *changed_path, char *err, size_t errlen);
 
+/*
+ * The timeline's outputs (report_timeline.c, docs/timeline.md), of a profile
+ * loaded with profile_options.timeline.  report_wall_root: the root frame of
+ * a wall-clock stack ("[running]", "[blocked: futex queue_lock]",
+ * "[runnable]", "[signal handler: SIGUSR1]") into buf.
+ */
+const char *report_wall_root(const struct profile *p, uint32_t pid, uint8_t state, uint8_t cause, uint8_t signal,
+			     uint64_t word, char *buf, size_t len);
+/* "timeline": the threads, their spans, the wall-clock profile and the stacks they name (null without). */
+void report_timeline_json(struct json_writer *w, const struct profile *p);
+
 #endif
