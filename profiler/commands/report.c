@@ -17,12 +17,13 @@
 #include "sigprof/collectors/registry.h"
 #include "sigprof/base/term.h"
 #include "sigprof/commands/report.h"
+#include "sigprof/model/timeline.h"
 #include "sigprof/base/util.h"
 
 enum { OPT_JSON = 256, OPT_FOLDED, OPT_FIGURES, OPT_STACKS, OPT_SORT, OPT_PATH_RULE, OPT_PATH_RULES, OPT_KALLSYMS, OPT_INPUT_FORMAT,
        OPT_MAX_FRAMES, OPT_COLLECTOR, OPT_SCHED_KEYS, OPT_SRCLINE, OPT_NO_DEMANGLE, OPT_DEBUG_DIRS, OPT_HTML,
        OPT_WIDTH, OPT_COLOR, OPT_NO_PAGER, OPT_PPROF, OPT_WEIGHT, OPT_FOLDED_ROOT, OPT_SYMFS,
-       OPT_PERCENT_LIMIT, OPT_ALL, OPT_STDIO };
+       OPT_PERCENT_LIMIT, OPT_ALL, OPT_STDIO, OPT_TRACE_EVENT };
 
 static const struct option_spec report_specs[] = {
 	{ .short_name = 'i', .long_name = "input", .arg = "FILE", .help = "the recording",
@@ -38,6 +39,9 @@ static const struct option_spec report_specs[] = {
 	{ .id = OPT_HTML, .long_name = "html", .arg = "FILE", .group = 1,
 	  .help = "write one self-contained HTML page to FILE: the report's tables and an interactive flame graph per "
 		  "collector (docs/report-html.md)" },
+	{ .id = OPT_TRACE_EVENT, .long_name = "trace-event", .arg = "FILE", .group = 1,
+	  .help = "write each thread's states over time to FILE as Chrome trace events, for Perfetto, chrome://tracing "
+		  "and speedscope (docs/timeline.md)" },
 	{ .short_name = 'n', .long_name = "top", .arg = "N", .help = "functions to list", .default_value = "15" },
 	{ .id = OPT_STACKS, .long_name = "stacks", .arg = "N", .help = "stacks per path",
 	  .default_value = "3 in text, all in JSON" },
@@ -53,10 +57,11 @@ static const struct option_spec report_specs[] = {
 	  .default_value = "24" },
 	{ .id = OPT_COLLECTOR, .long_name = "collector", .arg = "NAME",
 	  .help = "the collector whose stacks --folded prints", .default_value = "the first with samples" },
-	{ .id = OPT_WEIGHT, .long_name = "weight", .arg = "W", .values = "samples|ns|wake",
+	{ .id = OPT_WEIGHT, .long_name = "weight", .arg = "W", .values = "samples|ns|wake|wall",
 	  .help = "what a folded stack weighs: its samples, or the collector's time in ns (cpu-clock, sched wait, "
 		  "futex wait, signal handler); wake: each wait's stack joined to its waker's (waiter;--;waker) "
-		  "weighed by the ns waited", .default_value = "samples" },
+		  "weighed by the ns waited; wall: every thread's wall-clock time, its state as the root frame "
+		  "([running], [runnable], [blocked: futex WORD], [signal handler: SIGNAL])", .default_value = "samples" },
 	{ .id = OPT_FOLDED_ROOT, .long_name = "folded-root", .arg = "R", .values = "comm|pid|tid|none",
 	  .help = "begin each folded stack with its command, comm-PID or comm-PID/TID", .default_value = "none" },
 	{ .id = OPT_PATH_RULE, .long_name = "path-rule", .arg = "R", .values = "GLOB=PATH", .flags = OPTION_REPEATABLE,
@@ -112,7 +117,8 @@ const struct option_table report_option_table = {
 #define FORMAT_BIT(f) (1u << (f))
 static const char *const format_names[] = { [REPORT_TEXT] = "the text report", [REPORT_JSON] = "--json",
 					    [REPORT_FOLDED] = "--folded", [REPORT_FIGURES] = "--figures",
-					    [REPORT_HTML] = "--html", [REPORT_PPROF] = "--pprof" };
+					    [REPORT_HTML] = "--html", [REPORT_PPROF] = "--pprof",
+					    [REPORT_TRACE_EVENT] = "--trace-event" };
 
 static const struct shaping_option {
 	int id;            /* getopt's value */
@@ -266,6 +272,13 @@ static int parse_report_args(int argc, char **argv, struct report_options *o, st
 			o->format = REPORT_HTML;
 			o->html = optarg;
 			break;
+		case OPT_TRACE_EVENT:
+			if (!output_file_named("--trace-event", "a trace-event file", optarg))
+				return -EINVAL;
+			formats |= FORMAT_BIT(REPORT_TRACE_EVENT);
+			o->format = REPORT_TRACE_EVENT;
+			o->trace_event = optarg;
+			break;
 		case OPT_WIDTH:
 			if (parse_count("--width", optarg, 100000, &o->width) < 0)
 				return -EINVAL;
@@ -290,9 +303,10 @@ static int parse_report_args(int argc, char **argv, struct report_options *o, st
 			break;
 		case OPT_WEIGHT:
 			if ((k = option_choice(&report_option_table, c, optarg)) < 0)
-				return sp_error("report: --weight %s: expected samples, ns or wake", QUOTED(optarg));
+				return sp_error("report: --weight %s: expected samples, ns, wake or wall", QUOTED(optarg));
 			o->weight_ns = k == 1;
 			o->weight_wake = k == 2;
+			o->weight_wall = k == 3;
 			break;
 		case OPT_FOLDED_ROOT:
 			if ((k = option_choice(&report_option_table, c, optarg)) < 0)
@@ -385,7 +399,7 @@ static int parse_report_args(int argc, char **argv, struct report_options *o, st
 		po->weights = true;
 	/* the threads' states (docs/timeline.md); every span where an output lists them */
 	po->timeline = true;
-	po->timeline_spans = o->format == REPORT_JSON || o->format == REPORT_HTML;
+	po->timeline_spans = o->format == REPORT_JSON || o->format == REPORT_HTML || o->format == REPORT_TRACE_EVENT;
 	if (o->format != REPORT_TEXT && o->format != REPORT_JSON && o->format != REPORT_FOLDED)
 		filter->percent_limit = 0; /* ignored, with the warning line of check_output_options() */
 	return check_output_options(formats, given, o->format);
@@ -570,10 +584,73 @@ static int report_folded_wakes(const struct profile *p, FILE *out)
 	return 0;
 }
 
+/* Lines of the same text merge, then heaviest first; prints and frees the rows, returns how many lines. */
+static size_t print_folded_rows(struct folded_row *rows, size_t n, FILE *out)
+{
+	qsort(rows, n, sizeof(*rows), compare_folded_texts);
+	size_t kept = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (kept && strcmp(rows[kept - 1].text, rows[i].text) == 0) {
+			rows[kept - 1].value += rows[i].value;
+			free(rows[i].text);
+			continue;
+		}
+		rows[kept++] = rows[i];
+	}
+	qsort(rows, kept, sizeof(*rows), compare_folded_rows);
+	for (size_t i = 0; i < kept; i++) {
+		fprintf(out, "%s %llu\n", rows[i].text, (unsigned long long)rows[i].value);
+		free(rows[i].text);
+	}
+	free(rows);
+	return kept;
+}
+
+/*
+ * --weight wall: the wall-clock profile (docs/timeline.md), every thread's
+ * life as stacks weighed by ns with its state as the root frame, under
+ * --folded-root's frame when given; merged over threads without.
+ */
+static int report_folded_wall(const struct profile *p, const struct report_options *o, FILE *out)
+{
+	const struct timeline *t = p->timeline;
+	struct folded_row *rows = NULL;
+	size_t n = 0, cap = 0;
+	struct strbuf line = { 0 };
+	char state[200];
+	for (size_t i = 0; i < timeline_wall_count(t); i++) {
+		const struct timeline_wall *w = timeline_wall_entry(t, i);
+		const struct timeline_thread *th = timeline_thread(t, w->thread);
+		sb_reset(&line);
+		if (o->root != ROOT_NONE) {
+			struct weight_key k = { .pid = th->pid, .tid = th->tid,
+						.comm = proc_table_thread_comm_of(p->procs, th->pid, th->tid) };
+			char *root = root_frame(&k, o->root);
+			sb_addf(&line, "%s;", root);
+			free(root);
+		}
+		sb_add_folded(&line, report_wall_root(p, th->pid, w->state, w->cause, w->signal, w->detail, state,
+						      sizeof(state)));
+		if (w->stack != TIMELINE_NO_STACK) {
+			sb_addstr(&line, ";");
+			report_folded_stack(p, w->stack, &line);
+		}
+		GROW(rows, cap, n + 1);
+		rows[n++] = (struct folded_row){ xstrdup(line.buf), w->ns };
+	}
+	sb_free(&line);
+	if (!print_folded_rows(rows, n, out))
+		return sp_error("report: --weight wall: %s: no thread of the workload was followed (the recording has no "
+				"scheduler or cpu samples)", p->file);
+	return 0;
+}
+
 static int report_folded(const struct profile *p, const struct report_options *o, FILE *out)
 {
 	if (o->weight_wake)
 		return report_folded_wakes(p, out);
+	if (o->weight_wall)
+		return report_folded_wall(p, o, out);
 	int c = folded_collector(p, o);
 	if (c < 0)
 		return c;
@@ -605,26 +682,9 @@ static int report_folded(const struct profile *p, const struct report_options *o
 	 * does not show (a label, a thread), and stacks of the same frames on
 	 * two paths (a lock's contention ends, charged to the path of the wait).
 	 */
-	qsort(rows, n, sizeof(*rows), compare_folded_texts);
-	size_t kept = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (kept && strcmp(rows[kept - 1].text, rows[i].text) == 0) {
-			rows[kept - 1].value += rows[i].value;
-			free(rows[i].text);
-			continue;
-		}
-		rows[kept++] = rows[i];
-	}
-	n = kept;
-	qsort(rows, n, sizeof(*rows), compare_folded_rows);
-	if (!n && o->weight_ns)
-		sp_warn("report: %s: collector %s measured no time on any stack", p->file, p->collectors[c].name);
-	for (size_t i = 0; i < n; i++) {
-		fprintf(out, "%s %llu\n", rows[i].text, (unsigned long long)rows[i].value);
-		free(rows[i].text);
-	}
 	sb_free(&line);
-	free(rows);
+	if (!print_folded_rows(rows, n, out) && o->weight_ns)
+		sp_warn("report: %s: collector %s measured no time on any stack", p->file, p->collectors[c].name);
 	return 0;
 }
 
@@ -708,6 +768,8 @@ int cmd_report(int argc, char **argv)
 			sp_error("report: --pprof: %s", err);
 	} else if (o.format == REPORT_HTML) {
 		ret = report_html_file("report", o.html, NULL, &p, &o);
+	} else if (o.format == REPORT_TRACE_EVENT) {
+		ret = report_trace_event_file(&p, o.trace_event);
 	} else {
 		/* the terminal: its width and colour, and the pager for a report longer than the screen */
 		o.view.width = term_width(STDOUT_FILENO, o.width);

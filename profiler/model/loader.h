@@ -67,6 +67,7 @@ void profile_add_note(struct profile *p, const char *text);
 uint32_t timeline_feed_handlers(const struct profile *p, int c, const struct sp_sample *s, int *innermost);
 void timeline_feed_sample(struct profile *p, int c, const struct sp_sample *s, uint32_t stack,
 			  uint32_t handlers_before);
+void timeline_feed_filtered(struct profile *p, int c, const struct sp_sample *s);
 void timeline_feed_record(struct profile *p, const struct perf_event_header *rec, const struct sp_sample_id *id);
 
 /* callchain.c */

@@ -268,6 +268,7 @@ static void load_sample(struct loader *l, const struct perf_event_header *rec)
 	s.event->samples++;
 	if (!task_and_time_pass(p, s.pid, s.tid, s.time)) {
 		p->filtered_samples++;
+		timeline_feed_filtered(p, l->event_collector[s.event->index], &s);
 		return;
 	}
 	int ci = l->event_collector[s.event->index];

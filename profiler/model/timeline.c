@@ -359,6 +359,8 @@ void timeline_event(struct timeline *t, const struct timeline_event *e)
 	}
 	if (th && !th->alive)
 		return; /* after its exit: the last switch-out of a dead task */
+	if (!th && e->known_only)
+		return;
 	if (!th) {
 		/* first sight: it lives from here, in the state the event shows */
 		uint8_t state;

@@ -47,6 +47,18 @@ static void feed(struct profile *p, enum timeline_event_kind kind, uint64_t time
 	timeline_event(p->timeline, &e);
 }
 
+/*
+ * An event about another task than the sample's (a waking's target, a
+ * switch's next): only for a thread the timeline follows already, so that
+ * the task filters, which judged the sample's task, keep out the others.
+ */
+static void feed_other_task(struct profile *p, enum timeline_event_kind kind, uint64_t time, uint32_t tid)
+{
+	struct timeline_event e = { .kind = kind, .time = time, .tid = tid, .stack = TIMELINE_NO_STACK,
+				    .known_only = true };
+	timeline_event(p->timeline, &e);
+}
+
 static bool pending_futex_word(const struct profile *p, uint32_t tid, uint64_t time, uint64_t *word)
 {
 	for (int c = 0; c < p->ncollectors; c++) {
@@ -67,17 +79,18 @@ void timeline_feed_sample(struct profile *p, int c, const struct sp_sample *s, u
 	struct sched_event_facts facts;
 	if (an && an->sched_event && an->sched_event(p->collectors[c].state, p, s, &facts)) {
 		if (facts.kind == SCHED_FACT_WAKING) {
-			feed(p, TIMELINE_EVENT_WAKING, s->time, 0, facts.target);
+			feed_other_task(p, TIMELINE_EVENT_WAKING, s->time, facts.target);
 			return;
 		}
 		struct timeline_event out = { .kind = TIMELINE_EVENT_SWITCH_OUT, .time = s->time, .tid = facts.prev_tid,
 					      .pid = facts.prev_tid == s->tid ? s->pid : 0, .stack = stack,
+					      .known_only = facts.prev_tid != s->tid,
 					      .sleeps = facts.prev_sleeps, .dead = facts.prev_dead };
 		if (out.sleeps)
 			out.has_word = pending_futex_word(p, out.tid, s->time, &out.word);
 		timeline_event(p->timeline, &out);
 		if (facts.next_tid)
-			feed(p, TIMELINE_EVENT_SWITCH_IN, s->time, 0, facts.next_tid);
+			feed_other_task(p, TIMELINE_EVENT_SWITCH_IN, s->time, facts.next_tid);
 		return;
 	}
 	int innermost;
@@ -99,6 +112,22 @@ void timeline_feed_sample(struct profile *p, int c, const struct sp_sample *s, u
 		return;
 	}
 	feed(p, TIMELINE_EVENT_SEEN, s->time, s->pid, s->tid);
+}
+
+/*
+ * A sample the task filters dropped (--tid, --pid, --comm): the waking it
+ * records may be of a thread they keep, woken by one they drop (a timer's
+ * interrupt on another task, a waker thread), and without it that thread
+ * would stay blocked to its switch-in.  Within --time's window only.
+ */
+void timeline_feed_filtered(struct profile *p, int c, const struct sp_sample *s)
+{
+	const struct collector_analyzer *an = p->timeline && c >= 0 ? analyzer_of(p, c) : NULL;
+	struct sched_event_facts facts;
+	if (!an || !an->sched_event || (s->time && (s->time < p->window_start || s->time >= p->window_end)))
+		return;
+	if (an->sched_event(p->collectors[c].state, p, s, &facts) && facts.kind == SCHED_FACT_WAKING)
+		feed_other_task(p, TIMELINE_EVENT_WAKING, s->time, facts.target);
 }
 
 void timeline_feed_record(struct profile *p, const struct perf_event_header *rec, const struct sp_sample_id *id)

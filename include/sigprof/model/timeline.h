@@ -119,6 +119,8 @@ struct timeline_event {
 	bool has_word;         /* SWITCH_OUT: a futex call was pending, on word */
 	uint64_t word;
 	int signal;            /* HANDLER_ENTER */
+	bool known_only;       /* about a thread the timeline knows already, else nothing (a waking of a thread
+				  the filters keep, by a task they drop) */
 };
 
 struct timeline_options {
