@@ -39,9 +39,10 @@ static const struct option_spec report_specs[] = {
 	{ .id = OPT_HTML, .long_name = "html", .arg = "FILE", .group = 1,
 	  .help = "write one self-contained HTML page to FILE: the report's tables and an interactive flame graph per "
 		  "collector (docs/report-html.md)" },
-	{ .id = OPT_TRACE_EVENT, .long_name = "trace-event", .arg = "FILE", .group = 1,
+	/* one of the output formats too, outside group 1 only to keep the synopsis's line within its width */
+	{ .id = OPT_TRACE_EVENT, .long_name = "trace-event", .arg = "FILE",
 	  .help = "write each thread's states over time to FILE as Chrome trace events, for Perfetto, chrome://tracing "
-		  "and speedscope (docs/timeline.md)" },
+		  "and speedscope; one format only, as --json (docs/timeline.md)" },
 	{ .short_name = 'n', .long_name = "top", .arg = "N", .help = "functions to list", .default_value = "15" },
 	{ .id = OPT_STACKS, .long_name = "stacks", .arg = "N", .help = "stacks per path",
 	  .default_value = "3 in text, all in JSON" },
