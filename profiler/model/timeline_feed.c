@@ -12,7 +12,7 @@
  *   running_handlers hook     a handler started (more run after the sample) or
  *                             returned (fewer): signal delivery and rt_sigreturn
  *   collector.on_cpu_time     the samples of the wall profile's running stacks (cpu)
- *   any other sample          its task is on a CPU
+ *   any other sample          its task is on a CPU (a thread followed already)
  */
 #include <string.h>
 
@@ -111,7 +111,8 @@ void timeline_feed_sample(struct profile *p, int c, const struct sp_sample *s, u
 		timeline_event(p->timeline, &e);
 		return;
 	}
-	feed(p, TIMELINE_EVENT_SEEN, s->time, s->pid, s->tid);
+	/* a system-wide event's sample (a migration, a new task's wakeup) may be of a task outside the workload */
+	feed_other_task(p, TIMELINE_EVENT_SEEN, s->time, s->tid);
 }
 
 /*

@@ -309,3 +309,26 @@ Test(timeline, cause_rules)
 		     "only kernel frames name a cause");
 	cr_expect_eq(timeline_cause_of_stack(&stacks, 99999), TIMELINE_CAUSE_OTHER);
 }
+
+Test(timeline, events_about_other_tasks_make_no_thread)
+{
+	struct timeline *t = timeline_new(&stacks, NULL);
+	/* a system-wide sample of a task outside the workload, a waking of one the filters dropped */
+	struct timeline_event seen = { .kind = TIMELINE_EVENT_SEEN, .time = 10, .tid = OTHER,
+				       .stack = TIMELINE_NO_STACK, .known_only = true };
+	timeline_event(t, &seen);
+	struct timeline_event waking = { .kind = TIMELINE_EVENT_WAKING, .time = 20, .tid = OTHER,
+					 .stack = TIMELINE_NO_STACK, .known_only = true };
+	timeline_event(t, &waking);
+	ev(t, TIMELINE_EVENT_SWITCH_IN, 0, TID);
+	switch_out(t, 100, TID, true, sleep_stack);
+	struct timeline_event wake_known = { .kind = TIMELINE_EVENT_WAKING, .time = 150, .tid = TID,
+					     .stack = TIMELINE_NO_STACK, .known_only = true };
+	timeline_event(t, &wake_known);                    /* a thread it follows: runnable from 150 */
+	timeline_finish(t, 200);
+	cr_assert_eq(timeline_thread_count(t), 1);
+	cr_expect_eq(timeline_thread(t, 0)->tid, TID);
+	cr_expect_eq(timeline_thread(t, 0)->ns[TIMELINE_RUNNABLE], 50);
+	expect_tiles(t, 0);
+	timeline_free(t);
+}
