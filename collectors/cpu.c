@@ -305,4 +305,5 @@ const struct collector cpu_collector = {
 	.add_events = cpu_add_events,
 	.unit = "samples",
 	.analyzer = &cpu_analyzer,
+	.on_cpu_time = true,
 };

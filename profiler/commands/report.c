@@ -16,6 +16,7 @@
 #include "sigprof/collectors/registry.h"
 #include "sigprof/base/term.h"
 #include "sigprof/commands/report.h"
+#include "sigprof/model/timeline.h"
 #include "sigprof/base/util.h"
 
 /* What the command line sets: the report's options, the loader's, the filters and the path rules. */
@@ -55,6 +56,11 @@ static const struct option_spec report_specs[] = {
 	{ .long_name = "html", .arg = "FILE", .group = 1,
 	  .help = "write one self-contained HTML page to FILE: the report's tables and an interactive flame graph per "
 		  "collector (docs/report-html.md)", OPTION_CALLBACK(take_output_file), .value = REPORT_HTML },
+	/* one of the output formats too, outside group 1 only to keep the synopsis's line within its width */
+	{ .long_name = "trace-event", .arg = "FILE",
+	  .help = "write each thread's states over time to FILE as Chrome trace events, for Perfetto, chrome://tracing "
+		  "and speedscope; one format only, as --json (docs/timeline.md)",
+	  OPTION_CALLBACK(take_output_file), .value = REPORT_TRACE_EVENT },
 	{ .short_name = 'n', .long_name = "top", .arg = "N", .help = "functions to list", .default_value = "15",
 	  OPTION_UINT(R, o.view.top, 0, 1000000) },
 	{ .long_name = "stacks", .arg = "N", .help = "stacks per path", .default_value = "3 in text, all in JSON",
@@ -75,10 +81,12 @@ static const struct option_spec report_specs[] = {
 	  OPTION_UINT(R, o.view.max_frames, 0, 100000) },
 	{ .long_name = "collector", .arg = "NAME", .help = "the collector whose stacks --folded prints",
 	  .default_value = "the first with samples", OPTION_STRING(R, o.collector) },
-	{ .long_name = "weight", .arg = "W", .values = "samples|ns|wake",
+	{ .long_name = "weight", .arg = "W", .values = "samples|ns|wake|wall",
 	  .help = "what a folded stack weighs: its samples, or the collector's time in ns (cpu-clock, sched wait, "
 		  "futex wait, signal handler); wake: each wait's stack joined to its waker's (waiter;--;waker) "
-		  "weighed by the ns waited", .default_value = "samples", OPTION_CALLBACK(take_weight) },
+		  "weighed by the ns waited; wall: every thread's wall-clock time, its state as the root frame "
+		  "([running], [runnable], [blocked: futex WORD], [signal handler: SIGNAL])", .default_value = "samples",
+	  OPTION_CALLBACK(take_weight) },
 	{ .long_name = "folded-root", .arg = "R", .values = "comm|pid|tid|none",
 	  .help = "begin each folded stack with its command, comm-PID or comm-PID/TID", .default_value = "none",
 	  OPTION_CHOICE(R, o.root), .choices = folded_roots },
@@ -137,7 +145,8 @@ const struct option_table report_option_table = {
 #define FORMAT_BIT(f) (1u << (f))
 static const char *const format_names[] = { [REPORT_TEXT] = "the text report", [REPORT_JSON] = "--json",
 					    [REPORT_FOLDED] = "--folded", [REPORT_FIGURES] = "--figures",
-					    [REPORT_HTML] = "--html", [REPORT_PPROF] = "--pprof" };
+					    [REPORT_HTML] = "--html", [REPORT_PPROF] = "--pprof",
+					    [REPORT_TRACE_EVENT] = "--trace-event" };
 
 static const struct shaping_option {
 	const char *long_name; /* the option's, in the table */
@@ -209,10 +218,15 @@ static int take_output_file(const struct option_spec *s, void *field, const char
 	}
 	if (strcmp(arg, "-") == 0) {
 		snprintf(err, errlen, "--%s -: %s is written to a file, not to standard output: give its name",
-			 s->long_name, html ? "an HTML page" : "a pprof profile");
+			 s->long_name, html ? "an HTML page" : s->value == REPORT_PPROF ? "a pprof profile" : "a trace-event file");
 		return -1;
 	}
-	*(html ? &a->o.html : &a->o.pprof) = arg;
+	if (html)
+		a->o.html = arg;
+	else if (s->value == REPORT_PPROF)
+		a->o.pprof = arg;
+	else
+		a->o.trace_event = arg;
 	return take_format(s, field, arg, err, errlen);
 }
 
@@ -221,11 +235,12 @@ static int take_weight(const struct option_spec *s, void *field, const char *arg
 	struct report_args *a = field;
 	int k = option_choice(s, arg);
 	if (k < 0) {
-		snprintf(err, errlen, "--weight %s: expected samples, ns or wake", QUOTED(arg));
+		snprintf(err, errlen, "--weight %s: expected samples, ns, wake or wall", QUOTED(arg));
 		return -1;
 	}
 	a->o.weight_ns = k == 1;
 	a->o.weight_wake = k == 2;
+	a->o.weight_wall = k == 3;
 	return 0;
 }
 
@@ -308,6 +323,15 @@ static int parse_report_args(int argc, char **argv, struct report_args *a)
 	/* pprof's samples, and folded stacks per thread or by time, need the weight table (weights.h) */
 	if (a->o.format == REPORT_PPROF || (a->o.format == REPORT_FOLDED && (a->o.weight_ns || a->o.root != ROOT_NONE)))
 		a->po.weights = true;
+	/*
+	 * The threads' states (docs/timeline.md); every span where an output
+	 * lists them.  Not for --html yet: its page embeds the JSON, and a 2 s
+	 * stress-ng --futex holds 74 000 spans (15 MB of JSON, 70 times the
+	 * page) and 700 KB of wall-clock stacks; the page's timeline will
+	 * summarize them.
+	 */
+	a->po.timeline = a->o.format != REPORT_HTML;
+	a->po.timeline_spans = a->o.format == REPORT_JSON || a->o.format == REPORT_TRACE_EVENT;
 	if (a->o.format != REPORT_TEXT && a->o.format != REPORT_JSON && a->o.format != REPORT_FOLDED)
 		a->filter.percent_limit = 0; /* ignored, with the warning line of check_output_options() */
 	return check_output_options(a->formats, &parsed, a->o.format);
@@ -492,10 +516,73 @@ static int report_folded_wakes(const struct profile *p, FILE *out)
 	return 0;
 }
 
+/* Lines of the same text merge, then heaviest first; prints and frees the rows, returns how many lines. */
+static size_t print_folded_rows(struct folded_row *rows, size_t n, FILE *out)
+{
+	qsort(rows, n, sizeof(*rows), compare_folded_texts);
+	size_t kept = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (kept && strcmp(rows[kept - 1].text, rows[i].text) == 0) {
+			rows[kept - 1].value += rows[i].value;
+			free(rows[i].text);
+			continue;
+		}
+		rows[kept++] = rows[i];
+	}
+	qsort(rows, kept, sizeof(*rows), compare_folded_rows);
+	for (size_t i = 0; i < kept; i++) {
+		fprintf(out, "%s %llu\n", rows[i].text, (unsigned long long)rows[i].value);
+		free(rows[i].text);
+	}
+	free(rows);
+	return kept;
+}
+
+/*
+ * --weight wall: the wall-clock profile (docs/timeline.md), every thread's
+ * life as stacks weighed by ns with its state as the root frame, under
+ * --folded-root's frame when given; merged over threads without.
+ */
+static int report_folded_wall(const struct profile *p, const struct report_options *o, FILE *out)
+{
+	const struct timeline *t = p->timeline;
+	struct folded_row *rows = NULL;
+	size_t n = 0, cap = 0;
+	struct strbuf line = { 0 };
+	char state[200];
+	for (size_t i = 0; i < timeline_wall_count(t); i++) {
+		const struct timeline_wall *w = timeline_wall_entry(t, i);
+		const struct timeline_thread *th = timeline_thread(t, w->thread);
+		sb_reset(&line);
+		if (o->root != ROOT_NONE) {
+			struct weight_key k = { .pid = th->pid, .tid = th->tid,
+						.comm = proc_table_thread_comm_of(p->procs, th->pid, th->tid) };
+			char *root = root_frame(&k, o->root);
+			sb_addf(&line, "%s;", root);
+			free(root);
+		}
+		sb_add_folded(&line, report_wall_root(p, th->pid, w->state, w->cause, w->signal, w->detail, state,
+						      sizeof(state)));
+		if (w->stack != TIMELINE_NO_STACK) {
+			sb_addstr(&line, ";");
+			report_folded_stack(p, w->stack, &line);
+		}
+		GROW(rows, cap, n + 1);
+		rows[n++] = (struct folded_row){ xstrdup(line.buf), w->ns };
+	}
+	sb_free(&line);
+	if (!print_folded_rows(rows, n, out))
+		return sp_error("report: --weight wall: %s: no thread of the workload was followed (the recording has no "
+				"scheduler or cpu samples)", p->file);
+	return 0;
+}
+
 static int report_folded(const struct profile *p, const struct report_options *o, FILE *out)
 {
 	if (o->weight_wake)
 		return report_folded_wakes(p, out);
+	if (o->weight_wall)
+		return report_folded_wall(p, o, out);
 	int c = folded_collector(p, o);
 	if (c < 0)
 		return c;
@@ -527,26 +614,9 @@ static int report_folded(const struct profile *p, const struct report_options *o
 	 * does not show (a label, a thread), and stacks of the same frames on
 	 * two paths (a lock's contention ends, charged to the path of the wait).
 	 */
-	qsort(rows, n, sizeof(*rows), compare_folded_texts);
-	size_t kept = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (kept && strcmp(rows[kept - 1].text, rows[i].text) == 0) {
-			rows[kept - 1].value += rows[i].value;
-			free(rows[i].text);
-			continue;
-		}
-		rows[kept++] = rows[i];
-	}
-	n = kept;
-	qsort(rows, n, sizeof(*rows), compare_folded_rows);
-	if (!n && o->weight_ns)
-		sp_warn("report: %s: collector %s measured no time on any stack", p->file, p->collectors[c].name);
-	for (size_t i = 0; i < n; i++) {
-		fprintf(out, "%s %llu\n", rows[i].text, (unsigned long long)rows[i].value);
-		free(rows[i].text);
-	}
 	sb_free(&line);
-	free(rows);
+	if (!print_folded_rows(rows, n, out) && o->weight_ns)
+		sp_warn("report: %s: collector %s measured no time on any stack", p->file, p->collectors[c].name);
 	return 0;
 }
 
@@ -630,6 +700,8 @@ int cmd_report(int argc, char **argv)
 			sp_error("report: --pprof: %s", err);
 	} else if (a.o.format == REPORT_HTML) {
 		ret = report_html_file("report", a.o.html, NULL, &p, &a.o);
+	} else if (a.o.format == REPORT_TRACE_EVENT) {
+		ret = report_trace_event_file(&p, a.o.trace_event);
 	} else {
 		/* the terminal: its width and colour, and the pager for a report longer than the screen */
 		a.o.view.width = term_width(STDOUT_FILENO, a.o.width);

@@ -283,5 +283,6 @@ void report_json_write(struct json_writer *w, const struct profile *p, const str
 	}
 	write_functions(w, p, o);
 	write_stacks(w, p, o);
+	report_timeline_json(w, p);
 	json_finish(w);
 }

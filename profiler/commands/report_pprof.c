@@ -12,9 +12,13 @@
  *                  futex_wait, sched_wait, sched_delay), else COLLECTOR_samples
  *                  and, when its periods are time (cpu-clock), COLLECTOR_time
  *                  in ns, or when they are events, COLLECTOR_UNIT (cache_misses)
+ *                  and wall_time in ns: the wall-clock profile (docs/timeline.md)
  *   samples        one per weight-table entry: its stack's locations, its
  *                  collector's values (0 for every other type), labels
- *                  path, comm, pid, tid, and signal / futex_word when set
+ *                  path, comm, pid, tid, and signal / futex_word when set;
+ *                  one per wall-clock entry: its state as the root location
+ *                  ("[blocked: futex queue_lock]"), labels comm, pid, tid,
+ *                  state, signal / futex_word
  *   locations      one per frame, one line each (an inlined call is a
  *                  frame of its own), its function named as in the text
  *                  report, file:line with --srcline
@@ -36,6 +40,11 @@
 #include "sigprof/commands/report.h"
 #include "sigprof/base/util.h"
 #include "sigprof/base/files.h"
+#include "sigprof/base/hashmap.h"
+#include "sigprof/model/timeline.h"
+
+/* The wall-clock profile's sample type: no collector's, no weight kind (KIND_WALL_TIME, below). */
+#define WALL_TYPE_COLLECTOR "wall"
 
 /* One sample type, and where a profile's values for it come from. */
 struct pprof_type {
@@ -64,8 +73,9 @@ static void add_type(struct pprof_types *t, const char *collector, const char *w
 	ty->kind = kind;
 }
 
-/* The kinds of the waits types, past the weight table's (their collector "waits" is none of the profile's). */
-enum { KIND_WAITS_COUNT = WEIGHT_MAX, KIND_WAITS_TIME };
+/* The kinds of the types that are no collector's weights, past the weight table's: the waits (their collector
+ * "waits" is none of the profile's) and the wall-clock profile. */
+enum { KIND_WAITS_COUNT = WEIGHT_MAX, KIND_WAITS_TIME, KIND_WALL_TIME };
 
 /* The waits a collector linked to their endings (collector.h wait_samples), or 0. */
 static size_t wait_samples_of(const struct profile *p, int c, const struct wait_sample **out)
@@ -103,6 +113,8 @@ static void collect_types(const struct profile *p, struct pprof_types *t)
 			add_type(t, "waits", "time", "nanoseconds", KIND_WAITS_TIME);
 		}
 	}
+	if (timeline_wall_count(p->timeline))
+		add_type(t, WALL_TYPE_COLLECTOR, "time", "nanoseconds", KIND_WALL_TIME);
 }
 
 /* The default sample type: the first that measures time, else the first. */
@@ -256,6 +268,62 @@ static void add_samples(struct pprof_writer *w, const struct pprof_types *t)
 	free(type_of);
 }
 
+/* The wall-clock entries as samples of wall_time: the span's stack under its state's root location. */
+static void add_wall_samples(struct pprof_writer *w, const struct pprof_types *t)
+{
+	const struct profile *p = w->p;
+	const struct timeline *tl = p->timeline;
+	int type = -1;
+	for (size_t i = 0; i < t->count; i++)
+		if (t->types[i].kind == KIND_WALL_TIME)
+			type = (int)i;
+	if (type < 0)
+		return;
+	int64_t *values = xcalloc(t->count + 1, sizeof(*values));
+	uint64_t *locations = NULL;
+	size_t locations_cap = 0;
+	char root[200];
+	struct u64_map root_locations = { 0 };
+	for (size_t e = 0; e < timeline_wall_count(tl); e++) {
+		const struct timeline_wall *we = timeline_wall_entry(tl, e);
+		const struct timeline_thread *th = timeline_thread(tl, we->thread);
+		uint32_t n = 0;
+		if (we->stack != TIMELINE_NO_STACK) {
+			const struct stack *st = &p->stacks.stacks[we->stack];
+			const uint32_t *frames = stack_frames(&p->stacks, st);
+			GROW(locations, locations_cap, (size_t)st->nframes + 2);
+			for (; n < st->nframes; n++)
+				locations[n] = location_of_frame(w, frames[n]);
+		}
+		GROW(locations, locations_cap, (size_t)n + 2);
+		report_wall_root(p, th->pid, we->state, we->cause, we->signal, we->detail, root, sizeof(root));
+		/* one location per root frame: by its function (pprof_function() gives a name one id) */
+		uint64_t function = pprof_function(w->b, root, NULL);
+		uintptr_t location = (uintptr_t)u64_map_get(&root_locations, function);
+		if (!location) {
+			location = (uintptr_t)pprof_add_location(w->b, 0, 0, function, 0);
+			u64_map_put(&root_locations, function, (void *)location);
+		}
+		locations[n++] = location;
+		values[type] = (int64_t)we->ns;
+		struct pprof_sample *s = pprof_add_sample(w->b, locations, n, values);
+		const char *comm = view_thread_comm(p, th->pid, th->tid);
+		pprof_label_string(w->b, s, "comm", comm);
+		pprof_label_number(w->b, s, "pid", th->pid);
+		pprof_label_number(w->b, s, "tid", th->tid);
+		pprof_label_string(w->b, s, "state", timeline_state_key(we->state));
+		if (we->signal)
+			pprof_label_string(w->b, s, "signal", signal_name(we->signal, root, sizeof(root)));
+		if (we->detail) {
+			view_user_data_name(p, th->pid, we->detail, root, sizeof(root), NULL);
+			pprof_label_string(w->b, s, "futex_word", root);
+		}
+	}
+	u64_map_free(&root_locations);
+	free(locations);
+	free(values);
+}
+
 /* pprof takes the first mapping for the program's: make it the workload's executable when a frame names it. */
 static void main_mapping_first(struct pprof_writer *w)
 {
@@ -303,6 +371,7 @@ static int write_one(const struct profile *p, const struct pprof_types *t, const
 	main_mapping_first(&w);
 	add_samples(&w, t);
 	add_wait_samples(&w, t);
+	add_wall_samples(&w, t);
 	/* a new file renamed over path when whole: a link or device at path is refused (safe_output, util.h) */
 	struct safe_output out;
 	int ret = safe_output_open(path, 0644, &out);

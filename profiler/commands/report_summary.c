@@ -109,6 +109,8 @@ void report_summary_collect(const struct profile *p, struct report_summary *s)
 				s->section_rank[c] = fi->share;
 		}
 	}
+	if (p->timeline)
+		report_timeline_findings(p, &s->findings);
 	report_caveats(p, &s->findings);
 	findings_sort(&s->findings);
 }

@@ -582,6 +582,8 @@ void report_text(const struct profile *p, const struct report_options *o, FILE *
 			ci->impl->analyzer->text(ci->state, p, &o->view, out);
 	}
 	report_summary_free(&sum);
+	if (p->timeline)
+		report_timeline_text(p, &o->view, out);
 	for (int c = 0; c < p->ncollectors; c++) {
 		const struct collector_analyzer *an = analyzer_of(&p->collectors[c]);
 		if (!p->collectors[c].samples || (an && !an->show_stacks))

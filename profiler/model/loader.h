@@ -65,6 +65,13 @@ struct loader {
 /* profile.c */
 void profile_add_note(struct profile *p, const char *text);
 
+/* timeline_feed.c: the records and samples the timeline (profile.timeline) is told of */
+uint32_t timeline_feed_handlers(const struct profile *p, int c, const struct sp_sample *s, int *innermost);
+void timeline_feed_sample(struct profile *p, int c, const struct sp_sample *s, uint32_t stack,
+			  uint32_t handlers_before);
+void timeline_feed_filtered(struct profile *p, int c, const struct sp_sample *s);
+void timeline_feed_record(struct profile *p, const struct perf_event_header *rec, const struct sp_sample_id *id);
+
 /* callchain.c */
 uint32_t *frame_buffer(struct loader *l, size_t n);
 uint32_t user_frame(struct loader *l, uint32_t pid, uint64_t ip);

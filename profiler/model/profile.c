@@ -19,6 +19,7 @@
 #include "sigprof/model/collector.h"
 #include "sigprof/model/decode.h"
 #include "sigprof/model/profile.h"
+#include "sigprof/model/timeline.h"
 #include "sigprof/base/util.h"
 #include "sigprof/model/datafile.h"
 #include "sigprof/base/files.h"
@@ -276,6 +277,7 @@ static void load_sample(struct loader *l, const struct perf_event_header *rec)
 	s.event->samples++;
 	if (!task_and_time_pass(p, s.pid, s.tid, s.time)) {
 		p->filtered_samples++;
+		timeline_feed_filtered(p, l->event_collector[s.event->index], &s);
 		return;
 	}
 	int ci = l->event_collector[s.event->index];
@@ -306,6 +308,8 @@ static void load_sample(struct loader *l, const struct perf_event_header *rec)
 	}
 	uint64_t period = s.period ? s.period : 1;
 	uint32_t id = stack_add_on_path(&p->stacks, (uint32_t)ci, frames, n, 0, 0, path);
+	int innermost;
+	uint32_t handlers_before = timeline_feed_handlers(p, ci, &s, &innermost);
 	if (an && an->sample)
 		an->sample(c->state, p, &s, id);
 	if (stack_only) {
@@ -333,6 +337,7 @@ static void load_sample(struct loader *l, const struct perf_event_header *rec)
 	for (int other = 0; other < p->ncollectors; other++)
 		if (other != ci && p->collectors[other].state && p->collectors[other].impl->analyzer->observe)
 			p->collectors[other].impl->analyzer->observe(p->collectors[other].state, p, &s, id);
+	timeline_feed_sample(p, ci, &s, id, handlers_before);
 	if (l->opts && l->opts->on_sample)
 		l->opts->on_sample(l->opts->ctx, p, &s, ci, id);
 }
@@ -414,6 +419,7 @@ static void analyzers_see_record(struct profile *p, const struct perf_event_head
 	bool loss = rec->type == PERF_RECORD_LOST || rec->type == PERF_RECORD_LOST_SAMPLES;
 	if (!loss && id.valid && !task_and_time_pass(p, id.pid, id.tid, id.time))
 		return;
+	timeline_feed_record(p, rec, &id);
 	for (int c = 0; c < p->ncollectors; c++) {
 		const struct collector_info *ci = &p->collectors[c];
 		if (ci->state && ci->impl->analyzer->record)
@@ -799,6 +805,8 @@ int profile_load(const char *file, const struct profile_options *opts, struct pr
 	}
 	if (opts && opts->srcline)
 		stack_table_enable_srcline(&p->stacks);
+	if (opts && opts->timeline)
+		p->timeline = timeline_new(&p->stacks, &(struct timeline_options){ .keep_spans = opts->timeline_spans });
 	const char *kallsyms = opts && opts->kallsyms ? opts->kallsyms : "/proc/kallsyms";
 	if (opts && opts->kallsyms) {
 		/* a file the user named that is no kallsyms table is an error, not a note under a report */
@@ -841,6 +849,8 @@ int profile_load(const char *file, const struct profile_options *opts, struct pr
 	note_other_machine(p);
 	note_missing_files(p);
 	note_unjoined_handlers(p);
+	if (p->timeline)
+		timeline_finish(p->timeline, p->last_time);
 	for (int c = 0; c < p->ncollectors; c++)
 		if (p->collectors[c].state && p->collectors[c].impl->analyzer->finish)
 			p->collectors[c].impl->analyzer->finish(p->collectors[c].state, p);
@@ -878,6 +888,7 @@ void profile_free(struct profile *p)
 	if (p->weights)
 		weight_table_free(p->weights);
 	free(p->weights);
+	timeline_free(p->timeline);
 	proc_table_free(p->procs);
 	u64_map_free(&p->workload_pids);
 	memset(p, 0, sizeof(*p));

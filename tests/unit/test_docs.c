@@ -1,6 +1,6 @@
 /*
  * test_docs.c: the documents that describe tables in the code list exactly
- * what the code holds: the path rules, the c2c rules, and each command's
+ * what the code holds: the path rules, the c2c rules, the timeline's cause rules, and each command's
  * options in its --help and in docs/sigprof.1.
  */
 #include <ctype.h>
@@ -16,6 +16,7 @@
 #include "sigprof/collectors/lock.h"
 #include "sigprof/base/options.h"
 #include "sigprof/model/paths.h"
+#include "sigprof/model/timeline.h"
 #include "sigprof/collectors/signal.h"
 #include "unit_helpers.h"
 
@@ -403,5 +404,26 @@ Test(docs, signal_md_lists_every_code_whose_generation_takes_the_kernel_stack_on
 		cr_assert(section_holds(doc, "\n## Generations by the kernel", row, &section, &next),
 			  "docs/signal.md does not list %s", signal_kernel_codes[i].name);
 	}
+	free(doc);
+}
+
+Test(docs, timeline_md_lists_every_cause_rule_in_order)
+{
+	char *doc = read_text_file("docs/timeline.md");
+	const char *at = strstr(doc, "## The cause rules");
+	cr_assert(at, "docs/timeline.md has no section of the cause rules");
+	for (size_t i = 0; i < timeline_ncauses; i++) {
+		char row[160];
+		snprintf(row, sizeof(row), "\n| `%s` | %s | %s |\n", timeline_causes[i].prefix,
+			 timeline_cause_key(timeline_causes[i].cause), timeline_causes[i].why);
+		const char *found = strstr(at, row);
+		cr_assert(found, "docs/timeline.md does not list the rule %s", timeline_causes[i].prefix);
+		at = found + 1;
+	}
+	unsigned listed = 0;
+	for (const char *p = strstr(doc, "## The cause rules"); p && (p = strstr(p, "\n| `")); p++)
+		listed++;
+	cr_assert_eq(listed, timeline_ncauses, "docs/timeline.md lists %u rules, the code has %zu", listed,
+		     timeline_ncauses);
 	free(doc);
 }

@@ -15,7 +15,8 @@
 #include "sigprof/view/findings.h"
 #include "sigprof/view/view.h"
 
-enum report_format { REPORT_TEXT, REPORT_JSON, REPORT_FOLDED, REPORT_FIGURES, REPORT_PPROF, REPORT_HTML };
+enum report_format { REPORT_TEXT, REPORT_JSON, REPORT_FOLDED, REPORT_FIGURES, REPORT_PPROF, REPORT_HTML,
+		     REPORT_TRACE_EVENT };
 
 /* --folded-root: the frame folded stacks begin with. */
 enum folded_root { ROOT_NONE, ROOT_COMM, ROOT_PID, ROOT_TID };
@@ -28,6 +29,8 @@ struct report_options {
 	const char *pprof;          /* --pprof FILE */
 	bool weight_ns;             /* --weight ns: folded stacks weighed by the collector's time */
 	bool weight_wake;           /* --weight wake: waiter;--;waker stacks weighed by the wait ns (docs/waits.md) */
+	bool weight_wall;           /* --weight wall: the wall-clock profile, the state as root frame (docs/timeline.md) */
+	const char *trace_event;    /* --trace-event FILE */
 	enum folded_root root;      /* --folded-root */
 	bool no_demangle;           /* --no-demangle: C++ names raw */
 	const char *debug_dirs;     /* --debug-dirs: roots of separate debug files; NULL: SIGPROF_DEBUG_DIRS or default */
@@ -102,5 +105,22 @@ int report_pprof(const struct profile *p, const char *path, char *err, size_t er
  */
 int report_pprof_pair(const struct profile *base, const char *base_path, const struct profile *changed,
 		      const char *changed_path, char *err, size_t errlen);
+
+/*
+ * The timeline's outputs (report_timeline.c, docs/timeline.md), of a profile
+ * loaded with profile_options.timeline.  report_wall_root: the root frame of
+ * a wall-clock stack ("[running]", "[blocked: futex queue_lock]",
+ * "[runnable]", "[signal handler: SIGUSR1]") into buf.
+ */
+const char *report_wall_root(const struct profile *p, uint32_t pid, uint8_t state, uint8_t cause, uint8_t signal,
+			     uint64_t word, char *buf, size_t len);
+/* "timeline": the threads, their spans, the wall-clock profile and the stacks they name (null without). */
+void report_timeline_json(struct json_writer *w, const struct profile *p);
+/* The text report's "Wall clock" section: per thread its states, and the heaviest wall-clock stacks. */
+void report_timeline_text(const struct profile *p, const struct view_options *o, FILE *out);
+/* The first screen's finding when one state takes half of a thread's life or more. */
+void report_timeline_findings(const struct profile *p, struct findings *f);
+/* --trace-event FILE: the spans as Chrome trace events, written whole or not at all; 0, or -1 after an error line. */
+int report_trace_event_file(const struct profile *p, const char *path);
 
 #endif

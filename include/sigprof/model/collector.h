@@ -67,6 +67,11 @@ struct collector {
 	 */
 	const struct weight_kind *weights;
 	size_t nweights;
+	/*
+	 * Its samples are a profile of on-CPU time (cpu): the wall-clock
+	 * profile's running stacks (timeline.h), split by their periods.
+	 */
+	bool on_cpu_time;
 };
 
 /*

@@ -28,6 +28,7 @@
 
 struct collector;
 struct profile;
+struct timeline;
 
 #define PROFILE_MAX_COLLECTORS 16
 #define PROFILE_MAX_TIME_FIGURES 16
@@ -87,6 +88,8 @@ struct profile_options {
 	void *ctx;
 	/* report's filters (filter.h), applied before any analyzer sees a record; NULL: none */
 	const struct profile_filter *filter;
+	/* Follow each thread's states (profile.timeline, timeline.h); timeline_spans: keep every span too. */
+	bool timeline, timeline_spans;
 };
 
 struct profile {
@@ -140,6 +143,7 @@ struct profile {
 	struct proc_table *procs;
 	struct stack_table stacks;
 	struct weight_table *weights;  /* profile_options.weights; else NULL */
+	struct timeline *timeline;     /* profile_options.timeline: the threads' states (timeline.h); else NULL */
 	/* the filters (profile_options.filter) and what they did */
 	const struct profile_filter *filter; /* NULL: none */
 	char filters[512];           /* as the header names them ("--pid 12 --time 1,2"); empty: none */
