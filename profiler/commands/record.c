@@ -53,6 +53,7 @@
 #include "sigprof/symbolize/symbolize.h"
 #include "sigprof/commands/workload.h"
 #include "sigprof/commands/frame_pointers.h"
+#include "sigprof/commands/recorder_priority.h"
 #include "sigprof/kernel/perf.h"
 #include "sigprof/base/files.h"
 
@@ -74,7 +75,7 @@
 /* The drain loop hands a partly filled buffer to the writer this often, so the file lags little behind. */
 #define FLUSH_INTERVAL_NS (100 * 1000 * 1000ull)
 
-enum { OPT_CALL_GRAPH = 256, OPT_METRIC, OPT_NO_RESULTS };
+enum { OPT_CALL_GRAPH = 256, OPT_METRIC, OPT_NO_RESULTS, OPT_REALTIME };
 
 struct record_args {
 	const char *output;
@@ -102,6 +103,8 @@ struct record_args {
 	bool recorded;          /* the last record_run() wrote its file whole (its workload may still have failed) */
 	struct result_parser *results; /* the workload's result lines (results.h); NULL: --no-results */
 	bool no_results;
+	int realtime;           /* --realtime PRIO: the recorder's SCHED_FIFO priority while it drains (0: none) */
+	bool realtime_chosen;
 };
 
 /*
@@ -308,6 +311,11 @@ static const struct option_spec record_specs[] = {
 	  .help = "record CMD N times, one file per run: FILE's name numbered before its extension (base.data: "
 		  "base.1.data ... base.N.data), for sigprof diff; the series stops at the first run that fails" },
 	{ .short_name = 'q', .long_name = "quiet", .help = "no closing line" },
+	{ .id = OPT_REALTIME, .long_name = "realtime", .arg = "PRIO",
+	  .help = "drain the ring buffers at SCHED_FIFO priority PRIO (1-99; 0: at sigprof's own), so that a "
+		  "busy machine or a real-time workload cannot starve the recorder until records are lost; the "
+		  "workload keeps its own; without the privilege, at sigprof's own",
+	  .default_value = OPTIONS_STR(RECORDER_DEFAULT_PRIORITY) },
 	RESULT_OPTION_SPECS(OPT_METRIC, OPT_NO_RESULTS),
 	TARGET_OPTION_SPECS,
 	OPTION_HELP_SPEC,
@@ -335,6 +343,7 @@ static int parse_record_args(int argc, char **argv, struct record_args *a)
 	a->opts.stack_user_size = DEFAULT_STACK_USER_SIZE;
 	a->ring_pages = DEFAULT_RING_PAGES;
 	a->zstd_level = SP_ZSTD_DEFAULT_LEVEL;
+	a->realtime = RECORDER_DEFAULT_PRIORITY;
 	int c, err;
 	uint64_t v;
 	optind = 1;
@@ -407,6 +416,14 @@ static int parse_record_args(int argc, char **argv, struct record_args *a)
 			break;
 		case 'q':
 			a->quiet = true;
+			break;
+		case OPT_REALTIME:
+			if (parse_u64(optarg, 0, 99, &v) < 0) {
+				sp_error("record: --realtime %s: expected a priority from 0 to 99", QUOTED(optarg));
+				return -EINVAL;
+			}
+			a->realtime = (int)v;
+			a->realtime_chosen = true;
 			break;
 		case 'r':
 			if (parse_u64(optarg, 1, MAX_RECORD_RUNS, &v) < 0) {
@@ -1304,6 +1321,7 @@ static int record_run(struct record_args *a)
 	struct perf_session *session = NULL;
 	struct strbuf synthesized = { 0 }; /* COMM and MMAP2 records of the targets as sigprof found them */
 	struct workload w;
+	struct recorder_priority priority = { 0 };
 	char errbuf[512] = "";
 
 	int gathered = gather_events(&a->opts, a, &events, states);
@@ -1331,6 +1349,10 @@ static int record_run(struct record_args *a)
 		sp_error("record: cannot start the workload: %s", strerror(-err));
 		goto discard_output;
 	}
+	/* after the fork (the workload keeps its policy), before the writer thread (it inherits this one) */
+	err = recorder_priority_raise(&priority, a->realtime);
+	if (err < 0 && a->realtime_chosen)
+		sp_warn("record: --realtime %d: %s; the recorder runs at its own priority", a->realtime, strerror(-err));
 
 	if (!a->ring_pages_chosen)
 		for (size_t i = 0; i < events.count; i++)
@@ -1396,6 +1418,7 @@ abort_workload:
 discard_output:
 	sp_writer_discard(writer);
 release:
+	recorder_priority_restore(&priority);
 	sb_free(&synthesized);
 	switch_output_free(&pieces);
 	kallsyms_copy_free(&kernel);
