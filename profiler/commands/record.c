@@ -265,7 +265,7 @@ static void record_epilogue(FILE *out)
 }
 
 /* --call-graph's help names the sizes: keep it in step with collector.h. */
-_Static_assert(DEFAULT_STACK_USER_SIZE == 8192 && WAIT_STACK_USER_SIZE == 2048 && CPU_SIGNAL_STACK_USER_SIZE == 3072,
+_Static_assert(DEFAULT_STACK_USER_SIZE == 8192 && WAIT_STACK_USER_SIZE == 8192 && CPU_SIGNAL_STACK_USER_SIZE == 8192,
 	       "record's --call-graph help");
 
 static const struct option_spec record_specs[] = {
@@ -286,7 +286,7 @@ static const struct option_spec record_specs[] = {
 	{ .id = OPT_CALL_GRAPH, .long_name = "call-graph", .arg = "MODE", .values = "fp|dwarf[,SIZE]|none", .group = 2,
 	  .help = "fp: kernel and frame-pointer user stacks; dwarf[,SIZE]: kernel stacks and SIZE bytes of user "
 		  "stack (default 8192) unwound at report time; none: the sampled IP only",
-	  .default_value = "each collector's own: cpu and signal dwarf,3072, futex and sched dwarf,2048; see sigprof(1)" },
+	  .default_value = "each collector's own: cpu, signal and sched dwarf,8192, futex a short key and copies; see sigprof(1)" },
 	{ .id = 'X', .long_name = "futex", .arg = "MODE", .values = "trace|sample|count",
 	  .help = "trace: every futex call; sample (default): every call while a 10 ms window stays under the "
 		  "rate bound, weighted samples above it; count: exact totals only.  Calls per operation are "
