@@ -10,10 +10,11 @@
  * with the tracepoint filter `sigprof stat` uses, makes the calls per op
  * exact (sample mode does not pay for them: exact while every call is
  * recorded, estimated above the bound).
- * Without --call-graph, each entry takes its frame-pointer chain (small,
- * cheap to write) and a copy of the user stack beside it while the entries
- * of its CPU stay under STACK_COPY_BOUND_HZ over a window (rate_bound.h);
- * the report lends each call site the DWARF stack of its copies.
+ * Without --call-graph, each entry takes a short key (its frame-pointer
+ * chain, or in a program without frame pointers a short copy unwound with
+ * DWARF) and a copy of the user stack beside it while the entries of its
+ * CPU stay under STACK_COPY_BOUND_HZ over a window (rate_bound.h); the
+ * report lends each key the DWARF stack of its copies.
  * --futex picks what flows:
  *   trace   every call, period 1;
  *   sample  (default) every call while a window of the CPU stays at or under
@@ -68,13 +69,20 @@
  */
 #define FUTEX_SAMPLED_HZ 10000
 /*
- * The bound on the stack copies (trace and sample modes), per CPU: 2000
- * copies of 2 KiB a second are 4 MB/s, while the entries' records (the
- * frame-pointer chain) go on at their own rate.  A 2 KiB copy on every
+ * The bound on the stack copies (trace and sample modes), per CPU: 500
+ * copies of 8 KiB a second are 4 MB/s, while the entries' records (the
+ * frame-pointer chain or a short copy) go on at their own rate; a call site
+ * needs one copy to be lent a whole stack.  A 2 KiB copy on every
  * entry of sample mode made 2.4 KB records at up to 50 000 a second per
  * CPU: 500 MB in 3 s of `perf bench futex hash`.
  */
-#define STACK_COPY_BOUND_HZ 2000
+#define STACK_COPY_BOUND_HZ 500
+/*
+ * An entry's own copy in a program without frame pointers: enough for the
+ * libc wrapper's frame and two or three of its callers, the key its call
+ * site's long copies are lent to.
+ */
+#define FUTEX_KEY_STACK_USER_SIZE 512u
 
 /* The system calls, futex(2) first: it is required, the futex2 calls are taken where the kernel has them. */
 static const char *const futex_syscalls[] = { "futex", "futex_wait", "futex_wake", "futex_requeue", "futex_waitv" };
@@ -82,7 +90,7 @@ static const char *const futex_syscalls[] = { "futex", "futex_wait", "futex_wake
 /*
  * Beside an entry tracepoint whose records take the frame-pointer chain
  * (specs[record]; sample mode's alternate is its copy): a copy of the user
- * stack ("#stack", WAIT_STACK_USER_SIZE bytes, unwound with DWARF at report
+ * stack ("#stack", CPU_SIGNAL_STACK_USER_SIZE bytes, unwound with DWARF at report
  * time) of every entry while the entries of its CPU, counted by
  * specs[meter], stay under STACK_COPY_BOUND_HZ over a window.  At least
  * the first calls of every call site get a copy; the report lends the copy's
@@ -93,7 +101,7 @@ static void add_stack_copies(struct event_list *events, const struct record_opti
 {
 	struct record_options dwarf = *opts;
 	dwarf.call_graph = CALL_GRAPH_DWARF;
-	dwarf.stack_user_size = WAIT_STACK_USER_SIZE;
+	dwarf.stack_user_size = CPU_SIGNAL_STACK_USER_SIZE;
 	size_t copy = rate_bound_add_sibling(events, record, FUTEX_STACK_SUFFIX, NULL);
 	struct perf_event_attr *a = &events->specs[copy].attr;
 	sampling_attr_init(a, &dwarf, PERF_TYPE_TRACEPOINT, a->config);
@@ -153,14 +161,21 @@ static int futex_add_events(struct record_options *opts, struct event_list *even
 	char name[64];
 	/*
 	 * Waiters blocked in glibc's lock code (no frame pointers) are named only
-	 * by a DWARF unwind.  A 2 KiB copy on every entry lost 30% of trace
+	 * by a DWARF unwind.  A long copy on every entry lost 30% of trace
 	 * mode's records on a fast caller and made sample mode's files 500 MB in
-	 * 3 s, so entries take the frame-pointer chain and a copy only while the
-	 * rate allows (add_stack_copies).
+	 * 3 s, so entries take a short key (below) and a long copy only while the
+	 * rate allows (add_stack_copies), which lends its stack to the key.  In a
+	 * program with frame pointers the key is the frame-pointer chain; in one
+	 * without, that chain stops at the libc wrapper (`syscall`), one key for
+	 * every call site, so the key is a DWARF unwind of the top
+	 * FUTEX_KEY_STACK_USER_SIZE bytes: the wrapper and its callers, which
+	 * tell the call sites apart (docs/futex.md, "Stacks").
 	 */
 	struct record_options with_stacks = *opts;
-	with_stacks.call_graph = call_graph_for(opts, CALL_GRAPH_FP);
-	with_stacks.stack_user_size = stack_user_size_for(opts, WAIT_STACK_USER_SIZE);
+	bool short_copy = !opts->call_graph_chosen && !opts->program_frame_pointers;
+	with_stacks.call_graph = short_copy ? CALL_GRAPH_DWARF : call_graph_for(opts, CALL_GRAPH_FP);
+	with_stacks.stack_user_size = short_copy ? FUTEX_KEY_STACK_USER_SIZE
+						 : stack_user_size_for(opts, WAIT_STACK_USER_SIZE);
 	for (size_t i = 0; i < ARRAY_SIZE(futex_syscalls); i++) {
 		snprintf(name, sizeof(name), "sys_enter_%s", futex_syscalls[i]);
 		int total = add_tracepoint(events, &with_stacks, name, true, -1, reason, reasonlen);

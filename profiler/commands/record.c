@@ -52,6 +52,7 @@
 #include "sigprof/symbolize/symbolize.h"
 #include "sigprof/commands/workload.h"
 #include "sigprof/commands/frame_pointers.h"
+#include "sigprof/commands/recorder_priority.h"
 #include "sigprof/kernel/perf.h"
 #include "sigprof/base/files.h"
 
@@ -98,6 +99,8 @@ struct record_args {
 	bool recorded;          /* the last record_run() wrote its file whole (its workload may still have failed) */
 	struct result_parser *results; /* the workload's result lines (results.h); NULL: --no-results */
 	bool no_results;
+	unsigned realtime;      /* --realtime PRIO: the recorder's SCHED_FIFO priority while it drains (0: none) */
+	bool realtime_chosen;
 };
 
 /*
@@ -263,7 +266,7 @@ static void record_epilogue(FILE *out)
 }
 
 /* --call-graph's help names the sizes: keep it in step with collector.h. */
-_Static_assert(DEFAULT_STACK_USER_SIZE == 8192 && WAIT_STACK_USER_SIZE == 2048 && CPU_SIGNAL_STACK_USER_SIZE == 3072,
+_Static_assert(DEFAULT_STACK_USER_SIZE == 8192 && WAIT_STACK_USER_SIZE == 8192 && CPU_SIGNAL_STACK_USER_SIZE == 8192,
 	       "record's --call-graph help");
 
 static int take_frequency(const struct option_spec *s, void *field, const char *arg, char *err, size_t errlen)
@@ -357,7 +360,7 @@ static const struct option_spec record_specs[] = {
 	{ .long_name = "call-graph", .arg = "MODE", .values = "fp|dwarf[,SIZE]|none", .group = 2,
 	  .help = "fp: kernel and frame-pointer user stacks; dwarf[,SIZE]: kernel stacks and SIZE bytes of user "
 		  "stack (default 8192) unwound at report time; none: the sampled IP only",
-	  .default_value = "each collector's own: cpu and signal dwarf,3072, futex and sched dwarf,2048; see sigprof(1)",
+	  .default_value = "each collector's own: cpu, signal and sched dwarf,8192, futex a short key and copies; see sigprof(1)",
 	  OPTION_CALLBACK(take_call_graph) },
 	{ .long_name = "futex", .arg = "MODE", .values = "trace|sample|count",
 	  .help = "trace: every futex call; sample (default): every call while a 10 ms window stays under the "
@@ -388,6 +391,12 @@ static const struct option_spec record_specs[] = {
 		  "base.1.data ... base.N.data), for sigprof diff; the series stops at the first run that fails",
 	  OPTION_UINT(A, runs, 1, MAX_RECORD_RUNS), .what = "a number of runs" },
 	{ .short_name = 'q', .long_name = "quiet", .help = "no closing line", OPTION_TRUE(A, quiet) },
+	{ .long_name = "realtime", .arg = "PRIO",
+	  .help = "drain the ring buffers at SCHED_FIFO priority PRIO (1-99; 0: at sigprof's own), so that a "
+		  "busy machine or a real-time workload cannot starve the recorder until records are lost; the "
+		  "workload keeps its own; without the privilege, at sigprof's own",
+	  .default_value = OPTIONS_STR(RECORDER_DEFAULT_PRIORITY), OPTION_UINT(A, realtime, 0, 99),
+	  .what = "a priority" },
 	RESULT_OPTION_SPECS(A, results, no_results),
 	TARGET_OPTION_SPECS(A, target),
 	OPTION_HELP_SPEC,
@@ -415,12 +424,14 @@ static int parse_record_args(int argc, char **argv, struct record_args *a)
 	a->opts.stack_user_size = DEFAULT_STACK_USER_SIZE;
 	a->ring_pages = DEFAULT_RING_PAGES;
 	a->zstd_level = SP_ZSTD_DEFAULT_LEVEL;
+	a->realtime = RECORDER_DEFAULT_PRIORITY;
 	struct options_parsed parsed;
 	int ret = cli_parse_options(&record_option_table, argc, argv, a, &parsed);
 	if (ret)
 		return ret;
 	int operand = parsed.operand;
 	a->ring_pages_chosen = options_given(&record_option_table, &parsed, "mmap-pages", 0);
+	a->realtime_chosen = options_given(&record_option_table, &parsed, "realtime", 0);
 	if (options_given(&record_option_table, &parsed, "freq", 0) && options_given(&record_option_table, &parsed, "count", 0)) {
 		sp_error("record: -F and -c are two ways of sampling: give a frequency (-F) or a period (-c), not both");
 		return -EINVAL;
@@ -1281,6 +1292,7 @@ static int record_run(struct record_args *a)
 	struct perf_session *session = NULL;
 	struct strbuf synthesized = { 0 }; /* COMM and MMAP2 records of the targets as sigprof found them */
 	struct workload w;
+	struct recorder_priority priority = { 0 };
 	char errbuf[512] = "";
 
 	int gathered = gather_events(&a->opts, a, &events, states);
@@ -1308,6 +1320,10 @@ static int record_run(struct record_args *a)
 		sp_error("record: cannot start the workload: %s", strerror(-err));
 		goto discard_output;
 	}
+	/* after the fork (the workload keeps its policy), before the writer thread (it inherits this one) */
+	err = recorder_priority_raise(&priority, (int)a->realtime);
+	if (err < 0 && a->realtime_chosen)
+		sp_warn("record: --realtime %u: %s; the recorder runs at its own priority", a->realtime, strerror(-err));
 
 	if (!a->ring_pages_chosen)
 		for (size_t i = 0; i < events.count; i++)
@@ -1373,6 +1389,7 @@ abort_workload:
 discard_output:
 	sp_writer_discard(writer);
 release:
+	recorder_priority_restore(&priority);
 	sb_free(&synthesized);
 	switch_output_free(&pieces);
 	kallsyms_copy_free(&kernel);

@@ -4,10 +4,16 @@
  * stripped and built without frame pointers, recorded with every default.
  *   stress-ng --futex 2: two parents each wake a child waiting on a word of
  *       a shared /dev/zero mapping (the shared futex commands): one word row
- *       per shared word, used by both processes, with waiters and wakers.
- * (The whole-stack shares of issue 22 are measured by the corpus script,
- * not asserted: the larger copies that made them whole lost records and
- * were taken back; docs/performance.md.)  Skipped without stress-ng or root.
+ *       per shared word, used by both processes, with waiters and wakers;
+ *   stress-ng --futex 2, --sem-sysv 2 and --mutex 2 (its lockers run
+ *       SCHED_FIFO): at least 95% of the user stacks of every collector (85%
+ *       for futex: WHOLE_FLOOR below says why) (of
+ *       two frames or more: a one-frame stack is an event recorded without
+ *       one) reach the program's or thread's first frame, and under 1% of
+ *       the records are lost (5% for --mutex; the corpus measured 0-1%: the
+ *       recorder drains at a real-time priority; at the normal one --mutex
+ *       lost 96%).
+ * Skipped without stress-ng or root.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +36,45 @@ static void require_stress_ng(void)
 }
 
 /* The user stacks of two frames or more of collector c, weighted, and those whole (tests/stack-shares.sh). */
+#define STACKS_OF(c)                                                                                               \
+	"[.stacks[] | select(.collector==\"" c "\" and (.frames | map(select(.dso != \"[kernel]\")) | length > 0) "  \
+	"and (.frames | length > 1))]"
+#define WHOLE                                                                                                      \
+	"map(select(.frames | (.[-1].sym // \"\") as $l | ($l | IN(\"_start\", \"_dl_start_user\", \"__clone3\", "   \
+	"\"clone3\", \"__clone\", \"clone\", \"__libc_start_call_main\", \"start_thread\")) or (($l | "                  \
+	"contains(\"!fn@\")) and ((.[-2].sym // \"\") | IN(\"__libc_start_main\", \"start_thread\")))))"
+
+/*
+ * Issue 22's target, 95%: cpu and sched measured 98.9-100% on these (docs/performance.md).  The futex
+ * collector's entries get their whole stack lent by the rate-bounded long copies of their call site, which a
+ * loaded machine's run does not always take for every key: 100% in the corpus runs, 92.2% in one test run at
+ * load average 13, so its floor guards against the 0-11% of frame-pointer keys, not the target.
+ */
+#define WHOLE_FLOOR 0.95
+#define FUTEX_FLOOR 0.85
+
+static void check_whole_share(const char *json, const char *collector, const char *program, double floor)
+{
+	char filter[1024];
+	snprintf(filter, sizeof(filter), STACKS_OF("%s") " | map(.count) | add // 0", collector);
+	double all = jq_file(json, filter);
+	snprintf(filter, sizeof(filter), STACKS_OF("%s") " | " WHOLE " | map(.count) | add // 0", collector);
+	double whole = jq_file(json, filter);
+	cr_assert_gt(all, 0, "%s: no %s stacks", program, collector);
+	cr_assert_geq(whole, floor * all, "%s: %.0f of %.0f %s stacks whole (%.1f%%)", program, whole, all, collector,
+		      100 * whole / all);
+}
+
+/*
+ * Under max_percent of the records lost: the corpus lost none, but a workload of real-time spinners (--mutex)
+ * can use up the kernel's real-time budget of a CPU, which then stops the recorder too (1.0% in one run).
+ */
+static void check_nothing_lost(const char *json, const char *program, double max_percent)
+{
+	double lost = jq_file(json, ".meta.lost_percent");
+	cr_assert_lt(lost, max_percent, "%s: %.2f%% of the records lost", program, lost);
+}
+
 static const char *record_stressor(const char *stressor)
 {
 	char name[64], cmd[128];
@@ -40,7 +85,7 @@ static const char *record_stressor(const char *stressor)
 	return report_json_file(data, "");
 }
 
-Test(corpus, stress_ng_futex_shared_words, .timeout = 120)
+Test(corpus, stress_ng_futex_shared_words_and_whole_stacks, .timeout = 120)
 {
 	require_stress_ng();
 	const char *json = record_stressor("futex");
@@ -54,4 +99,27 @@ Test(corpus, stress_ng_futex_shared_words, .timeout = 120)
 	cr_assert_eq(jq_file(json, "[.futexes[] | select(.shared) | .symbol] as $s | [.futexes[] | select(.shared | "
 				   "not) | select(.symbol as $x | $s | index($x))] | length"),
 		     0);
+	check_whole_share(json, "futex", "stress-ng --futex", FUTEX_FLOOR);
+	check_whole_share(json, "sched", "stress-ng --futex", WHOLE_FLOOR);
+	check_whole_share(json, "cpu", "stress-ng --futex", WHOLE_FLOOR);
+	check_nothing_lost(json, "stress-ng --futex", 1);
+}
+
+Test(corpus, stress_ng_sem_sysv_stacks_are_whole, .timeout = 120)
+{
+	require_stress_ng();
+	const char *json = record_stressor("sem-sysv");
+	check_whole_share(json, "sched", "stress-ng --sem-sysv", WHOLE_FLOOR);
+	check_whole_share(json, "cpu", "stress-ng --sem-sysv", WHOLE_FLOOR);
+	check_nothing_lost(json, "stress-ng --sem-sysv", 1);
+}
+
+Test(corpus, stress_ng_mutex_stacks_are_whole_and_kept, .timeout = 120)
+{
+	require_stress_ng();
+	const char *json = record_stressor("mutex");
+	check_whole_share(json, "futex", "stress-ng --mutex", FUTEX_FLOOR);
+	check_whole_share(json, "sched", "stress-ng --mutex", WHOLE_FLOOR);
+	check_whole_share(json, "cpu", "stress-ng --mutex", WHOLE_FLOOR);
+	check_nothing_lost(json, "stress-ng --mutex", 5);
 }

@@ -7,7 +7,7 @@
  *   stress-ng --timer 1 (when installed): a stripped program without frame
  *       pointers whose timer handler runs on an alternate signal stack;
  *   deep_fp MS DEPTH   built with frame pointers: spin() under wide_frame()
- *       (a 1 KiB local) under DEPTH calls of descend() from main().
+ *       (a 6 KiB local) under DEPTH calls of descend() from main().
  * What is checked comes from what the workloads do (which functions run
  * where, how many handlers ran), never from a recorded report: with no
  * --call-graph the handler's samples read handler_spin <- on_prof <-
@@ -234,8 +234,8 @@ static const char *record_deep_fp(const char *name, const char *options, int dep
 }
 
 /*
- * A program with frame pointers whose stack is deeper than its 512-byte
- * copy: the unwinding of the copy stops inside wide_frame()'s 1 KiB, and
+ * A program with frame pointers whose stack is deeper than its 4096-byte
+ * copy: the unwinding of the copy stops inside wide_frame()'s 6 KiB, and
  * the stack goes on along the kernel's frame-pointer walk to main.  No
  * signal ran, so no stack is joined to a delivery.
  */

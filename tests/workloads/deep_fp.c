@@ -1,7 +1,7 @@
 /*
  * deep_fp MS DEPTH: spins for MS milliseconds in spin(), called from
- * wide_frame() (a 1 KiB local array: the stack below it is deeper than
- * record's 512-byte copy for programs with frame pointers) under DEPTH
+ * wide_frame() (a 6 KiB local array: the stack below it is deeper than
+ * record's 4096-byte copy for programs with frame pointers) under DEPTH
  * calls of descend() from main().  Built with frame pointers like every
  * bundled workload.  Prints "calls N depth D" when done.
  */
@@ -36,7 +36,7 @@ __attribute__((noinline)) static void spin(void)
 
 __attribute__((noinline)) static void wide_frame(void)
 {
-	volatile char buf[1024];
+	volatile char buf[6144];
 	memset((char *)buf, 1, sizeof(buf));
 	spin();
 	sink += buf[7];

@@ -60,30 +60,36 @@ enum call_graph_mode {
 /* Bytes of user stack a DWARF sample copies under --call-graph dwarf without a SIZE (perf's default). */
 #define DEFAULT_STACK_USER_SIZE 8192u
 /*
- * Bytes of user stack the futex and sched collectors copy by default (no
- * --call-graph): they sample far more often than the cpu collector, and the
- * copy is most of their record.  A quarter of perf's default still names
- * every function of the futex-wait stacks measured in docs/performance.md
- * (stress-ng's stop short of _start only); at 4096 the recorder wrote
- * 300 MB/s on stress-ng --futex and lost a quarter of it on a busy machine.
+ * Bytes of user stack the sched collector copies at every switch by
+ * default (no --call-graph): perf's default.  2048 (the default until
+ * 2026-12-02) stopped stress-ng's blocking stacks one frame short of
+ * _start (--futex) or three (--sem-sysv: its main has large frames), and
+ * 4096 still cut 99% of --sem-sysv's; perf record --call-graph dwarf takes
+ * the same on the same events.  The records stay whole because the
+ * recorder drains at a real-time priority (recorder_priority.h):
+ * docs/performance.md, "Whole stacks on real programs", has the
+ * measurements.
  */
-#define WAIT_STACK_USER_SIZE 2048u
+#define WAIT_STACK_USER_SIZE 8192u
 /*
  * Bytes of user stack the cpu and signal collectors copy by default (no
- * --call-graph).  They default to DWARF stacks because Debian builds
- * without frame pointers, where the kernel's frame-pointer walk names
- * nothing past the leaf (issue 14).  stress-ng --timer's deliveries (the
- * stack a handler on its alternate signal stack is joined to) need 2560 to
- * reach _start; 2048 stops two frames short.  docs/performance.md has the
- * cost against `perf record -g`.
+ * --call-graph), and the futex collector's rate-bounded copies: perf's own
+ * default.  They default to DWARF stacks because Debian builds without
+ * frame pointers, where the kernel's frame-pointer walk names nothing past
+ * the leaf (issue 14).  3072 (until 2026-12-02) cut stress-ng --sem-sysv's
+ * and --msg's stacks short; the cpu collector's rate is its frequency,
+ * so the longer copy costs the workload little (docs/performance.md).
  */
-#define CPU_SIGNAL_STACK_USER_SIZE 3072u
+#define CPU_SIGNAL_STACK_USER_SIZE 8192u
 /*
  * The same for a program built with frame pointers: libc's frames near the
  * leaf and the first of the program's own, after which the report follows
- * the frame-pointer walk (stack_copy_default()).
+ * the frame-pointer walk (stack_copy_default()).  512 (until 2026-12-02)
+ * ended inside ld.so's lazy-binding frames (_dl_runtime_resolve_xsavec
+ * saves the vector registers on the stack) and __fork's: perf bench
+ * futex wake's cpu stacks were 73% whole, 90% at 4096.
  */
-#define LEAF_STACK_USER_SIZE 512u
+#define LEAF_STACK_USER_SIZE 4096u
 /* The kernel's bound: a sample record's size is a u16, the stack size a multiple of 8 below it. */
 #define MAX_STACK_USER_SIZE 65528u
 
