@@ -25,7 +25,6 @@
 #include "sigprof/view/findings.h"
 #include "sigprof/view/view.h"
 #include "sigprof/base/string_pool.h"
-#include "sigprof/base/hashmap.h"
 
 /* perf-profile rows below this share (percent of the cpu samples) are left out, as LKP's lists leave them */
 #define PERF_PROFILE_FLOOR 0.5
@@ -80,72 +79,6 @@ static int compare_calltraces(const void *a, const void *b)
 	return strcmp(((const struct calltrace *)a)->key, ((const struct calltrace *)b)->key);
 }
 
-/* One function name of the perf-profile figures: every frame that frame_label() names so, merged. */
-struct named_function {
-	const char *name;    /* in the pool */
-	uint64_t self;       /* samples whose leaf it is */
-	uint64_t children;   /* samples with it anywhere on the stack, each counted once */
-	size_t last_stack;   /* the stack (its index + 1) that last counted it in children */
-};
-
-static int compare_named_functions(const void *a, const void *b)
-{
-	const struct named_function *x = a, *y = b;
-	if (x->self != y->self)
-		return x->self < y->self ? 1 : -1;
-	if (x->children != y->children)
-		return x->children < y->children ? 1 : -1;
-	return strcmp(x->name, y->name);
-}
-
-/*
- * The functions of the stacks ids[0..n) by name: perf-profile keys hold a
- * name only, so the frames one name labels in several files (the program's
- * _start and ld.so's) are one function.  A stack counts once in a name's
- * children however many of its frames bear the name (recursion, or both
- * _starts on one stack), as perf report --children counts a callchain once
- * per entry; LKP adds perf's lines of one name, which is the same while the
- * two never share a stack.  Returns the count; *out and *pool to free.
- */
-static size_t functions_by_name(const struct profile *p, const uint32_t *ids, size_t n, struct named_function **out,
-				struct string_pool **pool)
-{
-	struct u64_map index = { 0 };
-	struct named_function *fns = NULL;
-	size_t count = 0, cap = 0;
-	char label[256];
-	*pool = string_pool_new();
-	for (size_t i = 0; i < n; i++) {
-		uint64_t samples = view_stack_count(p, ids[i]);
-		uint32_t depth = view_stack_depth(p, ids[i]);
-		for (uint32_t k = 0; k < depth; k++) {
-			const struct frame *f = view_stack_frame(p, ids[i], k);
-			if (f->synthetic)
-				continue;
-			const char *name = string_intern(*pool, frame_label(f, label, sizeof(label)));
-			void *slot = u64_map_get(&index, (uint64_t)(uintptr_t)name);
-			if (!slot) {
-				GROW(fns, cap, count + 1);
-				fns[count++] = (struct named_function){ .name = name };
-				slot = (void *)(uintptr_t)count;
-				u64_map_put(&index, (uint64_t)(uintptr_t)name, slot);
-			}
-			struct named_function *fn = &fns[(uintptr_t)slot - 1];
-			if (k == 0)
-				fn->self += samples;
-			if (fn->last_stack != i + 1) {
-				fn->last_stack = i + 1;
-				fn->children += samples;
-			}
-		}
-	}
-	u64_map_free(&index);
-	if (count)
-		qsort(fns, count, sizeof(*fns), compare_named_functions);
-	*out = fns;
-	return count;
-}
-
 /*
  * LKP's perf-profile figures, shares of the cpu samples in percent:
  * perf-profile.self.cycles-pp.FUNC (samples whose leaf is FUNC),
@@ -156,7 +89,7 @@ static size_t functions_by_name(const struct profile *p, const uint32_t *ids, si
  * ("[signal SIGUSR1] (stack from delivery)", "[unwind: ...]") are in no
  * perf callchain and hold blanks, which split LKP's lines: they are left
  * out of the keys.  A key names a function by its name only: the frames of
- * one name are merged (functions_by_name()), as the stacks of one calltrace
+ * one name are merged (view_functions_by_name()), as the stacks of one calltrace
  * are.
  */
 static void cpu_figures(void *state, const struct profile *p, struct figure_rows *rows)
@@ -170,7 +103,7 @@ static void cpu_figures(void *state, const struct profile *p, struct figure_rows
 	size_t nstacks = view_stacks(p, self, -1, &ids);
 	struct named_function *functions;
 	struct string_pool *pool;
-	size_t n = functions_by_name(p, ids, nstacks, &functions, &pool);
+	size_t n = view_functions_by_name(p, ids, nstacks, &functions, &pool);
 	for (size_t i = 0; i < n; i++) {
 		double share = 100.0 * (double)functions[i].self / (double)samples;
 		if (share >= PERF_PROFILE_FLOOR)

@@ -901,10 +901,63 @@ static const struct diff_row *largest_change(const struct diff_row *rows, size_t
 	return best;
 }
 
+/* A side's mean of a row, 0 for a side that never measured it (a function below the floor of its runs). */
+static double side_mean(const struct diff_row *r, int side)
+{
+	return r->nvalues[side] ? r->sum[side].mean : 0;
+}
+
+static int compare_self_moves(const void *a, const void *b)
+{
+	const struct diff_row *x = *(const struct diff_row *const *)a, *y = *(const struct diff_row *const *)b;
+	bool sx = x->verdict == CHANGE_SIGNIFICANT, sy = y->verdict == CHANGE_SIGNIFICANT;
+	if (sx != sy)
+		return sx ? -1 : 1;
+	double dx = fabs(side_mean(x, NEW) - side_mean(x, BASE)), dy = fabs(side_mean(y, NEW) - side_mean(y, BASE));
+	if (dx != dy)
+		return dx > dy ? -1 : 1;
+	return strcmp(x->key, y->key);
+}
+
+/*
+ * "own time per event: _raw_spin_lock +18 ns, pvm_irq_enable -5 ns (n.s.)":
+ * the functions of the path whose own time per event
+ * (cost.PATH.self_per_event.*) moved most in ns, significant ones first, at
+ * most SUMMARY_SELF_MOVES.  Returns whether it printed a line.
+ */
+#define SUMMARY_SELF_MOVES 3
+static bool summary_self_moves(const struct diff_row *rows, size_t n, const char *path, FILE *out)
+{
+	char prefix[160];
+	snprintf(prefix, sizeof(prefix), "cost.%s.self_per_event.", path);
+	size_t plen = strlen(prefix), count = 0;
+	const struct diff_row **moved = xcalloc(n + 1, sizeof(*moved));
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(rows[i].key, prefix, plen) == 0 && (rows[i].nvalues[BASE] || rows[i].nvalues[NEW]) &&
+		    side_mean(&rows[i], NEW) != side_mean(&rows[i], BASE))
+			moved[count++] = &rows[i];
+	qsort(moved, count, sizeof(*moved), compare_self_moves);
+	struct strbuf sb = { 0 };
+	bool any_significant = count && moved[0]->verdict == CHANGE_SIGNIFICANT;
+	for (size_t i = 0; i < count && i < SUMMARY_SELF_MOVES; i++) {
+		const struct diff_row *r = moved[i];
+		sb_addf(&sb, "%s%s %+.0f %s%s", i ? ", " : "", r->key + plen, side_mean(r, NEW) - side_mean(r, BASE), r->unit,
+			any_significant && r->verdict != CHANGE_SIGNIFICANT ? " (n.s.)" : "");
+	}
+	if (sb.len)
+		summary_line(out, "    own time per event%s: %s", any_significant ? "" : " (not significant)", sb.buf);
+	bool printed = sb.len > 0;
+	sb_free(&sb);
+	free(moved);
+	return printed;
+}
+
 /*
  * What moved inside the path that explains most of the CPU change: its lock
  * wait per event (paths.lock.PATH.wait_ms over cost.PATH.events), the lock
- * whose contentions changed most, the function whose self share changed most.
+ * whose contentions changed most, the functions whose own time per event on
+ * the path changed most (else, from documents without them, the function
+ * whose self share changed most).
  */
 static void summary_inside(const struct diff_row *rows, size_t n, const char *path, FILE *out)
 {
@@ -920,7 +973,9 @@ static void summary_inside(const struct diff_row *rows, size_t n, const char *pa
 	static const char *const inside[][2] = {
 		{ "lock.taken_in.", ".contentions" }, { "lock.symbol.", ".contentions" }, { "perf-profile.self.", NULL },
 	};
-	for (size_t i = 0; i < ARRAY_SIZE(inside); i++) {
+	/* the last of inside[] (self shares) only when the path's own times per event are not there */
+	bool self_moves = summary_self_moves(rows, n, path, out);
+	for (size_t i = 0; i < ARRAY_SIZE(inside) - self_moves; i++) {
 		const struct diff_row *r = largest_change(rows, n, inside[i][0], inside[i][1]);
 		if (!r || r->change == 0)
 			continue;
@@ -992,22 +1047,25 @@ static void text_summary(const struct diff_row *rows, size_t n, FILE *out)
 #define FAMILY_TOP 5
 static const struct row_family {
 	const char *prefix, *things;
+	const char *infix; /* also in the key, or NULL */
 } row_families[] = {
-	{ "futex.word.", "futex words" },
-	{ "lock.futex_word.", "futex words' lock figures" },
-	{ "lock.taken_in.", "locks" },
-	{ "lock.symbol.", "locks" },
-	{ "perf-sched.", "sched keys" },
-	{ "perf-profile.self.", "functions" },
-	{ "perf-profile.children.", "functions (children)" },
-	{ "perf-profile.calltrace.", "call traces" },
+	{ "cost.", "functions' own time per event", ".self_per_event." },
+	{ "futex.word.", "futex words", NULL },
+	{ "lock.futex_word.", "futex words' lock figures", NULL },
+	{ "lock.taken_in.", "locks", NULL },
+	{ "lock.symbol.", "locks", NULL },
+	{ "perf-sched.", "sched keys", NULL },
+	{ "perf-profile.self.", "functions", NULL },
+	{ "perf-profile.children.", "functions (children)", NULL },
+	{ "perf-profile.calltrace.", "call traces", NULL },
 };
 
 /* The family of a key (an index of row_families), or -1. */
 static int row_family(const char *key)
 {
 	for (size_t f = 0; f < ARRAY_SIZE(row_families); f++)
-		if (strncmp(key, row_families[f].prefix, strlen(row_families[f].prefix)) == 0)
+		if (strncmp(key, row_families[f].prefix, strlen(row_families[f].prefix)) == 0 &&
+		    (!row_families[f].infix || strstr(key, row_families[f].infix)))
 			return (int)f;
 	return -1;
 }

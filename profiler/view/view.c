@@ -22,6 +22,7 @@
 #include "sigprof/base/util.h"
 #include "sigprof/view/view.h"
 #include "sigprof/base/hashmap.h"
+#include "sigprof/base/string_pool.h"
 
 /* ---- the collector's own figures ---- */
 
@@ -537,6 +538,64 @@ size_t view_stacks(const struct profile *p, int collector, int path, uint32_t **
 	return n;
 }
 
+static int compare_named_functions(const void *a, const void *b)
+{
+	const struct named_function *x = a, *y = b;
+	if (x->self != y->self)
+		return x->self < y->self ? 1 : -1;
+	if (x->children != y->children)
+		return x->children < y->children ? 1 : -1;
+	return strcmp(x->name, y->name);
+}
+
+/*
+ * The functions of the stacks ids[0..n) by name: perf-profile keys hold a
+ * name only, so the frames one name labels in several files (the program's
+ * _start and ld.so's) are one function.  A stack counts once in a name's
+ * children however many of its frames bear the name (recursion, or both
+ * _starts on one stack), as perf report --children counts a callchain once
+ * per entry; LKP adds perf's lines of one name, which is the same while the
+ * two never share a stack.  Returns the count; *out and *pool to free.
+ */
+size_t view_functions_by_name(const struct profile *p, const uint32_t *ids, size_t n, struct named_function **out,
+				struct string_pool **pool)
+{
+	struct u64_map index = { 0 };
+	struct named_function *fns = NULL;
+	size_t count = 0, cap = 0;
+	char label[256];
+	*pool = string_pool_new();
+	for (size_t i = 0; i < n; i++) {
+		uint64_t samples = view_stack_count(p, ids[i]);
+		uint32_t depth = view_stack_depth(p, ids[i]);
+		for (uint32_t k = 0; k < depth; k++) {
+			const struct frame *f = view_stack_frame(p, ids[i], k);
+			if (f->synthetic)
+				continue;
+			const char *name = string_intern(*pool, frame_label(f, label, sizeof(label)));
+			void *slot = u64_map_get(&index, (uint64_t)(uintptr_t)name);
+			if (!slot) {
+				GROW(fns, cap, count + 1);
+				fns[count++] = (struct named_function){ .name = name };
+				slot = (void *)(uintptr_t)count;
+				u64_map_put(&index, (uint64_t)(uintptr_t)name, slot);
+			}
+			struct named_function *fn = &fns[(uintptr_t)slot - 1];
+			if (k == 0)
+				fn->self += samples;
+			if (fn->last_stack != i + 1) {
+				fn->last_stack = i + 1;
+				fn->children += samples;
+			}
+		}
+	}
+	u64_map_free(&index);
+	if (count)
+		qsort(fns, count, sizeof(*fns), compare_named_functions);
+	*out = fns;
+	return count;
+}
+
 /* ---- keyed figures ---- */
 
 static uint64_t figure_key_hash(const char *key)
@@ -668,6 +727,36 @@ static bool cost_source_matches(const struct cost_source *src, const char *key)
 }
 
 /*
+ * cost.PATH.self_per_event.FUNC: the CPU time per event of the path spent
+ * in FUNC itself (the path's cpu samples whose leaf FUNC is, weighted by
+ * the period), for the functions holding at least SELF_PER_EVENT_FLOOR
+ * percent of the path's samples.  What moved inside a path whose cost per
+ * event moved: diff's summary names the function whose time per event
+ * changed most, in ns, where a share of all samples (perf-profile.self)
+ * would move with every other path's change too.
+ */
+#define SELF_PER_EVENT_FLOOR 0.5
+static void add_self_per_event_rows(const struct profile *p, int cpu, int path, double weight_per_sample_event,
+				    const char *unit, struct figure_rows *rows)
+{
+	uint64_t on_path = p->collectors[cpu].path_samples[path];
+	if (!on_path)
+		return;
+	uint32_t *ids;
+	size_t nstacks = view_stacks(p, cpu, path, &ids);
+	struct named_function *functions;
+	struct string_pool *pool;
+	size_t n = view_functions_by_name(p, ids, nstacks, &functions, &pool);
+	for (size_t i = 0; i < n; i++)
+		if (functions[i].self && 100.0 * (double)functions[i].self / (double)on_path >= SELF_PER_EVENT_FLOOR)
+			figure_rows_add(rows, weight_per_sample_event * (double)functions[i].self, unit, false,
+					"cost.%s.self_per_event.%s", path_name(path), functions[i].name);
+	free(functions);
+	string_pool_free(pool);
+	free(ids);
+}
+
+/*
  * cost.PATH.*: the CPU time (cpu collector: the samples' periods, ns of
  * cpu-clock or cycles) that landed on each path with an exact event count,
  * per event: sigreturn's samples over the sigreturns, and so on.  Built
@@ -699,8 +788,10 @@ static void add_cost_rows(const struct profile *p, struct figure_rows *rows)
 		const char *name = path_name(src->path);
 		figure_rows_add(rows, events, "count", exact, "cost.%s.events", name);
 		figure_rows_add(rows, cpu_on_path * scale, ns ? "ms" : "cycles", false, "cost.%s.%s", name, total_key);
-		if (events > 0)
+		if (events > 0) {
 			figure_rows_add(rows, cpu_on_path / events, unit, false, "cost.%s.%s_per_event", name, unit);
+			add_self_per_event_rows(p, cpu, src->path, per_sample / events, unit, rows);
+		}
 	}
 	figure_rows_add(rows, (double)ci->weight * scale, ns ? "ms" : "cycles", false, "cost.total.%s", total_key);
 }

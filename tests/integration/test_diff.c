@@ -692,6 +692,51 @@ Test(diff, run_records_both_sides_alternately, .timeout = 300)
 }
 
 /*
+ * Under the summary's first cost line ("  PATH: ..."), the functions whose own time per event on PATH moved: the
+ * line is there when the recordings of dir (base.N.data, new.N.data) give PATH's functions their own times
+ * (report --figures' cost.PATH.self_per_event.FUNC), and each function it names is one of theirs.
+ */
+static void check_own_time_line(const char *dir, const char *summary, const char *end)
+{
+	const char *first = strstr(summary, "\n  ");
+	cr_assert(first && first < end, "no cost line:\n%.*s", (int)(end - summary), summary);
+	first += 3;
+	const char *colon = strstr(first, ": ");
+	cr_assert(colon && colon < end);
+	char path[64];
+	snprintf(path, sizeof(path), "%.*s", (int)(colon - first), first);
+	char *figures;
+	cr_assert_eq(run_cmd(&figures, false, "for f in '%s'/base.*.data '%s'/new.*.data; do %s report -i \"$f\" --figures; done"
+			     " | grep '^cost\\.%s\\.self_per_event\\.' | cut -f1 | sort -u", dir, dir, sigprof_bin(), path), 0);
+	const char *own = strstr(colon, "\n    own time per event");
+	if (!figures[0]) {
+		cr_assert(!own || own > end, "an own-time line without any function's own time on %s", path);
+		free(figures);
+		return;
+	}
+	cr_assert(own && own < end && own == strchr(colon, '\n'), "no own-time line under %s's cost line:\n%.*s", path,
+		  (int)(end - summary), summary);
+	/* "    own time per event[ (not significant)]: F1 +N ns[ (n.s.)], F2 -N ns, ...", cut at 80 columns */
+	const char *list = strstr(own, ": ") + 2, *eol = strchr(list, '\n');
+	int named = 0;
+	for (const char *f = list; f < eol;) {
+		const char *sp = strchr(f, ' ');
+		if (!sp || sp >= eol || (sp[1] != '+' && sp[1] != '-'))
+			break; /* the cut end of the line */
+		char key[256];
+		snprintf(key, sizeof(key), "cost.%s.self_per_event.%.*s\n", path, (int)(sp - f), f);
+		cr_assert(strstr(figures, key), "%.*s is no function of %s's:\n%s", (int)(sp - f), f, path, figures);
+		named++;
+		const char *next = strstr(sp, ", ");
+		if (!next || next >= eol)
+			break;
+		f = next + 2;
+	}
+	cr_assert_geq(named, 1, "%.*s", (int)(eol - own), own);
+	free(figures);
+}
+
+/*
  * The text opens with a summary that fits an 80 x 24 terminal and names the change: twice the futex wakes
  * (futex_wake_many 1000 against 2000, 3 runs a side alternately; an exact count, so a change whatever the load) is
  * the futex group's largest change, and the futex-wake path's cost line is there; --no-pager and --width are
@@ -739,6 +784,7 @@ Test(diff, the_summary_fits_a_screen_and_names_the_change, .timeout = 300)
 		  summary);
 	char *cost = strstr(summary, "  futex-wake: ");
 	cr_assert(cost && cost < end, "no futex-wake cost line in the summary:\n%.*s", (int)(end - summary), summary);
+	check_own_time_line(d, summary, end);
 	free(out);
 }
 

@@ -35,6 +35,8 @@
 #include "sigprof/model/weights.h"
 #include "sigprof/base/hashmap.h"
 
+struct string_pool;
+
 struct profile;
 struct json_writer;
 struct strbuf;
@@ -282,6 +284,21 @@ size_t view_functions(const struct profile *p, int collector, enum function_sort
 const struct frame *view_frame(const struct profile *p, uint32_t frame);
 /* Stack ids of one collector (and one path, or -1 for all), by count descending; *ids to free. */
 size_t view_stacks(const struct profile *p, int collector, int path, uint32_t **ids);
+
+/* One function name of the perf-profile figures: every frame that frame_label() names so, merged. */
+struct named_function {
+	const char *name;    /* in the pool */
+	uint64_t self;       /* samples whose leaf it is */
+	uint64_t children;   /* samples with it anywhere on the stack, each counted once */
+	size_t last_stack;   /* the stack (its index + 1) that last counted it in children */
+};
+
+/*
+ * The functions of the stacks ids[0..n) by name, most self samples first;
+ * returns the count, *out and *pool (which holds the names) to free.
+ */
+size_t view_functions_by_name(const struct profile *p, const uint32_t *ids, size_t n, struct named_function **out,
+			      struct string_pool **pool);
 
 /* ---- keyed figures ---- */
 
