@@ -254,7 +254,7 @@ void report_timeline_text(const struct profile *p, const struct view_options *o,
 		uint64_t life = life_of(th);
 		struct strbuf causes = { 0 };
 		blocked_causes(th, &causes);
-		snprintf(buf, sizeof(buf), "%s %u/%u", view_thread_comm(p, th->pid, th->tid), th->pid, th->tid);
+		snprintf(buf, sizeof(buf), "%s %u/%u", PRINTABLE(view_thread_comm(p, th->pid, th->tid)), th->pid, th->tid);
 		char cell[200];
 		int pad;
 		const char *name = view_text_cell(o, buf, 24, cell, sizeof(cell), &pad);
@@ -274,7 +274,7 @@ void report_timeline_text(const struct profile *p, const struct view_options *o,
 		const struct timeline_thread *th = timeline_thread(t, order[k]);
 		size_t *entries;
 		size_t ne = thread_wall(t, order[k], &entries);
-		fprintf(out, "  %s %u/%u, top wall-clock stacks:\n", view_thread_comm(p, th->pid, th->tid), th->pid,
+		fprintf(out, "  %s %u/%u, top wall-clock stacks:\n", PRINTABLE(view_thread_comm(p, th->pid, th->tid)), th->pid,
 			th->tid);
 		for (size_t e = 0; e < ne && e < per_thread; e++) {
 			const struct timeline_wall *w = timeline_wall_entry(t, entries[e]);
@@ -337,7 +337,7 @@ void report_timeline_findings(const struct profile *p, struct findings *f)
 	char root[200], life[32], spent[32];
 	report_wall_root(p, th->pid, best->state, best->cause, best->signal, best->detail, root, sizeof(root));
 	findings_add(f, 0, all ? (double)best_ns / (double)all : FINDING_SHARE_UNKNOWN, "the Wall clock section",
-		     "wall clock: thread %s %u/%u spent %.0f%% of its %s %s (%s)", view_thread_comm(p, th->pid, th->tid),
+		     "wall clock: thread %s %u/%u spent %.0f%% of its %s %s (%s)", PRINTABLE(view_thread_comm(p, th->pid, th->tid)),
 		     th->pid, th->tid, share(best_ns, life_of(th)), findings_duration(life_of(th), life, sizeof(life)), root,
 		     findings_duration(best_ns, spent, sizeof(spent)));
 }
