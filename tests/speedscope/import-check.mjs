@@ -37,6 +37,8 @@ dom.window.TextDecoder = TextDecoder;
 dom.window.TextEncoder = TextEncoder;
 dom.window.matchMedia = () => ({ matches: false, addEventListener() {}, removeEventListener() {}, addListener() {}, removeListener() {} });
 dom.window.alert = (message) => logs.push("alert: " + message);
+// a profile of several threads opens speedscope's profile list, which scrolls its row into view
+dom.window.Element.prototype.scrollIntoView = () => {};
 dom.window.eval(fs.readFileSync(path.join(release, bundle), "utf8"));
 for (let waited = 0; waited < 20000 && !dom.window.document.title.endsWith("- speedscope"); waited += 100)
   await new Promise((resolve) => setTimeout(resolve, 100));
