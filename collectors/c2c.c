@@ -418,8 +418,8 @@ static void c2c_finish(void *state, const struct profile *p)
 	struct c2c_state *st = state;
 	for (size_t i = 0; i < st->nlines; i++) {
 		struct c2c_line *l = &st->lines[i];
-		qsort(l->offsets, l->noffsets, sizeof(*l->offsets), compare_offsets);
-		qsort(l->stacks, l->nstacks, sizeof(*l->stacks), compare_line_stacks);
+		sort_items(l->offsets, l->noffsets, sizeof(*l->offsets), compare_offsets);
+		sort_items(l->stacks, l->nstacks, sizeof(*l->stacks), compare_line_stacks);
 		/*
 		 * The marks_data hooks: a futex word in a user line ("[futex]", JSON
 		 * "futex"), a contended kernel lock in a kernel line ("[lock]", "lock").
@@ -429,7 +429,7 @@ static void c2c_finish(void *state, const struct profile *p)
 		l->lock = marker && strcmp(marker, "lock") == 0;
 	}
 	if (st->nlines) /* qsort's array may not be NULL, even empty */
-		qsort(st->lines, st->nlines, sizeof(*st->lines), compare_lines);
+		sort_items(st->lines, st->nlines, sizeof(*st->lines), compare_lines);
 	free(st->slots); /* the order changed: no more lookups after the last sample */
 	st->slots = NULL;
 	st->nslots = 0;

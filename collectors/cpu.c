@@ -134,7 +134,7 @@ static void cpu_figures(void *state, const struct profile *p, struct figure_rows
 	}
 	sb_free(&sb);
 	free(ids);
-	qsort(traces, nstacks, sizeof(*traces), compare_calltraces);
+	sort_items(traces, nstacks, sizeof(*traces), compare_calltraces);
 	for (size_t i = 0; i < nstacks;) {
 		size_t j = i;
 		uint64_t count = 0;

@@ -442,7 +442,7 @@ static int compare_words(const void *a, const void *b)
 size_t futex_tracker_words(struct futex_tracker *t, struct futex_word *const **words)
 {
 	if (!t->sorted && t->nwords)
-		qsort(t->list, t->nwords, sizeof(*t->list), compare_words);
+		sort_items(t->list, t->nwords, sizeof(*t->list), compare_words);
 	t->sorted = true;
 	*words = t->list;
 	return t->nwords;
@@ -473,9 +473,9 @@ static int compare_stacks(const void *a, const void *b)
 void futex_word_sort_stacks(struct futex_word *w)
 {
 	if (w->nwaiters)
-		qsort(w->waiters, w->nwaiters, sizeof(*w->waiters), compare_stacks);
+		sort_items(w->waiters, w->nwaiters, sizeof(*w->waiters), compare_stacks);
 	if (w->nwakers)
-		qsort(w->wakers, w->nwakers, sizeof(*w->wakers), compare_stacks);
+		sort_items(w->wakers, w->nwakers, sizeof(*w->wakers), compare_stacks);
 }
 
 static size_t remap_list(struct futex_stack *list, size_t n, uint32_t (*remap)(void *ctx, uint32_t stack), void *ctx)

@@ -216,7 +216,7 @@ static void text_blame(const struct profile *p, const struct wait_blame *const *
 		lines[k].samples += b->samples;
 	}
 	u64_map_free(&index);
-	qsort(lines, nlines, sizeof(*lines), compare_blame_lines);
+	sort_items(lines, nlines, sizeof(*lines), compare_blame_lines);
 	size_t limit = (size_t)o->top < nlines ? (size_t)o->top : nlines;
 	for (size_t i = 0; i < nlines; i++) {
 		char *tab = strchr(lines[i].text, '\t');

@@ -160,7 +160,7 @@ static size_t lock_classes(struct lock_state *st, struct lock_class **out)
 	for (size_t c = 0; c < nclasses; c++)
 		if (classes[c].locks > 1 && strcmp(classes[c].key, "unnamed") == 0)
 			classes[c].name = "unnamed locks (no data symbol, no stack)";
-	qsort(classes, nclasses, sizeof(*classes), compare_classes);
+	sort_items(classes, nclasses, sizeof(*classes), compare_classes);
 	*out = classes;
 	return nclasses;
 }

@@ -323,9 +323,9 @@ void lock_tracker_finish(struct lock_tracker *t)
 	while (u64_map_next(&t->locks, &pos, &key, &value)) {
 		struct lock_figures *l = value;
 		if (l->nstacks)
-			qsort(l->stacks, l->nstacks, sizeof(*l->stacks), compare_stacks);
+			sort_items(l->stacks, l->nstacks, sizeof(*l->stacks), compare_stacks);
 		if (l->nwords)
-			qsort(l->words, l->nwords, sizeof(*l->words), compare_words);
+			sort_items(l->words, l->nwords, sizeof(*l->words), compare_words);
 		u64_map_free(&l->stack_index); /* rows moved: no more lookups after the last event */
 		memset(&l->stack_index, 0, sizeof(l->stack_index));
 	}
@@ -354,7 +354,7 @@ size_t lock_tracker_locks(struct lock_tracker *t, struct lock_figures *const **l
 		while (u64_map_next(&t->locks, &pos, &key, &value))
 			t->sorted[n++] = value;
 		t->nsorted = n;
-		qsort(t->sorted, n, sizeof(*t->sorted), compare_locks);
+		sort_items(t->sorted, n, sizeof(*t->sorted), compare_locks);
 	}
 	*locks = t->sorted;
 	return t->nsorted;
@@ -481,11 +481,11 @@ size_t lock_tracker_futex_words(struct lock_tracker *t, struct lock_word_figures
 		}
 	}
 	for (size_t j = 0; j < n; j++) {
-		qsort(words[j].locks, words[j].nlocks, sizeof(*words[j].locks), compare_word_locks);
+		sort_items(words[j].locks, words[j].nlocks, sizeof(*words[j].locks), compare_word_locks);
 		words[j].sharing = words_sharing(&words[j]);
 	}
 	if (n)
-		qsort(words, n, sizeof(*words), compare_word_figures);
+		sort_items(words, n, sizeof(*words), compare_word_figures);
 	*out = words;
 	return n;
 }

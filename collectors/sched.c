@@ -749,7 +749,7 @@ static size_t sched_rows(const struct sched_state *st, const struct profile *p, 
 		rows[i].stats = *sched_stack_stats_of(st->tracker, ids[i]);
 	}
 	free(ids);
-	qsort(rows, n, sizeof(*rows), compare_row_keys);
+	sort_items(rows, n, sizeof(*rows), compare_row_keys);
 	size_t kept = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (kept && strcmp(rows[kept - 1].key, rows[i].key) == 0) {
@@ -760,7 +760,7 @@ static size_t sched_rows(const struct sched_state *st, const struct profile *p, 
 		}
 		rows[kept++] = rows[i];
 	}
-	qsort(rows, kept, sizeof(*rows), compare_row_weight);
+	sort_items(rows, kept, sizeof(*rows), compare_row_weight);
 	*out = rows;
 	return kept;
 }

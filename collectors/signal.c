@@ -803,7 +803,7 @@ static size_t sorted_stacks(const struct u64_map *counts, struct stack_count **o
 	void *value;
 	while (u64_map_next(counts, &pos, &key, &value))
 		rows[n++] = (struct stack_count){ (uint32_t)key, (uintptr_t)value };
-	qsort(rows, n, sizeof(*rows), compare_stack_counts);
+	sort_items(rows, n, sizeof(*rows), compare_stack_counts);
 	*out = rows;
 	return n;
 }
@@ -929,7 +929,7 @@ static int signals_by_busyness(const struct signal_tracker *a, const struct sign
 	for (int sig = 1; sig <= SIGNAL_MAX; sig++)
 		if (signal_tracker_figures(a, sig))
 			out[n++] = signal_tracker_figures(a, sig);
-	qsort(out, (size_t)n, sizeof(*out), compare_busyness);
+	sort_items(out, (size_t)n, sizeof(*out), compare_busyness);
 	return n;
 }
 

@@ -434,7 +434,7 @@ static void charge_waker_work(struct wait_linker *l, const struct wait_thread *w
 		free(stacks);
 		return;
 	}
-	qsort(stacks, n, sizeof(*stacks), compare_stack_ids);
+	sort_items(stacks, n, sizeof(*stacks), compare_stack_ids);
 	struct wait_work *runs = xmalloc(n * sizeof(*runs));
 	size_t nruns = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -453,7 +453,7 @@ static void charge_waker_work(struct wait_linker *l, const struct wait_thread *w
 		b->samples += runs[i].samples;
 		b->weighted_ns += (double)ns * runs[i].samples / (double)n;
 	}
-	qsort(runs, nruns, sizeof(*runs), compare_work);
+	sort_items(runs, nruns, sizeof(*runs), compare_work);
 	rec->nwork = nruns < WAITS_WORK_MAX ? nruns : WAITS_WORK_MAX;
 	memcpy(rec->work, runs, rec->nwork * sizeof(*runs));
 	free(runs);
@@ -801,7 +801,7 @@ static void remap_blame(struct wait_linker *l, const struct blame_table *bt,
 	for (size_t i = 0; i < n; i++)
 		if (items[i].stack != UINT32_MAX)
 			items[i].stack = remap(ctx, items[i].stack);
-	qsort(items, n, sizeof(*items), compare_blame_keys);
+	sort_items(items, n, sizeof(*items), compare_blame_keys);
 	size_t kept = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (kept && compare_blame_keys(&items[kept - 1], &items[i]) == 0) {
@@ -936,7 +936,7 @@ size_t waits_words(struct wait_linker *l, const struct wait_word_stats *const **
 	l->word_view = xmalloc((l->nwords ? l->nwords : 1) * sizeof(*l->word_view));
 	for (size_t i = 0; i < l->nwords; i++)
 		l->word_view[i] = &l->words[i];
-	qsort(l->word_view, l->nwords, sizeof(*l->word_view), compare_words);
+	sort_items(l->word_view, l->nwords, sizeof(*l->word_view), compare_words);
 	*out = l->word_view;
 	return l->nwords;
 }
@@ -956,7 +956,7 @@ static size_t blame_view(const struct wait_blame *items, size_t n, const struct 
 	*view = xmalloc((n ? n : 1) * sizeof(**view));
 	for (size_t i = 0; i < n; i++)
 		(*view)[i] = &items[i];
-	qsort(*view, n, sizeof(**view), compare_blame_weight);
+	sort_items(*view, n, sizeof(**view), compare_blame_weight);
 	return n;
 }
 

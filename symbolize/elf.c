@@ -340,7 +340,7 @@ static struct got_slot *read_got_slots(Elf *elf, struct symtab *tab, size_t *cou
 	}
 	sb_free(&name);
 	if (*count)
-		qsort(slots, *count, sizeof(*slots), compare_slots);
+		sort_items(slots, *count, sizeof(*slots), compare_slots);
 	return slots;
 }
 

@@ -508,7 +508,7 @@ static void subset_run(struct subset_state *s, const char *text, const struct ka
 
 int kallsyms_subset(const char *text, size_t len, uint64_t *addrs, size_t naddrs, struct strbuf *out)
 {
-	qsort(addrs, naddrs, sizeof(*addrs), compare_u64);
+	sort_items(addrs, naddrs, sizeof(*addrs), compare_u64);
 	struct subset_state s = { .addrs = addrs, .naddrs = naddrs, .out = out };
 	size_t kept_from = out->len;
 	struct kallsyms_run run = { 0 };

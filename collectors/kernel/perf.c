@@ -626,7 +626,7 @@ void perf_session_close_detached(struct perf_session *s)
 		for (size_t k = 0; k < s->nevents * s->nthreads; k++)
 			if (s->cpus[i].fds[k] >= 0)
 				events[n++] = s->cpus[i].fds[k];
-	qsort(events, n, sizeof(*events), compare_ints);
+	sort_items(events, n, sizeof(*events), compare_ints);
 	int p[2] = { -1, -1 };
 	if (n && pipe2(p, O_CLOEXEC) == 0) {
 		pid_t child = fork();

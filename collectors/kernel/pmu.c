@@ -316,7 +316,7 @@ static void list_dir(const char *path, bool skip_dotted, struct pmu_names *out)
 	}
 	closedir(d);
 	if (out->count)
-		qsort(out->names, out->count, sizeof(*out->names), compare_names);
+		sort_items(out->names, out->count, sizeof(*out->names), compare_names);
 }
 
 void pmu_sysfs_names(struct pmu_names *out)

@@ -49,7 +49,7 @@ void run_summarize(const double *v, size_t n, struct run_summary *s)
 		return;
 	double *sorted = xmalloc(n * sizeof(*sorted));
 	memcpy(sorted, v, n * sizeof(*sorted));
-	qsort(sorted, n, sizeof(*sorted), compare_doubles);
+	sort_items(sorted, n, sizeof(*sorted), compare_doubles);
 	s->mean = stat_mean(v, n);
 	s->stddev_percent = stat_stddev_percent(v, n);
 	s->min = sorted[0];
@@ -325,7 +325,7 @@ void benjamini_hochberg(const double *p, size_t n, double *q)
 	for (size_t i = 0; i < n; i++)
 		order[i] = i;
 	bh_p = p;
-	qsort(order, n, sizeof(*order), compare_p_ranks);
+	sort_items(order, n, sizeof(*order), compare_p_ranks);
 	double running = 1;
 	for (size_t rank = n; rank > 0; rank--) {
 		size_t i = order[rank - 1];

@@ -368,6 +368,12 @@ void sort_unless_sorted(void *base, size_t count, size_t size, int (*compare)(co
 		qsort(base, count, size, compare);
 }
 
+void sort_items(void *base, size_t count, size_t size, int (*compare)(const void *, const void *))
+{
+	if (count > 1)
+		qsort(base, count, size, compare);
+}
+
 /* The kernel's first real-time signal; glibc's SIGRTMIN is above it (it keeps 32 and 33 for its threads). */
 #define KERNEL_SIGRTMIN 32
 

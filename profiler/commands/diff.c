@@ -516,7 +516,7 @@ static bool row_listed(const struct diff_data *d, const struct diff_args *a, con
 
 static size_t build_rows(struct diff_data *d, const struct diff_args *a, struct diff_row **out)
 {
-	qsort(d->entries, d->nentries, sizeof(*d->entries), compare_entries);
+	sort_items(d->entries, d->nentries, sizeof(*d->entries), compare_entries);
 	struct diff_row *rows = NULL;
 	size_t n = 0, cap = 0;
 	for (size_t i = 0; i < d->nentries;) {
@@ -701,7 +701,7 @@ static size_t cost_lines(const struct diff_row *rows, size_t n, struct cost_line
 			}
 		}
 	}
-	qsort(lines, nlines, sizeof(*lines), compare_cost_lines);
+	sort_items(lines, nlines, sizeof(*lines), compare_cost_lines);
 	*out = lines;
 	return nlines;
 }
@@ -936,7 +936,7 @@ static bool summary_self_moves(const struct diff_row *rows, size_t n, const char
 		if (strncmp(rows[i].key, prefix, plen) == 0 && (rows[i].nvalues[BASE] || rows[i].nvalues[NEW]) &&
 		    side_mean(&rows[i], NEW) != side_mean(&rows[i], BASE))
 			moved[count++] = &rows[i];
-	qsort(moved, count, sizeof(*moved), compare_self_moves);
+	sort_items(moved, count, sizeof(*moved), compare_self_moves);
 	struct strbuf sb = { 0 };
 	bool any_significant = count && moved[0]->verdict == CHANGE_SIGNIFICANT;
 	for (size_t i = 0; i < count && i < SUMMARY_SELF_MOVES; i++) {
@@ -1277,7 +1277,7 @@ static void diff_json(const struct diff_args *a, const struct diff_data *d, stru
 /* difffolded.pl's output: "stack base_count new_count", each stack once, counts summed over a side's runs. */
 static void diff_folded(struct diff_data *d, FILE *out)
 {
-	qsort(d->stacks, d->nstacks, sizeof(*d->stacks), compare_entries);
+	sort_items(d->stacks, d->nstacks, sizeof(*d->stacks), compare_entries);
 	for (size_t i = 0; i < d->nstacks;) {
 		double count[SIDES] = { 0, 0 };
 		size_t j = i;
@@ -1622,7 +1622,7 @@ int cmd_diff(int argc, char **argv)
 				sp_warn("diff: %zu figures of a run under a key the run had already were left out: a key names "
 					"one figure", d->duplicates);
 			row_sort = a.sort;
-			qsort(rows, n, sizeof(*rows), compare_rows);
+			sort_items(rows, n, sizeof(*rows), compare_rows);
 			if (a.format == DIFF_JSON) {
 				diff_json(&a, d, rows, n, stdout);
 			} else {

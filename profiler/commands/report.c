@@ -505,7 +505,7 @@ static int report_folded_wakes(const struct profile *p, FILE *out)
 	}
 	sb_free(&line);
 	sb_free(&waker);
-	qsort(rows, lines, sizeof(*rows), compare_folded_rows);
+	sort_items(rows, lines, sizeof(*rows), compare_folded_rows);
 	for (size_t i = 0; i < lines; i++) {
 		fprintf(out, "%s %llu\n", rows[i].text, (unsigned long long)rows[i].value);
 		free(rows[i].text);
@@ -519,7 +519,7 @@ static int report_folded_wakes(const struct profile *p, FILE *out)
 /* Lines of the same text merge, then heaviest first; prints and frees the rows, returns how many lines. */
 static size_t print_folded_rows(struct folded_row *rows, size_t n, FILE *out)
 {
-	qsort(rows, n, sizeof(*rows), compare_folded_texts);
+	sort_items(rows, n, sizeof(*rows), compare_folded_texts);
 	size_t kept = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (kept && strcmp(rows[kept - 1].text, rows[i].text) == 0) {
@@ -529,7 +529,7 @@ static size_t print_folded_rows(struct folded_row *rows, size_t n, FILE *out)
 		}
 		rows[kept++] = rows[i];
 	}
-	qsort(rows, kept, sizeof(*rows), compare_folded_rows);
+	sort_items(rows, kept, sizeof(*rows), compare_folded_rows);
 	for (size_t i = 0; i < kept; i++) {
 		fprintf(out, "%s %llu\n", rows[i].text, (unsigned long long)rows[i].value);
 		free(rows[i].text);

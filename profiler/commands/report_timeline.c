@@ -179,7 +179,7 @@ static size_t thread_wall(const struct timeline *t, size_t i, size_t **out)
 		if (timeline_wall_entry(t, k)->thread == i)
 			(*out)[n++] = k;
 	sort_entries = total ? timeline_wall_entry(t, 0) : NULL;
-	qsort(*out, n, sizeof(**out), compare_wall_ns);
+	sort_items(*out, n, sizeof(**out), compare_wall_ns);
 	return n;
 }
 
@@ -207,7 +207,7 @@ static size_t threads_by_life(const struct timeline *t, size_t **out)
 	for (size_t i = 0; i < n; i++)
 		(*out)[i] = i;
 	sort_timeline = t;
-	qsort(*out, n, sizeof(**out), compare_life);
+	sort_items(*out, n, sizeof(**out), compare_life);
 	return n;
 }
 

@@ -469,7 +469,7 @@ static void flush_queue(struct loader *l, uint64_t limit)
 	struct order_queue *q = &l->queue;
 	if (!q->count)
 		return; /* nothing queued: a ROUND before the first kernel record, or a file with none */
-	qsort(q->items, q->count, sizeof(*q->items), compare_queued);
+	sort_items(q->items, q->count, sizeof(*q->items), compare_queued);
 	size_t done = 0;
 	while (done < q->count && q->items[done].time <= limit) {
 		process_kernel_record(l, (const void *)(q->arena + q->items[done].offset));

@@ -481,7 +481,7 @@ void timeline_finish(struct timeline *t, uint64_t end)
 	}
 	/* by pid, tid: the wall entries follow their threads to their new places */
 	size_t *place = xmalloc((t->nthreads + 1) * sizeof(*place));
-	qsort(t->threads, t->nthreads, sizeof(*t->threads), compare_threads);
+	sort_items(t->threads, t->nthreads, sizeof(*t->threads), compare_threads);
 	for (size_t i = 0; i < t->nthreads; i++)
 		place[t->threads[i]->first_index] = i;
 	for (size_t i = 0; i < t->nwall; i++)

@@ -507,7 +507,7 @@ size_t view_functions(const struct profile *p, int collector, enum function_sort
 	free(seen);
 	sort_profile = p;
 	sort_key = sort;
-	qsort(all, n, sizeof(*all), compare_functions);
+	sort_items(all, n, sizeof(*all), compare_functions);
 	*rows = all;
 	return n;
 }
@@ -533,7 +533,7 @@ size_t view_stacks(const struct profile *p, int collector, int path, uint32_t **
 		    t->stacks[s].count && t->stacks[s].count >= floor)
 			out[n++] = (uint32_t)s;
 	sort_profile = p;
-	qsort(out, n, sizeof(*out), compare_stack_ids);
+	sort_items(out, n, sizeof(*out), compare_stack_ids);
 	*ids = out;
 	return n;
 }
@@ -591,7 +591,7 @@ size_t view_functions_by_name(const struct profile *p, const uint32_t *ids, size
 	}
 	u64_map_free(&index);
 	if (count)
-		qsort(fns, count, sizeof(*fns), compare_named_functions);
+		sort_items(fns, count, sizeof(*fns), compare_named_functions);
 	*out = fns;
 	return count;
 }

@@ -144,6 +144,12 @@ void sb_free(struct strbuf *sb);
  */
 void sort_unless_sorted(void *base, size_t count, size_t size, int (*compare)(const void *, const void *));
 
+/*
+ * qsort for arrays that may be empty: an empty table's base is often NULL,
+ * which qsort's contract forbids even with a count of 0 (UBSan stops there).
+ */
+void sort_items(void *base, size_t count, size_t size, int (*compare)(const void *, const void *));
+
 /* Monotonic and wall clocks in nanoseconds. */
 uint64_t now_monotonic_ns(void);
 uint64_t now_realtime_ns(void);
