@@ -572,8 +572,7 @@ static int report_folded_wall(const struct profile *p, const struct report_optio
 	}
 	sb_free(&line);
 	if (!print_folded_rows(rows, n, out))
-		return sp_error("report: --weight wall: %s: no thread of the workload was followed (the recording has no "
-				"scheduler or cpu samples)", p->file);
+		return report_no_threads_followed(p, "--weight wall");
 	return 0;
 }
 

@@ -448,11 +448,19 @@ static void write_trace_events(const struct profile *p, FILE *out)
 	json_finish(&w);
 }
 
+int report_no_threads_followed(const struct profile *p, const char *option)
+{
+	if (p->filters[0])
+		return sp_error("report: %s: %s: the filters (%s) kept no thread of the workload", option, p->file,
+				p->filters);
+	return sp_error("report: %s: %s: no thread of the workload was followed (the recording has no scheduler or cpu "
+			"samples)", option, p->file);
+}
+
 int report_trace_event_file(const struct profile *p, const char *path)
 {
 	if (!timeline_thread_count(p->timeline))
-		return sp_error("report: --trace-event: %s: no thread of the workload was followed (the recording has no "
-				"scheduler or cpu samples)", p->file);
+		return report_no_threads_followed(p, "--trace-event");
 	struct safe_output out;
 	int err = safe_output_open(path, 0644, &out);
 	if (err == -EEXIST)

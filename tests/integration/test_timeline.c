@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <criterion/criterion.h>
 
@@ -248,4 +249,37 @@ Test(timeline, time_window_and_pprof_wall_time, .timeout = 180)
 	double shown = strtod(line + strlen("Showing nodes accounting for "), NULL);
 	cr_expect(shown > lives * 0.999 && shown < lives * 1.001, "pprof wall_time %.0f ns, lives %.0f ns", shown, lives);
 	free(out);
+}
+
+/*
+ * Filters that keep no thread (--tid 1: init, never the workload's): the text
+ * and JSON reports say so and succeed, the timeline's own outputs fail with
+ * a line naming the filters, and none sorts a NULL table (the report side
+ * runs under ASan and UBSan, which stop at qsort(NULL, 0, ...)).
+ */
+Test(timeline, filters_that_keep_no_thread, .timeout = 120)
+{
+	if (access(SIGPROF_ASAN_BIN, X_OK) != 0)
+		skip_environment("no ASan build at %s (make %s)", SIGPROF_ASAN_BIN, SIGPROF_ASAN_BIN);
+	struct phases_truth t;
+	const char *data = test_path("phases.data");
+	record_phases(data, &t);
+	char *out;
+	cr_assert_eq(run_cmd(&out, true, "%s report --tid 1 -i '%s' >/dev/null && %s report --json --tid 1 -i '%s' | "
+					 "jq -e '.timeline.threads | length == 0'",
+			     SIGPROF_ASAN_BIN, data, SIGPROF_ASAN_BIN, data),
+		     0, "%s", out);
+	free(out);
+	const char *trace = test_path("no-thread.trace.json");
+	static const char *const outputs[] = { "--folded --weight wall", "--trace-event" };
+	for (size_t i = 0; i < sizeof(outputs) / sizeof(outputs[0]); i++) {
+		int st = run_cmd(&out, true, "%s report --tid 1 -i '%s' %s %s", SIGPROF_ASAN_BIN, data, outputs[i],
+				 i == 1 ? trace : "");
+		cr_expect_neq(st, 0, "%s with no thread exited 0", outputs[i]);
+		cr_expect_null(strstr(out, "runtime error"), "%s: %s", outputs[i], out);
+		cr_expect_not_null(strstr(out, "the filters (--tid 1) kept no thread of the workload"), "%s: %s", outputs[i],
+				   out);
+		free(out);
+	}
+	cr_expect_neq(access(trace, F_OK), 0, "--trace-event wrote a file of no thread");
 }

@@ -122,5 +122,11 @@ void report_timeline_text(const struct profile *p, const struct view_options *o,
 void report_timeline_findings(const struct profile *p, struct findings *f);
 /* --trace-event FILE: the spans as Chrome trace events, written whole or not at all; 0, or -1 after an error line. */
 int report_trace_event_file(const struct profile *p, const char *path);
+/*
+ * The error line of a timeline output (OPTION: "--weight wall",
+ * "--trace-event") that has no thread: the filters kept none, or the
+ * recording followed none.  Returns -1.
+ */
+int report_no_threads_followed(const struct profile *p, const char *option);
 
 #endif
