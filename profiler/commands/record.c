@@ -700,6 +700,7 @@ struct switch_output_state {
 	uint64_t *base_value, *base_enabled, *base_running; /* each event's counter then */
 	size_t nevents;
 	struct strbuf name;      /* the current piece's file */
+	struct strbuf tasks;     /* the workload's tasks and mappings as the last piece's head found them */
 };
 
 struct drain_state {
@@ -935,11 +936,13 @@ static void piece_name(const char *output, struct strbuf *out)
 /*
  * What a recording holds before its first kernel record: EVENT and META
  * records (and KALLSYMS on a pipe), and in a piece after the first the
- * COMM and MMAP2 records of the workload's tasks as they are now.  Then
+ * COMM and MMAP2 records of the workload's tasks as they are now; when the
+ * workload has exited (its maps are empty) while its last records still
+ * wait in the rings, as the previous piece's head found them.  Then
  * flushed.
  */
 static int write_head(struct sp_writer *w, const struct record_args *a, struct perf_session *session,
-		      struct collector_state *states, size_t nstates, const struct switch_output_state *ps,
+		      struct collector_state *states, size_t nstates, struct switch_output_state *ps,
 		      struct kallsyms_copy *kc, uint64_t start_real, uint64_t start_mono)
 {
 	int err = kallsyms_copy_head(kc, w); /* the watch sees the EVENT records too */
@@ -967,6 +970,13 @@ static int write_head(struct sp_writer *w, const struct record_args *a, struct p
 			else
 				found = synthesize_process_tree(ps->workload, &recs, attr->sample_type, events[e].ids[0],
 								attr->mmap_data);
+			if (found > 0 && !target_given(&a->target)) {
+				sb_reset(&ps->tasks);
+				sb_add(&ps->tasks, recs.buf, recs.len);
+			} else if (found == 0 && ps->tasks.len) {
+				sb_reset(&recs);
+				sb_add(&recs, ps->tasks.buf, ps->tasks.len);
+			}
 			if (found >= 0 && recs.len)
 				err = sp_writer_raw(w, recs.buf, recs.len);
 			sb_free(&recs);
@@ -1026,6 +1036,7 @@ static void switch_output_free(struct switch_output_state *ps)
 	free(ps->base_enabled);
 	free(ps->base_running);
 	sb_free(&ps->name);
+	sb_free(&ps->tasks);
 }
 
 static bool piece_due(const struct switch_output_state *ps, const struct sp_writer *w)

@@ -12,6 +12,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,13 +161,15 @@ void synthesize_mmap2_identity(uint8_t identity[24], uint16_t *misc, const char 
 	memcpy(identity + 8, &ino, 8); /* and ino_generation 0 */
 }
 
-static void synthesize_maps(pid_t pid, struct strbuf *out, uint64_t sample_type, uint64_t id, bool data_mmaps)
+/* The MMAP2 records of pid's mappings; their number (0: gone, or exited and its memory released). */
+static size_t synthesize_maps(pid_t pid, struct strbuf *out, uint64_t sample_type, uint64_t id, bool data_mmaps)
 {
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	FILE *f = fopen(path, "re");
 	if (!f)
-		return;
+		return 0;
+	size_t written = 0;
 	char *line = NULL;
 	size_t cap = 0;
 	while (getline(&line, &cap, f) > 0) {
@@ -201,15 +204,17 @@ static void synthesize_maps(pid_t pid, struct strbuf *out, uint64_t sample_type,
 		add_name(out, name);
 		add_sample_id(out, sample_type, id, pid, pid);
 		end_record(out, at);
+		written++;
 	}
 	free(line);
 	fclose(f);
+	return written;
 }
 
-void synthesize_process(pid_t pid, struct strbuf *out, uint64_t sample_type, uint64_t id, bool data_mmaps)
+size_t synthesize_process(pid_t pid, struct strbuf *out, uint64_t sample_type, uint64_t id, bool data_mmaps)
 {
 	synthesize_comms(pid, out, sample_type, id);
-	synthesize_maps(pid, out, sample_type, id, data_mmaps);
+	return synthesize_maps(pid, out, sample_type, id, data_mmaps);
 }
 
 /* The parent pid of pid from /proc/PID/stat (after the comm's closing parenthesis), or -1. */
@@ -259,8 +264,9 @@ int synthesize_process_tree(pid_t root, struct strbuf *out, uint64_t sample_type
 			if (all[k].ppid == tree[i] && all[k].pid != root && ntree <= n)
 				tree[ntree++] = all[k].pid;
 	free(all);
+	size_t mappings = 0;
 	for (size_t i = 0; i < ntree; i++)
-		synthesize_process(tree[i], out, sample_type, id, data_mmaps);
+		mappings += synthesize_process(tree[i], out, sample_type, id, data_mmaps);
 	free(tree);
-	return (int)ntree;
+	return mappings > INT_MAX ? INT_MAX : (int)mappings;
 }

@@ -168,7 +168,7 @@ Test(storage, recording_cut_at_every_chunk_boundary_reports_up_to_it, .timeout =
 	free(file);
 }
 
-/* The names of the pieces of base in dir (sorted), and whether any other file is there. */
+/* The names of the pieces of base in dir (sorted: in order, up to 9 pieces in one hundredth of a second), and whether any other file is there. */
 static size_t pieces_of(const char *dir, const char *base, char names[][1024], size_t max, bool *stray)
 {
 	DIR *d = opendir(dir);
@@ -180,8 +180,11 @@ static size_t pieces_of(const char *dir, const char *base, char names[][1024], s
 	while ((e = readdir(d))) {
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
 			continue;
+		/* BASE.YYYYmmddHHMMSScc, and .N after it for a second piece of one hundredth of a second */
+		const char *suffix = e->d_name + blen + 17;
 		if (strncmp(e->d_name, base, blen) == 0 && e->d_name[blen] == '.' &&
-		    strspn(e->d_name + blen + 1, "0123456789") == 16 && !e->d_name[blen + 17]) {
+		    strspn(e->d_name + blen + 1, "0123456789") == 16 &&
+		    (!*suffix || (suffix[0] == '.' && suffix[1] && !suffix[1 + strspn(suffix + 1, "0123456789")]))) {
 			cr_assert_lt(n, max);
 			snprintf(names[n++], 1024, "%.500s/%.500s", dir, e->d_name);
 		} else if (!strstr(e->d_name, ".json")) {
@@ -252,6 +255,43 @@ Test(storage, switch_output_cuts_pieces_that_each_report_and_add_up_exactly, .ti
 	/* each piece's exact totals are its window's growth: over the pieces, the run's total */
 	cr_assert(sum_totals >= n && sum_totals <= n + others, "the pieces' totals add up to %.0f: %ld sent, %.0f others",
 		  sum_totals, n, others);
+}
+
+/*
+ * A piece that begins after the workload exited, its last records still in
+ * the rings (--switch-output 1B cuts one at every drain): its head cannot
+ * read the workload's mappings from /proc any more (a zombie's maps are
+ * empty) and takes them as the previous piece's head found them, so every
+ * piece names the sender's main in its sending stacks.
+ */
+Test(storage, pieces_after_the_workload_exited_name_its_frames, .timeout = 300)
+{
+	require_perf_events();
+	require_root();
+	const long n = 3000;
+	char dir[512];
+	snprintf(dir, sizeof(dir), "%s/pieces-exit", test_dir());
+	cr_assert_eq(run_cmd(NULL, true, "mkdir -p %s", dir), 0);
+	char *out;
+	int st = run_cmd(&out, true, "%s record -q --switch-output 1B -o %s/se.data -- " W "signal_storm %ld", sigprof_bin(),
+			 dir, n);
+	cr_assert_eq(st, 0, "%s", out);
+	free(out);
+	static char names[128][1024];
+	bool stray;
+	size_t np = pieces_of(dir, "se.data", names, 128, &stray);
+	cr_assert_geq(np, 3, "--switch-output 1B cuts a piece at every drain: %zu", np);
+	cr_assert(!stray, "nothing but the pieces is left");
+	double sum = 0;
+	for (size_t i = 0; i < np; i++) {
+		const char *json = report_json_file(names[i], "");
+		double g = generated(json);
+		sum += g;
+		double named = stack_samples(json, "signal", "signal-generate", "any(.[]; .sym == \"main\")");
+		cr_expect_geq(named, 0.99 * g, "piece %zu of %zu names main in its sending stacks: %.0f of %.0f (%s)", i + 1,
+			      np, named, g, names[i]);
+	}
+	cr_assert_eq(sum, n, "the pieces' signals add up to the %ld sent", n);
 }
 
 Test(storage, switch_output_refuses_a_pipe_and_a_bad_spec)

@@ -10,6 +10,7 @@
 #define SIGPROF_SYNTHESIZE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -21,11 +22,12 @@ struct strbuf;
  * and of every process descended from it, as the kernel lays them out, each
  * with the sample_id trailer of an event of sample_type whose id is id, at
  * time 0 (a report replays them before any sample).  A process that exits
- * meanwhile is skipped.  The number of processes written, or -errno.
+ * meanwhile is skipped.  The number of mappings written (0: the tree has
+ * exited, a zombie's maps are empty), or -errno.
  */
 int synthesize_process_tree(pid_t root, struct strbuf *out, uint64_t sample_type, uint64_t id, bool data_mmaps);
-/* The same for process pid alone (attached targets: target_synthesize()). */
-void synthesize_process(pid_t pid, struct strbuf *out, uint64_t sample_type, uint64_t id, bool data_mmaps);
+/* The same for process pid alone (attached targets: target_synthesize()); its number of mappings. */
+size_t synthesize_process(pid_t pid, struct strbuf *out, uint64_t sample_type, uint64_t id, bool data_mmaps);
 /*
  * The 24 bytes of an MMAP2 record between pgoff and prot, as the kernel
  * writes them with attr.build_id: the build-id of the ELF file name (NULL:
