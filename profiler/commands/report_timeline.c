@@ -298,7 +298,8 @@ void report_timeline_text(const struct profile *p, const struct view_options *o,
 /*
  * The first screen's finding: the thread whose one state (blocked per cause
  * or futex word, runnable, signal handler) takes the largest part of its
- * life, when that is half of it or more.  Running is the cpu collector's.
+ * life, when that is half of it or more.  Neither running (the cpu
+ * collector's) nor blocked on "other" (no cause known) counts.
  */
 void report_timeline_findings(const struct profile *p, struct findings *f)
 {
@@ -315,7 +316,8 @@ void report_timeline_findings(const struct profile *p, struct findings *f)
 		size_t ne = thread_wall(t, i, &entries);
 		for (size_t a = 0; a < ne; a++) {
 			const struct timeline_wall *w = timeline_wall_entry(t, entries[a]);
-			if (w->state == TIMELINE_RUNNING)
+			/* running is the cpu collector's; blocked on "other" names no cause (mostly a parent waiting for its children) */
+			if (w->state == TIMELINE_RUNNING || (w->state == TIMELINE_BLOCKED && w->cause == TIMELINE_CAUSE_OTHER))
 				continue;
 			uint64_t ns = 0;
 			for (size_t b = 0; b < ne; b++) {

@@ -283,3 +283,38 @@ Test(timeline, filters_that_keep_no_thread, .timeout = 120)
 	}
 	cr_expect_neq(access(trace, F_OK), 0, "--trace-event wrote a file of no thread");
 }
+
+/*
+ * The first screen's wall-clock finding: the state that takes the largest part of a thread's life, at least half,
+ * never running (the cpu finding's) nor blocked on "other" (no cause named: a shell waiting for its child).
+ * timeline_phases's main thread waits for its worker in pthread_join, a futex wait, all its life.
+ */
+Test(timeline, the_first_screens_finding_names_a_known_cause, .timeout = 120)
+{
+	struct phases_truth t;
+	const char *data = test_path("phases.data");
+	record_phases(data, &t);
+	const char *json = report_json_file(data, "");
+#define MAIN_THREAD ".timeline.threads[] | select(.tid == .pid and .comm == \"timeline_phases\")"
+	double life = jq_file(json, MAIN_THREAD " | .end_ns - .start_ns");
+	double futex = jq_file(json, MAIN_THREAD " | .blocked_ns.futex");
+	cr_assert_geq(futex, life / 2, "the main thread waited %.0f ns of its %.0f ns on futex words", futex, life);
+	char want[256];
+	int pid = (int)jq_file(json, MAIN_THREAD " | .pid");
+	snprintf(want, sizeof(want), "wall clock: thread timeline_phases %d/%d spent %.0f%% of its ", pid, pid,
+		 futex * 100 / life);
+	cr_expect_eq(jq_file(json, "[.summary.findings[] | select(.text | startswith(\"wall clock:\"))] | length"), 1);
+	char *out;
+	run_cmd(&out, false, "jq -r '.summary.findings[] | select(.text | startswith(\"wall clock:\")) | .text' '%s'", json);
+	cr_expect_not_null(strstr(out, want), "want '%s...': %s", want, out);
+	cr_expect_not_null(strstr(out, "[blocked: futex "), "%s", out);
+	free(out);
+
+	/* sh waits for its child in wait4: blocked, cause other, nearly all its life; no finding says so */
+	const char *shell = test_path("shell.data");
+	free(record_workload(shell, "", "sh -c '" W "cpu_burner 300; true'"));
+	json = report_json_file(shell, "");
+	double other = jq_file(json, "[.timeline.threads[] | select(.comm == \"sh\") | .blocked_ns.other / (.end_ns - .start_ns)] | max");
+	cr_assert_geq(other, 0.5, "the premise: sh blocked on other for %.0f%% of its life only", other * 100);
+	cr_expect_eq(jq_file(json, "[.summary.findings[] | select(.text | contains(\"[blocked: other]\"))] | length"), 0);
+}
