@@ -1523,6 +1523,14 @@ static int diff_pair_output(const struct diff_args *a)
 		if (a->nfiles[s] > 1)
 			sp_warn("diff: %s takes the first recording of each side: %s", option, QUOTED(file));
 	}
+	/* as the other formats: filters that keep no sample of either side leave nothing to compare */
+	if (ret == 0 && a->po.filter && filter_drops(a->po.filter) && !profile_kept_samples(&p[BASE]) &&
+	    !profile_kept_samples(&p[NEW])) {
+		char filters[256];
+		filter_describe(a->po.filter, filters, sizeof(filters));
+		ret = sp_error("diff: %s: the filters (%s) matched no sample in either recording: nothing to compare",
+			       option, filters);
+	}
 	if (ret == 0 && a->format == DIFF_HTML) {
 		struct report_options o = { .view = { .top = 15, .stacks_per_path = 3, .max_frames = 24 } };
 		ret = report_html_file("diff", a->html, &p[BASE], &p[NEW], &o);

@@ -648,6 +648,20 @@ Test(diff, filters_apply_to_every_recording, .timeout = 120)
 	cr_assert_eq(count_lines(out), 1, "%s", out);
 	cr_assert(strstr(out, "the filters (--comm no-such-command) matched no sample in any recording"), "%s", out);
 	free(out);
+	/* the same for the page and the pprof pair, which write no file then */
+	static const char *const pair_outputs[] = { "--html", "--pprof" };
+	for (size_t i = 0; i < 2; i++) {
+		char target[600];
+		snprintf(target, sizeof(target), "%s/%s", test_dir(), i == 0 ? "none.html" : "none-pprof");
+		st = run_cmd(&out, true, "%s diff %s '%s' --comm no-such-command '%s' '%s'", sigprof_bin(),
+			     pair_outputs[i], target, a, b);
+		cr_expect_eq(st, 2, "%s: %s", pair_outputs[i], out);
+		cr_expect_eq(count_lines(out), 1, "%s", out);
+		cr_expect(strstr(out, "the filters (--comm no-such-command) matched no sample in either recording"), "%s",
+			  out);
+		free(out);
+		cr_expect_neq(run_cmd(NULL, true, "ls '%s'*", target), 0, "%s wrote a file of nothing", pair_outputs[i]);
+	}
 	st = run_cmd(&out, true, "%s diff --time 1,2,3 '%s' '%s'", sigprof_bin(), a, b);
 	cr_assert_eq(st, 2, "a bad --time is one error line: %s", out);
 	cr_assert_eq(count_lines(out), 1, "%s", out);
