@@ -521,8 +521,7 @@ static int file_data_name(const struct mapping *owner, const struct mapping *map
 	return 0;
 }
 
-int proc_table_data_name(struct proc_table *pt, uint32_t pid, uint64_t addr, char *buf, size_t len,
-			 const char **dso)
+static int data_name(struct proc_table *pt, uint32_t pid, uint64_t addr, char *buf, size_t len, const char **dso)
 {
 	const struct mapping *map = proc_table_find(pt, pid, addr);
 	if (dso)
@@ -541,4 +540,16 @@ int proc_table_data_name(struct proc_table *pt, uint32_t pid, uint64_t addr, cha
 	snprintf(buf, len, "%s+0x%llx", dso_is_anonymous(map->dso) ? "[anon]" : map->dso->name,
 		 (unsigned long long)(addr - map->start));
 	return -ENOENT;
+}
+
+int proc_table_data_name(struct proc_table *pt, uint32_t pid, uint64_t addr, char *buf, size_t len,
+			 const char **dso)
+{
+	int ret = data_name(pt, pid, addr, buf, len, dso);
+	/* a file's or a symbol's name from the recording: a label every output shows, escaped once here */
+	char escaped[PRINTABLE_MAX];
+	const char *shown = printable_text(buf, escaped, sizeof(escaped));
+	if (shown != buf)
+		snprintf(buf, len, "%s", shown);
+	return ret;
 }

@@ -150,9 +150,9 @@ const char *view_data_name(const struct profile *p, uint32_t pid, uint64_t addr,
 	const struct sym *sym = tab ? symtab_lookup(tab, SYM_DATA, addr) : NULL;
 	*dso = kernel->name;
 	if (sym && addr > sym->start)
-		snprintf(buf, len, "%s+0x%llx", sym->name, (unsigned long long)(addr - sym->start));
+		snprintf(buf, len, "%s+0x%llx", PRINTABLE(sym->name), (unsigned long long)(addr - sym->start));
 	else if (sym)
-		snprintf(buf, len, "%s", sym->name);
+		snprintf(buf, len, "%s", PRINTABLE(sym->name));
 	else
 		snprintf(buf, len, "0x%llx", (unsigned long long)addr);
 	return buf;

@@ -240,3 +240,32 @@ Test(terminal, a_recordings_strings_reach_no_terminal_as_escapes, .timeout = 180
 	cr_assert_neq(atoi(out), 0, "script shows no escaped comm");
 	free(out);
 }
+
+/*
+ * A futex word in a shared mapping of a file named with escape sequences: the word is named by the file (the futex
+ * section's rows and busiest word, the waits' endings, the timeline's [blocked: futex WORD]), and no output lets the
+ * escapes reach the terminal.
+ */
+Test(terminal, a_futex_words_file_name_reaches_no_terminal_as_escapes, .timeout = 120)
+{
+	require_perf_events();
+	require_root();
+	char word_file[600], *out;
+	snprintf(word_file, sizeof(word_file), "%s/\x1b[31m\xc2\x9b<p id=pwned-word>", test_dir());
+	const char *data = test_path("hostile-word.data");
+	char cmd[800];
+	snprintf(cmd, sizeof(cmd), W "futex_shared 500 '%s'", word_file);
+	free(record_workload(data, "", cmd));
+	static const char *const outputs[] = { "report", "report --folded --weight wall", "report --folded", "script" };
+	for (size_t i = 0; i < sizeof(outputs) / sizeof(outputs[0]); i++) {
+		int st = run_cmd(&out, false, "%s %s -i '%s'", sigprof_bin(), outputs[i], data);
+		cr_assert_eq(st, 0, "%s exited %d", outputs[i], st);
+		cr_expect_null(strchr(out, '\x1b'), "%s printed an ESC byte", outputs[i]);
+		cr_expect_null(strchr(out, '\x9b'), "%s printed a C1 CSI (raw or UTF-8)", outputs[i]);
+		free(out);
+	}
+	run_cmd(&out, false, "%s report -i '%s'", sigprof_bin(), data);
+	cr_expect_not_null(strstr(out, "busiest word \\x1b[31m\\xc2\\x9b<p id=pwned-word>+0x0"),
+			   "the word is not named by its file, escaped:\n%s", out);
+	free(out);
+}

@@ -1,6 +1,7 @@
 /*
- * futex_shared N: two processes (a fork) take N turns each on one futex
- * word in a MAP_SHARED anonymous mapping, with the shared (not private)
+ * futex_shared N [FILE]: two processes (a fork) take N turns each on one
+ * futex word in a MAP_SHARED anonymous mapping (or of FILE, made a page
+ * long), with the shared (not private)
  * futex commands: each waits (FUTEX_WAIT) while the word is not its turn
  * and, after its turn, advances the word and wakes the other
  * (FUTEX_WAKE).  The kernel keys the word by its mapping's object and
@@ -9,6 +10,7 @@
  * "waits W wakes K pids PARENT CHILD", for the futex collector's ground
  * truth: one word row with WAIT = W and WAKE = K, used by the two pids.
  */
+#include <fcntl.h>
 #include <linux/futex.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -48,7 +50,13 @@ __attribute__((noinline)) static void take_turns(struct shared_page *page, long 
 int main(int argc, char **argv)
 {
 	long n = argc > 1 ? atol(argv[1]) : 200;
-	struct shared_page *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	/* FILE: the page is a shared mapping of that file (created, a page long), named by it in the report */
+	int fd = -1;
+	if (argc > 2 && ((fd = open(argv[2], O_RDWR | O_CREAT | O_TRUNC, 0600)) < 0 || ftruncate(fd, 4096) != 0)) {
+		perror(argv[2]);
+		return 1;
+	}
+	struct shared_page *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | (fd < 0 ? MAP_ANONYMOUS : 0), fd, 0);
 	if (page == MAP_FAILED) {
 		perror("mmap");
 		return 1;

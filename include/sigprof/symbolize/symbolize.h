@@ -314,8 +314,10 @@ size_t source_lines_lookup(struct source_lines *sl, struct dso *dso, uint64_t ad
  * "[anon]+0xOFF" for other anonymous memory; else "0xADDR".  *dso (when dso
  * is not NULL) is the dso name the address belongs to, or NULL when no
  * mapping covers it.  Data mappings are known only when the recording has
- * them (attr.mmap_data).  0 when a symbol names the address, -ENOENT when buf
- * holds a fallback name.
+ * them (attr.mmap_data).  The name's control characters and bytes that are
+ * not UTF-8 are escaped (printable_text(): "\x1b[31m"), as every string of
+ * a recording is in an output.  0 when a symbol names the address, -ENOENT
+ * when buf holds a fallback name.
  */
 int proc_table_data_name(struct proc_table *pt, uint32_t pid, uint64_t addr, char *buf, size_t len,
 			 const char **dso);
