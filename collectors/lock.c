@@ -145,7 +145,11 @@ static void name_lock(const struct profile *p, struct lock_figures *l)
 {
 	char buf[512], text[600];
 	const char *name = static_name(p, l->addr, buf, sizeof(buf));
+	/* a kernel symbol of the recording's kallsyms copy: escaped as every string of a recording */
+	char taker_shown[PRINTABLE_MAX];
 	const char *taker = !name && l->nstacks ? lock_taker(p, l->stacks[0].stack) : NULL;
+	if (taker)
+		taker = printable_text(taker, taker_shown, sizeof(taker_shown));
 	if (name) {
 		l->name = xstrdup(name);
 		/* the symbol, without the offset: one key for a static lock whatever its field */

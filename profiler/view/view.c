@@ -625,12 +625,20 @@ const struct figure_row *figure_rows_find(const struct figure_rows *rows, const 
 	return i < 0 ? NULL : &rows->rows[i];
 }
 
+/* The formatted key, its control characters escaped: it names symbols and files of the recording (sb_add_printable). */
 static char *figure_key(const char *key_fmt, va_list ap)
 {
 	char *key;
 	if (vasprintf(&key, key_fmt, ap) < 0)
 		key = xstrdup(key_fmt); /* out of memory for the formatted key: xstrdup aborts with a message */
-	return key;
+	struct strbuf shown = { 0 };
+	sb_add_printable(&shown, key);
+	if (!shown.buf || strcmp(shown.buf, key) == 0) {
+		sb_free(&shown);
+		return key;
+	}
+	free(key);
+	return shown.buf;
 }
 
 /* Add the row whose key (allocated) is listed nowhere yet. */

@@ -269,3 +269,39 @@ Test(terminal, a_futex_words_file_name_reaches_no_terminal_as_escapes, .timeout 
 			   "the word is not named by its file, escaped:\n%s", out);
 	free(out);
 }
+
+/*
+ * Kernel symbols from a kallsyms file (--kallsyms, or the copy a recording carries) whose names hold escape
+ * sequences: the kernel frames, the lock names, the LKP-style figure keys built from kernel stacks (perf-sched.*,
+ * perf-profile.*) and the diff rows show them escaped, in every text output.
+ */
+Test(terminal, kernel_symbols_with_escapes_reach_no_terminal, .timeout = 120)
+{
+	require_perf_events();
+	require_root();
+	char kallsyms[600], *out;
+	snprintf(kallsyms, sizeof(kallsyms), "%s/hostile.kallsyms", test_dir());
+	cr_assert_eq(run_cmd(&out, true, "awk '{ printf \"%%s %%s \\033[31m\\302\\233%%s\", $1, $2, $3; "
+					 "for (i = 4; i <= NF; i++) printf \" %%s\", $i; printf \"\\n\" }' /proc/kallsyms > '%s'",
+			     kallsyms),
+		     0, "%s", out);
+	free(out);
+	const char *data = test_path("kernel-escapes.data");
+	free(record_workload(data, "", W "futex_shared 500"));
+	static const char *const outputs[] = { "report", "report --figures", "report --folded", "report --folded --weight wall",
+					       "script" };
+	for (size_t i = 0; i < sizeof(outputs) / sizeof(outputs[0]); i++) {
+		int st = run_cmd(&out, false, "%s %s --kallsyms '%s' -i '%s'", sigprof_bin(), outputs[i], kallsyms, data);
+		cr_assert_eq(st, 0, "%s exited %d", outputs[i], st);
+		cr_expect_null(strchr(out, '\x1b'), "%s printed an ESC byte", outputs[i]);
+		cr_expect_null(strchr(out, '\x9b'), "%s printed a C1 CSI (raw or UTF-8)", outputs[i]);
+		if (i == 1)
+			cr_expect_not_null(strstr(out, ".\\x1b[31m\\xc2\\x9b"), "no figure key names a kernel symbol, escaped");
+		free(out);
+	}
+	int st = run_cmd(&out, false, "%s diff --kallsyms '%s' '%s' '%s'", sigprof_bin(), kallsyms, data, data);
+	cr_assert_eq(st, 0, "diff exited %d", st);
+	cr_expect_null(strchr(out, '\x1b'), "diff printed an ESC byte");
+	cr_expect_null(strchr(out, '\x9b'), "diff printed a C1 CSI (raw or UTF-8)");
+	free(out);
+}
