@@ -106,7 +106,7 @@ static uint64_t sum_ns(const uint64_t *ns)
 static void waker_words(const struct profile *p, const struct wait_step *s, bool irq, struct strbuf *sb)
 {
 	if (s->waker_tid)
-		sb_addf(sb, "tid %u (%s)", s->waker_tid, view_thread_comm(p, s->waker_pid, s->waker_tid));
+		sb_addf(sb, "tid %u (%s)", s->waker_tid, PRINTABLE(view_thread_comm(p, s->waker_pid, s->waker_tid)));
 	else if (irq || s->ending == WAIT_END_INTERRUPT)
 		sb_addstr(sb, "an interrupt or timer");
 	else
@@ -238,11 +238,11 @@ static void text_blame(const struct profile *p, const struct wait_blame *const *
 static void text_step(const struct profile *p, const struct wait_step *s, struct strbuf *sb)
 {
 	char name[256];
-	sb_addf(sb, "tid %u (%s) waited %.3f ms on %s, ended by %s", s->tid, view_thread_comm(p, s->pid, s->tid),
+	sb_addf(sb, "tid %u (%s) waited %.3f ms on %s, ended by %s", s->tid, PRINTABLE(view_thread_comm(p, s->pid, s->tid)),
 		ms(s->end - s->start), word_label(p, s->futex, s->word_pid, s->uaddr, name, sizeof(name)),
 		wait_ending_name(s->ending));
 	if (s->waker_tid)
-		sb_addf(sb, " tid %u (%s)", s->waker_tid, view_thread_comm(p, s->waker_pid, s->waker_tid));
+		sb_addf(sb, " tid %u (%s)", s->waker_tid, PRINTABLE(view_thread_comm(p, s->waker_pid, s->waker_tid)));
 }
 
 static void text_longest(struct futex_state *st, const struct profile *p, const struct view_options *o, FILE *out)
@@ -572,7 +572,7 @@ bool futex_waits_describe_observed(void *state, const struct profile *p, const s
 	if (!r || r->step.futex)
 		return false;
 	struct strbuf sb = { 0 };
-	sb_addf(&sb, "next tid %u (%s) slept %.3f ms", f.next_tid, view_thread_comm(p, r->step.pid, f.next_tid),
+	sb_addf(&sb, "next tid %u (%s) slept %.3f ms", f.next_tid, PRINTABLE(view_thread_comm(p, r->step.pid, f.next_tid)),
 		ms(r->step.end - r->step.start));
 	describe_ending(p, r, &sb);
 	snprintf(buf, len, "%s", sb.buf);

@@ -305,3 +305,35 @@ Test(terminal, kernel_symbols_with_escapes_reach_no_terminal, .timeout = 120)
 	cr_expect_null(strchr(out, '\x9b'), "diff printed a C1 CSI (raw or UTF-8)");
 	free(out);
 }
+
+/*
+ * A program named with escape sequences, recorded with every default collector: its comm (the file name's first 15
+ * bytes) in the waits' endings and chains, the Wall clock section and script's switch lines stays escaped.
+ */
+Test(terminal, a_comm_with_escapes_in_the_waits_and_the_timeline, .timeout = 120)
+{
+	require_perf_events();
+	require_root();
+	char dir[600], *out;
+	snprintf(dir, sizeof(dir), "%s/hostile-comm", test_dir());
+	cr_assert_eq(run_cmd(&out, true, "mkdir -p '%s' && cp " W "wait_endings '%s/" HOSTILE_FILE "'", dir, dir), 0, "%s",
+		     out);
+	free(out);
+	const char *data = test_path("hostile-comm.data");
+	char cmd[1024];
+	snprintf(cmd, sizeof(cmd), "'%s/" HOSTILE_FILE "' pipe 20", dir);
+	free(record_workload(data, "", cmd));
+	char *text;
+	run_cmd(&text, false, "%s report -i '%s'", sigprof_bin(), data);
+	cr_assert_not_null(strstr(text, "ended by task tid"), "the premise: no wait ended by a task in:\n%s", text);
+	cr_assert_not_null(strstr(text, "Wall clock"), "the premise: no Wall clock section in:\n%s", text);
+	free(text);
+	static const char *const outputs[] = { "report", "report --stacks 5", "report --folded --weight wake", "script" };
+	for (size_t i = 0; i < sizeof(outputs) / sizeof(outputs[0]); i++) {
+		int st = run_cmd(&out, false, "%s %s -i '%s'", sigprof_bin(), outputs[i], data);
+		cr_assert_eq(st, 0, "%s exited %d", outputs[i], st);
+		cr_expect_null(strchr(out, '\x1b'), "%s printed an ESC byte", outputs[i]);
+		cr_expect_null(strchr(out, '\x9b'), "%s printed a C1 CSI (raw or UTF-8)", outputs[i]);
+		free(out);
+	}
+}
