@@ -325,13 +325,12 @@ static int parse_report_args(int argc, char **argv, struct report_args *a)
 		a->po.weights = true;
 	/*
 	 * The threads' states (docs/timeline.md); every span where an output
-	 * lists them.  Not for --html yet: its page embeds the JSON, and a 2 s
-	 * stress-ng --futex holds 74 000 spans (15 MB of JSON, 70 times the
-	 * page) and 700 KB of wall-clock stacks; the page's timeline will
-	 * summarize them.
+	 * lists them.  The --html page summarizes its spans itself (a column of
+	 * its timeline is the recording's length / 4096): its report document
+	 * has "timeline": null.
 	 */
-	a->po.timeline = a->o.format != REPORT_HTML;
-	a->po.timeline_spans = a->o.format == REPORT_JSON || a->o.format == REPORT_TRACE_EVENT;
+	a->po.timeline = true;
+	a->po.timeline_spans = a->o.format == REPORT_JSON || a->o.format == REPORT_TRACE_EVENT || a->o.format == REPORT_HTML;
 	if (a->o.format != REPORT_TEXT && a->o.format != REPORT_JSON && a->o.format != REPORT_FOLDED)
 		a->filter.percent_limit = 0; /* ignored, with the warning line of check_output_options() */
 	return check_output_options(a->formats, &parsed, a->o.format);

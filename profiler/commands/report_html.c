@@ -49,6 +49,7 @@
 #include "sigprof/base/util.h"
 #include "sigprof/base/files.h"
 #include "sigprof/base/hashmap.h"
+#include "sigprof/model/timeline.h"
 
 /* The page's style and script, linked in as they are, each followed by a NUL. */
 __asm__(".pushsection .rodata\n"
@@ -77,6 +78,7 @@ struct flame_collector {
 	const char *title;        /* the graph's heading, NULL: "Flame graph, NAME" */
 	bool time_ns;             /* its weights are nanoseconds (cpu-clock, task-clock) */
 	bool time_first;          /* drawn by its weights first (the wake graph: ns waited) */
+	const char *count_unit;   /* with time_first: what its counts count ("waits"; the wall graph's "ns") */
 	struct u64_map index;     /* hash of the frame list -> stack + 1 */
 	struct flame_stack *stacks;
 	size_t nstacks, cap;
@@ -217,6 +219,7 @@ static void flame_add_wakes(struct flame *fl, const struct profile *p, int slot)
 			continue;
 		fc->title = "Wake flame graph: waiter -- waker, by the time waited";
 		fc->time_first = true;
+		fc->count_unit = "waits";
 		for (size_t i = 0; i < n; i++) {
 			const struct stack *waiter = &p->stacks.stacks[pairs[i].waiter_stack];
 			const struct stack *waker = pairs[i].waker_stack == COLLECTOR_NO_STACK
@@ -239,6 +242,302 @@ static void flame_add_wakes(struct flame *fl, const struct profile *p, int slot)
 	}
 	free(frames);
 	free(frame_ids);
+}
+
+/*
+ * The wall-clock flame graph of p into fl (docs/timeline.md): each thread's
+ * life as stacks weighed by ns, the state as the root frame ("[running]",
+ * "[blocked: futex WORD]", ...), on and off CPU together.  Counted and
+ * weighed in ns (a wall-clock entry has no count of its own).
+ */
+static void flame_add_wall(struct flame *fl, const struct profile *p, uint32_t *frame_ids)
+{
+	const struct timeline *t = p->timeline;
+	size_t n = t ? timeline_wall_count(t) : 0;
+	struct flame_collector *fc = n ? flame_collector_named(fl, "wall", true) : NULL;
+	if (!fc)
+		return;
+	fc->title = "Wall-clock flame graph: each thread's life by state and stack, on and off CPU";
+	fc->time_first = true;
+	fc->count_unit = "ns";
+	uint32_t *frames = NULL;
+	size_t cap = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct timeline_wall *w = timeline_wall_entry(t, i);
+		const struct timeline_thread *th = timeline_thread(t, w->thread);
+		char root[200], key[256];
+		report_wall_root(p, th->pid, w->state, w->cause, w->signal, w->detail, root, sizeof(root));
+		snprintf(key, sizeof(key), "2\t\t%s", root);
+		const struct stack *s = w->stack == TIMELINE_NO_STACK ? NULL : &p->stacks.stacks[w->stack];
+		GROW(frames, cap, (s ? s->nframes : 0) + 1);
+		uint32_t nframes = 0;
+		frames[nframes++] = flame_frame(fl, key);
+		if (s) {
+			const uint32_t *ids = stack_frames(&p->stacks, s);
+			for (uint32_t k = 0; k < s->nframes; k++)
+				frames[nframes++] = flame_frame_of(fl, p, frame_ids, ids[s->nframes - 1 - k]);
+		}
+		flame_add(fc, frames, nframes, 0, w->ns, w->ns);
+	}
+	free(frames);
+}
+
+/* ---- the timeline block (report_html.js draws it; docs/report-html.md) ---- */
+
+/* The page's classes of a span: its state, a blocked span by its cause. */
+enum timeline_class {
+	CLASS_RUNNING, CLASS_RUNNABLE, CLASS_FUTEX, CLASS_LOCK, CLASS_IO, CLASS_SLEEP, CLASS_OTHER, CLASS_HANDLER, CLASSES
+};
+static const char *const class_names[CLASSES] = {
+	"running", "runnable", "blocked: futex", "blocked: kernel lock", "blocked: I/O", "blocked: sleep", "blocked: other",
+	"signal handler",
+};
+static const char *const class_roots[CLASSES] = {
+	"[running]", "[runnable]", "[blocked: futex]", "[blocked: kernel lock]", "[blocked: I/O]", "[blocked: sleep]",
+	"[blocked: other]", "[signal handler]",
+};
+
+#define TIMELINE_COLUMNS 4096     /* the resolution: the recording's length over this many columns */
+#define TIMELINE_THREADS_MAX 64   /* rows of the longest-lived threads */
+#define TIMELINE_MARKS_MAX 400    /* signal marks per thread */
+#define TIMELINE_SLOWEST 5        /* the longest blocked spans of a thread, marked */
+
+static int class_of(const struct timeline_span *s)
+{
+	if (s->state == TIMELINE_RUNNING)
+		return CLASS_RUNNING;
+	if (s->state == TIMELINE_RUNNABLE)
+		return CLASS_RUNNABLE;
+	if (s->state == TIMELINE_SIGNAL_HANDLER)
+		return CLASS_HANDLER;
+	switch (s->cause) {
+	case TIMELINE_CAUSE_FUTEX: return CLASS_FUTEX;
+	case TIMELINE_CAUSE_LOCK: return CLASS_LOCK;
+	case TIMELINE_CAUSE_IO: return CLASS_IO;
+	case TIMELINE_CAUSE_SLEEP: return CLASS_SLEEP;
+	default: return CLASS_OTHER;
+	}
+}
+
+struct timeline_page {
+	struct flame *fl;
+	const struct profile *p;
+	uint32_t *frame_ids;          /* profile frame -> flame frame + 1 */
+	struct u64_map stack_index;   /* profile stack id + 1 -> index in stacks + 1 */
+	uint32_t *stack_ids;          /* the stacks the block lists, in order */
+	size_t nstacks, stacks_cap;
+};
+
+/* The block's index of a profile stack (-1: none), listed once. */
+static long page_stack(struct timeline_page *tp, uint32_t stack)
+{
+	if (stack == TIMELINE_NO_STACK || stack >= tp->p->stacks.nstacks)
+		return -1;
+	void *v = u64_map_get(&tp->stack_index, (uint64_t)stack + 1);
+	if (v)
+		return (long)(uintptr_t)v - 1;
+	GROW(tp->stack_ids, tp->stacks_cap, tp->nstacks + 1);
+	tp->stack_ids[tp->nstacks] = stack;
+	u64_map_put(&tp->stack_index, (uint64_t)stack + 1, (void *)(uintptr_t)(tp->nstacks + 1));
+	return (long)tp->nstacks++;
+}
+
+static int compare_lives(const void *a, const void *b, void *ctx)
+{
+	const struct timeline *t = ctx;
+	const struct timeline_thread *x = timeline_thread(t, *(const size_t *)a), *y = timeline_thread(t, *(const size_t *)b);
+	uint64_t lx = x->end - x->start, ly = y->end - y->start;
+	if (lx != ly)
+		return lx > ly ? -1 : 1;
+	return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
+}
+
+/* Is s among the thread's TIMELINE_SLOWEST longest blocked spans (ties: the earlier)? */
+static void slowest_blocked(const struct timeline_span *spans, size_t n, size_t *best, size_t *nbest)
+{
+	*nbest = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (spans[i].state != TIMELINE_BLOCKED)
+			continue;
+		uint64_t d = spans[i].end - spans[i].start;
+		size_t at = *nbest;
+		while (at > 0 && spans[best[at - 1]].end - spans[best[at - 1]].start < d)
+			at--;
+		if (at >= TIMELINE_SLOWEST)
+			continue;
+		size_t last = *nbest < TIMELINE_SLOWEST ? (*nbest)++ : TIMELINE_SLOWEST - 1;
+		for (size_t k = last; k > at; k--)
+			best[k] = best[k - 1];
+		best[at] = i;
+	}
+}
+
+static void write_thread_row(struct timeline_page *tp, struct json_writer *w, size_t i, uint64_t origin,
+			     uint64_t resolution, size_t ncolumns, uint64_t *bins)
+{
+	const struct profile *p = tp->p;
+	const struct timeline *t = p->timeline;
+	const struct timeline_thread *th = timeline_thread(t, i);
+	size_t n;
+	const struct timeline_span *spans = timeline_spans(t, i, &n);
+	char root[200], key[256], name[64];
+	json_object_begin(w, NULL);
+	json_u64(w, "pid", th->pid);
+	json_u64(w, "tid", th->tid);
+	json_string(w, "comm", view_thread_comm(p, th->pid, th->tid));
+	json_u64(w, "start", th->start - origin);
+	json_u64(w, "end", th->end - origin);
+	uint64_t ns[CLASSES] = { 0 };
+	memset(bins, 0, ncolumns * CLASSES * sizeof(*bins));
+	/* spans of a column or more, each [start, duration, class, root frame, stack]; the shorter ones into columns */
+	json_array_begin(w, "spans");
+	for (size_t k = 0; k < n; k++) {
+		const struct timeline_span *s = &spans[k];
+		int c = class_of(s);
+		uint64_t d = s->end - s->start;
+		ns[c] += d;
+		if (d < resolution) {
+			size_t col = (size_t)((s->start - origin) / resolution);
+			bins[(col < ncolumns ? col : ncolumns - 1) * CLASSES + (size_t)c] += d;
+			continue;
+		}
+		report_wall_root(p, th->pid, s->state, s->cause, s->signal, s->detail, root, sizeof(root));
+		snprintf(key, sizeof(key), "2\t\t%s", root);
+		json_u64(w, NULL, s->start - origin);
+		json_u64(w, NULL, d);
+		json_u64(w, NULL, (uint64_t)c);
+		json_u64(w, NULL, flame_frame(tp->fl, key));
+		json_i64(w, NULL, page_stack(tp, s->stack));
+	}
+	json_end(w);
+	/* the columns' ns per class, [column, ns of each class], where any */
+	json_array_begin(w, "columns");
+	for (size_t col = 0; col < ncolumns; col++) {
+		const uint64_t *b = &bins[col * CLASSES];
+		bool any = false;
+		for (int c = 0; c < CLASSES && !any; c++)
+			any = b[c] != 0;
+		if (!any)
+			continue;
+		json_u64(w, NULL, col);
+		for (int c = 0; c < CLASSES; c++)
+			json_u64(w, NULL, b[c]);
+	}
+	json_end(w);
+	json_array_begin(w, "ns");
+	for (int c = 0; c < CLASSES; c++)
+		json_u64(w, NULL, ns[c]);
+	json_end(w);
+	/* marks, [time, kind, text]: a handler's start (its signal), the slowest blocked spans */
+	json_array_begin(w, "marks");
+	size_t marked = 0, skipped = 0;
+	for (size_t k = 0; k < n; k++) {
+		const struct timeline_span *s = &spans[k];
+		if (s->state != TIMELINE_SIGNAL_HANDLER || (k && spans[k - 1].state == TIMELINE_SIGNAL_HANDLER))
+			continue;
+		if (marked == TIMELINE_MARKS_MAX) {
+			skipped++;
+			continue;
+		}
+		json_array_begin(w, NULL);
+		json_u64(w, NULL, s->start - origin);
+		json_string(w, NULL, "signal");
+		json_string(w, NULL, signal_name(s->signal, name, sizeof(name)));
+		json_end(w);
+		marked++;
+	}
+	size_t best[TIMELINE_SLOWEST], nbest;
+	slowest_blocked(spans, n, best, &nbest);
+	for (size_t k = 0; k < nbest; k++) {
+		const struct timeline_span *s = &spans[best[k]];
+		report_wall_root(p, th->pid, s->state, s->cause, s->signal, s->detail, root, sizeof(root));
+		char text[256];
+		snprintf(text, sizeof(text), "slowest wait %zu: %.3f ms %s", k + 1, (double)(s->end - s->start) / 1e6, root);
+		json_array_begin(w, NULL);
+		json_u64(w, NULL, s->start - origin);
+		json_string(w, NULL, "slowest");
+		json_string(w, NULL, text);
+		json_end(w);
+	}
+	json_end(w);
+	json_u64(w, "marks_left_out", skipped);
+	json_end(w);
+}
+
+/*
+ * The timeline's block: per thread (the TIMELINE_THREADS_MAX longest-lived)
+ * its spans of a column or more as they are, the shorter ones summed per
+ * column and class (a column is the recording's length over
+ * TIMELINE_COLUMNS), its marks; the stacks the spans name, as flame frames
+ * root first.  Times in ns from origin, the first thread's start.
+ */
+static void write_timeline(struct flame *fl, const struct profile *p, FILE *out)
+{
+	const struct timeline *t = p->timeline;
+	size_t nthreads = t ? timeline_thread_count(t) : 0;
+	if (!nthreads) {
+		fputs("null", out);
+		return;
+	}
+	uint64_t origin = UINT64_MAX, end = 0;
+	for (size_t i = 0; i < nthreads; i++) {
+		const struct timeline_thread *th = timeline_thread(t, i);
+		origin = th->start < origin ? th->start : origin;
+		end = th->end > end ? th->end : end;
+	}
+	uint64_t length = end > origin ? end - origin : 1;
+	uint64_t resolution = length / TIMELINE_COLUMNS + 1;
+	size_t ncolumns = (size_t)(length / resolution) + 1;
+	size_t *order = xmalloc(nthreads * sizeof(*order));
+	for (size_t i = 0; i < nthreads; i++)
+		order[i] = i;
+	qsort_r(order, nthreads, sizeof(*order), compare_lives, (void *)t);
+	size_t shown = nthreads < TIMELINE_THREADS_MAX ? nthreads : TIMELINE_THREADS_MAX;
+	struct timeline_page tp = { .fl = fl, .p = p, .frame_ids = xcalloc(p->stacks.nframes + 1, sizeof(uint32_t)) };
+	uint64_t *bins = xmalloc(ncolumns * CLASSES * sizeof(*bins));
+	struct json_writer w;
+	json_init_compact(&w, out);
+	w.script_safe = true;
+	json_object_begin(&w, NULL);
+	json_u64(&w, "origin_ns", origin);
+	json_u64(&w, "length_ns", length);
+	json_u64(&w, "resolution_ns", resolution);
+	json_array_begin(&w, "classes");
+	for (int c = 0; c < CLASSES; c++)
+		json_string(&w, NULL, class_names[c]);
+	json_end(&w);
+	/* the root frame of a class's time in columns (no stack, no word), for a selection's flame graph */
+	json_array_begin(&w, "class_frames");
+	for (int c = 0; c < CLASSES; c++) {
+		char key[64];
+		snprintf(key, sizeof(key), "2\t\t%s", class_roots[c]);
+		json_u64(&w, NULL, flame_frame(fl, key));
+	}
+	json_end(&w);
+	json_u64(&w, "short_frame", flame_frame(fl, "2\t\t[spans shorter than a column: no stack]"));
+	json_array_begin(&w, "threads");
+	for (size_t k = 0; k < shown; k++)
+		write_thread_row(&tp, &w, order[k], origin, resolution, ncolumns, bins);
+	json_end(&w);
+	json_u64(&w, "threads_left_out", nthreads - shown);
+	/* the stacks, root first, as the flame graphs' frames */
+	json_array_begin(&w, "stacks");
+	for (size_t i = 0; i < tp.nstacks; i++) {
+		const struct stack *s = &p->stacks.stacks[tp.stack_ids[i]];
+		const uint32_t *ids = stack_frames(&p->stacks, s);
+		json_array_begin(&w, NULL);
+		for (uint32_t k = 0; k < s->nframes; k++)
+			json_u64(&w, NULL, flame_frame_of(fl, p, tp.frame_ids, ids[s->nframes - 1 - k]));
+		json_end(&w);
+	}
+	json_end(&w);
+	json_end(&w);
+	json_finish(&w);
+	free(bins);
+	free(order);
+	free(tp.frame_ids);
+	free(tp.stack_ids);
+	u64_map_free(&tp.stack_index);
 }
 
 static void flame_free(struct flame *fl)
@@ -280,7 +579,7 @@ static void write_flame(const struct flame *fl, FILE *out)
 			json_quote(out, fc->title, true);
 		}
 		if (fc->time_first)
-			fprintf(out, ",\"weight\":1,\"count_unit\":\"waits\"");
+			fprintf(out, ",\"weight\":1,\"count_unit\":\"%s\"", fc->count_unit ? fc->count_unit : "waits");
 		fprintf(out, ",\"time_unit\":%s,\"stacks\":[", fc->time_ns ? "\"ns\"" : "null");
 		for (size_t i = 0; i < fc->nstacks; i++) {
 			const struct flame_stack *s = &fc->stacks[i];
@@ -310,7 +609,7 @@ static void write_report_document(const struct profile *p, const struct report_o
 }
 
 static void write_page(const char *title, const struct profile *base, const struct profile *p,
-		       const struct report_options *o, const struct flame *fl, FILE *out)
+		       const struct report_options *o, const struct flame *fl, const char *timeline, FILE *out)
 {
 	fprintf(out, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>");
 	for (const char *c = title; *c; c++) /* the title as HTML text */
@@ -326,7 +625,10 @@ static void write_page(const char *title, const struct profile *base, const stru
 	write_report_document(p, o, out);
 	fprintf(out, "</script>\n<script type=\"application/json\" id=\"sigprof-flame\">\n");
 	write_flame(fl, out);
-	fprintf(out, "\n</script>\n<script>\n%s</script>\n</body>\n</html>\n", report_html_js);
+	fprintf(out, "\n</script>\n");
+	if (timeline)
+		fprintf(out, "<script type=\"application/json\" id=\"sigprof-timeline\">\n%s\n</script>\n", timeline);
+	fprintf(out, "<script>\n%s</script>\n</body>\n</html>\n", report_html_js);
 }
 
 void report_html(const struct profile *p, const struct report_options *o, FILE *out)
@@ -334,9 +636,21 @@ void report_html(const struct profile *p, const struct report_options *o, FILE *
 	struct flame fl = { 0 };
 	flame_add_profile(&fl, p, 0);
 	flame_add_wakes(&fl, p, 0);
+	uint32_t *frame_ids = xcalloc(p->stacks.nframes + 1, sizeof(*frame_ids));
+	flame_add_wall(&fl, p, frame_ids);
+	free(frame_ids);
+	/* the timeline's block names flame frames: written aside before the flame data */
+	char *timeline = NULL;
+	size_t timeline_len = 0;
+	FILE *block = open_memstream(&timeline, &timeline_len);
+	if (block) { /* else (no memory for it) the page has no timeline */
+		write_timeline(&fl, p, block);
+		fclose(block);
+	}
 	char title[512];
 	snprintf(title, sizeof(title), "sigprof report of %s", p->file);
-	write_page(title, NULL, p, o, &fl, out);
+	write_page(title, NULL, p, o, &fl, timeline, out);
+	free(timeline);
 	flame_free(&fl);
 }
 
@@ -350,7 +664,7 @@ void report_html_diff(const struct profile *base, const struct profile *new, con
 	flame_add_wakes(&fl, new, 2);
 	char title[1024];
 	snprintf(title, sizeof(title), "sigprof diff of %s and %s", base->file, new->file);
-	write_page(title, base, new, o, &fl, out);
+	write_page(title, base, new, o, &fl, NULL, out);
 	flame_free(&fl);
 }
 

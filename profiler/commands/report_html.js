@@ -21,7 +21,8 @@
  * width), so a page of 100 000 stacks draws a few thousand elements.
  * window.sigprof holds the state, for tests: location.hash "#selftest"
  * runs checks and writes their results into the pre element "selftest",
- * "#search=TERM" fills the search box of every flame graph.
+ * "#search=TERM" fills the search box of every flame graph, "#select=FROM,TO"
+ * (ms) selects that range of the timeline.
  */
 "use strict";
 
@@ -510,6 +511,288 @@
 		this.element.dataset.total = this.value(this.root);
 	};
 
+	/* ---- the timeline: one row per thread, its states over time ---- */
+
+	const CLASS_COLORS = ["#3a9d3a", "#e8c547", "#d9534f", "#8e44ad", "#3b7dd8", "#8fb3d9", "#aaaaaa", "#f08c2e"];
+	const ROW_HEIGHT = 18, AXIS_HEIGHT = 20, LABEL_WIDTH = 190;
+
+	function formatNs(ns) {
+		if (ns >= 1e9) return (ns / 1e9).toFixed(3) + " s";
+		if (ns >= 1e6) return (ns / 1e6).toFixed(3) + " ms";
+		if (ns >= 1e3) return (ns / 1e3).toFixed(1) + " µs";
+		return Math.round(ns) + " ns";
+	}
+
+	/*
+	 * The timeline's data (report_html.c, write_timeline): per thread its spans of a column or more as
+	 * [start, duration, class, root frame, stack] (times in ns from the first thread's start), the shorter
+	 * ones summed per column and class as [column, ns of each class], and marks [time, kind, text].
+	 * Drawn on a canvas: a span as a bar of its class's colour, a pixel holding several spans or columns as
+	 * the classes' shares stacked.  Wheel zooms at the pointer, shift+wheel or the arrows pan, a drag
+	 * selects a range, whose wall-clock flame graph is drawn below the timeline.
+	 */
+	function Timeline(data) {
+		const self = this;
+		this.data = data;
+		this.view = [0, data.length_ns];
+		this.selection = null;
+		this.threads = data.threads;
+		const legend = el("div", { class: "legend" });
+		data.classes.forEach((name, c) => {
+			const span = el("span", null, name);
+			span.style.background = CLASS_COLORS[c];
+			legend.appendChild(span);
+		});
+		const button = (text, action) => {
+			const b = el("button", { type: "button" }, text);
+			b.addEventListener("click", action);
+			return b;
+		};
+		this.canvas = el("canvas", { class: "timeline-canvas" });
+		this.info = el("div", { class: "timeline-info" }, "drag to select a range: its wall-clock flame graph is drawn below; wheel zooms, shift+wheel pans");
+		this.rangeLine = el("div", { class: "timeline-range" });
+		const more = data.threads_left_out ? el("p", null, data.threads_left_out + " more threads, shorter-lived, not shown (report --tid TID shows one)") : null;
+		this.element = el("section", { id: "timeline" },
+			el("h2", null, "Timeline: each thread's states over time"),
+			el("div", { class: "timeline-controls" },
+				button("zoom to selection", () => { if (self.selection) self.zoomTo(self.selection[0], self.selection[1]); }),
+				button("zoom out", () => self.zoomBy(2, (self.view[0] + self.view[1]) / 2)),
+				button("◀", () => self.pan(-0.25)), button("▶", () => self.pan(0.25)),
+				button("reset", () => self.zoomTo(0, data.length_ns)),
+				button("clear selection", () => self.select(null)), legend),
+			this.rangeLine, this.canvas, this.info, more);
+		this.flameHolder = el("div", { id: "timeline-flame" });
+		this.element.appendChild(this.flameHolder);
+		let drag = null;
+		const timeAt = (ev) => {
+			const r = self.canvas.getBoundingClientRect();
+			const x = Math.min(Math.max(ev.clientX - r.left - LABEL_WIDTH, 0), self.plotWidth());
+			return self.view[0] + (x / self.plotWidth()) * (self.view[1] - self.view[0]);
+		};
+		this.canvas.addEventListener("mousedown", (ev) => { drag = { from: timeAt(ev), x: ev.clientX }; });
+		window.addEventListener("mouseup", (ev) => {
+			if (!drag) return;
+			const to = timeAt(ev), moved = Math.abs(ev.clientX - drag.x);
+			if (moved > 3) self.select([Math.min(drag.from, to), Math.max(drag.from, to)]);
+			drag = null;
+		});
+		this.canvas.addEventListener("mousemove", (ev) => {
+			if (drag && Math.abs(ev.clientX - drag.x) > 3) {
+				self.draw([Math.min(drag.from, timeAt(ev)), Math.max(drag.from, timeAt(ev))]);
+				return;
+			}
+			const r = self.canvas.getBoundingClientRect();
+			const row = Math.floor((ev.clientY - r.top - AXIS_HEIGHT) / ROW_HEIGHT);
+			self.info.textContent = row >= 0 && row < self.threads.length && ev.clientX - r.left > LABEL_WIDTH
+				? self.describe(self.threads[row], timeAt(ev)) : "";
+		});
+		this.canvas.addEventListener("wheel", (ev) => {
+			ev.preventDefault();
+			if (ev.shiftKey || Math.abs(ev.deltaX) > Math.abs(ev.deltaY)) self.pan((ev.deltaX || ev.deltaY) > 0 ? 0.1 : -0.1);
+			else self.zoomBy(ev.deltaY > 0 ? 1.25 : 0.8, timeAt(ev));
+		}, { passive: false });
+	}
+
+	Timeline.prototype.plotWidth = function () {
+		return Math.max(100, this.canvas.width - LABEL_WIDTH);
+	};
+
+	Timeline.prototype.zoomTo = function (a, b) {
+		const min = this.data.resolution_ns * 4;
+		if (b - a < min) { const mid = (a + b) / 2; a = mid - min / 2; b = mid + min / 2; }
+		this.view = [Math.max(0, a), Math.min(this.data.length_ns, b)];
+		this.draw();
+	};
+
+	Timeline.prototype.zoomBy = function (factor, at) {
+		const [a, b] = this.view;
+		this.zoomTo(at - (at - a) * factor, at + (b - at) * factor);
+	};
+
+	Timeline.prototype.pan = function (fraction) {
+		const [a, b] = this.view, d = (b - a) * fraction;
+		const shift = Math.max(-a, Math.min(this.data.length_ns - b, d));
+		this.view = [a + shift, b + shift];
+		this.draw();
+	};
+
+	/* The span of thread th at time t (binary search), or null in a column's time. */
+	Timeline.prototype.spanAt = function (th, t) {
+		const s = th.spans;
+		let lo = 0, hi = s.length / 5 - 1, found = -1;
+		while (lo <= hi) {
+			const mid = (lo + hi) >> 1;
+			if (s[mid * 5] <= t) { found = mid; lo = mid + 1; } else hi = mid - 1;
+		}
+		if (found < 0 || s[found * 5] + s[found * 5 + 1] <= t) return null;
+		return s.slice(found * 5, found * 5 + 5);
+	};
+
+	Timeline.prototype.stackText = function (stack, max) {
+		if (stack < 0) return "no stack recorded";
+		const frames = this.data.stacks[stack];
+		const names = [];
+		for (let i = frames.length - 1; i >= 0 && names.length < max; i--) names.push(flameData.frames[frames[i]][0]);
+		return names.join(" <- ") + (frames.length > max ? " <- ..." : "");
+	};
+
+	Timeline.prototype.describe = function (th, t) {
+		const who = th.comm + " " + th.pid + "/" + th.tid + " at " + formatNs(t) + ": ";
+		const span = this.spanAt(th, t);
+		if (span) return who + flameData.frames[span[3]][0] + " for " + formatNs(span[1]) + " (from " + formatNs(span[0]) + "); " + this.stackText(span[4], 8);
+		const col = Math.floor(t / this.data.resolution_ns), c = th.columns;
+		for (let i = 0; i < c.length; i += 9) {
+			if (c[i] !== col) continue;
+			const parts = [];
+			for (let k = 0; k < 8; k++) if (c[i + 1 + k]) parts.push(this.data.classes[k] + " " + formatNs(c[i + 1 + k]));
+			return who + "spans shorter than a column (" + formatNs(this.data.resolution_ns) + "): " + parts.join(", ");
+		}
+		return who + (t < th.start || t >= th.end ? "not alive" : "-");
+	};
+
+	/* Draw the rows within this.view; preview: a selection being dragged. */
+	Timeline.prototype.draw = function (preview) {
+		const cssWidth = this.canvas.clientWidth || 1200;
+		const cssHeight = AXIS_HEIGHT + this.threads.length * ROW_HEIGHT;
+		this.canvas.style.height = cssHeight + "px";
+		this.canvas.width = Math.round(cssWidth);
+		this.canvas.height = cssHeight;
+		const g = this.canvas.getContext && this.canvas.getContext("2d");
+		const [a, b] = this.view, plot = this.plotWidth(), scale = plot / (b - a);
+		const x = (t) => LABEL_WIDTH + (t - a) * scale;
+		this.drawnSpans = 0;
+		this.drawnColumns = 0;
+		this.rowNs = this.threads.map(() => new Array(8).fill(0)); /* per row, the ns per class the view shows */
+		this.rowPx = this.threads.map(() => new Array(8).fill(0)); /* per row, the pixels drawn per class */
+		const cells = new Float64Array(plot * 8);
+		this.threads.forEach((th, row) => {
+			const y = AXIS_HEIGHT + row * ROW_HEIGHT;
+			cells.fill(0);
+			const rowNs = this.rowNs[row], rowPx = this.rowPx[row];
+			const s = th.spans;
+			for (let i = 0; i < s.length; i += 5) {
+				const s0 = Math.max(s[i], a), s1 = Math.min(s[i] + s[i + 1], b);
+				if (s1 <= s0) continue;
+				rowNs[s[i + 2]] += s1 - s0;
+				const x0 = x(s0), x1 = x(s1);
+				if (x1 - x0 >= 1) {
+					if (g) { g.fillStyle = CLASS_COLORS[s[i + 2]]; g.fillRect(x0, y + 1, Math.max(1, x1 - x0 - 0.5), ROW_HEIGHT - 2); }
+					rowPx[s[i + 2]] += x1 - x0;
+					this.drawnSpans++;
+				} else {
+					cells[Math.min(plot - 1, Math.max(0, Math.floor(x0 - LABEL_WIDTH))) * 8 + s[i + 2]] += s1 - s0;
+				}
+			}
+			const c = th.columns, res = this.data.resolution_ns;
+			for (let i = 0; i < c.length; i += 9) {
+				const c0 = c[i] * res, c1 = c0 + res;
+				if (c1 <= a || c0 >= b) continue;
+				const part = (Math.min(c1, b) - Math.max(c0, a)) / res; /* the share of the column in view */
+				const px = Math.min(plot - 1, Math.max(0, Math.floor(x(Math.max(c0, a)) - LABEL_WIDTH)));
+				for (let k = 0; k < 8; k++) {
+					cells[px * 8 + k] += c[i + 1 + k] * part;
+					rowNs[k] += c[i + 1 + k] * part;
+				}
+				this.drawnColumns++;
+			}
+			/* a pixel of short spans and columns is drawn as its classes' shares; it covers their time */
+			for (let k = 0; k < plot * 8; k++) rowPx[k % 8] += cells[k] * scale;
+			if (g) {
+				for (let px = 0; px < plot; px++) {
+					let total = 0;
+					for (let k = 0; k < 8; k++) total += cells[px * 8 + k];
+					if (!total) continue;
+					let top = y + 1;
+					for (let k = 0; k < 8; k++) {
+						const h = (cells[px * 8 + k] / total) * (ROW_HEIGHT - 2);
+						if (h <= 0) continue;
+						g.fillStyle = CLASS_COLORS[k];
+						g.fillRect(LABEL_WIDTH + px, top, 1, h);
+						top += h;
+					}
+				}
+				for (const m of th.marks) {
+					if (m[0] < a || m[0] > b) continue;
+					g.fillStyle = m[1] === "signal" ? "#c0392b" : "#000";
+					const mx = x(m[0]);
+					g.beginPath(); g.moveTo(mx - 3, y); g.lineTo(mx + 3, y); g.lineTo(mx, y + 5); g.fill();
+				}
+				g.fillStyle = "#222";
+				g.font = "11px monospace";
+				g.textBaseline = "middle";
+				const label = th.comm + " " + th.tid;
+				g.fillText(label.length > 26 ? label.slice(0, 25) + "…" : label, 2, y + ROW_HEIGHT / 2);
+			}
+		});
+		if (g) {
+			g.fillStyle = "#444";
+			g.font = "10px monospace";
+			g.textBaseline = "top";
+			const step = Math.pow(10, Math.floor(Math.log10((b - a) / 5)));
+			for (let t = Math.ceil(a / step) * step; t <= b; t += step) {
+				g.fillRect(x(t), 0, 1, 6);
+				g.fillText(formatNs(t), x(t) + 2, 6);
+			}
+			const sel = preview || this.selection;
+			if (sel) {
+				g.fillStyle = "rgba(40, 90, 200, 0.18)";
+				g.fillRect(x(Math.max(sel[0], a)), 0, Math.max(1, (Math.min(sel[1], b) - Math.max(sel[0], a)) * scale), cssHeight);
+			}
+		}
+		this.rangeLine.textContent = "showing " + formatNs(a) + " to " + formatNs(b) + " of " + formatNs(this.data.length_ns) +
+			(this.selection ? "; selected " + formatNs(this.selection[0]) + " to " + formatNs(this.selection[1]) +
+				" (" + formatNs(this.selection[1] - this.selection[0]) + ")" : "") +
+			"; a column is " + formatNs(this.data.resolution_ns);
+	};
+
+	/*
+	 * The wall-clock stacks of a range [a, b): each span's part inside it on its root frame and stack, each
+	 * column's part (pro rata) on its class's root frame, without a stack.  As a flame collector.
+	 */
+	Timeline.prototype.rangeCollector = function (a, b) {
+		const sums = new Map();
+		const add = (key, frames, ns) => {
+			const e = sums.get(key);
+			if (e) e[0] += ns; else sums.set(key, [ns, frames]);
+		};
+		const res = this.data.resolution_ns;
+		for (const th of this.threads) {
+			const s = th.spans;
+			for (let i = 0; i < s.length; i += 5) {
+				const ns = Math.min(s[i] + s[i + 1], b) - Math.max(s[i], a);
+				if (ns <= 0) continue;
+				const stack = s[i + 4] >= 0 ? this.data.stacks[s[i + 4]] : [];
+				add(s[i + 3] + ":" + s[i + 4], [s[i + 3], ...stack], ns);
+			}
+			const c = th.columns;
+			for (let i = 0; i < c.length; i += 9) {
+				const c0 = c[i] * res, part = (Math.min(c0 + res, b) - Math.max(c0, a)) / res;
+				if (part <= 0) continue;
+				for (let k = 0; k < 8; k++)
+					if (c[i + 1 + k]) add("c" + k, [this.data.class_frames[k], this.data.short_frame], c[i + 1 + k] * part);
+			}
+		}
+		const stacks = [];
+		for (const [ns, frames] of sums.values()) stacks.push([Math.round(ns), Math.round(ns), ...frames]);
+		return { name: "wall-selection", title: "Wall-clock flame graph of the selection, " + formatNs(a) + " to " + formatNs(b),
+			time_unit: "ns", weight: 1, count_unit: "ns", stacks };
+	};
+
+	Timeline.prototype.select = function (range) {
+		this.selection = range;
+		this.flameHolder.replaceChildren();
+		this.selectionFlame = null;
+		if (range) {
+			const c = this.rangeCollector(range[0], range[1]);
+			if (c.stacks.length) {
+				this.selectionFlame = new FlameGraph(c, -1);
+				this.flameHolder.appendChild(this.selectionFlame.element);
+				this.selectionFlame.draw();
+			}
+		}
+		this.draw();
+	};
+
 	/* ---- the page ---- */
 
 	const body = document.body;
@@ -517,6 +800,13 @@
 	body.appendChild(drawHeader(report, diffMode ? "sigprof diff: " + baseReport.meta.file + " -> " + file : "sigprof report of " + file));
 	if (!diffMode && report.summary) body.appendChild(drawSummary(report));
 	if (baseReport) body.appendChild(drawHeader(baseReport, "base: " + baseReport.meta.file));
+	const timelineElement = document.getElementById("sigprof-timeline");
+	const timelineData = timelineElement ? JSON.parse(timelineElement.textContent) : null;
+	const timeline = timelineData ? new Timeline(timelineData) : null;
+	if (timeline) {
+		body.appendChild(timeline.element);
+		timeline.draw();
+	}
 	const flames = [];
 	const flameSection = el("section", { id: "flames" });
 	body.appendChild(flameSection);
@@ -527,7 +817,7 @@
 		flameSection.appendChild(fg.element);
 	});
 	body.appendChild(drawPaths(report));
-	const skip = new Set(["version", "meta", "paths", "summary", "functions", "stacks"]);
+	const skip = new Set(["version", "meta", "paths", "summary", "functions", "stacks", "timeline"]);
 	for (const k in report) if (!skip.has(k)) body.appendChild(drawSection(k, report[k]));
 	body.appendChild(drawFunctions(report));
 	const hashSearch = /^#search=(.*)$/.exec(location.hash);
@@ -538,10 +828,13 @@
 		}
 		fg.setSearch(fg.search);
 	}
+	/* "#select=FROM,TO" (ms from the first thread's start) selects that range of the timeline */
+	const hashSelect = /^#select=([\d.]+),([\d.]+)$/.exec(location.hash);
+	if (timeline && hashSelect) timeline.select([Number(hashSelect[1]) * 1e6, Number(hashSelect[2]) * 1e6]);
 	const loadMs = performance.now() - started;
 	body.dataset.loadMs = loadMs.toFixed(1);
 
-	window.sigprof = { report, flameData, flames, loadMs };
+	window.sigprof = { report, flameData, flames, timeline, loadMs };
 
 	/* ---- #selftest: what the browser test reads back ---- */
 	function selftest() {
@@ -596,6 +889,32 @@
 			labels: [...sec.querySelectorAll("th")].map((th) => th.textContent) }));
 		out.paths_labels = [...document.querySelectorAll("#paths th")].map((th) => th.textContent);
 		out.findings = [...document.querySelectorAll("table.findings tr")].slice(1).map((tr) => tr.children[1].textContent);
+		/* the timeline: per row the ns and the pixels per class the whole view shows; a selection of the middle half */
+		if (timeline) {
+			const tl = { rows: timeline.threads.length, length_ns: timeline.data.length_ns, origin_ns: timeline.data.origin_ns,
+				resolution_ns: timeline.data.resolution_ns, plot_width: timeline.plotWidth(), classes: timeline.data.classes,
+				spans_drawn: timeline.drawnSpans, columns_drawn: timeline.drawnColumns, threads: [] };
+			timeline.threads.forEach((th, i) => tl.threads.push({ tid: th.tid, pid: th.pid, comm: th.comm, start: th.start, end: th.end,
+				ns: timeline.rowNs[i], px: timeline.rowPx[i], marks: th.marks.length }));
+			const a = Math.round(timeline.data.length_ns / 4), b = Math.round(timeline.data.length_ns * 3 / 4);
+			const t0 = performance.now();
+			timeline.select([a, b]);
+			tl.select_ms = performance.now() - t0;
+			const sf = timeline.selectionFlame;
+			tl.selection = { from: a, to: b, total_ns: sf ? sf.value(sf.root) : 0,
+				drawn: sf ? sf.canvas.querySelectorAll(".frame").length : 0,
+				title: sf ? sf.element.querySelector("h2").textContent : "" };
+			timeline.zoomTo(a, b);
+			tl.zoomed = { view: timeline.view.slice(), ns: timeline.rowNs.map((r) => r.reduce((x, y) => x + y, 0)) };
+			/* hover the middle of the longest span of the second row (a worker's, where there is one) */
+			const th = timeline.threads[tl.threads.length > 1 ? 1 : 0];
+			let longest = -1;
+			for (let i = 0; i < th.spans.length; i += 5) if (longest < 0 || th.spans[i + 1] > th.spans[longest + 1]) longest = i;
+			tl.hover = longest < 0 ? "" : timeline.describe(th, th.spans[longest] + th.spans[longest + 1] / 2);
+			timeline.zoomTo(0, timeline.data.length_ns);
+			timeline.select(null);
+			out.timeline = tl;
+		}
 		out.page_width = document.documentElement.scrollWidth;
 		out.window_width = document.documentElement.clientWidth;
 		const pre = el("pre", { id: "selftest" }, JSON.stringify(out));

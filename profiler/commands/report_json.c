@@ -283,6 +283,9 @@ void report_json_write(struct json_writer *w, const struct profile *p, const str
 	}
 	write_functions(w, p, o);
 	write_stacks(w, p, o);
-	report_timeline_json(w, p);
+	if (o->format == REPORT_HTML)
+		json_null(w, "timeline"); /* the page has its own, summarized (report_html.c) */
+	else
+		report_timeline_json(w, p);
 	json_finish(w);
 }

@@ -374,3 +374,80 @@ Test(html, wake_flame_graph_joins_waiters_to_their_wakers, .timeout = 300)
 	free(dom);
 	screenshot(page, "#search=hold_long", W "../test-output/report-html-wake.png");
 }
+
+/* Within 5%: got against want, both in ns. */
+static void expect_within_5_percent(double got, double want, const char *what)
+{
+	cr_expect(got >= want * 0.95 && got <= want * 1.05, "%s: %.3f ms, want %.3f ms within 5%%", what, got / 1e6,
+		  want / 1e6);
+}
+
+/*
+ * The page's timeline of timeline_phases 10 (test_timeline.c's workload: a thread that runs 10 ms of CPU, sleeps
+ * 20 ms, waits 30 ms on a futex word and handles SIGUSR1 for 5 ms, 10 times): the worker's row in chromium, as the
+ * time its drawn pixels cover per class and as the ns of the page's data, within 5% of what the program measured;
+ * a selection of the middle half of the recording draws a wall-clock flame graph whose total is the threads' lives
+ * within the range (from report --json, not from the page) within 1%; hovering a span names its state and stack.
+ */
+Test(html, timeline_of_a_known_workload_in_chromium, .timeout = 300)
+{
+	require_perf_events();
+	require_root();
+	require_chromium();
+	const char *data = test_path("phases.data");
+	char *out = record_workload(data, "", W "timeline_phases 10");
+	int tid;
+	long loops;
+	double run_ns, sleep_ns, futex_ns, handler_ns;
+	cr_assert_eq(sscanf(out, "timeline_phases: tid %d loops %ld run_ns %lf sleep_ns %lf futex_ns %lf handler_ns %lf", &tid,
+			    &loops, &run_ns, &sleep_ns, &futex_ns, &handler_ns),
+		     6, "timeline_phases printed: %s", out);
+	free(out);
+	char json[512];
+	snprintf(json, sizeof(json), "%s", report_json_file(data, ""));
+	require_collector(json, "sched");
+	char page[512];
+	snprintf(page, sizeof(page), "%s", test_path("phases.html"));
+	cr_assert_eq(run_cmd(&out, true, "%s report -i '%s' --html '%s'", sigprof_bin(), data, page), 0, "%s", out);
+	free(out);
+	char result[512];
+	snprintf(result, sizeof(result), "%s", browser_selftest(page));
+	cr_assert_geq(jq_file(result, ".timeline.rows"), 2, "the main thread and the worker each have a row");
+	cr_assert_gt(jq_file(result, ".timeline.spans_drawn"), 0);
+	/* classes: 0 running, 2 blocked: futex, 5 blocked: sleep, 7 signal handler */
+	static const struct {
+		int class;
+		const char *name;
+	} classes[] = { { 0, "running" }, { 2, "blocked on the futex word" }, { 5, "blocked in sleep" }, { 7, "signal handler" } };
+	const double want[] = { run_ns, loops * 30e6, loops * 20e6, handler_ns };
+	for (size_t i = 0; i < 4; i++) {
+		char filter[256], what[128];
+		snprintf(filter, sizeof(filter), ".timeline.threads[] | select(.tid == %d) | .ns[%d]", tid, classes[i].class);
+		snprintf(what, sizeof(what), "the page's data, %s", classes[i].name);
+		expect_within_5_percent(jq_file(result, filter), want[i], what);
+		snprintf(filter, sizeof(filter), ".timeline as $t | $t.threads[] | select(.tid == %d) | .px[%d] * $t.length_ns / $t.plot_width",
+			 tid, classes[i].class);
+		snprintf(what, sizeof(what), "the pixels drawn, %s", classes[i].name);
+		expect_within_5_percent(jq_file(result, filter), want[i], what);
+	}
+	/* the selection: the threads' lives within it, from the JSON report's own threads */
+	double from = jq_file(result, ".timeline.origin_ns + .timeline.selection.from");
+	double to = jq_file(result, ".timeline.origin_ns + .timeline.selection.to");
+	char filter[512];
+	snprintf(filter, sizeof(filter), "[.timeline.threads[] | ([.end_ns, %.0f] | min) - ([.start_ns, %.0f] | max) | "
+					 "select(. > 0)] | add",
+		 to, from);
+	double lives = jq_file(json, filter);
+	double total = jq_file(result, ".timeline.selection.total_ns");
+	cr_expect(total > 0.99 * lives && total < 1.01 * lives, "the selection's flame graph holds %.0f ns, the lives in it %.0f ns",
+		  total, lives);
+	cr_expect_gt(jq_file(result, ".timeline.selection.drawn"), 1, "the selection's flame graph drew no frame");
+	run_cmd(&out, false, "jq -r '.timeline.hover' '%s'", result);
+	cr_expect(strstr(out, " at ") && strchr(out, '['), "hovering the worker's row names no state: %s", out);
+	free(out);
+	/* the whole recording's wall-clock flame graph: every thread's life */
+	double wall = selftest_value(result, "wall", ".samples");
+	double all = jq_file(json, "[.timeline.threads[] | .end_ns - .start_ns] | add");
+	cr_expect(wall > 0.999 * all && wall < 1.001 * all, "the wall flame graph holds %.0f ns, the lives %.0f ns", wall, all);
+	screenshot(page, "", W "../test-output/report-html-timeline.png");
+}
