@@ -80,6 +80,8 @@ const struct timeline_cause_rule timeline_causes[] = {
 	{ "wait_on_page", TIMELINE_CAUSE_IO, "a page under I/O" },
 	{ "pipe_read", TIMELINE_CAUSE_IO, "a pipe's reader" },
 	{ "pipe_write", TIMELINE_CAUSE_IO, "a pipe's writer" },
+	{ "anon_pipe_read", TIMELINE_CAUSE_IO, "a pipe's reader, as newer kernels name it" },
+	{ "anon_pipe_write", TIMELINE_CAUSE_IO, "a pipe's writer, as newer kernels name it" },
 	{ "wait_woken", TIMELINE_CAUSE_IO, "a socket or terminal read" },
 	{ "sk_wait_data", TIMELINE_CAUSE_IO, "a socket read" },
 	{ "unix_stream_", TIMELINE_CAUSE_IO, "a unix socket" },

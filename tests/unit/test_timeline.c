@@ -305,6 +305,7 @@ Test(timeline, cause_rules)
 	cr_expect_eq(timeline_cause_of_stack(&stacks, futex_stack), TIMELINE_CAUSE_FUTEX);
 	cr_expect_eq(timeline_cause_of_stack(&stacks, lock_stack), TIMELINE_CAUSE_LOCK);
 	cr_expect_eq(timeline_cause_of_stack(&stacks, kernel_stack("pipe_read")), TIMELINE_CAUSE_IO);
+	cr_expect_eq(timeline_cause_of_stack(&stacks, kernel_stack("anon_pipe_read")), TIMELINE_CAUSE_IO);
 	cr_expect_eq(timeline_cause_of_stack(&stacks, user_stack("do_nanosleep")), TIMELINE_CAUSE_OTHER,
 		     "only kernel frames name a cause");
 	cr_expect_eq(timeline_cause_of_stack(&stacks, 99999), TIMELINE_CAUSE_OTHER);
