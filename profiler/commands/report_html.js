@@ -806,6 +806,7 @@
 	if (timeline) {
 		body.appendChild(timeline.element);
 		timeline.draw();
+		window.addEventListener("resize", () => timeline.draw());
 	}
 	const flames = [];
 	const flameSection = el("section", { id: "flames" });
