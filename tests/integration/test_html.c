@@ -375,17 +375,11 @@ Test(html, wake_flame_graph_joins_waiters_to_their_wakers, .timeout = 300)
 	screenshot(page, "#search=hold_long", W "../test-output/report-html-wake.png");
 }
 
-/* Within 5%: got against want, both in ns. */
-static void expect_within_5_percent(double got, double want, const char *what)
-{
-	cr_expect(got >= want * 0.95 && got <= want * 1.05, "%s: %.3f ms, want %.3f ms within 5%%", what, got / 1e6,
-		  want / 1e6);
-}
-
 /*
  * The page's timeline of timeline_phases 10 (test_timeline.c's workload: a thread that runs 10 ms of CPU, sleeps
  * 20 ms, waits 30 ms on a futex word and handles SIGUSR1 for 5 ms, 10 times): the worker's row in chromium, as the
- * time its drawn pixels cover per class and as the ns of the page's data, within 5% of what the program measured;
+ * time its drawn pixels cover per class and as the ns of the page's data, within 5% of what the program measured
+ * (its CPU clock; for the waits, from the timeouts to the calls' wall time);
  * a selection of the middle half of the recording draws a wall-clock flame graph whose total is the threads' lives
  * within the range (from report --json, not from the page) within 1%; hovering a span names its state and stack.
  */
@@ -419,16 +413,24 @@ Test(html, timeline_of_a_known_workload_in_chromium, .timeout = 300)
 		int class;
 		const char *name;
 	} classes[] = { { 0, "running" }, { 2, "blocked on the futex word" }, { 5, "blocked in sleep" }, { 7, "signal handler" } };
-	const double want[] = { run_ns, loops * 30e6, loops * 20e6, handler_ns };
+	/*
+	 * running and handler: the thread's CPU clock in them; blocked: from the timeouts asked (10 x 30 ms, 10 x 20 ms)
+	 * to the calls' wall time the program measured (which holds the runnable time after each wake: under load a
+	 * waking the kernel did not record leaves that time blocked, docs/timeline.md's limits)
+	 */
+	const double low[] = { run_ns, loops * 30e6, loops * 20e6, handler_ns };
+	const double high[] = { run_ns, futex_ns, sleep_ns, handler_ns };
 	for (size_t i = 0; i < 4; i++) {
-		char filter[256], what[128];
+		char filter[256];
 		snprintf(filter, sizeof(filter), ".timeline.threads[] | select(.tid == %d) | .ns[%d]", tid, classes[i].class);
-		snprintf(what, sizeof(what), "the page's data, %s", classes[i].name);
-		expect_within_5_percent(jq_file(result, filter), want[i], what);
+		double data_ns = jq_file(result, filter);
 		snprintf(filter, sizeof(filter), ".timeline as $t | $t.threads[] | select(.tid == %d) | .px[%d] * $t.length_ns / $t.plot_width",
 			 tid, classes[i].class);
-		snprintf(what, sizeof(what), "the pixels drawn, %s", classes[i].name);
-		expect_within_5_percent(jq_file(result, filter), want[i], what);
+		double drawn_ns = jq_file(result, filter);
+		cr_expect(data_ns >= 0.95 * low[i] && data_ns <= 1.05 * high[i], "the page's data, %s: %.3f ms, want %.3f to %.3f ms",
+			  classes[i].name, data_ns / 1e6, low[i] / 1e6, high[i] / 1e6);
+		cr_expect(drawn_ns >= 0.95 * low[i] && drawn_ns <= 1.05 * high[i], "the pixels drawn, %s: %.3f ms, want %.3f to %.3f ms",
+			  classes[i].name, drawn_ns / 1e6, low[i] / 1e6, high[i] / 1e6);
 	}
 	/* the selection: the threads' lives within it, from the JSON report's own threads */
 	double from = jq_file(result, ".timeline.origin_ns + .timeline.selection.from");

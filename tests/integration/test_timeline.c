@@ -7,10 +7,11 @@
  * nobody cuts short) and handles SIGUSR1 for 5 ms of CPU time, 10 times, and
  * prints its tid and what its clocks measured.  Ground truth: running =
  * run_ns (the thread's CPU clock in its run phases), signal handler =
- * handler_ns, blocked on sleep = 10 x 20 ms, blocked on phase_word =
- * 10 x 30 ms, each within 5%; how long it waited to run (runnable) is the
- * machine's load's, and not checked but through the exact sum: every
- * thread's states add up to its life.
+ * handler_ns, each within 5%; blocked on sleep and on phase_word from
+ * 10 x 20 ms and 10 x 30 ms to the calls' measured wall time (which holds
+ * the runnable time after each wake), within 5%; how long it waited to
+ * run (runnable) is the machine's load's, and not checked but through the
+ * exact sum: every thread's states add up to its life.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +50,17 @@ static void expect_within_5_percent(double got, double want, const char *what)
 		  want / MS);
 }
 
+/*
+ * A wait's blocked time: at least the timeout asked (within 5%), at most the call's wall time the program measured
+ * (within 5%), which holds the runnable time after the wake: under load a waking the kernel did not record leaves
+ * that time blocked (docs/timeline.md, Limits).
+ */
+static void expect_wait(double got, double asked, double measured, const char *what)
+{
+	cr_expect(got >= asked * 0.95 && got <= measured * 1.05, "%s: %.3f ms, want %.3f to %.3f ms", what, got / MS,
+		  asked / MS, measured / MS);
+}
+
 /* jq FILTER over json with the worker's tid as $tid. */
 static double thread_figure(const char *json, int tid, const char *filter)
 {
@@ -79,15 +91,14 @@ Test(timeline, json_states_match_what_the_workload_did, .timeout = 120)
 	/* each state as the workload did it */
 	expect_within_5_percent(thread_figure(json, t.tid, ".states_ns.running"), t.run_ns, "running");
 	expect_within_5_percent(thread_figure(json, t.tid, ".states_ns.signal_handler"), t.handler_ns, "signal handler");
-	expect_within_5_percent(thread_figure(json, t.tid, ".blocked_ns.sleep"), LOOPS * 20 * MS, "blocked on sleep");
-	expect_within_5_percent(thread_figure(json, t.tid,
-					      "[.spans[] | select(.word_name == \"phase_word\") | .end_ns - .start_ns] | add"),
-				LOOPS * 30 * MS, "blocked on futex phase_word");
+	expect_wait(thread_figure(json, t.tid, ".blocked_ns.sleep"), LOOPS * 20 * MS, t.sleep_ns, "blocked on sleep");
+	expect_wait(thread_figure(json, t.tid, "[.spans[] | select(.word_name == \"phase_word\") | .end_ns - .start_ns] | add"),
+		    LOOPS * 30 * MS, t.futex_ns, "blocked on futex phase_word");
 	cr_expect_eq(thread_figure(json, t.tid, "[.spans[] | select(.state == \"signal_handler\" and .signal != \"SIGUSR1\")] | length"), 0);
 	/* the wall profile's roots name them */
 	snprintf(filter, sizeof(filter), "[.timeline.wall[] | select(.tid == %d and .root == \"[blocked: futex phase_word]\") | .ns] | add",
 		 t.tid);
-	expect_within_5_percent(jq_file(json, filter), LOOPS * 30 * MS, "[blocked: futex phase_word] wall stacks");
+	expect_wait(jq_file(json, filter), LOOPS * 30 * MS, t.futex_ns, "[blocked: futex phase_word] wall stacks");
 	snprintf(filter, sizeof(filter), "[.timeline.wall[] | select(.tid == %d and .root == \"[signal handler: SIGUSR1]\") | .ns] | add",
 		 t.tid);
 	expect_within_5_percent(jq_file(json, filter), t.handler_ns, "[signal handler: SIGUSR1] wall stacks");
@@ -123,8 +134,8 @@ Test(timeline, text_table_matches_what_the_workload_did, .timeout = 120)
 		  out);
 	expect_within_5_percent(life * running / 100, t.run_ns, "text running");
 	expect_within_5_percent(life * handler / 100, t.handler_ns, "text signal handler");
-	expect_within_5_percent(life * sleep / 100, LOOPS * 20 * MS, "text blocked on sleep");
-	expect_within_5_percent(life * futex / 100, LOOPS * 30 * MS, "text blocked on futex");
+	expect_wait(life * sleep / 100, LOOPS * 20 * MS, t.sleep_ns, "text blocked on sleep");
+	expect_wait(life * futex / 100, LOOPS * 30 * MS, t.futex_ns, "text blocked on futex");
 	free(out);
 	/* its heaviest wall stacks name the word */
 	cr_assert_eq(run_cmd(&out, false, "%s report -i '%s' --no-pager", sigprof_bin(), data), 0);
@@ -169,10 +180,10 @@ Test(timeline, trace_event_export_is_well_formed_and_matches, .timeout = 120)
 	expect_within_5_percent(jq_file(trace, filter), t.handler_ns, "trace signal handler");
 	snprintf(filter, sizeof(filter), "[.traceEvents[] | select(.ph == \"X\" and .tid == %d and .name == \"[blocked: futex phase_word]\") | .dur] | add * 1000",
 		 t.tid);
-	expect_within_5_percent(jq_file(trace, filter), LOOPS * 30 * MS, "trace blocked on futex");
+	expect_wait(jq_file(trace, filter), LOOPS * 30 * MS, t.futex_ns, "trace blocked on futex");
 	snprintf(filter, sizeof(filter), "[.traceEvents[] | select(.ph == \"X\" and .tid == %d and .name == \"[blocked: sleep]\") | .dur] | add * 1000",
 		 t.tid);
-	expect_within_5_percent(jq_file(trace, filter), LOOPS * 20 * MS, "trace blocked on sleep");
+	expect_wait(jq_file(trace, filter), LOOPS * 20 * MS, t.sleep_ns, "trace blocked on sleep");
 	snprintf(filter, sizeof(filter), "[.traceEvents[] | select(.ph == \"i\" and .tid == %d and .name == \"SIGUSR1\")] | length", t.tid);
 	cr_expect_eq(jq_file(trace, filter), LOOPS, "a SIGUSR1 instant per handler");
 }
