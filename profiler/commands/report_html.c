@@ -349,10 +349,11 @@ static int compare_lives(const void *a, const void *b, void *ctx)
 	uint64_t lx = x->end - x->start, ly = y->end - y->start;
 	if (lx != ly)
 		return lx > ly ? -1 : 1;
-	return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
+	size_t ia = *(const size_t *)a, ib = *(const size_t *)b;
+	return ia < ib ? -1 : ia > ib;
 }
 
-/* Is s among the thread's TIMELINE_SLOWEST longest blocked spans (ties: the earlier)? */
+/* The indexes of the TIMELINE_SLOWEST longest blocked spans, longest first (of equal ones, the earlier), into best. */
 static void slowest_blocked(const struct timeline_span *spans, size_t n, size_t *best, size_t *nbest)
 {
 	*nbest = 0;
