@@ -174,6 +174,16 @@ static uint32_t flame_frame_of(struct flame *fl, const struct profile *p, uint32
 	return frame_ids[id] - 1;
 }
 
+/* Stack s's frames as flame frames, root first, into frames (s->nframes of them); returns their number. */
+static uint32_t flame_stack_frames(struct flame *fl, const struct profile *p, uint32_t *frame_ids, const struct stack *s,
+				   uint32_t *frames)
+{
+	const uint32_t *ids = stack_frames(&p->stacks, s);
+	for (uint32_t k = 0; k < s->nframes; k++)
+		frames[k] = flame_frame_of(fl, p, frame_ids, ids[s->nframes - 1 - k]);
+	return s->nframes;
+}
+
 /* Every stack of every collector of p into fl, at values[slot]. */
 static void flame_add_profile(struct flame *fl, const struct profile *p, int slot)
 {
@@ -187,11 +197,8 @@ static void flame_add_profile(struct flame *fl, const struct profile *p, int slo
 		struct flame_collector *fc = flame_collector(fl, &p->collectors[s->collector]);
 		if (!fc)
 			continue;
-		const uint32_t *ids = stack_frames(&p->stacks, s);
 		GROW(frames, cap, s->nframes + 1);
-		for (uint32_t k = 0; k < s->nframes; k++)
-			frames[k] = flame_frame_of(fl, p, frame_ids, ids[s->nframes - 1 - k]);
-		flame_add(fc, frames, s->nframes, slot, s->count, s->weight);
+		flame_add(fc, frames, flame_stack_frames(fl, p, frame_ids, s, frames), slot, s->count, s->weight);
 	}
 	free(frames);
 	free(frame_ids);
@@ -225,15 +232,12 @@ static void flame_add_wakes(struct flame *fl, const struct profile *p, int slot)
 			const struct stack *waker = pairs[i].waker_stack == COLLECTOR_NO_STACK
 							    ? NULL : &p->stacks.stacks[pairs[i].waker_stack];
 			GROW(frames, cap, (size_t)waiter->nframes + (waker ? waker->nframes : 1) + 1);
-			const uint32_t *ids = stack_frames(&p->stacks, waiter);
-			uint32_t nframes = 0;
-			for (uint32_t k = 0; k < waiter->nframes; k++)
-				frames[nframes++] = flame_frame_of(fl, p, frame_ids, ids[waiter->nframes - 1 - k]);
+			uint32_t nframes = flame_stack_frames(fl, p, frame_ids, waiter, frames);
 			frames[nframes++] = separator;
 			if (!waker) {
 				frames[nframes++] = not_recorded;
 			} else {
-				ids = stack_frames(&p->stacks, waker);
+				const uint32_t *ids = stack_frames(&p->stacks, waker);
 				for (uint32_t k = 0; k < waker->nframes; k++)
 					frames[nframes++] = flame_frame_of(fl, p, frame_ids, ids[k]);
 			}
@@ -270,13 +274,8 @@ static void flame_add_wall(struct flame *fl, const struct profile *p, uint32_t *
 		snprintf(key, sizeof(key), "2\t\t%s", root);
 		const struct stack *s = w->stack == TIMELINE_NO_STACK ? NULL : &p->stacks.stacks[w->stack];
 		GROW(frames, cap, (s ? s->nframes : 0) + 1);
-		uint32_t nframes = 0;
-		frames[nframes++] = flame_frame(fl, key);
-		if (s) {
-			const uint32_t *ids = stack_frames(&p->stacks, s);
-			for (uint32_t k = 0; k < s->nframes; k++)
-				frames[nframes++] = flame_frame_of(fl, p, frame_ids, ids[s->nframes - 1 - k]);
-		}
+		frames[0] = flame_frame(fl, key);
+		uint32_t nframes = 1 + (s ? flame_stack_frames(fl, p, frame_ids, s, frames + 1) : 0);
 		flame_add(fc, frames, nframes, 0, w->ns, w->ns);
 	}
 	free(frames);
@@ -322,7 +321,6 @@ static int class_of(const struct timeline_span *s)
 struct timeline_page {
 	struct flame *fl;
 	const struct profile *p;
-	uint32_t *frame_ids;          /* profile frame -> flame frame + 1 */
 	struct u64_map stack_index;   /* profile stack id + 1 -> index in stacks + 1 */
 	uint32_t *stack_ids;          /* the stacks the block lists, in order */
 	size_t nstacks, stacks_cap;
@@ -472,7 +470,7 @@ static void write_thread_row(struct timeline_page *tp, struct json_writer *w, si
  * TIMELINE_COLUMNS), its marks; the stacks the spans name, as flame frames
  * root first.  Times in ns from origin, the first thread's start.
  */
-static void write_timeline(struct flame *fl, const struct profile *p, FILE *out)
+static void write_timeline(struct flame *fl, const struct profile *p, uint32_t *frame_ids, FILE *out)
 {
 	const struct timeline *t = p->timeline;
 	size_t nthreads = t ? timeline_thread_count(t) : 0;
@@ -494,7 +492,7 @@ static void write_timeline(struct flame *fl, const struct profile *p, FILE *out)
 		order[i] = i;
 	qsort_r(order, nthreads, sizeof(*order), compare_lives, (void *)t);
 	size_t shown = nthreads < TIMELINE_THREADS_MAX ? nthreads : TIMELINE_THREADS_MAX;
-	struct timeline_page tp = { .fl = fl, .p = p, .frame_ids = xcalloc(p->stacks.nframes + 1, sizeof(uint32_t)) };
+	struct timeline_page tp = { .fl = fl, .p = p };
 	uint64_t *bins = xmalloc(ncolumns * CLASSES * sizeof(*bins));
 	struct json_writer w;
 	json_init_compact(&w, out);
@@ -523,20 +521,23 @@ static void write_timeline(struct flame *fl, const struct profile *p, FILE *out)
 	json_u64(&w, "threads_left_out", nthreads - shown);
 	/* the stacks, root first, as the flame graphs' frames */
 	json_array_begin(&w, "stacks");
+	uint32_t *frames = NULL;
+	size_t cap = 0;
 	for (size_t i = 0; i < tp.nstacks; i++) {
 		const struct stack *s = &p->stacks.stacks[tp.stack_ids[i]];
-		const uint32_t *ids = stack_frames(&p->stacks, s);
+		GROW(frames, cap, s->nframes + 1);
+		uint32_t n = flame_stack_frames(fl, p, frame_ids, s, frames);
 		json_array_begin(&w, NULL);
-		for (uint32_t k = 0; k < s->nframes; k++)
-			json_u64(&w, NULL, flame_frame_of(fl, p, tp.frame_ids, ids[s->nframes - 1 - k]));
+		for (uint32_t k = 0; k < n; k++)
+			json_u64(&w, NULL, frames[k]);
 		json_end(&w);
 	}
+	free(frames);
 	json_end(&w);
 	json_end(&w);
 	json_finish(&w);
 	free(bins);
 	free(order);
-	free(tp.frame_ids);
 	free(tp.stack_ids);
 	u64_map_free(&tp.stack_index);
 }
@@ -637,17 +638,17 @@ void report_html(const struct profile *p, const struct report_options *o, FILE *
 	struct flame fl = { 0 };
 	flame_add_profile(&fl, p, 0);
 	flame_add_wakes(&fl, p, 0);
-	uint32_t *frame_ids = xcalloc(p->stacks.nframes + 1, sizeof(*frame_ids));
+	uint32_t *frame_ids = xcalloc(p->stacks.nframes + 1, sizeof(*frame_ids)); /* profile frame -> flame frame + 1 */
 	flame_add_wall(&fl, p, frame_ids);
-	free(frame_ids);
 	/* the timeline's block names flame frames: written aside before the flame data */
 	char *timeline = NULL;
 	size_t timeline_len = 0;
 	FILE *block = open_memstream(&timeline, &timeline_len);
 	if (block) { /* else (no memory for it) the page has no timeline */
-		write_timeline(&fl, p, block);
+		write_timeline(&fl, p, frame_ids, block);
 		fclose(block);
 	}
+	free(frame_ids);
 	char title[512];
 	snprintf(title, sizeof(title), "sigprof report of %s", p->file);
 	write_page(title, NULL, p, o, &fl, timeline, out);
