@@ -259,3 +259,16 @@ const char *hostile_recording(void)
 	free(record_workload(data, "-e cpu", cmd));
 	return data;
 }
+
+void record_phases(const char *data, struct phases_truth *t)
+{
+	require_perf_events();
+	require_root();
+	char *out = record_workload(data, "", W "timeline_phases 10");
+	long loops = 0;
+	int n = sscanf(out, "timeline_phases: tid %d loops %ld run_ns %lf sleep_ns %lf futex_ns %lf handler_ns %lf",
+		       &t->tid, &loops, &t->run_ns, &t->sleep_ns, &t->futex_ns, &t->handler_ns);
+	cr_assert_eq(n, 6, "timeline_phases printed: %s", out);
+	cr_assert_eq(loops, PHASES_LOOPS);
+	free(out);
+}

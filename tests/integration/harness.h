@@ -66,6 +66,18 @@ void require_perf_events(void);
 #define HOSTILE_ARG "</script><p id=pwned-argv>\x1b[31m\x9b<!--"
 const char *hostile_recording(void);
 
+/*
+ * tests/workloads/timeline_phases 10 recorded with the defaults into data (needs root and perf events): a thread
+ * "phases" that runs 10 ms, sleeps 20 ms, waits 30 ms on a futex word and handles SIGUSR1 for 5 ms, 10 times; what
+ * it measured of itself into *t (test_timeline.c, test_html.c).
+ */
+#define PHASES_LOOPS 10
+struct phases_truth {
+	int tid;
+	double run_ns, sleep_ns, futex_ns, handler_ns;
+};
+void record_phases(const char *data, struct phases_truth *t);
+
 void require_tracing(void);
 /* Whether a generic hardware event (PERF_COUNT_HW_*) opens here for this process: 0 or -errno (no PMU in a VM). */
 int probe_hardware_event(unsigned long long config);

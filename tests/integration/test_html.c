@@ -389,14 +389,9 @@ Test(html, timeline_of_a_known_workload_in_chromium, .timeout = 300)
 	require_root();
 	require_chromium();
 	const char *data = test_path("phases.data");
-	char *out = record_workload(data, "", W "timeline_phases 10");
-	int tid;
-	long loops;
-	double run_ns, sleep_ns, futex_ns, handler_ns;
-	cr_assert_eq(sscanf(out, "timeline_phases: tid %d loops %ld run_ns %lf sleep_ns %lf futex_ns %lf handler_ns %lf", &tid,
-			    &loops, &run_ns, &sleep_ns, &futex_ns, &handler_ns),
-		     6, "timeline_phases printed: %s", out);
-	free(out);
+	struct phases_truth t;
+	record_phases(data, &t);
+	char *out;
 	char json[512];
 	snprintf(json, sizeof(json), "%s", report_json_file(data, ""));
 	require_collector(json, "sched");
@@ -418,14 +413,14 @@ Test(html, timeline_of_a_known_workload_in_chromium, .timeout = 300)
 	 * to the calls' wall time the program measured (which holds the runnable time after each wake: under load a
 	 * waking the kernel did not record leaves that time blocked, docs/timeline.md's limits)
 	 */
-	const double low[] = { run_ns, loops * 30e6, loops * 20e6, handler_ns };
-	const double high[] = { run_ns, futex_ns, sleep_ns, handler_ns };
+	const double low[] = { t.run_ns, PHASES_LOOPS * 30e6, PHASES_LOOPS * 20e6, t.handler_ns };
+	const double high[] = { t.run_ns, t.futex_ns, t.sleep_ns, t.handler_ns };
 	for (size_t i = 0; i < 4; i++) {
 		char filter[256];
-		snprintf(filter, sizeof(filter), ".timeline.threads[] | select(.tid == %d) | .ns[%d]", tid, classes[i].class);
+		snprintf(filter, sizeof(filter), ".timeline.threads[] | select(.tid == %d) | .ns[%d]", t.tid, classes[i].class);
 		double data_ns = jq_file(result, filter);
 		snprintf(filter, sizeof(filter), ".timeline as $t | $t.threads[] | select(.tid == %d) | .px[%d] * $t.length_ns / $t.plot_width",
-			 tid, classes[i].class);
+			 t.tid, classes[i].class);
 		double drawn_ns = jq_file(result, filter);
 		cr_expect(data_ns >= 0.95 * low[i] && data_ns <= 1.05 * high[i], "the page's data, %s: %.3f ms, want %.3f to %.3f ms",
 			  classes[i].name, data_ns / 1e6, low[i] / 1e6, high[i] / 1e6);

@@ -241,6 +241,17 @@ Test(terminal, a_recordings_strings_reach_no_terminal_as_escapes, .timeout = 180
 	free(out);
 }
 
+/* `sigprof ARGS` succeeds and prints no ESC and no C1 CSI (raw 0x9b, or UTF-8 c2 9b); its output (to free). */
+static char *output_without_escapes(const char *args)
+{
+	char *out;
+	int st = run_cmd(&out, false, "%s %s", sigprof_bin(), args);
+	cr_assert_eq(st, 0, "sigprof %s exited %d", args, st);
+	cr_expect_null(strchr(out, '\x1b'), "sigprof %s printed an ESC byte", args);
+	cr_expect_null(strchr(out, '\x9b'), "sigprof %s printed a C1 CSI (raw or UTF-8)", args);
+	return out;
+}
+
 /*
  * A futex word in a shared mapping of a file named with escape sequences: the word is named by the file (the futex
  * section's rows and busiest word, the waits' endings, the timeline's [blocked: futex WORD]), and no output lets the
@@ -257,12 +268,10 @@ Test(terminal, a_futex_words_file_name_reaches_no_terminal_as_escapes, .timeout 
 	snprintf(cmd, sizeof(cmd), W "futex_shared 500 '%s'", word_file);
 	free(record_workload(data, "", cmd));
 	static const char *const outputs[] = { "report", "report --folded --weight wall", "report --folded", "script" };
+	char args[1024];
 	for (size_t i = 0; i < sizeof(outputs) / sizeof(outputs[0]); i++) {
-		int st = run_cmd(&out, false, "%s %s -i '%s'", sigprof_bin(), outputs[i], data);
-		cr_assert_eq(st, 0, "%s exited %d", outputs[i], st);
-		cr_expect_null(strchr(out, '\x1b'), "%s printed an ESC byte", outputs[i]);
-		cr_expect_null(strchr(out, '\x9b'), "%s printed a C1 CSI (raw or UTF-8)", outputs[i]);
-		free(out);
+		snprintf(args, sizeof(args), "%s -i '%s'", outputs[i], data);
+		free(output_without_escapes(args));
 	}
 	run_cmd(&out, false, "%s report -i '%s'", sigprof_bin(), data);
 	cr_expect_not_null(strstr(out, "busiest word \\x1b[31m\\xc2\\x9b<p id=pwned-word>+0x0"),
@@ -290,20 +299,16 @@ Test(terminal, kernel_symbols_with_escapes_reach_no_terminal, .timeout = 120)
 	free(record_workload(data, "", W "futex_shared 500"));
 	static const char *const outputs[] = { "report", "report --figures", "report --folded", "report --folded --weight wall",
 					       "script" };
+	char args[2048];
 	for (size_t i = 0; i < sizeof(outputs) / sizeof(outputs[0]); i++) {
-		int st = run_cmd(&out, false, "%s %s --kallsyms '%s' -i '%s'", sigprof_bin(), outputs[i], kallsyms, data);
-		cr_assert_eq(st, 0, "%s exited %d", outputs[i], st);
-		cr_expect_null(strchr(out, '\x1b'), "%s printed an ESC byte", outputs[i]);
-		cr_expect_null(strchr(out, '\x9b'), "%s printed a C1 CSI (raw or UTF-8)", outputs[i]);
+		snprintf(args, sizeof(args), "%s --kallsyms '%s' -i '%s'", outputs[i], kallsyms, data);
+		out = output_without_escapes(args);
 		if (i == 1)
 			cr_expect_not_null(strstr(out, ".\\x1b[31m\\xc2\\x9b"), "no figure key names a kernel symbol, escaped");
 		free(out);
 	}
-	int st = run_cmd(&out, false, "%s diff --kallsyms '%s' '%s' '%s'", sigprof_bin(), kallsyms, data, data);
-	cr_assert_eq(st, 0, "diff exited %d", st);
-	cr_expect_null(strchr(out, '\x1b'), "diff printed an ESC byte");
-	cr_expect_null(strchr(out, '\x9b'), "diff printed a C1 CSI (raw or UTF-8)");
-	free(out);
+	snprintf(args, sizeof(args), "diff --kallsyms '%s' '%s' '%s'", kallsyms, data, data);
+	free(output_without_escapes(args));
 }
 
 /*
@@ -329,11 +334,9 @@ Test(terminal, a_comm_with_escapes_in_the_waits_and_the_timeline, .timeout = 120
 	cr_assert_not_null(strstr(text, "Wall clock"), "the premise: no Wall clock section in:\n%s", text);
 	free(text);
 	static const char *const outputs[] = { "report", "report --stacks 5", "report --folded --weight wake", "script" };
+	char args[1024];
 	for (size_t i = 0; i < sizeof(outputs) / sizeof(outputs[0]); i++) {
-		int st = run_cmd(&out, false, "%s %s -i '%s'", sigprof_bin(), outputs[i], data);
-		cr_assert_eq(st, 0, "%s exited %d", outputs[i], st);
-		cr_expect_null(strchr(out, '\x1b'), "%s printed an ESC byte", outputs[i]);
-		cr_expect_null(strchr(out, '\x9b'), "%s printed a C1 CSI (raw or UTF-8)", outputs[i]);
-		free(out);
+		snprintf(args, sizeof(args), "%s -i '%s'", outputs[i], data);
+		free(output_without_escapes(args));
 	}
 }

@@ -22,27 +22,8 @@
 
 #include "harness.h"
 
-#define LOOPS 10
+#define LOOPS PHASES_LOOPS
 #define MS 1000000.0
-
-struct phases_truth {
-	int tid;
-	double run_ns, sleep_ns, futex_ns, handler_ns;
-};
-
-/* Record timeline_phases into data; its printed figures into *t. */
-static void record_phases(const char *data, struct phases_truth *t)
-{
-	require_perf_events();
-	require_root();
-	char *out = record_workload(data, "", W "timeline_phases " "10");
-	long loops = 0;
-	int n = sscanf(out, "timeline_phases: tid %d loops %ld run_ns %lf sleep_ns %lf futex_ns %lf handler_ns %lf",
-		       &t->tid, &loops, &t->run_ns, &t->sleep_ns, &t->futex_ns, &t->handler_ns);
-	cr_assert_eq(n, 6, "timeline_phases printed: %s", out);
-	cr_assert_eq(loops, LOOPS);
-	free(out);
-}
 
 static void expect_within_5_percent(double got, double want, const char *what)
 {
