@@ -349,7 +349,17 @@ Test(futex, default_mode_op_estimates_add_up_to_the_exact_total, .timeout = 60)
 	free(out);
 	double wait_calls = json_number(bucket, "[.futex_summary.ops[] | select(.op==\"WAIT\") | .calls] | first");
 	double wait_errors = json_number(bucket, "[.futex_summary.ops[] | select(.op==\"WAIT\") | .error_count] | first");
-	cr_assert_eq(wait_calls, calls, "WAIT calls %.0f, the workload's %ld", wait_calls, calls);
+	/*
+	 * Besides the workload's WAITs, main's pthread_join() may make one
+	 * FUTEX_WAIT_BITSET per thread still running; where sampling left that
+	 * call without a record, the exact total gives it to the estimated WAITs
+	 * (200001 of 200000 once on a loaded machine).
+	 */
+	double ops = json_number(bucket, "[.futex_summary.ops[] | .calls] | add");
+	double total = json_number(bucket, ".futex_summary.syscalls.sys_enter_futex.total");
+	cr_assert(fabs(ops - total) <= 1, "the ops' calls %.0f, futex(2)'s %.0f (each estimate rounded)", ops, total);
+	cr_assert(wait_calls >= calls && wait_calls <= calls + 2, "WAIT calls %.0f, the workload's %ld and 2 joins",
+		  wait_calls, calls);
 	cr_assert_leq(wait_errors, wait_calls, "%.0f errors of %.0f calls", wait_errors, wait_calls);
 	cr_assert(fabs(wait_errors - eagain) <= 0.02 * eagain, "%.0f EAGAIN for the workload's %ld", wait_errors, eagain);
 }
