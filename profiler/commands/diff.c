@@ -967,9 +967,13 @@ static void summary_inside(const struct diff_row *rows, size_t n, const char *pa
 	snprintf(key, sizeof(key), "cost.%s.events", path);
 	const struct diff_row *events = find_row(rows, n, key);
 	if (wait && events && wait->nvalues[BASE] && wait->nvalues[NEW] && events->sum[BASE].mean > 0 &&
-	    events->sum[NEW].mean > 0)
-		summary_line(out, "    lock wait on %s: %.1f -> %.1f ns per event", path,
-			     1e6 * wait->sum[BASE].mean / events->sum[BASE].mean, 1e6 * wait->sum[NEW].mean / events->sum[NEW].mean);
+	    events->sum[NEW].mean > 0) {
+		double base = 1e6 * wait->sum[BASE].mean / events->sum[BASE].mean;
+		double now = 1e6 * wait->sum[NEW].mean / events->sum[NEW].mean;
+		/* "0.0 -> 0.0": a few contentions elsewhere in the run tell nothing of the path */
+		if (base >= 0.05 || now >= 0.05)
+			summary_line(out, "    lock wait on %s: %.1f -> %.1f ns per event", path, base, now);
+	}
 	static const char *const inside[][2] = {
 		{ "lock.taken_in.", ".contentions" }, { "lock.symbol.", ".contentions" }, { "perf-profile.self.", NULL },
 	};
