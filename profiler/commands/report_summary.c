@@ -15,6 +15,7 @@
  * collector.  It also says in which order the sections follow: the
  * collectors whose findings rank highest first.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,6 +68,26 @@ static double paths_share(const struct profile *p, int cpu, unsigned paths)
 	return workload ? (double)on / (double)workload : FINDING_SHARE_UNKNOWN;
 }
 
+/*
+ * A path-time finding's share: its time on each path, at most the path's
+ * cpu time (its samples at the collector's mean period), over the
+ * workload's cpu time (the recorder's left out).
+ */
+static double path_time_share(const struct profile *p, int cpu, const uint64_t *ns)
+{
+	if (cpu < 0)
+		return FINDING_SHARE_UNKNOWN;
+	const struct collector_info *ci = &p->collectors[cpu];
+	uint64_t workload = ci->samples - ci->path_samples[PATH_RECORDER];
+	if (!workload || !ci->weight)
+		return FINDING_SHARE_UNKNOWN;
+	double period = (double)ci->weight / (double)ci->samples, on = 0;
+	for (int path = 0; path < PATH_COUNT; path++)
+		if (path != PATH_RECORDER)
+			on += fmin((double)ns[path], period * (double)ci->path_samples[path]);
+	return on / (period * (double)workload);
+}
+
 /* The report's own caveats: stacks cut, records lost. */
 static void report_caveats(const struct profile *p, struct findings *f)
 {
@@ -101,7 +122,9 @@ void report_summary_collect(const struct profile *p, struct report_summary *s)
 		ci->impl->analyzer->findings(ci->state, p, &s->findings);
 		for (size_t i = before; i < s->findings.count; i++) {
 			struct finding *fi = &s->findings.items[i];
-			if (fi->paths) {
+			if (fi->path_ns) {
+				fi->share = path_time_share(p, cpu, fi->path_ns);
+			} else if (fi->paths) {
 				double on = paths_share(p, cpu, fi->paths);
 				fi->share = on >= 0 ? on * fi->share : FINDING_SHARE_UNKNOWN;
 			}

@@ -32,6 +32,18 @@ void findings_add(struct findings *f, unsigned paths, double share, const char *
 	va_end(ap);
 }
 
+void findings_add_path_time(struct findings *f, const uint64_t *ns, const char *next, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	GROW(f->items, f->cap, f->count + 1);
+	uint64_t *copy = xcalloc(PATH_COUNT, sizeof(*copy));
+	memcpy(copy, ns, PATH_COUNT * sizeof(*copy));
+	f->items[f->count++] = (struct finding){ .share = FINDING_SHARE_UNKNOWN, .path_ns = copy,
+						 .text = vformat(fmt, ap), .next = xstrdup(next ? next : "") };
+	va_end(ap);
+}
+
 void findings_caveat(struct findings *f, const char *fmt, ...)
 {
 	va_list ap;
@@ -66,6 +78,7 @@ void findings_free(struct findings *f)
 	for (size_t i = 0; i < f->count; i++) {
 		free(f->items[i].text);
 		free(f->items[i].next);
+		free(f->items[i].path_ns);
 	}
 	for (size_t i = 0; i < f->ncaveats; i++)
 		free(f->caveats[i]);

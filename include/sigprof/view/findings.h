@@ -13,7 +13,10 @@
  * with paths set, the part of those paths' time it concerns (1: all of
  * it; two signals split the signal paths): the report multiplies it by
  * the cpu samples on those paths over the cpu samples of the workload
- * (the recorder's left out).
+ * (the recorder's left out).  A finding about time spent on paths (a
+ * kernel lock's wait) gives that time per path instead: its share is
+ * that time, each path's no more than the path's cpu time, over the
+ * workload's cpu time.
  *
  * Layer: view.  Library code: nothing here prints.
  */
@@ -22,6 +25,9 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+
+#include "sigprof/model/paths.h"
 
 /* The paths a finding concerns, as bits: FINDING_PATH(PATH_FUTEX_WAIT) | ... */
 #define FINDING_PATH(path) (1u << (path))
@@ -30,6 +36,7 @@
 
 struct finding {
 	unsigned paths;   /* FINDING_PATH() bits whose cpu share ranks it; 0: share as given */
+	uint64_t *path_ns; /* findings_add_path_time()'s time per path (PATH_COUNT), or NULL */
 	double share;     /* of the workload's time, 0 to 1 (with paths: of theirs); FINDING_SHARE_UNKNOWN */
 	char *text;       /* one line, no newline: "futex: 99 331 WAIT calls, 99.99% EAGAIN ..." */
 	char *next;       /* where to look next: a section, an option, a script command */
@@ -45,6 +52,13 @@ struct findings {
 /* Add a finding: its share (or FINDING_SHARE_UNKNOWN with paths 0), where to look next, and its text (printf). */
 void findings_add(struct findings *f, unsigned paths, double share, const char *next, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
+/*
+ * Add a finding about time spent on paths (ns per path, PATH_COUNT of
+ * them): ranked by that time, each path's at most its cpu time, over the
+ * workload's cpu time.
+ */
+void findings_add_path_time(struct findings *f, const uint64_t *ns, const char *next, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 /* Add a caveat (printf); one that is listed already is not added again. */
 void findings_caveat(struct findings *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /*
