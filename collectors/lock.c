@@ -4,7 +4,8 @@
  * the analyzer that feeds the tracker (lock_tracker.c, include/sigprof/collectors/lock.h).
  *
  * Record side.  lock:contention_begin (lock address, flags) with the
- * kernel callchain and frame-pointer user frames, and lock:contention_end
+ * kernel callchain and the user stack (a DWARF copy, as the cpu
+ * collector's), and lock:contention_end
  * (lock address, result) without a stack, per task of the workload: every
  * hit (the gate, period 1) while a CPU's 10 ms window stays at or under
  * LOCK_SAMPLE_BOUND_HZ, weighted samples (the alternate "#sampled", the
@@ -58,8 +59,16 @@
 
 static int lock_add_events(struct record_options *opts, struct event_list *events, char *reason, size_t reasonlen)
 {
+	/*
+	 * The user part of a begin's stack as the cpu collector takes it: in a
+	 * program without frame pointers a DWARF copy of the user stack (the
+	 * frame-pointer walk stopped every stress-ng stack at libc's `syscall`,
+	 * 0% whole), in one with them a leaf copy and the walk past it.
+	 */
 	struct record_options o = *opts;
-	o.call_graph = call_graph_for(opts, CALL_GRAPH_FP);
+	o.call_graph = call_graph_for(opts, CALL_GRAPH_DWARF);
+	o.stack_user_size = stack_copy_default(opts, WAIT_STACK_USER_SIZE);
+	o.keep_user_chain = !opts->call_graph_chosen;
 	int err = tracepoint_add(events, &o, "lock", "lock", "contention_begin", true, reason, reasonlen);
 	if (!err) {
 		size_t begin = events->count - 1;
