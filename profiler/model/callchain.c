@@ -395,7 +395,7 @@ static uint32_t join_delivery(struct loader *l, const struct sp_sample *s, const
 	frames[at] = frame_synthetic(&p->stacks, name, "[signal]");
 	memcpy(frames + at + 1, dframes + d, m * sizeof(*frames));
 	const struct frame *last = &p->stacks.frames[frames[at + m]];
-	*joined_whole = !(last->synthetic && strcmp(last->dso, "[unwind]") == 0);
+	*joined_whole = !frame_is_unwind_stop(last);
 	return at + 1 + m;
 }
 
@@ -446,6 +446,7 @@ uint32_t dwarf_frames(struct loader *l, const struct perf_event_header *rec, con
 	}
 	if (n)
 		count_unnamed_end(&p->unwind, &p->stacks.frames[frames[n - 1]]);
+	l->counted_unwind = (int)r->failure;
 	if (r->failure == UNWIND_COMPLETE) {
 		p->unwind.complete++;
 	} else {

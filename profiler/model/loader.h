@@ -59,6 +59,8 @@ struct loader {
 	struct dso *kernel;
 	struct unwinder *unwinder;    /* made at the first sample that carries user registers */
 	struct unwind_result unwound; /* the current sample's, kept here for its size */
+	int counted_unwind;           /* how the current sample's DWARF stack counted in profile.unwind (an enum
+					 unwind_failure), -1 when it counted as none of them alone (joined, no copy) */
 	const struct profile_options *opts;
 };
 

@@ -297,6 +297,7 @@ static void load_sample(struct loader *l, const struct perf_event_header *rec)
 	/* registers and stack of another architecture (a perf.data of arm64): its callchain only */
 	bool dwarf = s.regs_abi != PERF_SAMPLE_REGS_ABI_NONE && s.nr_regs && (!p->arch[0] || strcmp(p->arch, "x86_64") == 0);
 	uint32_t *frames = frame_buffer(l, s.nr_callchain + 2 + (dwarf ? UNWIND_MAX_FRAMES : 0));
+	l->counted_unwind = -1;
 	uint32_t n = dwarf ? dwarf_frames(l, rec, &s, frames) : chain_to_frames(l, &s, false, frames);
 	frames = l->frames; /* a joined stack may have grown the buffer */
 	if (n == 0)
@@ -318,9 +319,16 @@ static void load_sample(struct loader *l, const struct perf_event_header *rec)
 	}
 	if (an && an->counted_stack) {
 		uint32_t counted = an->counted_stack(c->state, p, id);
-		if (counted < p->stacks.nstacks && p->stacks.stacks[counted].collector == (uint32_t)ci &&
-		    p->stacks.stacks[counted].path == p->stacks.stacks[id].path)
+		if (counted != id && counted < p->stacks.nstacks && p->stacks.stacks[counted].collector == (uint32_t)ci &&
+		    p->stacks.stacks[counted].path == p->stacks.stacks[id].path) {
+			/* a key cut short by design (a futex entry's), counted on its call site's whole stack */
+			if (l->counted_unwind > UNWIND_COMPLETE && !stack_is_cut(&p->stacks, counted)) {
+				p->unwind.failures[l->counted_unwind]--;
+				p->unwind.complete++;
+				p->unwind.lent++;
+			}
 			id = counted;
+		}
 	}
 	p->stacks.stacks[id].count++;
 	p->stacks.stacks[id].weight += period;

@@ -242,6 +242,17 @@ uint32_t frame_synthetic(struct stack_table *t, const char *name, const char *ds
 	return frame_intern(t, &f);
 }
 
+bool frame_is_unwind_stop(const struct frame *f)
+{
+	return f->synthetic && f->dso && strcmp(f->dso, "[unwind]") == 0;
+}
+
+bool stack_is_cut(const struct stack_table *t, uint32_t id)
+{
+	const struct stack *s = &t->stacks[id];
+	return s->nframes && frame_is_unwind_stop(&t->frames[stack_frames(t, s)[s->nframes - 1]]);
+}
+
 static uint64_t stack_hash(uint32_t collector, const uint32_t *frames, uint32_t n)
 {
 	return hash_bytes(frames, n * sizeof(uint32_t), collector);

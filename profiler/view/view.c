@@ -353,7 +353,7 @@ void view_text_stack(const struct profile *p, uint32_t stack, const struct view_
 		return;
 	/* a stack that stops early says why in its last frame: that one stays in sight */
 	const struct frame *last = view_stack_frame(p, stack, depth - 1);
-	bool why = last->synthetic && strcmp(last->dso, "[unwind]") == 0;
+	bool why = frame_is_unwind_stop(last);
 	uint32_t hidden = depth - o->max_frames - why;
 	if (hidden)
 		fprintf(out, "%*s... %u more frame%s\n", FRAME_INDENT, "", hidden, hidden == 1 ? "" : "s");

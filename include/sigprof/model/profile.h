@@ -58,6 +58,8 @@ struct unwind_counts {
 						      frame-pointer walk the sample also carried */
 	uint64_t joined;                           /* DWARF stacks of a handler on an alternate signal stack joined
 						      to the stack of the delivery that started it */
+	uint64_t lent;                             /* stacks cut short by design (the futex collector's keys) that
+						      count on their call site's whole stack: in complete */
 	uint64_t complete;                         /* unwound to the outermost frame */
 	uint64_t failures[UNWIND_FAILURE_COUNT];   /* the others, by why they stopped (index 0 unused) */
 	uint64_t ends_in_unknown;                  /* their last frame before any [unwind: ...] names no function */

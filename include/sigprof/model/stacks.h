@@ -96,6 +96,10 @@ uint32_t frame_unknown(struct stack_table *t, uint64_t addr, bool kernel);
  * ("[unwind: ...]", dso "[unwind]").  Path rules see its name like any other.
  */
 uint32_t frame_synthetic(struct stack_table *t, const char *name, const char *dso);
+/* Whether f is the "[unwind: ...]" frame that ends a stack which stopped early. */
+bool frame_is_unwind_stop(const struct frame *f);
+/* Whether stack id ends in such a frame. */
+bool stack_is_cut(const struct stack_table *t, uint32_t id);
 /* Intern a stack and add count/weight to it; returns its id.  Its path comes from its frames. */
 uint32_t stack_add(struct stack_table *t, uint32_t collector, const uint32_t *frames, uint32_t nframes,
 		   uint64_t count, uint64_t weight);
