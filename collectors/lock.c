@@ -38,6 +38,7 @@
 #include "sigprof/model/collector.h"
 #include "sigprof/collectors/lock.h"
 #include "sigprof/model/paths.h"
+#include "sigprof/model/timeline.h"
 #include "sigprof/kernel/rate_bound.h"
 #include "sigprof/kernel/tracepoint.h"
 #include "sigprof/base/util.h"
@@ -347,6 +348,18 @@ static void lock_record(void *state, const struct profile *p, const struct perf_
 		lock_tracker_thread_exit(st->tracker, u32[2]);
 }
 
+/* The timeline_mark hook (collector.h): a contention's begin, at its lock, named by the function that took it. */
+static bool lock_timeline_mark(void *state, const struct profile *p, const struct sp_sample *s, uint32_t stack,
+			       struct timeline_mark *out)
+{
+	struct lock_event e;
+	if (!decode(state, p, s, &e) || e.kind != LOCK_EVENT_BEGIN)
+		return false;
+	*out = (struct timeline_mark){ .time = e.time, .detail = e.addr, .label = lock_taker(p, stack), .stack = stack,
+				       .kind = TIMELINE_MARK_LOCK };
+	return true;
+}
+
 /* The marks_data hook (collector.h): a contended kernel lock in [start, end) (c2c marks its cacheline). */
 static bool lock_marks_data(void *state, uint32_t pid, uint64_t start, uint64_t end)
 {
@@ -377,6 +390,7 @@ static const struct collector_analyzer lock_analyzer = {
 	.figures = lock_figures_rows,
 	.findings = lock_findings,
 	.marks_data = lock_marks_data,
+	.timeline_mark = lock_timeline_mark,
 	.path_figures = lock_path_figures,
 	.npath_figures = ARRAY_SIZE(lock_path_figures),
 	.path_figure = lock_path_figure,

@@ -298,7 +298,7 @@ static const char *const class_roots[CLASSES] = {
 
 #define TIMELINE_COLUMNS 4096     /* the resolution: the recording's length over this many columns */
 #define TIMELINE_THREADS_MAX 64   /* rows of the longest-lived threads */
-#define TIMELINE_MARKS_MAX 400    /* signal marks per thread */
+#define TIMELINE_MARKS_MAX 400    /* signal marks per thread, and lock contention marks */
 #define TIMELINE_SLOWEST 5        /* the longest blocked spans of a thread, marked */
 
 static int class_of(const struct timeline_span *s)
@@ -427,7 +427,7 @@ static void write_thread_row(struct timeline_page *tp, struct json_writer *w, si
 	for (int c = 0; c < CLASSES; c++)
 		json_u64(w, NULL, ns[c]);
 	json_end(w);
-	/* marks, [time, kind, text]: a handler's start (its signal), the slowest blocked spans */
+	/* marks, [time, kind, text]: a handler's start (its signal), a lock contention, the slowest blocked spans */
 	json_array_begin(w, "marks");
 	size_t marked = 0, skipped = 0;
 	for (size_t k = 0; k < n; k++) {
@@ -444,6 +444,30 @@ static void write_thread_row(struct timeline_page *tp, struct json_writer *w, si
 		json_string(w, NULL, signal_name(s->signal, name, sizeof(name)));
 		json_end(w);
 		marked++;
+	}
+	/* a kernel lock's contentions (a spinning thread stays running: no span tells of them), as many again */
+	size_t nmarks, locks_marked = 0;
+	const struct timeline_mark *marks = timeline_marks(t, i, &nmarks);
+	for (size_t k = 0; k < nmarks; k++) {
+		const struct timeline_mark *m = &marks[k];
+		if (m->kind != TIMELINE_MARK_LOCK)
+			continue;
+		if (locks_marked == TIMELINE_MARKS_MAX) {
+			skipped++;
+			continue;
+		}
+		char text[256];
+		if (m->label)
+			snprintf(text, sizeof(text), "lock contention: lock at 0x%llx taken in %s", (unsigned long long)m->detail,
+				 m->label);
+		else
+			snprintf(text, sizeof(text), "lock contention: lock at 0x%llx", (unsigned long long)m->detail);
+		json_array_begin(w, NULL);
+		json_u64(w, NULL, m->time > origin ? m->time - origin : 0);
+		json_string(w, NULL, "lock");
+		json_string(w, NULL, text);
+		json_end(w);
+		locks_marked++;
 	}
 	size_t best[TIMELINE_SLOWEST], nbest;
 	slowest_blocked(spans, n, best, &nbest);

@@ -514,6 +514,8 @@
 	/* ---- the timeline: one row per thread, its states over time ---- */
 
 	const CLASS_COLORS = ["#3a9d3a", "#e8c547", "#d9534f", "#8e44ad", "#3b7dd8", "#8fb3d9", "#aaaaaa", "#f08c2e"];
+	/* the marks above a row: a signal handler's start, a kernel lock's contention (the kernel lock class's colour), the slowest waits */
+	const MARK_COLORS = { signal: "#c0392b", lock: "#8e44ad", slowest: "#000" };
 	const ROW_HEIGHT = 18, AXIS_HEIGHT = 20, LABEL_WIDTH = 190;
 
 	function formatNs(ns) {
@@ -638,6 +640,10 @@
 
 	Timeline.prototype.describe = function (th, t) {
 		const who = th.comm + " " + th.pid + "/" + th.tid + " at " + formatNs(t) + ": ";
+		/* a mark within its drawn half-width (3 px) of t */
+		const [a, b] = this.view, near = 3 * (b - a) / this.plotWidth();
+		for (const m of th.marks)
+			if (Math.abs(m[0] - t) <= near) return th.comm + " " + th.pid + "/" + th.tid + " at " + formatNs(m[0]) + ": " + m[2];
 		const span = this.spanAt(th, t);
 		if (span) return who + flameData.frames[span[3]][0] + " for " + formatNs(span[1]) + " (from " + formatNs(span[0]) + "); " + this.stackText(span[4], 8);
 		const col = Math.floor(t / this.data.resolution_ns), c = th.columns;
@@ -713,7 +719,7 @@
 				}
 				for (const m of th.marks) {
 					if (m[0] < a || m[0] > b) continue;
-					g.fillStyle = m[1] === "signal" ? "#c0392b" : "#000";
+					g.fillStyle = MARK_COLORS[m[1]] || "#000";
 					const mx = x(m[0]);
 					g.beginPath(); g.moveTo(mx - 3, y); g.lineTo(mx + 3, y); g.lineTo(mx, y + 5); g.fill();
 				}

@@ -39,6 +39,8 @@ struct thread_state {
 	size_t nsamples, samples_cap;
 	struct timeline_span *spans;
 	size_t nspans, spans_cap;
+	struct timeline_mark *marks;
+	size_t nmarks, marks_cap;
 };
 
 struct wall_key {
@@ -154,6 +156,7 @@ void timeline_free(struct timeline *t)
 	for (size_t i = 0; i < t->nthreads; i++) {
 		free(t->threads[i]->samples);
 		free(t->threads[i]->spans);
+		free(t->threads[i]->marks);
 		free(t->threads[i]);
 	}
 	free(t->threads);
@@ -450,6 +453,16 @@ void timeline_event(struct timeline *t, const struct timeline_event *e)
 		th->info.end = e->time;
 }
 
+void timeline_add_mark(struct timeline *t, uint32_t tid, const struct timeline_mark *m)
+{
+	uintptr_t slot = (uintptr_t)u64_map_get(&t->by_tid, tid);
+	if (t->finished || !t->opts.keep_spans || !slot || !t->threads[slot - 1]->alive)
+		return;
+	struct thread_state *th = t->threads[slot - 1];
+	GROW(th->marks, th->marks_cap, th->nmarks + 1);
+	th->marks[th->nmarks++] = *m;
+}
+
 static int compare_threads(const void *a, const void *b)
 {
 	const struct thread_state *x = *(struct thread_state *const *)a, *y = *(struct thread_state *const *)b;
@@ -506,6 +519,12 @@ const struct timeline_span *timeline_spans(const struct timeline *t, size_t i, s
 {
 	*n = t->threads[i]->nspans;
 	return t->threads[i]->spans;
+}
+
+const struct timeline_mark *timeline_marks(const struct timeline *t, size_t i, size_t *n)
+{
+	*n = t->threads[i]->nmarks;
+	return t->threads[i]->marks;
 }
 
 size_t timeline_wall_count(const struct timeline *t)

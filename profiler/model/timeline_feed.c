@@ -12,6 +12,7 @@
  *   running_handlers hook     a handler started (more run after the sample) or
  *                             returned (fewer): signal delivery and rt_sigreturn
  *   collector.on_cpu_time     the samples of the wall profile's running stacks (cpu)
+ *   timeline_mark hook        an instant to mark on its thread (a lock contention's begin)
  *   any other sample          its task is on a CPU (a thread followed already)
  */
 #include <string.h>
@@ -113,6 +114,9 @@ void timeline_feed_sample(struct profile *p, int c, const struct sp_sample *s, u
 	}
 	/* a system-wide event's sample (a migration, a new task's wakeup) may be of a task outside the workload */
 	feed_other_task(p, TIMELINE_EVENT_SEEN, s->time, s->tid);
+	struct timeline_mark mark;
+	if (an && an->timeline_mark && an->timeline_mark(p->collectors[c].state, p, s, stack, &mark))
+		timeline_add_mark(p->timeline, s->tid, &mark);
 }
 
 /*

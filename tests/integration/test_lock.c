@@ -452,3 +452,43 @@ Test(lock, two_words_share_a_bucket_lock, .timeout = 120)
 	cr_assert_eq(strtod(text, NULL), jq_file(json, ".meta.collectors[] | select(.name==\"lock\") | .samples"));
 	free(text);
 }
+
+/*
+ * The HTML timeline marks each contention the lock collector recorded on
+ * its thread's row (a spinning thread stays running: no span tells of it),
+ * 400 a thread at most and the rest counted as left out: per thread, the
+ * marks and those left out are its contention_begin records, as `sigprof
+ * script` lists them (lock_bucket makes no signal: its rows have no other
+ * marks left out).
+ */
+Test(lock, contentions_are_marked_on_the_html_timeline, .timeout = 120)
+{
+	require_lock_tracing();
+	const char *data = test_path("marks.data");
+	free(record_workload(data, "-e sched,futex,lock", W "lock_bucket 4 100000"));
+	require_collector(lock_json(data), "sched");
+	const char *page = test_path("marks.html");
+	char *out;
+	cr_assert_eq(run_cmd(&out, true, "%s report -i '%s' --html '%s'", sigprof_bin(), data, page), 0, "%s", out);
+	free(out);
+	const char *block = test_path("marks.timeline.json");
+	cr_assert_eq(run_cmd(&out, true, "sed -n '/id=\"sigprof-timeline\"/,/<\\/script>/p' '%s' | sed "
+				      "'1s/.*id=\"sigprof-timeline\">//; $s/<\\/script>.*//' > '%s'", page, block), 0,
+		     "%s", out);
+	free(out);
+	char *marks, *begins;
+	cr_assert_eq(run_cmd(&marks, false, "jq -r '.threads[] | \"\\(.tid) \\([.marks[] | select(.[1] == \"lock\")] | "
+					    "length + 0) \\(.marks_left_out)\"' '%s' | awk '$2 + $3 > 0 { print $1, $2 + $3 }' | "
+					    "sort", block), 0);
+	cr_assert_eq(run_cmd(&begins, false, "%s script -i '%s' | awk '$5 ~ /^lock:contention_begin/ { split($2, t, \"/\"); "
+					     "n[t[2]]++ } END { for (k in n) print k, n[k] }' | sort", sigprof_bin(), data), 0);
+	if (!begins[0]) {
+		free(marks);
+		free(begins);
+		skip_premise("lock_bucket 4 100000 recorded no lock contention");
+	}
+	cr_assert_str_eq(marks, begins, "per thread, lock marks (and those left out) against its contention begins:\n%s\n"
+			 "against\n%s", marks, begins);
+	free(marks);
+	free(begins);
+}

@@ -333,3 +333,39 @@ Test(timeline, events_about_other_tasks_make_no_thread)
 	expect_tiles(t, 0);
 	timeline_free(t);
 }
+
+/* Marks stay with a thread the timeline follows, alive, while spans are kept; none change its state. */
+Test(timeline, marks_of_followed_threads)
+{
+	struct timeline *t = timeline_new(&stacks, &(struct timeline_options){ .keep_spans = true });
+	struct timeline_mark m = { .time = 1500, .detail = 0xffff8881, .label = "__schedule", .stack = lock_stack,
+				   .kind = TIMELINE_MARK_LOCK };
+	timeline_add_mark(t, TID, &m); /* not followed yet: nothing */
+	ev(t, TIMELINE_EVENT_SWITCH_IN, 1000, TID);
+	timeline_add_mark(t, TID, &m);
+	m.time = 2500;
+	timeline_add_mark(t, TID, &m);
+	timeline_add_mark(t, TID + 1, &m); /* a task it does not follow */
+	ev(t, TIMELINE_EVENT_EXIT, 3000, TID);
+	m.time = 3500;
+	timeline_add_mark(t, TID, &m); /* after its exit */
+	timeline_finish(t, 4000);
+	size_t i = thread_of(t, TID), n;
+	const struct timeline_mark *marks = timeline_marks(t, i, &n);
+	cr_assert_eq(n, 2);
+	cr_expect_eq(marks[0].time, 1500);
+	cr_expect_eq(marks[1].time, 2500);
+	cr_expect_eq(marks[1].detail, 0xffff8881);
+	cr_expect_str_eq(marks[1].label, "__schedule");
+	cr_expect_eq(timeline_thread(t, i)->ns[TIMELINE_RUNNING], 2000, "a mark changes no state");
+	cr_expect_eq(timeline_thread_count(t), 1);
+	timeline_free(t);
+	/* without kept spans, no marks either */
+	t = timeline_new(&stacks, NULL);
+	ev(t, TIMELINE_EVENT_SWITCH_IN, 1000, TID);
+	timeline_add_mark(t, TID, &m);
+	timeline_finish(t, 4000);
+	timeline_marks(t, thread_of(t, TID), &n);
+	cr_expect_eq(n, 0);
+	timeline_free(t);
+}

@@ -33,6 +33,7 @@ struct weight_kind;
 struct sched_event_facts;
 struct wake_pair;
 struct wait_sample;
+struct timeline_mark;
 
 struct collector {
 	const char *name;
@@ -190,6 +191,15 @@ struct collector_analyzer {
 	 * inside a futex call to its word).
 	 */
 	bool (*pending_futex_word)(void *state, uint32_t tid, uint64_t time, uint32_t *pid, uint64_t *uaddr);
+	/*
+	 * Optional: the mark that sample s of this collector, counted on
+	 * stack, puts on its thread's timeline (timeline.h), into *out; false
+	 * when none (the lock collector: a contention's begin recorded one by
+	 * one).  Asked by the loader after sample() when the report keeps a
+	 * timeline's spans.
+	 */
+	bool (*timeline_mark)(void *state, const struct profile *p, const struct sp_sample *s, uint32_t stack,
+			      struct timeline_mark *out);
 	/*
 	 * Optional: the stack (an interned stack id of this collector, on the
 	 * same path) that the sample just handed to sample() as `stack` is

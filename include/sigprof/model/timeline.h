@@ -30,6 +30,7 @@
  *           const struct timeline_thread *th = timeline_thread(t, i);   (by pid, then tid)
  *           size_t n;
  *           const struct timeline_span *s = timeline_spans(t, i, &n);   (in time order; none without keep_spans)
+ *           const struct timeline_mark *m = timeline_marks(t, i, &n);   (the same)
  *   }
  *   for (size_t i = 0; i < timeline_wall_count(t); i++)
  *           timeline_wall_entry(t, i)                                   (thread, state, cause, signal, word, stack, ns)
@@ -95,6 +96,23 @@ struct timeline_wall {
 	uint64_t ns;
 };
 
+/*
+ * An instant on a thread's timeline that is no change of state (the lock
+ * collector's contentions: a spinning thread stays running), kept with the
+ * spans (keep_spans).
+ */
+enum timeline_mark_kind {
+	TIMELINE_MARK_LOCK,   /* a kernel lock's contention began: detail its address, label the function that took it */
+};
+
+struct timeline_mark {
+	uint64_t time;
+	uint64_t detail;
+	const char *label;    /* owned by whoever made the mark, alive as long as the timeline (a frame's name) */
+	uint32_t stack;       /* TIMELINE_NO_STACK: none */
+	uint8_t kind;         /* enum timeline_mark_kind */
+};
+
 /* What the loader hands the timeline. */
 enum timeline_event_kind {
 	TIMELINE_EVENT_FORK,            /* tid was created (runnable until it first runs) */
@@ -134,6 +152,8 @@ struct timeline;
 struct timeline *timeline_new(const struct stack_table *stacks, const struct timeline_options *o);
 void timeline_free(struct timeline *t);
 void timeline_event(struct timeline *t, const struct timeline_event *e);
+/* A mark of thread tid, a thread the timeline follows already (else nothing), at m->time. */
+void timeline_add_mark(struct timeline *t, uint32_t tid, const struct timeline_mark *m);
 /* Closes every thread still alive at end (the recording's last time); the iteration below is valid after it. */
 void timeline_finish(struct timeline *t, uint64_t end);
 
@@ -141,6 +161,8 @@ size_t timeline_thread_count(const struct timeline *t);
 const struct timeline_thread *timeline_thread(const struct timeline *t, size_t i);
 /* Thread i's spans in time order, *n of them (0 without keep_spans). */
 const struct timeline_span *timeline_spans(const struct timeline *t, size_t i, size_t *n);
+/* Thread i's marks in time order, *n of them (0 without keep_spans). */
+const struct timeline_mark *timeline_marks(const struct timeline *t, size_t i, size_t *n);
 size_t timeline_wall_count(const struct timeline *t);
 const struct timeline_wall *timeline_wall_entry(const struct timeline *t, size_t i);
 
