@@ -734,7 +734,9 @@
 			g.fillStyle = "#444";
 			g.font = "10px monospace";
 			g.textBaseline = "top";
-			const step = Math.pow(10, Math.floor(Math.log10((b - a) / 5)));
+			/* ticks 1, 2 or 5 x 10^k ns apart, at least 100 px: a label ("120.000 ms") is about 60 px wide */
+			const least = 100 / scale, decade = Math.pow(10, Math.floor(Math.log10(least)));
+			const step = decade * ([1, 2, 5, 10].find((m) => decade * m >= least) || 10);
 			for (let t = Math.ceil(a / step) * step; t <= b; t += step) {
 				g.fillRect(x(t), 0, 1, 6);
 				g.fillText(formatNs(t), x(t) + 2, 6);
