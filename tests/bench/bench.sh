@@ -37,6 +37,10 @@
 #     modes on the futex workloads (sng-futex, futex-hash):
 #       sp-futex    ./sigprof record -e futex --call-graph fp -o FILE -- WORKLOAD
 #       perf-trace  perf trace -s -e futex -- WORKLOAD                  (live per-thread futex summary)
+#       sp-count    ./sigprof record -e futex --futex count -o FILE -- WORKLOAD   (counters only, the light mode)
+#       perf-floor  perf stat -e syscalls:sys_enter_futex,syscalls:sys_exit_futex -- WORKLOAD   (the two
+#                   tracepoints counted per task: the floor of any tracepoint-based mode; sp-count's cost must
+#                   be within 1.15x of it, issue 22)
 #     modes on sng-futex (the one with context switches):
 #       sp-sched    ./sigprof record -e sched --call-graph fp -o FILE -- WORKLOAD
 #       perf-sched  perf sched record -o FILE -- WORKLOAD               (system-wide, no callchains)
@@ -219,8 +223,8 @@ tmodes() {
     ((HAVE_PERF)) && ml+=(perf-all perf-fit)
     case $1 in
         sfutex | fhash)
-            ml+=(sp-futex)
-            ((HAVE_PERF)) && ml+=(perf-trace)
+            ml+=(sp-futex sp-count)
+            ((HAVE_PERF)) && ml+=(perf-trace perf-floor)
             ;;
     esac
     if [[ $1 == sfutex ]]; then
@@ -373,6 +377,11 @@ trun_one() { # WORKLOAD MODE ROUND
         sp-all) (cd "$TMP" && "$SIGPROF" record -e signal,futex,sched --call-graph fp -o "$data" -- "${cmd[@]}") >"$log" 2>&1 || rc=$? ;;
         sp-futex) (cd "$TMP" && "$SIGPROF" record -e futex --call-graph fp -o "$data" -- "${cmd[@]}") >"$log" 2>&1 || rc=$? ;;
         sp-sched) (cd "$TMP" && "$SIGPROF" record -e sched --call-graph fp -o "$data" -- "${cmd[@]}") >"$log" 2>&1 || rc=$? ;;
+        sp-count) (cd "$TMP" && "$SIGPROF" record -e futex --futex count -o "$data" -- "${cmd[@]}") >"$log" 2>&1 || rc=$? ;;
+        perf-floor)
+            (cd "$TMP" && perf stat -x, -o "$data.stat" -e syscalls:sys_enter_futex,syscalls:sys_exit_futex -- \
+                "${cmd[@]}") >"$log" 2>&1 || rc=$?
+            ;;
         sp-default) (cd "$TMP" && "$SIGPROF" record -e signal,futex,sched -o "$data" -- "${cmd[@]}") >"$log" 2>&1 || rc=$? ;;
         sp-dwarf)
             (cd "$TMP" && "$SIGPROF" record -e signal,futex,sched --call-graph "dwarf,$DWARF_SIZE" -o "$data" -- "${cmd[@]}") \
@@ -402,6 +411,12 @@ trun_one() { # WORKLOAD MODE ROUND
         sp-*)
             read -r s l u t bad < <(sigprof_meta "$data")
             [[ -n $bad ]] && TNOTES+=("$(wl_name "$wl") $mode round $round: collector(s) not recorded: $bad")
+            ;;
+        perf-floor)
+            # the two counters' counts ("N,,syscalls:sys_enter_futex,..."): nothing is recorded, nothing lost
+            s=$(awk -F, '$3 ~ /^syscalls:sys_(enter|exit)_futex$/ { v += $1 } END { print v + 0 }' "$data.stat")
+            l=0
+            rm -f "$data.stat"
             ;;
         perf-trace)
             # per thread: "NAME (TID), N events, P%"; losses: "LOST N events!"
@@ -806,6 +821,16 @@ if ((${#TWORKLOADS[@]})); then
         for wl in "${TWORKLOADS[@]}"; do
             [[ -n ${TRATIO[$wl.sp-futex]:-} ]] && pair "$wl" sp-futex perf-trace
         done
+        # --futex count, the light mode: within 1.15x of the floor of any tracepoint-based mode, the two futex
+        # tracepoints counted per task by perf stat (issue 22): its cost at most 1.15 times the floor's
+        for wl in "${TWORKLOADS[@]}"; do
+            [[ -n ${TRATIO[$wl.sp-count]:-} && -n ${TRATIO[$wl.perf-floor]:-} ]] || continue
+            sp=${TRATIO[$wl.sp-count]} pf=${TRATIO[$wl.perf-floor]}
+            printf '  [%s] %-10s %-11s cost within 1.15x of %-10s throughput kept %.3f vs %.3f: cost %.3f vs %.3f (%sx)\n' \
+                "$(calc "\"%s\", (1 - $sp) <= 1.15 * (1 - $pf) ? \"PASS\" : \"MISS\"")" "$(wl_name "$wl")" sp-count \
+                perf-floor "$sp" "$pf" "$(calc "\"%.3f\", 1 - $sp")" "$(calc "\"%.3f\", 1 - $pf")" \
+                "$(calc "\"%.2f\", (1 - $pf) > 0 ? (1 - $sp) / (1 - $pf) : 0")"
+        done
         for wl in "${TWORKLOADS[@]}"; do
             if [[ -n ${TRATIO[$wl.sp-sched]:-} ]]; then
                 pair "$wl" sp-sched perf-sched
@@ -832,7 +857,7 @@ if ((${#TWORKLOADS[@]})); then
     for wl in "${TWORKLOADS[@]}"; do
         read -r -a tm <<<"$(tmodes "$wl")"
         for mode in "${tm[@]}"; do
-            if [[ $mode != sp-* ]] || is_dmode "$mode"; then continue; fi
+            if [[ $mode != sp-* || $mode == sp-count ]] || is_dmode "$mode"; then continue; fi
             l=${TLOST[$wl.$mode]}
             printf '  [%s] %-10s %-11s no lost records: %s lost over %s runs (perf lost: %s)\n' \
                 "$([[ $l == 0 ]] && echo PASS || echo MISS)" "$(wl_name "$wl")" "$mode" "$l" "$REPEAT" \
@@ -842,7 +867,7 @@ if ((${#TWORKLOADS[@]})); then
     for wl in "${TWORKLOADS[@]}"; do
         read -r -a tm <<<"$(tmodes "$wl")"
         for mode in "${tm[@]}"; do
-            if [[ $mode != sp-* ]] || is_dmode "$mode"; then continue; fi
+            if [[ $mode != sp-* || $mode == sp-count ]] || is_dmode "$mode"; then continue; fi
             u=${TUNS[$wl.$mode]:-0}
             printf '  [%s] %-10s %-11s every hit sampled: %s unsampled hits over %s runs, %s THROTTLE records\n' \
                 "$([[ $u == 0 ]] && echo PASS || echo MISS)" "$(wl_name "$wl")" "$mode" "$u" "$REPEAT" \

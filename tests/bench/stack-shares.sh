@@ -46,6 +46,9 @@
 # bare, under `sigprof record` (every default), `perf record -g` and `perf record --call-graph dwarf,8192
 # -m 1024` with the events sigprof's default opens (cpu-clock and the signal, futex, sched and lock
 # tracepoints), and the medians of the throughput each keeps, as a fraction of the bare run's, are printed.
+# With --cost --split each collector also runs alone (`sigprof record -e cpu`, signal, futex, sched, lock: columns
+# sp-cpu ...), which says where the default's cost goes (docs/performance.md, 2026-12-07).  CORPUS_ONLY="sng-signal
+# hash" keeps the programs of those names (the first column).
 # Exit status: 0, or 1 when a recording or report fails.
 set -euo pipefail
 
@@ -82,7 +85,11 @@ CORPUS_SHARES='
     ([.futexes[]? | multi] as $m | "shared \($m | length) \($m | map(select((.waiters | length) > 0 and (.wakers | length) > 0)) | length)"),
     "futex_calls \(.futex_summary.syscalls.sys_enter_futex.total // 0) \([.futexes[]?.ops.WAKE // 0] | add // 0)"'
 
-corpus_programs() { # lines "name<TAB>command<TAB>throughput kind"
+corpus_programs() { # corpus_all_programs, those named in CORPUS_ONLY when it is set
+    corpus_all_programs | awk -F '\t' -v only=" ${CORPUS_ONLY:-} " 'only == "  " || index(only, " " $1 " ")'
+}
+
+corpus_all_programs() { # lines "name<TAB>command<TAB>throughput kind"
     local s
     if command -v stress-ng >/dev/null; then
         for s in $CORPUS_STRESSORS; do
@@ -183,13 +190,14 @@ corpus_cost() {
     events=$(corpus_perf_events)
     for ((r = 1; r <= CROUNDS; r++)); do
         for i in "${!names[@]}"; do
-            for mode in bare sigprof perf-g perf-dwarf; do
+            for mode in "${CORPUS_MODES[@]}"; do
                 out=$TMP/cost.out
                 t0=$(date +%s%N)
                 # shellcheck disable=SC2086
                 case $mode in
                     bare) ${cmds[$i]} >"$out" 2>&1 ;;
                     sigprof) "$SIGPROF" record -q -o "$TMP/c.data" -- ${cmds[$i]} >"$out" 2>&1 ;;
+                    sp-*) "$SIGPROF" record -q -e "${mode#sp-}" -o "$TMP/c.data" -- ${cmds[$i]} >"$out" 2>&1 ;;
                     perf-g) perf record -q -g $events -o "$TMP/c.data" -- ${cmds[$i]} >"$out" 2>&1 ;;
                     perf-dwarf) perf record -q --call-graph dwarf,8192 -m 1024 $events -o "$TMP/c.data" -- \
                         ${cmds[$i]} >"$out" 2>&1 ;;
@@ -202,15 +210,17 @@ corpus_cost() {
         done
     done
     printf '\nthroughput kept (median of %d interleaved rounds, as a fraction of the bare run)\n' "$CROUNDS"
-    printf '%-14s %12s %8s %8s %10s\n' program bare sigprof perf-g perf-dwarf
+    printf '%-14s %12s' program bare
+    printf ' %10s' "${CORPUS_MODES[@]:1}"
+    printf '\n'
     for name in "${names[@]}"; do
         local bare
         # shellcheck disable=SC2086
         bare=$(printf '%s\n' ${RES[$name.bare]} | sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
         printf '%-14s %12.6g' "$name" "$bare"
-        for mode in sigprof perf-g perf-dwarf; do
+        for mode in "${CORPUS_MODES[@]:1}"; do
             # shellcheck disable=SC2086
-            printf ' %8s' "$(printf '%s\n' ${RES[$name.$mode]} | sort -g |
+            printf ' %10s' "$(printf '%s\n' ${RES[$name.$mode]} | sort -g |
                 awk -v b="$bare" '{ a[NR] = $1 } END { if (b > 0) printf "%.3f", a[int((NR + 1) / 2)] / b; else printf "-" }')"
         done
         printf '\n'
@@ -223,6 +233,9 @@ if [[ ${1:-} == --corpus ]]; then
     { seq 1 2000000; head -c 6000000 /dev/urandom; } >"$CORPUS_DATA"
     echo "corpus: every default of $SIGPROF record, $CS s a program; load average $(cut -d' ' -f1-3 /proc/loadavg)"
     corpus_shares || exit 1
+    CORPUS_MODES=(bare sigprof perf-g perf-dwarf)
+    # --split: each collector alone too (sp-cpu: `sigprof record -e cpu`, ...), where the default's cost goes
+    [[ ${3:-} == --split ]] && CORPUS_MODES+=(sp-cpu sp-signal sp-futex sp-sched sp-lock)
     [[ ${2:-} == --cost ]] && corpus_cost
     exit 0
 fi
