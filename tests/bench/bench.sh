@@ -827,9 +827,9 @@ if ((${#TWORKLOADS[@]})); then
             [[ -n ${TRATIO[$wl.sp-count]:-} && -n ${TRATIO[$wl.perf-floor]:-} ]] || continue
             sp=${TRATIO[$wl.sp-count]} pf=${TRATIO[$wl.perf-floor]}
             printf '  [%s] %-10s %-11s cost within 1.15x of %-10s throughput kept %.3f vs %.3f: cost %.3f vs %.3f (%sx)\n' \
-                "$(calc "\"%s\", (1 - $sp) <= 1.15 * (1 - $pf) ? \"PASS\" : \"MISS\"")" "$(wl_name "$wl")" sp-count \
+                "$(calc "\"%s\", ((1 - $sp) <= 1.15 * (1 - $pf) ? \"PASS\" : \"MISS\")")" "$(wl_name "$wl")" sp-count \
                 perf-floor "$sp" "$pf" "$(calc "\"%.3f\", 1 - $sp")" "$(calc "\"%.3f\", 1 - $pf")" \
-                "$(calc "\"%.2f\", (1 - $pf) > 0 ? (1 - $sp) / (1 - $pf) : 0")"
+                "$(calc "\"%.2f\", ((1 - $pf) > 0 ? (1 - $sp) / (1 - $pf) : 0)")"
         done
         for wl in "${TWORKLOADS[@]}"; do
             if [[ -n ${TRATIO[$wl.sp-sched]:-} ]]; then
