@@ -45,7 +45,8 @@ struct futex_summary {
 	uint64_t sampled_hz;     /* the alternate's frequency above it (its sample_freq) */
 	bool any_event;
 	bool exact;              /* every call was recorded with weight 1 */
-	bool ops_counted;        /* the recording has a counter per futex(2) command: futex_ops are exact */
+	bool ops_counted;        /* the recording has per-command counters: futex_ops are exact */
+	bool commands_grouped;   /* of some commands, the count mode's (futex.c), the rest: one exact "other" count */
 	/* estimated futex(2) commands' calls scale by exact_left / recorded (estimated_commands_scale) */
 	bool scaled;
 	uint64_t exact_left, recorded;
@@ -132,7 +133,8 @@ static struct futex_summary summarize(struct futex_state *st, const struct profi
 	}
 	if (sum.mode == FUTEX_COUNT || !sum.any_event)
 		sum.exact = false;
-	sum.ops_counted = op_counters == FOP_LOCK_PI2 + 1;
+	sum.ops_counted = op_counters > 0;
+	sum.commands_grouped = op_counters > 0 && op_counters < FOP_LOCK_PI2 + 1;
 	sum.scaled = estimated_commands_scale(st, p, &sum, &sum.exact_left, &sum.recorded);
 	return sum;
 }
@@ -339,16 +341,35 @@ static void text_errors(const struct futex_count *errs, size_t n, double scale, 
 			(unsigned long long)error_count(errs[i].count, scale, most));
 }
 
+/*
+ * An op's name in the counts: with commands grouped (the count mode
+ * counts some apart), what no counter took is the other commands', not an
+ * unknown one's.
+ */
+static const char *counted_op_name(const struct futex_summary *sum, enum futex_op_id id)
+{
+	return id == FOP_UNKNOWN && sum->commands_grouped ? "other" : futex_op_name(id);
+}
+
 /* Count mode: the exact calls of each op, from the counters. */
-static void text_op_counts(struct futex_state *st, const struct profile *p, struct futex_summary *sum, FILE *out)
+static void text_op_counts(struct futex_state *st, const struct profile *p, struct futex_summary *sum,
+			   const struct view_options *o, FILE *out)
 {
 	fprintf(out, "\n  %-16s %12s\n", "op", "calls");
+	bool other = false;
 	for (int id = 0; id < FOP_COUNT; id++) {
 		bool estimated;
 		uint64_t calls = op_calls(st, p, sum, (enum futex_op_id)id, &estimated);
-		if (calls && !estimated)
-			fprintf(out, "  %-16s %12llu\n", futex_op_name((enum futex_op_id)id), (unsigned long long)calls);
+		if (calls && !estimated) {
+			fprintf(out, "  %-16s %12llu\n", counted_op_name(sum, (enum futex_op_id)id), (unsigned long long)calls);
+			other |= id == FOP_UNKNOWN && sum->commands_grouped;
+		}
 	}
+	if (other)
+		view_text_wrapped(o, out, 4, "  other: the futex(2) commands without a counter of their own (REQUEUE, "
+					     "CMP_REQUEUE, WAKE_OP, the PI commands, ...), counted together: a counter per "
+					     "command costs every futex call about 50 ns; --futex sample or trace tells "
+					     "them apart");
 }
 
 /* The ops table's columns: op, calls, private, errors, waits, unmeasured, wait total/p99/max, errors by name. */
@@ -500,7 +521,7 @@ void futex_text(void *state, const struct profile *p, const struct view_options 
 	text_mode_line(&sum, o, out);
 	text_syscall_totals(&sum, o, out);
 	if (sum.mode == FUTEX_COUNT) {
-		text_op_counts(st, p, &sum, out);
+		text_op_counts(st, p, &sum, o, out);
 		return;
 	}
 	uint64_t orphans, unpaired = futex_tracker_unpaired_exits(st->tracker, &orphans);
@@ -597,7 +618,7 @@ static void json_futex_ops(struct futex_state *st, const struct profile *p, stru
 		bool estimated;
 		uint64_t calls = op_calls(st, p, sum, (enum futex_op_id)id, &estimated);
 		if (calls && (sum->mode != FUTEX_COUNT || !estimated)) {
-			json_u64(w, futex_op_name((enum futex_op_id)id), calls);
+			json_u64(w, counted_op_name(sum, (enum futex_op_id)id), calls);
 			any = true;
 		}
 	}

@@ -100,6 +100,23 @@ Test(futex, count_mode_keeps_exact_totals_only)
 	cr_assert_eq(op_figure(data, "WAKE", "exact"), n);
 	cr_assert_eq(json_number(data, ".futexes | length"), 0);
 	cr_assert_eq(json_number(data, ".meta.samples"), 0, "count mode writes no per-call records");
+	/*
+	 * The commands without a counter of their own (count mode counts WAIT, WAKE and their BITSET forms apart)
+	 * are counted together, exactly: futex_wake_many N M makes N WAKEs and M CMP_REQUEUEs.
+	 */
+	const long m = 333;
+	data = test_path("count-other.data");
+	st = run_cmd(NULL, false, "%s record -q -e futex --futex=count -o %s -- " W "futex_wake_many %ld %ld >/dev/null",
+		     sigprof_bin(), data, n, m);
+	cr_assert_eq(st, 0);
+	cr_assert_eq(json_number(data, ".futex_ops.WAKE"), n);
+	cr_assert_eq(json_number(data, ".futex_ops.other"), m);
+	cr_assert_eq(json_number(data, ".futex_ops | length"), 2);
+	cr_assert_eq(json_number(data, ".futex_summary.syscalls.sys_enter_futex.total"), n + m);
+	char *text;
+	cr_assert_eq(run_cmd(&text, false, "%s report -i %s", sigprof_bin(), data), 0);
+	cr_assert_not_null(strstr(text, "other: the futex(2) commands without a counter of their own"), "%s", text);
+	free(text);
 }
 
 /* Parse "waits W blocked B eagain E opened K" from the waiter's output. */
