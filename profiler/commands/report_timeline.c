@@ -455,8 +455,8 @@ int report_no_threads_followed(const struct profile *p, const char *option)
 	if (p->filters[0])
 		return sp_error("report: %s: %s: the filters (%s) kept no thread of the workload", option, p->file,
 				p->filters);
-	return sp_error("report: %s: %s: no thread of the workload was followed (the recording has no scheduler or cpu "
-			"samples)", option, p->file);
+	return sp_error("report: %s: %s: no thread of the workload was followed (the recording has no context switch: "
+			"record with the sched collector)", option, p->file);
 }
 
 int report_trace_event_file(const struct profile *p, const char *path)

@@ -61,6 +61,7 @@ struct timeline {
 	uint32_t *wall_slots;           /* open addressing: wall index + 1 */
 	size_t wall_nslots;
 	uint64_t latest;                /* the latest event's time */
+	bool switched;                  /* a switch-in or switch-out was seen: the states can be known */
 	bool finished;
 };
 
@@ -355,6 +356,8 @@ void timeline_event(struct timeline *t, const struct timeline_event *e)
 		return;
 	if (e->time > t->latest)
 		t->latest = e->time;
+	if (e->kind == TIMELINE_EVENT_SWITCH_IN || e->kind == TIMELINE_EVENT_SWITCH_OUT)
+		t->switched = true;
 	if (e->kind == TIMELINE_EVENT_FORK) {
 		if (!th || !th->alive)
 			new_thread(t, e->pid, e->tid, e->time, TIMELINE_RUNNABLE);
@@ -473,10 +476,31 @@ static int compare_threads(const void *a, const void *b)
 	return x->info.start < y->info.start ? -1 : x->info.start > y->info.start;
 }
 
+/*
+ * A recording without a context switch (no sched collector) cannot tell
+ * running from waiting: a thread would read runnable from its fork to its
+ * exit.  It follows no thread.
+ */
+static void forget_threads(struct timeline *t)
+{
+	for (size_t i = 0; i < t->nthreads; i++) {
+		free(t->threads[i]->samples);
+		free(t->threads[i]->spans);
+		free(t->threads[i]->marks);
+		free(t->threads[i]);
+	}
+	t->nthreads = 0;
+	t->nwall = 0;
+	u64_map_free(&t->by_tid);
+	memset(&t->by_tid, 0, sizeof(t->by_tid));
+}
+
 void timeline_finish(struct timeline *t, uint64_t end)
 {
 	if (t->finished)
 		return;
+	if (!t->switched)
+		forget_threads(t);
 	if (end < t->latest)
 		end = t->latest;
 	for (size_t i = 0; i < t->nthreads; i++) {

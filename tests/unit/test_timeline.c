@@ -369,3 +369,16 @@ Test(timeline, marks_of_followed_threads)
 	cr_expect_eq(n, 0);
 	timeline_free(t);
 }
+
+/* Without a switch-in or switch-out (no sched collector) the states cannot be told: no thread is kept. */
+Test(timeline, no_switch_no_threads)
+{
+	struct timeline *t = timeline_new(&stacks, &(struct timeline_options){ .keep_spans = true });
+	ev(t, TIMELINE_EVENT_FORK, 1000, TID);
+	cpu_sample(t, 2000, TID, work_stack, 1000);
+	ev(t, TIMELINE_EVENT_EXIT, 3000, TID);
+	timeline_finish(t, 4000);
+	cr_expect_eq(timeline_thread_count(t), 0);
+	cr_expect_eq(timeline_wall_count(t), 0);
+	timeline_free(t);
+}

@@ -154,7 +154,12 @@ void timeline_free(struct timeline *t);
 void timeline_event(struct timeline *t, const struct timeline_event *e);
 /* A mark of thread tid, a thread the timeline follows already (else nothing), at m->time. */
 void timeline_add_mark(struct timeline *t, uint32_t tid, const struct timeline_mark *m);
-/* Closes every thread still alive at end (the recording's last time); the iteration below is valid after it. */
+/*
+ * Closes every thread still alive at end (the recording's last time); the
+ * iteration below is valid after it.  Without any switch-in or switch-out
+ * event (a recording without the sched collector) it keeps no thread: the
+ * states cannot be told.
+ */
 void timeline_finish(struct timeline *t, uint64_t end);
 
 size_t timeline_thread_count(const struct timeline *t);
