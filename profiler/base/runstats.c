@@ -307,6 +307,24 @@ double welch_p_value(const double *x, size_t nx, const double *y, size_t ny)
 	return student_t_two_sided(t, df);
 }
 
+double ratio_welch_p_value(const double *x, size_t nx, const double *y, size_t ny)
+{
+	for (size_t i = 0; i < nx; i++)
+		if (!(x[i] > 0))
+			return welch_p_value(x, nx, y, ny);
+	for (size_t i = 0; i < ny; i++)
+		if (!(y[i] > 0))
+			return welch_p_value(x, nx, y, ny);
+	double *lx = xmalloc((nx + ny + 1) * sizeof(*lx)), *ly = lx + nx;
+	for (size_t i = 0; i < nx; i++)
+		lx[i] = log(x[i]);
+	for (size_t i = 0; i < ny; i++)
+		ly[i] = log(y[i]);
+	double p = welch_p_value(lx, nx, ly, ny);
+	free(lx);
+	return p;
+}
+
 static const double *bh_p; /* the p-values the ranks are sorted by (qsort has no context) */
 
 static int compare_p_ranks(const void *a, const void *b)

@@ -476,7 +476,9 @@ static void confirm_by_fdr(struct diff_row *rows, size_t n, bool apply)
 		r->tested = r->nvalues[BASE] >= LKP_MIN_RUNS && r->nvalues[NEW] >= LKP_MIN_RUNS;
 		if (!r->tested)
 			continue;
-		r->p = welch_p_value(r->values[BASE], r->nvalues[BASE], r->values[NEW], r->nvalues[NEW]);
+		/* a %change is a ratio, tested as one; an absolute change (a share, a percentage) on the values */
+		r->p = r->absolute ? welch_p_value(r->values[BASE], r->nvalues[BASE], r->values[NEW], r->nvalues[NEW])
+				   : ratio_welch_p_value(r->values[BASE], r->nvalues[BASE], r->values[NEW], r->nvalues[NEW]);
 		p[tested] = r->p;
 		index[tested++] = i;
 	}

@@ -312,6 +312,25 @@ Test(runstats, welch_against_independent_values)
 	cr_assert_float_eq(welch_p_value(e, 3, f, 3), 2.88988874e-05, 1e-12);
 }
 
+/* References from mpmath's regularized incomplete beta (Python), the same Welch test of the logarithms. */
+Test(runstats, welch_of_a_ratio)
+{
+	/* the seed-002 miniature's bucket lock contentions, 3 runs a side */
+	double base[] = { 10, 9, 8 }, changed[] = { 2384, 2187, 2069 };
+	cr_assert_float_eq(welch_p_value(base, 3, changed, 3), 0.00173224888165, 1e-12);
+	cr_assert_float_eq(ratio_welch_p_value(base, 3, changed, 3), 1.54920545521e-06, 1e-15);
+	double a[] = { 1, 2, 3 }, b[] = { 4, 5, 6 };
+	cr_assert_float_eq(ratio_welch_p_value(a, 3, b, 3), 0.0755973528171, 1e-12);
+	/* a value of 0 (or below) has no logarithm: the values are tested */
+	double zero[] = { 0, 2, 3 };
+	cr_assert_eq(ratio_welch_p_value(zero, 3, b, 3), welch_p_value(zero, 3, b, 3));
+	cr_assert_eq(ratio_welch_p_value(b, 3, zero, 3), welch_p_value(b, 3, zero, 3));
+	/* constant sides: a deterministic count that moved, or did not */
+	double thousand[] = { 1000, 1000, 1000 }, two_thousand[] = { 2000, 2000, 2000 };
+	cr_assert_eq(ratio_welch_p_value(thousand, 3, two_thousand, 3), 0.0);
+	cr_assert_eq(ratio_welch_p_value(thousand, 3, thousand, 3), 1.0);
+}
+
 Test(runstats, welch_without_spread)
 {
 	/* a deterministic count: 1000 calls every run against 2000 every run moved for sure; 2000 against 2000 did not */
