@@ -10,7 +10,7 @@
  * layer and those below it, never above (docs/layers.md; tests/layers.txt
  * places every folder, `make check-layers` enforces it).  Bottom up:
  *   base        profiler/base/: util (this file), hashmap, string_pool,
- *               files, stats, json, ...: knows nothing above it
+ *               files, durations, runstats, json, ...: knows nothing above it
  *   kernel      collectors/kernel/: perf, pmu, tracepoint  } siblings: neither
  *   symbolize   symbolize/: symbols, maps, unwinding       } uses the other
  *   model       profiler/model/: data file, decoding, stacks, paths, loader
