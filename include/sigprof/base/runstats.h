@@ -122,9 +122,10 @@ double lkp_change(const char *key, const char *unit, double base, double new_val
  * be apart, which three noisy values of each side often are by chance.
  * `sigprof diff` therefore also asks each row for Welch's t-test (it does
  * not assume the two sides have the same variance: a change often changes
- * the spread too; of the logarithms, ratio_welch_p_value(), for a %change) and keeps the expected share of false discoveries among
- * the rows it lists at FDR_Q with Benjamini-Hochberg's step-up procedure
- * over all the rows that have a test.
+ * the spread too; of the logarithms for a %change, ratio_welch_p_value())
+ * and keeps the expected share of false discoveries among the rows it
+ * lists at FDR_Q with Benjamini-Hochberg's step-up procedure over all the
+ * rows that have a test.
  */
 #define FDR_Q 0.05 /* the false discovery rate the rows are held to */
 

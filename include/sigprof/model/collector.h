@@ -194,9 +194,9 @@ struct collector_analyzer {
 	/*
 	 * Optional: the mark that sample s of this collector, counted on
 	 * stack, puts on its thread's timeline (timeline.h), into *out; false
-	 * when none (the lock collector: a contention's begin recorded one by
-	 * one).  Asked by the loader after sample() when the report keeps a
-	 * timeline's spans.
+	 * when none (the lock collector: a contention's begin).  Asked by the
+	 * loader after sample() when the report has a timeline, which keeps
+	 * the marks with its spans.
 	 */
 	bool (*timeline_mark)(void *state, const struct profile *p, const struct sp_sample *s, uint32_t stack,
 			      struct timeline_mark *out);
