@@ -344,7 +344,7 @@ static int run_shared(void)
 static int to_reader[2], to_writer[2];
 static _Atomic pid_t writer_tid, reader_tid;
 
-/* Both threads on the CPU main runs on: a blocking writer hands the CPU to the reader it woke. */
+/* Both threads on the CPU main runs on (main pins itself first): a blocking writer hands the CPU to the reader it woke. */
 static void pin_to_first_cpu(void)
 {
 	static _Atomic int first_cpu = -1;
@@ -465,6 +465,13 @@ int main(int argc, char **argv)
 	} else if (strcmp(mode, "shared") == 0) {
 		return run_shared();
 	} else if (strcmp(mode, "pipe") == 0) {
+		/*
+		 * main pins itself first: its threads start on that CPU with its
+		 * mask, so their own pinning moves nothing.  A thread started on
+		 * the other CPU slept in sched_setaffinity() until the stopper
+		 * (migration/0) moved it: a sleep no write ended.
+		 */
+		pin_to_first_cpu();
 		if (pipe(to_reader) || pipe(to_writer) || run_threads(pipe_reader, pipe_writer, NULL))
 			return 1;
 		printf("writer %d reader %d rounds %ld\n", (int)writer_tid, (int)reader_tid, rounds);
