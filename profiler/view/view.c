@@ -738,12 +738,16 @@ static bool cost_source_matches(const struct cost_source *src, const char *key)
  * cost.PATH.self_per_event.FUNC: the CPU time per event of the path spent
  * in FUNC itself (the path's cpu samples whose leaf FUNC is, weighted by
  * the period), for the functions holding at least SELF_PER_EVENT_FLOOR
- * percent of the path's samples.  What moved inside a path whose cost per
- * event moved: diff's summary names the function whose time per event
- * changed most, in ns, where a share of all samples (perf-profile.self)
- * would move with every other path's change too.
+ * percent of the path's samples and SELF_PER_EVENT_MIN_SAMPLES samples.
+ * What moved inside a path whose cost per event moved: diff's summary
+ * names the function whose time per event changed most, in ns, where a
+ * share of all samples (perf-profile.self) would move with every other
+ * path's change too.  Below the minimum the figure moves in whole samples:
+ * 3 samples in each of three runs gave 3.75 ns per event every run, 2
+ * samples 2.50, which diff's test took for a change without spread.
  */
 #define SELF_PER_EVENT_FLOOR 0.5
+#define SELF_PER_EVENT_MIN_SAMPLES 20
 static void add_self_per_event_rows(const struct profile *p, int cpu, int path, double weight_per_sample_event,
 				    const char *unit, struct figure_rows *rows)
 {
@@ -756,7 +760,8 @@ static void add_self_per_event_rows(const struct profile *p, int cpu, int path, 
 	struct string_pool *pool;
 	size_t n = view_functions_by_name(p, ids, nstacks, &functions, &pool);
 	for (size_t i = 0; i < n; i++)
-		if (functions[i].self && 100.0 * (double)functions[i].self / (double)on_path >= SELF_PER_EVENT_FLOOR)
+		if (functions[i].self >= SELF_PER_EVENT_MIN_SAMPLES &&
+		    100.0 * (double)functions[i].self / (double)on_path >= SELF_PER_EVENT_FLOOR)
 			figure_rows_add(rows, weight_per_sample_event * (double)functions[i].self, unit, false,
 					"cost.%s.self_per_event.%s", path_name(path), functions[i].name);
 	free(functions);
