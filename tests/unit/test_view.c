@@ -342,20 +342,25 @@ Test(view, cost_rows_divide_the_cpu_on_a_path_by_its_counted_events)
 Test(view, cost_rows_give_each_function_its_own_time_per_event_on_the_path)
 {
 	struct profile *p = new_profile();
-	/* cpu-clock at 250000 ns a sample; on sigreturn: 6 samples whose leaf is restore, 2 whose leaf is copy_in,
-	 * the frames [signal] (sigprof's own) and the caller main above them; on other: 2 samples in main */
+	/* cpu-clock at 250000 ns a sample; on sigreturn: 60 samples whose leaf is restore, 20 whose leaf is copy_in,
+	 * 19 whose leaf is tiny (under the 20 samples a row needs), the frames [signal] (sigprof's own) and the
+	 * caller main above them; on other: 2 samples in main */
 	snprintf(p->collectors[0].name, sizeof(p->collectors[0].name), "cpu");
 	snprintf(p->collectors[0].event, sizeof(p->collectors[0].event), "cpu-clock");
 	uint32_t restore = frame_synthetic(&p->stacks, "restore", "[kernel]"),
-		 copy_in = frame_synthetic(&p->stacks, "copy_in", "[kernel]"), main_fn = frame_synthetic(&p->stacks, "main", "/bin/w");
-	p->stacks.frames[restore].synthetic = p->stacks.frames[copy_in].synthetic = p->stacks.frames[main_fn].synthetic = false;
-	uint32_t a[2] = { restore, main_fn }, b[3] = { copy_in, restore, main_fn }, c[1] = { main_fn };
-	stack_add_on_path(&p->stacks, 0, a, 2, 6, 6 * 250000ull, PATH_SIGRETURN);
-	stack_add_on_path(&p->stacks, 0, b, 3, 2, 2 * 250000ull, PATH_SIGRETURN);
+		 copy_in = frame_synthetic(&p->stacks, "copy_in", "[kernel]"), main_fn = frame_synthetic(&p->stacks, "main", "/bin/w"),
+		 tiny = frame_synthetic(&p->stacks, "tiny", "[kernel]");
+	p->stacks.frames[restore].synthetic = p->stacks.frames[copy_in].synthetic = p->stacks.frames[main_fn].synthetic =
+		p->stacks.frames[tiny].synthetic = false;
+	uint32_t a[2] = { restore, main_fn }, b[3] = { copy_in, restore, main_fn }, c[1] = { main_fn },
+		 d[3] = { tiny, restore, main_fn };
+	stack_add_on_path(&p->stacks, 0, a, 2, 60, 60 * 250000ull, PATH_SIGRETURN);
+	stack_add_on_path(&p->stacks, 0, b, 3, 20, 20 * 250000ull, PATH_SIGRETURN);
+	stack_add_on_path(&p->stacks, 0, d, 3, 19, 19 * 250000ull, PATH_SIGRETURN);
 	stack_add_on_path(&p->stacks, 0, c, 1, 2, 2 * 250000ull, PATH_OTHER);
-	p->collectors[0].samples = 10;
-	p->collectors[0].weight = 10 * 250000ull;
-	p->collectors[0].path_samples[PATH_SIGRETURN] = 8;
+	p->collectors[0].samples = 101;
+	p->collectors[0].weight = 101 * 250000ull;
+	p->collectors[0].path_samples[PATH_SIGRETURN] = 99;
 	p->collectors[0].path_samples[PATH_OTHER] = 2;
 	p->ncollectors = 2;
 	snprintf(p->collectors[1].name, sizeof(p->collectors[1].name), "signal");
@@ -366,19 +371,21 @@ Test(view, cost_rows_give_each_function_its_own_time_per_event_on_the_path)
 	view_figures(p, &rows);
 	const struct figure_row *r = find_figure(&rows, "cost.sigreturn.self_per_event.restore");
 	cr_assert(r);
-	cr_assert_float_eq(r->value, 6 * 250000.0 / 1001, 1e-6, "its 6 samples' time over the 1001 sigreturns");
+	cr_assert_float_eq(r->value, 60 * 250000.0 / 1001, 1e-6, "its 60 samples' time over the 1001 sigreturns");
 	cr_assert_str_eq(r->unit, "ns");
 	cr_assert_not(r->exact);
 	r = find_figure(&rows, "cost.sigreturn.self_per_event.copy_in");
 	cr_assert(r);
-	cr_assert_float_eq(r->value, 2 * 250000.0 / 1001, 1e-6);
+	cr_assert_float_eq(r->value, 20 * 250000.0 / 1001, 1e-6);
 	cr_assert_null(find_figure(&rows, "cost.sigreturn.self_per_event.main"), "never a leaf on the path");
+	cr_assert_null(find_figure(&rows, "cost.sigreturn.self_per_event.tiny"),
+		       "19 samples: a figure that moves in whole samples has no row");
 	double own = 0;
 	for (size_t i = 0; i < rows.count; i++)
 		if (strncmp(rows.rows[i].key, "cost.sigreturn.self_per_event.", 30) == 0)
 			own += rows.rows[i].value;
-	cr_assert_float_eq(own, find_figure(&rows, "cost.sigreturn.ns_per_event")->value, 1e-6,
-			   "the functions' own times add up to the path's time per event");
+	cr_assert_float_eq(own + 19 * 250000.0 / 1001, find_figure(&rows, "cost.sigreturn.ns_per_event")->value, 1e-6,
+			   "the functions' own times and the one under the floor add up to the path's time per event");
 	for (size_t i = 0; i < rows.count; i++)
 		cr_assert(!strstr(rows.rows[i].key, ".self_per_event.") || strncmp(rows.rows[i].key, "cost.sigreturn.", 15) == 0,
 			  "%s: only a path with counted events has a time per event", rows.rows[i].key);
