@@ -72,8 +72,9 @@ void futex_waits_record(void *state, const struct profile *p, const struct perf_
 static const char *word_label(const struct profile *p, bool futex, uint32_t pid, uint64_t uaddr, char *buf,
 			      size_t len)
 {
+	/* a futex call whose entry was a weighted sample (above the rate bound) is not followed: its sleeps land here */
 	if (!futex)
-		return snprintf(buf, len, "(sleeps outside futex calls)"), buf;
+		return snprintf(buf, len, "(sleeps outside a recorded futex call)"), buf;
 	return view_user_data_name(p, pid, uaddr, buf, len, NULL);
 }
 
@@ -121,7 +122,7 @@ static void text_totals(const struct waits_totals *t, const struct view_options 
 	for (int e = 0; e < WAIT_END_COUNT; e++)
 		waits += t->waits[e];
 	struct strbuf sb = { 0 };
-	sb_addf(&sb, "  %llu blocking waits (%llu futex, %llu sleeps outside futex calls), %.3f ms; ended by",
+	sb_addf(&sb, "  %llu blocking waits (%llu futex, %llu sleeps outside a recorded futex call), %.3f ms; ended by",
 		(unsigned long long)waits, (unsigned long long)t->futex_waits, (unsigned long long)t->sched_waits,
 		ms(sum_ns(t->ns)));
 	for (int e = 0; e < WAIT_END_COUNT; e++)
@@ -147,9 +148,9 @@ static void text_words(struct futex_state *st, const struct profile *p, const st
 	size_t n = waits_words(st->waits, &words);
 	if (!n)
 		return;
-	static const unsigned columns[] = { 34, 8, 12, 8, 8, 8, 8, 9, 12 };
+	static const unsigned columns[] = { 40, 8, 12, 8, 8, 8, 8, 9, 12 };
 	struct view_table t = { .columns = columns, .ncolumns = ARRAY_SIZE(columns) };
-	view_table_addf(&t, "  %-32s %7s %11s %7s %7s %7s %7s %8s %11s", "word", "waits", "wait ms", "task", "irq",
+	view_table_addf(&t, "  %-38s %7s %11s %7s %7s %7s %7s %8s %11s", "word", "waits", "wait ms", "task", "irq",
 			"signal", "timeout", "unlinked", "wake->run us");
 	size_t limit = (size_t)o->top < n ? (size_t)o->top : n;
 	char name[256];
@@ -159,7 +160,7 @@ static void text_words(struct futex_state *st, const struct profile *p, const st
 		for (int e = 0; e < WAIT_END_COUNT; e++)
 			waits += w->waits[e];
 		double run_us = w->wake_to_run_count ? (double)w->wake_to_run_ns / (double)w->wake_to_run_count / 1e3 : 0;
-		view_table_addf(&t, "  %-32s %7llu %11.3f %7llu %7llu %7llu %7llu %8llu %11.1f",
+		view_table_addf(&t, "  %-38s %7llu %11.3f %7llu %7llu %7llu %7llu %8llu %11.1f",
 				word_label(p, w->futex, w->word_pid, w->uaddr, name, sizeof(name)),
 				(unsigned long long)waits, ms(sum_ns(w->ns)), (unsigned long long)w->waits[WAIT_END_TASK],
 				(unsigned long long)w->waits[WAIT_END_INTERRUPT],
