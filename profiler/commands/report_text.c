@@ -405,9 +405,10 @@ static size_t digits(uint64_t v)
 /*
  * Top functions: self, %, total, %, function, dso.  Within a width the
  * counts take the digits they need, the name gets what the widest dso leaves
- * (FUNCTION_NAME_MIN_COLUMNS at least: else the dso goes on a line of its
- * own under the name), and where even that leaves the name too little the
- * counts give way to their shares.
+ * (FUNCTION_NAME_MIN_COLUMNS at least, and every name whole where the whole
+ * row's room holds it: else the dso goes on a line of its own under the
+ * name), and where even that leaves the name too little the counts give way
+ * to their shares.
  */
 static void print_functions(const struct profile *p, int c, const struct report_options *o, FILE *out)
 {
@@ -444,7 +445,13 @@ static void print_functions(const struct profile *p, int c, const struct report_
 			prefix = 2 + 7 + 1 + 7 + 2;
 		}
 		size_t room = v->width > prefix + 1 ? v->width - prefix - 1 : 1;
-		where_below = room < widest_where + FUNCTION_NAME_MIN_COLUMNS;
+		/*
+		 * The dso goes below the name when the name would have too little
+		 * room beside it, or when the longest name is cut beside it and
+		 * whole below it (`_raw_spin_unlock_irqrestore` at 60 columns).
+		 */
+		where_below = room < widest_where + FUNCTION_NAME_MIN_COLUMNS ||
+			      (widest_name + widest_where > room && widest_name <= room + 1);
 		name_cols = where_below ? room + 1 : room - widest_where;
 		if (name_cols > widest_name)
 			name_cols = widest_name;
