@@ -150,18 +150,32 @@ struct timeline *timeline_new(const struct stack_table *stacks, const struct tim
 	return t;
 }
 
-void timeline_free(struct timeline *t)
+/*
+ * Every thread and its wall entries gone (timeline_free(), and
+ * timeline_finish() of a recording without a context switch, which cannot
+ * tell running from waiting: a thread would read runnable from its fork to
+ * its exit).
+ */
+static void forget_threads(struct timeline *t)
 {
-	if (!t)
-		return;
 	for (size_t i = 0; i < t->nthreads; i++) {
 		free(t->threads[i]->samples);
 		free(t->threads[i]->spans);
 		free(t->threads[i]->marks);
 		free(t->threads[i]);
 	}
-	free(t->threads);
+	t->nthreads = 0;
+	t->nwall = 0;
 	u64_map_free(&t->by_tid);
+	memset(&t->by_tid, 0, sizeof(t->by_tid));
+}
+
+void timeline_free(struct timeline *t)
+{
+	if (!t)
+		return;
+	forget_threads(t);
+	free(t->threads);
 	free(t->wall);
 	free(t->wall_slots);
 	free(t);
@@ -474,25 +488,6 @@ static int compare_threads(const void *a, const void *b)
 	if (x->info.tid != y->info.tid)
 		return x->info.tid < y->info.tid ? -1 : 1;
 	return x->info.start < y->info.start ? -1 : x->info.start > y->info.start;
-}
-
-/*
- * A recording without a context switch (no sched collector) cannot tell
- * running from waiting: a thread would read runnable from its fork to its
- * exit.  It follows no thread.
- */
-static void forget_threads(struct timeline *t)
-{
-	for (size_t i = 0; i < t->nthreads; i++) {
-		free(t->threads[i]->samples);
-		free(t->threads[i]->spans);
-		free(t->threads[i]->marks);
-		free(t->threads[i]);
-	}
-	t->nthreads = 0;
-	t->nwall = 0;
-	u64_map_free(&t->by_tid);
-	memset(&t->by_tid, 0, sizeof(t->by_tid));
 }
 
 void timeline_finish(struct timeline *t, uint64_t end)
