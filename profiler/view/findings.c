@@ -22,26 +22,34 @@ static char *vformat(const char *fmt, va_list ap)
 	return text;
 }
 
+/* A new finding with its text and where to look next; the caller sets how it ranks. */
+static struct finding *add_item(struct findings *f, const char *next, const char *fmt, va_list ap)
+{
+	GROW(f->items, f->cap, f->count + 1);
+	struct finding *item = &f->items[f->count++];
+	*item = (struct finding){ .text = vformat(fmt, ap), .next = xstrdup(next ? next : "") };
+	return item;
+}
+
 void findings_add(struct findings *f, unsigned paths, double share, const char *next, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	GROW(f->items, f->cap, f->count + 1);
-	f->items[f->count++] = (struct finding){ .paths = paths, .share = share, .text = vformat(fmt, ap),
-						 .next = xstrdup(next ? next : "") };
+	struct finding *item = add_item(f, next, fmt, ap);
 	va_end(ap);
+	item->paths = paths;
+	item->share = share;
 }
 
 void findings_add_path_time(struct findings *f, const uint64_t *ns, const char *next, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	GROW(f->items, f->cap, f->count + 1);
-	uint64_t *copy = xcalloc(PATH_COUNT, sizeof(*copy));
-	memcpy(copy, ns, PATH_COUNT * sizeof(*copy));
-	f->items[f->count++] = (struct finding){ .share = FINDING_SHARE_UNKNOWN, .path_ns = copy,
-						 .text = vformat(fmt, ap), .next = xstrdup(next ? next : "") };
+	struct finding *item = add_item(f, next, fmt, ap);
 	va_end(ap);
+	item->share = FINDING_SHARE_UNKNOWN;
+	item->path_ns = xcalloc(PATH_COUNT, sizeof(*item->path_ns));
+	memcpy(item->path_ns, ns, PATH_COUNT * sizeof(*item->path_ns));
 }
 
 void findings_caveat(struct findings *f, const char *fmt, ...)
