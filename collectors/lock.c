@@ -297,6 +297,7 @@ static void lock_sample(void *state, const struct profile *p, const struct sp_sa
 {
 	struct lock_state *st = state;
 	struct lock_event e;
+	st->begin_sample = NULL;
 	if (!decode(st, p, s, &e)) {
 		st->undecoded++;
 		return;
@@ -310,6 +311,8 @@ static void lock_sample(void *state, const struct profile *p, const struct sp_sa
 	}
 	st->begins++;
 	st->weighted_begins += e.weighted;
+	st->begin_sample = s;
+	st->begin_addr = e.addr;
 	e.stack = stack;
 	e.path = view_stack_path(p, stack);
 	/*
@@ -348,15 +351,18 @@ static void lock_record(void *state, const struct profile *p, const struct perf_
 		lock_tracker_thread_exit(st->tracker, u32[2]);
 }
 
-/* The timeline_mark hook (collector.h): a contention's begin, at its lock, named by the function that took it. */
+/*
+ * The timeline_mark hook (collector.h): a contention's begin, at its lock,
+ * named by the function that took it; the sample sample() just decoded.
+ */
 static bool lock_timeline_mark(void *state, const struct profile *p, const struct sp_sample *s, uint32_t stack,
 			       struct timeline_mark *out)
 {
-	struct lock_event e;
-	if (!decode(state, p, s, &e) || e.kind != LOCK_EVENT_BEGIN)
+	const struct lock_state *st = state;
+	if (!st->begin_sample || st->begin_sample != s)
 		return false;
-	*out = (struct timeline_mark){ .time = e.time, .detail = e.addr, .label = lock_taker(p, stack), .stack = stack,
-				       .kind = TIMELINE_MARK_LOCK };
+	*out = (struct timeline_mark){ .time = s->time, .detail = st->begin_addr, .label = lock_taker(p, stack),
+				       .stack = stack, .kind = TIMELINE_MARK_LOCK };
 	return true;
 }
 

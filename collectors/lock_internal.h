@@ -36,6 +36,9 @@ struct lock_state {
 	uint64_t weighted_samples; /* of them, the alternates' */
 	uint64_t weighted_begins;  /* of those, begins */
 	uint64_t undecoded;       /* samples whose raw fields could not be read */
+	/* the sample sample() just decoded, when a begin, and its lock: the timeline_mark hook's, asked next */
+	const struct sp_sample *begin_sample;
+	uint64_t begin_addr;
 };
 
 /* The analyzer's text and JSON reports and its keyed figures (lock_report.c). */
