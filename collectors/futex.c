@@ -69,49 +69,9 @@
  * second; below the bound nothing changes.
  */
 #define FUTEX_SAMPLED_HZ 10000
-/*
- * The bound on the stack copies (trace and sample modes), per CPU: 500
- * copies of 8 KiB a second are 4 MB/s, while the entries' records (the
- * frame-pointer chain or a short copy) go on at their own rate; a call site
- * needs one copy to be lent a whole stack.  A 2 KiB copy on every
- * entry of sample mode made 2.4 KB records at up to 50 000 a second per
- * CPU: 500 MB in 3 s of `perf bench futex hash`.
- */
-#define STACK_COPY_BOUND_HZ 500
-/*
- * An entry's own copy in a program without frame pointers: enough for the
- * libc wrapper's frame and two or three of its callers, the key its call
- * site's long copies are lent to.
- */
-#define FUTEX_KEY_STACK_USER_SIZE 512u
 
 /* The system calls, futex(2) first: it is required, the futex2 calls are taken where the kernel has them. */
 static const char *const futex_syscalls[] = { "futex", "futex_wait", "futex_wake", "futex_requeue", "futex_waitv" };
-
-/*
- * Beside an entry tracepoint whose records take the frame-pointer chain
- * (specs[record]; sample mode's alternate is its copy): a copy of the user
- * stack ("#stack", CPU_SIGNAL_STACK_USER_SIZE bytes, unwound with DWARF at report
- * time) of every entry while the entries of its CPU, counted by
- * specs[meter], stay under STACK_COPY_BOUND_HZ over a window.  At least
- * the first calls of every call site get a copy; the report lends the copy's
- * DWARF stack to every entry of that frame-pointer stack (docs/futex.md).
- */
-static void add_stack_copies(struct event_list *events, const struct record_options *opts, size_t record,
-			     size_t meter)
-{
-	struct record_options dwarf = *opts;
-	dwarf.call_graph = CALL_GRAPH_DWARF;
-	dwarf.stack_user_size = CPU_SIGNAL_STACK_USER_SIZE;
-	size_t copy = rate_bound_add_sibling(events, record, FUTEX_STACK_SUFFIX, NULL);
-	struct perf_event_attr *a = &events->specs[copy].attr;
-	sampling_attr_init(a, &dwarf, PERF_TYPE_TRACEPOINT, a->config);
-	a->sample_type |= PERF_SAMPLE_RAW;
-	a->exclude_callchain_kernel = 1;
-	a->sample_period = 1;
-	a->freq = 0;
-	rate_bound_link(events, copy, meter, -1, STACK_COPY_BOUND_HZ);
-}
 
 /*
  * The events of one tracepoint: in trace mode the one that records every
@@ -133,15 +93,17 @@ static int add_tracepoint(struct event_list *events, const struct record_options
 		return (int)record;
 	}
 	if (opts->futex == FUTEX_TRACE) {
-		if (entry && !opts->call_graph_chosen)
-			add_stack_copies(events, opts, record, record); /* the recording event counts every entry */
+		if (entry && stack_keys_lent(opts)) /* the recording event counts every entry */
+			rate_bound_add_stack_copies(events, opts, record, record, FUTEX_STACK_SUFFIX,
+						    CPU_SIGNAL_STACK_USER_SIZE, STACK_COPY_BOUND_HZ, false);
 		return (int)record;
 	}
 	/* an exit's rate is its entry's: the entry's meter measures both */
 	size_t meter = rate_bound_add_sampled(events, record, entry ? -1 : entry_meter, FUTEX_SAMPLE_BOUND_HZ,
 					      FUTEX_SAMPLED_HZ);
-	if (entry && !opts->call_graph_chosen)
-		add_stack_copies(events, opts, record, meter);
+	if (entry && stack_keys_lent(opts))
+		rate_bound_add_stack_copies(events, opts, record, meter, FUTEX_STACK_SUFFIX, CPU_SIGNAL_STACK_USER_SIZE,
+					    STACK_COPY_BOUND_HZ, false);
 	return (int)meter;
 }
 
@@ -181,18 +143,14 @@ static int futex_add_events(struct record_options *opts, struct event_list *even
 	 * by a DWARF unwind.  A long copy on every entry lost 30% of trace
 	 * mode's records on a fast caller and made sample mode's files 500 MB in
 	 * 3 s, so entries take a short key (below) and a long copy only while the
-	 * rate allows (add_stack_copies), which lends its stack to the key.  In a
+	 * rate allows (rate_bound_add_stack_copies), which lends its stack to the key.  In a
 	 * program with frame pointers the key is the frame-pointer chain; in one
 	 * without, that chain stops at the libc wrapper (`syscall`), one key for
 	 * every call site, so the key is a DWARF unwind of the top
-	 * FUTEX_KEY_STACK_USER_SIZE bytes: the wrapper and its callers, which
+	 * KEY_STACK_USER_SIZE bytes: the wrapper and its callers, which
 	 * tell the call sites apart (docs/futex.md, "Stacks").
 	 */
-	struct record_options with_stacks = *opts;
-	bool short_copy = !opts->call_graph_chosen && !opts->program_frame_pointers;
-	with_stacks.call_graph = short_copy ? CALL_GRAPH_DWARF : call_graph_for(opts, CALL_GRAPH_FP);
-	with_stacks.stack_user_size = short_copy ? FUTEX_KEY_STACK_USER_SIZE
-						 : stack_user_size_for(opts, WAIT_STACK_USER_SIZE);
+	struct record_options with_stacks = stack_key_options(opts, WAIT_STACK_USER_SIZE);
 	for (size_t i = 0; i < ARRAY_SIZE(futex_syscalls); i++) {
 		snprintf(name, sizeof(name), "sys_enter_%s", futex_syscalls[i]);
 		int total = add_tracepoint(events, &with_stacks, name, true, -1, reason, reasonlen);
@@ -370,7 +328,7 @@ static void *futex_create(const struct profile *p, int self)
 	st->self = self;
 	st->profile = p;
 	st->tracker = futex_tracker_new();
-	st->lender = futex_stack_lender_new();
+	st->lender = stack_lender_new();
 	st->waits = wait_linker_new();
 	st->counted_from = st->counted_on = UINT32_MAX;
 	if (view_weights_wanted(p))
@@ -382,7 +340,7 @@ static void futex_destroy(void *state)
 {
 	struct futex_state *st = state;
 	futex_tracker_free(st->tracker);
-	futex_stack_lender_free(st->lender);
+	stack_lender_free(st->lender);
 	wait_linker_free(st->waits);
 	free(st->events);
 	free(st);
@@ -412,7 +370,7 @@ static int futex_path_of(void *state, const struct profile *p, const struct sp_s
 static uint32_t entry_stack(struct futex_state *st, uint32_t tid, uint32_t stack)
 {
 	st->counted_from = stack;
-	st->counted_on = futex_lend_entry(st->lender, tid, stack);
+	st->counted_on = stack_lend_key(st->lender, tid, stack);
 	return st->counted_on;
 }
 
@@ -444,14 +402,14 @@ static void futex_sample(void *state, const struct profile *p, const struct sp_s
 	struct event_info *info = &st->events[s->event->index];
 	if (info->kind == KIND_STACK) {
 		st->stack_copies++;
-		futex_lend_copy(st->lender, c->tid, stack);
+		stack_lend_copy(st->lender, c->tid, stack);
 		return;
 	}
 	info->samples++;
 	info->weight += c->period;
 	st->counted_from = st->counted_on = UINT32_MAX; /* an exit counts on its own stack */
 	if (!c->enter) {
-		futex_lend_exit(st->lender, c->tid);
+		stack_lend_end(st->lender, c->tid);
 		futex_tracker_exit(st->tracker, c);
 		waits_futex_exit(st->waits, c->tid, c->time, c->ret);
 		return;
@@ -483,14 +441,14 @@ static void futex_finish(void *state, const struct profile *p)
 	size_t n = futex_tracker_words(st->tracker, &words);
 	uint64_t joined;
 	size_t learned;
-	futex_lender_stats(st->lender, &joined, &learned);
+	stack_lender_stats(st->lender, &joined, &learned);
 	waits_finish(st->waits);
 	if (learned)
-		waits_remap_stacks(st->waits, futex_lent_stack, st->lender);
+		waits_remap_stacks(st->waits, stack_lent, st->lender);
 	for (size_t i = 0; i < n; i++) {
 		/* entries that came before their call site's first copy */
 		if (learned)
-			futex_word_remap_stacks(words[i], futex_lent_stack, st->lender);
+			futex_word_remap_stacks(words[i], stack_lent, st->lender);
 		futex_word_sort_stacks(words[i]);
 	}
 }

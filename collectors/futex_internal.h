@@ -20,6 +20,7 @@
 #include <stdio.h>
 
 #include "sigprof/collectors/futex_tracker.h"
+#include "sigprof/collectors/stack_lender.h"
 #include "sigprof/collectors/waits.h"
 #include "sigprof/kernel/rate_bound.h"
 #include "sigprof/base/util.h"
@@ -45,7 +46,7 @@ struct perf_event_header;
  */
 #define FUTEX_SAMPLED_SUFFIX RATE_BOUND_SAMPLED_SUFFIX
 #define FUTEX_COUNT_SUFFIX RATE_BOUND_COUNT_SUFFIX
-#define FUTEX_STACK_SUFFIX "stack"
+#define FUTEX_STACK_SUFFIX RATE_BOUND_STACK_SUFFIX
 /* sample mode's bound, calls a second per tracepoint and CPU (futex.c); the report names it, the recording does not */
 #define FUTEX_SAMPLE_BOUND_HZ 50000
 
@@ -77,7 +78,7 @@ struct futex_state {
 	size_t nevents;
 	uint64_t undecoded;        /* samples whose raw fields could not be read */
 	/* the copies of the user stack (#stack) joined to the entries of their calls */
-	struct futex_stack_lender *lender;
+	struct stack_lender *lender;
 	uint64_t stack_copies;     /* copies recorded (#stack samples decoded) */
 	/* the entry sample() just took, interned as counted_from, counts on counted_on (the counted_stack hook) */
 	uint32_t counted_from, counted_on;

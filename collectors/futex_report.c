@@ -699,7 +699,7 @@ static void json_summary(struct futex_state *st, const struct profile *p, struct
 	json_u64(w, "undecoded_samples", st->undecoded);
 	uint64_t joined;
 	size_t learned;
-	futex_lender_stats(st->lender, &joined, &learned);
+	stack_lender_stats(st->lender, &joined, &learned);
 	json_object_begin(w, "stack_copies");
 	json_u64(w, "recorded", st->stack_copies);
 	json_u64(w, "joined", joined);

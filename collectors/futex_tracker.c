@@ -12,9 +12,6 @@
  * (a MAP_SHARED mapping's file or shared memory), whichever processes use
  * it; the caller names them on first sight.  It knows nothing of perf records,
  * so the tests drive it with synthetic sequences.
- *
- * The stack lender (at the end) joins the copies of the user stack to the
- * entries of their calls: also per thread, also in time order.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -504,88 +501,4 @@ void futex_word_remap_stacks(struct futex_word *w, uint32_t (*remap)(void *ctx, 
 {
 	w->nwaiters = remap_list(w->waiters, w->nwaiters, remap, ctx);
 	w->nwakers = remap_list(w->wakers, w->nwakers, remap, ctx);
-}
-
-/* ---- the stack lender ---- */
-
-#define STACK_AMBIGUOUS ((void *)UINTPTR_MAX)
-
-/* What a thread's current call brought: its entry's stack and its copy's, ids + 1 (0: not seen). */
-struct stack_join {
-	uint32_t entry_stack, copy_stack;
-};
-
-struct futex_stack_lender {
-	struct u64_map joins;    /* tid -> struct stack_join, since the thread's last exit */
-	struct u64_map dwarf_of; /* frame-pointer stack id + 1 -> DWARF stack id + 1, or STACK_AMBIGUOUS */
-	uint64_t joined;         /* entries whose call had a copy of its own */
-};
-
-struct futex_stack_lender *futex_stack_lender_new(void)
-{
-	return xcalloc(1, sizeof(struct futex_stack_lender));
-}
-
-void futex_stack_lender_free(struct futex_stack_lender *l)
-{
-	if (!l)
-		return;
-	u64_map_free_values(&l->joins, free);
-	u64_map_free(&l->dwarf_of);
-	free(l);
-}
-
-/* An entry (copy false) or its copy (true) of thread tid: the second of the two teaches dwarf_of. */
-static void join_stack(struct futex_stack_lender *l, uint32_t tid, uint32_t stack, bool copy)
-{
-	struct stack_join *j = u64_map_get(&l->joins, tid);
-	if (!j) {
-		j = xcalloc(1, sizeof(*j));
-		u64_map_put(&l->joins, tid, j);
-	}
-	if (copy)
-		j->copy_stack = stack + 1;
-	else
-		j->entry_stack = stack + 1;
-	if (!j->copy_stack || !j->entry_stack)
-		return;
-	l->joined++;
-	void *known = u64_map_get(&l->dwarf_of, j->entry_stack);
-	void *learned = (void *)(uintptr_t)j->copy_stack;
-	if (!known)
-		u64_map_put(&l->dwarf_of, j->entry_stack, learned);
-	else if (known != learned)
-		u64_map_put(&l->dwarf_of, j->entry_stack, STACK_AMBIGUOUS);
-	j->entry_stack = j->copy_stack = 0;
-}
-
-void futex_lend_copy(struct futex_stack_lender *l, uint32_t tid, uint32_t stack)
-{
-	join_stack(l, tid, stack, true);
-}
-
-uint32_t futex_lend_entry(struct futex_stack_lender *l, uint32_t tid, uint32_t stack)
-{
-	const struct stack_join *j = u64_map_get(&l->joins, tid);
-	uint32_t own_copy = j ? j->copy_stack : 0;
-	join_stack(l, tid, stack, false);
-	return own_copy ? own_copy - 1 : futex_lent_stack(l, stack);
-}
-
-void futex_lend_exit(struct futex_stack_lender *l, uint32_t tid)
-{
-	free(u64_map_remove(&l->joins, tid));
-}
-
-uint32_t futex_lent_stack(void *lender, uint32_t stack)
-{
-	const struct futex_stack_lender *l = lender;
-	void *v = u64_map_get(&l->dwarf_of, (uint64_t)stack + 1);
-	return v && v != STACK_AMBIGUOUS ? (uint32_t)((uintptr_t)v - 1) : stack;
-}
-
-void futex_lender_stats(const struct futex_stack_lender *l, uint64_t *joined, size_t *learned)
-{
-	*joined = l->joined;
-	*learned = l->dwarf_of.count;
 }

@@ -94,6 +94,25 @@ size_t rate_bound_add(struct event_list *events, size_t gate, int meter, uint64_
 	return rate_bound_add_sampled(events, gate, meter, bound, bound);
 }
 
+size_t rate_bound_add_stack_copies(struct event_list *events, const struct record_options *opts, size_t record,
+				   size_t meter, const char *suffix, uint32_t stack_size, uint64_t bound_hz,
+				   bool kernel_chain)
+{
+	struct record_options dwarf = *opts;
+	dwarf.call_graph = CALL_GRAPH_DWARF;
+	dwarf.stack_user_size = stack_size;
+	dwarf.period = 1;
+	size_t copy = rate_bound_add_sibling(events, record, suffix, NULL);
+	struct perf_event_attr *a = &events->specs[copy].attr;
+	sampling_attr_init(a, &dwarf, PERF_TYPE_TRACEPOINT, a->config);
+	a->sample_type |= PERF_SAMPLE_RAW;
+	a->exclude_callchain_kernel = !kernel_chain || events->specs[record].attr.exclude_callchain_kernel;
+	a->sample_period = 1;
+	a->freq = 0;
+	rate_bound_link(events, copy, meter, -1, bound_hz);
+	return copy;
+}
+
 const char *rate_bound_suffix(const char *name, size_t *base_len)
 {
 	const char *hash = strchr(name, '#');

@@ -23,6 +23,7 @@
 
 #include "sigprof/collectors/futex_op.h"
 #include "sigprof/collectors/futex_tracker.h"
+#include "sigprof/collectors/stack_lender.h"
 #include "sigprof/model/paths.h"
 #include "sigprof/symbolize/symbolize.h"
 #include "unit_helpers.h"
@@ -600,37 +601,37 @@ Test(futex, remapped_stacks_that_become_one_add_up)
  */
 Test(futex, stack_copies_lend_their_call_sites_dwarf_stack)
 {
-	struct futex_stack_lender *l = futex_stack_lender_new();
+	struct stack_lender *l = stack_lender_new();
 	/* thread 10: the copy (stack 100) comes before the entry (FP stack 7): the entry counts on its copy */
-	futex_lend_copy(l, 10, 100);
-	cr_assert_eq(futex_lend_entry(l, 10, 7), 100);
-	futex_lend_exit(l, 10);
+	stack_lend_copy(l, 10, 100);
+	cr_assert_eq(stack_lend_key(l, 10, 7), 100);
+	stack_lend_end(l, 10);
 	/* a later call of the same site without a copy (above the copies' bound): what the site taught */
-	cr_assert_eq(futex_lend_entry(l, 10, 7), 100);
-	futex_lend_exit(l, 10);
+	cr_assert_eq(stack_lend_key(l, 10, 7), 100);
+	stack_lend_end(l, 10);
 	/* thread 11, the entry first: not known yet, the copy that follows teaches it */
-	cr_assert_eq(futex_lend_entry(l, 11, 8), 8, "nothing learned about stack 8 yet");
-	futex_lend_copy(l, 11, 101);
-	futex_lend_exit(l, 11);
-	cr_assert_eq(futex_lent_stack(l, 8), 101);
+	cr_assert_eq(stack_lend_key(l, 11, 8), 8, "nothing learned about stack 8 yet");
+	stack_lend_copy(l, 11, 101);
+	stack_lend_end(l, 11);
+	cr_assert_eq(stack_lent(l, 8), 101);
 	/* a copy of a call whose entry was not recorded is dropped at its exit, never lent to the next call */
-	futex_lend_copy(l, 12, 102);
-	futex_lend_exit(l, 12);
-	cr_assert_eq(futex_lend_entry(l, 12, 9), 9);
-	futex_lend_exit(l, 12);
+	stack_lend_copy(l, 12, 102);
+	stack_lend_end(l, 12);
+	cr_assert_eq(stack_lend_key(l, 12, 9), 9);
+	stack_lend_end(l, 12);
 	/* two call sites behind one frame-pointer stack (a libc wrapper without frame pointers): ambiguous */
-	futex_lend_copy(l, 13, 103);
-	cr_assert_eq(futex_lend_entry(l, 13, 7), 103, "its own copy still names the call");
-	futex_lend_exit(l, 13);
-	cr_assert_eq(futex_lent_stack(l, 7), 7, "stack 7 had copies of 100 and 103: it stays");
-	cr_assert_eq(futex_lend_entry(l, 10, 7), 7);
-	futex_lend_exit(l, 10);
+	stack_lend_copy(l, 13, 103);
+	cr_assert_eq(stack_lend_key(l, 13, 7), 103, "its own copy still names the call");
+	stack_lend_end(l, 13);
+	cr_assert_eq(stack_lent(l, 7), 7, "stack 7 had copies of 100 and 103: it stays");
+	cr_assert_eq(stack_lend_key(l, 10, 7), 7);
+	stack_lend_end(l, 10);
 	uint64_t joined;
 	size_t learned;
-	futex_lender_stats(l, &joined, &learned);
+	stack_lender_stats(l, &joined, &learned);
 	cr_assert_eq(joined, 3, "calls with a copy of their own");
 	cr_assert_eq(learned, 2, "stacks 7 (ambiguous) and 8");
-	futex_stack_lender_free(l);
+	stack_lender_free(l);
 }
 
 Test(futex, the_pending_word_of_a_thread)

@@ -152,35 +152,4 @@ void futex_word_sort_stacks(struct futex_word *w);
  */
 void futex_word_remap_stacks(struct futex_word *w, uint32_t (*remap)(void *ctx, uint32_t stack), void *ctx);
 
-/* ---- the stack lender: the copies of the user stack lend their DWARF stacks to the entries ---- */
-
-/*
- * Entries take the frame-pointer chain, which loses the caller of a libc
- * wrapper without frame pointers; a copy of the user stack beside an entry
- * (taken while the rate allows, docs/futex.md) is unwound with DWARF.  The
- * lender joins a copy to the entry of the same call (the same thread, before
- * its exit, in either order) and learns that the entry's frame-pointer stack
- * is that call site's DWARF stack.  A frame-pointer stack that copies of two
- * DWARF stacks were joined to (two callers of one wrapper called from one
- * place) is ambiguous: it stays itself.  Stacks are interned stack ids.
- */
-struct futex_stack_lender;
-
-struct futex_stack_lender *futex_stack_lender_new(void);
-void futex_stack_lender_free(struct futex_stack_lender *l);
-/* A copy of thread tid's user stack for its current call, interned as stack. */
-void futex_lend_copy(struct futex_stack_lender *l, uint32_t tid, uint32_t stack);
-/*
- * An entry of thread tid interned as stack.  Returns the stack it counts on:
- * its own call's copy when that came first, else what the copies of its
- * frame-pointer stack taught so far, else stack.
- */
-uint32_t futex_lend_entry(struct futex_stack_lender *l, uint32_t tid, uint32_t stack);
-/* The exit of thread tid's call: its entry and copy were joined or will never be. */
-void futex_lend_exit(struct futex_stack_lender *l, uint32_t tid);
-/* What the copies taught about a frame-pointer stack (l is the lender: a remap for futex_word_remap_stacks). */
-uint32_t futex_lent_stack(void *l, uint32_t stack);
-/* Entries whose call had a copy of its own, and frame-pointer stacks with a DWARF stack learned. */
-void futex_lender_stats(const struct futex_stack_lender *l, uint64_t *joined, size_t *learned);
-
 #endif

@@ -90,6 +90,13 @@ enum call_graph_mode {
  * futex wake's cpu stacks were 73% whole, 90% at 4096.
  */
 #define LEAF_STACK_USER_SIZE 4096u
+/*
+ * The key stack of an event that fires too often for a whole copy at
+ * every hit, in a program without frame pointers (stack_key_options()):
+ * enough for the libc wrapper's frame and two or three of its callers, the
+ * key its call site's rate-bounded copies are lent to (stack_lender.h).
+ */
+#define KEY_STACK_USER_SIZE 512u
 /* The kernel's bound: a sample record's size is a u16, the stack size a multiple of 8 below it. */
 #define MAX_STACK_USER_SIZE 65528u
 
@@ -139,6 +146,18 @@ void event_list_enable_at_open(struct event_list *list);
 enum call_graph_mode call_graph_for(const struct record_options *opts, enum call_graph_mode collector_default);
 /* Likewise the bytes of user stack its DWARF samples copy: the user's SIZE, else the collector's default. */
 uint32_t stack_user_size_for(const struct record_options *opts, uint32_t collector_default);
+/*
+ * The stack options of an event that takes a key on every hit and whole
+ * copies beside it while the rate allows (rate_bound_add_stack_copies()):
+ * a DWARF unwind of KEY_STACK_USER_SIZE bytes in a program without frame
+ * pointers (the frame-pointer walk stops at the libc wrapper there, one
+ * key for every call site), the frame-pointer chain in one with them; the
+ * user's --call-graph (and SIZE, else size_default) when given, with no
+ * copies beside it.
+ */
+struct record_options stack_key_options(const struct record_options *opts, uint32_t size_default);
+/* Whether stack_key_options() makes a key that copies complete (no --call-graph chosen). */
+bool stack_keys_lent(const struct record_options *opts);
 /*
  * The cpu and signal collectors' default copy (they keep the frame-pointer
  * walk beside it, keep_user_chain): LEAF_STACK_USER_SIZE when the program

@@ -47,6 +47,8 @@
 /* The suffixes of the alternate's and the meter's names ("lock:contention_begin#sampled"). */
 #define RATE_BOUND_SAMPLED_SUFFIX "sampled"
 #define RATE_BOUND_COUNT_SUFFIX "count"
+/* The suffix of a whole copy of the user stack beside a key (rate_bound_add_stack_copies()). */
+#define RATE_BOUND_STACK_SUFFIX "stack"
 
 /* The window over which a rate is measured. */
 #define RATE_BOUND_WINDOW_NS (10 * 1000 * 1000ull)
@@ -89,6 +91,30 @@ size_t rate_bound_add(struct event_list *events, size_t gate, int meter, uint64_
  */
 size_t rate_bound_add_sampled(struct event_list *events, size_t gate, int meter, uint64_t bound_hz,
 			      uint64_t sampled_hz);
+
+/*
+ * The usual bound on the stack copies (rate_bound_add_stack_copies()), per
+ * CPU: 500 copies of 8 KiB a second are 4 MB/s, while the keys' records
+ * (the frame-pointer chain or a short copy) go on at their own rate; a
+ * call site needs one copy to be lent a whole stack.  A 2 KiB copy on
+ * every futex entry of sample mode made 2.4 KB records at up to 50 000 a
+ * second per CPU: 500 MB in 3 s of `perf bench futex hash`.
+ */
+#define STACK_COPY_BOUND_HZ 500
+
+/*
+ * Beside specs[record], a tracepoint that records every hit with a short
+ * key stack (stack_key_options()): a copy of the user stack
+ * ("NAME#suffix", stack_size bytes, unwound with DWARF at report time) of
+ * every hit while the hits of its CPU, counted by specs[meter], stay under
+ * bound_hz over a window; none above.  Without kernel_chain the copy takes
+ * no kernel callchain (the key has it, or it says nothing: a system call's
+ * entry).  The report lends a copy's stack to the keys of its call site
+ * (stack_lender.h).  Returns the copy's index.
+ */
+size_t rate_bound_add_stack_copies(struct event_list *events, const struct record_options *opts, size_t record,
+				   size_t meter, const char *suffix, uint32_t stack_size, uint64_t bound_hz,
+				   bool kernel_chain);
 
 /*
  * What the name of an event is to a gate: the suffix after '#' (NULL for
