@@ -52,6 +52,7 @@
 #include "sigprof/base/term.h"
 #include "sigprof/view/view.h"
 #include "sigprof/collectors/sched.h"
+#include "sigprof/collectors/stack_lender.h"
 #include "sigprof/kernel/tracepoint.h"
 #include "sigprof/kernel/rate_bound.h"
 #include "sigprof/base/util.h"
@@ -93,7 +94,7 @@ static void try_system_wide(struct event_list *events)
 /*
  * sched:sched_waking#stack: the waking of specs[waking] again, per task of
  * the workload (the attr of specs[like], a per-task sched_switch with its
- * stack), rate-bounded.  Only beside a system-wide waking, which counts them.
+ * whole stack), rate-bounded.  Only beside a system-wide waking, which counts them.
  */
 static void add_waking_stacks(struct event_list *events, size_t waking, size_t like)
 {
@@ -118,15 +119,29 @@ static void add_waking_stacks(struct event_list *events, size_t waking, size_t l
 static int sched_add_events(struct record_options *opts, struct event_list *events, char *reason,
 			    size_t reasonlen)
 {
-	/* A task blocks inside glibc (no frame pointers): only a DWARF unwind names the code that waited. */
-	struct record_options with_stacks = *opts;
-	with_stacks.call_graph = call_graph_for(opts, CALL_GRAPH_DWARF);
-	with_stacks.stack_user_size = stack_user_size_for(opts, WAIT_STACK_USER_SIZE);
+	/*
+	 * A task blocks inside glibc (no frame pointers): only a DWARF unwind
+	 * names the code that waited.  A whole copy at every switch-out cost
+	 * stress-ng --mutex two thirds of its throughput (sched alone: 0.14 of
+	 * the bare run, 0.88 with a 1024-byte copy), so switch-outs take a key
+	 * (stack_key_options()) and "#stack" copies the whole stack while the
+	 * switches of a CPU stay under STACK_COPY_BOUND_HZ; the report lends
+	 * each key its call site's copy (stack_lender.h, docs/sched.md).
+	 */
+	struct record_options whole = *opts;
+	whole.call_graph = call_graph_for(opts, CALL_GRAPH_DWARF);
+	whole.stack_user_size = stack_user_size_for(opts, WAIT_STACK_USER_SIZE);
+	bool keys = stack_keys_lent(opts);
+	struct record_options with_stacks = keys ? stack_key_options(opts, WAIT_STACK_USER_SIZE) : whole;
 	int err = tracepoint_add(events, &with_stacks, "sched", "sched", "sched_switch", true, reason, reasonlen);
 	if (err)
 		return err;
-	size_t switch_spec = events->count - 1;
+	size_t switch_spec = events->count - 1, whole_spec = switch_spec;
 	events->specs[switch_spec].attr.context_switch = 1;
+	/* the switch event records every hit: it is the copies' meter too */
+	if (keys)
+		whole_spec = rate_bound_add_stack_copies(events, opts, switch_spec, switch_spec, RATE_BOUND_STACK_SUFFIX,
+							 WAIT_STACK_USER_SIZE, STACK_COPY_BOUND_HZ, true);
 	char ignored[256];
 	if (tracepoint_add(events, opts, "sched", "sched", "sched_wakeup_new", false, ignored, sizeof(ignored)) == 0)
 		try_system_wide(events);
@@ -136,7 +151,7 @@ static int sched_add_events(struct record_options *opts, struct event_list *even
 	if (err)
 		return err;
 	try_system_wide(events);
-	add_waking_stacks(events, events->count - 1, switch_spec);
+	add_waking_stacks(events, events->count - 1, whole_spec);
 	if (tracepoint_add(events, opts, "sched", "sched", "sched_migrate_task", false, ignored, sizeof(ignored)) == 0)
 		try_system_wide(events);
 	return 0;
@@ -359,6 +374,18 @@ void sched_tracker_finish(struct sched_tracker *t)
 	}
 }
 
+void sched_tracker_remap_stacks(struct sched_tracker *t, uint32_t (*remap)(void *ctx, uint32_t stack), void *ctx)
+{
+	for (size_t i = 0; i < t->stacks_cap; i++) {
+		uint32_t to = remap(ctx, (uint32_t)i);
+		if (to == i || !t->stacks[i].wait_time.count)
+			continue;
+		struct sched_stack_stats moved = t->stacks[i];
+		memset(&t->stacks[i], 0, sizeof(moved));
+		sched_stack_stats_merge(stack_stats(t, to), &moved); /* may move t->stacks */
+	}
+}
+
 const struct sched_stack_stats *sched_stack_stats_of(const struct sched_tracker *t, uint32_t stack)
 {
 	if (stack >= t->stacks_cap || !t->stacks[stack].wait_time.count)
@@ -445,6 +472,7 @@ enum sched_event {
 	EV_WAKEUP_NEW,
 	EV_MIGRATE,
 	EV_WAKING_STACK, /* sched_waking#stack (and its #sampled): a waking the workload did, with the waker's stack */
+	EV_SWITCH_STACK, /* sched_switch#stack: a switch-out's whole stack, lent to the switch's key */
 	EV_OTHER,     /* classified: not one of ours */
 };
 
@@ -456,6 +484,8 @@ struct sched_state {
 	uint64_t not_workload; /* system-wide hits on other tasks, dropped */
 	const struct profile *profile; /* for the wait hook's weights */
 	struct u64_map pids;   /* tid -> pid + 1 of the tasks seen switching out, for the weights' labels */
+	struct stack_lender *lender;    /* switch-outs' keys and their copies */
+	uint32_t counted_from, counted_on; /* the last key and the stack it counts on (the counted_stack hook) */
 };
 
 /* The weights (collector.h): wait time and scheduling delay per switch-out stack. */
@@ -480,6 +510,8 @@ static void *sched_create(const struct profile *p, int self)
 	st->self = self;
 	st->profile = p;
 	st->tracker = sched_tracker_new();
+	st->lender = stack_lender_new();
+	st->counted_from = st->counted_on = UINT32_MAX;
 	if (view_weights_wanted(p))
 		sched_tracker_set_wait_hook(st->tracker, charge_wait, st);
 	return st;
@@ -489,6 +521,7 @@ static void sched_destroy(void *state)
 {
 	struct sched_state *st = state;
 	sched_tracker_free(st->tracker);
+	stack_lender_free(st->lender);
 	u64_map_free(&st->pids);
 	free(st->kinds);
 	free(st);
@@ -523,6 +556,8 @@ static enum sched_event classify(struct sched_state *st, const struct sp_event *
 			kind = names[i].kind;
 	if (strncmp(ev->name, "sched:sched_waking#", strlen("sched:sched_waking#")) == 0)
 		kind = EV_WAKING_STACK;
+	if (strcmp(ev->name, "sched:sched_switch#" RATE_BOUND_STACK_SUFFIX) == 0)
+		kind = EV_SWITCH_STACK;
 	st->kinds[ev->index] = (unsigned char)kind;
 	return kind;
 }
@@ -539,6 +574,8 @@ static int sched_path_of(void *state, const struct profile *p, const struct sp_s
 {
 	struct sched_state *st = state;
 	enum sched_event kind = classify(st, s->event);
+	if (kind == EV_SWITCH_STACK)
+		return PATH_STACK_ONLY | PATH_COUNT; /* counted nowhere; its path by its frames, as its key's */
 	if (kind != EV_SWITCH && kind != EV_OTHER && event_is_system_wide(s->event)) {
 		int64_t tid = target_tid(p, s);
 		if (tid < 0 || !sched_task_known(st->tracker, (uint32_t)tid)) {
@@ -567,16 +604,33 @@ static void switch_sample(struct sched_state *st, const struct profile *p, const
 	if (view_task_in_workload(p, s->pid))
 		sched_switch_out(st->tracker, (uint32_t)prev_pid, s->time, stack, sched_out_kind_of(prev_state));
 	if (tp_field_i64(ev, s, "next_pid", &next_pid) && next_pid > 0 &&
-	    sched_task_known(st->tracker, (uint32_t)next_pid))
+	    sched_task_known(st->tracker, (uint32_t)next_pid)) {
 		sched_switch_in(st->tracker, (uint32_t)next_pid, s->time);
+		stack_lend_end(st->lender, (uint32_t)next_pid);
+	}
+}
+
+/* The counted_stack hook (collector.h): a switch-out counts on the stack stack_lend_key() chose. */
+static uint32_t sched_counted_stack(void *state, const struct profile *p, uint32_t stack)
+{
+	(void)p;
+	const struct sched_state *st = state;
+	return stack == st->counted_from ? st->counted_on : stack;
 }
 
 static void sched_sample(void *state, const struct profile *p, const struct sp_sample *s, uint32_t stack)
 {
 	struct sched_state *st = state;
 	enum sched_event kind = classify(st, s->event);
+	st->counted_from = st->counted_on = UINT32_MAX;
+	if (kind == EV_SWITCH_STACK) {
+		stack_lend_copy(st->lender, s->tid, stack);
+		return;
+	}
 	if (kind == EV_SWITCH) {
-		switch_sample(st, p, s, stack);
+		st->counted_from = stack;
+		st->counted_on = stack_lend_key(st->lender, s->tid, stack);
+		switch_sample(st, p, s, st->counted_on);
 		return;
 	}
 	int64_t tid = kind == EV_OTHER ? -1 : target_tid(p, s);
@@ -653,8 +707,10 @@ static void sched_record(void *state, const struct profile *p, const struct perf
 		if (rec->misc & PERF_RECORD_MISC_SWITCH_OUT)
 			sched_switch_out_record(st->tracker, id->tid, id->time,
 						rec->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT);
-		else
+		else {
 			sched_switch_in(st->tracker, id->tid, id->time);
+			stack_lend_end(st->lender, id->tid);
+		}
 		break;
 	case PERF_RECORD_FORK:
 		if (rec->size >= 24 && view_task_in_workload(p, u32[0]))
@@ -678,6 +734,8 @@ static void sched_finish(void *state, const struct profile *p)
 	(void)p;
 	struct sched_state *st = state;
 	sched_tracker_finish(st->tracker);
+	/* the waits charged to a key before its call site's first copy came */
+	sched_tracker_remap_stacks(st->tracker, stack_lent, st->lender);
 }
 
 /* ---- the rows of the report: one per stack, or per LKP key ---- */
@@ -1072,6 +1130,7 @@ static const struct collector_analyzer sched_analyzer = {
 	.figures = sched_figures,
 	.path_of = sched_path_of,
 	.sample = sched_sample,
+	.counted_stack = sched_counted_stack,
 	.finish = sched_finish,
 	.text = sched_text,
 	.json = sched_json,

@@ -52,8 +52,9 @@ static void print_unwind(const struct profile *p, FILE *out)
 			(unsigned long long)u->joined, u->joined == 1 ? "stack goes" : "stacks go",
 			u->joined == 1 ? "its" : "their", u->joined == 1 ? "its" : "their");
 	if (u->lent)
-		fprintf(out, "# note:       %llu futex %s, keyed by a short stack copy, %s on %s call site's whole stack\n",
-			(unsigned long long)u->lent, u->lent == 1 ? "entry" : "entries", u->lent == 1 ? "counts" : "count",
+		fprintf(out, "# note:       %llu %s (futex entries, switch-outs), keyed by a short stack copy, %s on %s "
+			     "call site's whole stack\n",
+			(unsigned long long)u->lent, u->lent == 1 ? "sample" : "samples", u->lent == 1 ? "counts" : "count",
 			u->lent == 1 ? "its" : "their");
 	if (u->spliced)
 		fprintf(out, "# note:       %llu %s deeper than %s copy %s on along the frame-pointer walk\n",

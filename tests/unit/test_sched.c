@@ -351,3 +351,41 @@ Test(sched, lkp_key_edges)
 	cr_expect_eq(len, 7);
 	cr_expect_str_eq(small, "do_nano");
 }
+
+/*
+ * A switch-out's key stack (3) whose call site's whole stack (9) was
+ * learned after its wait closed: the remap charges that wait to 9, beside
+ * the wait already charged there; stack 7, learned to be itself, stays.
+ */
+static uint32_t key_3_is_9(void *ctx, uint32_t stack)
+{
+	(void)ctx;
+	return stack == 3 ? 9 : stack;
+}
+
+Test(sched, remapped_keys_charge_their_waits_to_the_whole_stack)
+{
+	struct sched_tracker *t = tracker_with(TID);
+	sched_switch_out(t, TID, 1000, 3, SCHED_OUT_SLEEP); /* wait 100, delay 40 */
+	sched_waking(t, TID, 1060);
+	sched_switch_in(t, TID, 1100);
+	sched_switch_out(t, TID, 2000, 9, SCHED_OUT_SLEEP); /* wait 300, delay 10 */
+	sched_waking(t, TID, 2290);
+	sched_switch_in(t, TID, 2300);
+	sched_switch_out(t, TID, 3000, 7, SCHED_OUT_SLEEP); /* wait 50, delay 20 */
+	sched_waking(t, TID, 3030);
+	sched_switch_in(t, TID, 3050);
+	sched_tracker_finish(t);
+	sched_tracker_remap_stacks(t, key_3_is_9, NULL);
+	cr_expect_null(sched_stack_stats_of(t, 3), "the key's waits moved");
+	const struct sched_stack_stats *s = sched_stack_stats_of(t, 9);
+	cr_assert_not_null(s);
+	expect_figure(&s->wait_time, 2, 400, 300, "wait");
+	expect_figure(&s->sch_delay, 2, 50, 40, "delay");
+	expect_figure(&s->wait_and_delay, 2, 450, 310, "w+d");
+	const struct sched_stack_stats *o = sched_stack_stats_of(t, 7);
+	cr_assert_not_null(o);
+	expect_figure(&o->wait_time, 1, 50, 50, "stack 7's wait");
+	cr_expect_eq(sched_tracker_totals(t)->wait_time.total, 450, "the totals do not move");
+	sched_tracker_free(t);
+}

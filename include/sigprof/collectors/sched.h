@@ -91,6 +91,11 @@ typedef void (*sched_wait_hook)(void *ctx, uint32_t tid, uint32_t stack, uint64_
 void sched_tracker_set_wait_hook(struct sched_tracker *t, sched_wait_hook hook, void *ctx);
 
 /* The figures of a stack, or NULL when no wait was charged to it. */
+/*
+ * Charge the waits of each stack to remap(ctx, stack) instead (the keys of
+ * switch-outs whose call site's whole stack was learned after them).
+ */
+void sched_tracker_remap_stacks(struct sched_tracker *t, uint32_t (*remap)(void *ctx, uint32_t stack), void *ctx);
 const struct sched_stack_stats *sched_stack_stats_of(const struct sched_tracker *t, uint32_t stack);
 /* Stack ids with at least one completed wait, in no order; returns the count, *ids to free. */
 size_t sched_stacks_with_waits(const struct sched_tracker *t, uint32_t **ids);
