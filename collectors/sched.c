@@ -131,7 +131,18 @@ static int sched_add_events(struct record_options *opts, struct event_list *even
 	struct record_options whole = *opts;
 	whole.call_graph = call_graph_for(opts, CALL_GRAPH_DWARF);
 	whole.stack_user_size = stack_user_size_for(opts, WAIT_STACK_USER_SIZE);
-	bool keys = stack_keys_lent(opts);
+	/*
+	 * A program with frame pointers needs no key: a leaf copy unwinds
+	 * libc's frames and the frame-pointer walk goes on past it, as the
+	 * cpu collector's stacks do (a frame-pointer key skips the caller of
+	 * the libc wrapper, and a switch-out above the copies' bound before its
+	 * call site's first copy would keep it).
+	 */
+	bool keys = stack_keys_lent(opts) && !opts->program_frame_pointers;
+	if (!opts->call_graph_chosen && opts->program_frame_pointers) {
+		whole.stack_user_size = stack_copy_default(opts, WAIT_STACK_USER_SIZE);
+		whole.keep_user_chain = true;
+	}
 	struct record_options with_stacks = keys ? stack_key_options(opts, WAIT_STACK_USER_SIZE) : whole;
 	int err = tracepoint_add(events, &with_stacks, "sched", "sched", "sched_switch", true, reason, reasonlen);
 	if (err)
