@@ -32,6 +32,7 @@
 #include "sigprof/view/findings.h"
 #include "sigprof/view/view.h"
 #include "sigprof/collectors/signal.h"
+#include "sigprof/collectors/stack_lender.h"
 #include "sigprof/kernel/tracepoint.h"
 #include "sigprof/base/util.h"
 #include "sigprof/base/hashmap.h"
@@ -473,6 +474,16 @@ void signal_tracker_free(struct signal_tracker *a)
  * fast as it can (signal_storm: 200 000 kill()s) lost up to a tenth of its
  * records with 3072 bytes at both events on our loaded 2-CPU VMs, and none
  * with the short copy its frame pointers allow (docs/performance.md).
+ *
+ * In a program without frame pointers a whole copy at every generation
+ * and delivery cost stress-ng --signal six sevenths of its throughput
+ * (`-e signal` alone kept 0.13-0.14 of the bare run, 0.34 with
+ * --call-graph fp), so there each takes the futex entries' key
+ * (stack_key_options(): a DWARF unwind of a 512-byte copy) and a "#stack"
+ * sibling the whole copy while the hits of its CPU stay under
+ * STACK_COPY_BOUND_HZ; the report lends each key its call site's stack
+ * (stack_lender.h).  The kernel writes a hit's copy before its key (the
+ * later-opened event of a tracepoint fires first), so a key ends its hit.
  */
 enum signal_stack { STACK_ALL, STACK_USER, STACK_NONE };
 
@@ -540,21 +551,28 @@ static void split_generate(struct event_list *events, size_t generate)
 static int signal_add_events(struct record_options *opts, struct event_list *events, char *reason,
 			     size_t reasonlen)
 {
-	struct record_options o = *opts;
+	bool keys = stack_keys_lent(opts) && !opts->program_frame_pointers;
+	struct record_options o = keys ? stack_key_options(opts, CPU_SIGNAL_STACK_USER_SIZE) : *opts;
 	o.call_graph = call_graph_for(opts, CALL_GRAPH_DWARF);
-	o.keep_user_chain = !opts->call_graph_chosen;
+	o.keep_user_chain = !opts->call_graph_chosen && !keys;
+	if (!keys)
+		o.stack_user_size = stack_copy_default(opts, CPU_SIGNAL_STACK_USER_SIZE);
 	for (size_t i = 0; i < ARRAY_SIZE(signal_tracepoints); i++) {
 		const struct signal_tracepoint *tp = &signal_tracepoints[i];
-		o.stack_user_size = stack_copy_default(opts, CPU_SIGNAL_STACK_USER_SIZE);
 		int err = tracepoint_add(events, &o, "signal", tp->system, tp->name, tp->stack != STACK_NONE, reason,
 					 reasonlen);
 		if (err)
 			return err;
+		size_t record = events->count - 1;
 		if (tp->stack == STACK_USER)
-			events->specs[events->count - 1].attr.exclude_callchain_kernel = 1;
+			events->specs[record].attr.exclude_callchain_kernel = 1;
 		/* --call-graph sets one mode for every event: only the default stacks are split */
 		if (tp->kind == SIGNAL_EVENT_GENERATE && !opts->call_graph_chosen)
-			split_generate(events, events->count - 1);
+			split_generate(events, record);
+		if (keys && tp->stack != STACK_NONE) /* the record counts every hit its filter passes */
+			rate_bound_add_stack_copies(events, opts, record, record, RATE_BOUND_STACK_SUFFIX,
+						    CPU_SIGNAL_STACK_USER_SIZE, STACK_COPY_BOUND_HZ,
+						    tp->stack == STACK_ALL);
 	}
 	return 0;
 }
@@ -567,10 +585,13 @@ struct signal_report {
 	struct signal_tracker *analysis;
 	const struct signal_tracepoint **by_event; /* event index -> its tracepoint, NULL: not one of ours */
 	bool *known;                               /* by_event[i] was looked up */
+	bool *copy;                                /* event i is a "#stack" copy of by_event[i]'s */
 	size_t nevents;
 	uint64_t undecodable;                      /* samples whose raw fields could not be read */
 	struct u64_map tasks;                      /* tids of the workload's tasks (FORK, COMM, samples) */
 	uint64_t other_tasks_generated;            /* generations in an interrupt for another process's task */
+	struct stack_lender *lender;               /* the keys of generations and deliveries, and their copies */
+	uint32_t counted_from, counted_on;         /* the last key and the stack it counts on (counted_stack) */
 };
 
 static uint32_t running_handlers(void *state, uint32_t pid, uint32_t tid, int *sigs, uint32_t max)
@@ -606,6 +627,8 @@ static void *signal_create(const struct profile *p, int self)
 	r->self = self;
 	r->profile = p;
 	r->analysis = signal_tracker_new();
+	r->lender = stack_lender_new();
+	r->counted_from = r->counted_on = UINT32_MAX;
 	if (view_weights_wanted(p))
 		signal_tracker_set_handler_hook(r->analysis, charge_handler, r);
 	return r;
@@ -614,10 +637,12 @@ static void *signal_create(const struct profile *p, int self)
 /*
  * The tracepoint of an event's name, "SYSTEM:NAME", or NULL when it is not
  * one of ours.  "signal:signal_generate#kernel" (split_generate) is
- * signal_generate too: the report counts both as the one event.
+ * signal_generate too: the report counts both as the one event.  A
+ * "#stack" copy (*copy set) is its tracepoint's too, counted nowhere.
  */
-static const struct signal_tracepoint *tracepoint_named(const char *event_name)
+static const struct signal_tracepoint *tracepoint_named(const char *event_name, bool *copy)
 {
+	*copy = false;
 	size_t base_len;
 	const char *suffix = rate_bound_suffix(event_name, &base_len);
 	for (size_t i = 0; i < ARRAY_SIZE(signal_tracepoints); i++) {
@@ -628,6 +653,10 @@ static const struct signal_tracepoint *tracepoint_named(const char *event_name)
 			continue;
 		if (!suffix || (tp->kind == SIGNAL_EVENT_GENERATE && strcmp(suffix, SIGNAL_KERNEL_SUFFIX) == 0))
 			return tp;
+		if (tp->stack != STACK_NONE && strcmp(suffix, RATE_BOUND_STACK_SUFFIX) == 0) {
+			*copy = true;
+			return tp;
+		}
 	}
 	return NULL;
 }
@@ -639,11 +668,12 @@ static const struct signal_tracepoint *tracepoint_of_sample(struct signal_report
 		size_t n = i + 16;
 		r->by_event = xrealloc(r->by_event, n * sizeof(*r->by_event));
 		r->known = xrealloc(r->known, n * sizeof(*r->known));
+		r->copy = xrealloc(r->copy, n * sizeof(*r->copy));
 		memset(r->known + r->nevents, 0, (n - r->nevents) * sizeof(*r->known));
 		r->nevents = n;
 	}
 	if (!r->known[i]) {
-		r->by_event[i] = tracepoint_named(s->event->name);
+		r->by_event[i] = tracepoint_named(s->event->name, &r->copy[i]);
 		r->known[i] = true;
 	}
 	return r->by_event[i];
@@ -684,6 +714,8 @@ static int signal_path_of(void *state, const struct profile *p, const struct sp_
 	const struct signal_tracepoint *tp = tracepoint_of_sample(r, s);
 	if (!tp)
 		return -1;
+	if (r->copy[s->event->index])
+		return tp->path | PATH_STACK_ONLY; /* counted nowhere: lent to its key */
 	if (tp->kind == SIGNAL_EVENT_GENERATE && generated_for_another_process(r, p, s)) {
 		r->other_tasks_generated++;
 		return PATH_NOT_WORKLOAD;
@@ -719,8 +751,19 @@ static void signal_sample(void *state, const struct profile *p, const struct sp_
 {
 	struct signal_report *r = state;
 	const struct signal_tracepoint *tp = tracepoint_of_sample(r, s);
+	r->counted_from = r->counted_on = UINT32_MAX;
 	if (!tp)
 		return;
+	if (r->copy[s->event->index]) {
+		stack_lend_copy(r->lender, s->tid, stack);
+		return;
+	}
+	if (tp->stack != STACK_NONE) {
+		/* the copy of this hit, if it had one, came first: the key ends the hit */
+		r->counted_from = stack;
+		stack = r->counted_on = stack_lend_key(r->lender, s->tid, stack);
+		stack_lend_end(r->lender, s->tid);
+	}
 	struct signal_event e = { .kind = tp->kind, .time = s->time, .pid = s->pid, .tid = s->tid, .stack = stack };
 	if (tp->kind != SIGNAL_EVENT_GENERATE)
 		task_seen(r, s->tid); /* deliveries and sigreturns run in the workload's own tasks */
@@ -763,6 +806,14 @@ static bool signal_describe(void *state, const struct profile *p, const struct s
 	return true;
 }
 
+/* The counted_stack hook (collector.h): a generation or delivery counts on the stack stack_lend_key() chose. */
+static uint32_t signal_counted_stack(void *state, const struct profile *p, uint32_t stack)
+{
+	(void)p;
+	const struct signal_report *r = state;
+	return stack == r->counted_from ? r->counted_on : stack;
+}
+
 static void signal_finish(void *state, const struct profile *p)
 {
 	struct signal_report *r = state;
@@ -773,9 +824,11 @@ static void signal_destroy(void *state)
 {
 	struct signal_report *r = state;
 	signal_tracker_free(r->analysis);
+	stack_lender_free(r->lender);
 	u64_map_free(&r->tasks);
 	free(r->by_event);
 	free(r->known);
+	free(r->copy);
 	free(r);
 }
 
@@ -1107,8 +1160,9 @@ static void json_totals(struct json_writer *w, const struct profile *p)
 		bool counted = false;
 		for (size_t e = 0; e < view_event_count(p); e++) {
 			const struct sp_event *ev = view_event(p, e);
+			bool copy; /* a "#stack" copy counts only the hits it copied */
 			if (strcmp(ev->collector, "signal") == 0 && ev->has_totals &&
-			    tracepoint_named(ev->name) == &signal_tracepoints[t]) {
+			    tracepoint_named(ev->name, &copy) == &signal_tracepoints[t] && !copy) {
 				total += ev->total_value;
 				counted = true;
 			}
@@ -1287,6 +1341,7 @@ static const struct collector_analyzer signal_analyzer = {
 	.running_handlers = running_handlers,
 	.delivery_stack = delivery_stack,
 	.path_of = signal_path_of,
+	.counted_stack = signal_counted_stack,
 	.sample = signal_sample,
 	.finish = signal_finish,
 	.text = signal_text,

@@ -102,7 +102,8 @@ size_t rate_bound_add_stack_copies(struct event_list *events, const struct recor
 	dwarf.call_graph = CALL_GRAPH_DWARF;
 	dwarf.stack_user_size = stack_size;
 	dwarf.period = 1;
-	size_t copy = rate_bound_add_sibling(events, record, suffix, NULL);
+	/* the record's filter too: a copy of a hit the record does not take would be joined to the next one */
+	size_t copy = rate_bound_add_sibling(events, record, suffix, events->specs[record].tracepoint_filter);
 	struct perf_event_attr *a = &events->specs[copy].attr;
 	sampling_attr_init(a, &dwarf, PERF_TYPE_TRACEPOINT, a->config);
 	a->sample_type |= PERF_SAMPLE_RAW;

@@ -52,7 +52,7 @@ static void print_unwind(const struct profile *p, FILE *out)
 			(unsigned long long)u->joined, u->joined == 1 ? "stack goes" : "stacks go",
 			u->joined == 1 ? "its" : "their", u->joined == 1 ? "its" : "their");
 	if (u->lent)
-		fprintf(out, "# note:       %llu %s (futex entries, switch-outs), keyed by a short stack copy, %s on %s "
+		fprintf(out, "# note:       %llu %s (futex entries, switch-outs, signals), keyed by a short stack copy, %s on %s "
 			     "call site's whole stack\n",
 			(unsigned long long)u->lent, u->lent == 1 ? "sample" : "samples", u->lent == 1 ? "counts" : "count",
 			u->lent == 1 ? "its" : "their");

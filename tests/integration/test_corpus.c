@@ -5,6 +5,8 @@
  *   stress-ng --futex 2: two parents each wake a child waiting on a word of
  *       a shared /dev/zero mapping (the shared futex commands): one word row
  *       per shared word, used by both processes, with waiters and wakers;
+ *   stress-ng --signal 1: every signal counted once, as many as it sent, on
+ *       whole stacks lent to the short keys of its generations and deliveries;
  *   stress-ng --futex 2, --sem-sysv 2 and --mutex 2 (its lockers run
  *       SCHED_FIFO): at least 95% of the user stacks of every collector (85%
  *       for futex: WHOLE_FLOOR below says why; the lock collector's where the
@@ -136,4 +138,31 @@ Test(corpus, stress_ng_mutex_stacks_are_whole_and_kept, .timeout = 120)
 	check_whole_share(json, "sched", "stress-ng --mutex", WHOLE_FLOOR);
 	check_whole_share(json, "cpu", "stress-ng --mutex", WHOLE_FLOOR);
 	check_nothing_lost(json, "stress-ng --mutex", 5);
+}
+
+/*
+ * stress-ng --signal: a parent and its child signal each other as fast as they can.  In a program without frame
+ * pointers each generation and delivery takes a short key and, while the rate allows, a whole copy lent to the
+ * key (docs/signal.md): the signal stacks are whole, the signals counted once each (the copies are counted
+ * nowhere), as many as the stressor says it sent.
+ */
+Test(corpus, stress_ng_signal_keys_are_lent_whole_stacks_and_counted_once, .timeout = 120)
+{
+	require_stress_ng();
+	const char *data = test_path("sng-signal.data");
+	char *out = record_workload(data, "", "stress-ng --signal 1 -t 1 --metrics-brief --stdout");
+	const char *line = strstr(out, " signal ");
+	double bogo = 0;
+	cr_assert(line && sscanf(line, " signal %lf", &bogo) == 1 && bogo > 0, "no bogo ops in stress-ng's output: %s",
+		  out);
+	free(out);
+	const char *json = report_json_file(data, "");
+	double sent = jq_file(json, "[.signals[] | select(.name == \"SIGCHLD\") | .generated] | add // 0");
+	cr_assert_eq(sent, bogo, "%.0f SIGCHLD generations recorded, stress-ng sent %.0f", sent, bogo);
+	double generated = jq_file(json, "[.signals[] | .generated] | add // 0");
+	double total = jq_file(json, "[.signals[] | .totals.signal_generate] | first");
+	cr_assert_eq(generated, total, "%.0f generations recorded, the kernel counted %.0f", generated, total);
+	check_whole_share(json, "signal", "stress-ng --signal", WHOLE_FLOOR);
+	cr_assert_gt(jq_file(json, ".meta.unwind.lent"), 0, "no key was counted on its call site's whole stack");
+	check_nothing_lost(json, "stress-ng --signal", 1);
 }

@@ -107,7 +107,8 @@ size_t rate_bound_add_sampled(struct event_list *events, size_t gate, int meter,
  * key stack (stack_key_options()): a copy of the user stack
  * ("NAME#suffix", stack_size bytes, unwound with DWARF at report time) of
  * every hit while the hits of its CPU, counted by specs[meter], stay under
- * bound_hz over a window; none above.  Without kernel_chain the copy takes
+ * bound_hz over a window; none above; with the record's tracepoint filter
+ * (set it first).  Without kernel_chain the copy takes
  * no kernel callchain (the key has it, or it says nothing: a system call's
  * entry).  The report lends a copy's stack to the keys of its call site
  * (stack_lender.h).  Returns the copy's index.
