@@ -228,7 +228,7 @@ static void classify(struct event_info *info, const char *name)
 		info->weighted = true;
 	} else if (strcmp(suffix, FUTEX_COUNT_SUFFIX) == 0) {
 		info->kind = KIND_METER;
-	} else if (strcmp(suffix, FUTEX_STACK_SUFFIX) == 0 && info->entry) {
+	} else if (rate_bound_stack_copy_suffix(suffix) && info->entry) {
 		info->kind = KIND_STACK;
 	} else if (info->entry && syscall == FOP_UNKNOWN && command_named(suffix) != FOP_COUNT) {
 		info->kind = KIND_OP_COUNTER;

@@ -483,7 +483,7 @@ enum sched_event {
 	EV_WAKEUP_NEW,
 	EV_MIGRATE,
 	EV_WAKING_STACK, /* sched_waking#stack (and its #sampled): a waking the workload did, with the waker's stack */
-	EV_SWITCH_STACK, /* sched_switch#stack: a switch-out's whole stack, lent to the switch's key */
+	EV_SWITCH_STACK, /* sched_switch#stack (and #stack-sampled): a switch-out's whole stack, lent to its key */
 	EV_OTHER,     /* classified: not one of ours */
 };
 
@@ -567,7 +567,9 @@ static enum sched_event classify(struct sched_state *st, const struct sp_event *
 			kind = names[i].kind;
 	if (strncmp(ev->name, "sched:sched_waking#", strlen("sched:sched_waking#")) == 0)
 		kind = EV_WAKING_STACK;
-	if (strcmp(ev->name, "sched:sched_switch#" RATE_BOUND_STACK_SUFFIX) == 0)
+	size_t base_len;
+	if (strncmp(ev->name, "sched:sched_switch#", strlen("sched:sched_switch#")) == 0 &&
+	    rate_bound_stack_copy_suffix(rate_bound_suffix(ev->name, &base_len)))
 		kind = EV_SWITCH_STACK;
 	st->kinds[ev->index] = (unsigned char)kind;
 	return kind;

@@ -653,7 +653,7 @@ static const struct signal_tracepoint *tracepoint_named(const char *event_name, 
 			continue;
 		if (!suffix || (tp->kind == SIGNAL_EVENT_GENERATE && strcmp(suffix, SIGNAL_KERNEL_SUFFIX) == 0))
 			return tp;
-		if (tp->stack != STACK_NONE && strcmp(suffix, RATE_BOUND_STACK_SUFFIX) == 0) {
+		if (tp->stack != STACK_NONE && rate_bound_stack_copy_suffix(suffix)) {
 			*copy = true;
 			return tp;
 		}

@@ -110,8 +110,17 @@ size_t rate_bound_add_stack_copies(struct event_list *events, const struct recor
 	a->exclude_callchain_kernel = !kernel_chain || events->specs[record].attr.exclude_callchain_kernel;
 	a->sample_period = 1;
 	a->freq = 0;
-	rate_bound_link(events, copy, meter, -1, bound_hz);
+	size_t sampled = rate_bound_add_sibling(events, copy, RATE_BOUND_STACK_SAMPLED_SUFFIX,
+						events->specs[record].tracepoint_filter);
+	events->specs[sampled].attr.freq = 1;
+	events->specs[sampled].attr.sample_freq = rate_bound_cap_hz(STACK_COPY_SAMPLED_HZ);
+	rate_bound_link(events, copy, meter, (int)sampled, bound_hz);
 	return copy;
+}
+
+bool rate_bound_stack_copy_suffix(const char *suffix)
+{
+	return suffix && (strcmp(suffix, RATE_BOUND_STACK_SUFFIX) == 0 || strcmp(suffix, RATE_BOUND_STACK_SAMPLED_SUFFIX) == 0);
 }
 
 const char *rate_bound_suffix(const char *name, size_t *base_len)

@@ -104,3 +104,48 @@ Test(rate_bound, the_alternate_may_sample_below_the_bound)
 	cr_assert_eq(events.specs[0].rate_alternate, 1);
 	event_list_free(&events);
 }
+
+/*
+ * rate_bound_add_stack_copies: beside a record with a key (and a filter), "#stack" copies the whole user stack
+ * with DWARF at every hit under the bound (the record is the meter here) and "#stack-sampled" at
+ * STACK_COPY_SAMPLED_HZ above it, held back until then; both with the record's filter, the kernel's frames only
+ * when asked.
+ */
+Test(rate_bound, stack_copies_are_a_gate_and_a_sampled_side_with_the_records_filter)
+{
+	struct event_list events = { 0 };
+	struct event_spec *spec = event_list_add(&events, "signal:signal_generate", "signal");
+	spec->attr.type = PERF_TYPE_TRACEPOINT;
+	spec->attr.config = 42;
+	spec->attr.sample_period = 1;
+	spec->tracepoint_filter = strdup("code != -2");
+	struct record_options opts = { .frequency = 99 };
+	size_t copy = rate_bound_add_stack_copies(&events, &opts, 0, 0, RATE_BOUND_STACK_SUFFIX, 8192,
+						  STACK_COPY_BOUND_HZ, false);
+	cr_assert_eq(copy, 1);
+	cr_assert_eq(events.count, 3);
+	const struct event_spec *c = &events.specs[1], *s = &events.specs[2];
+	cr_assert_str_eq(c->name, "signal:signal_generate#stack");
+	cr_assert_str_eq(s->name, "signal:signal_generate#stack-sampled");
+	cr_assert_eq(c->attr.config, 42);
+	cr_assert_eq(c->attr.sample_period, 1, "every hit under the bound");
+	cr_assert_eq(c->attr.sample_stack_user, 8192);
+	cr_assert(c->attr.sample_type & PERF_SAMPLE_STACK_USER);
+	cr_assert(c->attr.sample_type & PERF_SAMPLE_RAW);
+	cr_assert_eq(c->attr.exclude_callchain_kernel, 1, "no kernel frames unless asked");
+	cr_assert_eq(c->rate_meter, 0, "the record counts the hits");
+	cr_assert_eq(c->rate_alternate, 2);
+	cr_assert_eq(c->rate_bound_hz, STACK_COPY_BOUND_HZ);
+	cr_assert_eq(s->attr.freq, 1);
+	cr_assert_eq(s->attr.sample_freq, STACK_COPY_SAMPLED_HZ);
+	cr_assert_eq(s->attr.disabled, 1, "held back until a window is above the bound");
+	cr_assert_eq(s->attr.sample_stack_user, 8192);
+	cr_assert_str_eq(c->tracepoint_filter, "code != -2");
+	cr_assert_str_eq(s->tracepoint_filter, "code != -2");
+	size_t len;
+	cr_assert(rate_bound_stack_copy_suffix(rate_bound_suffix(c->name, &len)));
+	cr_assert(rate_bound_stack_copy_suffix(rate_bound_suffix(s->name, &len)));
+	cr_assert_not(rate_bound_stack_copy_suffix(rate_bound_suffix("signal:signal_generate#kernel", &len)));
+	cr_assert_not(rate_bound_stack_copy_suffix(NULL));
+	event_list_free(&events);
+}

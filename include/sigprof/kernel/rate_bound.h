@@ -47,8 +47,9 @@
 /* The suffixes of the alternate's and the meter's names ("lock:contention_begin#sampled"). */
 #define RATE_BOUND_SAMPLED_SUFFIX "sampled"
 #define RATE_BOUND_COUNT_SUFFIX "count"
-/* The suffix of a whole copy of the user stack beside a key (rate_bound_add_stack_copies()). */
+/* The suffixes of a whole copy of the user stack beside a key and of its sampled side (rate_bound_add_stack_copies()). */
 #define RATE_BOUND_STACK_SUFFIX "stack"
+#define RATE_BOUND_STACK_SAMPLED_SUFFIX "stack-sampled"
 
 /* The window over which a rate is measured. */
 #define RATE_BOUND_WINDOW_NS (10 * 1000 * 1000ull)
@@ -101,14 +102,23 @@ size_t rate_bound_add_sampled(struct event_list *events, size_t gate, int meter,
  * second per CPU: 500 MB in 3 s of `perf bench futex hash`.
  */
 #define STACK_COPY_BOUND_HZ 500
+/*
+ * Above the bound the copies go on at this frequency per CPU (the
+ * kernel's frequency mode), 0.8 MB/s of 8 KiB copies: a call site first
+ * seen while its CPU stays above the bound still gets one.  Without it,
+ * stress-ng --sigsuspend's switch-outs were 60.7% whole: its children
+ * start switching after the first window and never came under the bound.
+ */
+#define STACK_COPY_SAMPLED_HZ 100
 
 /*
  * Beside specs[record], a tracepoint that records every hit with a short
  * key stack (stack_key_options()): a copy of the user stack
  * ("NAME#suffix", stack_size bytes, unwound with DWARF at report time) of
  * every hit while the hits of its CPU, counted by specs[meter], stay under
- * bound_hz over a window; none above; with the record's tracepoint filter
- * (set it first).  Without kernel_chain the copy takes
+ * bound_hz over a window; above, "NAME#stack-sampled" copies at
+ * STACK_COPY_SAMPLED_HZ; with the record's tracepoint filter (set it
+ * first).  Without kernel_chain the copy takes
  * no kernel callchain (the key has it, or it says nothing: a system call's
  * entry).  The report lends a copy's stack to the keys of its call site
  * (stack_lender.h).  Returns the copy's index.
@@ -116,6 +126,9 @@ size_t rate_bound_add_sampled(struct event_list *events, size_t gate, int meter,
 size_t rate_bound_add_stack_copies(struct event_list *events, const struct record_options *opts, size_t record,
 				   size_t meter, const char *suffix, uint32_t stack_size, uint64_t bound_hz,
 				   bool kernel_chain);
+
+/* Whether an event name's suffix (rate_bound_suffix()) is a stack copy's, either side. */
+bool rate_bound_stack_copy_suffix(const char *suffix);
 
 /*
  * What the name of an event is to a gate: the suffix after '#' (NULL for
