@@ -77,12 +77,13 @@ static const char *const futex_syscalls[] = { "futex", "futex_wait", "futex_wake
  * The events of one tracepoint: in trace mode the one that records every
  * hit; in count mode a counter; in sample mode the gate that records every
  * hit while the window's rate allows, its weighted alternate and its meter
- * (rate_bound.h).  Returns the index of the spec whose total is the exact
+ * (rate_bound.h); an entry with copies takes the rate-bounded whole copies
+ * beside its key.  Returns the index of the spec whose total is the exact
  * count of hits (the gate in trace, the meter in sample, the counter in
  * count), or -errno.
  */
 static int add_tracepoint(struct event_list *events, const struct record_options *opts, const char *name,
-			  bool entry, int entry_meter, char *reason, size_t reasonlen)
+			  bool entry, bool copies, int entry_meter, char *reason, size_t reasonlen)
 {
 	int err = tracepoint_add(events, opts, "futex", "syscalls", name, entry, reason, reasonlen);
 	if (err)
@@ -93,7 +94,7 @@ static int add_tracepoint(struct event_list *events, const struct record_options
 		return (int)record;
 	}
 	if (opts->futex == FUTEX_TRACE) {
-		if (entry && stack_keys_lent(opts)) /* the recording event counts every entry */
+		if (copies && stack_keys_lent(opts)) /* the recording event counts every entry */
 			rate_bound_add_stack_copies(events, opts, record, record, FUTEX_STACK_SUFFIX,
 						    CPU_SIGNAL_STACK_USER_SIZE, STACK_COPY_BOUND_HZ, false);
 		return (int)record;
@@ -101,7 +102,7 @@ static int add_tracepoint(struct event_list *events, const struct record_options
 	/* an exit's rate is its entry's: the entry's meter measures both */
 	size_t meter = rate_bound_add_sampled(events, record, entry ? -1 : entry_meter, FUTEX_SAMPLE_BOUND_HZ,
 					      FUTEX_SAMPLED_HZ);
-	if (entry && stack_keys_lent(opts))
+	if (copies && stack_keys_lent(opts))
 		rate_bound_add_stack_copies(events, opts, record, meter, FUTEX_STACK_SUFFIX, CPU_SIGNAL_STACK_USER_SIZE,
 					    STACK_COPY_BOUND_HZ, false);
 	return (int)meter;
@@ -153,7 +154,13 @@ static int futex_add_events(struct record_options *opts, struct event_list *even
 	struct record_options with_stacks = stack_key_options(opts, WAIT_STACK_USER_SIZE);
 	for (size_t i = 0; i < ARRAY_SIZE(futex_syscalls); i++) {
 		snprintf(name, sizeof(name), "sys_enter_%s", futex_syscalls[i]);
-		int total = add_tracepoint(events, &with_stacks, name, true, -1, reason, reasonlen);
+		/*
+		 * Every per-task event is inherited by each new thread, under a
+		 * kernel mutex (perf_trace_init walks every tracepoint of the
+		 * kernel): the futex2 calls, which glibc does not make, keep their
+		 * keys without copies (docs/futex.md, "Stacks").
+		 */
+		int total = add_tracepoint(events, &with_stacks, name, true, i == 0, -1, reason, reasonlen);
 		if (total == -ENOENT && i > 0)
 			continue; /* an older kernel without this futex2 call */
 		if (total < 0)
@@ -169,7 +176,7 @@ static int futex_add_events(struct record_options *opts, struct event_list *even
 		if (opts->futex == FUTEX_COUNT)
 			continue;
 		snprintf(name, sizeof(name), "sys_exit_%s", futex_syscalls[i]);
-		int err = add_tracepoint(events, &with_stacks, name, false, total, reason, reasonlen);
+		int err = add_tracepoint(events, &with_stacks, name, false, false, total, reason, reasonlen);
 		if (err < 0)
 			return err;
 	}
