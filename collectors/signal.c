@@ -903,21 +903,10 @@ static void text_row(const struct signal_figures *f, struct view_table *t)
 }
 
 /*
- * One stack on one line, leaf first: its user frames (where the program
- * was), or its kernel frames when it has no user frames (a kernel thread,
- * an interrupt with no user context); at most max_frames (0: all).
- */
-static void stack_text(const struct profile *p, uint32_t stack, unsigned max_frames, struct strbuf *line)
-{
-	const struct stack_line_style style = { .separator = " <- ", .max_frames = max_frames, .user_frames = true,
-						.more = " <- ..." };
-	sb_reset(line);
-	view_stack_line(p, stack, &style, line);
-}
-
-/*
- * The busiest stacks of one kind, TEXT_FRAMES frames each, but two that
- * would read the same (they differ further out) are written whole.
+ * The busiest stacks of one kind, TEXT_FRAMES frames each (view_stack_rows:
+ * rows that would read the same show where they differ).  Stacks that read
+ * the same whole (they differ only in addresses within the same functions)
+ * are one row, their counts summed.
  */
 static void text_stacks(const struct profile *p, const char *title, const struct u64_map *counts,
 			const struct view_options *o, FILE *out)
@@ -926,39 +915,44 @@ static void text_stacks(const struct profile *p, const char *title, const struct
 	size_t n = sorted_stacks(counts, &rows);
 	size_t shown = n < o->stacks_per_path ? n : o->stacks_per_path;
 	fprintf(out, "    %s (%zu distinct stacks)\n", title, n);
+	uint32_t *stacks = xcalloc(shown ? shown : 1, sizeof(*stacks));
 	struct strbuf *lines = xcalloc(shown ? shown : 1, sizeof(*lines));
-	bool *whole = xcalloc(shown ? shown : 1, sizeof(*whole));
+	for (size_t i = 0; i < shown; i++)
+		stacks[i] = rows[i].stack;
+	/* leaf first: the user frames (where the program was), or the kernel frames when there are none */
+	const struct stack_line_style style = { .separator = " <- ", .max_frames = TEXT_FRAMES, .user_frames = true,
+						.more = " <- ..." };
+	/* within the width: what the count's 18 columns leave */
+	view_stack_rows(p, stacks, shown, &style, o->width > 18 ? o->width - 18 : 0, lines);
+	size_t kept = 0;
 	for (size_t i = 0; i < shown; i++) {
-		stack_text(p, rows[i].stack, TEXT_FRAMES, &lines[i]);
-		for (size_t j = 0; j < i; j++)
-			if (strcmp(lines[i].buf ? lines[i].buf : "", lines[j].buf ? lines[j].buf : "") == 0)
-				whole[i] = whole[j] = true;
-	}
-	char cut[1024];
-	size_t room = o->width > 18 ? o->width - 18 : 0; /* within the width: what the count's 18 columns leave */
-	for (size_t i = 0; i < shown; i++) {
-		const char *text = lines[i].buf ? lines[i].buf : "";
-		if (whole[i]) {
-			/* they differ toward the root: cut such a line at its start, "…" then the frames that fit */
-			stack_text(p, rows[i].stack, 0, &lines[i]);
-			text = lines[i].buf ? lines[i].buf : "";
-			if (room && term_columns(text) > room) {
-				while (*text && term_columns(text) > room - 1) {
-					text++;
-					while ((*text & 0xc0) == 0x80)
-						text++; /* a whole UTF-8 character at a time */
-				}
-				snprintf(cut, sizeof(cut), "\u2026%s", text);
-				text = cut;
-			}
-		} else {
-			text = term_cut(text, room, cut, sizeof(cut)); /* "…" at the end */
+		size_t j = 0;
+		while (j < kept && strcmp(lines[i].buf ? lines[i].buf : "", lines[j].buf ? lines[j].buf : "") != 0)
+			j++;
+		if (j < kept) {
+			rows[j].count += rows[i].count;
+			continue;
 		}
-		fprintf(out, "      %10llu  %s\n", (unsigned long long)rows[i].count, text);
-		sb_free(&lines[i]);
+		struct strbuf moved = lines[kept];
+		lines[kept] = lines[i];
+		lines[i] = moved;
+		rows[kept++] = rows[i];
 	}
-	free(whole);
+	for (size_t i = 1; i < kept; i++) /* a few rows: an insertion sort keeps each line beside its count */
+		for (size_t j = i; j > 0 && rows[j].count > rows[j - 1].count; j--) {
+			struct stack_count r = rows[j];
+			rows[j] = rows[j - 1];
+			rows[j - 1] = r;
+			struct strbuf l = lines[j];
+			lines[j] = lines[j - 1];
+			lines[j - 1] = l;
+		}
+	for (size_t i = 0; i < kept; i++)
+		fprintf(out, "      %10llu  %s\n", (unsigned long long)rows[i].count, lines[i].buf ? lines[i].buf : "");
+	for (size_t i = 0; i < shown; i++)
+		sb_free(&lines[i]);
 	free(lines);
+	free(stacks);
 	free(rows);
 }
 

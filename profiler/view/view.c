@@ -383,6 +383,163 @@ void view_stack_line(const struct profile *p, uint32_t stack, const struct stack
 		sb_addstr(sb, style->more);
 }
 
+/* A stack's frame labels as view_stack_line() shows them (from the first user frame), leaf first. */
+struct stack_labels {
+	struct strbuf text; /* the labels, '\0' between them */
+	const char **frame;
+	size_t n;
+};
+
+static void stack_labels(const struct profile *p, uint32_t stack, bool user_frames, struct stack_labels *l)
+{
+	const struct stack_line_style whole = { .separator = "\n", .user_frames = user_frames };
+	view_stack_line(p, stack, &whole, &l->text);
+	char *s = l->text.buf ? l->text.buf : "";
+	size_t n = 1;
+	for (char *c = s; *c; c++)
+		n += *c == '\n';
+	l->frame = xcalloc(n, sizeof(*l->frame));
+	l->n = 0;
+	if (!*s)
+		return;
+	l->frame[l->n++] = s;
+	for (char *c = s; *c; c++)
+		if (*c == '\n') {
+			*c = '\0';
+			l->frame[l->n++] = c + 1;
+		}
+}
+
+/* The first frame where a and b read differently: the shorter one's depth when one goes on from the other. */
+static size_t first_difference(const struct stack_labels *a, const struct stack_labels *b)
+{
+	size_t k = 0;
+	while (k < a->n && k < b->n && strcmp(a->frame[k], b->frame[k]) == 0)
+		k++;
+	return k;
+}
+
+/* s cut at its start to width columns ("…" then its end) into row. */
+static void cut_at_start(struct strbuf *row, size_t width)
+{
+	const char *text = row->buf ? row->buf : "";
+	if (!width || term_columns(text) <= width)
+		return;
+	while (*text && term_columns(text) > width - 1) {
+		text++;
+		while ((*text & 0xc0) == 0x80)
+			text++; /* a whole UTF-8 character at a time */
+	}
+	char *kept = xstrdup(text);
+	sb_reset(row);
+	sb_addf(row, "\u2026%s", kept);
+	free(kept);
+}
+
+/*
+ * The row of a stack alike others: its first frame (when lead), each
+ * marked frame (with its caller when callers), "…" for the frames left out.
+ */
+static void parting_frames(const struct stack_labels *l, const bool *marked, const struct stack_line_style *style,
+			   bool lead, bool callers, struct strbuf *row)
+{
+	bool started = false;
+	size_t last = 0;
+	for (size_t k = 0; k < l->n; k++) {
+		if (!(k == 0 && lead) && !marked[k] && !(callers && k && marked[k - 1]))
+			continue;
+		if (!started && k)
+			sb_addf(row, "\u2026%s", style->separator);
+		else if (started && k > last + 1)
+			sb_addf(row, "%s\u2026%s", style->separator, style->separator);
+		else if (started)
+			sb_addstr(row, style->separator);
+		sb_addstr(row, l->frame[k]);
+		started = true;
+		last = k;
+	}
+	if (l->n && last + 1 < l->n && style->more)
+		sb_addstr(row, style->more);
+}
+
+/*
+ * That row within width: whole when it fits, else without its first
+ * frame, else without the callers too, else that cut at its start.
+ */
+static void parting_row(const struct stack_labels *l, const bool *marked, const struct stack_line_style *style,
+			size_t width, struct strbuf *row)
+{
+	static const bool lead[] = { true, false, false }, callers[] = { true, true, false };
+	for (size_t i = 0; i < ARRAY_SIZE(lead); i++) {
+		sb_reset(row);
+		parting_frames(l, marked, style, lead[i], callers[i], row);
+		if (!width || term_columns(row->buf ? row->buf : "") <= width)
+			return;
+	}
+	cut_at_start(row, width);
+}
+
+void view_stack_rows(const struct profile *p, const uint32_t *stacks, size_t n,
+		     const struct stack_line_style *style, size_t width, struct strbuf *rows)
+{
+	char cut[1024];
+	struct strbuf line = { 0 };
+	for (size_t i = 0; i < n; i++) {
+		sb_reset(&line);
+		view_stack_line(p, stacks[i], style, &line);
+		sb_reset(&rows[i]);
+		sb_addstr(&rows[i], term_cut(line.buf ? line.buf : "", width, cut, sizeof(cut)));
+	}
+	sb_free(&line);
+	/* group[i]: the first row reading as row i; alike rows share one */
+	size_t *group = xcalloc(n ? n : 1, sizeof(*group));
+	bool *alike = xcalloc(n ? n : 1, sizeof(*alike));
+	bool any = false;
+	for (size_t i = 0; i < n; i++) {
+		group[i] = i;
+		for (size_t j = 0; j < i && group[i] == i; j++)
+			if (strcmp(rows[i].buf ? rows[i].buf : "", rows[j].buf ? rows[j].buf : "") == 0) {
+				group[i] = group[j];
+				any = alike[i] = alike[j] = true;
+			}
+	}
+	if (!any) {
+		free(alike);
+		free(group);
+		return;
+	}
+	struct stack_labels *labels = xcalloc(n, sizeof(*labels));
+	for (size_t i = 0; i < n; i++)
+		if (alike[i])
+			stack_labels(p, stacks[i], style->user_frames, &labels[i]);
+	for (size_t i = 0; i < n; i++) {
+		if (!alike[i])
+			continue;
+		bool *marked = xcalloc(labels[i].n + 1, sizeof(*marked));
+		bool parts = false;
+		for (size_t j = 0; j < n; j++) {
+			if (j == i || group[j] != group[i])
+				continue;
+			size_t k = first_difference(&labels[i], &labels[j]);
+			if (k >= labels[i].n && k >= labels[j].n)
+				continue; /* the same labels: the same row */
+			/* where i stops and j goes on, i's last frame (and no "more") tells them apart */
+			marked[k < labels[i].n ? k : labels[i].n - 1] = true;
+			parts = true;
+		}
+		if (parts)
+			parting_row(&labels[i], marked, style, width, &rows[i]);
+		free(marked);
+	}
+	for (size_t i = 0; i < n; i++) {
+		sb_free(&labels[i].text);
+		free(labels[i].frame);
+	}
+	free(labels);
+	free(alike);
+	free(group);
+}
+
 void view_json_frame_source(struct json_writer *w, const struct frame *f)
 {
 	char buf[256];

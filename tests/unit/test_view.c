@@ -17,6 +17,7 @@
 #include "sigprof/base/json.h"
 #include "sigprof/model/profile.h"
 #include "sigprof/collectors/registry.h"
+#include "sigprof/base/term.h"
 #include "sigprof/base/util.h"
 #include "sigprof/view/view.h"
 
@@ -89,6 +90,70 @@ Test(view, one_line_of_a_kernel_only_stack_shows_its_kernel_frames)
 	char *line = line_of(p, id, &style);
 	cr_assert_str_eq(line, "[unknown]+0x10 <- [unknown]+0x20");
 	free(line);
+	free_profile(p);
+}
+
+/* Rows for the stacks named (user frames only), cut to width. */
+static void rows_of(struct profile *p, const char *const *const *stacks, size_t n, size_t width,
+		    struct strbuf *rows)
+{
+	uint32_t ids[8];
+	for (size_t i = 0; i < n; i++) {
+		uint32_t k = 0;
+		while (stacks[i][k])
+			k++;
+		ids[i] = kernel_then_user(p, stacks[i], k);
+	}
+	const struct stack_line_style style = { .separator = " <- ", .max_frames = 2, .user_frames = true,
+						.more = " <- ..." };
+	view_stack_rows(p, ids, n, &style, width, rows);
+}
+
+Test(view, rows_alike_in_their_first_frames_show_where_they_part)
+{
+	struct profile *p = new_profile();
+	static const char *const one[] = { "leaf", "mid", "x1", "x2", "root", NULL };
+	static const char *const two[] = { "leaf", "mid", "x1", "y2", "root", NULL };
+	static const char *const three[] = { "leaf", "mid", "z1", "root", NULL };
+	static const char *const four[] = { "other", "mid", "x1", NULL };
+	static const char *const five[] = { "leaf", "mid", NULL };
+	const char *const *const stacks[] = { one, two, three, four, five };
+	struct strbuf rows[5] = { 0 };
+	rows_of(p, stacks, 5, 0, rows);
+	cr_assert_str_eq(rows[0].buf, "leaf <- \u2026 <- x1 <- x2 <- root", "parts from two at x2, from three at x1");
+	cr_assert_str_eq(rows[1].buf, "leaf <- \u2026 <- x1 <- y2 <- root");
+	cr_assert_str_eq(rows[2].buf, "leaf <- \u2026 <- z1 <- root");
+	cr_assert_str_eq(rows[3].buf, "other <- mid <- ...", "alike no other: the first frames as always");
+	cr_assert_str_eq(rows[4].buf, "leaf <- mid", "it stops where the others go on: its last frame, no more");
+	for (size_t i = 0; i < 5; i++)
+		sb_free(&rows[i]);
+	free_profile(p);
+}
+
+Test(view, rows_alike_whole_read_the_same_and_cuts_keep_the_parting_frame)
+{
+	struct profile *p = new_profile();
+	static const char *const one[] = { "leaf", "mid", "a_function_with_a_long_name", "parted_here", "root", NULL };
+	static const char *const two[] = { "leaf", "mid", "a_function_with_a_long_name", "other_way", "root", NULL };
+	static const char *const same[] = { "leaf", "mid", "a_function_with_a_long_name", "parted_here", "root", NULL };
+	const char *const *const stacks[] = { one, two, same };
+	struct strbuf rows[3] = { 0 };
+	rows_of(p, stacks, 3, 30, rows);
+	cr_assert_str_eq(rows[0].buf, rows[2].buf, "the same labels, the same row");
+	cr_assert_str_eq(rows[0].buf, "\u2026 <- parted_here <- root", "its first frame left out to 30 columns: %s", rows[0].buf);
+	cr_assert_str_eq(rows[1].buf, "leaf <- \u2026 <- other_way <- root", "30 columns: it fits");
+	cr_assert_leq(term_columns(rows[1].buf), 30);
+	for (size_t i = 0; i < 3; i++)
+		sb_free(&rows[i]);
+	/* alike only once cut to the width: they show where they part too */
+	static const char *const long_a[] = { "a_very_long_leaf_function_name_alpha", "root", NULL };
+	static const char *const long_b[] = { "a_very_long_leaf_function_name_beta", "root", NULL };
+	const char *const *const cut[] = { long_a, long_b };
+	rows_of(p, cut, 2, 20, rows);
+	cr_assert_str_neq(rows[0].buf, rows[1].buf, "%s", rows[0].buf);
+	cr_assert_str_eq(rows[1].buf, "\u2026on_name_beta <- ...", "the parting frame's end in sight: %s", rows[1].buf);
+	for (size_t i = 0; i < 2; i++)
+		sb_free(&rows[i]);
 	free_profile(p);
 }
 

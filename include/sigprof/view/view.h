@@ -210,6 +210,19 @@ struct stack_line_style {
 /* A stack's frame labels on one line, leaf first, appended to sb. */
 void view_stack_line(const struct profile *p, uint32_t stack, const struct stack_line_style *style,
 		     struct strbuf *sb);
+/*
+ * n stacks as the rows of one table, each within width columns (0: no
+ * limit) into rows[i] (reset first): view_stack_line(), cut at its end
+ * ("…") to fit.  Rows that would read the same show where their stacks
+ * differ: the first frame, then for each stack alike one the frame where
+ * they part with its caller, "…" for the frames between, style->more when
+ * frames follow; such a row is cut at its start to fit, so that the frames
+ * that tell it apart stay in sight.  Stacks whose labels are the same
+ * whole (they differ only in addresses within the same functions) get the
+ * same row: the caller may join them.
+ */
+void view_stack_rows(const struct profile *p, const uint32_t *stacks, size_t n,
+		     const struct stack_line_style *style, size_t width, struct strbuf *rows);
 
 /* One frame as every JSON list of frames writes it: {"sym", "dso"[, "offset"][, "synthetic"], source}. */
 void view_json_frame(struct json_writer *w, const struct frame *f);
