@@ -59,7 +59,7 @@ void futex_waits_record(void *state, const struct profile *p, const struct perf_
 		waits_task_exit(st->waits, u32[2]);
 		return;
 	}
-	if (rec->type != PERF_RECORD_SWITCH || !id->valid || strcmp(id->event->collector, "sched") != 0)
+	if (!record_is_switch(rec->type) || !id->valid || strcmp(id->event->collector, "sched") != 0)
 		return;
 	if (!(rec->misc & PERF_RECORD_MISC_SWITCH_OUT))
 		waits_switch_in(st->waits, id->tid, id->time);

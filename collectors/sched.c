@@ -715,6 +715,7 @@ static void sched_record(void *state, const struct profile *p, const struct perf
 	const uint32_t *u32 = (const void *)(rec + 1);
 	switch (rec->type) {
 	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
 		if (!id->valid || strcmp(id->event->collector, "sched") != 0)
 			break;
 		if (rec->misc & PERF_RECORD_MISC_SWITCH_OUT)

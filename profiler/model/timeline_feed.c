@@ -143,6 +143,7 @@ void timeline_feed_record(struct profile *p, const struct perf_event_header *rec
 	const uint64_t *u64 = (const void *)(rec + 1);
 	switch (rec->type) {
 	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
 		if (!id->valid)
 			break;
 		if (rec->misc & PERF_RECORD_MISC_SWITCH_OUT) {

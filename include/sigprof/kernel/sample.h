@@ -29,6 +29,18 @@
 	 PERF_SAMPLE_CGROUP | PERF_SAMPLE_DATA_PAGE_SIZE | PERF_SAMPLE_CODE_PAGE_SIZE)
 
 /*
+ * A context switch record: PERF_RECORD_SWITCH of a task's events, or
+ * PERF_RECORD_SWITCH_CPU_WIDE of a CPU's (a cgroup's or -a's), which adds
+ * the other task's pid and tid.  Either way the sample_id trailer names
+ * the task switching (out, with PERF_RECORD_MISC_SWITCH_OUT, or in) and
+ * the misc bits mean the same.
+ */
+static inline bool record_is_switch(uint32_t type)
+{
+	return type == PERF_RECORD_SWITCH || type == PERF_RECORD_SWITCH_CPU_WIDE;
+}
+
+/*
  * The user registers a DWARF sample carries (attr.sample_regs_user): every
  * x86-64 register the kernel can give, as perf asks for them (the segment
  * registers DS/ES/FS/GS are not valid in 64-bit mode and make the open
