@@ -51,9 +51,11 @@
 #include "sigprof/base/util.h"
 #include "sigprof/symbolize/symbolize.h"
 #include "sigprof/commands/workload.h"
+#include "sigprof/commands/workload_cgroup.h"
 #include "sigprof/commands/frame_pointers.h"
 #include "sigprof/commands/recorder_priority.h"
 #include "sigprof/kernel/perf.h"
+#include "sigprof/kernel/tracepoint.h"
 #include "sigprof/base/files.h"
 
 #define DEFAULT_FREQUENCY 4000
@@ -101,6 +103,8 @@ struct record_args {
 	bool no_results;
 	unsigned realtime;      /* --realtime PRIO: the recorder's SCHED_FIFO priority while it drains (0: none) */
 	bool realtime_chosen;
+	bool inherit;           /* --inherit: follow CMD with inherited per-task events, not a cgroup of its own */
+	char followed[512];     /* how this run follows CMD, for the file's "followed" (workload_cgroup.h) */
 };
 
 /*
@@ -391,6 +395,10 @@ static const struct option_spec record_specs[] = {
 		  "base.1.data ... base.N.data), for sigprof diff; the series stops at the first run that fails",
 	  OPTION_UINT(A, runs, 1, MAX_RECORD_RUNS), .what = "a number of runs" },
 	{ .short_name = 'q', .long_name = "quiet", .help = "no closing line", OPTION_TRUE(A, quiet) },
+	{ .long_name = "inherit",
+	  .help = "follow CMD with per-task events inherited by each thread and child it creates, as perf record "
+		  "does, rather than per-CPU events of a cgroup of its own (the default where sigprof can make one: "
+		  "creating threads then costs the workload no event copies)", OPTION_TRUE(A, inherit) },
 	{ .long_name = "realtime", .arg = "PRIO",
 	  .help = "drain the ring buffers at SCHED_FIFO priority PRIO (1-99; 0: at sigprof's own), so that a "
 		  "busy machine or a real-time workload cannot starve the recorder until records are lost; the "
@@ -589,6 +597,10 @@ static int write_meta(struct sp_writer *w, const struct record_args *a, const st
 	if (!err && read_boot_id(boot_id, sizeof(boot_id)) == 0)
 		err = sp_writer_meta(w, "boot_id", (const char *const[]){ boot_id }, 1);
 	err = err ? err : sp_writer_meta(w, "call_graph", &cg, 1);
+	if (a->followed[0]) {
+		const char *v = a->followed;
+		err = err ? err : sp_writer_meta(w, "followed", &v, 1);
+	}
 	if (target_given(&a->target)) {
 		char text[512];
 		target_describe(&a->target, text, sizeof(text));
@@ -1169,6 +1181,59 @@ static void synthesize_tasks(struct strbuf *out, struct perf_session *session, c
 }
 
 /*
+ * A cgroup's events outlive a task's exit (inherited ones are torn down
+ * before it notifies its parent): every signal_generate event would see
+ * the SIGCHLD the command sends sigprof, its parent, as it exits, one
+ * generation no run of the command makes by itself.  Each such event (a
+ * collector's, or the user's by any name) passes no hit aimed at sigprof.
+ */
+static void leave_out_exit_notice(struct event_list *events)
+{
+	uint64_t id;
+	char reason[256];
+	if (tracepoint_id("signal", "signal_generate", &id, reason, sizeof(reason)) < 0)
+		return;
+	for (size_t i = 0; i < events->count; i++) {
+		struct event_spec *spec = &events->specs[i];
+		if (spec->attr.type != PERF_TYPE_TRACEPOINT || spec->attr.config != id)
+			continue;
+		struct strbuf filter = { 0 };
+		if (spec->tracepoint_filter)
+			sb_addf(&filter, "(%s) && pid != %d", spec->tracepoint_filter, (int)getpid());
+		else
+			sb_addf(&filter, "pid != %d", (int)getpid());
+		free(spec->tracepoint_filter);
+		spec->tracepoint_filter = filter.buf;
+	}
+}
+
+/*
+ * How CMD is followed (workload_cgroup.h): the events of a cgroup of its
+ * own, enabled at open (enable_on_exec is for the events of a task; the
+ * workload waits before its exec and nothing else is in the cgroup), or,
+ * with --inherit or where no cgroup can be made, inherited per-task events
+ * enabled at its exec.  a->followed says which, and why, in the file.
+ */
+static void follow_workload(struct record_args *a, struct workload *w, struct event_list *events,
+			    struct workload_cgroup *cgroup, struct perf_target *target)
+{
+	char why[sizeof(a->followed) - 16] = "";
+	if (a->inherit) {
+		snprintf(a->followed, sizeof(a->followed), "inherit: --inherit");
+		return;
+	}
+	if (workload_cgroup_enter(cgroup, w->pid, why, sizeof(why)) < 0) {
+		snprintf(a->followed, sizeof(a->followed), "inherit: %s", why);
+		return;
+	}
+	target->cgroup_fd = cgroup->fd;
+	target->inherit = false;
+	event_list_enable_at_open(events);
+	snprintf(a->followed, sizeof(a->followed), "cgroup %s", cgroup->name);
+	leave_out_exit_notice(events);
+}
+
+/*
  * The program record_run() will run, and the targets it attaches to: 0, or
  * the exit status to return (said).  Fills program (empty for tasks that run
  * already: taken as a program without frame pointers).
@@ -1304,6 +1369,7 @@ static int record_run(struct record_args *a)
 	struct strbuf synthesized = { 0 }; /* COMM and MMAP2 records of the targets as sigprof found them */
 	struct workload w;
 	struct recorder_priority priority = { 0 };
+	struct workload_cgroup cgroup = { .fd = -1 };
 	char errbuf[512] = "";
 
 	int gathered = gather_events(&a->opts, a, &events, states);
@@ -1343,6 +1409,8 @@ static int record_run(struct record_args *a)
 	struct perf_target target = { .pid = w.pid, .inherit = true };
 	if (attached)
 		target_perf(&a->target, &target);
+	else if (a->argv)
+		follow_workload(a, &w, &events, &cgroup, &target);
 	/*
 	 * The kernel's symbols before the events open: reading them takes 0.1 to
 	 * 0.2 s, during which attached targets (their events enabled at open)
@@ -1400,6 +1468,8 @@ abort_workload:
 discard_output:
 	sp_writer_discard(writer);
 release:
+	if (workload_cgroup_remove(&cgroup, errbuf, sizeof(errbuf)) < 0)
+		sp_warn("record: %s", errbuf);
 	recorder_priority_restore(&priority);
 	sb_free(&synthesized);
 	switch_output_free(&pieces);

@@ -91,6 +91,10 @@ static void write_meta(struct json_writer *w, const struct profile *p)
 		json_string(w, NULL, p->argv[i]);
 	json_end(w);
 	json_string(w, "target", p->target);
+	if (p->followed[0])
+		json_string(w, "followed", p->followed);
+	else
+		json_null(w, "followed");
 	if (p->workload_pid)
 		json_u64(w, "workload_pid", p->workload_pid);
 	else

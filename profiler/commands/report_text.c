@@ -180,6 +180,10 @@ static void print_header(const struct profile *p, bool full, FILE *out)
 		fprintf(out, "# target:     %s\n", p->target);
 	if (p->workload_pid)
 		fprintf(out, "# workload:   pid %u, the command perf forked, and the processes it forked\n", p->workload_pid);
+	if (full && strncmp(p->followed, "cgroup ", 7) == 0)
+		fprintf(out, "# followed:   in a cgroup of its own, %s (per-CPU events, none inherited)\n", p->followed + 7);
+	else if (full && strncmp(p->followed, "inherit: ", 9) == 0)
+		fprintf(out, "# followed:   with per-task events inherited by each thread (%s)\n", p->followed + 9);
 	char when[64] = "?";
 	time_t t = (time_t)(p->start_realtime_ns / 1000000000ULL);
 	struct tm tm;

@@ -29,6 +29,7 @@
 
 #include "sigprof/commands/synthesize.h"
 #include "sigprof/commands/target.h"
+#include "sigprof/commands/workload_cgroup.h"
 #include "sigprof/base/util.h"
 #include "sigprof/base/files.h"
 
@@ -125,25 +126,11 @@ static pid_t process_of(pid_t tid)
 	return pid;
 }
 
-/* Where the perf_event cgroups live: the cgroup2 mount, else the v1 hierarchy holding perf_event. */
+/* Where the perf_event cgroups live (workload_cgroup.h): the mount point, or -ENOENT. */
 static int cgroup_root(char *root, size_t len)
 {
-	FILE *f = fopen("/proc/self/mounts", "r");
-	if (!f)
-		return -errno;
-	char dev[256], dir[4096], type[64], opts[1024];
-	int found = -ENOENT;
-	while (fscanf(f, "%255s %4095s %63s %1023s %*d %*d", dev, dir, type, opts) == 4) {
-		bool v1 = strcmp(type, "cgroup") == 0 && strstr(opts, "perf_event");
-		if (strcmp(type, "cgroup2") == 0 || v1) {
-			snprintf(root, len, "%s", dir);
-			found = 0;
-			if (v1)
-				break; /* v1's perf_event controller wins: the kernel uses it when mounted */
-		}
-	}
-	fclose(f);
-	return found;
+	bool v1;
+	return cgroup_mount_root(root, len, &v1);
 }
 
 static int open_cgroup(struct attach_target *t, char *err, size_t errlen)

@@ -186,6 +186,8 @@ static void load_meta(struct loader *l, const struct perf_event_header *rec)
 				p->nresults++;
 	} else if (strcmp(key, "target") == 0) {
 		snprintf(p->target, sizeof(p->target), "%s", v);
+	} else if (strcmp(key, "followed") == 0) {
+		snprintf(p->followed, sizeof(p->followed), "%s", v);
 	} else if (strcmp(key, "workload_pid") == 0) {
 		unsigned long pid = strtoul(v, NULL, 10);
 		if (pid && pid <= UINT32_MAX && !p->workload_pid) {

@@ -311,21 +311,33 @@ Test(targets, cpu_list_limits_the_cpus, .timeout = 60)
 	free(out);
 }
 
+/* The mount of the hierarchy perf_event uses (the v1 one holding it, else cgroup2), or "". */
+static void perf_cgroup_mount(char *root, size_t len)
+{
+	root[0] = '\0';
+	FILE *m = fopen("/proc/self/mounts", "r");
+	char dev[256], dir[512], type[64], opts[1024];
+	while (m && fscanf(m, "%255s %511s %63s %1023s %*d %*d", dev, dir, type, opts) == 4) {
+		bool v1 = strcmp(type, "cgroup") == 0 && strstr(opts, "perf_event");
+		if (strcmp(type, "cgroup2") == 0 || v1)
+			snprintf(root, len, "%s", dir);
+		if (v1)
+			break;
+	}
+	if (m)
+		fclose(m);
+}
+
 Test(targets, cgroup_holds_one_process, .timeout = 120)
 {
 	require_tracing();
-	char root[512] = "";
-	FILE *m = fopen("/proc/self/mounts", "r");
-	char dev[256], dir[512], type[64];
-	while (m && fscanf(m, "%255s %511s %63s %*s %*d %*d", dev, dir, type) == 3)
-		if (strcmp(type, "cgroup2") == 0)
-			snprintf(root, sizeof(root), "%s", dir);
-	if (m)
-		fclose(m);
+	char root[512];
+	perf_cgroup_mount(root, sizeof(root));
 	char cg[600];
 	snprintf(cg, sizeof(cg), "%s/sigprof-test-%d", root, (int)getpid());
 	if (!root[0] || mkdir(cg, 0755) < 0)
-		skip_environment("no cgroup2 hierarchy to make a cgroup in (%s)", root[0] ? strerror(errno) : "not mounted");
+		skip_environment("no perf_event cgroup hierarchy to make a cgroup in (%s)",
+				 root[0] ? strerror(errno) : "not mounted");
 	const long na = 350, ma = 120, nb = 550, mb = 80;
 	char ta[512], tb[512], data[512], procs[700];
 	snprintf(ta, sizeof(ta), "%s", test_path("cg-trig-a"));
@@ -350,6 +362,135 @@ Test(targets, cgroup_holds_one_process, .timeout = 120)
 	const char *json = report_json_file(data, "");
 	require_signal_collector(json);
 	assert_own_signals(json, na, ma, "record -G");
+}
+
+/* .meta.followed of a recording: "cgroup /sigprof-PID" or "inherit: WHY". */
+static char *followed(const char *json)
+{
+	char *out;
+	cr_assert_eq(run_cmd(&out, false, "jq -r '.meta.followed' '%s'", json), 0);
+	out[strcspn(out, "\n")] = '\0';
+	return out;
+}
+
+/* sig_thread_exit's ground truth (test_signal.c): each of its threads gets one SIGUSR1, then N SIGUSR2 return. */
+static void assert_thread_exit_signals(const char *json, long threads, long returns, const char *what)
+{
+	cr_assert_eq(signal_field(json, "SIGUSR1", ".delivered"), threads, "%s: SIGUSR1 delivered", what);
+	cr_assert_eq(signal_field(json, "SIGUSR1", ".generated"), threads, "%s: SIGUSR1 generated", what);
+	cr_assert_eq(signal_field(json, "SIGUSR2", ".delivered"), returns, "%s: SIGUSR2 delivered", what);
+	cr_assert_eq(signal_field(json, "SIGUSR2", ".sigreturns"), returns, "%s: SIGUSR2 sigreturns", what);
+}
+
+/*
+ * record -- CMD moves CMD into a cgroup of its own before its exec
+ * (docs/targets.md): the workload sees itself there, its hundred threads
+ * are followed with nothing inherited (every signal counted), and the
+ * cgroup is gone afterwards.  --inherit follows it the old way, with the
+ * same counts.
+ */
+Test(targets, a_command_runs_in_a_cgroup_of_its_own, .timeout = 120)
+{
+	require_tracing();
+	char root[512];
+	perf_cgroup_mount(root, sizeof(root));
+	if (!root[0])
+		skip_environment("no cgroup file system holds perf_event here");
+	const long threads = 100, returns = 50;
+	char data[512], seen[512], cmd[1200];
+	snprintf(data, sizeof(data), "%s", test_path("own-cgroup.data"));
+	snprintf(seen, sizeof(seen), "%s", test_path("own-cgroup.seen"));
+	snprintf(cmd, sizeof(cmd), "sh -c 'cat /proc/self/cgroup > %s; exec " W "sig_thread_exit %ld %ld'", seen,
+		 threads, returns);
+	free(record_workload(data, "-e signal", cmd));
+	const char *json = report_json_file(data, "");
+	require_signal_collector(json);
+	char *how = followed(json);
+	if (strncmp(how, "inherit: ", 9) == 0)
+		skip_environment("record could not make a cgroup here: %s", how + 9);
+	cr_assert(strncmp(how, "cgroup /", 8) == 0 && strstr(how, "/sigprof-"), "followed: %s", how);
+	char *saw;
+	cr_assert_eq(run_cmd(&saw, false, "cat '%s'", seen), 0);
+	cr_assert(strstr(saw, how + 7), "the workload ran in %s, its /proc/self/cgroup: %s", how + 7, saw);
+	free(saw);
+	char dir[1200];
+	snprintf(dir, sizeof(dir), "%s%s", root, how + 7);
+	struct stat st;
+	cr_assert(stat(dir, &st) < 0 && errno == ENOENT, "%s is left after the recording", dir);
+	assert_thread_exit_signals(json, threads, returns, "in its own cgroup");
+	/* events that outlive a task's exit see cat's exit told to sh, but not the command's own told to sigprof */
+	cr_assert_eq(signal_field(json, "SIGCHLD", ".generated"), 1, "SIGCHLD: cat's exit, to sh, once");
+	free(how);
+
+	free(record_workload(data, "-e signal --inherit", cmd));
+	json = report_json_file(data, "");
+	how = followed(json);
+	cr_assert_str_eq(how, "inherit: --inherit");
+	free(how);
+	cr_assert_eq(run_cmd(&saw, false, "cat '%s'", seen), 0);
+	cr_assert_null(strstr(saw, "/sigprof-"), "with --inherit the workload stays in sigprof's cgroup: %s", saw);
+	free(saw);
+	assert_thread_exit_signals(json, threads, returns, "--inherit");
+}
+
+/* A child that outlives the command goes back to sigprof's cgroup, and the command's cgroup is removed. */
+Test(targets, a_child_that_outlives_the_command_leaves_its_cgroup, .timeout = 60)
+{
+	require_tracing();
+	char data[512], pidfile[512], cmd[1200];
+	snprintf(data, sizeof(data), "%s", test_path("outlive.data"));
+	snprintf(pidfile, sizeof(pidfile), "%s", test_path("outlive.pid"));
+	snprintf(cmd, sizeof(cmd), "sh -c 'sleep 60 </dev/null >/dev/null 2>&1 & echo $! > %s'", pidfile);
+	free(record_workload(data, "-e signal", cmd));
+	char *out;
+	cr_assert_eq(run_cmd(&out, false, "cat '%s'", pidfile), 0);
+	pid_t child = (pid_t)atoi(out);
+	free(out);
+	cr_assert_gt(child, 0);
+	char *cgroup;
+	int st = run_cmd(&cgroup, false, "cat /proc/%d/cgroup", (int)child);
+	kill(child, SIGKILL);
+	cr_assert_eq(st, 0, "the child is gone: %s", cgroup);
+	char *how = followed(report_json_file(data, ""));
+	if (strncmp(how, "inherit: ", 9) == 0)
+		skip_environment("record could not make a cgroup here: %s", how + 9);
+	cr_assert_null(strstr(cgroup, how + 7), "the child is still in %s: %s", how + 7, cgroup);
+	char root[512], dir[1200];
+	perf_cgroup_mount(root, sizeof(root));
+	snprintf(dir, sizeof(dir), "%s%s", root, how + 7);
+	struct stat sb;
+	cr_assert(stat(dir, &sb) < 0 && errno == ENOENT, "%s is left after the recording", dir);
+	free(how);
+	free(cgroup);
+}
+
+/* Where no cgroup can be made (a read-only cgroup file system, as in a container), record follows with inherit. */
+Test(targets, a_read_only_cgroup_file_system_falls_back_to_inherit, .timeout = 120)
+{
+	require_tracing();
+	char root[512];
+	perf_cgroup_mount(root, sizeof(root));
+	if (!root[0])
+		skip_environment("no cgroup file system holds perf_event here");
+	char *out;
+	if (run_cmd(&out, true, "unshare -m --propagation private sh -c 'mount -o remount,bind,ro %s'", root) != 0)
+		skip_environment("cannot remount %s read-only in a mount namespace of its own: %s", root, out);
+	free(out);
+	const long threads = 20, returns = 10;
+	char data[512];
+	snprintf(data, sizeof(data), "%s", test_path("ro-cgroup.data"));
+	cr_assert_eq(run_cmd(&out, true,
+			     "unshare -m --propagation private sh -c 'mount -o remount,bind,ro %s && exec %s record -q "
+			     "-e signal -o %s -- " W "sig_thread_exit %ld %ld'",
+			     root, sigprof_bin(), data, threads, returns),
+		     0, "%s", out);
+	free(out);
+	const char *json = report_json_file(data, "");
+	require_signal_collector(json);
+	char *how = followed(json);
+	cr_assert(strncmp(how, "inherit: cannot make ", 21) == 0 && strstr(how, "Read-only"), "followed: %s", how);
+	free(how);
+	assert_thread_exit_signals(json, threads, returns, "inherit on a read-only cgroup file system");
 }
 
 Test(targets, dead_pid_is_one_line_and_keeps_the_old_file, .timeout = 60)

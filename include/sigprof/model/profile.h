@@ -150,6 +150,7 @@ struct profile {
 	const struct profile_filter *filter; /* NULL: none */
 	char filters[512];           /* as the header names them ("--pid 12 --time 1,2"); empty: none */
 	char target[512];            /* what record attached to (META target: "-p 1234"), empty for a command */
+	char followed[512];          /* how record followed the command (META followed: "cgroup /sigprof-42", "inherit: why") */
 	/* META workload_pid: a perf.data's forked command (perfdata.c); 0: every task of the file is the workload's */
 	uint32_t workload_pid;
 	struct u64_map workload_pids; /* workload_pid and the processes it forked (FORK records) */
