@@ -1,6 +1,7 @@
 /*
  * workload_cgroup.c: the workload's own cgroup (workload_cgroup.h).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/magic.h>
@@ -127,6 +128,44 @@ static int remove_dir(const char *path)
 	}
 }
 
+/* Whether pid is a sigprof that runs now (its comm starts "sigprof"): its cgroup is in use. */
+static bool sigprof_runs(long pid)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
+	size_t len;
+	char *comm = read_whole_file(path, &len);
+	bool runs = comm && strncmp(comm, "sigprof", 7) == 0;
+	free(comm);
+	return runs;
+}
+
+/*
+ * The cgroups of recorders that are gone (killed with SIGKILL, which
+ * leaves theirs behind): the empty sigprof-PID[-N] beside ours whose PID
+ * is no running sigprof.  rmdir removes only an empty cgroup: one that a
+ * workload still runs in stays.
+ */
+static void remove_stale(const char *parent)
+{
+	DIR *d = opendir(parent);
+	if (!d)
+		return;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (strncmp(de->d_name, "sigprof-", 8) != 0)
+			continue;
+		char *end;
+		long pid = strtol(de->d_name + 8, &end, 10);
+		if (end == de->d_name + 8 || (*end && *end != '-') || pid <= 0 || sigprof_runs(pid))
+			continue;
+		char path[4096 + 300];
+		snprintf(path, sizeof(path), "%s/%s", parent, de->d_name);
+		rmdir(path);
+	}
+	closedir(d);
+}
+
 int workload_cgroup_enter(struct workload_cgroup *cg, pid_t pid, char *err, size_t errlen)
 {
 	cg->fd = -1;
@@ -146,6 +185,7 @@ int workload_cgroup_enter(struct workload_cgroup *cg, pid_t pid, char *err, size
 		own[--own_len] = '\0';
 	snprintf(cg->parent, sizeof(cg->parent), "%s%s", root, own);
 	cg->root_len = strlen(root);
+	remove_stale(cg->parent);
 	for (int n = 1;; n++) {
 		if (n == 1)
 			snprintf(cg->path, sizeof(cg->path), "%s/sigprof-%d", cg->parent, (int)getpid());

@@ -464,6 +464,34 @@ Test(targets, a_child_that_outlives_the_command_leaves_its_cgroup, .timeout = 60
 	free(cgroup);
 }
 
+/* The empty cgroup a recorder killed with SIGKILL left behind is removed by the next recording. */
+Test(targets, a_killed_recorders_cgroup_is_removed_by_the_next, .timeout = 60)
+{
+	require_tracing();
+	char data[512];
+	snprintf(data, sizeof(data), "%s", test_path("stale.data"));
+	free(record_workload(data, "-e signal", "true"));
+	char *how = followed(report_json_file(data, ""));
+	if (strncmp(how, "inherit: ", 9) == 0)
+		skip_environment("record could not make a cgroup here: %s", how + 9);
+	char root[512], stale[1400];
+	perf_cgroup_mount(root, sizeof(root));
+	*strrchr(how, '/') = '\0'; /* the directory sigprof makes its cgroups in */
+	pid_t gone = fork();
+	cr_assert(gone >= 0);
+	if (gone == 0)
+		_exit(0);
+	waitpid(gone, NULL, 0);
+	snprintf(stale, sizeof(stale), "%s%s/sigprof-%d", root, how + 7, (int)gone);
+	free(how);
+	cr_assert_eq(mkdir(stale, 0755), 0, "mkdir %s: %s", stale, strerror(errno));
+	free(record_workload(data, "-e signal", "true"));
+	struct stat st;
+	int left = stat(stale, &st);
+	rmdir(stale);
+	cr_assert(left < 0, "%s (pid %d exited) is left after the next recording", stale, (int)gone);
+}
+
 /* Where no cgroup can be made (a read-only cgroup file system, as in a container), record follows with inherit. */
 Test(targets, a_read_only_cgroup_file_system_falls_back_to_inherit, .timeout = 120)
 {

@@ -45,7 +45,8 @@ struct workload_cgroup {
 /*
  * Make a cgroup inside sigprof's own and move pid (the workload, blocked
  * before its exec) into it; check that an event opens on it.  0, or -errno
- * with why in err (nothing is left behind then).
+ * with why in err (nothing is left behind then).  The empty cgroups of
+ * recorders that no longer run (killed with SIGKILL) are removed first.
  */
 int workload_cgroup_enter(struct workload_cgroup *cg, pid_t pid, char *err, size_t errlen);
 
