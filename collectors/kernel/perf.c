@@ -748,6 +748,7 @@ struct record_options stack_key_options(const struct record_options *opts, uint3
 	bool short_copy = stack_keys_lent(opts) && !opts->program_frame_pointers;
 	o.call_graph = short_copy ? CALL_GRAPH_DWARF : call_graph_for(opts, CALL_GRAPH_FP);
 	o.stack_user_size = short_copy ? KEY_STACK_USER_SIZE : stack_user_size_for(opts, size_default);
+	o.stack_key = short_copy;
 	return o;
 }
 
@@ -776,7 +777,7 @@ void sampling_attr_init(struct perf_event_attr *attr, const struct record_option
 		 */
 		attr->sample_type |= PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
 		attr->exclude_callchain_user = !opts->keep_user_chain;
-		attr->sample_regs_user = SP_UNWIND_REGS_MASK;
+		attr->sample_regs_user = opts->stack_key ? SP_KEY_REGS_MASK : SP_UNWIND_REGS_MASK;
 		attr->sample_stack_user = opts->stack_user_size ? opts->stack_user_size : DEFAULT_STACK_USER_SIZE;
 	}
 	/*

@@ -28,6 +28,7 @@
 #include <criterion/criterion.h>
 
 #include "sigprof/kernel/format.h"
+#include "sigprof/kernel/sample.h"
 #include "sigprof/model/datafile.h"
 #include "sigprof/model/profile.h"
 #include "sigprof/symbolize/symbolize.h"
@@ -242,6 +243,58 @@ Test(unwind, call_chain_of_optimized_code_without_frame_pointers)
 Test(unwind, signal_frame_between_handler_and_interrupted_code)
 {
 	check_signal_chain(FIXTURE);
+}
+
+/* Keep only the registers of mask in s, laid out as the kernel would give them. */
+static void narrow_registers(struct snapshot *s, uint64_t mask)
+{
+	uint64_t by_number[PERF_REG_X86_64_MAX] = { 0 };
+	uint32_t index = 0;
+	for (int bit = 0; bit < PERF_REG_X86_64_MAX; bit++)
+		if (s->mask & (1ULL << bit))
+			by_number[bit] = s->regs[index++];
+	s->mask &= mask;
+	s->nr_regs = 0;
+	for (int bit = 0; bit < PERF_REG_X86_64_MAX; bit++)
+		if (s->mask & (1ULL << bit))
+			s->regs[s->nr_regs++] = by_number[bit];
+}
+
+/*
+ * A key copies IP, SP and BP only (SP_KEY_REGS_MASK): the same walk, frame
+ * for frame, as with every register, through optimized code without frame
+ * pointers and through a signal frame, in each build of the fixture.
+ */
+Test(unwind, key_registers_walk_the_same_frames_as_every_register)
+{
+	const char *const fixtures[] = { FIXTURE, FIXTURE_DEBUG_FRAME, FIXTURE_LLD };
+	const char *const snapshots[] = { "call", "signal" };
+	for (size_t f = 0; f < sizeof(fixtures) / sizeof(fixtures[0]); f++) {
+		if (access(fixtures[f], X_OK) != 0)
+			continue; /* the lld build: executable_linked_by_lld says why it is missing */
+		for (size_t k = 0; k < sizeof(snapshots) / sizeof(snapshots[0]); k++) {
+			struct snapshot s;
+			load_fixture_snapshot(fixtures[f], snapshots[k], &s);
+			struct unwinder *u = unwind_whole_copy(&s);
+			struct unwind_result *all = malloc(sizeof(*all));
+			*all = result;
+			cr_assert_gt(__builtin_popcountll(s.mask), 3, "the snapshot has more than the key's registers");
+			narrow_registers(&s, SP_KEY_REGS_MASK);
+			cr_assert_eq(s.nr_regs, 3);
+			struct unwind_input in = input_of(&s, s.stack_bytes);
+			cr_assert_eq(unwind_sample(u, &in, &result), 0);
+			print_frames(s.procs, &result);
+			cr_assert_eq(result.nframes, all->nframes, "%s %s: %zu frames, %zu with every register",
+				     fixtures[f], snapshots[k], result.nframes, all->nframes);
+			for (size_t i = 0; i < all->nframes; i++)
+				cr_assert_eq(result.frames[i].ip, all->frames[i].ip, "%s %s: frame %zu", fixtures[f],
+					     snapshots[k], i);
+			cr_assert_eq(result.failure, all->failure);
+			free(all);
+			unwinder_free(u);
+			free_snapshot(&s);
+		}
+	}
 }
 
 /*

@@ -114,6 +114,7 @@ struct record_options {
 	uint32_t stack_user_size;        /* bytes of user stack per DWARF sample; with call_graph_chosen */
 	bool program_frame_pointers;     /* the workload's program sets up frame pointers in most functions (record
 					    looks at its code): its stacks need only a short copy (stack_copy_default()) */
+	bool stack_key;                  /* DWARF: a key copy (stack_key_options()): SP_KEY_REGS_MASK's registers only */
 	bool keep_user_chain;            /* DWARF: keep the kernel's frame-pointer walk of user code too, to go on
 					    from where the copy ends (a collector's default, never --call-graph's) */
 	bool exclude_kernel;        /* set when the kernel may not be sampled (not root, paranoid > 1) */
@@ -153,7 +154,7 @@ uint32_t stack_user_size_for(const struct record_options *opts, uint32_t collect
  * pointers (the frame-pointer walk stops at the libc wrapper there, one
  * key for every call site), the frame-pointer chain in one with them; the
  * user's --call-graph (and SIZE, else size_default) when given, with no
- * copies beside it.
+ * copies beside it.  A key copies SP_KEY_REGS_MASK's registers only.
  */
 struct record_options stack_key_options(const struct record_options *opts, uint32_t size_default);
 /* Whether stack_key_options() makes a key that copies complete (no --call-graph chosen). */

@@ -50,6 +50,16 @@ static inline bool record_is_switch(uint32_t type)
 #define SP_UNWIND_REGS_MASK                                                                                   \
 	(((1ULL << PERF_REG_X86_64_MAX) - 1) & ~((1ULL << PERF_REG_X86_DS) | (1ULL << PERF_REG_X86_ES) |       \
 						  (1ULL << PERF_REG_X86_FS) | (1ULL << PERF_REG_X86_GS)))
+/*
+ * The registers of a key copy (stack_key_options()): where the walk starts
+ * (IP, SP) and the frame pointer that CFA rules of rbp-framed code read.
+ * A key is unwound a few frames deep, through code whose CFI names the
+ * caller's frame by SP or BP; the other registers only ever give the
+ * callers' values of callee-saved registers, which no CFA rule of those
+ * frames reads.  The 136 bytes they would add to every key record were a
+ * sixth of stress-ng --signal's records (docs/performance.md).
+ */
+#define SP_KEY_REGS_MASK ((1ULL << PERF_REG_X86_IP) | (1ULL << PERF_REG_X86_SP) | (1ULL << PERF_REG_X86_BP))
 #else
 #error "sigprof's DWARF call graphs support x86-64 only"
 #endif
