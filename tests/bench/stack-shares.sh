@@ -45,7 +45,9 @@
 # With --cost (CORPUS_ROUNDS interleaved rounds, default 5) the programs that report a throughput also run
 # bare, under `sigprof record` (every default), `perf record -g` and `perf record --call-graph dwarf,8192
 # -m 1024` with the events sigprof's default opens (cpu-clock and the signal, futex, sched and lock
-# tracepoints), and the medians of the throughput each keeps, as a fraction of the bare run's, are printed.
+# tracepoints), and the medians of the throughput each keeps, as a fraction of the bare run's, are printed,
+# then the median share of its samples each recording lost (sigprof's closing line, perf's "lost P%!"): perf
+# keeps its throughput on the busiest programs by dropping what its ring buffer cannot take.
 # With --cost --split each collector also runs alone (`sigprof record -e cpu`, signal, futex, sched, lock: columns
 # sp-cpu ...), which says where the default's cost goes (docs/performance.md, 2026-12-07).  CORPUS_ONLY="sng-signal
 # hash" keeps the programs of those names (the first column).
@@ -139,6 +141,13 @@ corpus_self() { # NAME KIND OUTPUT FUTEX_CALLS WAKE_CALLS
     printf -- '-'
 }
 
+# the share of samples a recording lost, from its closing lines: sigprof's "N lost (P%)", perf's "lost P%!"
+corpus_lost() { # OUTPUT
+    awk '/^sigprof: recorded / && match($0, /lost \([0-9.]+%\)/) { v = substr($0, RSTART + 6, RLENGTH - 8) }
+         /^Processed [0-9]+ samples and lost / && match($0, /lost [0-9.]+%/) { v = substr($0, RSTART + 5, RLENGTH - 6) }
+         END { print v == "" ? 0 : v }' "$1"
+}
+
 corpus_perf_events() {
     local ev
     printf -- '-e cpu-clock '
@@ -185,7 +194,7 @@ corpus_cost() {
         [[ $kind == - ]] && continue
         names+=("$name"); cmds+=("$cmd"); kinds+=("$kind")
     done < <(corpus_programs)
-    declare -A RES
+    declare -A RES LOST
     local events
     events=$(corpus_perf_events)
     for ((r = 1; r <= CROUNDS; r++)); do
@@ -196,15 +205,16 @@ corpus_cost() {
                 # shellcheck disable=SC2086
                 case $mode in
                     bare) ${cmds[$i]} >"$out" 2>&1 ;;
-                    sigprof) "$SIGPROF" record -q -o "$TMP/c.data" -- ${cmds[$i]} >"$out" 2>&1 ;;
-                    sp-*) "$SIGPROF" record -q -e "${mode#sp-}" -o "$TMP/c.data" -- ${cmds[$i]} >"$out" 2>&1 ;;
-                    perf-g) perf record -q -g $events -o "$TMP/c.data" -- ${cmds[$i]} >"$out" 2>&1 ;;
-                    perf-dwarf) perf record -q --call-graph dwarf,8192 -m 1024 $events -o "$TMP/c.data" -- \
+                    sigprof) "$SIGPROF" record -o "$TMP/c.data" -- ${cmds[$i]} >"$out" 2>&1 ;;
+                    sp-*) "$SIGPROF" record -e "${mode#sp-}" -o "$TMP/c.data" -- ${cmds[$i]} >"$out" 2>&1 ;;
+                    perf-g) perf record -g $events -o "$TMP/c.data" -- ${cmds[$i]} >"$out" 2>&1 ;;
+                    perf-dwarf) perf record --call-graph dwarf,8192 -m 1024 $events -o "$TMP/c.data" -- \
                         ${cmds[$i]} >"$out" 2>&1 ;;
                 esac
                 t1=$(date +%s%N)
                 ops=$(corpus_ops "${kinds[$i]}" "$out" $((t1 - t0)))
                 RES[${names[$i]}.$mode]+="${ops:-0} "
+                [[ $mode != bare ]] && LOST[${names[$i]}.$mode]+="$(corpus_lost "$out") "
                 rm -f "$TMP/c.data"
             done
         done
@@ -222,6 +232,20 @@ corpus_cost() {
             # shellcheck disable=SC2086
             printf ' %10s' "$(printf '%s\n' ${RES[$name.$mode]} | sort -g |
                 awk -v b="$bare" '{ a[NR] = $1 } END { if (b > 0) printf "%.3f", a[int((NR + 1) / 2)] / b; else printf "-" }')"
+        done
+        printf '\n'
+    done
+    # perf keeps its throughput on the busiest programs by losing records (its ring buffer full, the kernel
+    # drops what does not fit); a throughput is only comparable beside what the recording kept
+    printf '\nrecords lost (median %% of the samples the kernel had to write)\n'
+    printf '%-14s %12s' program ''
+    printf ' %10s' "${CORPUS_MODES[@]:1}"
+    printf '\n'
+    for name in "${names[@]}"; do
+        printf '%-14s %12s' "$name" ''
+        for mode in "${CORPUS_MODES[@]:1}"; do
+            # shellcheck disable=SC2086
+            printf ' %10s' "$(printf '%s\n' ${LOST[$name.$mode]} | sort -g | awk '{ a[NR] = $1 } END { printf "%.1f%%", a[int((NR + 1) / 2)] }')"
         done
         printf '\n'
     done
