@@ -219,36 +219,43 @@ corpus_cost() {
             done
         done
     done
-    printf '\nthroughput kept (median of %d interleaved rounds, as a fraction of the bare run)\n' "$CROUNDS"
-    printf '%-14s %12s' program bare
-    printf ' %10s' "${CORPUS_MODES[@]:1}"
-    printf '\n'
+    corpus_table_head "$(printf 'throughput kept (median of %d interleaved rounds, as a fraction of the bare run)' \
+        "$CROUNDS")" bare
     for name in "${names[@]}"; do
         local bare
         # shellcheck disable=SC2086
-        bare=$(printf '%s\n' ${RES[$name.bare]} | sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
+        bare=$(corpus_median ${RES[$name.bare]})
         printf '%-14s %12.6g' "$name" "$bare"
         for mode in "${CORPUS_MODES[@]:1}"; do
             # shellcheck disable=SC2086
-            printf ' %10s' "$(printf '%s\n' ${RES[$name.$mode]} | sort -g |
-                awk -v b="$bare" '{ a[NR] = $1 } END { if (b > 0) printf "%.3f", a[int((NR + 1) / 2)] / b; else printf "-" }')"
+            printf ' %10s' "$(awk -v m="$(corpus_median ${RES[$name.$mode]})" -v b="$bare" \
+                'BEGIN { if (b > 0) printf "%.3f", m / b; else printf "-" }')"
         done
         printf '\n'
     done
     # perf keeps its throughput on the busiest programs by losing records (its ring buffer full, the kernel
     # drops what does not fit); a throughput is only comparable beside what the recording kept
-    printf '\nrecords lost (median %% of the samples the kernel had to write)\n'
-    printf '%-14s %12s' program ''
-    printf ' %10s' "${CORPUS_MODES[@]:1}"
-    printf '\n'
+    corpus_table_head 'records lost (median % of the samples the kernel had to write)' ''
     for name in "${names[@]}"; do
         printf '%-14s %12s' "$name" ''
         for mode in "${CORPUS_MODES[@]:1}"; do
             # shellcheck disable=SC2086
-            printf ' %10s' "$(printf '%s\n' ${LOST[$name.$mode]} | sort -g | awk '{ a[NR] = $1 } END { printf "%.1f%%", a[int((NR + 1) / 2)] }')"
+            printf ' %9.1f%%' "$(corpus_median ${LOST[$name.$mode]})"
         done
         printf '\n'
     done
+}
+
+# the median of the numbers given (the lower of the two middle ones of an even count)
+corpus_median() {
+    printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'
+}
+
+# a cost table's title and column heads: program, SECOND, then one per mode but the bare run
+corpus_table_head() { # TITLE SECOND
+    printf '\n%s\n%-14s %12s' "$1" program "$2"
+    printf ' %10s' "${CORPUS_MODES[@]:1}"
+    printf '\n'
 }
 
 if [[ ${1:-} == --corpus ]]; then

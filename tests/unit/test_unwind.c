@@ -80,6 +80,15 @@ static int perf_register_named(const char *name)
 	return -1;
 }
 
+/* s->regs from by_number: one u64 per set bit of s->mask, lowest bit first, as PERF_SAMPLE_REGS_USER lays them out. */
+static void pack_registers(struct snapshot *s, const uint64_t *by_number)
+{
+	s->nr_regs = 0;
+	for (int bit = 0; bit < PERF_REG_X86_64_MAX; bit++)
+		if (s->mask & (1ULL << bit))
+			s->regs[s->nr_regs++] = by_number[bit];
+}
+
 /* Run a build of the fixture (it writes every snapshot into this test's directory) and load the named one. */
 static void load_fixture_snapshot(const char *fixture, const char *name, struct snapshot *s)
 {
@@ -101,10 +110,7 @@ static void load_fixture_snapshot(const char *fixture, const char *name, struct 
 	}
 	fclose(f);
 	free(path);
-	/* one u64 per set bit of the mask, lowest bit first, as PERF_SAMPLE_REGS_USER lays them out */
-	for (int bit = 0; bit < PERF_REG_X86_64_MAX; bit++)
-		if (s->mask & (1ULL << bit))
-			s->regs[s->nr_regs++] = by_number[bit];
+	pack_registers(s, by_number);
 	snprintf(file, sizeof(file), "%s.stack", name);
 	path = path_join(dir, file);
 	s->stack = read_file(path, &s->stack_bytes);
@@ -254,10 +260,7 @@ static void narrow_registers(struct snapshot *s, uint64_t mask)
 		if (s->mask & (1ULL << bit))
 			by_number[bit] = s->regs[index++];
 	s->mask &= mask;
-	s->nr_regs = 0;
-	for (int bit = 0; bit < PERF_REG_X86_64_MAX; bit++)
-		if (s->mask & (1ULL << bit))
-			s->regs[s->nr_regs++] = by_number[bit];
+	pack_registers(s, by_number);
 }
 
 /*
