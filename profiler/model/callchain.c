@@ -49,13 +49,40 @@ static bool frame_unnamed(const struct frame *f)
 	return !f->sym || strstr(f->sym, EH_FRAME_NAME_MARK);
 }
 
-/* A stack whose last frame names no function: counted, and told apart when .eh_frame gave it a name. */
-static void count_unnamed_end(struct unwind_counts *u, const struct frame *last)
+/*
+ * A stack whose last frame names no function: counted (delta 1) or taken
+ * back (-1), told apart when .eh_frame gave it a name.
+ */
+static void count_unnamed_end(struct unwind_counts *u, const struct frame *last, int64_t delta)
 {
 	if (!frame_unnamed(last))
 		return;
-	u->ends_in_unknown++;
-	u->ends_in_eh_frame_name += last->sym != NULL;
+	u->ends_in_unknown = (uint64_t)((int64_t)u->ends_in_unknown + delta);
+	if (last->sym)
+		u->ends_in_eh_frame_name = (uint64_t)((int64_t)u->ends_in_eh_frame_name + delta);
+}
+
+/* The current sample's stack ends at frame: counted, and remembered should its sample count on a lent stack. */
+static void count_end(struct loader *l, uint32_t frame)
+{
+	count_unnamed_end(&l->p->unwind, &l->p->stacks.frames[frame], 1);
+	l->counted_end = frame;
+}
+
+void count_lent_end(struct loader *l, uint32_t lent)
+{
+	struct stack_table *t = &l->p->stacks;
+	if (l->counted_end == UINT32_MAX || lent >= t->nstacks)
+		return;
+	const struct stack *s = &t->stacks[lent];
+	const uint32_t *frames = stack_frames(t, s);
+	uint32_t n = s->nframes;
+	if (n && frame_is_unwind_stop(&t->frames[frames[n - 1]]))
+		n--; /* the end is the last frame before the [unwind: ...] that says why the walk stopped */
+	if (!n)
+		return;
+	count_unnamed_end(&l->p->unwind, &t->frames[l->counted_end], -1);
+	count_end(l, frames[n - 1]);
 }
 
 /* The kernel's default kernel.perf_event_max_stack, for recordings whose events did not say theirs. */
@@ -187,7 +214,7 @@ uint32_t chain_to_frames(struct loader *l, const struct sp_sample *s, bool kerne
 	u->samples++;
 	u->fp_chains++;
 	if (n)
-		count_unnamed_end(u, &l->p->stacks.frames[frames[n - 1]]);
+		count_end(l, frames[n - 1]);
 	if (failure == UNWIND_COMPLETE) {
 		u->complete++;
 		return n;
@@ -437,7 +464,7 @@ uint32_t dwarf_frames(struct loader *l, const struct perf_event_header *rec, con
 	if (joined != copied) {
 		n = joined;
 		p->unwind.joined++;
-		count_unnamed_end(&p->unwind, &p->stacks.frames[frames[n - 1]]);
+		count_end(l, frames[n - 1]);
 		if (joined_whole)
 			p->unwind.complete++;
 		else
@@ -445,7 +472,7 @@ uint32_t dwarf_frames(struct loader *l, const struct perf_event_header *rec, con
 		return n;
 	}
 	if (n)
-		count_unnamed_end(&p->unwind, &p->stacks.frames[frames[n - 1]]);
+		count_end(l, frames[n - 1]);
 	l->counted_unwind = (int)r->failure;
 	if (r->failure == UNWIND_COMPLETE) {
 		p->unwind.complete++;

@@ -61,6 +61,8 @@ struct loader {
 	struct unwind_result unwound; /* the current sample's, kept here for its size */
 	int counted_unwind;           /* how the current sample's DWARF stack counted in profile.unwind (an enum
 					 unwind_failure), -1 when it counted as none of them alone (joined, no copy) */
+	uint32_t counted_end;         /* the frame its end counted on in profile.unwind's ends_in_*
+					 (count_unnamed_end), UINT32_MAX: none */
 	const struct profile_options *opts;
 };
 
@@ -81,6 +83,12 @@ uint32_t kernel_frame(struct loader *l, uint64_t ip);
 uint32_t chain_to_frames(struct loader *l, const struct sp_sample *s, bool kernel_only, uint32_t *frames);
 bool sample_in_kernel(const struct perf_event_header *rec);
 void note_unjoined_handlers(struct profile *p);
+/*
+ * The current sample, a key, counts on the stack lent (another stack of
+ * its call site): its unnamed end, counted from its own frames, becomes
+ * lent's (the header's shares describe the stacks the report counts).
+ */
+void count_lent_end(struct loader *l, uint32_t lent);
 uint32_t dwarf_frames(struct loader *l, const struct perf_event_header *rec, const struct sp_sample *s,
 		      uint32_t *frames);
 

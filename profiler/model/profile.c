@@ -300,6 +300,7 @@ static void load_sample(struct loader *l, const struct perf_event_header *rec)
 	bool dwarf = s.regs_abi != PERF_SAMPLE_REGS_ABI_NONE && s.nr_regs && (!p->arch[0] || strcmp(p->arch, "x86_64") == 0);
 	uint32_t *frames = frame_buffer(l, s.nr_callchain + 2 + (dwarf ? UNWIND_MAX_FRAMES : 0));
 	l->counted_unwind = -1;
+	l->counted_end = UINT32_MAX;
 	uint32_t n = dwarf ? dwarf_frames(l, rec, &s, frames) : chain_to_frames(l, &s, false, frames);
 	frames = l->frames; /* a joined stack may have grown the buffer */
 	if (n == 0)
@@ -329,6 +330,7 @@ static void load_sample(struct loader *l, const struct perf_event_header *rec)
 				p->unwind.complete++;
 				p->unwind.lent++;
 			}
+			count_lent_end(l, counted);
 			id = counted;
 		}
 	}

@@ -204,11 +204,13 @@ Test(stacks, stress_ng_timer_stacks_reach_main_through_the_alternate_stack, .tim
 								 "(.[-1].sym // \"\") | contains(\"!fn@0x\")");
 	cr_assert_gt(eh_frame_ends, 0);
 	/*
-	 * Known and open: in about 2 runs of 5 the stacks count ~5% more such ends than the header (2517 against
-	 * 2641), without throttling; until that is found the two are held within 10% of each other.
+	 * The header counts the ends of the copies that only lend their stacks too (the signal collector's
+	 * rate-bounded #stack copies, counted on no stack): 1-2% more than the stacks, held within 5%. A key counts
+	 * the end of the stack it is lent (unit test profile::a_key_counted_on_a_lent_stack_counts_that_stacks_end);
+	 * when it counted its own 512-byte unwind's end, one run in about 30 had a third of the stacks' ends.
 	 */
 	double header_ends = jq_file(json, ".meta.unwind.ends_in_eh_frame_name");
-	cr_assert(header_ends <= eh_frame_ends * 1.1 && eh_frame_ends <= header_ends * 1.1,
+	cr_assert(header_ends <= eh_frame_ends * 1.05 && eh_frame_ends <= header_ends * 1.05,
 		  "the header counts %.0f stacks ending in an .eh_frame name, the stacks %.0f", header_ends, eh_frame_ends);
 	cr_assert_leq(jq_file(json, ".meta.unwind.ends_in_eh_frame_name"), jq_file(json, ".meta.unwind.ends_in_unknown"));
 	double ours = stack_samples(json, "cpu", NULL, ".[0].sym | IN(\"perf_tp_event\", \"perf_swevent_event\", "

@@ -20,6 +20,7 @@
 #include "sigprof/commands/report.h"
 #include "sigprof/base/util.h"
 #include "sigprof/base/files.h"
+#include "sigprof/symbolize/symbolize.h"
 #include "unit_helpers.h"
 
 TEMP_DIR_SUITE(profile);
@@ -491,11 +492,11 @@ Test(profile, chains_the_kernel_cut_at_its_limit_keep_their_frames_and_say_so)
 
 /*
  * The counted_stack hook: a test double of an analyzer whose sample at
- * LEND_IP only lends its stack (PATH_STACK_ONLY) and whose other samples
+ * LEND_TIME only lends its stack (PATH_STACK_ONLY) and whose other samples
  * count on that stack when they are on its path (the futex collector's
  * entries on their call site's DWARF stack).
  */
-#define LEND_IP 0xffffffff81000100ull
+#define LEND_TIME 10
 struct lend_state {
 	uint32_t lent;
 	int asked;
@@ -514,7 +515,7 @@ static int lend_path_of(void *state, const struct profile *p, const struct sp_sa
 {
 	(void)state;
 	(void)p;
-	if (s->ip == LEND_IP)
+	if (s->time == LEND_TIME)
 		return PATH_OTHER | PATH_STACK_ONLY;
 	return s->time == 13 ? PATH_FUTEX_WAIT : PATH_OTHER;
 }
@@ -523,7 +524,7 @@ static void lend_sample(void *state, const struct profile *p, const struct sp_sa
 {
 	(void)p;
 	struct lend_state *st = state;
-	if (s->ip == LEND_IP)
+	if (s->time == LEND_TIME)
 		st->lent = stack;
 }
 
@@ -545,8 +546,8 @@ Test(profile, a_sample_counts_on_the_stack_its_analyzer_names)
 {
 	char *path;
 	struct sp_writer *w = start_file("lend.data", &path);
-	add_kernel_sample(w, LEND_IP, 10);                 /* lends its stack, counted nowhere */
-	add_kernel_sample(w, 0xffffffff81000200ull, 11); /* counted on the lent stack */
+	add_kernel_sample(w, 0xffffffff81000100ull, LEND_TIME); /* lends its stack, counted nowhere */
+	add_kernel_sample(w, 0xffffffff81000200ull, 11);        /* counted on the lent stack */
 	add_kernel_sample(w, 0xffffffff81000300ull, 12); /* too */
 	add_kernel_sample(w, 0xffffffff81000400ull, 13); /* on another path: keeps its own stack */
 	add_round(w);
@@ -573,4 +574,85 @@ Test(profile, a_sample_counts_on_the_stack_its_analyzer_names)
 	cr_assert_eq(p.stack_only_samples, 1);
 	profile_free(&p);
 	free(path);
+}
+
+/* Whether stack's last frame before any [unwind: ...] names no function (unnamed) or only from .eh_frame. */
+static void stack_end_kind(const struct profile *p, uint32_t stack, bool *unnamed, bool *eh_frame_name)
+{
+	const struct stack *s = &p->stacks.stacks[stack];
+	const uint32_t *frames = stack_frames(&p->stacks, s);
+	uint32_t n = s->nframes;
+	if (n && frame_is_unwind_stop(&p->stacks.frames[frames[n - 1]]))
+		n--;
+	const struct frame *last = n ? &p->stacks.frames[frames[n - 1]] : NULL;
+	*unnamed = last && (!last->sym || strstr(last->sym, EH_FRAME_NAME_MARK));
+	*eh_frame_name = *unnamed && last->sym;
+}
+
+/*
+ * The lender's stack ends in lender_end, the keys' own stacks in key_end
+ * (CODE_START's named fixture or the stripped one at STRIPPED_START):
+ * the header's unnamed ends are those of the stacks the samples count on.
+ */
+#define STRIPPED_START 0x600000ull
+static void check_ends_of_lent_stacks(const char *name, bool lender_stripped)
+{
+	char *path;
+	struct sp_writer *w = start_file_with(name, &path, FP_SAMPLE_TYPE);
+	struct byte_builder b = { 0 };
+	struct trailer t = { .pid = FP_PID, .tid = FP_PID, .time = 1, .id = TEST_ID };
+	const uint64_t mmap_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+	bb_mmap2(&b, CODE_START, 0x1000, 0x1000, 5 /* PROT_READ | PROT_EXEC */, 2, "build/fixtures/elf_fixture",
+		 mmap_type, &t);
+	bb_mmap2(&b, STRIPPED_START, 0x1000, 0x1000, 5, 2, "build/fixtures/elf_fixture.stripped", mmap_type, &t);
+	add_bytes(w, &b);
+	bb_free(&b);
+	struct nm_symbol add = nm_symbol("build/fixtures/elf_fixture", "fixture_add");
+	uint64_t named = CODE_START + (add.address - 0x1000) + add.size / 2;
+	uint64_t stripped = STRIPPED_START + (add.address - 0x1000) + add.size / 2;
+	uint64_t lender_end = lender_stripped ? stripped : named, key_end = lender_stripped ? named : stripped;
+	const uint64_t lender[] = { key_end, lender_end };
+	add_user_chain_sample(w, lender, 2, LEND_TIME);
+	add_user_chain_sample(w, &key_end, 1, 11); /* counted on the lender's stack */
+	add_user_chain_sample(w, &key_end, 1, 12); /* too */
+	add_user_chain_sample(w, &lender_end, 1, 13); /* another path: its own stack */
+	add_round(w);
+	finish_file(w);
+
+	static const struct collector *const table[] = { &lend_collector };
+	struct profile_options opts = { .collectors = table, .ncollectors = 1 };
+	struct profile p;
+	char err[256] = "";
+	cr_assert_eq(profile_load(path, &opts, &p, err, sizeof(err)), 0, "%s", err);
+	const struct lend_state *st = p.collectors[0].state;
+	cr_assert_eq(p.stacks.stacks[st->lent].count, 2, "the keys count on the lender's stack");
+	bool unnamed, eh_frame_name;
+	stack_end_kind(&p, st->lent, &unnamed, &eh_frame_name);
+	cr_assert_eq(eh_frame_name, lender_stripped, "the lender's stack ends in the stripped fixture's .eh_frame name");
+	/* the lender's own sample, counted nowhere, ends where its stack does */
+	uint64_t want_unnamed = p.stack_only_samples * unnamed, want_eh_frame = p.stack_only_samples * eh_frame_name;
+	for (uint32_t i = 0; i < p.stacks.nstacks; i++) {
+		stack_end_kind(&p, i, &unnamed, &eh_frame_name);
+		want_unnamed += p.stacks.stacks[i].count * unnamed;
+		want_eh_frame += p.stacks.stacks[i].count * eh_frame_name;
+	}
+	cr_assert_eq(p.unwind.samples, 4);
+	cr_expect_eq(p.unwind.ends_in_unknown, want_unnamed, "the header counts %llu unnamed ends, the stacks %llu",
+		     (unsigned long long)p.unwind.ends_in_unknown, (unsigned long long)want_unnamed);
+	cr_expect_eq(p.unwind.ends_in_eh_frame_name, want_eh_frame,
+		     "the header counts %llu .eh_frame ends, the stacks %llu",
+		     (unsigned long long)p.unwind.ends_in_eh_frame_name, (unsigned long long)want_eh_frame);
+	profile_free(&p);
+	free(path);
+}
+
+/*
+ * A key counted on a lent stack has that stack's end in the header, not
+ * its own: stress-ng's delivery keys whose 512 bytes end in a named libc
+ * frame count on stacks that end in its stripped _start.
+ */
+Test(profile, a_key_counted_on_a_lent_stack_counts_that_stacks_end)
+{
+	check_ends_of_lent_stacks("lent-stripped.data", true);
+	check_ends_of_lent_stacks("lent-named.data", false);
 }
