@@ -389,6 +389,14 @@ static uint32_t futex_counted_stack(void *state, const struct profile *p, uint32
 	return stack == st->counted_from ? st->counted_on : stack;
 }
 
+/* The lent_stack hook (collector.h): an entry's key counts on what its call site's copies taught. */
+static uint32_t futex_lent_stack(void *state, const struct profile *p, uint32_t stack)
+{
+	(void)p;
+	const struct futex_state *st = state;
+	return stack_lent(st->lender, stack);
+}
+
 static void name_word(const struct profile *p, struct futex_word *w)
 {
 	char buf[512];
@@ -526,6 +534,7 @@ static const struct collector_analyzer futex_analyzer = {
 	.describe_observed = futex_waits_describe_observed,
 	.pending_futex_word = futex_pending_word,
 	.counted_stack = futex_counted_stack,
+	.lent_stack = futex_lent_stack,
 	.observe = futex_waits_observe,
 	.wake_pairs = futex_wake_pairs,
 	.wait_samples = futex_wait_samples,

@@ -631,6 +631,14 @@ static uint32_t sched_counted_stack(void *state, const struct profile *p, uint32
 	return stack == st->counted_from ? st->counted_on : stack;
 }
 
+/* The lent_stack hook (collector.h): a switch-out's key counts on what its call site's copies taught. */
+static uint32_t sched_lent_stack(void *state, const struct profile *p, uint32_t stack)
+{
+	(void)p;
+	const struct sched_state *st = state;
+	return stack_lent(st->lender, stack);
+}
+
 static void sched_sample(void *state, const struct profile *p, const struct sp_sample *s, uint32_t stack)
 {
 	struct sched_state *st = state;
@@ -1145,6 +1153,7 @@ static const struct collector_analyzer sched_analyzer = {
 	.path_of = sched_path_of,
 	.sample = sched_sample,
 	.counted_stack = sched_counted_stack,
+	.lent_stack = sched_lent_stack,
 	.finish = sched_finish,
 	.text = sched_text,
 	.json = sched_json,

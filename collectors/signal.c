@@ -144,12 +144,41 @@ uint64_t signal_tracker_bad_events(const struct signal_tracker *a)
 }
 
 /* The u64_map values of the stack counters are the counts themselves (never 0 once present). */
-static void count_stack(struct u64_map *counts, uint32_t stack)
+static void count_stack_n(struct u64_map *counts, uint32_t stack, uintptr_t n)
 {
 	if (stack == SIGNAL_NO_STACK)
 		return;
-	uintptr_t n = (uintptr_t)u64_map_get(counts, stack);
-	u64_map_put(counts, stack, (void *)(n + 1));
+	uintptr_t had = (uintptr_t)u64_map_get(counts, stack);
+	u64_map_put(counts, stack, (void *)(had + n));
+}
+
+static void count_stack(struct u64_map *counts, uint32_t stack)
+{
+	count_stack_n(counts, stack, 1);
+}
+
+/* The counts of counts under remap(ctx, stack), summed where two stacks become one. */
+static void remap_counts(struct u64_map *counts, uint32_t (*remap)(void *ctx, uint32_t stack), void *ctx)
+{
+	struct u64_map old = *counts;
+	memset(counts, 0, sizeof(*counts));
+	size_t pos = 0;
+	uint64_t stack;
+	void *n;
+	while (u64_map_next(&old, &pos, &stack, &n))
+		count_stack_n(counts, stack == SIGNAL_NO_STACK ? SIGNAL_NO_STACK : remap(ctx, (uint32_t)stack),
+			      (uintptr_t)n);
+	u64_map_free(&old);
+}
+
+void signal_tracker_remap_stacks(struct signal_tracker *a, uint32_t (*remap)(void *ctx, uint32_t stack), void *ctx)
+{
+	for (int sig = 0; sig <= SIGNAL_MAX; sig++) {
+		if (!a->figures[sig])
+			continue;
+		remap_counts(&a->figures[sig]->senders, remap, ctx);
+		remap_counts(&a->figures[sig]->interrupted, remap, ctx);
+	}
 }
 
 static void queue_push(struct pending_queue *q, uint64_t time)
@@ -814,10 +843,19 @@ static uint32_t signal_counted_stack(void *state, const struct profile *p, uint3
 	return stack == r->counted_from ? r->counted_on : stack;
 }
 
+/* The lent_stack hook (collector.h): a generation's or delivery's key counts on what its call site's copies taught. */
+static uint32_t signal_lent_stack(void *state, const struct profile *p, uint32_t stack)
+{
+	(void)p;
+	const struct signal_report *r = state;
+	return stack_lent(r->lender, stack);
+}
+
 static void signal_finish(void *state, const struct profile *p)
 {
 	struct signal_report *r = state;
 	signal_tracker_finish(r->analysis);
+	signal_tracker_remap_stacks(r->analysis, stack_lent, r->lender);
 }
 
 static void signal_destroy(void *state)
@@ -1336,6 +1374,7 @@ static const struct collector_analyzer signal_analyzer = {
 	.delivery_stack = delivery_stack,
 	.path_of = signal_path_of,
 	.counted_stack = signal_counted_stack,
+	.lent_stack = signal_lent_stack,
 	.sample = signal_sample,
 	.finish = signal_finish,
 	.text = signal_text,

@@ -69,20 +69,36 @@ static void count_end(struct loader *l, uint32_t frame)
 	l->counted_end = frame;
 }
 
+/* The frame stack ends in: its last before the [unwind: ...] that says why the walk stopped; UINT32_MAX: none. */
+static uint32_t stack_end_frame(const struct stack_table *t, uint32_t stack)
+{
+	const struct stack *s = &t->stacks[stack];
+	const uint32_t *frames = stack_frames(t, s);
+	uint32_t n = s->nframes;
+	if (n && frame_is_unwind_stop(&t->frames[frames[n - 1]]))
+		n--;
+	return n ? frames[n - 1] : UINT32_MAX;
+}
+
 void count_lent_end(struct loader *l, uint32_t lent)
 {
 	struct stack_table *t = &l->p->stacks;
 	if (l->counted_end == UINT32_MAX || lent >= t->nstacks)
 		return;
-	const struct stack *s = &t->stacks[lent];
-	const uint32_t *frames = stack_frames(t, s);
-	uint32_t n = s->nframes;
-	if (n && frame_is_unwind_stop(&t->frames[frames[n - 1]]))
-		n--; /* the end is the last frame before the [unwind: ...] that says why the walk stopped */
-	if (!n)
+	uint32_t end = stack_end_frame(t, lent);
+	if (end == UINT32_MAX)
 		return;
 	count_unnamed_end(&l->p->unwind, &t->frames[l->counted_end], -1);
-	count_end(l, frames[n - 1]);
+	count_end(l, end);
+}
+
+void move_counted_ends(struct profile *p, uint32_t from, uint32_t to, uint64_t count)
+{
+	uint32_t from_end = stack_end_frame(&p->stacks, from), to_end = stack_end_frame(&p->stacks, to);
+	if (from_end == UINT32_MAX || to_end == UINT32_MAX)
+		return;
+	count_unnamed_end(&p->unwind, &p->stacks.frames[from_end], -(int64_t)count);
+	count_unnamed_end(&p->unwind, &p->stacks.frames[to_end], (int64_t)count);
 }
 
 /* The kernel's default kernel.perf_event_max_stack, for recordings whose events did not say theirs. */

@@ -262,6 +262,68 @@ static bool task_and_time_pass(struct profile *p, uint32_t pid, uint32_t tid, ui
 			   proc_table_thread_comm_of(p->procs, pid, tid));
 }
 
+/* Whether the samples of stack id may count on stack to, as an analyzer's counted_stack() or lent_stack() says. */
+static bool may_count_on(const struct profile *p, uint32_t id, uint32_t to)
+{
+	const struct stack_table *t = &p->stacks;
+	return to != id && to < t->nstacks && t->stacks[to].collector == t->stacks[id].collector &&
+	       t->stacks[to].path == t->stacks[id].path;
+}
+
+/* n keys whose own unwinds stopped for failure count on stack to: whole there, they count as complete and lent. */
+static void count_as_lent(struct profile *p, int failure, uint32_t to, uint64_t n)
+{
+	if (failure <= UNWIND_COMPLETE || stack_is_cut(&p->stacks, to))
+		return;
+	p->unwind.failures[failure] -= n;
+	p->unwind.complete += n;
+	p->unwind.lent += n;
+}
+
+static uint32_t lent_at_end(void *ctx, uint32_t collector, uint32_t stack);
+
+/*
+ * The keys that counted on themselves because their call site had no
+ * copy yet count on the stack its copies lent later (the analyzers'
+ * lent_stack()), with their period, header counts and weights: the
+ * counts do not depend on whether a call site's first copy came before
+ * its first keys.  The timeline keeps the stack each sample had when it
+ * was read.
+ */
+static void lend_late_keys(struct profile *p)
+{
+	uint64_t moved = 0;
+	for (uint32_t id = 0; id < p->stacks.nstacks; id++) {
+		struct stack *s = &p->stacks.stacks[id];
+		uint32_t to = s->count ? lent_at_end(p, s->collector, id) : id;
+		if (to == id)
+			continue;
+		struct stack *t = &p->stacks.stacks[to];
+		count_as_lent(p, s->counted_failure, to, s->count);
+		move_counted_ends(p, id, to, s->count);
+		t->count += s->count;
+		t->weight += s->weight;
+		moved += s->count;
+		s->count = s->weight = 0;
+	}
+	if (moved && p->weights)
+		weight_table_remap(p->weights, lent_at_end, p);
+}
+
+/* The stack collector's stack counts on at the end of the load (lent_stack()), or stack. */
+static uint32_t lent_at_end(void *ctx, uint32_t collector, uint32_t stack)
+{
+	const struct profile *p = ctx;
+	if ((int)collector >= p->ncollectors || stack >= p->stacks.nstacks)
+		return stack;
+	const struct collector_info *c = &p->collectors[collector];
+	const struct collector_analyzer *an = c->impl ? c->impl->analyzer : NULL;
+	if (!an || !an->lent_stack || !c->state)
+		return stack;
+	uint32_t to = an->lent_stack(c->state, p, stack);
+	return may_count_on(p, stack, to) ? to : stack;
+}
+
 static void load_sample(struct loader *l, const struct perf_event_header *rec)
 {
 	struct profile *p = l->p;
@@ -320,20 +382,18 @@ static void load_sample(struct loader *l, const struct perf_event_header *rec)
 		p->stack_only_samples++;
 		return;
 	}
+	uint32_t own = id;
 	if (an && an->counted_stack) {
 		uint32_t counted = an->counted_stack(c->state, p, id);
-		if (counted != id && counted < p->stacks.nstacks && p->stacks.stacks[counted].collector == (uint32_t)ci &&
-		    p->stacks.stacks[counted].path == p->stacks.stacks[id].path) {
+		if (may_count_on(p, id, counted)) {
 			/* a key cut short by design (a futex entry's), counted on its call site's whole stack */
-			if (l->counted_unwind > UNWIND_COMPLETE && !stack_is_cut(&p->stacks, counted)) {
-				p->unwind.failures[l->counted_unwind]--;
-				p->unwind.complete++;
-				p->unwind.lent++;
-			}
+			count_as_lent(p, l->counted_unwind, counted, 1);
 			count_lent_end(l, counted);
 			id = counted;
 		}
 	}
+	if (id == own && l->counted_unwind > UNWIND_COMPLETE)
+		p->stacks.stacks[id].counted_failure = l->counted_unwind; /* for lend_late_keys() */
 	p->stacks.stacks[id].count++;
 	p->stacks.stacks[id].weight += period;
 	c->samples++;
@@ -861,6 +921,7 @@ int profile_load(const char *file, const struct profile_options *opts, struct pr
 	note_other_machine(p);
 	note_missing_files(p);
 	note_unjoined_handlers(p);
+	lend_late_keys(p);
 	if (p->timeline)
 		timeline_finish(p->timeline, p->last_time);
 	for (int c = 0; c < p->ncollectors; c++)

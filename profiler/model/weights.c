@@ -76,3 +76,22 @@ void weight_table_add(struct weight_table *t, const struct weight_key *key, unsi
 	}
 	t->entries[t->slots[s] - 1].values[kind] += value;
 }
+
+void weight_table_remap(struct weight_table *t, uint32_t (*remap)(void *ctx, uint32_t collector, uint32_t stack),
+			void *ctx)
+{
+	struct weight_entry *old = t->entries;
+	size_t n = t->count;
+	t->entries = NULL;
+	t->count = t->cap = 0;
+	if (t->slots)
+		memset(t->slots, 0, t->nslots * sizeof(*t->slots));
+	for (size_t i = 0; i < n; i++) {
+		struct weight_key k = old[i].key;
+		k.stack = remap(ctx, k.collector, k.stack);
+		for (unsigned kind = 0; kind < WEIGHT_MAX; kind++)
+			if (old[i].values[kind])
+				weight_table_add(t, &k, kind, old[i].values[kind]);
+	}
+	free(old);
+}

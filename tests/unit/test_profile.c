@@ -537,9 +537,17 @@ static uint32_t lend_counted_stack(void *state, const struct profile *p, uint32_
 	return st->lent;
 }
 
+/* At the end of the load: every key counts on the lender's stack, those read before it too. */
+static uint32_t lend_lent_stack(void *state, const struct profile *p, uint32_t stack)
+{
+	(void)p;
+	const struct lend_state *st = state;
+	return st->lent == UINT32_MAX ? stack : st->lent;
+}
+
 static const struct collector_analyzer lend_analyzer = { .create = lend_create, .path_of = lend_path_of,
 							 .sample = lend_sample, .counted_stack = lend_counted_stack,
-							 .destroy = free };
+							 .lent_stack = lend_lent_stack, .destroy = free };
 static const struct collector lend_collector = { .name = "cpu", .analyzer = &lend_analyzer };
 
 Test(profile, a_sample_counts_on_the_stack_its_analyzer_names)
@@ -612,6 +620,7 @@ static void check_ends_of_lent_stacks(const char *name, bool lender_stripped)
 	uint64_t stripped = STRIPPED_START + (add.address - 0x1000) + add.size / 2;
 	uint64_t lender_end = lender_stripped ? stripped : named, key_end = lender_stripped ? named : stripped;
 	const uint64_t lender[] = { key_end, lender_end };
+	add_user_chain_sample(w, &key_end, 1, LEND_TIME - 1); /* before the lender: lent at the end of the load */
 	add_user_chain_sample(w, lender, 2, LEND_TIME);
 	add_user_chain_sample(w, &key_end, 1, 11); /* counted on the lender's stack */
 	add_user_chain_sample(w, &key_end, 1, 12); /* too */
@@ -620,12 +629,22 @@ static void check_ends_of_lent_stacks(const char *name, bool lender_stripped)
 	finish_file(w);
 
 	static const struct collector *const table[] = { &lend_collector };
-	struct profile_options opts = { .collectors = table, .ncollectors = 1 };
+	struct profile_options opts = { .collectors = table, .ncollectors = 1, .weights = true };
 	struct profile p;
 	char err[256] = "";
 	cr_assert_eq(profile_load(path, &opts, &p, err, sizeof(err)), 0, "%s", err);
 	const struct lend_state *st = p.collectors[0].state;
-	cr_assert_eq(p.stacks.stacks[st->lent].count, 2, "the keys count on the lender's stack");
+	cr_assert_eq(p.stacks.stacks[st->lent].count, 3, "the keys count on the lender's stack, the first one too");
+	cr_assert_eq(p.stacks.stacks[st->lent].weight, 3);
+	uint64_t on_lent = 0;
+	for (size_t i = 0; i < p.weights->count; i++) {
+		const struct weight_entry *e = &p.weights->entries[i];
+		if (e->key.stack == st->lent)
+			on_lent += e->values[WEIGHT_SAMPLES];
+		else
+			cr_assert_eq(p.stacks.stacks[e->key.stack].path, PATH_FUTEX_WAIT, "weights left on a key's stack");
+	}
+	cr_assert_eq(on_lent, 3, "the weights follow the keys: %llu", (unsigned long long)on_lent);
 	bool unnamed, eh_frame_name;
 	stack_end_kind(&p, st->lent, &unnamed, &eh_frame_name);
 	cr_assert_eq(eh_frame_name, lender_stripped, "the lender's stack ends in the stripped fixture's .eh_frame name");
@@ -636,7 +655,7 @@ static void check_ends_of_lent_stacks(const char *name, bool lender_stripped)
 		want_unnamed += p.stacks.stacks[i].count * unnamed;
 		want_eh_frame += p.stacks.stacks[i].count * eh_frame_name;
 	}
-	cr_assert_eq(p.unwind.samples, 4);
+	cr_assert_eq(p.unwind.samples, 5);
 	cr_expect_eq(p.unwind.ends_in_unknown, want_unnamed, "the header counts %llu unnamed ends, the stacks %llu",
 		     (unsigned long long)p.unwind.ends_in_unknown, (unsigned long long)want_unnamed);
 	cr_expect_eq(p.unwind.ends_in_eh_frame_name, want_eh_frame,

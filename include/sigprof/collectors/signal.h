@@ -90,6 +90,12 @@ struct signal_tracker;
 
 struct signal_tracker *signal_tracker_new(void);
 void signal_tracker_free(struct signal_tracker *a);
+/*
+ * Every stack the figures count (senders, interrupted) becomes
+ * remap(ctx, stack), counts summed: the keys a lender (stack_lender.h)
+ * learned the whole stacks of after they were counted.
+ */
+void signal_tracker_remap_stacks(struct signal_tracker *a, uint32_t (*remap)(void *ctx, uint32_t stack), void *ctx);
 /* Feed one event; events must come in time order.  Out-of-range signal numbers are counted and skipped. */
 void signal_tracker_event(struct signal_tracker *a, const struct signal_event *e);
 /* The thread tid of process pid has exited: drop its pending signals and running handlers. */

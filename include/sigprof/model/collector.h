@@ -211,6 +211,15 @@ struct collector_analyzer {
 	 */
 	uint32_t (*counted_stack)(void *state, const struct profile *p, uint32_t stack);
 	/*
+	 * Optional, with counted_stack: at the end of the load, the stack
+	 * `stack` counts on now, or `stack` itself.  A key that counted on
+	 * itself because its call site had no copy yet (the copies' windows
+	 * had not caught it) counts on the stack the copies taught since: the
+	 * loader moves its samples there (lend_late_keys(), profile.c), as
+	 * counted_stack() moves the keys that came after.
+	 */
+	uint32_t (*lent_stack)(void *state, const struct profile *p, uint32_t stack);
+	/*
 	 * Optional: every counted sample of the other collectors (not a
 	 * PATH_STACK_ONLY one, not one path_of() dropped), after its own
 	 * analyzer's sample(), with the stack it counts on, in time order.  An

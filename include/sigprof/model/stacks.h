@@ -53,6 +53,8 @@ struct stack {
 	int path;
 	uint64_t count;     /* samples */
 	uint64_t weight;    /* sum of sample periods (ns of CPU for cpu-clock) */
+	int counted_failure; /* why the DWARF unwinds of the samples counted on it stopped (an enum unwind_failure;
+				UNWIND_COMPLETE: whole, or not known) */
 };
 
 struct stack_table {

@@ -60,6 +60,12 @@ struct weight_table {
 
 void weight_table_init(struct weight_table *t);
 void weight_table_free(struct weight_table *t);
+/*
+ * Every entry's stack becomes remap(ctx, collector, stack); entries that
+ * then share a key are summed.
+ */
+void weight_table_remap(struct weight_table *t, uint32_t (*remap)(void *ctx, uint32_t collector, uint32_t stack),
+			void *ctx);
 /* Add value to kind of the entry of key (made on first sight; key->comm is copied). */
 void weight_table_add(struct weight_table *t, const struct weight_key *key, unsigned kind, uint64_t value);
 
