@@ -151,7 +151,7 @@ static int futex_add_events(struct record_options *opts, struct event_list *even
 	 * KEY_STACK_USER_SIZE bytes: the wrapper and its callers, which
 	 * tell the call sites apart (docs/futex.md, "Stacks").
 	 */
-	struct record_options with_stacks = stack_key_options(opts, WAIT_STACK_USER_SIZE);
+	struct record_options with_stacks = stack_key_options(opts, WAIT_STACK_USER_SIZE, KEY_STACK_USER_SIZE);
 	for (size_t i = 0; i < ARRAY_SIZE(futex_syscalls); i++) {
 		snprintf(name, sizeof(name), "sys_enter_%s", futex_syscalls[i]);
 		/*

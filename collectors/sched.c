@@ -143,7 +143,8 @@ static int sched_add_events(struct record_options *opts, struct event_list *even
 		whole.stack_user_size = stack_copy_default(opts, WAIT_STACK_USER_SIZE);
 		whole.keep_user_chain = true;
 	}
-	struct record_options with_stacks = keys ? stack_key_options(opts, WAIT_STACK_USER_SIZE) : whole;
+	struct record_options with_stacks =
+		keys ? stack_key_options(opts, WAIT_STACK_USER_SIZE, KEY_STACK_USER_SIZE) : whole;
 	int err = tracepoint_add(events, &with_stacks, "sched", "sched", "sched_switch", true, reason, reasonlen);
 	if (err)
 		return err;

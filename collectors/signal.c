@@ -507,8 +507,8 @@ void signal_tracker_free(struct signal_tracker *a)
  * In a program without frame pointers a whole copy at every generation
  * and delivery cost stress-ng --signal six sevenths of its throughput
  * (`-e signal` alone kept 0.13-0.14 of the bare run, 0.34 with
- * --call-graph fp), so there each takes the futex entries' key
- * (stack_key_options(): a DWARF unwind of a 512-byte copy) and a "#stack"
+ * --call-graph fp), so there each takes a key (stack_key_options(): a
+ * DWARF unwind of a SIGNAL_KEY_STACK_USER_SIZE copy) and a "#stack"
  * sibling the whole copy while the hits of its CPU stay under
  * STACK_COPY_BOUND_HZ; the report lends each key its call site's stack
  * (stack_lender.h).  The kernel writes a hit's copy before its key (the
@@ -581,7 +581,7 @@ static int signal_add_events(struct record_options *opts, struct event_list *eve
 			     size_t reasonlen)
 {
 	bool keys = stack_keys_lent(opts) && !opts->program_frame_pointers;
-	struct record_options o = keys ? stack_key_options(opts, CPU_SIGNAL_STACK_USER_SIZE) : *opts;
+	struct record_options o = keys ? stack_key_options(opts, CPU_SIGNAL_STACK_USER_SIZE, SIGNAL_KEY_STACK_USER_SIZE) : *opts;
 	o.call_graph = call_graph_for(opts, CALL_GRAPH_DWARF);
 	o.keep_user_chain = !opts->call_graph_chosen && !keys;
 	if (!keys)

@@ -742,12 +742,12 @@ uint32_t stack_copy_default(const struct record_options *opts, uint32_t without_
 	return stack_user_size_for(opts, opts->program_frame_pointers ? LEAF_STACK_USER_SIZE : without_frame_pointers);
 }
 
-struct record_options stack_key_options(const struct record_options *opts, uint32_t size_default)
+struct record_options stack_key_options(const struct record_options *opts, uint32_t size_default, uint32_t key_size)
 {
 	struct record_options o = *opts;
 	bool short_copy = stack_keys_lent(opts) && !opts->program_frame_pointers;
 	o.call_graph = short_copy ? CALL_GRAPH_DWARF : call_graph_for(opts, CALL_GRAPH_FP);
-	o.stack_user_size = short_copy ? KEY_STACK_USER_SIZE : stack_user_size_for(opts, size_default);
+	o.stack_user_size = short_copy ? key_size : stack_user_size_for(opts, size_default);
 	o.stack_key = short_copy;
 	return o;
 }

@@ -396,3 +396,38 @@ Test(signal, pairs_never_span_a_loss_of_records_filtered_or_not, .timeout = 120)
 	json = report_json_file(data, "--comm signal_storm");
 	cr_assert_eq(signal_field(json, "SIGUSR1", ".dropped_at_loss"), dropped, "the filtered report missed losses");
 }
+
+/*
+ * In a program without frame pointers each generation and delivery takes
+ * a key, a short stack copy (SIGNAL_KEY_STACK_USER_SIZE), counted on the
+ * whole stack its call site's copies lend it.  sigqueue() keeps a 128-byte
+ * siginfo_t on the stack: the keys must reach past it to the call site, or
+ * the two sites would be one key, cut.  Every signal counts on the stack
+ * of the site that sent it, exactly, those sent before the site's first
+ * copy too.
+ */
+Test(signal, keys_tell_two_call_sites_of_shared_senders_apart, .timeout = 120)
+{
+	const long n = 20000;
+	char cmd[256];
+	snprintf(cmd, sizeof(cmd), W "signal_senders_nofp %ld", n);
+	record(test_path("senders.data"), "-e signal", cmd);
+	const char *json = report_json_file(test_path("senders.data"), "");
+	cr_assert_eq(signal_field(json, "SIGUSR1", ".generated"), 4 * n);
+	cr_assert_eq(signal_field(json, "SIGUSR1", ".delivered"), 4 * n);
+	const char *sites[] = { "from_site_a", "from_site_b" }, *senders[] = { "send_by_sigqueue", "send_by_raise" };
+	const char *paths[] = { "signal-generate", "signal-deliver" };
+	for (size_t p = 0; p < 2; p++)
+		for (size_t s = 0; s < 2; s++)
+			for (size_t k = 0; k < 2; k++) {
+				char test[256];
+				snprintf(test, sizeof(test),
+					 "any(.[]; .sym == \"%s\") and any(.[]; .sym == \"%s\") and any(.[]; .sym == \"main\")",
+					 sites[s], senders[k]);
+				double got = stack_samples(json, "signal", paths[p], test);
+				cr_assert_eq(got, n, "%s: %.0f stacks of %s <- %s reach main, it sent %ld", paths[p], got,
+					     senders[k], sites[s], n);
+			}
+	cr_assert_eq(signal_field(json, "SIGUSR1", "[.senders[] | select(.frames | any(.[]; .sym == \"from_site_a\")) | .count] | add"),
+		     2 * n, "the senders table of site a");
+}

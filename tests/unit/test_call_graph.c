@@ -72,19 +72,24 @@ Test(call_graph, dwarf_copies_registers_and_stack_and_keeps_kernel_frames)
 Test(call_graph, a_key_copies_three_registers_and_its_whole_copy_all)
 {
 	struct record_options o = options(false, CALL_GRAPH_FP, DEFAULT_STACK_USER_SIZE);
-	struct record_options key = stack_key_options(&o, WAIT_STACK_USER_SIZE);
+	struct record_options key = stack_key_options(&o, WAIT_STACK_USER_SIZE, KEY_STACK_USER_SIZE);
 	struct perf_event_attr attr;
 	sampling_attr_init(&attr, &key, PERF_TYPE_TRACEPOINT, 1);
 	cr_assert_eq(attr.sample_stack_user, KEY_STACK_USER_SIZE);
 	cr_assert_eq(attr.sample_regs_user, SP_KEY_REGS_MASK, "a key: IP, SP and BP");
 	cr_assert_eq(__builtin_popcountll(attr.sample_regs_user), 3);
+	/* a signal's key is shorter: a libc wrapper and its caller */
+	key = stack_key_options(&o, CPU_SIGNAL_STACK_USER_SIZE, SIGNAL_KEY_STACK_USER_SIZE);
+	sampling_attr_init(&attr, &key, PERF_TYPE_TRACEPOINT, 1);
+	cr_assert_eq(attr.sample_stack_user, SIGNAL_KEY_STACK_USER_SIZE);
+	cr_assert_eq(attr.sample_regs_user, SP_KEY_REGS_MASK);
 	/* the whole copies beside it (rate_bound_add_stack_copies) start from the recording's options */
 	o.call_graph = CALL_GRAPH_DWARF;
 	sampling_attr_init(&attr, &o, PERF_TYPE_TRACEPOINT, 1);
 	cr_assert_eq(attr.sample_regs_user, SP_UNWIND_REGS_MASK);
 	/* --call-graph dwarf chosen: no keys, every register */
 	o = options(true, CALL_GRAPH_DWARF, 1024);
-	key = stack_key_options(&o, WAIT_STACK_USER_SIZE);
+	key = stack_key_options(&o, WAIT_STACK_USER_SIZE, SIGNAL_KEY_STACK_USER_SIZE);
 	sampling_attr_init(&attr, &key, PERF_TYPE_TRACEPOINT, 1);
 	cr_assert_eq(attr.sample_regs_user, SP_UNWIND_REGS_MASK);
 	cr_assert_eq(attr.sample_stack_user, 1024);

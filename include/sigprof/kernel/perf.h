@@ -95,8 +95,20 @@ enum call_graph_mode {
  * every hit, in a program without frame pointers (stack_key_options()):
  * enough for the libc wrapper's frame and two or three of its callers, the
  * key its call site's rate-bounded copies are lent to (stack_lender.h).
+ * The futex entries and switch-outs: they block two or three frames deep
+ * in libc (pthread_mutex_lock, __lll_lock_wait, the futex call), where 256
+ * bytes left stress-ng --mutex's futex stacks 53% whole and 128 23%.
  */
 #define KEY_STACK_USER_SIZE 512u
+/*
+ * A signal's generation and delivery: one libc wrapper (kill, sigqueue,
+ * raise) and its caller.  sigqueue() keeps a 128-byte siginfo_t in its
+ * frame, which a 128-byte key does not get past; with 256 bytes the stacks
+ * of every signal stressor were as whole as with 512, and the records of
+ * stress-ng --signal a third smaller (docs/performance.md, "Signal keys of
+ * 256 bytes").
+ */
+#define SIGNAL_KEY_STACK_USER_SIZE 256u
 /* The kernel's bound: a sample record's size is a u16, the stack size a multiple of 8 below it. */
 #define MAX_STACK_USER_SIZE 65528u
 
@@ -150,13 +162,15 @@ uint32_t stack_user_size_for(const struct record_options *opts, uint32_t collect
 /*
  * The stack options of an event that takes a key on every hit and whole
  * copies beside it while the rate allows (rate_bound_add_stack_copies()):
- * a DWARF unwind of KEY_STACK_USER_SIZE bytes in a program without frame
- * pointers (the frame-pointer walk stops at the libc wrapper there, one
- * key for every call site), the frame-pointer chain in one with them; the
- * user's --call-graph (and SIZE, else size_default) when given, with no
- * copies beside it.  A key copies SP_KEY_REGS_MASK's registers only.
+ * a DWARF unwind of key_size bytes (KEY_STACK_USER_SIZE,
+ * SIGNAL_KEY_STACK_USER_SIZE) in a program without frame pointers (the
+ * frame-pointer walk stops at the libc wrapper there, one key for every
+ * call site), the frame-pointer chain in one with them; the user's
+ * --call-graph (and SIZE, else size_default) when given, with no copies
+ * beside it.  A key copies SP_KEY_REGS_MASK's registers only.
  */
-struct record_options stack_key_options(const struct record_options *opts, uint32_t size_default);
+struct record_options stack_key_options(const struct record_options *opts, uint32_t size_default,
+					uint32_t key_size);
 /* Whether stack_key_options() makes a key that copies complete (no --call-graph chosen). */
 bool stack_keys_lent(const struct record_options *opts);
 /*
