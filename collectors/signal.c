@@ -581,7 +581,8 @@ static int signal_add_events(struct record_options *opts, struct event_list *eve
 			     size_t reasonlen)
 {
 	bool keys = stack_keys_lent(opts) && !opts->program_frame_pointers;
-	struct record_options o = keys ? stack_key_options(opts, CPU_SIGNAL_STACK_USER_SIZE, SIGNAL_KEY_STACK_USER_SIZE) : *opts;
+	struct record_options o =
+		keys ? stack_key_options(opts, CPU_SIGNAL_STACK_USER_SIZE, SIGNAL_KEY_STACK_USER_SIZE) : *opts;
 	o.call_graph = call_graph_for(opts, CALL_GRAPH_DWARF);
 	o.keep_user_chain = !opts->call_graph_chosen && !keys;
 	if (!keys)

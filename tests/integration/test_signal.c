@@ -428,6 +428,7 @@ Test(signal, keys_tell_two_call_sites_of_shared_senders_apart, .timeout = 120)
 				cr_assert_eq(got, n, "%s: %.0f stacks of %s <- %s reach main, it sent %ld", paths[p], got,
 					     senders[k], sites[s], n);
 			}
-	cr_assert_eq(signal_field(json, "SIGUSR1", "[.senders[] | select(.frames | any(.[]; .sym == \"from_site_a\")) | .count] | add"),
+	cr_assert_eq(signal_field(json, "SIGUSR1",
+				  "[.senders[] | select(.frames | any(.[]; .sym == \"from_site_a\")) | .count] | add"),
 		     2 * n, "the senders table of site a");
 }
