@@ -260,11 +260,26 @@ const char *hostile_recording(void)
 	return data;
 }
 
+/* The time the hypervisor has stolen from all CPUs since boot (/proc/stat's steal column), in ns; 0 when unknown. */
+static double steal_ns_since_boot(void)
+{
+	FILE *f = fopen("/proc/stat", "r");
+	unsigned long long user, nice, sys, idle, iowait, irq, softirq, steal = 0;
+	if (f && fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &user, &nice, &sys, &idle, &iowait, &irq,
+			&softirq, &steal) != 8)
+		steal = 0;
+	if (f)
+		fclose(f);
+	return (double)steal * 1e9 / (double)sysconf(_SC_CLK_TCK);
+}
+
 void record_phases(const char *data, struct phases_truth *t)
 {
 	require_perf_events();
 	require_root();
+	double steal_before = steal_ns_since_boot();
 	char *out = record_workload(data, "", W "timeline_phases 10");
+	t->steal_ns = steal_ns_since_boot() - steal_before;
 	long loops = 0;
 	int n = sscanf(out, "timeline_phases: tid %d loops %ld run_ns %lf sleep_ns %lf futex_ns %lf handler_ns %lf",
 		       &t->tid, &loops, &t->run_ns, &t->sleep_ns, &t->futex_ns, &t->handler_ns);

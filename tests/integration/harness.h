@@ -75,6 +75,11 @@ const char *hostile_recording(void);
 struct phases_truth {
 	int tid;
 	double run_ns, sleep_ns, futex_ns, handler_ns;
+	/*
+	 * The time the hypervisor stole from every CPU while it ran (/proc/stat's steal): the kernel's clock, and so
+	 * the timeline's running and handler time, counts it; the thread's CPU clock does not.
+	 */
+	double steal_ns;
 };
 void record_phases(const char *data, struct phases_truth *t);
 

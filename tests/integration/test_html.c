@@ -436,6 +436,8 @@ Test(html, timeline_of_a_known_workload_in_chromium, .timeout = 300)
 	 */
 	const double low[] = { t.run_ns, PHASES_LOOPS * 30e6, PHASES_LOOPS * 20e6, t.handler_ns };
 	const double high[] = { t.run_ns, t.futex_ns, t.sleep_ns, t.handler_ns };
+	/* and the time the hypervisor stole meanwhile, which the kernel's clock counts and the thread's CPU clock does not */
+	const double stolen[] = { t.steal_ns, 0, 0, t.steal_ns };
 	for (size_t i = 0; i < 4; i++) {
 		char filter[256];
 		snprintf(filter, sizeof(filter), ".timeline.threads[] | select(.tid == %d) | .ns[%d]", t.tid, classes[i].class);
@@ -443,10 +445,11 @@ Test(html, timeline_of_a_known_workload_in_chromium, .timeout = 300)
 		snprintf(filter, sizeof(filter), ".timeline as $t | $t.threads[] | select(.tid == %d) | .px[%d] * $t.length_ns / $t.plot_width",
 			 t.tid, classes[i].class);
 		double drawn_ns = jq_file(result, filter);
-		cr_expect(data_ns >= 0.95 * low[i] && data_ns <= 1.05 * high[i], "the page's data, %s: %.3f ms, want %.3f to %.3f ms",
-			  classes[i].name, data_ns / 1e6, low[i] / 1e6, high[i] / 1e6);
-		cr_expect(drawn_ns >= 0.95 * low[i] && drawn_ns <= 1.05 * high[i], "the pixels drawn, %s: %.3f ms, want %.3f to %.3f ms",
-			  classes[i].name, drawn_ns / 1e6, low[i] / 1e6, high[i] / 1e6);
+		double most = 1.05 * high[i] + stolen[i];
+		cr_expect(data_ns >= 0.95 * low[i] && data_ns <= most, "the page's data, %s: %.3f ms, want %.3f to %.3f ms",
+			  classes[i].name, data_ns / 1e6, low[i] / 1e6, most / 1e6);
+		cr_expect(drawn_ns >= 0.95 * low[i] && drawn_ns <= most, "the pixels drawn, %s: %.3f ms, want %.3f to %.3f ms",
+			  classes[i].name, drawn_ns / 1e6, low[i] / 1e6, most / 1e6);
 	}
 	/* the selection: the threads' lives within it, from the JSON report's own threads */
 	double from = jq_file(result, ".timeline.origin_ns + .timeline.selection.from");

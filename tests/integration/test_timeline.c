@@ -25,10 +25,16 @@
 #define LOOPS PHASES_LOOPS
 #define MS 1000000.0
 
-static void expect_within_5_percent(double got, double want, const char *what)
+/*
+ * A running or handler time against the thread's CPU clock in it: within 5%, and above by at most the time the
+ * hypervisor stole meanwhile (the kernel's clock counts it, the thread's CPU clock does not: in a run with 0.54 s
+ * stolen, running read 105.8 ms against 100.0).
+ */
+static void expect_cpu_time(double got, double want, const struct phases_truth *t, const char *what)
 {
-	cr_expect(got >= want * 0.95 && got <= want * 1.05, "%s: %.3f ms, want %.3f ms within 5%%", what, got / MS,
-		  want / MS);
+	cr_expect(got >= want * 0.95 && got <= want * 1.05 + t->steal_ns,
+		  "%s: %.3f ms, want %.3f ms within 5%% (+ %.3f ms stolen by the hypervisor)", what, got / MS, want / MS,
+		  t->steal_ns / MS);
 }
 
 /*
@@ -70,8 +76,8 @@ Test(timeline, json_states_match_what_the_workload_did, .timeout = 120)
 	snprintf(filter, sizeof(filter), "[.timeline.wall[] | select(.tid == %d) | .ns] | add", t.tid);
 	cr_expect_eq(jq_file(json, filter), life);
 	/* each state as the workload did it */
-	expect_within_5_percent(thread_figure(json, t.tid, ".states_ns.running"), t.run_ns, "running");
-	expect_within_5_percent(thread_figure(json, t.tid, ".states_ns.signal_handler"), t.handler_ns, "signal handler");
+	expect_cpu_time(thread_figure(json, t.tid, ".states_ns.running"), t.run_ns, &t, "running");
+	expect_cpu_time(thread_figure(json, t.tid, ".states_ns.signal_handler"), t.handler_ns, &t, "signal handler");
 	expect_wait(thread_figure(json, t.tid, ".blocked_ns.sleep"), LOOPS * 20 * MS, t.sleep_ns, "blocked on sleep");
 	expect_wait(thread_figure(json, t.tid, "[.spans[] | select(.word_name == \"phase_word\") | .end_ns - .start_ns] | add"),
 		    LOOPS * 30 * MS, t.futex_ns, "blocked on futex phase_word");
@@ -82,7 +88,7 @@ Test(timeline, json_states_match_what_the_workload_did, .timeout = 120)
 	expect_wait(jq_file(json, filter), LOOPS * 30 * MS, t.futex_ns, "[blocked: futex phase_word] wall stacks");
 	snprintf(filter, sizeof(filter), "[.timeline.wall[] | select(.tid == %d and .root == \"[signal handler: SIGUSR1]\") | .ns] | add",
 		 t.tid);
-	expect_within_5_percent(jq_file(json, filter), t.handler_ns, "[signal handler: SIGUSR1] wall stacks");
+	expect_cpu_time(jq_file(json, filter), t.handler_ns, &t, "[signal handler: SIGUSR1] wall stacks");
 	/* a span's stack is one of .timeline.stacks: the sleep's holds sleep_phase */
 	snprintf(filter, sizeof(filter),
 		 ".timeline as $t | [$t.threads[] | select(.tid == %d) | .spans[] | select(.cause == \"sleep\") | .stack as $id "
@@ -113,8 +119,8 @@ Test(timeline, text_table_matches_what_the_workload_did, .timeout = 120)
 	life *= 1e9;
 	cr_expect(running + runnable + blocked + handler > 99.8 && running + runnable + blocked + handler < 100.2, "%s",
 		  out);
-	expect_within_5_percent(life * running / 100, t.run_ns, "text running");
-	expect_within_5_percent(life * handler / 100, t.handler_ns, "text signal handler");
+	expect_cpu_time(life * running / 100, t.run_ns, &t, "text running");
+	expect_cpu_time(life * handler / 100, t.handler_ns, &t, "text signal handler");
 	expect_wait(life * sleep / 100, LOOPS * 20 * MS, t.sleep_ns, "text blocked on sleep");
 	expect_wait(life * futex / 100, LOOPS * 30 * MS, t.futex_ns, "text blocked on futex");
 	free(out);
@@ -155,10 +161,10 @@ Test(timeline, trace_event_export_is_well_formed_and_matches, .timeout = 120)
 	cr_expect_eq(jq_file(trace, filter), 0, "the worker's spans leave gaps or overlap");
 	snprintf(filter, sizeof(filter), "[.traceEvents[] | select(.ph == \"X\" and .tid == %d and .cat == \"running\") | .dur] | add * 1000",
 		 t.tid);
-	expect_within_5_percent(jq_file(trace, filter), t.run_ns, "trace running");
+	expect_cpu_time(jq_file(trace, filter), t.run_ns, &t, "trace running");
 	snprintf(filter, sizeof(filter), "[.traceEvents[] | select(.ph == \"X\" and .tid == %d and .cat == \"signal_handler\") | .dur] | add * 1000",
 		 t.tid);
-	expect_within_5_percent(jq_file(trace, filter), t.handler_ns, "trace signal handler");
+	expect_cpu_time(jq_file(trace, filter), t.handler_ns, &t, "trace signal handler");
 	snprintf(filter, sizeof(filter), "[.traceEvents[] | select(.ph == \"X\" and .tid == %d and .name == \"[blocked: futex phase_word]\") | .dur] | add * 1000",
 		 t.tid);
 	expect_wait(jq_file(trace, filter), LOOPS * 30 * MS, t.futex_ns, "trace blocked on futex");
