@@ -89,7 +89,7 @@ void note_unjoined_handlers(struct profile *p);
  * lent's (the header's shares describe the stacks the report counts).
  */
 void count_lent_end(struct loader *l, uint32_t lent);
-/* count samples counted on stack from move to stack to (lend_late_keys()): their ends in the header move too. */
+/* count samples move from stack from to stack to (lend_late_keys()): so do their ends in the header's counts. */
 void move_counted_ends(struct profile *p, uint32_t from, uint32_t to, uint64_t count);
 uint32_t dwarf_frames(struct loader *l, const struct perf_event_header *rec, const struct sp_sample *s,
 		      uint32_t *frames);

@@ -280,7 +280,19 @@ static void count_as_lent(struct profile *p, int failure, uint32_t to, uint64_t 
 	p->unwind.lent += n;
 }
 
-static uint32_t lent_at_end(void *ctx, uint32_t collector, uint32_t stack);
+/* What stack (of collector) counts on at the end of the load: its analyzer's lent_stack(), or itself. */
+static uint32_t lent_at_end(void *ctx, uint32_t collector, uint32_t stack)
+{
+	const struct profile *p = ctx;
+	if ((int)collector >= p->ncollectors || stack >= p->stacks.nstacks)
+		return stack;
+	const struct collector_info *c = &p->collectors[collector];
+	const struct collector_analyzer *an = c->impl ? c->impl->analyzer : NULL;
+	if (!an || !an->lent_stack || !c->state)
+		return stack;
+	uint32_t to = an->lent_stack(c->state, p, stack);
+	return may_count_on(p, stack, to) ? to : stack;
+}
 
 /*
  * The keys that counted on themselves because their call site had no
@@ -308,20 +320,6 @@ static void lend_late_keys(struct profile *p)
 	}
 	if (moved && p->weights)
 		weight_table_remap(p->weights, lent_at_end, p);
-}
-
-/* The stack collector's stack counts on at the end of the load (lent_stack()), or stack. */
-static uint32_t lent_at_end(void *ctx, uint32_t collector, uint32_t stack)
-{
-	const struct profile *p = ctx;
-	if ((int)collector >= p->ncollectors || stack >= p->stacks.nstacks)
-		return stack;
-	const struct collector_info *c = &p->collectors[collector];
-	const struct collector_analyzer *an = c->impl ? c->impl->analyzer : NULL;
-	if (!an || !an->lent_stack || !c->state)
-		return stack;
-	uint32_t to = an->lent_stack(c->state, p, stack);
-	return may_count_on(p, stack, to) ? to : stack;
 }
 
 static void load_sample(struct loader *l, const struct perf_event_header *rec)
