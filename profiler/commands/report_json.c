@@ -30,6 +30,7 @@ static void write_collectors(struct json_writer *w, const struct profile *p)
 			json_object_begin(w, NULL);
 			json_string(w, "name", events[e].name);
 			json_u64(w, "samples", events[e].samples);
+			json_u64(w, "stack_copies", events[e].stack_copies);
 			json_end(w);
 		}
 		json_end(w);

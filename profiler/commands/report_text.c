@@ -111,7 +111,7 @@ static void print_collector_events(const struct profile *p, int c, FILE *out)
 			with_samples += events[e].samples != 0;
 		for (size_t e = 0; e < n; e++) {
 			if (!events[e].samples) {
-				silent++;
+				silent += !events[e].stack_copies;
 				continue;
 			}
 			fprintf(out, "%s%s", shown++ ? " + " : "", events[e].name);
@@ -121,6 +121,12 @@ static void print_collector_events(const struct profile *p, int c, FILE *out)
 		fprintf(out, shown > 1 ? " = " : shown ? ", " : "%zu events, ", n);
 	}
 	fprintf(out, "%llu samples", (unsigned long long)ci->samples);
+	const char *sep = "; stack copies lent to them: ";
+	for (size_t e = 0; e < n; e++)
+		if (!events[e].samples && events[e].stack_copies) {
+			fprintf(out, "%s%s %llu", sep, events[e].name, (unsigned long long)events[e].stack_copies);
+			sep = " + ";
+		}
 	if (shown && silent)
 		fprintf(out, "; %zu more event%s without samples", silent, silent == 1 ? "" : "s");
 	fputc('\n', out);

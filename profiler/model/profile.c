@@ -361,8 +361,11 @@ static void load_sample(struct loader *l, const struct perf_event_header *rec)
 	uint32_t *frames = frame_buffer(l, s.nr_callchain + 2 + (dwarf ? UNWIND_MAX_FRAMES : 0));
 	l->counted_unwind = -1;
 	l->counted_end = UINT32_MAX;
+	struct unwind_counts before = p->unwind;
 	uint32_t n = dwarf ? dwarf_frames(l, rec, &s, frames) : chain_to_frames(l, &s, false, frames);
 	frames = l->frames; /* a joined stack may have grown the buffer */
+	if (stack_only)
+		p->unwind = before; /* the header's unwind line is of the samples counted, not of the copies lent them */
 	if (n == 0)
 		frames[n++] = sample_in_kernel(rec) ? kernel_frame(l, s.ip) : user_frame(l, s.pid, s.ip);
 	/* a stack lent to another sample is that sample's: the filters judged it already */
@@ -378,6 +381,7 @@ static void load_sample(struct loader *l, const struct perf_event_header *rec)
 		an->sample(c->state, p, &s, id);
 	if (stack_only) {
 		p->stack_only_samples++;
+		s.event->stack_copies++;
 		return;
 	}
 	uint32_t own = id;
@@ -1043,6 +1047,7 @@ size_t profile_collector_events(const struct profile *p, int c, struct collector
 			r[n++] = (struct collector_event){ .name = ev->name };
 		}
 		r[k].samples += ev->collector_samples;
+		r[k].stack_copies += ev->stack_copies;
 	}
 	*rows = r;
 	return n;

@@ -74,6 +74,7 @@ struct sp_event {
 	bool decodable;             /* sample_type within SP_SAMPLE_SUPPORTED */
 	uint64_t samples;           /* decoded samples of this event in the file */
 	uint64_t collector_samples; /* of those, the ones its collector counts (of the workload's tasks) */
+	uint64_t stack_copies;      /* of those, the ones that only lent their stack to others (PATH_STACK_ONLY) */
 	/* exact totals from the TOTALS record, when the file has one */
 	bool has_totals;
 	uint64_t total_value, time_enabled, time_running;

@@ -209,6 +209,7 @@ uint64_t profile_unsampled_hits_of(const struct profile *p, size_t e);
 struct collector_event {
 	const char *name;    /* the event's name in the file, owned by the profile */
 	uint64_t samples;
+	uint64_t stack_copies; /* samples that only lent their stack to others, counted nowhere */
 };
 /*
  * The sampling events of collector c in file order, each name once (an
