@@ -7,10 +7,14 @@
  * On the report side its samples are counted per stack and path as they are;
  * its keyed figures are LKP's perf-profile.* shares (cpu_figures()).
  *
- * Its stacks are DWARF ones by default (a copy of CPU_SIGNAL_STACK_USER_SIZE
- * bytes of user stack, unwound by the report): Debian builds its programs and
- * libc without frame pointers, where the kernel's frame-pointer walk names
- * nothing past the leaf.  The frame-pointer walk is kept beside the copy:
+ * Its stacks are DWARF ones by default (a copy of user stack, unwound by
+ * the report): Debian builds its programs and libc without frame pointers,
+ * where the kernel's frame-pointer walk names nothing past the leaf.  Each
+ * sample copies CPU_SHORT_STACK_USER_SIZE bytes, and a second event of the
+ * same clock, "#stack", copies CPU_SIGNAL_STACK_USER_SIZE at
+ * CPU_STACK_COPY_HZ: a stack deeper than the short copy is completed at
+ * report time from a long copy's that goes through the same frames
+ * (stack_completion.h).  The frame-pointer walk is kept beside the copy:
  * where a deep stack outgrows the copy, the report goes on along it from the
  * last frame the copy reached (profile.c).  docs/performance.md has the cost
  * against `perf record -g`.
@@ -25,19 +29,35 @@
 #include "sigprof/view/findings.h"
 #include "sigprof/view/view.h"
 #include "sigprof/base/string_pool.h"
+#include "sigprof/kernel/rate_bound.h"
 
 /* perf-profile rows below this share (percent of the cpu samples) are left out, as LKP's lists leave them */
 #define PERF_PROFILE_FLOOR 0.5
 /* calltrace keys keep at most this many frames, the leaf's end of the stack */
 #define CALLTRACE_MAX_FRAMES 12
 
+/*
+ * Whether the samples take a short copy and a "#stack" event beside them
+ * the long one (CPU_SHORT_STACK_USER_SIZE, CPU_STACK_COPY_HZ): the
+ * default call graph, sampled often enough that the long copies are a
+ * small part of the samples.  A program with frame pointers takes them
+ * too: its short copy holds libc's frames near the leaf, where the
+ * frame-pointer walk goes on (LEAF_STACK_USER_SIZE, the copy it had
+ * alone, did not always: the dynamic loader's frames are larger).
+ */
+static bool short_copies(const struct record_options *opts)
+{
+	return !opts->call_graph_chosen && !opts->period && opts->frequency >= 4 * CPU_STACK_COPY_HZ;
+}
+
 static int cpu_add_events(struct record_options *opts, struct event_list *events, char *reason,
 			  size_t reasonlen)
 {
 	struct perf_event_attr attr;
 	struct record_options o = *opts;
+	bool split = short_copies(opts);
 	o.call_graph = call_graph_for(opts, CALL_GRAPH_DWARF);
-	o.stack_user_size = stack_copy_default(opts, CPU_SIGNAL_STACK_USER_SIZE);
+	o.stack_user_size = split ? CPU_SHORT_STACK_USER_SIZE : stack_copy_default(opts, CPU_SIGNAL_STACK_USER_SIZE);
 	o.keep_user_chain = !opts->call_graph_chosen;
 	opts = &o;
 	sampling_attr_init(&attr, opts, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
@@ -53,6 +73,14 @@ static int cpu_add_events(struct record_options *opts, struct event_list *events
 	}
 	struct event_spec *spec = event_list_add(events, name, "cpu");
 	spec->attr = attr;
+	if (split) {
+		char copy_name[64];
+		snprintf(copy_name, sizeof(copy_name), "%s#%s", name, RATE_BOUND_STACK_SUFFIX);
+		spec = event_list_add(events, copy_name, "cpu");
+		spec->attr = attr;
+		spec->attr.sample_stack_user = CPU_SIGNAL_STACK_USER_SIZE;
+		spec->attr.sample_freq = CPU_STACK_COPY_HZ;
+	}
 	return 0;
 }
 
@@ -224,8 +252,25 @@ static void cpu_findings(void *state, const struct profile *p, struct findings *
 	free(rows);
 }
 
+/*
+ * The "#stack" event's samples are long copies beside the short ones
+ * (short_copies()): counted nowhere, their stacks complete the short ones'
+ * that their copy cut (completes_cut_stacks, stack_completion.h).
+ */
+static int cpu_path_of(void *state, const struct profile *p, const struct sp_sample *s)
+{
+	(void)state;
+	(void)p;
+	size_t base_len;
+	return rate_bound_stack_copy_suffix(rate_bound_suffix(s->event->name, &base_len))
+		       ? PATH_STACK_ONLY | PATH_COUNT /* its path by its frames */
+		       : -1;
+}
+
 static const struct collector_analyzer cpu_analyzer = {
 	.create = cpu_create,
+	.path_of = cpu_path_of,
+	.completes_cut_stacks = true,
 	.destroy = cpu_destroy,
 	.figures = cpu_figures,
 	.findings = cpu_findings,

@@ -49,6 +49,7 @@ static void write_unwind(struct json_writer *w, const struct profile *p)
 	json_u64(w, "spliced", u->spliced);
 	json_u64(w, "joined", u->joined);
 	json_u64(w, "lent", u->lent);
+	json_u64(w, "completed", u->completed);
 	json_u64(w, "complete", u->complete);
 	json_object_begin(w, "failures");
 	for (int f = 1; f < UNWIND_FAILURE_COUNT; f++)

@@ -56,6 +56,11 @@ static void print_unwind(const struct profile *p, FILE *out)
 			     "call site's whole stack\n",
 			(unsigned long long)u->lent, u->lent == 1 ? "sample" : "samples", u->lent == 1 ? "counts" : "count",
 			u->lent == 1 ? "its" : "their");
+	if (u->completed)
+		fprintf(out, "# note:       %llu %s deeper than %s short copy %s on along a long copy's whole stack "
+			     "through the same frames (cpu samples)\n",
+			(unsigned long long)u->completed, u->completed == 1 ? "stack" : "stacks",
+			u->completed == 1 ? "its" : "their", u->completed == 1 ? "goes" : "go");
 	if (u->spliced)
 		fprintf(out, "# note:       %llu %s deeper than %s copy %s on along the frame-pointer walk\n",
 			(unsigned long long)u->spliced, u->spliced == 1 ? "stack" : "stacks",

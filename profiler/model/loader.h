@@ -63,6 +63,7 @@ struct loader {
 					 unwind_failure), -1 when it counted as none of them alone (joined, no copy) */
 	uint32_t counted_end;         /* the frame its end counted on in profile.unwind's ends_in_*
 					 (count_unnamed_end), UINT32_MAX: none */
+	struct stack_completion *completion; /* the long copies of collectors that complete cut stacks, or NULL */
 	const struct profile_options *opts;
 };
 

@@ -19,6 +19,7 @@
 #include "sigprof/model/collector.h"
 #include "sigprof/model/decode.h"
 #include "sigprof/model/profile.h"
+#include "sigprof/model/stack_completion.h"
 #include "sigprof/model/timeline.h"
 #include "sigprof/base/util.h"
 #include "sigprof/model/datafile.h"
@@ -270,20 +271,23 @@ static bool may_count_on(const struct profile *p, uint32_t id, uint32_t to)
 	       t->stacks[to].path == t->stacks[id].path;
 }
 
-/* n keys whose own unwinds stopped for failure count on stack to: whole there, they count as complete and lent. */
-static void count_as_lent(struct profile *p, int failure, uint32_t to, uint64_t n)
+/*
+ * n samples whose own unwinds stopped for failure count on stack to: whole
+ * there, they count as complete, and under *as (unwind.lent or
+ * unwind.completed).
+ */
+static void count_as_whole(struct profile *p, int failure, uint32_t to, uint64_t n, uint64_t *as)
 {
 	if (failure <= UNWIND_COMPLETE || stack_is_cut(&p->stacks, to))
 		return;
 	p->unwind.failures[failure] -= n;
 	p->unwind.complete += n;
-	p->unwind.lent += n;
+	*as += n;
 }
 
 /* What stack (of collector) counts on at the end of the load: its analyzer's lent_stack(), or itself. */
-static uint32_t lent_at_end(void *ctx, uint32_t collector, uint32_t stack)
+static uint32_t lent_at_end(const struct profile *p, uint32_t collector, uint32_t stack)
 {
-	const struct profile *p = ctx;
 	if ((int)collector >= p->ncollectors || stack >= p->stacks.nstacks)
 		return stack;
 	const struct collector_info *c = &p->collectors[collector];
@@ -295,31 +299,82 @@ static uint32_t lent_at_end(void *ctx, uint32_t collector, uint32_t stack)
 }
 
 /*
+ * What a stack cut where its short copy ran out counts on at the end of
+ * the load: the stack a long copy of its collector completes it to
+ * (stack_completion.h), or itself.  Its path may change with the frames
+ * the completion adds.
+ */
+static uint32_t completed_at_end(struct loader *l, uint32_t stack)
+{
+	struct profile *p = l->p;
+	const struct stack *s = &p->stacks.stacks[stack];
+	const struct collector_info *c = &p->collectors[s->collector];
+	if (!l->completion || (int)s->collector >= p->ncollectors || !c->impl || !c->impl->analyzer ||
+	    !c->impl->analyzer->completes_cut_stacks || s->counted_failure != UNWIND_STACK_END)
+		return stack;
+	return stack_completion_complete(l->completion, &p->stacks, stack);
+}
+
+/* The stacks' new ids of lend_late_keys(), for weight_table_remap(). */
+struct stack_moves {
+	const uint32_t *to;
+	uint32_t n;
+};
+
+static uint32_t moved_to(void *ctx, uint32_t collector, uint32_t stack)
+{
+	(void)collector;
+	const struct stack_moves *m = ctx;
+	return stack < m->n ? m->to[stack] : stack;
+}
+
+/* count samples of stack from count on stack to now, with their weight, header counts and path. */
+static void move_samples(struct profile *p, uint32_t from, uint32_t to, uint64_t *as)
+{
+	struct stack *s = &p->stacks.stacks[from], *t = &p->stacks.stacks[to];
+	struct collector_info *c = &p->collectors[s->collector];
+	count_as_whole(p, s->counted_failure, to, s->count, as);
+	move_counted_ends(p, from, to, s->count);
+	c->path_samples[s->path] -= s->count;
+	c->path_samples[t->path] += s->count;
+	t->count += s->count;
+	t->weight += s->weight;
+	s->count = s->weight = 0;
+}
+
+/*
  * The keys that counted on themselves because their call site had no
  * copy yet count on the stack its copies lent later (the analyzers'
  * lent_stack()), with their period, header counts and weights: the
  * counts do not depend on whether a call site's first copy came before
- * its first keys.  The timeline keeps the stack each sample had when it
- * was read.
+ * its first keys.  The stacks cut where a short copy ran out count on
+ * what a long copy completes them to (completed_at_end()).  The timeline
+ * keeps the stack each sample had when it was read.
  */
-static void lend_late_keys(struct profile *p)
+static void lend_late_keys(struct loader *l)
 {
-	uint64_t moved = 0;
-	for (uint32_t id = 0; id < p->stacks.nstacks; id++) {
-		struct stack *s = &p->stacks.stacks[id];
-		uint32_t to = s->count ? lent_at_end(p, s->collector, id) : id;
-		if (to == id)
+	struct profile *p = l->p;
+	uint32_t n = (uint32_t)p->stacks.nstacks, moved = 0;
+	uint32_t *to = xmalloc((n ? n : 1) * sizeof(*to));
+	for (uint32_t id = 0; id < n; id++) {
+		to[id] = id;
+		if (!p->stacks.stacks[id].count)
 			continue;
-		struct stack *t = &p->stacks.stacks[to];
-		count_as_lent(p, s->counted_failure, to, s->count);
-		move_counted_ends(p, id, to, s->count);
-		t->count += s->count;
-		t->weight += s->weight;
-		moved += s->count;
-		s->count = s->weight = 0;
+		uint32_t lent = lent_at_end(p, p->stacks.stacks[id].collector, id);
+		if (lent != id) {
+			move_samples(p, id, lent, &p->unwind.lent);
+		} else if ((lent = completed_at_end(l, id)) != id) {
+			move_samples(p, id, lent, &p->unwind.completed); /* the table may have moved: no pointer kept */
+		} else {
+			continue;
+		}
+		to[id] = lent;
+		moved++;
 	}
+	struct stack_moves m = { .to = to, .n = n };
 	if (moved && p->weights)
-		weight_table_remap(p->weights, lent_at_end, p);
+		weight_table_remap(p->weights, moved_to, &m);
+	free(to);
 }
 
 static void load_sample(struct loader *l, const struct perf_event_header *rec)
@@ -382,6 +437,11 @@ static void load_sample(struct loader *l, const struct perf_event_header *rec)
 	if (stack_only) {
 		p->stack_only_samples++;
 		s.event->stack_copies++;
+		if (an && an->completes_cut_stacks) {
+			if (!l->completion)
+				l->completion = stack_completion_new();
+			stack_completion_learn(l->completion, &p->stacks, id);
+		}
 		return;
 	}
 	uint32_t own = id;
@@ -389,7 +449,7 @@ static void load_sample(struct loader *l, const struct perf_event_header *rec)
 		uint32_t counted = an->counted_stack(c->state, p, id);
 		if (may_count_on(p, id, counted)) {
 			/* a key cut short by design (a futex entry's), counted on its call site's whole stack */
-			count_as_lent(p, l->counted_unwind, counted, 1);
+			count_as_whole(p, l->counted_unwind, counted, 1, &p->unwind.lent);
 			count_lent_end(l, counted);
 			id = counted;
 		}
@@ -923,7 +983,8 @@ int profile_load(const char *file, const struct profile_options *opts, struct pr
 	note_other_machine(p);
 	note_missing_files(p);
 	note_unjoined_handlers(p);
-	lend_late_keys(p);
+	lend_late_keys(&l);
+	stack_completion_free(l.completion);
 	if (p->timeline)
 		timeline_finish(p->timeline, p->last_time);
 	for (int c = 0; c < p->ncollectors; c++)

@@ -7,7 +7,9 @@
  *   stress-ng --timer 1 (when installed): a stripped program without frame
  *       pointers whose timer handler runs on an alternate signal stack;
  *   deep_fp MS DEPTH   built with frame pointers: spin() under wide_frame()
- *       (a 6 KiB local) under DEPTH calls of descend() from main().
+ *       (a 6 KiB local) under DEPTH calls of descend() from main();
+ *   wide_frames_nofp MS   built without frame pointers: spin() under 3 KiB
+ *       frames, wide_a and wide_b with one caller each, wide_shared with two.
  * What is checked comes from what the workloads do (which functions run
  * where, how many handlers ran), never from a recorded report: with no
  * --call-graph the handler's samples read handler_spin <- on_prof <-
@@ -284,4 +286,51 @@ Test(stacks, frame_pointer_walks_cut_at_the_kernel_limit_keep_the_recursion_and_
 	cr_assert_geq(cut, 0.9 * in_spin, "%.0f of %.0f samples in spin keep all %d entries and name the limit", cut,
 		      in_spin, limit);
 	cr_assert_geq(jq_file(json, ".meta.unwind.failures.too_deep // 0"), cut);
+}
+
+/*
+ * The cpu collector's short copies (2048 bytes) stop inside wide_frames_nofp's
+ * 3 KiB frames; its long copies (cpu-clock#stack) are whole.  The samples
+ * under wide_a and wide_b, one caller each, go on to main through that caller,
+ * in the shares of CPU time the workload measured; those under wide_shared,
+ * whose two callers its frame does not tell apart, stay cut and are never
+ * given either caller.
+ */
+Test(stacks, cpu_stacks_deeper_than_the_short_copy_go_on_through_their_one_caller)
+{
+	require_tracing();
+	const char *data = test_path("wide-frames.data");
+	char *out = record_workload(data, "-e cpu", W "wide_frames_nofp 1500");
+	double ms_a, ms_b, ms_shared;
+	cr_assert_eq(sscanf(out, "a %lf b %lf shared %lf", &ms_a, &ms_b, &ms_shared), 3, "output: %s", out);
+	free(out);
+	const char *json = report_json_file(data, "");
+	require_collector(json, "cpu");
+	double in_spin = stack_samples(json, "cpu", NULL, ".[0].sym==\"spin\"");
+	cr_assert_geq(in_spin, 1000, "only %.0f samples in spin", in_spin);
+	double total_ms = ms_a + ms_b + ms_shared;
+	static const char *const whole_a = ".[0].sym==\"spin\" and ([.[].sym] | index([\"spin\", \"wide_a\", "
+					   "\"path_a\", \"main\"]) == 0) and .[-1].sym==\"_start\"";
+	static const char *const whole_b = ".[0].sym==\"spin\" and ([.[].sym] | index([\"spin\", \"wide_b\", "
+					   "\"path_b\", \"main\"]) == 0) and .[-1].sym==\"_start\"";
+	double a = stack_samples(json, "cpu", NULL, whole_a), b = stack_samples(json, "cpu", NULL, whole_b);
+	cr_assert(a / in_spin > ms_a / total_ms - 0.05 && a / in_spin < ms_a / total_ms + 0.05,
+		  "%.0f of %.0f samples in spin read spin <- wide_a <- path_a <- main ... _start; the workload spent "
+		  "%.1f of %.1f ms there", a, in_spin, ms_a, total_ms);
+	cr_assert(b / in_spin > ms_b / total_ms - 0.05 && b / in_spin < ms_b / total_ms + 0.05,
+		  "%.0f of %.0f samples in spin read spin <- wide_b <- path_b <- main ... _start; the workload spent "
+		  "%.1f of %.1f ms there", b, in_spin, ms_b, total_ms);
+	double shared = stack_samples(json, "cpu", NULL, ".[0].sym==\"spin\" and .[1].sym==\"wide_shared\"");
+	double shared_cut = stack_samples(json, "cpu", NULL, ".[0].sym==\"spin\" and .[1].sym==\"wide_shared\" and "
+							    "(.[2].sym | startswith(\"[unwind: stack copy ends at 2048\"))");
+	cr_assert(shared / in_spin > ms_shared / total_ms - 0.05,
+		  "%.0f of %.0f samples in spin under wide_shared; the workload spent %.1f of %.1f ms there", shared,
+		  in_spin, ms_shared, total_ms);
+	cr_assert_eq(shared_cut, shared, "%.0f of %.0f samples under wide_shared were given a caller", shared - shared_cut,
+		     shared);
+	cr_assert_geq(jq_file(json, ".meta.unwind.completed"), a + b, "the stacks under wide_a and wide_b were completed");
+	double copies = jq_file(json, "[.meta.collectors[] | select(.name==\"cpu\") | .events[] | "
+				      "select(.name | endswith(\"#stack\")) | .stack_copies] | add");
+	cr_assert_gt(copies, 0, "no long copy was recorded");
+	cr_assert_lt(copies, in_spin / 4, "%.0f long copies beside %.0f samples: more than a quarter", copies, in_spin);
 }

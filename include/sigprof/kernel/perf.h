@@ -82,6 +82,18 @@ enum call_graph_mode {
  */
 #define CPU_SIGNAL_STACK_USER_SIZE 8192u
 /*
+ * The cpu collector's copy at every sample of a program without frame
+ * pointers at the default frequency: most stacks fit in it, and one cut at
+ * its end is completed at report time from a CPU_SIGNAL_STACK_USER_SIZE
+ * copy of a "#stack" sample at CPU_STACK_COPY_HZ that goes through the
+ * same frames (collectors/cpu.c).  8192 bytes at 4000 samples a second per
+ * CPU cost stress-ng --signal 12% of its throughput where 2048 cost what
+ * perf's frame-pointer walk does (docs/performance.md).
+ */
+#define CPU_SHORT_STACK_USER_SIZE 2048u
+/* The frequency per CPU of the cpu collector's long copies beside the short ones (the "#stack" event). */
+#define CPU_STACK_COPY_HZ 500u
+/*
  * The same for a program built with frame pointers: libc's frames near the
  * leaf and the first of the program's own, after which the report follows
  * the frame-pointer walk (stack_copy_default()).  512 (until 2026-12-02)

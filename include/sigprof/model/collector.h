@@ -122,6 +122,14 @@ struct collector_analyzer {
 	 */
 	bool show_stacks;
 	/*
+	 * Its PATH_STACK_ONLY samples are long copies of the user stack beside
+	 * counted samples that take a short one (the cpu collector's "#stack"
+	 * event): at the end of the load, a counted sample's stack cut where
+	 * its copy ran out counts on the stack a long copy through the same
+	 * frames completes it to (stack_completion.h).
+	 */
+	bool completes_cut_stacks;
+	/*
 	 * Optional: the figures of this collector's section as keyed rows
 	 * (view.h): stable dotted keys beginning with the collector's name,
 	 * each with a value, a unit and whether it is exact.  A key names one

@@ -60,6 +60,9 @@ struct unwind_counts {
 						      to the stack of the delivery that started it */
 	uint64_t lent;                             /* stacks cut short by design (the futex collector's keys) that
 						      count on their call site's whole stack: in complete */
+	uint64_t completed;                        /* stacks cut where a short copy ran out (the cpu collector's)
+						      completed from a long copy through the same frames: in
+						      complete */
 	uint64_t complete;                         /* unwound to the outermost frame */
 	uint64_t failures[UNWIND_FAILURE_COUNT];   /* the others, by why they stopped (index 0 unused) */
 	uint64_t ends_in_unknown;                  /* their last frame before any [unwind: ...] names no function */
