@@ -449,7 +449,6 @@ static void futex_sample(void *state, const struct profile *p, const struct sp_s
 
 static void futex_finish(void *state, const struct profile *p)
 {
-	(void)p;
 	struct futex_state *st = state;
 	futex_tracker_finish(st->tracker);
 	struct futex_word *const *words;
@@ -460,6 +459,8 @@ static void futex_finish(void *state, const struct profile *p)
 	waits_finish(st->waits);
 	if (learned)
 		waits_remap_stacks(st->waits, stack_lent, st->lender);
+	/* the cpu samples of wakers, whose stacks may have been completed at the end of the load */
+	waits_remap_stacks(st->waits, view_stack_moved, (void *)p);
 	for (size_t i = 0; i < n; i++) {
 		/* entries that came before their call site's first copy */
 		if (learned)

@@ -374,7 +374,12 @@ static void lend_late_keys(struct loader *l)
 	struct stack_moves m = { .to = to, .n = n };
 	if (moved && p->weights)
 		weight_table_remap(p->weights, moved_to, &m);
-	free(to);
+	if (moved) {
+		p->stacks_moved_to = to; /* for the analyzers' own tables (view_stack_moved()) */
+		p->nstacks_moved = n;
+	} else {
+		free(to);
+	}
 }
 
 static void load_sample(struct loader *l, const struct perf_event_header *rec)
@@ -1021,6 +1026,7 @@ void profile_free(struct profile *p)
 	event_set_free(&p->events);
 	tracepoint_set_free(&p->tracepoints);
 	stack_table_free(&p->stacks);
+	free(p->stacks_moved_to);
 	if (p->weights)
 		weight_table_free(p->weights);
 	free(p->weights);

@@ -31,6 +31,12 @@ bool view_collector_ok(const struct profile *p, int self)
 	return self >= 0 && self < p->ncollectors && p->collectors[self].ok;
 }
 
+uint32_t view_stack_moved(void *profile, uint32_t stack)
+{
+	const struct profile *p = profile;
+	return stack < p->nstacks_moved ? p->stacks_moved_to[stack] : stack;
+}
+
 uint64_t view_collector_samples(const struct profile *p, int self)
 {
 	return p->collectors[self].samples;

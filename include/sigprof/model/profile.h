@@ -159,6 +159,9 @@ struct profile {
 	struct u64_map workload_pids; /* workload_pid and the processes it forked (FORK records) */
 	uint64_t filtered_samples;   /* samples the filters dropped */
 	uint64_t stack_only_samples; /* samples that only lent their stack to another (PATH_STACK_ONLY): counted nowhere */
+	uint32_t *stacks_moved_to;   /* per stack id below nstacks_moved, the stack its samples count on since the end of
+					the load (keys lent late, cpu stacks completed: lend_late_keys()); NULL: none moved */
+	uint32_t nstacks_moved;
 	uint64_t window_start, window_end; /* --time's window in the recording's clock (0, UINT64_MAX: all) */
 	uint64_t span_first, span_last;    /* the recording's first and last record times (with --time) */
 	bool window_pending;         /* --time on a pipe: the window starts at the first timed record */

@@ -60,6 +60,14 @@ struct view_options {
 bool view_collector_ok(const struct profile *p, int self);
 /* Its decoded samples (of the workload's tasks) and the samples of each path. */
 uint64_t view_collector_samples(const struct profile *p, int self);
+/*
+ * The stack whose count the samples of `stack` joined at the end of the
+ * load (a key lent its call site's stack late, a cpu stack completed from
+ * a long copy: docs/stacks.md), or `stack` itself; profile is a const
+ * struct profile *, passed as void * to be a remap callback
+ * (waits_remap_stacks()).  For an analyzer's finish(), which runs after.
+ */
+uint32_t view_stack_moved(void *profile, uint32_t stack);
 uint64_t view_collector_path_samples(const struct profile *p, int self, int path);
 
 /* ---- events of the recording ---- */
