@@ -459,12 +459,13 @@ static void futex_finish(void *state, const struct profile *p)
 	waits_finish(st->waits);
 	if (learned)
 		waits_remap_stacks(st->waits, stack_lent, st->lender);
-	/* the cpu samples of wakers, whose stacks may have been completed at the end of the load */
+	/* keys, and the cpu samples of wakers, whose stacks may have been completed at the end of the load */
 	waits_remap_stacks(st->waits, view_stack_moved, (void *)p);
 	for (size_t i = 0; i < n; i++) {
 		/* entries that came before their call site's first copy */
 		if (learned)
 			futex_word_remap_stacks(words[i], stack_lent, st->lender);
+		futex_word_remap_stacks(words[i], view_stack_moved, (void *)p); /* keys completed at the end of the load */
 		futex_word_sort_stacks(words[i]);
 	}
 }
@@ -521,6 +522,7 @@ static size_t futex_wait_samples(void *state, const struct wait_sample **samples
 }
 
 static const struct collector_analyzer futex_analyzer = {
+	.completes_cut_stacks = true, /* keys no copy was joined to (stack_completion.h) */
 	.create = futex_create,
 	.path_of = futex_path_of,
 	.sample = futex_sample,

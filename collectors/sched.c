@@ -754,11 +754,12 @@ static void sched_record(void *state, const struct profile *p, const struct perf
 
 static void sched_finish(void *state, const struct profile *p)
 {
-	(void)p;
 	struct sched_state *st = state;
 	sched_tracker_finish(st->tracker);
 	/* the waits charged to a key before its call site's first copy came */
 	sched_tracker_remap_stacks(st->tracker, stack_lent, st->lender);
+	/* and to a key no copy was joined to, completed through its frames at the end of the load */
+	sched_tracker_remap_stacks(st->tracker, view_stack_moved, (void *)p);
 }
 
 /* ---- the rows of the report: one per stack, or per LKP key ---- */
@@ -1149,6 +1150,7 @@ static void sched_figures(void *state, const struct profile *p, struct figure_ro
 }
 
 static const struct collector_analyzer sched_analyzer = {
+	.completes_cut_stacks = true, /* keys no copy was joined to (stack_completion.h) */
 	.create = sched_create,
 	.figures = sched_figures,
 	.path_of = sched_path_of,

@@ -857,6 +857,7 @@ static void signal_finish(void *state, const struct profile *p)
 	struct signal_report *r = state;
 	signal_tracker_finish(r->analysis);
 	signal_tracker_remap_stacks(r->analysis, stack_lent, r->lender);
+	signal_tracker_remap_stacks(r->analysis, view_stack_moved, (void *)p); /* keys completed at the end of the load */
 }
 
 static void signal_destroy(void *state)
@@ -1368,6 +1369,7 @@ static void signal_findings(void *state, const struct profile *p, struct finding
 }
 
 static const struct collector_analyzer signal_analyzer = {
+	.completes_cut_stacks = true, /* keys no copy was joined to (stack_completion.h) */
 	.create = signal_create,
 	.figures = signal_figures,
 	.findings = signal_findings,

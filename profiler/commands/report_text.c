@@ -58,7 +58,7 @@ static void print_unwind(const struct profile *p, FILE *out)
 			u->lent == 1 ? "its" : "their");
 	if (u->completed)
 		fprintf(out, "# note:       %llu %s deeper than %s short copy %s on along a long copy's whole stack "
-			     "through the same frames (cpu samples)\n",
+			     "through the same frames\n",
 			(unsigned long long)u->completed, u->completed == 1 ? "stack" : "stacks",
 			u->completed == 1 ? "its" : "their", u->completed == 1 ? "goes" : "go");
 	if (u->spliced)

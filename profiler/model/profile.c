@@ -308,9 +308,10 @@ static uint32_t completed_at_end(struct loader *l, uint32_t stack)
 {
 	struct profile *p = l->p;
 	const struct stack *s = &p->stacks.stacks[stack];
+	if (!l->completion || (int)s->collector >= p->ncollectors || s->counted_failure != UNWIND_STACK_END)
+		return stack;
 	const struct collector_info *c = &p->collectors[s->collector];
-	if (!l->completion || (int)s->collector >= p->ncollectors || !c->impl || !c->impl->analyzer ||
-	    !c->impl->analyzer->completes_cut_stacks || s->counted_failure != UNWIND_STACK_END)
+	if (!c->impl || !c->impl->analyzer || !c->impl->analyzer->completes_cut_stacks)
 		return stack;
 	return stack_completion_complete(l->completion, &p->stacks, stack);
 }

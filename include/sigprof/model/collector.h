@@ -124,9 +124,12 @@ struct collector_analyzer {
 	/*
 	 * Its PATH_STACK_ONLY samples are long copies of the user stack beside
 	 * counted samples that take a short one (the cpu collector's "#stack"
-	 * event): at the end of the load, a counted sample's stack cut where
-	 * its copy ran out counts on the stack a long copy through the same
-	 * frames completes it to (stack_completion.h).
+	 * event; the futex, sched and signal collectors' copies beside their
+	 * keys): at the end of the load, a counted sample's stack cut where its
+	 * copy ran out, and not lent one (lent_stack), counts on the stack a
+	 * long copy through the same frames completes it to
+	 * (stack_completion.h).  Its finish() remaps its own tables with
+	 * view_stack_moved().
 	 */
 	bool completes_cut_stacks;
 	/*
