@@ -154,11 +154,14 @@
 		const total = c.samples + " samples";
 		if (events.length <= 1) return (events.length ? events[0].name : c.event) + ", " + total;
 		const sampled = events.filter((e) => e.samples > 0);
-		const silent = events.length - sampled.length;
+		const copies = events.filter((e) => !e.samples && e.stack_copies > 0);
+		const silent = events.length - sampled.length - copies.length;
 		let text;
 		if (sampled.length === 0) text = events.length + " events, " + total;
 		else if (sampled.length === 1) text = sampled[0].name + ", " + total;
 		else text = sampled.map((e) => e.name + " " + e.samples).join(" + ") + " = " + total;
+		if (copies.length)
+			text += "; stack copies lent to them: " + copies.map((e) => e.name + " " + e.stack_copies).join(" + ");
 		if (sampled.length && silent) text += "; " + silent + " more event" + (silent === 1 ? "" : "s") + " without samples";
 		return text;
 	}
