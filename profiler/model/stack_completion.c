@@ -146,13 +146,15 @@ uint32_t stack_completion_complete(struct stack_completion *c, struct stack_tabl
 		uint32_t from = end - first >= 2 ? first + 1 : first; /* past the leaf, unless it is all there is */
 		const struct place *pl = only_way_on(c, t, s->collector, stack_frames(t, s) + from, end - from);
 		if (pl) {
+			/* a path its event gave (a futex entry's op) stays; one its frames gave, the completed frames give */
+			int path = s->path == stack_path_of_frames(t, stack_frames(t, s), s->nframes) ? -1 : s->path;
 			const struct stack *l = &t->stacks[pl->stack];
 			uint32_t rest = l->nframes - pl->at - 1;
 			GROW(c->frames, c->frames_cap, end + rest);
 			memcpy(c->frames, stack_frames(t, s), end * sizeof(*c->frames));
 			memcpy(c->frames + end, stack_frames(t, l) + pl->at + 1, rest * sizeof(*c->frames));
 			/* s and l point into the table, which interning may move: nothing reads them after */
-			result = stack_add_on_path(t, s->collector, c->frames, end + rest, 0, 0, -1);
+			result = stack_add_on_path(t, s->collector, c->frames, end + rest, 0, 0, path);
 		}
 	}
 	u64_map_put(&c->completed, stack, (void *)(uintptr_t)(result + 1));

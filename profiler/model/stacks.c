@@ -285,7 +285,7 @@ static bool signal_frame_at(const struct stack_table *t, const uint32_t *frames,
  * sample was doing (a handler that interrupted kill() or a futex wait is
  * neither signal-generate nor futex-wait, nor sigreturn: docs/paths.md).
  */
-static int stack_path(const struct stack_table *t, const uint32_t *frames, uint32_t n)
+int stack_path_of_frames(const struct stack_table *t, const uint32_t *frames, uint32_t n)
 {
 	for (uint32_t i = 0; i < n && !signal_frame_at(t, frames, i); i++)
 		if (t->frames[frames[i]].path >= 0)
@@ -305,7 +305,7 @@ uint32_t stack_add_on_path(struct stack_table *t, uint32_t collector, const uint
 	if (t->source_lines)
 		frames = with_inlined_callers(t, frames, &nframes);
 	if (path < 0 || path >= PATH_COUNT)
-		path = stack_path(t, frames, nframes);
+		path = stack_path_of_frames(t, frames, nframes);
 	size_t mask = t->stack_nslots - 1;
 	size_t i = stack_hash(collector, frames, nframes) & mask;
 	for (; t->stack_slots[i]; i = (i + 1) & mask) {

@@ -139,3 +139,21 @@ Test(stack_completion, cut_copies_and_other_collectors_teach_nothing)
 	cr_assert_eq(stack_completion_complete(f.c, &f.t, whole), whole, "a whole stack stays itself");
 	teardown(&f);
 }
+
+Test(stack_completion, a_path_the_event_gave_stays_and_one_the_frames_gave_is_theirs)
+{
+	struct fixture f;
+	setup(&f);
+	learn(&f, 0, (uint32_t[]){ f.x, f.a, f.b, f.c1, f.main }, 5);
+	const uint32_t frames[] = { f.leaf, f.a, f.b, f.u };
+	uint32_t given = stack_add_on_path(&f.t, 0, frames, 4, 0, 0, PATH_FUTEX_WAIT);
+	uint32_t whole = stack_completion_complete(f.c, &f.t, given);
+	cr_assert_neq(whole, given);
+	cr_assert_eq(f.t.stacks[whole].path, PATH_FUTEX_WAIT, "a futex entry's key stays on its op's path");
+	uint32_t by_frames = add(&f, 0, frames, 4);
+	cr_assert_eq(f.t.stacks[by_frames].path, PATH_OTHER);
+	whole = stack_completion_complete(f.c, &f.t, by_frames);
+	cr_assert_neq(whole, by_frames);
+	cr_assert_eq(f.t.stacks[whole].path, PATH_OTHER, "no frame names a path: the completed frames give it");
+	teardown(&f);
+}

@@ -39,8 +39,10 @@ void stack_completion_learn(struct stack_completion *c, const struct stack_table
 /*
  * Stack `stack` of t, cut where its copy ran out ("[unwind: ...]" last),
  * completed: its frames without the unwind frame, then those of the one
- * way the learned stacks go on past its window, interned in t on the path
- * its frames give (stack_add_on_path(), count 0).  Returns `stack` itself
+ * way the learned stacks go on past its window, interned in t (count 0)
+ * on the path its new frames give, or on its own path where that is not
+ * what its frames gave (its collector gave it from the event: a futex
+ * entry's op).  Returns `stack` itself
  * when no learned stack holds the window or they go on in more than one
  * way.  The same stack gives the same answer every time.
  */

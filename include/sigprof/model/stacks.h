@@ -105,6 +105,11 @@ bool stack_is_cut(const struct stack_table *t, uint32_t id);
 /* Intern a stack and add count/weight to it; returns its id.  Its path comes from its frames. */
 uint32_t stack_add(struct stack_table *t, uint32_t collector, const uint32_t *frames, uint32_t nframes,
 		   uint64_t count, uint64_t weight);
+/*
+ * The path frames[0..n) give: that of the matching frame nearest the leaf,
+ * up to the first signal frame; PATH_OTHER when none matches.
+ */
+int stack_path_of_frames(const struct stack_table *t, const uint32_t *frames, uint32_t n);
 /* The same with the path given (a collector that knows it from its event); path -1: from the frames. */
 uint32_t stack_add_on_path(struct stack_table *t, uint32_t collector, const uint32_t *frames, uint32_t nframes,
 			   uint64_t count, uint64_t weight, int path);
