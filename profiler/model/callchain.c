@@ -258,6 +258,54 @@ static uint32_t user_frame_of(struct loader *l, uint32_t pid, const struct unwin
 	return user_frame(l, pid, f->kind == UNWIND_FRAME_RETURN ? f->ip - 1 : f->ip);
 }
 
+/* The analyzer that knows which delivery started a running handler (collector.h, delivery_stack), or NULL. */
+static const struct collector_info *delivery_stacks_of(const struct profile *p)
+{
+	for (int c = 0; c < p->ncollectors; c++)
+		if (p->collectors[c].state && p->collectors[c].impl->analyzer->delivery_stack)
+			return &p->collectors[c];
+	return NULL;
+}
+
+/*
+ * Running handlers whose signal frame the sample's stack does not hold yet:
+ * 1 when the sample is in the kernel between a signal's signal_deliver and
+ * the frame the kernel then builds (get_signal, on the way out of a system
+ * call), else 0.  Then the thread has one running handler more than the
+ * stack has signal frames, and the innermost one's delivery interrupted
+ * the very frames the sample's user stack starts with.  stress-ng --timer,
+ * whose SIGALRM handler makes a system call while timer signals are
+ * pending, had 4 667 such samples in one run: their signal frames were
+ * named and joined as the innermost handler's, which they are not.
+ */
+static uint32_t handlers_not_on_stack(struct loader *l, const struct sp_sample *s, const struct unwind_result *r,
+				      bool in_kernel)
+{
+	struct profile *p = l->p;
+	const struct collector_info *c = delivery_stacks_of(p);
+	if (!in_kernel || !r->nframes || !c || !c->impl->analyzer->running_handlers)
+		return 0;
+	uint32_t signal_frames = 0;
+	for (size_t i = 0; i < r->nframes; i++)
+		signal_frames += r->frames[i].kind == UNWIND_FRAME_SIGNAL && !r->frames[i].returned;
+	int sigs[UNWIND_MAX_FRAMES], sig;
+	if (c->impl->analyzer->running_handlers(c->state, s->pid, s->tid, sigs, UNWIND_MAX_FRAMES) != signal_frames + 1)
+		return 0;
+	uint32_t id = c->impl->analyzer->delivery_stack(c->state, s->pid, s->tid, 0, false, &sig);
+	if (id == COLLECTOR_NO_STACK || id >= p->stacks.nstacks)
+		return 0;
+	const struct stack *delivery = &p->stacks.stacks[id];
+	const uint32_t *dframes = stack_frames(&p->stacks, delivery);
+	uint32_t d = 0;
+	while (d < delivery->nframes && p->stacks.frames[dframes[d]].kernel)
+		d++;
+	/* the frames the sample has before its first signal frame are those the delivery interrupted */
+	for (size_t i = 0; i < r->nframes && r->frames[i].kind != UNWIND_FRAME_SIGNAL; i++, d++)
+		if (d >= delivery->nframes || dframes[d] != user_frame_of(l, s->pid, &r->frames[i]))
+			return 0;
+	return 1;
+}
+
 /*
  * Signal frames the unwinder could not name (the handler took no siginfo)
  * are named from the handlers an analyzer sees running on the
@@ -270,7 +318,7 @@ static uint32_t user_frame_of(struct loader *l, uint32_t pid, const struct unwin
  * recording missed, or a handler left by longjmp, leaves the frames as
  * they are.
  */
-static void name_signal_frames(struct profile *p, const struct sp_sample *s, struct unwind_result *r)
+static void name_signal_frames(struct profile *p, const struct sp_sample *s, struct unwind_result *r, uint32_t skip)
 {
 	uint32_t signal_frames = 0, unnamed = 0;
 	for (size_t i = 0; i < r->nframes; i++)
@@ -289,9 +337,12 @@ static void name_signal_frames(struct profile *p, const struct sp_sample *s, str
 	int sigs[UNWIND_MAX_FRAMES];
 	uint32_t running = handlers->impl->analyzer->running_handlers(handlers->state, s->pid, s->tid, sigs,
 									UNWIND_MAX_FRAMES);
+	if (running < skip)
+		return;
+	running -= skip; /* the innermost handlers, whose frames are not on the stack yet */
 	if (r->failure == UNWIND_COMPLETE ? running != signal_frames : running < signal_frames)
 		return;
-	uint32_t k = 0;
+	uint32_t k = skip;
 	for (size_t i = 0; i < r->nframes; i++) {
 		if (r->frames[i].kind != UNWIND_FRAME_SIGNAL || r->frames[i].returned)
 			continue;
@@ -299,7 +350,7 @@ static void name_signal_frames(struct profile *p, const struct sp_sample *s, str
 			return;
 		k++;
 	}
-	k = 0;
+	k = skip;
 	for (size_t i = 0; i < r->nframes; i++) {
 		if (r->frames[i].kind != UNWIND_FRAME_SIGNAL || r->frames[i].returned)
 			continue;
@@ -343,15 +394,6 @@ static bool continue_along_chain(struct loader *l, const struct sp_sample *s, co
 	}
 	*failure = chain_end_failure(s, reason, reasonlen);
 	return true;
-}
-
-/* The analyzer that knows which delivery started a running handler (collector.h, delivery_stack), or NULL. */
-static const struct collector_info *delivery_stacks_of(const struct profile *p)
-{
-	for (int c = 0; c < p->ncollectors; c++)
-		if (p->collectors[c].state && p->collectors[c].impl->analyzer->delivery_stack)
-			return &p->collectors[c];
-	return NULL;
 }
 
 /*
@@ -401,7 +443,7 @@ void note_unjoined_handlers(struct profile *p)
  * was when nothing is joined.
  */
 static uint32_t join_delivery(struct loader *l, const struct sp_sample *s, const struct unwind_result *r,
-			      uint32_t first_user, uint32_t n, bool *joined_whole)
+			      uint32_t first_user, uint32_t n, uint32_t skip, bool *joined_whole)
 {
 	struct profile *p = l->p;
 	size_t j = r->nframes;
@@ -410,12 +452,12 @@ static uint32_t join_delivery(struct loader *l, const struct sp_sample *s, const
 	if (j == 0)
 		return n;
 	j--; /* the nearest signal frame to the root; the interrupted code after it, as far as the copy went */
-	uint32_t k = 0;
+	bool returned = r->frames[j].returned;
+	uint32_t k = returned ? 0 : skip; /* a frame in its rt_sigreturn is the closed handler's, whatever came since */
 	for (size_t i = 0; i < j; i++)
 		k += r->frames[i].kind == UNWIND_FRAME_SIGNAL && !r->frames[i].returned;
 	const struct collector_info *c = delivery_stacks_of(p);
 	int sig = 0;
-	bool returned = r->frames[j].returned;
 	if (returned && k)
 		return n; /* only the innermost handler can be in its rt_sigreturn */
 	uint32_t id = c ? c->impl->analyzer->delivery_stack(c->state, s->pid, s->tid, k, returned, &sig)
@@ -462,13 +504,14 @@ uint32_t dwarf_frames(struct loader *l, const struct perf_event_header *rec, con
 				   .stack_dyn_size = s->stack_dyn_size };
 	struct unwind_result *r = &l->unwound;
 	unwind_sample(l->unwinder, &in, r);
-	name_signal_frames(p, s, r);
+	uint32_t skip = handlers_not_on_stack(l, s, r, n > 0);
+	name_signal_frames(p, s, r, skip);
 	uint32_t first_user = n;
 	for (size_t i = 0; i < r->nframes; i++)
 		frames[n++] = user_frame_of(l, s->pid, &r->frames[i]);
 	bool joined_whole = false;
 	uint32_t joined = r->failure == UNWIND_SIGNAL_STACK || r->failure == UNWIND_STACK_END
-				  ? join_delivery(l, s, r, first_user, n, &joined_whole)
+				  ? join_delivery(l, s, r, first_user, n, skip, &joined_whole)
 				  : n;
 	uint32_t copied = n;
 	if (joined == copied && r->failure == UNWIND_STACK_END && r->nframes &&

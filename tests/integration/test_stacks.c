@@ -9,7 +9,9 @@
  *   deep_fp MS DEPTH   built with frame pointers: spin() under wide_frame()
  *       (a 6 KiB local) under DEPTH calls of descend() from main();
  *   wide_frames_nofp MS   built without frame pointers: spin() under 3 KiB
- *       frames, wide_a and wide_b with one caller each, wide_shared with two.
+ *       frames, wide_a and wide_b with one caller each, wide_shared with two;
+ *   nested_raise_nofp N   built without frame pointers: a SIGUSR1 handler on
+ *       an alternate stack raising SIGUSR2, delivered nested on the way out.
  * What is checked comes from what the workloads do (which functions run
  * where, how many handlers ran), never from a recorded report: with no
  * --call-graph the handler's samples read handler_spin <- on_prof <-
@@ -333,4 +335,44 @@ Test(stacks, cpu_stacks_deeper_than_the_short_copy_go_on_through_their_one_calle
 				      "select(.name | endswith(\"#stack\")) | .stack_copies] | add");
 	cr_assert_gt(copies, 0, "no long copy was recorded");
 	cr_assert_lt(copies, in_spin / 4, "%.0f long copies beside %.0f samples: more than a quarter", copies, in_spin);
+}
+
+/*
+ * A cpu sample the kernel takes in get_signal after a nested signal's
+ * signal_deliver and before its frame is built has the outer handler's
+ * stack: one signal frame, SIGUSR1's, while SIGUSR1's and SIGUSR2's
+ * handlers both run.  Its frame is named and joined as SIGUSR1's, never as
+ * the innermost running handler's (stress-ng --timer's SIGALRM handler left
+ * 4 140 such stacks cut, or joined to the wrong delivery, in one run).
+ */
+Test(stacks, a_handler_stack_before_a_nested_signals_frame_joins_its_own_delivery, .timeout = 120)
+{
+	require_tracing();
+	const char *data = test_path("nested-raise.data");
+	char *out = record_workload(data, "-e cpu,signal", W "nested_raise_nofp 50000");
+	long outer, inner;
+	cr_assert_eq(sscanf(out, "outer %ld inner %ld", &outer, &inner), 2, "output: %s", out);
+	free(out);
+	cr_assert_eq(outer, 50000);
+	cr_assert_eq(inner, 4 * outer);
+	const char *json = report_json_file(data, "");
+	require_collector(json, "cpu");
+	require_collector(json, "signal");
+	/* on_outer's own samples: its frame, then the signal frame past it */
+	static const char *const past_outer = "(map(.sym // \"\") | index(\"on_outer\")) as $i | $i != null and "
+					      "((.[$i + 1].sym // \"\") | startswith(\"[signal\"))";
+	double in_outer = stack_samples(json, "cpu", NULL, past_outer);
+	cr_assert_geq(in_outer, 100, "only %.0f samples in on_outer", in_outer);
+	char test[512];
+	snprintf(test, sizeof(test), "%s and (.[(map(.sym // \"\") | index(\"on_outer\")) + 1].sym | "
+		 "startswith(\"[signal SIGUSR2]\"))", past_outer);
+	double as_inner = stack_samples(json, "cpu", NULL, test);
+	cr_assert_eq(as_inner, 0, "%.0f of %.0f samples in on_outer read on_outer <- [signal SIGUSR2]", as_inner,
+		     in_outer);
+	snprintf(test, sizeof(test), "%s and (map(.sym // \"\") | indices([\"on_outer\", \"[signal SIGUSR1] (stack from "
+		 "delivery)\", \"__pthread_kill_implementation\", \"raise\", \"send_outer\", \"main\"]) | length > 0)", past_outer);
+	double whole = stack_samples(json, "cpu", NULL, test);
+	cr_assert_geq(whole, 0.95 * in_outer, "%.0f of %.0f samples in on_outer read on_outer <- [signal SIGUSR1] (stack "
+					       "from delivery) <- __pthread_kill_implementation <- raise <- send_outer <- main",
+		      whole, in_outer);
 }
