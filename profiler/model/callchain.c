@@ -296,9 +296,7 @@ static uint32_t handlers_not_on_stack(struct loader *l, const struct sp_sample *
 		return 0;
 	const struct stack *delivery = &p->stacks.stacks[id];
 	const uint32_t *dframes = stack_frames(&p->stacks, delivery);
-	uint32_t d = 0;
-	while (d < delivery->nframes && p->stacks.frames[dframes[d]].kernel)
-		d++;
+	uint32_t d = stack_first_user_frame(&p->stacks, delivery);
 	/* the frames the sample has before its first signal frame are those the delivery interrupted */
 	for (size_t i = 0; i < r->nframes && r->frames[i].kind != UNWIND_FRAME_SIGNAL; i++, d++)
 		if (d >= delivery->nframes || dframes[d] != user_frame_of(l, s->pid, &r->frames[i]))
@@ -466,9 +464,7 @@ static uint32_t join_delivery(struct loader *l, const struct sp_sample *s, const
 		return n;
 	const struct stack *delivery = &p->stacks.stacks[id];
 	const uint32_t *dframes = stack_frames(&p->stacks, delivery);
-	uint32_t d = 0;
-	while (d < delivery->nframes && p->stacks.frames[dframes[d]].kernel)
-		d++;
+	uint32_t d = stack_first_user_frame(&p->stacks, delivery);
 	if (d == delivery->nframes)
 		return n;
 	if (j + 1 < r->nframes && dframes[d] != user_frame_of(l, s->pid, &r->frames[j + 1]))

@@ -52,21 +52,11 @@ void stack_completion_free(struct stack_completion *c)
 	free(c);
 }
 
-/* The index of the first frame of s that is not the kernel's (nframes when none). */
-static uint32_t first_user_frame(const struct stack_table *t, const struct stack *s)
-{
-	const uint32_t *f = stack_frames(t, s);
-	uint32_t i = 0;
-	while (i < s->nframes && t->frames[f[i]].kernel)
-		i++;
-	return i;
-}
-
 /* Whether learned stacks a and b have the same user frames (from their first user frames on). */
 static bool same_user_frames(const struct stack_table *t, uint32_t a, uint32_t b)
 {
 	const struct stack *sa = &t->stacks[a], *sb = &t->stacks[b];
-	uint32_t ua = first_user_frame(t, sa), ub = first_user_frame(t, sb);
+	uint32_t ua = stack_first_user_frame(t, sa), ub = stack_first_user_frame(t, sb);
 	return sa->nframes - ua == sb->nframes - ub &&
 	       memcmp(stack_frames(t, sa) + ua, stack_frames(t, sb) + ub, (sa->nframes - ua) * sizeof(uint32_t)) == 0;
 }
@@ -77,7 +67,7 @@ void stack_completion_learn(struct stack_completion *c, const struct stack_table
 		return;
 	u64_map_put(&c->learned, stack, (void *)1);
 	const struct stack *s = &t->stacks[stack];
-	uint32_t first = first_user_frame(t, s);
+	uint32_t first = stack_first_user_frame(t, s);
 	if (first + 1 >= s->nframes)
 		return; /* no user frame with a caller: nothing to go on with */
 	const uint32_t *f = stack_frames(t, s);
@@ -141,7 +131,7 @@ uint32_t stack_completion_complete(struct stack_completion *c, struct stack_tabl
 		return (uint32_t)(known - 1);
 	uint32_t result = stack;
 	const struct stack *s = &t->stacks[stack];
-	uint32_t first = first_user_frame(t, s), end = s->nframes - 1; /* frames[end]: the unwind frame */
+	uint32_t first = stack_first_user_frame(t, s), end = s->nframes - 1; /* frames[end]: the unwind frame */
 	if (first < end) {
 		uint32_t from = end - first >= 2 ? first + 1 : first; /* past the leaf, unless it is all there is */
 		const struct place *pl = only_way_on(c, t, s->collector, stack_frames(t, s) + from, end - from);

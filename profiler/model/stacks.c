@@ -293,6 +293,15 @@ int stack_path_of_frames(const struct stack_table *t, const uint32_t *frames, ui
 	return PATH_OTHER;
 }
 
+uint32_t stack_first_user_frame(const struct stack_table *t, const struct stack *s)
+{
+	const uint32_t *f = stack_frames(t, s);
+	uint32_t i = 0;
+	while (i < s->nframes && t->frames[f[i]].kernel)
+		i++;
+	return i;
+}
+
 uint32_t stack_add(struct stack_table *t, uint32_t collector, const uint32_t *frames, uint32_t nframes,
 		   uint64_t count, uint64_t weight)
 {

@@ -100,6 +100,8 @@ uint32_t frame_unknown(struct stack_table *t, uint64_t addr, bool kernel);
 uint32_t frame_synthetic(struct stack_table *t, const char *name, const char *dso);
 /* Whether f is the "[unwind: ...]" frame that ends a stack which stopped early. */
 bool frame_is_unwind_stop(const struct frame *f);
+/* The index of stack s's first frame that is not the kernel's (s->nframes when none). */
+uint32_t stack_first_user_frame(const struct stack_table *t, const struct stack *s);
 /* Whether stack id ends in such a frame. */
 bool stack_is_cut(const struct stack_table *t, uint32_t id);
 /* Intern a stack and add count/weight to it; returns its id.  Its path comes from its frames. */
