@@ -45,6 +45,7 @@ struct proc_table {
 	struct dso *kernel;
 	const char *kallsyms_path;   /* named by the user: wins over the recording's copy */
 	struct string_pool *strings;
+	uint64_t generation;         /* changes with every mapping added or dropped, and with a file's build-id */
 };
 
 struct proc_table *proc_table_new(void)
@@ -140,8 +141,15 @@ static struct dso *get_dso(struct proc_table *pt, const char *name)
 void proc_table_set_build_id(struct proc_table *pt, const char *filename, const char *build_id)
 {
 	struct dso *dso = get_dso(pt, filename);
-	if (!dso->build_id && build_id && *build_id)
+	if (!dso->build_id && build_id && *build_id) {
 		dso->build_id = string_intern(pt->strings, build_id);
+		pt->generation++;
+	}
+}
+
+uint64_t proc_table_generation(const struct proc_table *pt)
+{
+	return pt->generation;
 }
 
 struct dso *proc_table_dso_named(struct proc_table *pt, const char *name)
@@ -160,6 +168,7 @@ void proc_table_comm(struct proc_table *pt, uint32_t pid, uint32_t tid, const ch
 	if (exec) {
 		p->comm = name;
 		p->nmaps = 0;
+		pt->generation++;
 	}
 }
 
@@ -224,6 +233,7 @@ void proc_table_mmap(struct proc_table *pt, uint32_t pid, uint64_t start, uint64
 	if (!len || start + len < start)
 		return;
 	struct process *p = get_process(pt, pid);
+	pt->generation++;
 	punch_hole(p, start, start + len);
 	GROW(p->maps, p->cap, p->nmaps + 1);
 	size_t i = first_ending_above(p, start); /* the hole is punched: the first mapping after start */
@@ -276,6 +286,7 @@ void proc_table_fork(struct proc_table *pt, uint32_t ppid, uint32_t pid)
 		return;
 	child->comm = parent->comm;
 	child->nmaps = 0;
+	pt->generation++;
 	if (!parent->nmaps)
 		return; /* a parent seen only by name (COMM): nothing to copy */
 	GROW(child->maps, child->cap, parent->nmaps);

@@ -104,6 +104,7 @@ struct unwinder *unwinder_new(struct proc_table *pt)
 	u->by_dso = xcalloc(u->by_dso_slots, sizeof(*u->by_dso));
 	u->spaces = xcalloc(MAX_ADDRESS_SPACES * 2, sizeof(*u->spaces));
 	u->accessors = walk_accessors;
+	u->memo = unwind_memo_new();
 	return u;
 }
 
@@ -126,7 +127,13 @@ void unwinder_free(struct unwinder *u)
 		module_free(u->modules[i]);
 	free(u->modules);
 	free(u->by_dso);
+	unwind_memo_free(u->memo);
 	free(u);
+}
+
+void unwinder_memo_stats(const struct unwinder *u, uint64_t *hits, uint64_t *walked)
+{
+	unwind_memo_stats(u->memo, hits, walked);
 }
 
 /* Nonzero while this thread is inside unwind_sample(): libunwind's calls to sigprocmask() are skipped. */
@@ -241,6 +248,7 @@ static bool load_sigcontext(struct walk *w, uint64_t sp)
 	if (!read_memory(w, sp + SIGFRAME_SIGCONTEXT_FROM_SP, saved, sizeof(saved)))
 		return false;
 	memset(w->have_reg, 0, sizeof(w->have_reg));
+	w->regs_from_sample = false;
 	for (size_t i = 0; i < ARRAY_SIZE(saved); i++) {
 		w->regs[sigcontext_registers[i]] = saved[i];
 		w->have_reg[sigcontext_registers[i]] = true;
@@ -430,6 +438,13 @@ int unwind_sample(struct unwinder *u, const struct unwind_input *in, struct unwi
 	}
 	w.stack_base = w.regs[UNW_X86_64_RSP];
 	w.stack_bytes = in->stack ? in->stack_dyn_size : 0;
+	struct memo_index memo_key = { .pid = in->pid, .ip = w.regs[UNW_X86_64_RIP], .sp = w.stack_base,
+				    .stack_bytes = w.stack_bytes, .stack_size = in->stack_size, .regs_mask = in->regs_mask };
+	uint64_t generation = proc_table_generation(u->procs);
+	if (unwind_memo_find(u->memo, &memo_key, generation, w.regs, w.stack, out))
+		return 0;
+	uint64_t sample_regs[UNW_REGISTER_COUNT];
+	memcpy(sample_regs, w.regs, sizeof(sample_regs));
 	unw_addr_space_t space = address_space_of(u, in->pid);
 	if (!space) {
 		push_frame(out, w.regs[UNW_X86_64_RIP], UNWIND_FRAME_EXACT, 0);
@@ -437,10 +452,13 @@ int unwind_sample(struct unwinder *u, const struct unwind_input *in, struct unwi
 		return 0;
 	}
 	w.restart_exact = true;
+	w.log = unwind_memo_log(u->memo);
+	w.regs_from_sample = true;
 	unwinding++;
 	while (walk_frames(&w, space, out))
 		;
 	unwinding--;
+	unwind_memo_keep(u->memo, &memo_key, generation, sample_regs, out);
 	return 0;
 }
 

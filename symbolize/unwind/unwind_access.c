@@ -38,6 +38,8 @@ bool read_memory(struct walk *w, uint64_t addr, void *buf, size_t len)
 	if (addr >= w->stack_base && addr - w->stack_base <= w->stack_bytes &&
 	    w->stack_bytes - (addr - w->stack_base) >= len) {
 		memcpy(buf, w->stack + (addr - w->stack_base), len);
+		if (w->log)
+			memo_log_stack(w->log, addr - w->stack_base, buf, len);
 		return true;
 	}
 	if (read_from_views(w, addr, buf, len))
@@ -122,6 +124,8 @@ static int access_reg(unw_addr_space_t as, unw_regnum_t regnum, unw_word_t *valp
 	if (regnum < 0 || regnum >= UNW_REGISTER_COUNT || !w->have_reg[regnum])
 		return -UNW_EBADREG;
 	*valp = w->regs[regnum];
+	if (w->log && w->regs_from_sample)
+		w->log->regs_read |= 1u << regnum;
 	return 0;
 }
 

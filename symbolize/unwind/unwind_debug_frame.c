@@ -508,6 +508,7 @@ enum cfi_step libdw_step(struct walk *w, struct module *m, uint64_t bias, uint64
 	}
 	memcpy(w->regs, caller.value, sizeof(w->regs));
 	memcpy(w->have_reg, caller.have, sizeof(w->have_reg));
+	w->regs_from_sample = false;
 	step = CFI_STEPPED;
 out:
 	free(frame);

@@ -1,13 +1,15 @@
 /*
  * unwind_internal.h: the inside of the DWARF unwinder, shared by its files.
  *
- * The unwinder (include/sigprof/symbolize/unwind.h) is four files, one concern each:
+ * The unwinder (include/sigprof/symbolize/unwind.h) is five files, one concern each:
  *   - unwind_module.c: the files it reads, mapped once per unwinder
  *     (struct module), and how one process maps them (struct module_view);
  *   - unwind_access.c: a walk's memory and registers, and the callbacks
  *     through which libunwind reads them;
  *   - unwind_debug_frame.c: code whose CFI is only in .debug_frame: the
  *     check of that CFI and the evaluation of its rules;
+ *   - unwind_memo.c: walks remembered by the registers and stack bytes they
+ *     read, so that a sample that repeats them is not walked again;
  *   - unwind.c: the walker (unwind_sample), its address spaces and signal
  *     frames.
  * What they share is here: the unwinder, a walk and a module, and the few
@@ -30,6 +32,7 @@
 #include "sigprof/symbolize/symbolize.h"
 #include "sigprof/symbolize/unwind.h"
 #include "../symtab_internal.h"
+#include "sigprof/base/hashmap.h"
 
 /* libunwind's (= DWARF's) x86-64 register numbers run from 0 to RIP. */
 #define UNW_REGISTER_COUNT (UNW_X86_64_RIP + 1)
@@ -87,6 +90,7 @@ struct unwinder {
 	struct pid_space *spaces;  /* open addressing by pid, MAX_ADDRESS_SPACES * 2 slots */
 	size_t nspaces;
 	unw_accessors_t accessors;
+	struct unwind_memo *memo;
 };
 
 /* A module as one process maps it: its process addresses are its vaddrs + bias. */
@@ -115,6 +119,8 @@ struct walk {
 	uint64_t other_stack;             /* the SP a signal frame saved, when it is not on the copied stack; 0: none */
 	enum unwind_failure failure;
 	char reason[192];
+	struct memo_log *log;             /* what the walk read of the sample (unwind_memo.c); NULL: not logged */
+	bool regs_from_sample;            /* regs are still the sample's own, not a frame's it reloaded */
 };
 
 /* Above SP, this far is taken for the thread's stack (8 MiB is the usual size of one) when no file holds it. */
@@ -132,6 +138,45 @@ enum cfi_step {
 	CFI_OUTERMOST,  /* the frame has no caller: the stack ends here */
 	CFI_FAILED,     /* the walk failed (the reason is recorded) */
 };
+
+/* ---- the memo (unwind_memo.c) ---- */
+
+/* What a walk read of its sample: the registers (libunwind's numbers) and stack bytes its result rests on. */
+#define MEMO_MAX_READS 128
+#define MEMO_MAX_BYTES 2048
+struct memo_log {
+	uint32_t regs_read; /* a bit per register read while it held the sample's value */
+	uint32_t nreads, nbytes;
+	bool overflow;      /* more than the log holds: the walk is not kept */
+	struct {
+		uint32_t offset, len;
+	} reads[MEMO_MAX_READS];
+	unsigned char bytes[MEMO_MAX_BYTES];
+};
+
+/* Which walks may share a result: those that also read the same registers and stack bytes. */
+struct memo_index {
+	uint32_t pid;
+	uint64_t ip, sp, stack_bytes, stack_size, regs_mask;
+};
+
+struct unwind_memo *unwind_memo_new(void);
+void unwind_memo_free(struct unwind_memo *m);
+/*
+ * The result of a kept walk with x's index, made under the same process
+ * table generation, whose reads regs (libunwind's numbering) and stack
+ * repeat; false when there is none.
+ */
+bool unwind_memo_find(struct unwind_memo *m, const struct memo_index *x, uint64_t generation, const uint64_t *regs,
+		      const unsigned char *stack, struct unwind_result *out);
+/* The memo's log, emptied for the next walk. */
+struct memo_log *unwind_memo_log(struct unwind_memo *m);
+/* Note a read of len bytes at offset of the stack copy. */
+void memo_log_stack(struct memo_log *log, uint64_t offset, const void *bytes, size_t len);
+/* Keep r, the walk that the memo's log describes, under x. */
+void unwind_memo_keep(struct unwind_memo *m, const struct memo_index *x, uint64_t generation, const uint64_t *regs,
+		      const struct unwind_result *r);
+void unwind_memo_stats(const struct unwind_memo *m, uint64_t *hits, uint64_t *misses);
 
 /* ---- the walker (unwind.c) ---- */
 

@@ -251,6 +251,101 @@ Test(unwind, signal_frame_between_handler_and_interrupted_code)
 	check_signal_chain(FIXTURE);
 }
 
+/* Two walks' results are the same, frame for frame, and stopped for the same reason. */
+static void assert_same_walk(const struct unwind_result *a, const struct unwind_result *b)
+{
+	cr_assert_eq(a->nframes, b->nframes);
+	cr_assert_eq(a->failure, b->failure);
+	cr_assert_str_eq(a->reason, b->reason);
+	for (size_t i = 0; i < b->nframes; i++) {
+		cr_assert_eq(a->frames[i].ip, b->frames[i].ip, "frame %zu", i);
+		cr_assert_eq(a->frames[i].kind, b->frames[i].kind, "frame %zu", i);
+		cr_assert_eq(a->frames[i].signal, b->frames[i].signal, "frame %zu", i);
+		cr_assert_eq(a->frames[i].returned, b->frames[i].returned, "frame %zu", i);
+	}
+}
+
+/* The same sample twice: the second is the memo's, frame for frame (signal frames and their numbers too). */
+Test(unwind, a_repeated_sample_is_answered_from_the_memo)
+{
+	const char *const snapshots[] = { "call", "signal" };
+	for (size_t k = 0; k < sizeof(snapshots) / sizeof(snapshots[0]); k++) {
+		struct snapshot s;
+		load_snapshot(snapshots[k], &s);
+		struct unwinder *u = unwind_whole_copy(&s);
+		uint64_t hits, walked;
+		unwinder_memo_stats(u, &hits, &walked);
+		cr_assert_eq(hits, 0);
+		cr_assert_eq(walked, 1);
+		struct unwind_result *again = malloc(sizeof(*again));
+		struct unwind_input in = input_of(&s, s.stack_bytes);
+		cr_assert_eq(unwind_sample(u, &in, again), 0);
+		unwinder_memo_stats(u, &hits, &walked);
+		cr_assert_eq(hits, 1, "%s: the second walk is the memo's", snapshots[k]);
+		cr_assert_eq(walked, 1);
+		assert_same_walk(again, &result);
+		free(again);
+		unwinder_free(u);
+		free_snapshot(&s);
+	}
+}
+
+/*
+ * The same IP and SP over a stack whose return address into fixture_b was
+ * overwritten: the memo does not answer, the walk ends where a fresh
+ * unwinder's ends, before fixture_a.
+ */
+Test(unwind, a_changed_return_address_is_walked_again)
+{
+	struct snapshot s;
+	load_snapshot("call", &s);
+	struct unwinder *u = unwind_whole_copy(&s);
+	cr_assert_eq(find_function(s.procs, &result, 0, "fixture_b"), 1);
+	uint64_t ret = result.frames[1].ip;
+	size_t whole = result.nframes, at = s.stack_bytes;
+	for (size_t off = 0; off + sizeof(ret) <= s.stack_bytes && at == s.stack_bytes; off += sizeof(ret))
+		if (memcmp(s.stack + off, &ret, sizeof(ret)) == 0)
+			at = off;
+	cr_assert_lt(at, s.stack_bytes, "fixture_c's return address is on the copied stack");
+	memset(s.stack + at, 0, sizeof(ret));
+	struct unwind_input in = input_of(&s, s.stack_bytes);
+	struct unwind_result *changed = malloc(sizeof(*changed));
+	cr_assert_eq(unwind_sample(u, &in, changed), 0);
+	uint64_t hits, walked;
+	unwinder_memo_stats(u, &hits, &walked);
+	cr_assert_eq(hits, 0, "a changed stack word the walk read is walked again");
+	cr_assert_eq(walked, 2);
+	struct unwinder *fresh = unwinder_new(s.procs);
+	cr_assert_eq(unwind_sample(fresh, &in, &result), 0);
+	print_frames(s.procs, &result);
+	cr_assert_lt(result.nframes, whole, "the zeroed return address ends the walk early");
+	assert_same_walk(changed, &result);
+	cr_assert_eq(find_function(s.procs, changed, 0, "fixture_a"), -1);
+	free(changed);
+	unwinder_free(fresh);
+	unwinder_free(u);
+	free_snapshot(&s);
+}
+
+/* An exec between two samples changes the process's mappings: the second sample is walked, not the memo's. */
+Test(unwind, an_exec_between_samples_is_walked_again)
+{
+	struct snapshot s;
+	load_snapshot("call", &s);
+	struct unwinder *u = unwind_whole_copy(&s);
+	proc_table_comm(s.procs, PID, PID, "other", true);
+	struct unwind_input in = input_of(&s, s.stack_bytes);
+	struct unwind_result *again = malloc(sizeof(*again));
+	cr_assert_eq(unwind_sample(u, &in, again), 0);
+	uint64_t hits, walked;
+	unwinder_memo_stats(u, &hits, &walked);
+	cr_assert_eq(hits, 0);
+	cr_assert_eq(walked, 2);
+	free(again);
+	unwinder_free(u);
+	free_snapshot(&s);
+}
+
 /* Keep only the registers of mask in s, laid out as the kernel would give them. */
 static void narrow_registers(struct snapshot *s, uint64_t mask)
 {

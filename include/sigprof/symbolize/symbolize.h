@@ -220,6 +220,12 @@ const char *proc_table_comm_of(struct proc_table *pt, uint32_t pid);
 const char *proc_table_thread_comm_of(struct proc_table *pt, uint32_t pid, uint32_t tid);
 /* The build-id the recording gives for the file of that name (hex); the first one given stays. */
 void proc_table_set_build_id(struct proc_table *pt, const char *filename, const char *build_id);
+/*
+ * A number that changes whenever the table's answers for a process may
+ * have (a mapping made or dropped, an exec, a fork, a file's build-id):
+ * what was worked out from the table under one generation holds while it lasts.
+ */
+uint64_t proc_table_generation(const struct proc_table *pt);
 /* The dso of that name some mapping named, or NULL. */
 struct dso *proc_table_dso_named(struct proc_table *pt, const char *name);
 /* The mapping that covers addr in pid, or NULL. */

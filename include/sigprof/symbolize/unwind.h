@@ -12,6 +12,11 @@
  * shared by every path and process that maps it (keyed by build-id when the
  * file has one).
  *
+ * A sample whose IP, SP and copy length repeat an earlier one's, and whose
+ * registers and stack bytes that walk read are the same, takes that walk's
+ * result without a walk (unwind_memo.c): on a cpu recording most samples
+ * repeat a few call paths.
+ *
  * The result is a list of frames, leaf first, and, when the walk stopped
  * before the outermost frame, why.  A signal frame (the return address of
  * a handler is the kernel's sigreturn trampoline, __restore_rt) is a frame
@@ -90,6 +95,13 @@ void unwinder_free(struct unwinder *u);
  * (out->reason says so).
  */
 int unwind_sample(struct unwinder *u, const struct unwind_input *in, struct unwind_result *out);
+
+/*
+ * How many walks the unwinder answered from its memo (a sample that read
+ * the same registers and stack bytes as one walked before, under the same
+ * mappings) and how many it walked.
+ */
+void unwinder_memo_stats(const struct unwinder *u, uint64_t *hits, uint64_t *walked);
 
 /* A stable key for a failure ("no_unwind_info", "stack_end", ...), as JSON reports count them. */
 const char *unwind_failure_key(enum unwind_failure failure);
