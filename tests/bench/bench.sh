@@ -73,7 +73,7 @@
 #     The target is on their sum, which is what perf prints as [unknown].  sigprof's share of stacks with an
 #     [unwind: reason] frame (an unwind that stopped and says why; perf stops silently) is printed beside it.
 #   A round runs every mode of every workload once; the order of the modes rotates from round to round
-#   so that drift on a shared machine does not always hit the same mode.  BENCH_REPEAT rounds (default 3)
+#   so that drift on a shared machine does not always hit the same mode.  BENCH_REPEAT rounds (default 5)
 #   for all tables.  ratio = median over the rounds of (ops/s under the tool / bare ops/s of the same
 #   round); lost-thr = 1 - ratio.  Samples and file size: median per run.
 #   Lost: the sum over all rounds.  perf record: the per-event "LOST_SAMPLES events" of
@@ -108,11 +108,12 @@
 # DWARF recording >= 3x faster than perf report of perf's, share of stacks ending in [unknown] <= perf's.
 #
 # Environment: BENCH_SECONDS (default 3) seconds per run, BENCH_TRACE_SECONDS (default BENCH_SECONDS) per
-# table-2 run, BENCH_REPEAT (default 3) rounds, BENCH_REPORT_REPEAT (default 3), BENCH_FREQ (default 4000)
+# table-2 run, BENCH_REPEAT (default 5) rounds, BENCH_REPORT_REPEAT (default 3), BENCH_FREQ (default 4000)
 # sampling rate of table 1, BENCH_TRACE (default 1; 0 skips tables 2 and 3), BENCH_DWARF (default 1; 0 skips
 # table 3), BENCH_LOCK (default 1; 0 skips table 5, the lock collector), BENCH_DWARF_SIZE (default 8192), BENCH_DWARF_FREQ (default 1000), BENCH_WORKLOADS (default
 # build/workloads), SIGPROF (default ./sigprof).
-# Defaults take about 10 minutes (table 1 about 1.5, tables 2 and 3 about 6, the report timings about 2).
+# Defaults (5 interleaved rounds, the fewest issue 22 takes a median of) take about 17 minutes (table 1 about 2.5,
+# tables 2 and 3 about 10, the report timings about 2).
 # A missing perf, stress-ng or jq skips what needs it with a note.
 # Exit status: 0 when every measurement was taken, 1 when a tool or workload fails or its output
 # cannot be parsed, 2 on bad usage.
@@ -120,7 +121,7 @@ set -euo pipefail
 
 SECONDS_PER_RUN=${BENCH_SECONDS:-3}
 TRACE_SECONDS=${BENCH_TRACE_SECONDS:-$SECONDS_PER_RUN}
-REPEAT=${BENCH_REPEAT:-3}
+REPEAT=${BENCH_REPEAT:-5}
 REPORT_REPEAT=${BENCH_REPORT_REPEAT:-3}
 FREQ=${BENCH_FREQ:-4000}
 TRACE=${BENCH_TRACE:-1}
