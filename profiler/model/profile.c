@@ -24,6 +24,7 @@
 #include "sigprof/base/util.h"
 #include "sigprof/model/datafile.h"
 #include "sigprof/base/files.h"
+#include "sigprof/kernel/tracepoint.h"
 
 #include "loader.h"
 
@@ -383,6 +384,20 @@ static void lend_late_keys(struct loader *l)
 	}
 }
 
+/*
+ * A task past its exit is no longer hashed, and the kernel writes tid -1
+ * in its last samples (perf_event_pid_type()): a thread's final switch-out,
+ * a lock it contends on its way out.  A tracepoint's common_pid is the
+ * task's own id whatever its state, so the sample is the thread's again.
+ */
+static void name_exited_task(const struct profile *p, struct sp_sample *s)
+{
+	int64_t tid;
+	const struct tep_event *ev = s->raw ? tracepoint_of(&p->tracepoints, s) : NULL;
+	if (ev && tp_field_i64(ev, s, "common_pid", &tid) && tid > 0 && tid < UINT32_MAX)
+		s->tid = (uint32_t)tid;
+}
+
 static void load_sample(struct loader *l, const struct perf_event_header *rec)
 {
 	struct profile *p = l->p;
@@ -398,6 +413,8 @@ static void load_sample(struct loader *l, const struct perf_event_header *rec)
 		return;
 	}
 	s.event->samples++;
+	if (s.tid == UINT32_MAX)
+		name_exited_task(p, &s);
 	if (!task_and_time_pass(p, s.pid, s.tid, s.time)) {
 		p->filtered_samples++;
 		timeline_feed_filtered(p, l->event_collector[s.event->index], &s);

@@ -72,6 +72,13 @@ Test(record, follows_threads_and_children)
 	double child = json_number(data, "[.stacks[] | select(any(.frames[]; .sym==\"child_spin\")) | .count] | add");
 	cr_assert_gt(thread, 100, "thread_spin has %.0f samples", thread);
 	cr_assert_gt(child, 100, "child_spin (in a forked child) has %.0f samples", child);
+	/*
+	 * The thread's last switch-out comes after it is unhashed, and the
+	 * kernel writes tid -1 there: no thread of that id, and no blocked time
+	 * of it, may appear.
+	 */
+	double exited = json_number(data, "[.. | objects | select(has(\"tid\")) | select(.tid == 4294967295)] | length");
+	cr_assert_eq(exited, 0, "%.0f objects name tid 4294967295 (the kernel's -1 for an exited task)", exited);
 }
 
 Test(record, exit_status_passes_through)
