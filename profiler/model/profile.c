@@ -301,7 +301,7 @@ static uint32_t lent_at_end(const struct profile *p, uint32_t collector, uint32_
 
 /*
  * What a stack cut where its short copy ran out counts on at the end of
- * the load: the stack a long copy of its collector completes it to
+ * the load: the stack a long copy (of any collector) completes it to
  * (stack_completion.h), or itself.  Its path may change with the frames
  * the completion adds.
  */
@@ -353,6 +353,24 @@ static void move_samples(struct profile *p, uint32_t from, uint32_t to, uint64_t
  * what a long copy completes them to (completed_at_end()).  The timeline
  * keeps the stack each sample had when it was read.
  */
+/*
+ * A stack lent to keys holds the failure they were counted under, while
+ * every key counted on it stopped for the same reason (-1 once two
+ * differ, which lend_late_keys() moves without touching the header's
+ * failures): a long copy cut where it ran out (a deep program's switch-outs
+ * on the sched collector's 8192-byte copies) is then completed like a key
+ * no copy was lent to, and its keys counted whole.
+ */
+static void note_lent_failure(struct stack *s, int failure)
+{
+	if (failure < UNWIND_COMPLETE)
+		failure = UNWIND_COMPLETE;
+	if (!s->count)
+		s->counted_failure = failure;
+	else if (s->counted_failure != failure)
+		s->counted_failure = -1;
+}
+
 static void lend_late_keys(struct loader *l)
 {
 	struct profile *p = l->p;
@@ -364,7 +382,10 @@ static void lend_late_keys(struct loader *l)
 			continue;
 		uint32_t lent = lent_at_end(p, p->stacks.stacks[id].collector, id);
 		if (lent != id) {
-			move_samples(p, id, lent, &p->unwind.lent);
+			/* a copy that ran out itself (a deep program's) is completed as a key would be */
+			uint32_t whole = completed_at_end(l, lent);
+			move_samples(p, id, whole, whole != lent ? &p->unwind.completed : &p->unwind.lent);
+			lent = whole;
 		} else if ((lent = completed_at_end(l, id)) != id) {
 			move_samples(p, id, lent, &p->unwind.completed); /* the table may have moved: no pointer kept */
 		} else {
@@ -460,6 +481,8 @@ static void load_sample(struct loader *l, const struct perf_event_header *rec)
 	if (stack_only) {
 		p->stack_only_samples++;
 		s.event->stack_copies++;
+		if (!p->stacks.stacks[id].count)
+			note_lent_failure(&p->stacks.stacks[id], l->counted_unwind); /* the copy's own, until keys count on it */
 		if (an && an->completes_cut_stacks) {
 			if (!l->completion)
 				l->completion = stack_completion_new();
@@ -479,6 +502,8 @@ static void load_sample(struct loader *l, const struct perf_event_header *rec)
 	}
 	if (id == own && l->counted_unwind > UNWIND_COMPLETE)
 		p->stacks.stacks[id].counted_failure = l->counted_unwind; /* for lend_late_keys() */
+	else if (id != own)
+		note_lent_failure(&p->stacks.stacks[id], l->counted_unwind);
 	p->stacks.stacks[id].count++;
 	p->stacks.stacks[id].weight += period;
 	c->samples++;

@@ -95,7 +95,7 @@ void stack_completion_learn(struct stack_completion *c, const struct stack_table
  * two go on differently.
  */
 static const struct place *only_way_on(const struct stack_completion *c, const struct stack_table *t,
-				       uint32_t collector, const uint32_t *window, uint32_t w)
+				       const uint32_t *window, uint32_t w)
 {
 	const struct places *p = u64_map_get(&c->by_frame, window[w - 1]);
 	const struct place *found = NULL;
@@ -104,7 +104,7 @@ static const struct place *only_way_on(const struct stack_completion *c, const s
 	for (size_t k = 0; p && k < p->n; k++) {
 		const struct place *pl = &p->v[k];
 		const struct stack *s = &t->stacks[pl->stack];
-		if (s->collector != collector || pl->at + 1 - pl->first_user < w)
+		if (pl->at + 1 - pl->first_user < w)
 			continue;
 		const uint32_t *f = stack_frames(t, s);
 		if (memcmp(f + pl->at + 1 - w, window, w * sizeof(*window)) != 0)
@@ -134,7 +134,7 @@ uint32_t stack_completion_complete(struct stack_completion *c, struct stack_tabl
 	uint32_t first = stack_first_user_frame(t, s), end = s->nframes - 1; /* frames[end]: the unwind frame */
 	if (first < end) {
 		uint32_t from = end - first >= 2 ? first + 1 : first; /* past the leaf, unless it is all there is */
-		const struct place *pl = only_way_on(c, t, s->collector, stack_frames(t, s) + from, end - from);
+		const struct place *pl = only_way_on(c, t, stack_frames(t, s) + from, end - from);
 		if (pl) {
 			/* a path its event gave (a futex entry's op) stays; one its frames gave, the completed frames give */
 			int path = s->path == stack_path_of_frames(t, stack_frames(t, s), s->nframes) ? -1 : s->path;

@@ -127,16 +127,40 @@ Test(stack_completion, a_leaf_alone_matches_the_leaf)
 	teardown(&f);
 }
 
-Test(stack_completion, cut_copies_and_other_collectors_teach_nothing)
+Test(stack_completion, cut_copies_teach_nothing)
 {
 	struct fixture f;
 	setup(&f);
 	learn(&f, 0, (uint32_t[]){ f.x, f.a, f.b, f.c1, f.u }, 5); /* itself cut */
-	learn(&f, 1, (uint32_t[]){ f.x, f.a, f.b, f.c2, f.main }, 5);
 	uint32_t cut = add(&f, 0, (uint32_t[]){ f.leaf, f.a, f.b, f.u }, 4);
 	cr_assert_eq(stack_completion_complete(f.c, &f.t, cut), cut);
 	uint32_t whole = add(&f, 0, (uint32_t[]){ f.leaf, f.a, f.b, f.c1, f.main }, 5);
 	cr_assert_eq(stack_completion_complete(f.c, &f.t, whole), whole, "a whole stack stays itself");
+	teardown(&f);
+}
+
+/*
+ * The callers of a call path are the thread's, whichever event copied its
+ * stack: another collector's whole copy completes a cut one (a switch-out
+ * in a program deeper than the sched collector's copies, from the cpu
+ * collector's longer ones), and uniqueness holds over every collector's.
+ */
+Test(stack_completion, other_collectors_whole_copies_teach_and_must_agree)
+{
+	struct fixture f;
+	setup(&f);
+	learn(&f, 1, (uint32_t[]){ f.x, f.a, f.b, f.c2, f.main }, 5);
+	uint32_t cut = add(&f, 0, (uint32_t[]){ f.leaf, f.a, f.b, f.u }, 4);
+	uint32_t whole = stack_completion_complete(f.c, &f.t, cut);
+	cr_assert(frames_are(&f, whole, (uint32_t[]){ f.leaf, f.a, f.b, f.c2, f.main }, 5));
+	cr_assert_eq(f.t.stacks[whole].collector, 0, "the completed stack stays its collector's");
+	struct fixture g;
+	setup(&g);
+	learn(&g, 0, (uint32_t[]){ g.x, g.a, g.b, g.c1, g.main }, 5);
+	learn(&g, 1, (uint32_t[]){ g.x, g.a, g.b, g.c2, g.main }, 5);
+	cut = add(&g, 0, (uint32_t[]){ g.leaf, g.a, g.b, g.u }, 4);
+	cr_assert_eq(stack_completion_complete(g.c, &g.t, cut), cut, "two collectors' copies go on two ways");
+	teardown(&g);
 	teardown(&f);
 }
 

@@ -7,7 +7,9 @@
  * and a long one at a lower rate (collectors/cpu.c); the futex, sched and
  * signal collectors a short key at every hit and long copies while the
  * rate allows, lent to the keys of the same call site (stack_lender.h),
- * whose keys no copy was lent to are completed here.  A short copy's
+ * whose keys no copy was lent to, or a copy that ran out itself, are
+ * completed here.  Every collector's whole copies teach every other's:
+ * the callers of a call path are the thread's, whichever event copied them.  A short copy's
  * unwind that stops at the copy's end holds the leaf and the callers the
  * copy reached; a long copy's whole stack that holds the same callers, in
  * the same order, goes on with the frames the short one lacks.  The window
