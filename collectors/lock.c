@@ -331,6 +331,7 @@ static void lock_sample(void *state, const struct profile *p, const struct sp_sa
 static void lock_finish(void *state, const struct profile *p)
 {
 	struct lock_state *st = state;
+	lock_tracker_remap_stacks(st->tracker, view_stack_moved, (void *)p); /* stacks completed at the end of the load */
 	lock_tracker_finish(st->tracker);
 	struct lock_figures *const *locks;
 	size_t n = lock_tracker_locks(st->tracker, &locks);
@@ -389,6 +390,7 @@ static const struct collector_analyzer lock_analyzer = {
 	.path_of = lock_path_of,
 	.sample = lock_sample,
 	.finish = lock_finish,
+	.completes_cut_stacks = true, /* its copies that ran out, from longer ones (stack_completion.h) */
 	.text = lock_text,
 	.json = lock_json,
 	.destroy = lock_destroy,

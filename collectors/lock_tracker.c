@@ -312,6 +312,45 @@ static int compare_words(const void *a, const void *b)
 	return x->uaddr < y->uaddr ? -1 : x->uaddr > y->uaddr;
 }
 
+void lock_tracker_remap_stacks(struct lock_tracker *t, uint32_t (*remap)(void *ctx, uint32_t stack), void *ctx)
+{
+	size_t pos = 0;
+	uint64_t key;
+	void *value;
+	while (u64_map_next(&t->locks, &pos, &key, &value)) {
+		struct lock_figures *l = value;
+		for (size_t i = 0; i < l->nstacks; i++) {
+			uint32_t to = l->stacks[i].stack == LOCK_NO_STACK ? LOCK_NO_STACK : remap(ctx, l->stacks[i].stack);
+			if (to == l->stacks[i].stack)
+				continue;
+			struct lock_stack moved = l->stacks[i];
+			u64_map_remove(&l->stack_index, moved.stack);
+			uintptr_t idx = (uintptr_t)u64_map_get(&l->stack_index, to);
+			if (!idx) {
+				l->stacks[i].stack = to; /* the row is the completed stack's now */
+				u64_map_put(&l->stack_index, to, (void *)(uintptr_t)(i + 1));
+				continue;
+			}
+			struct lock_stack *into = &l->stacks[idx - 1];
+			into->contentions += moved.contentions;
+			into->estimated += moved.estimated;
+			into->wait_total += moved.wait_total;
+			l->stacks[i] = (struct lock_stack){ .stack = LOCK_NO_STACK };
+		}
+		/* rows merged away are dropped; the index is rebuilt for what is left */
+		size_t kept = 0;
+		for (size_t i = 0; i < l->nstacks; i++)
+			if (l->stacks[i].stack != LOCK_NO_STACK || l->stacks[i].contentions)
+				l->stacks[kept++] = l->stacks[i];
+		l->nstacks = kept;
+		u64_map_free(&l->stack_index);
+		memset(&l->stack_index, 0, sizeof(l->stack_index));
+		for (size_t i = 0; i < l->nstacks; i++)
+			if (l->stacks[i].stack != LOCK_NO_STACK)
+				u64_map_put(&l->stack_index, l->stacks[i].stack, (void *)(uintptr_t)(i + 1));
+	}
+}
+
 void lock_tracker_finish(struct lock_tracker *t)
 {
 	size_t pos = 0;

@@ -89,6 +89,34 @@ Test(lock, begin_end_measures_the_wait)
 	lock_tracker_free(t);
 }
 
+/* Stacks 7 and 8 complete to 9 at the end of the load, stack 5 stays: 7 and 8 are one row of 9. */
+static uint32_t completed_to_9(void *ctx, uint32_t stack)
+{
+	(void)ctx;
+	return stack == 7 || stack == 8 ? 9 : stack;
+}
+
+Test(lock, stacks_completed_at_the_end_of_the_load_are_one_row)
+{
+	struct lock_tracker *t = lock_tracker_new();
+	FEED(t, BEGIN(TID, LOCK_A, 1000, 7, PATH_OTHER), END(TID, LOCK_A, 1500),
+	     BEGIN(TID, LOCK_A, 2000, 8, PATH_OTHER), END(TID, LOCK_A, 4000),
+	     BEGIN(TID, LOCK_A, 5000, 5, PATH_OTHER), END(TID, LOCK_A, 5100),
+	     BEGIN(TID, LOCK_A, 6000, 8, PATH_OTHER), END(TID, LOCK_A, 6300));
+	lock_tracker_remap_stacks(t, completed_to_9, NULL);
+	lock_tracker_finish(t);
+	const struct lock_figures *l = lock_at(t, LOCK_A);
+	cr_assert_eq(l->nstacks, 2, "%zu rows: 7 and 8 are 9's", l->nstacks);
+	cr_expect_eq(l->stacks[0].stack, 9);
+	cr_expect_eq(l->stacks[0].contentions, 3);
+	cr_expect_eq(l->stacks[0].wait_total, 500 + 2000 + 300);
+	cr_expect_eq(l->stacks[1].stack, 5);
+	cr_expect_eq(l->stacks[1].contentions, 1);
+	cr_expect_eq(l->stacks[1].wait_total, 100);
+	cr_expect_eq(l->contentions, 4, "the lock's own figures do not change");
+	lock_tracker_free(t);
+}
+
 Test(lock, nesting_closes_the_innermost_first)
 {
 	/* A mutex's slow path spins on its wait_lock: B inside A on one thread. */

@@ -161,6 +161,12 @@ void lock_tracker_thread_exit(struct lock_tracker *t, uint32_t tid);
 int lock_tracker_pending_path(const struct lock_tracker *t, uint32_t tid, uint64_t addr);
 /* The end of the recording: pending contentions are unmatched; stacks and words sorted. */
 void lock_tracker_finish(struct lock_tracker *t);
+/*
+ * Before lock_tracker_finish(): each lock's stack rows count on remap(ctx,
+ * stack) (a key completed at the end of the load, view_stack_moved()); rows
+ * that meet are added up.
+ */
+void lock_tracker_remap_stacks(struct lock_tracker *t, uint32_t (*remap)(void *ctx, uint32_t stack), void *ctx);
 /* The locks by measured wait, then contentions; valid until the tracker changes. */
 size_t lock_tracker_locks(struct lock_tracker *t, struct lock_figures *const **locks);
 const struct lock_figures *lock_tracker_lock(const struct lock_tracker *t, uint64_t addr);
