@@ -11,7 +11,7 @@
  * the report): Debian builds its programs and libc without frame pointers,
  * where the kernel's frame-pointer walk names nothing past the leaf.  Each
  * sample copies CPU_SHORT_STACK_USER_SIZE bytes, and a second event of the
- * same clock, "#stack", copies CPU_SIGNAL_STACK_USER_SIZE at
+ * same clock, "#stack", copies CPU_LONG_STACK_USER_SIZE at
  * CPU_STACK_COPY_HZ: a stack deeper than the short copy is completed at
  * report time from a long copy's that goes through the same frames
  * (stack_completion.h).  The frame-pointer walk is kept beside the copy:
@@ -47,7 +47,7 @@
  */
 static bool short_copies(const struct record_options *opts)
 {
-	return !opts->call_graph_chosen && !opts->period && opts->frequency >= 4 * CPU_STACK_COPY_HZ;
+	return !opts->call_graph_chosen && !opts->period && opts->frequency >= CPU_SHORT_COPIES_MIN_HZ;
 }
 
 static int cpu_add_events(struct record_options *opts, struct event_list *events, char *reason,
@@ -78,7 +78,7 @@ static int cpu_add_events(struct record_options *opts, struct event_list *events
 		snprintf(copy_name, sizeof(copy_name), "%s#%s", name, RATE_BOUND_STACK_SUFFIX);
 		spec = event_list_add(events, copy_name, "cpu");
 		spec->attr = attr;
-		spec->attr.sample_stack_user = CPU_SIGNAL_STACK_USER_SIZE;
+		spec->attr.sample_stack_user = CPU_LONG_STACK_USER_SIZE;
 		spec->attr.sample_freq = CPU_STACK_COPY_HZ;
 	}
 	return 0;

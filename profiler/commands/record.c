@@ -271,7 +271,8 @@ static void record_epilogue(FILE *out)
 
 /* --call-graph's help names the sizes: keep it in step with collector.h. */
 _Static_assert(DEFAULT_STACK_USER_SIZE == 8192 && WAIT_STACK_USER_SIZE == 8192 && CPU_SIGNAL_STACK_USER_SIZE == 8192 &&
-		       CPU_SHORT_STACK_USER_SIZE == 2048 && CPU_STACK_COPY_HZ == 500,
+		       CPU_SHORT_STACK_USER_SIZE == 2048 && CPU_LONG_STACK_USER_SIZE == 32768 &&
+		       CPU_STACK_COPY_HZ == 125,
 	       "record's --call-graph help");
 
 static int take_frequency(const struct option_spec *s, void *field, const char *arg, char *err, size_t errlen)
@@ -365,7 +366,7 @@ static const struct option_spec record_specs[] = {
 	{ .long_name = "call-graph", .arg = "MODE", .values = "fp|dwarf[,SIZE]|none", .group = 2,
 	  .help = "fp: kernel and frame-pointer user stacks; dwarf[,SIZE]: kernel stacks and SIZE bytes of user "
 		  "stack (default 8192) unwound at report time; none: the sampled IP only",
-	  .default_value = "each collector's own: cpu dwarf,2048 completed from dwarf,8192 copies at 500 Hz, signal, "
+	  .default_value = "each collector's own: cpu dwarf,2048 completed from dwarf,32768 copies at 125 Hz, signal, "
 			   "sched and futex short keys and dwarf,8192 copies; see sigprof(1)",
 	  OPTION_CALLBACK(take_call_graph) },
 	{ .long_name = "futex", .arg = "MODE", .values = "trace|sample|count",

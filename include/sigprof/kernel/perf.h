@@ -84,15 +84,24 @@ enum call_graph_mode {
 /*
  * The cpu collector's copy at every sample of a program without frame
  * pointers at the default frequency: most stacks fit in it, and one cut at
- * its end is completed at report time from a CPU_SIGNAL_STACK_USER_SIZE
+ * its end is completed at report time from a CPU_LONG_STACK_USER_SIZE
  * copy of a "#stack" sample at CPU_STACK_COPY_HZ that goes through the
  * same frames (collectors/cpu.c).  8192 bytes at 4000 samples a second per
  * CPU cost stress-ng --signal 12% of its throughput where 2048 cost what
  * perf's frame-pointer walk does (docs/performance.md).
  */
 #define CPU_SHORT_STACK_USER_SIZE 2048u
-/* The frequency per CPU of the cpu collector's long copies beside the short ones (the "#stack" event). */
-#define CPU_STACK_COPY_HZ 500u
+/*
+ * The cpu collector's long copies beside the short ones (the "#stack"
+ * event): their size and frequency per CPU.  32 KiB at 125 a second is
+ * what 8192 bytes at 500 was in bytes; stress-ng --msg's stacks need more
+ * than 16 KiB (a message buffer in a frame), and the report completes
+ * every collector's cut stacks from these (stack_completion.h).
+ */
+#define CPU_LONG_STACK_USER_SIZE 32768u
+#define CPU_STACK_COPY_HZ 125u
+/* The lowest sampling frequency at which the cpu collector takes short copies and long ones beside them. */
+#define CPU_SHORT_COPIES_MIN_HZ 2000u
 /*
  * The same for a program built with frame pointers: libc's frames near the
  * leaf and the first of the program's own, after which the report follows
