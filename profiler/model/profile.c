@@ -345,15 +345,6 @@ static void move_samples(struct profile *p, uint32_t from, uint32_t to, uint64_t
 }
 
 /*
- * The keys that counted on themselves because their call site had no
- * copy yet count on the stack its copies lent later (the analyzers'
- * lent_stack()), with their period, header counts and weights: the
- * counts do not depend on whether a call site's first copy came before
- * its first keys.  The stacks cut where a short copy ran out count on
- * what a long copy completes them to (completed_at_end()).  The timeline
- * keeps the stack each sample had when it was read.
- */
-/*
  * A stack lent to keys holds the failure they were counted under, while
  * every key counted on it stopped for the same reason (-1 once two
  * differ, which lend_late_keys() moves without touching the header's
@@ -371,6 +362,15 @@ static void note_lent_failure(struct stack *s, int failure)
 		s->counted_failure = -1;
 }
 
+/*
+ * The keys that counted on themselves because their call site had no
+ * copy yet count on the stack its copies lent later (the analyzers'
+ * lent_stack()), with their period, header counts and weights: the
+ * counts do not depend on whether a call site's first copy came before
+ * its first keys.  The stacks cut where a short copy ran out count on
+ * what a long copy completes them to (completed_at_end()).  The timeline
+ * keeps the stack each sample had when it was read.
+ */
 static void lend_late_keys(struct loader *l)
 {
 	struct profile *p = l->p;
