@@ -725,8 +725,7 @@ static void sched_record(void *state, const struct profile *p, const struct perf
 	switch (rec->type) {
 	case PERF_RECORD_SWITCH:
 	case PERF_RECORD_SWITCH_CPU_WIDE:
-		/* tid -1: a task past its exit, no longer hashed; its EXIT record ends it */
-		if (!id->valid || id->tid == UINT32_MAX || strcmp(id->event->collector, "sched") != 0)
+		if (!id->valid || strcmp(id->event->collector, "sched") != 0)
 			break;
 		if (rec->misc & PERF_RECORD_MISC_SWITCH_OUT)
 			sched_switch_out_record(st->tracker, id->tid, id->time,

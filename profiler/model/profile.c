@@ -601,6 +601,10 @@ static void analyzers_see_record(struct profile *p, const struct perf_event_head
 	bool loss = rec->type == PERF_RECORD_LOST || rec->type == PERF_RECORD_LOST_SAMPLES;
 	if (!loss && id.valid && !task_and_time_pass(p, id.pid, id.tid, id.time))
 		return;
+	/* the switch-out of a task past its exit, no longer hashed, names tid -1: no task; its EXIT record ends it */
+	if ((rec->type == PERF_RECORD_SWITCH || rec->type == PERF_RECORD_SWITCH_CPU_WIDE) && id.valid &&
+	    id.tid == UINT32_MAX)
+		return;
 	timeline_feed_record(p, rec, &id);
 	for (int c = 0; c < p->ncollectors; c++) {
 		const struct collector_info *ci = &p->collectors[c];

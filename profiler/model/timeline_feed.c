@@ -144,8 +144,7 @@ void timeline_feed_record(struct profile *p, const struct perf_event_header *rec
 	switch (rec->type) {
 	case PERF_RECORD_SWITCH:
 	case PERF_RECORD_SWITCH_CPU_WIDE:
-		/* tid -1: a task past its exit, no longer hashed (its EXIT record has ended its life) */
-		if (!id->valid || id->tid == UINT32_MAX)
+		if (!id->valid)
 			break;
 		if (rec->misc & PERF_RECORD_MISC_SWITCH_OUT) {
 			struct timeline_event e = { .kind = TIMELINE_EVENT_SWITCH_OUT, .time = id->time, .pid = id->pid,

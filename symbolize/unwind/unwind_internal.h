@@ -32,7 +32,6 @@
 #include "sigprof/symbolize/symbolize.h"
 #include "sigprof/symbolize/unwind.h"
 #include "../symtab_internal.h"
-#include "sigprof/base/hashmap.h"
 
 /* libunwind's (= DWARF's) x86-64 register numbers run from 0 to RIP. */
 #define UNW_REGISTER_COUNT (UNW_X86_64_RIP + 1)
@@ -144,13 +143,14 @@ enum cfi_step {
 /* What a walk read of its sample: the registers (libunwind's numbers) and stack bytes its result rests on. */
 #define MEMO_MAX_READS 128
 #define MEMO_MAX_BYTES 2048
+struct memo_read {
+	uint32_t offset, len; /* of the stack copy */
+};
 struct memo_log {
 	uint32_t regs_read; /* a bit per register read while it held the sample's value */
 	uint32_t nreads, nbytes;
 	bool overflow;      /* more than the log holds: the walk is not kept */
-	struct {
-		uint32_t offset, len;
-	} reads[MEMO_MAX_READS];
+	struct memo_read reads[MEMO_MAX_READS];
 	unsigned char bytes[MEMO_MAX_BYTES];
 };
 

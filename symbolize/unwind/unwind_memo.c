@@ -22,16 +22,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sigprof/base/hashmap.h"
 #include "sigprof/base/util.h"
 #include "unwind_internal.h"
 
 /* 2-way sets: two call paths that share an IP and SP (one function called from two places) both stay. */
 #define MEMO_SETS 2048
 #define MEMO_WAYS 2
-
-struct memo_read {
-	uint32_t offset, len; /* of the stack copy */
-};
 
 struct memo_entry {
 	bool used;
